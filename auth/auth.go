@@ -1,0 +1,179 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/gorilla/sessions"
+	"golang.org/x/oauth2"
+)
+
+// Routes owned by this package. The handlers package mounts them, outside
+// Require: login and callback must be reachable without a session, and
+// logout checks its own request (see HandleLogout).
+const (
+	LoginPath    = "/auth/login"
+	CallbackPath = "/auth/callback"
+	LogoutPath   = "/auth/logout"
+)
+
+// Cookie names.
+const (
+	SessionCookie = "dw_session"
+	LoginCookie   = "dw_login"
+)
+
+// Denial reasons passed to the Denier by Require and HandleLogout.
+const (
+	ReasonUnauthenticated = "unauthenticated"
+	ReasonInvalidBearer   = "unauthenticated: invalid bearer token"
+	ReasonNotAdmin        = "forbidden: not a superadmin"
+	ReasonCSRF            = "csrf token missing or invalid"
+	ReasonCrossOrigin     = "forbidden: cross-origin request"
+)
+
+// loginTTL bounds the login cookie (state, nonce, PKCE verifier).
+const loginTTL = 10 * time.Minute
+
+// exchangeTimeout bounds the code exchange with the IdP.
+const exchangeTimeout = 15 * time.Second
+
+// Denier renders a denial: an HTML error page, a JSON error or an HTMX
+// fragment, with the given status (401 or 403 from Require; 401, 403 or 500
+// from the login handlers). The handlers package supplies one that draws the
+// site's own pages. reason is one of the Reason constants or a short
+// "login failed: ..." text, safe to show; it never carries a token.
+//
+// For ReasonNotAdmin the request's context carries the Identity and CSRF
+// token (FromContext, CSRFToken), so the page can say who is signed in and
+// offer a logout form; for every other denial it carries none.
+type Denier interface {
+	Deny(w http.ResponseWriter, r *http.Request, status int, reason string)
+}
+
+// Auth is the authentication boundary: OIDC login, cookie sessions, the
+// Require middleware. It is safe for concurrent use; build it once with New.
+type Auth struct {
+	cfg         Config
+	log         *slog.Logger
+	denier      Denier
+	verifier    *oidc.IDTokenVerifier
+	oauth       oauth2.Config
+	endSession  string // IdP end_session_endpoint, "" when unused
+	sessions    *sessions.CookieStore
+	logins      *sessions.CookieStore
+	crossOrigin *http.CrossOriginProtection
+	now         func() time.Time
+}
+
+// New validates cfg, runs OIDC discovery against cfg.IssuerURL once and
+// builds the ID-token verifier. It fails on any bad configuration: empty
+// required fields, bad session keys, insecure cookies off loopback, a
+// discovery failure or issuer mismatch. A nil log discards; a nil deny
+// writes plain-text errors.
+func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if deny == nil {
+		deny = plainDenier{}
+	}
+	a := &Auth{cfg: cfg, log: log, denier: deny, now: time.Now}
+
+	a.crossOrigin = http.NewCrossOriginProtection()
+	for _, o := range cfg.TrustedOrigins {
+		if err := a.crossOrigin.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("auth: config: TrustedOrigins: %w", err)
+		}
+	}
+
+	provider, err := oidc.NewProvider(a.clientContext(ctx), cfg.IssuerURL)
+	if err != nil {
+		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
+	}
+	a.verifier = provider.Verifier(&oidc.Config{
+		ClientID: cfg.ClientID,
+		Now:      func() time.Time { return a.now() },
+	})
+	a.oauth = oauth2.Config{
+		ClientID:     cfg.ClientID,
+		ClientSecret: cfg.ClientSecret,
+		Endpoint:     provider.Endpoint(),
+		RedirectURL:  cfg.RedirectURL,
+		Scopes:       cfg.Scopes,
+	}
+	if a.oauth.Endpoint.AuthURL == "" || a.oauth.Endpoint.TokenURL == "" {
+		return nil, fmt.Errorf("auth: oidc discovery at %s: no authorization or token endpoint", cfg.IssuerURL)
+	}
+	if cfg.EndSessionRedirect {
+		var meta struct {
+			EndSession string `json:"end_session_endpoint"`
+		}
+		if err := provider.Claims(&meta); err != nil {
+			return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
+		}
+		if meta.EndSession != "" {
+			if err := requireAbsoluteURL("end_session_endpoint", meta.EndSession); err != nil {
+				return nil, err
+			}
+		}
+		a.endSession = meta.EndSession
+	}
+
+	a.sessions = newCookieStore(cfg, cfg.SessionTTL)
+	a.logins = newCookieStore(cfg, loginTTL)
+	return a, nil
+}
+
+// clientContext returns ctx carrying cfg.HTTPClient for go-oidc and oauth2.
+func (a *Auth) clientContext(ctx context.Context) context.Context {
+	if a.cfg.HTTPClient != nil {
+		return oidc.ClientContext(ctx, a.cfg.HTTPClient)
+	}
+	return ctx
+}
+
+// Routes returns the login, callback and logout handlers, for mounting at
+// "GET "+LoginPath, "GET "+CallbackPath and "POST "+LogoutPath.
+func (a *Auth) Routes() (login, callback, logout http.HandlerFunc) {
+	return a.HandleLogin, a.HandleCallback, a.HandleLogout
+}
+
+// deny logs a denial at Info (never tokens or cookies) and renders it.
+func (a *Auth) deny(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
+	args := append([]any{
+		"method", r.Method,
+		"path", r.URL.Path,
+		"status", status,
+		"reason", reason,
+	}, attrs...)
+	a.log.InfoContext(r.Context(), "auth: request denied", args...)
+	w.Header().Set("Cache-Control", "no-store")
+	a.denier.Deny(w, r, status, reason)
+}
+
+// plainDenier is the Denier used when New is given none: a JSON error for
+// API requests, plain text otherwise.
+type plainDenier struct{}
+
+func (plainDenier) Deny(w http.ResponseWriter, r *http.Request, status int, reason string) {
+	if isAPI(r) || prefersJSON(r.Header.Get("Accept")) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(struct {
+			Error  string `json:"error"`
+			Reason string `json:"reason"`
+		}{http.StatusText(status), reason})
+		return
+	}
+	http.Error(w, http.StatusText(status)+": "+reason, status)
+}

@@ -1,0 +1,293 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/subtle"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"golang.org/x/oauth2"
+)
+
+const (
+	testClientID     = "deploy-web"
+	testClientSecret = "s3cret"
+)
+
+// testRSAKey and otherRSAKey are generated once per test binary: 2048-bit
+// generation is slow. otherRSAKey is a key the IdP does not publish.
+var (
+	testRSAKey  = sync.OnceValue(func() *rsa.PrivateKey { return mustRSAKey() })
+	otherRSAKey = sync.OnceValue(func() *rsa.PrivateKey { return mustRSAKey() })
+)
+
+func mustRSAKey() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// testIdP is a small OpenID Connect provider: discovery, JWKS, an
+// authorization endpoint that grants every request, and a token endpoint
+// that checks the client secret and PKCE verifier and returns an ID token
+// whose claims the test chooses.
+type testIdP struct {
+	t   *testing.T
+	srv *httptest.Server
+	pub *rsa.PublicKey // published in the JWKS
+
+	mu  sync.Mutex
+	key *rsa.PrivateKey // signs ID tokens
+	// claims are merged over the default claims of the next ID tokens;
+	// a nil value deletes a claim.
+	claims map[string]any
+	// grants maps an issued code to its authorization request.
+	grants map[string]url.Values
+	// authRequests records every authorization request's query.
+	authRequests []url.Values
+	// endSession adds end_session_endpoint to discovery.
+	endSession bool
+}
+
+func newTestIdP(t *testing.T) *testIdP {
+	t.Helper()
+	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, grants: map[string]url.Values{}}
+	mux := http.NewServeMux()
+	p.srv = httptest.NewServer(mux)
+	t.Cleanup(p.srv.Close)
+	// Routes are registered after p.srv is set: the mux's lock orders that
+	// write before any handler reads p.srv.
+	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
+	mux.HandleFunc("GET /jwks", p.jwks)
+	mux.HandleFunc("GET /authorize", p.authorize)
+	mux.HandleFunc("POST /token", p.token)
+	return p
+}
+
+func (p *testIdP) issuer() string { return p.srv.URL }
+
+// setClaims sets the claims merged into the next ID tokens.
+func (p *testIdP) setClaims(c map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.claims = maps.Clone(c)
+}
+
+func (p *testIdP) lastAuthRequest() url.Values {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.authRequests) == 0 {
+		return nil
+	}
+	return p.authRequests[len(p.authRequests)-1]
+}
+
+func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	endSession := p.endSession
+	p.mu.Unlock()
+	doc := map[string]any{
+		"issuer":                                p.issuer(),
+		"authorization_endpoint":                p.issuer() + "/authorize",
+		"token_endpoint":                        p.issuer() + "/token",
+		"jwks_uri":                              p.issuer() + "/jwks",
+		"response_types_supported":              []string{"code"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"RS256"},
+		"code_challenge_methods_supported":      []string{"S256"},
+	}
+	if endSession {
+		doc["end_session_endpoint"] = p.issuer() + "/logout"
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+func (p *testIdP) jwks(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
+		Key: p.pub, KeyID: "test-key", Algorithm: string(jose.RS256), Use: "sig",
+	}}})
+}
+
+// authorize grants every request: it redirects to redirect_uri with a code.
+func (p *testIdP) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p.mu.Lock()
+	p.authRequests = append(p.authRequests, q)
+	code := rand.Text()
+	p.grants[code] = q
+	p.mu.Unlock()
+	if q.Get("client_id") != testClientID || q.Get("response_type") != "code" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	to, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	v := url.Values{"code": {code}, "state": {q.Get("state")}}
+	to.RawQuery = v.Encode()
+	http.Redirect(w, r, to.String(), http.StatusFound)
+}
+
+// token exchanges a code: it checks the client credentials, the
+// redirect_uri and that SHA-256(code_verifier) is the code_challenge.
+func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, "invalid_request")
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id != testClientID || secret != testClientSecret {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	code := r.PostForm.Get("code")
+	p.mu.Lock()
+	grant, ok := p.grants[code]
+	delete(p.grants, code)
+	extra := maps.Clone(p.claims)
+	p.mu.Unlock()
+	switch {
+	case r.PostForm.Get("grant_type") != "authorization_code" || !ok:
+		oauthError(w, "invalid_grant")
+		return
+	case r.PostForm.Get("redirect_uri") != grant.Get("redirect_uri"):
+		oauthError(w, "invalid_grant")
+		return
+	case grant.Get("code_challenge_method") != "S256":
+		oauthError(w, "invalid_request")
+		return
+	}
+	challenge := oauth2.S256ChallengeFromVerifier(r.PostForm.Get("code_verifier"))
+	if subtle.ConstantTimeCompare([]byte(challenge), []byte(grant.Get("code_challenge"))) != 1 {
+		oauthError(w, "invalid_grant")
+		return
+	}
+	claims := p.defaultClaims()
+	claims["nonce"] = grant.Get("nonce")
+	for k, v := range extra {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	p.mu.Lock()
+	key := p.key
+	p.mu.Unlock()
+	idToken, err := signJWT(key, claims)
+	if err != nil {
+		p.t.Errorf("token endpoint: sign: %v", err)
+		http.Error(w, "sign", http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": "access-" + code,
+		"token_type":   "Bearer",
+		"expires_in":   3600,
+		"id_token":     idToken,
+	})
+}
+
+// defaultClaims are the claims of a valid ID token of a superadmin.
+func (p *testIdP) defaultClaims() map[string]any {
+	now := time.Now()
+	return map[string]any{
+		"iss":    p.issuer(),
+		"aud":    testClientID,
+		"sub":    "alice-sub",
+		"email":  "alice@example.com",
+		"name":   "Alice",
+		"groups": []string{"developers", "superadmin"},
+		"iat":    now.Unix(),
+		"exp":    now.Add(time.Hour).Unix(),
+	}
+}
+
+// mint returns a signed ID token of the default claims with over merged in
+// (a nil value deletes a claim).
+func (p *testIdP) mint(over map[string]any) string {
+	claims := p.defaultClaims()
+	for k, v := range over {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	return p.sign(claims)
+}
+
+// sign signs claims with the IdP's signing key; call it from the test goroutine.
+func (p *testIdP) sign(claims map[string]any) string {
+	p.t.Helper()
+	p.mu.Lock()
+	key := p.key
+	p.mu.Unlock()
+	s, err := signJWT(key, claims)
+	if err != nil {
+		p.t.Fatalf("signJWT: %v", err)
+	}
+	return s
+}
+
+// useSigningKey makes the IdP sign ID tokens with key (the JWKS still
+// publishes the original public key under the same kid).
+func (p *testIdP) useSigningKey(key *rsa.PrivateKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.key = key
+}
+
+// signJWT returns a compact RS256 JWS of claims with kid "test-key".
+func signJWT(key *rsa.PrivateKey, claims map[string]any) (string, error) {
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "test-key"))
+	if err != nil {
+		return "", err
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return "", err
+	}
+	return jws.CompactSerialize()
+}
+
+func oauthError(w http.ResponseWriter, code string) {
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// hasScope reports whether a space-separated scope list holds s.
+func hasScope(scopes, s string) bool {
+	for f := range strings.FieldsSeq(scopes) {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,272 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Identity is the authenticated user of a request that passed Require.
+type Identity struct {
+	Subject string // the IdP's "sub"
+	Email   string
+	Name    string
+	// Admin is IsAdmin evaluated for this request (from the admin-claim
+	// value stored at login, or the bearer token's claims); it is true on
+	// every request that reaches a handler behind Require.
+	Admin bool
+	// Bearer is true when the request was authenticated by an
+	// Authorization: Bearer ID token rather than a session cookie.
+	Bearer bool
+	// Expires is when the session (or bearer token) stops being valid.
+	Expires time.Time
+}
+
+type ctxKey struct{}
+
+type ctxValue struct {
+	id   Identity
+	csrf string
+}
+
+// NewContext returns ctx carrying id and the CSRF token, as Require does.
+// It is meant for tests of handlers that sit behind Require.
+func NewContext(ctx context.Context, id Identity, csrfToken string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, ctxValue{id: id, csrf: csrfToken})
+}
+
+// FromContext returns the Identity Require put in ctx.
+func FromContext(ctx context.Context) (Identity, bool) {
+	v, ok := ctx.Value(ctxKey{}).(ctxValue)
+	return v.id, ok
+}
+
+// CSRFToken returns the session's CSRF token for templates to put in forms
+// (field "csrf_token") or HTMX headers ("X-CSRF-Token"). It is "" for bearer
+// requests and outside Require.
+func CSRFToken(ctx context.Context) string {
+	v, _ := ctx.Value(ctxKey{}).(ctxValue)
+	return v.csrf
+}
+
+// Require is the fail-closed middleware in front of every protected route.
+//
+// The identity comes from the session cookie or, on the JSON API (paths
+// under /v1/) only, from an "Authorization: Bearer <ID token>" header
+// verified like a login's ID token (issuer, audience, expiry, signature). A
+// present but invalid Authorization header on the API is a denial even if a
+// valid cookie is present too.
+//
+// Unsafe methods (all but GET, HEAD, OPTIONS) are first checked by
+// net/http's CrossOriginProtection (403), and with a cookie session also
+// need the session's CSRF token in the X-CSRF-Token header or the
+// csrf_token form field (403). Without an identity the response is a 302 to
+// the login page for an HTML GET, 401 with HX-Redirect for HTMX, 401 for
+// JSON; an identity that fails IsAdmin gets 403. On success the Identity and
+// CSRF token are in the request's context (FromContext, CSRFToken).
+func (a *Auth) Require(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		unsafe := !isSafeMethod(r.Method)
+		if unsafe {
+			if err := a.crossOrigin.Check(r); err != nil {
+				a.deny(w, r, http.StatusForbidden, ReasonCrossOrigin)
+				return
+			}
+		}
+
+		if isAPI(r) && len(r.Header.Values("Authorization")) > 0 {
+			id, err := a.bearerIdentity(r)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				a.deny(w, r, http.StatusUnauthorized, ReasonInvalidBearer, "error", err.Error())
+				return
+			}
+			if !id.Admin {
+				a.deny(w, r.WithContext(NewContext(r.Context(), id, "")), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id, "")))
+			return
+		}
+
+		s, err := a.readSession(r)
+		if err != nil {
+			if !errors.Is(err, errNoCookie) {
+				a.clearCookie(w, SessionCookie)
+			}
+			a.unauthenticated(w, r, err)
+			return
+		}
+		id := a.identity(s)
+		if !id.Admin {
+			a.deny(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject)
+			return
+		}
+		if unsafe && !validCSRF(r, s.CSRF) {
+			a.deny(w, r, http.StatusForbidden, ReasonCSRF, "subject", id.Subject)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)))
+	})
+}
+
+// unauthenticated answers a request that has no valid identity.
+func (a *Auth) unauthenticated(w http.ResponseWriter, r *http.Request, cause error) {
+	attrs := []any{}
+	if !errors.Is(cause, errNoCookie) {
+		attrs = append(attrs, "error", cause.Error())
+	}
+	switch decideUnauthenticated(r) {
+	case answerJSON:
+		a.deny(w, r, http.StatusUnauthorized, ReasonUnauthenticated, attrs...)
+	case answerHTMX:
+		w.Header().Set("HX-Redirect", LoginPath)
+		a.deny(w, r, http.StatusUnauthorized, ReasonUnauthenticated, attrs...)
+	case answerRedirect:
+		a.log.InfoContext(r.Context(), "auth: request denied",
+			append([]any{"method", r.Method, "path", r.URL.Path, "status", http.StatusFound, "reason", ReasonUnauthenticated}, attrs...)...)
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+	default:
+		a.deny(w, r, http.StatusUnauthorized, ReasonUnauthenticated, attrs...)
+	}
+}
+
+// unauthenticatedAnswer is how Require answers a request without identity.
+type unauthenticatedAnswer int
+
+const (
+	answerDeny     unauthenticatedAnswer = iota // 401 through the Denier
+	answerJSON                                  // 401 through the Denier, JSON client
+	answerHTMX                                  // 401 with HX-Redirect to the login page
+	answerRedirect                              // 302 to the login page
+)
+
+// decideUnauthenticated picks the answer for a request without identity.
+func decideUnauthenticated(r *http.Request) unauthenticatedAnswer {
+	switch {
+	case isAPI(r):
+		return answerJSON
+	case r.Header.Get("HX-Request") == "true":
+		return answerHTMX
+	case prefersJSON(r.Header.Get("Accept")):
+		return answerJSON
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		return answerRedirect
+	default:
+		return answerDeny
+	}
+}
+
+// bearerIdentity verifies the request's Authorization: Bearer ID token.
+func (a *Auth) bearerIdentity(r *http.Request) (Identity, error) {
+	values := r.Header.Values("Authorization")
+	if len(values) != 1 {
+		return Identity{}, errors.New("auth: more than one Authorization header")
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return Identity{}, errors.New("auth: Authorization is not a Bearer token")
+	}
+	idt, err := a.verifier.Verify(a.clientContext(r.Context()), token)
+	if err != nil {
+		return Identity{}, err
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return Identity{}, err
+	}
+	return Identity{
+		Subject: idt.Subject,
+		Email:   stringClaim(claims, "email"),
+		Name:    displayName(claims),
+		Admin:   IsAdmin(claims, a.cfg.AdminClaim, a.cfg.AdminValue),
+		Bearer:  true,
+		Expires: idt.Expiry,
+	}, nil
+}
+
+// validCSRF reports whether r carries want, from the X-CSRF-Token header or
+// the csrf_token form field, compared in constant time.
+func validCSRF(r *http.Request, want string) bool {
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		got = r.PostFormValue("csrf_token")
+	}
+	return want != "" && got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// isAPI reports whether r is for the JSON API: its path, raw and cleaned,
+// is under /v1/.
+func isAPI(r *http.Request) bool {
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/v1/") {
+		return false
+	}
+	c := path.Clean(p)
+	return c == "/v1" || strings.HasPrefix(c, "/v1/")
+}
+
+// prefersJSON reports whether an Accept header ranks application/json above
+// text/html: a higher q-value, or the same q-value from a more specific
+// media range ("application/json, */*" is a JSON client; "*/*" is not).
+func prefersJSON(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	jq, js := acceptQuality(accept, "application", "json")
+	hq, hs := acceptQuality(accept, "text", "html")
+	return jq > hq || (jq == hq && jq > 0 && js > hs)
+}
+
+// acceptQuality returns the q-value accept gives typ/sub, from its most
+// specific matching media range, and that range's specificity (2 exact,
+// 1 "typ/*", 0 "*/*"); 0, -1 when none matches.
+func acceptQuality(accept, typ, sub string) (q float64, specificity int) {
+	best, bestSpec := 0.0, -1
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		t, s, _ := strings.Cut(mt, "/")
+		spec := -1
+		switch {
+		case t == typ && s == sub:
+			spec = 2
+		case t == typ && s == "*":
+			spec = 1
+		case t == "*" && s == "*":
+			spec = 0
+		}
+		if spec < 0 || spec < bestSpec {
+			continue
+		}
+		q := 1.0
+		if qs, ok := params["q"]; ok {
+			v, err := strconv.ParseFloat(qs, 64)
+			if err != nil || v < 0 || v > 1 {
+				continue
+			}
+			q = v
+		}
+		if spec > bestSpec {
+			best, bestSpec = q, spec
+		} else if q > best {
+			best = q
+		}
+	}
+	return best, bestSpec
+}

@@ -1,0 +1,87 @@
+package devcluster
+
+import (
+	"context"
+	"io"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// TestCluster starts the real control plane, runs a Deployment whose pods
+// KWOK makes Running, reads their logs through the apiserver, and checks that
+// Stop leaves no process behind.
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c := ForTest(t, Options{})
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	labels := map[string]string{"app": "hello"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "example.com/hello:1.0.0"}}},
+			},
+		},
+	}
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	for {
+		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=hello"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+				pod = p
+			}
+		}
+		if running == 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("pods running = %d, want 2 (%v)", running, c.Check())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	rc, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Container: "hello"}).Stream(ctx)
+	if err != nil {
+		t.Fatalf("GetLogs: %v", err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if !strings.Contains(string(b), "listening on :8080") {
+		t.Errorf("GetLogs = %q, want the default log lines", b)
+	}
+
+	pids := c.Processes()
+	if len(pids) != 5 {
+		t.Errorf("Processes() = %v, want 5 pieces", pids)
+	}
+	c.Stop()
+	for name, pid := range pids {
+		if err := syscall.Kill(-pid, 0); err == nil {
+			t.Errorf("process group of %s (%d) still alive after Stop", name, pid)
+		}
+	}
+}

@@ -1,0 +1,382 @@
+// Package operator is deploy-web's reference operator: it reconciles App
+// custom resources (hanzo.ai/v1) into a Deployment and a Service, plus an
+// Ingress, a HorizontalPodAutoscaler, a PodDisruptionBudget and a ConfigMap
+// when the App asks for them, and reports the rollout in the App's status.
+// It honours the App CR contract of DESIGN.md so that the demo and the tests
+// run the whole loop (rollback -> CR patch -> rollout -> Synced) for real.
+// The dashboard does not depend on it: any operator keeping the contract works.
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/hanzoai/deploy-web/appcr"
+)
+
+// ManagerName is the operator's field manager and managed-by label value.
+const ManagerName = "hanzo-operator"
+
+// Options configures the operator.
+type Options struct {
+	// Namespaces to watch. Required: the operator, like the dashboard, works
+	// only in the platform namespaces it is given.
+	Namespaces []string
+	// Workers is the number of concurrent reconciles (default 4).
+	Workers int
+}
+
+// Operator reconciles Apps.
+type Operator struct {
+	cs   kubernetes.Interface
+	dyn  dynamic.Interface
+	log  *slog.Logger
+	opts Options
+
+	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+
+	appListers map[string]cache.GenericNamespaceLister
+	depListers map[string]appslisters.DeploymentNamespaceLister
+	synced     []cache.InformerSynced
+
+	mu      sync.Mutex // guards started
+	started bool
+}
+
+// New returns an operator; Run starts it.
+func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts Options) (*Operator, error) {
+	if len(opts.Namespaces) == 0 {
+		return nil, fmt.Errorf("operator: no namespaces to watch")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	return &Operator{
+		cs: cs, dyn: dyn, log: log.With("component", "operator"), opts: opts,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "apps"}),
+		appListers: map[string]cache.GenericNamespaceLister{},
+		depListers: map[string]appslisters.DeploymentNamespaceLister{},
+	}, nil
+}
+
+// Run watches Apps and their Deployments and reconciles until ctx ends.
+func (o *Operator) Run(ctx context.Context) error {
+	o.mu.Lock()
+	if o.started {
+		o.mu.Unlock()
+		return fmt.Errorf("operator: already running")
+	}
+	o.started = true
+	o.mu.Unlock()
+	defer o.queue.ShutDown()
+
+	managed := func(lo *metav1.ListOptions) { lo.LabelSelector = appcr.ManagedByLabel + "=" + ManagerName }
+	for _, ns := range o.opts.Namespaces {
+		dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.dyn, 10*time.Minute, ns, nil)
+		appInf := dynf.ForResource(appcr.Resource)
+		if _, err := appInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    o.enqueueObject,
+			UpdateFunc: func(_, n any) { o.enqueueObject(n) },
+		}); err != nil {
+			return fmt.Errorf("operator: %w", err)
+		}
+		o.appListers[ns] = appInf.Lister().ByNamespace(ns)
+
+		tf := informers.NewSharedInformerFactoryWithOptions(o.cs, 10*time.Minute, informers.WithNamespace(ns), informers.WithTweakListOptions(managed))
+		depInf := tf.Apps().V1().Deployments()
+		if _, err := depInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    o.enqueueOwner,
+			UpdateFunc: func(_, n any) { o.enqueueOwner(n) },
+			DeleteFunc: o.enqueueOwner,
+		}); err != nil {
+			return fmt.Errorf("operator: %w", err)
+		}
+		o.depListers[ns] = depInf.Lister().Deployments(ns)
+		o.synced = append(o.synced, appInf.Informer().HasSynced, depInf.Informer().HasSynced)
+		dynf.Start(ctx.Done())
+		tf.Start(ctx.Done())
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), o.synced...) {
+		return fmt.Errorf("operator: caches did not sync: %w", ctx.Err())
+	}
+	o.log.Info("operator started", "namespaces", o.opts.Namespaces)
+
+	var wg sync.WaitGroup
+	for range o.opts.Workers {
+		wg.Go(func() {
+			for o.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	o.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+func (o *Operator) enqueueObject(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	o.queue.Add(types.NamespacedName{Namespace: ns, Name: name})
+}
+
+func (o *Operator) enqueueOwner(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	for _, ref := range m.GetOwnerReferences() {
+		if ref.Kind == appcr.Kind.Kind && ref.Controller != nil && *ref.Controller {
+			o.queue.Add(types.NamespacedName{Namespace: m.GetNamespace(), Name: ref.Name})
+		}
+	}
+}
+
+func (o *Operator) processNext(ctx context.Context) bool {
+	key, quit := o.queue.Get()
+	if quit {
+		return false
+	}
+	defer o.queue.Done(key)
+	if err := o.reconcile(ctx, key); err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn("reconcile failed, will retry", "app", key.String(), "err", err)
+		}
+		o.queue.AddRateLimited(key)
+		return true
+	}
+	o.queue.Forget(key)
+	return true
+}
+
+var applyOpts = metav1.ApplyOptions{FieldManager: ManagerName, Force: true}
+
+// reconcile brings one App's children to what it declares and writes its
+// status.
+func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) error {
+	lister, ok := o.appListers[key.Namespace]
+	if !ok {
+		return nil
+	}
+	obj, err := lister.Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil // deleted: garbage collection removes the children
+	}
+	if err != nil {
+		return err
+	}
+	app, ok := obj.(*unstructured.Unstructured)
+	if !ok || app.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	spec, err := ParseSpec(app)
+	if err != nil {
+		return o.writeStatus(ctx, app, nil, readyCondition{status: metav1.ConditionFalse, reason: "InvalidSpec", message: err.Error()})
+	}
+	r, err := Render(app, spec)
+	if err != nil {
+		return err
+	}
+	if err := o.apply(ctx, key.Namespace, r); err != nil {
+		_ = o.writeStatus(ctx, app, nil, readyCondition{status: metav1.ConditionFalse, reason: "ApplyFailed", message: err.Error()})
+		return err
+	}
+	dep, err := o.depListers[key.Namespace].Get(key.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if dep != nil && !metav1.IsControlledBy(dep, app) {
+		dep = nil
+	}
+	return o.writeStatus(ctx, app, dep, rolloutCondition(dep))
+}
+
+func (o *Operator) apply(ctx context.Context, ns string, r Rendered) error {
+	if _, err := o.cs.AppsV1().Deployments(ns).Apply(ctx, r.Deployment, applyOpts); err != nil {
+		return fmt.Errorf("operator: apply deployment: %w", err)
+	}
+	if _, err := o.cs.CoreV1().Services(ns).Apply(ctx, r.Service, applyOpts); err != nil {
+		return fmt.Errorf("operator: apply service: %w", err)
+	}
+	name := *r.Deployment.Name
+	type optional struct {
+		kind           string
+		present        bool
+		apply, destroy func() error
+	}
+	del := metav1.DeleteOptions{}
+	for _, c := range []optional{
+		{"configmap", r.ConfigMap != nil,
+			func() error { _, err := o.cs.CoreV1().ConfigMaps(ns).Apply(ctx, r.ConfigMap, applyOpts); return err },
+			func() error { return o.cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, del) }},
+		{"ingress", r.Ingress != nil,
+			func() error { _, err := o.cs.NetworkingV1().Ingresses(ns).Apply(ctx, r.Ingress, applyOpts); return err },
+			func() error { return o.cs.NetworkingV1().Ingresses(ns).Delete(ctx, name, del) }},
+		{"horizontalpodautoscaler", r.HPA != nil,
+			func() error {
+				_, err := o.cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Apply(ctx, r.HPA, applyOpts)
+				return err
+			},
+			func() error { return o.cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Delete(ctx, name, del) }},
+		{"poddisruptionbudget", r.PDB != nil,
+			func() error {
+				_, err := o.cs.PolicyV1().PodDisruptionBudgets(ns).Apply(ctx, r.PDB, applyOpts)
+				return err
+			},
+			func() error { return o.cs.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, del) }},
+	} {
+		if c.present {
+			if err := c.apply(); err != nil {
+				return fmt.Errorf("operator: apply %s: %w", c.kind, err)
+			}
+			continue
+		}
+		// No longer asked for: remove what an earlier spec rendered.
+		if err := c.destroy(); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("operator: delete %s: %w", c.kind, err)
+		}
+	}
+	return nil
+}
+
+type readyCondition struct {
+	status          metav1.ConditionStatus
+	reason, message string
+}
+
+// rolloutCondition derives the App's Ready condition from its Deployment.
+func rolloutCondition(dep *appsv1.Deployment) readyCondition {
+	if dep == nil {
+		return readyCondition{metav1.ConditionFalse, "Reconciling", "the Deployment has not been created yet"}
+	}
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
+			return readyCondition{metav1.ConditionFalse, "ProgressDeadlineExceeded", c.Message}
+		}
+	}
+	want := int32(1)
+	if dep.Spec.Replicas != nil {
+		want = *dep.Spec.Replicas
+	}
+	st := dep.Status
+	switch {
+	case dep.Generation > st.ObservedGeneration:
+		return readyCondition{metav1.ConditionFalse, "RolloutPending", "waiting for the Deployment controller to observe the change"}
+	case dep.Spec.Paused && st.AvailableReplicas >= want:
+		return readyCondition{metav1.ConditionTrue, "RolloutPaused", fmt.Sprintf("rollouts are paused; %d of %d replicas available", st.AvailableReplicas, want)}
+	case dep.Spec.Paused:
+		return readyCondition{metav1.ConditionFalse, "RolloutPaused", fmt.Sprintf("rollouts are paused; %d of %d replicas available", st.AvailableReplicas, want)}
+	case st.UpdatedReplicas < want:
+		return readyCondition{metav1.ConditionFalse, "RollingOut", fmt.Sprintf("%d of %d replicas updated", st.UpdatedReplicas, want)}
+	case st.Replicas > st.UpdatedReplicas:
+		return readyCondition{metav1.ConditionFalse, "RollingOut", fmt.Sprintf("%d old replicas pending termination", st.Replicas-st.UpdatedReplicas)}
+	case st.AvailableReplicas < st.UpdatedReplicas:
+		return readyCondition{metav1.ConditionFalse, "RollingOut", fmt.Sprintf("%d of %d updated replicas available", st.AvailableReplicas, st.UpdatedReplicas)}
+	}
+	return readyCondition{metav1.ConditionTrue, "RolloutComplete", fmt.Sprintf("%d of %d replicas available", st.AvailableReplicas, want)}
+}
+
+// writeStatus updates the App's status subresource when it changed.
+func (o *Operator) writeStatus(ctx context.Context, app *unstructured.Unstructured, dep *appsv1.Deployment, ready readyCondition) error {
+	old, _, _ := unstructured.NestedMap(app.Object, "status")
+	status := map[string]any{"observedGeneration": app.GetGeneration()}
+	if v, ok := app.GetAnnotations()[appcr.SyncRequestedAnnotation]; ok {
+		status["syncRequestedAt"] = v
+	}
+	if dep != nil {
+		if cs := dep.Spec.Template.Spec.Containers; len(cs) > 0 {
+			status["image"] = cs[0].Image
+		}
+		status["replicas"] = int64(dep.Status.Replicas)
+		status["readyReplicas"] = int64(dep.Status.ReadyReplicas)
+		status["updatedReplicas"] = int64(dep.Status.UpdatedReplicas)
+	}
+	cond := map[string]any{
+		"type": "Ready", "status": string(ready.status), "reason": ready.reason, "message": ready.message,
+		"observedGeneration": app.GetGeneration(),
+	}
+	// Keep the transition time unless the status flips.
+	now := time.Now().UTC().Format(time.RFC3339)
+	cond["lastTransitionTime"] = now
+	if oldConds, ok := old["conditions"].([]any); ok {
+		for _, c := range oldConds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == string(ready.status) {
+				if t, ok := m["lastTransitionTime"].(string); ok {
+					cond["lastTransitionTime"] = t
+				}
+			}
+		}
+	}
+	status["conditions"] = []any{cond}
+	if t, ok := old["lastReconciledAt"]; ok {
+		status["lastReconciledAt"] = t
+	}
+	if equalStatus(old, status) && old["syncRequestedAt"] == status["syncRequestedAt"] {
+		return nil
+	}
+	status["lastReconciledAt"] = now
+	u := app.DeepCopy()
+	u.Object["status"] = status
+	_, err := o.dyn.Resource(appcr.Resource).Namespace(app.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: ManagerName})
+	if apierrors.IsConflict(err) {
+		// A newer App is on its way through the informer; it is reconciled again.
+		o.queue.AddAfter(types.NamespacedName{Namespace: app.GetNamespace(), Name: app.GetName()}, 200*time.Millisecond)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("operator: update status: %w", err)
+	}
+	return nil
+}
+
+// equalStatus compares two status maps, ignoring lastReconciledAt.
+func equalStatus(a, b map[string]any) bool {
+	strip := func(m map[string]any) map[string]any {
+		c := map[string]any{}
+		for k, v := range m {
+			if k != "lastReconciledAt" {
+				c[k] = v
+			}
+		}
+		return c
+	}
+	return equalJSON(strip(a), strip(b))
+}
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// equalJSON compares two JSON-like values through their encodings, which
+// makes int and int64 (and float64 from the apiserver) compare by value.
+func equalJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
