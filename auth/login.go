@@ -43,7 +43,10 @@ func (a *Auth) HandleLogin(w http.ResponseWriter, r *http.Request) {
 // token (signature, issuer, audience, expiry) and its nonce, then stores a
 // new session and redirects (302) to the next path saved at login. The login
 // cookie is cleared whatever the outcome. Every failure is a 401 through the
-// Denier with a "login failed: ..." reason.
+// Denier with a "login failed: ..." reason (500 if the session cannot be
+// encoded). A user who is not a superadmin still gets a session, so the 403
+// page can name them and offer logout; Require denies them every protected
+// route.
 func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 	a.clearCookie(w, LoginCookie) // one use only, whatever happens next
 	fail := func(reason string, err error) {
