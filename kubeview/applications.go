@@ -1,0 +1,160 @@
+package kubeview
+
+import (
+	"cmp"
+	"encoding/base64"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Sort orders of the application list.
+const (
+	SortName     = "name"
+	SortHealth   = "health"
+	SortDeployed = "deployed"
+)
+
+// Query selects and orders applications. Zero values select everything,
+// sorted by namespace and name.
+type Query struct {
+	Namespace string
+	Health    HealthStatus
+	Sync      SyncStatus
+	// Search is a case-insensitive substring of the App's name.
+	Search string
+	// Sort is SortName (default), SortHealth (worst first) or SortDeployed
+	// (newest first).
+	Sort string
+	// Offset and Limit page the result; Limit 0 means no limit.
+	Offset, Limit int
+	// After is a continue token from an earlier page (name order only);
+	// when set it replaces Offset.
+	After string
+}
+
+// Page is one page of the application list.
+type Page struct {
+	Rows []AppRow
+	// Matched counts the rows that match the query (all pages).
+	Matched int
+	Offset  int
+	// Continue is the token of the next page, "" on the last one.
+	Continue string
+	// Counts cover the whole fleet, whatever the query.
+	Counts Counts
+	// Version changes whenever any row changes.
+	Version uint64
+}
+
+// ErrBadContinue is returned for a continue token that was not issued here.
+var ErrBadContinue = errors.New("kubeview: invalid continue token")
+
+// Applications returns one page of the application list, from the cache.
+func (c *Cache) Applications(q Query) (Page, error) {
+	all, counts, version := c.fleet.snapshot()
+	search := strings.ToLower(q.Search)
+	var tok continueToken
+	if q.After != "" {
+		var err error
+		if tok, err = parseContinue(q.After); err != nil {
+			return Page{}, err
+		}
+	}
+	matched := make([]*AppRow, 0, min(len(all), 1024))
+	for _, r := range all {
+		if q.Namespace != "" && r.Namespace != q.Namespace ||
+			q.Health != "" && r.Health.Status != q.Health ||
+			q.Sync != "" && r.Sync.Status != q.Sync ||
+			search != "" && !strings.Contains(strings.ToLower(r.Name), search) {
+			continue
+		}
+		matched = append(matched, r)
+	}
+	switch q.Sort {
+	case SortHealth:
+		slices.SortStableFunc(matched, func(a, b *AppRow) int { return cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank()) })
+	case SortDeployed:
+		slices.SortStableFunc(matched, func(a, b *AppRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
+	}
+	p := Page{Matched: len(matched), Counts: counts, Version: version}
+	start := min(max(q.Offset, 0), len(matched))
+	switch {
+	case q.After == "":
+	case tok.byKey && (q.Sort == "" || q.Sort == SortName):
+		// Resume after the last row seen, even if rows came or went.
+		start, _ = slices.BinarySearchFunc(matched, tok, func(r *AppRow, t continueToken) int {
+			if cmp.Or(cmp.Compare(r.Namespace, t.namespace), cmp.Compare(r.Name, t.name)) <= 0 {
+				return -1
+			}
+			return 1
+		})
+	case !tok.byKey:
+		start = min(tok.offset, len(matched))
+	default:
+		return Page{}, ErrBadContinue
+	}
+	end := len(matched)
+	if q.Limit > 0 {
+		end = min(start+q.Limit, len(matched))
+	}
+	p.Offset = start
+	p.Rows = make([]AppRow, 0, end-start)
+	for _, r := range matched[start:end] {
+		p.Rows = append(p.Rows, *r)
+	}
+	if end < len(matched) && q.Limit > 0 {
+		if q.Sort == "" || q.Sort == SortName {
+			last := matched[end-1]
+			p.Continue = continueToken{byKey: true, namespace: last.Namespace, name: last.Name}.String()
+		} else {
+			p.Continue = continueToken{offset: end}.String()
+		}
+	}
+	return p, nil
+}
+
+// Changed returns a channel closed at the next change of the application list.
+func (c *Cache) Changed() <-chan struct{} {
+	c.fleet.mu.RLock()
+	defer c.fleet.mu.RUnlock()
+	return c.fleet.changed
+}
+
+// continueToken resumes a listing: after a row (name order) or at an offset.
+type continueToken struct {
+	byKey           bool
+	namespace, name string
+	offset          int
+}
+
+func (t continueToken) String() string {
+	if t.byKey {
+		return base64.RawURLEncoding.EncodeToString([]byte("k:" + t.namespace + "/" + t.name))
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(t.offset)))
+}
+
+func parseContinue(s string) (continueToken, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return continueToken{}, ErrBadContinue
+	}
+	v := string(b)
+	switch {
+	case strings.HasPrefix(v, "k:"):
+		ns, name, ok := strings.Cut(v[2:], "/")
+		if !ok || ns == "" || name == "" {
+			return continueToken{}, ErrBadContinue
+		}
+		return continueToken{byKey: true, namespace: ns, name: name}, nil
+	case strings.HasPrefix(v, "o:"):
+		n, err := strconv.Atoi(v[2:])
+		if err != nil || n < 0 {
+			return continueToken{}, ErrBadContinue
+		}
+		return continueToken{offset: n}, nil
+	}
+	return continueToken{}, ErrBadContinue
+}

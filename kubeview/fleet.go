@@ -1,0 +1,501 @@
+package kubeview
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/hanzoai/deploy-web/appcr"
+)
+
+// SyncStatus is the sync verdict of an App.
+type SyncStatus string
+
+// Sync verdicts.
+const (
+	SyncSynced    SyncStatus = "Synced"
+	SyncOutOfSync SyncStatus = "OutOfSync"
+	SyncUnknown   SyncStatus = "Unknown"
+)
+
+// Sync is a verdict with the reason for it.
+type Sync struct {
+	Status  SyncStatus `json:"status"`
+	Message string     `json:"message,omitempty"`
+}
+
+// VersionCount is one version running in an App: the ready pods of one
+// ReplicaSet.
+type VersionCount struct {
+	Version  string `json:"version"`
+	Image    string `json:"image"`
+	Ready    int32  `json:"ready"`
+	Revision int64  `json:"revision,omitempty"`
+}
+
+// Replicas are the Deployment's counts.
+type Replicas struct {
+	Desired   int32 `json:"desired"`
+	Ready     int32 `json:"ready"`
+	Updated   int32 `json:"updated"`
+	Available int32 `json:"available"`
+}
+
+// AppRow is one App of the application list.
+type AppRow struct {
+	Name          string         `json:"name"`
+	Namespace     string         `json:"namespace"`
+	Image         string         `json:"image"`
+	Version       string         `json:"version"`
+	Running       []VersionCount `json:"running"`
+	Health        Health         `json:"health"`
+	Sync          Sync           `json:"sync"`
+	Replicas      Replicas       `json:"replicas"`
+	LastDeployed  time.Time      `json:"lastDeployedAt,omitzero"`
+	Created       time.Time      `json:"createdAt"`
+	HasDeployment bool           `json:"-"`
+}
+
+// Key returns "namespace/name".
+func (r *AppRow) Key() string { return r.Namespace + "/" + r.Name }
+
+// RunningSummary formats the running versions, oldest first:
+// "1.1.0 (2) -> 1.2.0 (1)".
+func (r *AppRow) RunningSummary() string {
+	parts := make([]string, len(r.Running))
+	for i, v := range r.Running {
+		parts[i] = v.Version + " (" + strconv.Itoa(int(v.Ready)) + ")"
+	}
+	return strings.Join(parts, " -> ")
+}
+
+// Counts are the fleet's totals per health and per sync.
+type Counts struct {
+	Total  int                  `json:"total"`
+	Health map[HealthStatus]int `json:"health"`
+	Sync   map[SyncStatus]int   `json:"sync"`
+}
+
+func (c Counts) clone() Counts {
+	out := Counts{Total: c.Total, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
+	for k, v := range c.Health {
+		out.Health[k] = v
+	}
+	for k, v := range c.Sync {
+		out.Sync[k] = v
+	}
+	return out
+}
+
+func (c *Counts) add(r *AppRow, d int) {
+	c.Total += d
+	c.Health[r.Health.Status] += d
+	c.Sync[r.Sync.Status] += d
+}
+
+// fleet keeps one row per App, recomputed when an event touches the App or
+// one of its objects, and the counts, updated with each changed row.
+type fleet struct {
+	c *Cache
+
+	dmu    sync.Mutex
+	dirty  map[string]struct{}
+	notify chan struct{}
+
+	mu       sync.RWMutex
+	rows     map[string]*AppRow
+	sorted   []*AppRow // by namespace/name; nil when rows changed
+	counts   Counts
+	version  uint64
+	isPrimed bool
+	changed  chan struct{} // closed and replaced on each change
+}
+
+func newFleet(c *Cache) *fleet {
+	return &fleet{
+		c: c, dirty: map[string]struct{}{}, notify: make(chan struct{}, 1),
+		rows:    map[string]*AppRow{},
+		counts:  Counts{Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}},
+		changed: make(chan struct{}),
+	}
+}
+
+// handler marks the Apps an event touches as dirty.
+func (f *fleet) handler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { f.touch(obj) },
+		UpdateFunc: func(_, obj any) { f.touch(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			f.touch(obj)
+		},
+	}
+}
+
+// touch maps an object to the App keys it may affect: itself if it is an
+// App, its instance label, its controlling App, and its own name (a child
+// named after its App).
+func (f *fleet) touch(obj any) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	ns := m.GetNamespace()
+	keys := []string{ns + "/" + m.GetName()}
+	if v, ok := m.GetLabels()[appcr.InstanceLabel]; ok && v != m.GetName() {
+		keys = append(keys, ns+"/"+v)
+	}
+	for _, r := range m.GetOwnerReferences() {
+		if r.Kind == appcr.Kind.Kind {
+			keys = append(keys, ns+"/"+r.Name)
+		}
+	}
+	f.dmu.Lock()
+	for _, k := range keys {
+		f.dirty[k] = struct{}{}
+	}
+	f.dmu.Unlock()
+	select {
+	case f.notify <- struct{}{}:
+	default:
+	}
+}
+
+// run recomputes dirty rows until ctx ends. Before the caches have synced it
+// only waits; then it computes every row once and marks the list primed.
+func (f *fleet) run(ctx context.Context) {
+	for !f.c.informersSynced() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	f.recomputeAll()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.notify:
+		}
+		f.dmu.Lock()
+		keys := f.dirty
+		f.dirty = make(map[string]struct{}, len(keys))
+		f.dmu.Unlock()
+		for k := range keys {
+			f.recompute(k)
+		}
+	}
+}
+
+func (f *fleet) recomputeAll() {
+	f.dmu.Lock()
+	f.dirty = map[string]struct{}{}
+	f.dmu.Unlock()
+	for _, ns := range f.c.opts.Namespaces {
+		for _, obj := range f.c.ns[ns].apps.GetStore().List() {
+			if m, err := meta.Accessor(obj); err == nil {
+				f.recompute(ns + "/" + m.GetName())
+			}
+		}
+	}
+	f.mu.Lock()
+	f.isPrimed = true
+	f.bump()
+	f.mu.Unlock()
+}
+
+func (f *fleet) primed() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.isPrimed
+}
+
+// recompute rebuilds one row from the caches.
+func (f *fleet) recompute(key string) {
+	ns, name, _ := strings.Cut(key, "/")
+	var row *AppRow
+	if nc, ok := f.c.ns[ns]; ok {
+		if obj, ok, err := nc.apps.GetStore().GetByKey(key); err == nil && ok {
+			if app, ok := obj.(*unstructured.Unstructured); ok {
+				r := buildRow(app, f.c)
+				row = &r
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, had := f.rows[key]
+	switch {
+	case row == nil && !had:
+		return
+	case row == nil:
+		delete(f.rows, key)
+		f.counts.add(old, -1)
+	default:
+		if had {
+			if rowEqual(old, row) {
+				return
+			}
+			f.counts.add(old, -1)
+		}
+		f.rows[key] = row
+		f.counts.add(row, 1)
+	}
+	_ = name
+	f.sorted = nil
+	f.bump()
+}
+
+// bump records a change; f.mu must be held.
+func (f *fleet) bump() {
+	f.version++
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// snapshot returns the rows sorted by namespace/name, the counts and the
+// version. The rows are shared and must not be modified.
+func (f *fleet) snapshot() ([]*AppRow, Counts, uint64) {
+	f.mu.RLock()
+	if f.sorted != nil {
+		defer f.mu.RUnlock()
+		return f.sorted, f.counts.clone(), f.version
+	}
+	f.mu.RUnlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sorted == nil {
+		s := make([]*AppRow, 0, len(f.rows))
+		for _, r := range f.rows {
+			s = append(s, r)
+		}
+		slices.SortFunc(s, func(a, b *AppRow) int {
+			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		})
+		f.sorted = s
+	}
+	return f.sorted, f.counts.clone(), f.version
+}
+
+func rowEqual(a, b *AppRow) bool {
+	return a.Image == b.Image && a.Health == b.Health && a.Sync == b.Sync && a.Replicas == b.Replicas &&
+		a.LastDeployed.Equal(b.LastDeployed) && slices.Equal(a.Running, b.Running) && a.HasDeployment == b.HasDeployment
+}
+
+// objectSource is what buildRow reads: a cache of the registry kinds.
+type objectSource interface {
+	byIndex(ns, groupKind, index, value string) []any
+	get(ns, groupKind, name string) any
+}
+
+// child is a depth-1 child of an App with its registry kind.
+type child struct {
+	kind Kind
+	obj  metav1.Object
+}
+
+// children returns the depth-1 children of an App: objects of registry kinds
+// (not ReplicaSets or Pods) that the App owns, or, as a fallback, that are
+// named after it and have no controller. Sorted by kind order then name.
+func children(app metav1.Object, src objectSource) []child {
+	var out []child
+	ns, name, uid := app.GetNamespace(), app.GetName(), string(app.GetUID())
+	for _, k := range Kinds() {
+		if k.Kind == "ReplicaSet" || k.Kind == "Pod" {
+			continue
+		}
+		seen := map[string]bool{}
+		owned := src.byIndex(ns, k.GroupKind(), IndexOwner, uid)
+		slices.SortFunc(owned, func(a, b any) int { return cmp.Compare(nameOf(a), nameOf(b)) })
+		for _, o := range owned {
+			if m, err := meta.Accessor(o); err == nil {
+				out = append(out, child{k, m})
+				seen[m.GetName()] = true
+			}
+		}
+		if seen[name] {
+			continue
+		}
+		if o := src.get(ns, k.GroupKind(), name); o != nil {
+			if m, err := meta.Accessor(o); err == nil && metav1.GetControllerOf(m) == nil {
+				out = append(out, child{k, m})
+			}
+		}
+	}
+	return out
+}
+
+func nameOf(o any) string {
+	if m, err := meta.Accessor(o); err == nil {
+		return m.GetName()
+	}
+	return ""
+}
+
+// buildRow computes an App's row from the cached objects.
+func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
+	image, _, _ := unstructured.NestedString(app.Object, "spec", "image")
+	row := AppRow{
+		Name: app.GetName(), Namespace: app.GetNamespace(),
+		Image: image, Version: appcr.ImageTag(image),
+		Created: app.GetCreationTimestamp().Time,
+	}
+	items := []HealthItem{{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app)}}
+	var dep *appsv1.Deployment
+	for _, ch := range children(app, src) {
+		obj, ok := ch.obj.(runtime.Object)
+		if !ok {
+			continue
+		}
+		if d, ok := obj.(*appsv1.Deployment); ok && (dep == nil || d.Name == row.Name) {
+			dep = d
+		}
+		h, ok := HealthOf(obj)
+		if !ok {
+			continue
+		}
+		items = append(items, HealthItem{Group: ch.kind.Group, Kind: ch.kind.Kind, Namespace: ch.obj.GetNamespace(), Name: ch.obj.GetName(), Health: h})
+	}
+	row.HasDeployment = dep != nil
+	row.Health = AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
+	if dep == nil {
+		row.Sync = Sync{Status: SyncUnknown, Message: "the App has no Deployment"}
+		row.Running = []VersionCount{}
+		return row
+	}
+	row.Replicas = Replicas{Desired: desiredReplicas(dep), Ready: dep.Status.ReadyReplicas, Updated: dep.Status.UpdatedReplicas, Available: dep.Status.AvailableReplicas}
+	row.Running, row.LastDeployed = runningVersions(dep, src)
+	if row.LastDeployed.IsZero() {
+		row.LastDeployed = dep.CreationTimestamp.Time
+	}
+	row.Sync = syncVerdict(image, dep)
+	return row
+}
+
+func desiredReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas != nil {
+		return *d.Spec.Replicas
+	}
+	return 1
+}
+
+// templateImage returns the image of the Deployment's container named after
+// the App, else of its first container.
+func templateImage(d *appsv1.Deployment, app string) string {
+	cs := d.Spec.Template.Spec.Containers
+	for _, c := range cs {
+		if c.Name == app {
+			return c.Image
+		}
+	}
+	if len(cs) > 0 {
+		return cs[0].Image
+	}
+	return ""
+}
+
+// syncVerdict: Synced only when the Deployment's template runs the declared
+// image and its rollout is complete.
+func syncVerdict(declared string, d *appsv1.Deployment) Sync {
+	tmpl := templateImage(d, d.Name)
+	if tmpl != declared {
+		return Sync{Status: SyncOutOfSync, Message: "Deployment template runs " + tmpl + ", the App declares " + declared}
+	}
+	want := desiredReplicas(d)
+	st := d.Status
+	switch {
+	case st.ObservedGeneration < d.Generation:
+		return Sync{Status: SyncOutOfSync, Message: "the Deployment controller has not observed the latest change"}
+	case st.UpdatedReplicas < want:
+		return Sync{Status: SyncOutOfSync, Message: "rollout in progress: " + itoa(st.UpdatedReplicas) + " of " + itoa(want) + " replicas updated"}
+	case st.Replicas > st.UpdatedReplicas:
+		return Sync{Status: SyncOutOfSync, Message: "rollout in progress: " + itoa(st.Replicas-st.UpdatedReplicas) + " old replicas pending termination"}
+	case st.AvailableReplicas < st.UpdatedReplicas:
+		return Sync{Status: SyncOutOfSync, Message: "rollout in progress: " + itoa(st.AvailableReplicas) + " of " + itoa(st.UpdatedReplicas) + " updated replicas available"}
+	}
+	return Sync{Status: SyncSynced}
+}
+
+// runningVersions returns the versions the Deployment's ReplicaSets run,
+// oldest revision first: every ReplicaSet with ready pods, plus the newest
+// one while it is meant to have pods, and the newest ReplicaSet's creation
+// time (the last deploy).
+func runningVersions(d *appsv1.Deployment, src objectSource) ([]VersionCount, time.Time) {
+	type rsInfo struct {
+		rs       *appsv1.ReplicaSet
+		revision int64
+	}
+	var rss []rsInfo
+	for _, o := range src.byIndex(d.Namespace, "apps/ReplicaSet", IndexOwner, string(d.UID)) {
+		rs, ok := o.(*appsv1.ReplicaSet)
+		if !ok {
+			continue
+		}
+		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+		rss = append(rss, rsInfo{rs, rev})
+	}
+	slices.SortFunc(rss, func(a, b rsInfo) int {
+		return cmp.Or(cmp.Compare(a.revision, b.revision), a.rs.CreationTimestamp.Compare(b.rs.CreationTimestamp.Time))
+	})
+	out := []VersionCount{}
+	var last time.Time
+	for i, ri := range rss {
+		ready := int32(0)
+		for _, o := range src.byIndex(d.Namespace, "Pod", IndexOwner, string(ri.rs.UID)) {
+			if p, ok := o.(*corev1.Pod); ok && podReady(p) {
+				ready++
+			}
+		}
+		newest := i == len(rss)-1
+		if newest {
+			last = ri.rs.CreationTimestamp.Time
+		}
+		if ready == 0 && !(newest && ri.rs.Spec.Replicas != nil && *ri.rs.Spec.Replicas > 0) {
+			continue
+		}
+		img := ""
+		if cs := ri.rs.Spec.Template.Spec.Containers; len(cs) > 0 {
+			img = cs[0].Image
+			for _, c := range cs {
+				if c.Name == d.Name {
+					img = c.Image
+				}
+			}
+		}
+		version := appcr.ImageTag(img)
+		if version == "" {
+			version = img
+		}
+		out = append(out, VersionCount{Version: version, Image: img, Ready: ready, Revision: ri.revision})
+	}
+	return out, last
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
