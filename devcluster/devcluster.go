@@ -138,6 +138,8 @@ type Cluster struct {
 	Kubectl string
 
 	removeDir bool
+	stopLB    context.CancelFunc
+	lbDone    chan struct{}
 	mu        sync.Mutex
 	procs     []*proc.Process
 	stopped   bool
@@ -297,6 +299,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.waitReady(ctx, cs); err != nil {
 		return nil, err
 	}
+	lbCtx, stopLB := context.WithCancel(context.Background())
+	c.stopLB, c.lbDone = stopLB, make(chan struct{})
+	go func() {
+		defer close(c.lbDone)
+		runLoadBalancer(lbCtx, cs)
+	}()
 	progress("ready: kubeconfig %s", c.Kubeconfig)
 	return c, nil
 }
@@ -353,7 +361,13 @@ func (c *Cluster) Stop() {
 	c.procs = nil
 	already := c.stopped
 	c.stopped = true
+	stopLB, lbDone := c.stopLB, c.lbDone
+	c.stopLB = nil
 	c.mu.Unlock()
+	if stopLB != nil {
+		stopLB()
+		<-lbDone
+	}
 	for i := len(procs) - 1; i >= 0; i-- {
 		procs[i].Stop(5 * time.Second)
 	}

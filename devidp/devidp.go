@@ -104,8 +104,12 @@ type IdP struct {
 	stopOnce sync.Once
 }
 
+// HydraVersion is the Hydra release pinned in tools/hydra/go.mod; the binary
+// lives in bin/hydra-<version>/.
+const HydraVersion = "v2.3.0"
+
 const (
-	hydraRel     = "bin/hydra-v2.3.0/hydra"
+	hydraRel     = "bin/hydra-" + HydraVersion + "/hydra"
 	startTimeout = 90 * time.Second
 	stopGrace    = 5 * time.Second
 	clientScope  = "openid profile email groups offline_access"

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/devcluster"
+)
+
+// demoState is written to --state-file once the demo is up, for scripts and
+// the browser tests.
+type demoState struct {
+	URL        string      `json:"url"`
+	Kubeconfig string      `json:"kubeconfig"`
+	Kubectl    string      `json:"kubectl"`
+	Issuer     string      `json:"issuer"`
+	Namespaces []string    `json:"namespaces"`
+	Users      []demoLogin `json:"users"`
+	Pid        int         `json:"pid"`
+}
+
+type demoLogin struct {
+	Username string   `json:"username"`
+	Password string   `json:"password"`
+	Groups   []string `json:"groups"`
+}
+
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "dashboard listen address (loopback)")
+	binDir := fs.String("bin-dir", "", "folder of the built cluster and IdP binaries (default: the repository's bin/)")
+	dir := fs.String("dir", "", "working folder (default: a temporary folder, removed on exit)")
+	stateFile := fs.String("state-file", "", "write the demo's URL, kubeconfig and logins as JSON here once it is up")
+	logFormat := fs.String("log-format", "text", "log format: json or text")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log := newLogger(stderr, *logFormat, slog.LevelWarn)
+
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr: the demo serves plain HTTP and listens on loopback only (got %q)", host)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("%w (is another demo running? pick another port with --addr 127.0.0.1:PORT)", err)
+	}
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "deploy-web demo: starting (binaries in %s)\n", binDirOrDefault(*binDir))
+
+	env, err := demo.Start(ctx, demo.Options{
+		BinDir: *binDir, Dir: *dir, CallbackURL: base + auth.CallbackPath, Progress: stdout, Log: log,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer env.Stop()
+
+	keys, err := auth.GenerateSessionKeys()
+	if err != nil {
+		return err
+	}
+	cfg := serveConfig{
+		Namespaces: strings.Join(env.Namespaces, ","), AppResource: "apps.v1.hanzo.ai",
+		IssuerURL: env.IdP.IssuerURL, ClientID: env.IdP.ClientID, RedirectURL: base + auth.CallbackPath,
+		AdminClaim: auth.DefaultAdminClaim, AdminValue: auth.DefaultAdminValue, SessionTTL: auth.DefaultSessionTTL,
+		InsecureCookies: true, PerPage: 100,
+	}
+	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
+		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid()}
+		for _, u := range env.Users {
+			st.Users = append(st.Users, demoLogin{u.Username, u.Password, u.Groups})
+		}
+		printBanner(stdout, st)
+		if *stateFile != "" {
+			if err := writeState(*stateFile, st); err != nil {
+				log.Error("write state file", "err", err)
+			}
+		}
+	})
+}
+
+func printBanner(w io.Writer, st demoState) {
+	fmt.Fprintf(w, "\n  deploy-web demo is up\n\n")
+	fmt.Fprintf(w, "  Dashboard:   %s\n", st.URL)
+	for _, u := range st.Users {
+		fmt.Fprintf(w, "  Login:       %s / %s   (groups: %s)\n", u.Username, u.Password, strings.Join(u.Groups, ", "))
+	}
+	fmt.Fprintf(w, "  Kubeconfig:  %s\n", st.Kubeconfig)
+	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
+	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")
+}
+
+func writeState(path string, st demoState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func binDirOrDefault(d string) string {
+	r, err := devcluster.ResolveBinDir(d)
+	if err != nil {
+		return "?"
+	}
+	rel, err := filepath.Rel(".", r)
+	if err != nil {
+		return r
+	}
+	return rel
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/handlers"
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// serveConfig is the dashboard's configuration.
+type serveConfig struct {
+	Addr        string
+	Kubeconfig  string
+	Context     string
+	Namespaces  string
+	AppResource string
+
+	IssuerURL        string
+	ClientID         string
+	ClientSecretFile string
+	RedirectURL      string
+	AdminClaim       string
+	AdminValue       string
+	SessionKeyFile   string
+	SessionTTL       time.Duration
+	InsecureCookies  bool
+
+	LogFormat string
+	PerPage   int
+}
+
+func (c *serveConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, else $KUBECONFIG)")
+	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
+	fs.StringVar(&c.Namespaces, "namespaces", "", "comma-separated platform namespaces: the only ones read or written (required)")
+	fs.StringVar(&c.AppResource, "app-resource", "apps.v1.hanzo.ai", "the App custom resource, as resource.version.group")
+	fs.StringVar(&c.IssuerURL, "oidc-issuer", "", "OIDC issuer URL (required)")
+	fs.StringVar(&c.ClientID, "oidc-client-id", "deploy-web", "OIDC client id")
+	fs.StringVar(&c.ClientSecretFile, "oidc-client-secret-file", "", "file holding the OIDC client secret (or $DEPLOY_WEB_OIDC_CLIENT_SECRET)")
+	fs.StringVar(&c.RedirectURL, "oidc-redirect-url", "", "this dashboard's OIDC callback URL, e.g. https://deploy.example.com/auth/callback (required)")
+	fs.StringVar(&c.AdminClaim, "admin-claim", auth.DefaultAdminClaim, "ID-token claim that makes a superadmin")
+	fs.StringVar(&c.AdminValue, "admin-value", auth.DefaultAdminValue, "value of --admin-claim that makes a superadmin (a list claim must contain it; \"true\" matches a boolean claim)")
+	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see README")
+	fs.DurationVar(&c.SessionTTL, "session-ttl", auth.DefaultSessionTTL, "session lifetime")
+	fs.BoolVar(&c.InsecureCookies, "insecure-cookies", false, "allow cookies over plain HTTP (only for a loopback redirect URL)")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
+	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return fmt.Errorf("%w (run with -h for the flags)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return nil
+}
+
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogFormat, slog.LevelInfo)
+	rc, err := restConfig(cfg.Kubeconfig, cfg.Context)
+	if err != nil {
+		return err
+	}
+	secret, err := readSecret(cfg.ClientSecretFile, "DEPLOY_WEB_OIDC_CLIENT_SECRET", "--oidc-client-secret-file")
+	if err != nil {
+		return err
+	}
+	keys, err := sessionKeys(cfg.SessionKeyFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, rc, secret, keys, ln, log, func() {
+		fmt.Fprintf(stdout, "deploy-web: listening on %s\n", ln.Addr())
+	})
+}
+
+func restConfig(kubeconfig, context string) (*rest.Config, error) {
+	if kubeconfig == "" && context == "" {
+		if rc, err := rest.InClusterConfig(); err == nil {
+			return rc, nil
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return rc, nil
+}
+
+func readSecret(path, env, flagName string) (string, error) {
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", flagName, err)
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			return s, nil
+		}
+		return "", fmt.Errorf("%s: %s is empty", flagName, path)
+	}
+	if s := os.Getenv(env); s != "" {
+		return s, nil
+	}
+	return "", fmt.Errorf("no OIDC client secret: set %s or $%s", flagName, env)
+}
+
+func sessionKeys(path string) (auth.SessionKeys, error) {
+	if path == "" {
+		v := os.Getenv("DEPLOY_WEB_SESSION_KEYS")
+		if v == "" {
+			return auth.SessionKeys{}, errors.New("no session keys: set --session-key-file or $DEPLOY_WEB_SESSION_KEYS (two lines: hash key and encryption key, hex or base64)")
+		}
+		f, err := os.CreateTemp("", "deploy-web-keys-")
+		if err != nil {
+			return auth.SessionKeys{}, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.WriteString(v); err != nil {
+			f.Close()
+			return auth.SessionKeys{}, err
+		}
+		f.Close()
+		path = f.Name()
+	}
+	return auth.LoadSessionKeys(path)
+}
+
+// serve runs the dashboard on ln until ctx ends, then shuts down gracefully.
+func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret string, keys auth.SessionKeys, ln net.Listener, log *slog.Logger, ready func()) error {
+	defer ln.Close()
+	namespaces := splitList(cfg.Namespaces)
+	if len(namespaces) == 0 {
+		return errors.New("--namespaces: give at least one platform namespace")
+	}
+	gvr, _ := schema.ParseResourceArg(cfg.AppResource)
+	if gvr == nil || gvr.Version == "" || gvr.Group == "" {
+		return fmt.Errorf("--app-resource: %q is not resource.version.group (like apps.v1.hanzo.ai)", cfg.AppResource)
+	}
+	rc = rest.CopyConfig(rc)
+	rc.UserAgent = "deploy-web"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr})
+	if err != nil {
+		return err
+	}
+	view.Start(ctx)
+
+	site, err := handlers.NewSite(log)
+	if err != nil {
+		return err
+	}
+	a, err := auth.New(ctx, auth.Config{
+		IssuerURL: cfg.IssuerURL, ClientID: cfg.ClientID, ClientSecret: clientSecret, RedirectURL: cfg.RedirectURL,
+		AdminClaim: cfg.AdminClaim, AdminValue: cfg.AdminValue, SessionKeys: keys, SessionTTL: cfg.SessionTTL,
+		InsecureCookies: cfg.InsecureCookies,
+	}, log, site)
+	if err != nil {
+		return err
+	}
+	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage})
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "namespaces", namespaces, "app_resource", gvr.String())
+	if ready != nil {
+		ready()
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,166 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// maxAPILimit caps ?limit= on the JSON list.
+const maxAPILimit = 10000
+
+// listRequest is a parsed, validated application-list request.
+type listRequest struct {
+	query templates.FleetQuery
+	limit int
+	after string
+	// since is the "version.unixtime" a polling fragment already shows.
+	since string
+}
+
+// parseListRequest validates the list's query parameters. It is a pure
+// function of the parameters and the platform namespaces.
+func parseListRequest(v url.Values, namespaces []string) (listRequest, error) {
+	var lr listRequest
+	q := &lr.query
+	q.Search = strings.TrimSpace(v.Get("q"))
+	if len(q.Search) > 253 {
+		return lr, badRequest("q: at most 253 characters")
+	}
+	q.Namespace = v.Get("namespace")
+	if q.Namespace != "" && !slices.Contains(namespaces, q.Namespace) {
+		return lr, badRequest("namespace: %q is not a platform namespace", q.Namespace)
+	}
+	q.Health = v.Get("health")
+	if q.Health != "" && !validHealth(q.Health) {
+		return lr, badRequest("health: %q is not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", q.Health)
+	}
+	q.Sync = v.Get("sync")
+	if q.Sync != "" && q.Sync != string(kubeview.SyncSynced) && q.Sync != string(kubeview.SyncOutOfSync) && q.Sync != string(kubeview.SyncUnknown) {
+		return lr, badRequest("sync: %q is not one of Synced, OutOfSync, Unknown", q.Sync)
+	}
+	q.Sort = v.Get("sort")
+	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
+		return lr, badRequest("sort: %q is not one of name, health, deployed", q.Sort)
+	}
+	if p := v.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return lr, badRequest("page: %q is not a page number", p)
+		}
+		q.Page = n
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxAPILimit {
+			return lr, badRequest("limit: %q is not between 1 and %d", l, maxAPILimit)
+		}
+		lr.limit = n
+	}
+	lr.after = v.Get("continue")
+	lr.since = v.Get("since")
+	return lr, nil
+}
+
+func validHealth(h string) bool {
+	switch kubeview.HealthStatus(h) {
+	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing, kubeview.HealthUnknown:
+		return true
+	}
+	return false
+}
+
+func (lr listRequest) kubeQuery() kubeview.Query {
+	q := lr.query
+	return kubeview.Query{
+		Namespace: q.Namespace, Health: kubeview.HealthStatus(q.Health), Sync: kubeview.SyncStatus(q.Sync),
+		Search: q.Search, Sort: q.Sort,
+	}
+}
+
+// unchanged reports whether a polling fragment that shows "version.unix"
+// is still current: same version, and shown less than a minute ago (so the
+// relative times stay right).
+func unchanged(since string, version uint64, now time.Time) bool {
+	v, t, ok := strings.Cut(since, ".")
+	if !ok {
+		return false
+	}
+	ver, err1 := strconv.ParseUint(v, 10, 64)
+	unix, err2 := strconv.ParseInt(t, 10, 64)
+	return err1 == nil && err2 == nil && ver == version && now.Sub(time.Unix(unix, 0)) < time.Minute
+}
+
+// appList serves GET /: the application list page, or its results fragment
+// for HTMX (filters and the self-refresh).
+func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
+	lr, err := parseListRequest(r.URL.Query(), s.view.Namespaces())
+	if err != nil {
+		return err
+	}
+	now := s.opts.Now()
+	kq := lr.kubeQuery()
+	page := max(lr.query.Page, 1)
+	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
+	res, err := s.view.Applications(kq)
+	if err != nil {
+		return err
+	}
+	if isHTMX(r) && lr.since != "" && unchanged(lr.since, res.Version, now) {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	pages := max((res.Matched+s.opts.PerPage-1)/s.opts.PerPage, 1)
+	if lr.query.Page > pages && res.Matched > 0 {
+		return notFound("page " + strconv.Itoa(lr.query.Page))
+	}
+	poll := lr.query.Values()
+	poll.Set("since", strconv.FormatUint(res.Version, 10)+"."+strconv.FormatInt(now.Unix(), 10))
+	results := templates.FleetResults{
+		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
+		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
+		Status: s.view.Status(), Now: now, PollURL: "/?" + poll.Encode(),
+	}
+	if isHTMX(r) {
+		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))
+	}
+	return s.render(w, r, http.StatusOK, templates.FleetView(templates.FleetPage{
+		Layout:     s.layout(r, "apps", "Applications"),
+		Namespaces: s.view.Namespaces(),
+		Results:    results,
+	}))
+}
+
+// applicationsResponse is the JSON of GET /v1/deploy/applications.
+type applicationsResponse struct {
+	Items    []kubeview.AppRow `json:"items"`
+	Total    int               `json:"total"`
+	Continue string            `json:"continue,omitempty"`
+	Counts   kubeview.Counts   `json:"counts"`
+}
+
+// apiApplications serves GET /v1/deploy/applications.
+func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
+	lr, err := parseListRequest(r.URL.Query(), s.view.Namespaces())
+	if err != nil {
+		return err
+	}
+	kq := lr.kubeQuery()
+	kq.Limit, kq.After = lr.limit, lr.after
+	res, err := s.view.Applications(kq)
+	if errors.Is(err, kubeview.ErrBadContinue) {
+		return badRequest("continue: not a token this server issued")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, applicationsResponse{Items: res.Rows, Total: res.Matched, Continue: res.Continue, Counts: res.Counts})
+	return nil
+}

@@ -1,0 +1,45 @@
+package handlers
+
+import "net/http"
+
+// route is one entry of the route table.
+type route struct {
+	pattern string
+	public  bool
+}
+
+// mux is THE route table: every URL deploy-web serves, in one place.
+// Routes are protected (authenticated superadmin, fail closed) unless they
+// are registered with public.
+func (s *Server) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	s.routes = nil
+
+	// Public: probes, assets and the login flow.
+	s.public(m, "GET /healthz", http.HandlerFunc(s.healthz))
+	s.public(m, "GET /readyz", http.HandlerFunc(s.readyz))
+	s.public(m, "GET /static/{file}", http.HandlerFunc(s.static))
+	s.public(m, "GET /auth/login", http.HandlerFunc(s.auth.HandleLogin))
+	s.public(m, "GET /auth/callback", http.HandlerFunc(s.auth.HandleCallback))
+	s.public(m, "POST /auth/logout", http.HandlerFunc(s.auth.HandleLogout))
+
+	// Pages and their HTMX fragments.
+	s.protect(m, "GET /{$}", s.appList)
+
+	// JSON API.
+	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
+
+	// Anything else: 404, after authentication (unknown URLs reveal nothing).
+	s.protect(m, "/", s.notFound)
+	return m
+}
+
+func (s *Server) public(m *http.ServeMux, pattern string, h http.Handler) {
+	s.routes = append(s.routes, route{pattern, true})
+	m.Handle(pattern, h)
+}
+
+func (s *Server) protect(m *http.ServeMux, pattern string, h handlerFunc) {
+	s.routes = append(s.routes, route{pattern, false})
+	m.Handle(pattern, s.auth.Require(s.adapt(h)))
+}

@@ -1,0 +1,93 @@
+// Package handlers is deploy-web's HTTP layer: one route table (routes.go),
+// one file per action, the JSON API under /v1/deploy, the HTML pages and the
+// HTMX fragments they refresh with. Handlers parse the request, call kubeview
+// (or the release and plan seams), and render; they return errors that one
+// adapter turns into a clean JSON or HTML answer.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// FleetView is what the handlers read from the cluster caches.
+type FleetView interface {
+	Applications(kubeview.Query) (kubeview.Page, error)
+	Status() kubeview.Status
+	Synced() bool
+	Namespaces() []string
+}
+
+// Authenticator is the auth boundary: the fail-closed middleware and the
+// login routes (implemented by package auth).
+type Authenticator interface {
+	Require(http.Handler) http.Handler
+	HandleLogin(http.ResponseWriter, *http.Request)
+	HandleCallback(http.ResponseWriter, *http.Request)
+	HandleLogout(http.ResponseWriter, *http.Request)
+}
+
+// Options tune the server.
+type Options struct {
+	// PerPage is the application list's page size (default 100).
+	PerPage int
+	// Now returns the current time (tests pin it).
+	Now func() time.Time
+}
+
+// Site renders pages and errors with the site's assets. It is also the
+// auth.Denier, so denials look like the rest of the site; build it first and
+// hand it to auth.New and to New.
+type Site struct {
+	log    *slog.Logger
+	assets *assets
+}
+
+// NewSite prepares the embedded assets.
+func NewSite(log *slog.Logger) (*Site, error) {
+	a, err := newAssets()
+	if err != nil {
+		return nil, err
+	}
+	return &Site{log: log, assets: a}, nil
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	*Site
+	view   FleetView
+	auth   Authenticator
+	opts   Options
+	routes []route
+}
+
+// New wires the handlers.
+func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
+	if opts.PerPage <= 0 {
+		opts.PerPage = 100
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Server{Site: site, view: view, auth: auth, opts: opts}
+}
+
+// Handler returns the whole site: the route table behind the common
+// middleware (request id and logging, security headers).
+func (s *Server) Handler() http.Handler {
+	return s.withRequestLog(securityHeaders(s.mux()))
+}
+
+type ctxKey int
+
+const requestIDKey ctxKey = 0
+
+// requestID returns the request's id (set by withRequestLog).
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}

@@ -1,0 +1,144 @@
+package templates
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+func lower(s string) string { return strings.ToLower(s) }
+
+// statusText spells a status for people: "OutOfSync" -> "Out of sync".
+func statusText(s string) string {
+	if s == string(kubeview.SyncOutOfSync) {
+		return "Out of sync"
+	}
+	return s
+}
+
+func itoa(n int) string          { return strconv.Itoa(n) }
+func i32(n int32) string         { return strconv.Itoa(int(n)) }
+func u64(n uint64) string        { return strconv.FormatUint(n, 10) }
+func f2(f float64) string        { return strconv.FormatFloat(f, 'f', 2, 64) }
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// appURL is the app page of an App.
+func appURL(ns, name string) string {
+	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+}
+
+// ago formats a past time relative to now: "45s ago", "3m ago", "5h ago", "2d ago".
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "just now"
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s ago"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h ago"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + "d ago"
+}
+
+// csrfHeaders is the hx-headers value that sends the CSRF token.
+func csrfHeaders(token string) string {
+	if token == "" {
+		return ""
+	}
+	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})
+	return string(b)
+}
+
+// segment is one part of a stacked bar, in percent of its width.
+type segment struct {
+	X, W         float64
+	Class, Label string
+}
+
+func segments(total int, parts []int, classes, labels []string) []segment {
+	var out []segment
+	if total == 0 {
+		return out
+	}
+	x := 0.0
+	for i, n := range parts {
+		if n == 0 {
+			continue
+		}
+		w := 100 * float64(n) / float64(total)
+		out = append(out, segment{X: x, W: w, Class: classes[i], Label: fmt.Sprintf("%s: %d", labels[i], n)})
+		x += w
+	}
+	return out
+}
+
+func healthSegments(c kubeview.Counts) []segment {
+	var parts []int
+	var classes, labels []string
+	for _, h := range healthStatuses() {
+		parts = append(parts, c.Health[h])
+		classes = append(classes, "fill-health-"+lower(string(h)))
+		labels = append(labels, string(h))
+	}
+	return segments(c.Total, parts, classes, labels)
+}
+
+func syncSegments(c kubeview.Counts) []segment {
+	var parts []int
+	var classes, labels []string
+	for _, s := range syncStatuses() {
+		parts = append(parts, c.Sync[s])
+		classes = append(classes, "fill-sync-"+lower(string(s)))
+		labels = append(labels, statusText(string(s)))
+	}
+	return segments(c.Total, parts, classes, labels)
+}
+
+func segmentsLabel(segs []segment) string {
+	labels := make([]string, len(segs))
+	for i, s := range segs {
+		labels[i] = s.Label
+	}
+	return strings.Join(labels, ", ")
+}
+
+// toggleHealth filters by h, or clears the filter when it is already h.
+func toggleHealth(q FleetQuery, h string) FleetQuery {
+	if q.Health == h {
+		return q.WithHealth("")
+	}
+	return q.WithHealth(h)
+}
+
+func toggleSync(q FleetQuery, s string) FleetQuery {
+	if q.Sync == s {
+		return q.WithSync("")
+	}
+	return q.WithSync(s)
+}
+
+func rangeStart(r FleetResults) int {
+	if r.Matched == 0 {
+		return 0
+	}
+	return (max(r.Query.Page, 1)-1)*r.PerPage + 1
+}
+
+func rangeEnd(r FleetResults) int {
+	return rangeStart(r) + len(r.Rows) - 1
+}

@@ -1,0 +1,117 @@
+// Package templates holds deploy-web's templ components: one Layout, the
+// pages, and the fragments HTMX swaps in. Every component takes a typed props
+// struct; nothing here reads the cluster or the request.
+package templates
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// LayoutProps are what every page's frame needs.
+type LayoutProps struct {
+	Title string
+	// User is the signed-in user's display name ("" on pages before login).
+	User string
+	// CSRF is the session's token, sent by HTMX on every request and by the
+	// logout form.
+	CSRF string
+	// Nav marks the active navigation entry.
+	Nav string
+	// Assets maps a static file name to its cache-busting URL.
+	Assets func(name string) string
+}
+
+// FleetQuery is the application list's view state, all of it in the URL.
+type FleetQuery struct {
+	Search, Namespace, Health, Sync, Sort string
+	Page                                  int
+}
+
+// Values encodes the query as URL parameters, omitting defaults.
+func (q FleetQuery) Values() url.Values {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("q", q.Search)
+	set("namespace", q.Namespace)
+	set("health", q.Health)
+	set("sync", q.Sync)
+	if q.Sort != "" && q.Sort != kubeview.SortName {
+		v.Set("sort", q.Sort)
+	}
+	if q.Page > 1 {
+		v.Set("page", strconv.Itoa(q.Page))
+	}
+	return v
+}
+
+// URL returns the home page URL of this query.
+func (q FleetQuery) URL() string {
+	if e := q.Values().Encode(); e != "" {
+		return "/?" + e
+	}
+	return "/"
+}
+
+// WithPage returns the query on another page.
+func (q FleetQuery) WithPage(p int) FleetQuery { q.Page = p; return q }
+
+// WithHealth returns the query filtered by a health status (page reset).
+func (q FleetQuery) WithHealth(h string) FleetQuery { q.Health = h; q.Page = 0; return q }
+
+// WithSync returns the query filtered by a sync status (page reset).
+func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; return q }
+
+// Filtered reports whether any filter or search is set.
+func (q FleetQuery) Filtered() bool {
+	return q.Search != "" || q.Namespace != "" || q.Health != "" || q.Sync != ""
+}
+
+// FleetPage is the home page.
+type FleetPage struct {
+	Layout     LayoutProps
+	Namespaces []string
+	Results    FleetResults
+}
+
+// FleetResults is the self-refreshing part of the home page: summary,
+// table and pager.
+type FleetResults struct {
+	Query   FleetQuery
+	Rows    []kubeview.AppRow
+	Counts  kubeview.Counts
+	Matched int
+	PerPage int
+	Pages   int
+	Version uint64
+	Status  kubeview.Status
+	Now     time.Time
+	// PollURL is fetched every few seconds to refresh this fragment.
+	PollURL string
+}
+
+// ErrorPage is a full-page error (403, 404, 500 ...).
+type ErrorPage struct {
+	Layout  LayoutProps
+	Status  int
+	Title   string
+	Message string
+	// SignedInAs is set on a 403 so the user knows which account was refused.
+	SignedInAs string
+}
+
+// healthStatuses and syncStatuses are the orders badges and filters use.
+func healthStatuses() []kubeview.HealthStatus {
+	return []kubeview.HealthStatus{kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing, kubeview.HealthUnknown}
+}
+
+func syncStatuses() []kubeview.SyncStatus {
+	return []kubeview.SyncStatus{kubeview.SyncSynced, kubeview.SyncOutOfSync, kubeview.SyncUnknown}
+}
