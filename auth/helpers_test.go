@@ -280,17 +280,6 @@ func (e *testEnv) mustLogin() {
 	}
 }
 
-// jarCookie returns the value of the named cookie in the client's jar.
-func (e *testEnv) jarCookie(name string) string {
-	u, _ := url.Parse(e.app.URL)
-	for _, c := range e.client.Jar.Cookies(u) {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return ""
-}
-
 // csrf GETs a protected page and returns the session's CSRF token.
 func (e *testEnv) csrf() string {
 	e.t.Helper()

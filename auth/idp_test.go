@@ -84,15 +84,6 @@ func (p *testIdP) setClaims(c map[string]any) {
 	p.claims = maps.Clone(c)
 }
 
-func (p *testIdP) lastAuthRequest() url.Values {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.authRequests) == 0 {
-		return nil
-	}
-	return p.authRequests[len(p.authRequests)-1]
-}
-
 func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	endSession := p.endSession

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"context"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,6 +83,32 @@ func TestCluster(t *testing.T) {
 	for name, pid := range pids {
 		if err := syscall.Kill(-pid, 0); err == nil {
 			t.Errorf("process group of %s (%d) still alive after Stop", name, pid)
+		}
+	}
+}
+
+// TestVersionsMatchTools keeps the version constants (which name the bin/
+// folders) in step with the pinned tool modules that build the binaries.
+func TestVersionsMatchTools(t *testing.T) {
+	tests := []struct{ gomod, module, want string }{
+		{"../tools/kube/go.mod", "k8s.io/kubernetes", KubernetesVersion},
+		{"../tools/etcd/go.mod", "go.etcd.io/etcd/server/v3", EtcdVersion},
+		{"../tools/kwok/go.mod", "sigs.k8s.io/kwok", KwokVersion},
+	}
+	for _, tt := range tests {
+		b, err := os.ReadFile(tt.gomod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tt.module+" "+tt.want+"\n") {
+			t.Errorf("%s does not require %s %s", tt.gomod, tt.module, tt.want)
+		}
+		mk, err := os.ReadFile("../Makefile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(mk), tt.want) {
+			t.Errorf("Makefile does not mention %s %s", tt.module, tt.want)
 		}
 	}
 }

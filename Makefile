@@ -1,0 +1,90 @@
+# deploy-web: the two commands that matter are `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+
+# Versions of the local control plane and IdP (keep in step with tools/*/go.mod;
+# devcluster's TestVersionsMatchTools checks it). Each lives in its own folder
+# so a version bump builds anew and an unchanged one costs nothing.
+K8S_VERSION   := v1.37.2
+ETCD_VERSION  := v3.6.16
+KWOK_VERSION  := v0.8.0
+HYDRA_VERSION := v2.3.0
+
+K8S_DIR   := $(BIN)/k8s-$(K8S_VERSION)
+K8S_BINS  := $(K8S_DIR)/kube-apiserver $(K8S_DIR)/kube-controller-manager $(K8S_DIR)/kube-scheduler $(K8S_DIR)/kubectl
+ETCD_BIN  := $(BIN)/etcd-$(ETCD_VERSION)/etcd
+KWOK_BIN  := $(BIN)/kwok-$(KWOK_VERSION)/kwok
+HYDRA_BIN := $(BIN)/hydra-$(HYDRA_VERSION)/hydra
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+.PHONY: demo
+demo: cluster-bin build ## run everything locally: control plane, operator, seeded fleet, OIDC login, dashboard
+	$(BIN)/deploy-web demo --bin-dir $(BIN)
+
+.PHONY: test
+test: cluster-bin check-generated ## unit + integration (real control plane) + browser tests, with -race
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+.PHONY: unit
+unit: ## unit tests only (no control plane, no browser)
+	$(GO) test -race -count=1 -short ./...
+
+.PHONY: e2e
+e2e: cluster-bin ## browser tests only (headless Chromium against the demo)
+	$(GO) test -race -count=1 -v ./e2e/
+
+.PHONY: bench
+bench: ## benchmarks of the list, the page and the caches (see BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/
+
+.PHONY: build
+build: generate ## build bin/deploy-web
+	$(GO) build -o $(BIN)/deploy-web ./cmd/deploy-web
+
+.PHONY: image-binary
+image-binary: generate ## the static binary the container image ships
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/deploy-web-static ./cmd/deploy-web
+
+.PHONY: generate
+generate: ## regenerate templ code
+	$(GO) tool templ generate -path web/templates
+
+.PHONY: check-generated
+check-generated: generate ## fail when committed generated code is stale
+	@git diff --exit-code -- '*_templ.go' || { echo "templ output is stale: run make generate and commit"; exit 1; }
+
+.PHONY: fmt
+fmt: ## format the code
+	gofmt -w $$(git ls-files '*.go')
+	$(GO) tool templ fmt web/templates
+
+.PHONY: lint
+lint: ## go vet, gofmt check, staticcheck
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) tool staticcheck ./...
+
+.PHONY: cluster-bin
+cluster-bin: $(K8S_BINS) $(ETCD_BIN) $(KWOK_BIN) $(HYDRA_BIN) ## build the local control plane and IdP from Go modules into bin/ (once)
+
+$(K8S_BINS) &:
+	cd tools/kube && $(GO) build -o $(K8S_DIR)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+
+$(ETCD_BIN):
+	cd tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+$(KWOK_BIN):
+	cd tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+$(HYDRA_BIN):
+	cd tools/hydra && CGO_ENABLED=1 $(GO) build -tags sqlite,sqlite_omit_load_extension -o $@ github.com/ory/hydra/v2
+
+.PHONY: clean
+clean: ## remove built binaries and test artifacts
+	rm -rf $(BIN) artifacts reports
