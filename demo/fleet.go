@@ -68,7 +68,7 @@ func fleet() []seedApp {
 				// 2.2.0 warms a large cache: each pod takes minutes to be ready.
 				{spec: with(tag(reg+"storefront/catalog", "2.2.0"),
 					"podLabels", map[string]any{devcluster.BehaviorLabel: devcluster.BehaviorSlow},
-					"podAnnotations", map[string]any{devcluster.ReadyDelayAnnotation: "150s"})},
+					"podAnnotations", map[string]any{devcluster.ReadyDelayAnnotation: "240s"})},
 			},
 			expectHealth: "Progressing", expectSync: "OutOfSync"},
 		{name: "search", namespace: "storefront", repo: reg + "storefront/search", logs: "http",

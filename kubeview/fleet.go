@@ -355,7 +355,9 @@ func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
 		Image: image, Version: appcr.ImageTag(image),
 		Created: app.GetCreationTimestamp().Time,
 	}
-	items := []HealthItem{{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app)}}
+	// The App CR goes last, so that the message names the workload first
+	// (its reason is the more useful one; the CR usually echoes it).
+	var items []HealthItem
 	var dep *appsv1.Deployment
 	for _, ch := range children(app, src) {
 		obj, ok := ch.obj.(runtime.Object)
@@ -371,6 +373,7 @@ func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
 		}
 		items = append(items, HealthItem{Group: ch.kind.Group, Kind: ch.kind.Kind, Namespace: ch.obj.GetNamespace(), Name: ch.obj.GetName(), Health: h})
 	}
+	items = append(items, HealthItem{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app)})
 	row.HasDeployment = dep != nil
 	row.Health = AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
 	if dep == nil {
