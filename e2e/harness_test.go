@@ -253,7 +253,8 @@ func login(t *testing.T, ctx context.Context, user, pass string) string {
 		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), user),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), pass),
 		chromedp.Click(chromedp.ID(`login-submit`)),
-		chromedp.WaitReady(chromedp.CSS(`main`)),
+		// The dashboard's own frame: the IdP's pages have no top bar.
+		chromedp.WaitVisible(chromedp.CSS(`header.topbar`)),
 	); err != nil {
 		screenshot(t, ctx, "login-failed")
 		t.Fatalf("login as %s: %v", user, err)

@@ -140,7 +140,12 @@ func wantsJSON(r *http.Request) bool {
 	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/html")
 }
 
-func isHTMX(r *http.Request) bool { return r.Header.Get("HX-Request") == "true" }
+// isHTMX reports whether r is an HTMX request for a fragment. A history
+// restore (htmx re-fetching a pushed URL it has no snapshot of) also sends
+// HX-Request but swaps the answer into <body>: it needs the full page.
+func isHTMX(r *http.Request) bool {
+	return r.Header.Get("HX-Request") == "true" && r.Header.Get("HX-History-Restore-Request") != "true"
+}
 
 func displayName(id auth.Identity) string {
 	switch {
@@ -151,4 +156,3 @@ func displayName(id auth.Identity) string {
 	}
 	return id.Subject
 }
-

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -36,8 +37,12 @@ var testIdentity = auth.Identity{
 const testCSRF = "csrf-token"
 
 // fakeView is a FleetView with canned answers that records the queries it
-// got.
+// got. It knows no single app: Row, LookupApp, Tree and Object answer "not
+// found". The embedded (nil) FleetView only fills in methods added to the
+// interface later; calling one of those panics, so give it a real method.
 type fakeView struct {
+	FleetView
+
 	mu         sync.Mutex
 	page       kubeview.Page
 	err        error
@@ -71,6 +76,24 @@ func (v *fakeView) Namespaces() []string {
 	defer v.mu.Unlock()
 	return v.namespaces
 }
+
+func (v *fakeView) Row(namespace, name string) (kubeview.AppRow, bool) {
+	return kubeview.AppRow{}, false
+}
+
+func (v *fakeView) LookupApp(name, namespace string) (*unstructured.Unstructured, error) {
+	return nil, kubeview.ErrAppNotFound
+}
+
+func (v *fakeView) Tree(namespace, name string) (kubeview.Tree, error) {
+	return kubeview.Tree{}, kubeview.ErrAppNotFound
+}
+
+func (v *fakeView) Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error) {
+	return nil, kubeview.TreeNode{}, kubeview.ErrAppNotFound
+}
+
+func (v *fakeView) Events(namespace, uid string) []kubeview.Event { return nil }
 
 func (v *fakeView) setSynced(b bool) {
 	v.mu.Lock()
@@ -155,6 +178,16 @@ func (a *fakeAuth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 
 func (a *fakeAuth) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "fake-logout")
+}
+
+// last returns the "METHOD path" of the last request Require saw.
+func (a *fakeAuth) last() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.required) == 0 {
+		return ""
+	}
+	return a.required[len(a.required)-1]
 }
 
 // counts returns how many requests Require saw and denied.

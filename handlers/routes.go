@@ -25,9 +25,13 @@ func (s *Server) mux() *http.ServeMux {
 
 	// Pages and their HTMX fragments.
 	s.protect(m, "GET /{$}", s.appList)
+	s.protect(m, "GET /apps/{namespace}/{name}", s.appPage)
+	s.protect(m, "GET /apps/{namespace}/{name}/resource/{ref}", s.appResource)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
+	s.protect(m, "GET /v1/deploy/{name}/tree", s.apiTree)
+	s.protect(m, "GET /v1/deploy/{name}/resource/{ref}", s.apiResource)
 
 	// Anything else: 404, after authentication (unknown URLs reveal nothing).
 	s.protect(m, "/", s.notFound)

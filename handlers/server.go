@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -20,6 +23,11 @@ type FleetView interface {
 	Status() kubeview.Status
 	Synced() bool
 	Namespaces() []string
+	Row(namespace, name string) (kubeview.AppRow, bool)
+	LookupApp(name, namespace string) (*unstructured.Unstructured, error)
+	Tree(namespace, name string) (kubeview.Tree, error)
+	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
+	Events(namespace, uid string) []kubeview.Event
 }
 
 // Authenticator is the auth boundary: the fail-closed middleware and the
@@ -37,6 +45,8 @@ type Options struct {
 	PerPage int
 	// Now returns the current time (tests pin it).
 	Now func() time.Time
+	// AppGroup and AppKind name the App resource (default hanzo.ai, App).
+	AppGroup, AppKind string
 }
 
 // Site renders pages and errors with the site's assets. It is also the
@@ -72,6 +82,9 @@ func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.AppKind == "" {
+		opts.AppGroup, opts.AppKind = appcr.GroupVersion.Group, appcr.Kind.Kind
 	}
 	return &Server{Site: site, view: view, auth: auth, opts: opts}
 }

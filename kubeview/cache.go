@@ -60,9 +60,10 @@ type Cache struct {
 }
 
 type nsCache struct {
-	apps  cache.SharedIndexInformer
-	kinds map[string]cache.SharedIndexInformer // by Kind.GroupKind()
-	start []func(<-chan struct{})
+	apps   cache.SharedIndexInformer
+	events cache.SharedIndexInformer
+	kinds  map[string]cache.SharedIndexInformer // by Kind.GroupKind()
+	start  []func(<-chan struct{})
 }
 
 type probeState struct {
@@ -109,6 +110,11 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 			}
 			nc.kinds[k.GroupKind()] = inf
 		}
+		nc.events = tf.Core().V1().Events().Informer()
+		if err := nc.events.AddIndexers(cache.Indexers{IndexInvolved: indexByInvolved}); err != nil {
+			return nil, fmt.Errorf("kubeview: %w", err)
+		}
+		c.watchErrors(nc.events, ns, "Event")
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, opts.Resync, ns, nil)
 		nc.apps = df.ForResource(opts.AppResource).Informer()
 		if err := nc.apps.SetTransform(stripObject); err != nil {
@@ -166,6 +172,9 @@ func (c *Cache) informersSynced() bool {
 	c.mu.Unlock()
 	for ns, nc := range c.ns {
 		if !nc.apps.HasSynced() && !slices.Contains(forbidden, ns+"/App") {
+			return false
+		}
+		if !nc.events.HasSynced() && !slices.Contains(forbidden, ns+"/Event") {
 			return false
 		}
 		for gk, inf := range nc.kinds {

@@ -60,9 +60,11 @@ type fixApp struct {
 	extras bool
 	// deployed is the creation time of the newest ReplicaSet; default fixT0.
 	deployed time.Time
-	// dep and app change the Deployment and the App CR last.
-	dep func(*appsv1.Deployment)
-	app func(*unstructured.Unstructured)
+	// dep and app change the Deployment and the App CR last; each changes
+	// every typed object last.
+	dep  func(*appsv1.Deployment)
+	app  func(*unstructured.Unstructured)
+	each func(runtime.Object)
 }
 
 // fixVersion is one ReplicaSet of a fixture: its template image and its pods.
@@ -73,7 +75,9 @@ type fixVersion struct {
 
 func (f fixApp) key() string { return f.ns + "/" + f.name }
 
-func (f fixApp) uid(kind string) types.UID { return types.UID("uid-" + kind + "-" + f.ns + "-" + f.name) }
+func (f fixApp) uid(kind string) types.UID {
+	return types.UID("uid-" + kind + "-" + f.ns + "-" + f.name)
+}
 
 func (f fixApp) defaults() fixApp {
 	if f.image == "" {
@@ -268,6 +272,11 @@ func (f fixApp) objects() []runtime.Object {
 		pdb.UID = f.uid("PodDisruptionBudget")
 		out = append(out, hpa, pdb)
 	}
+	if f.each != nil {
+		for _, o := range out {
+			f.each(o)
+		}
+	}
 	return out
 }
 
@@ -318,6 +327,8 @@ func fixObjects(fixtures []fixApp) (apps, objs []runtime.Object) {
 	return apps, objs
 }
 
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 // testEnv is a started, synced cache over fake clients.
 type testEnv struct {
 	cache *kubeview.Cache
@@ -329,7 +340,7 @@ type testEnv struct {
 // sync, within 60s. The cache stops when ctx ends.
 func startCache(ctx context.Context, tb testing.TB, cs testClientset, dyn *dynamicfake.FakeDynamicClient, namespaces []string) *testEnv {
 	tb.Helper()
-	c, err := kubeview.New(cs, dyn, slog.New(slog.DiscardHandler), kubeview.Options{Namespaces: namespaces, ProbeInterval: time.Hour})
+	c, err := kubeview.New(cs, dyn, discardLogger(), kubeview.Options{Namespaces: namespaces, ProbeInterval: time.Hour})
 	if err != nil {
 		tb.Fatalf("kubeview.New() = %v", err)
 	}

@@ -294,7 +294,8 @@ func (f *fleet) snapshot() ([]*AppRow, Counts, uint64) {
 
 func rowEqual(a, b *AppRow) bool {
 	return a.Image == b.Image && a.Health == b.Health && a.Sync == b.Sync && a.Replicas == b.Replicas &&
-		a.LastDeployed.Equal(b.LastDeployed) && slices.Equal(a.Running, b.Running) && a.HasDeployment == b.HasDeployment
+		a.LastDeployed.Equal(b.LastDeployed) && slices.Equal(a.Running, b.Running) && a.HasDeployment == b.HasDeployment &&
+		a.Created.Equal(b.Created)
 }
 
 // objectSource is what buildRow reads: a cache of the registry kinds.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -114,4 +115,84 @@ func healthStatuses() []kubeview.HealthStatus {
 
 func syncStatuses() []kubeview.SyncStatus {
 	return []kubeview.SyncStatus{kubeview.SyncSynced, kubeview.SyncOutOfSync, kubeview.SyncUnknown}
+}
+
+// AppPage is the page of one App: header, tree (or list) and, when a
+// resource is selected, its panel.
+type AppPage struct {
+	Layout LayoutProps
+	Live   AppLive
+	Panel  *ResourcePanel
+}
+
+// AppLive is the self-refreshing part of the app page.
+type AppLive struct {
+	Namespace, Name string
+	Row             kubeview.AppRow
+	HasRow          bool
+	Tree            kubeview.Tree
+	Graph           TreeLayout
+	// View is "tree" or "list".
+	View string
+	// Selected is the ref of the resource whose panel is open.
+	Selected string
+	PollURL  string
+	Now      time.Time
+	Status   kubeview.Status
+}
+
+// ResourcePanel is one resource of an app's tree: summary, manifest, diff
+// and events, in tabs.
+type ResourcePanel struct {
+	AppNamespace, AppName string
+	Node                  kubeview.TreeNode
+	// Tab is "summary", "manifest", "diff" or "events".
+	Tab string
+	// Owner is the ref of the node's parent.
+	Owner string
+	// ManifestHTML is the highlighted live manifest (already escaped by the
+	// highlighter).
+	ManifestHTML  templ.Component
+	ManagedFields bool
+	DesiredSource string
+	Diff          DiffView
+	Events        []EventRow
+	Now           time.Time
+}
+
+// DiffView is a diff ready to draw.
+type DiffView struct {
+	NoDesired bool
+	Equal     bool
+	Added     int
+	Removed   int
+	// Mode is "split" (side by side) or "unified"; Compact shows 3 lines of
+	// context around changes.
+	Mode    string
+	Compact bool
+	Hunks   []DiffHunk
+}
+
+// DiffHunk is a run of rows; Skipped counts the equal lines hidden before it.
+type DiffHunk struct {
+	Skipped int
+	Rows    []DiffRow
+}
+
+// DiffRow is one side-by-side row (or one unified line: only Left or Right
+// is set).
+type DiffRow struct {
+	Op          string // "equal", "insert", "delete", "change"
+	LeftNum     int
+	LeftText    string
+	RightNum    int
+	RightText   string
+	UnifiedSign string
+}
+
+// EventRow is one Kubernetes event of a resource.
+type EventRow struct {
+	Type, Reason, Message string
+	Count                 int32
+	Last                  time.Time
 }

@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// appPath is the app page's path.
+func appPath(ns, name string) string {
+	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+}
+
+// resourcePath is the bookmarkable path of a resource's panel.
+func resourcePath(ns, name, ref string) string {
+	return appPath(ns, name) + "/resource/" + url.PathEscape(ref)
+}
+
+// appPage serves GET /apps/{namespace}/{name}: header and tree; with
+// ?fragment=live (the page's own poll) only the live part.
+func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	live, etag, err := s.appLive(r, ns, name, r.URL.Query().Get("selected"))
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Get("fragment") == "live" {
+		if isHTMX(r) && unchangedTag(r.URL.Query().Get("since"), etag, s.opts.Now()) {
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		}
+		return s.render(w, r, http.StatusOK, templates.AppLiveView(live))
+	}
+	if isHTMX(r) && r.Header.Get("HX-Target") == "panel" {
+		// The panel's close button: an empty panel.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		return nil
+	}
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", name), Live: live}))
+}
+
+// appLive builds the live part of the app page and its change tag.
+func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.AppLive, string, error) {
+	if !slices.Contains(s.view.Namespaces(), ns) {
+		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)
+	}
+	tree, err := s.view.Tree(ns, name)
+	if errors.Is(err, kubeview.ErrAppNotFound) {
+		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)
+	}
+	if err != nil {
+		return templates.AppLive{}, "", err
+	}
+	row, hasRow := s.view.Row(ns, name)
+	view := "tree"
+	if r.URL.Query().Get("view") == "list" {
+		view = "list"
+	}
+	now := s.opts.Now()
+	l := templates.AppLive{
+		Namespace: ns, Name: name, Row: row, HasRow: hasRow, Tree: tree, View: view, Selected: selected,
+		Now: now, Status: s.view.Status(),
+	}
+	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return resourcePath(ns, name, n.Ref) })
+	etag := changeTag(row, tree)
+	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
+	if view == "list" {
+		q.Set("view", "list")
+	}
+	if selected != "" {
+		q.Set("selected", selected)
+	}
+	l.PollURL = appPath(ns, name) + "?" + q.Encode()
+	return l, etag, nil
+}
+
+// changeTag is a short hash of what the live part shows.
+func changeTag(v ...any) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, x := range v {
+		_ = enc.Encode(x)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// unchangedTag reports whether "tag.unix" names the current tag and is less
+// than a minute old (so relative times stay right).
+func unchangedTag(since, tag string, now interface{ Unix() int64 }) bool {
+	t, unix, ok := cutLast(since, ".")
+	if !ok || t != tag {
+		return false
+	}
+	n, err := strconv.ParseInt(unix, 10, 64)
+	return err == nil && now.Unix()-n < 60
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}

@@ -1,0 +1,196 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// Desired sources of a resource's diff.
+const (
+	desiredLastApplied = "last-applied"
+	desiredNone        = "none"
+)
+
+// resourceNotFound is the one answer for an object that is not in the app's
+// tree, does not exist, or is a Secret: no existence oracle.
+func resourceNotFound() *httpError { return notFound("resource") }
+
+// parseRef validates a ref from the URL (pure; see kubeview.ParseRef).
+func (s *Server) parseRef(raw string) (kubeview.Ref, error) {
+	ref, err := kubeview.ParseRef(raw, s.opts.AppGroup, s.opts.AppKind)
+	switch {
+	case err == nil:
+		return ref, nil
+	case errors.Is(err, kubeview.ErrUnknownKind) && isSecretRef(raw):
+		return kubeview.Ref{}, resourceNotFound()
+	case errors.Is(err, kubeview.ErrUnknownKind):
+		return kubeview.Ref{}, badRequest("ref: kind is not one deploy-web shows")
+	}
+	return kubeview.Ref{}, badRequest("ref: want group:kind:namespace:name")
+}
+
+// isSecretRef reports whether a ref names a core Secret.
+func isSecretRef(raw string) bool {
+	parts := strings.SplitN(raw, ":", 4)
+	return len(parts) == 4 && parts[0] == "" && parts[1] == "Secret"
+}
+
+// resourceDetail is everything known about one object of an app's tree.
+type resourceDetail struct {
+	Node          kubeview.TreeNode
+	Live          map[string]any
+	DesiredSource string
+	Desired       map[string]any
+	Diff          diffrender.ManifestDiff
+}
+
+// loadResource finds a ref in an app's tree and computes its diff.
+func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail, error) {
+	obj, node, err := s.view.Object(ns, app, ref)
+	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
+		return resourceDetail{}, resourceNotFound()
+	}
+	if err != nil {
+		return resourceDetail{}, err
+	}
+	d := resourceDetail{Node: node, Live: obj.Object, DesiredSource: desiredNone}
+	desired, err := diffrender.LastApplied(obj.Object)
+	if err != nil {
+		s.log.Warn("unreadable last-applied annotation", "ref", ref.String(), "err", err)
+	}
+	if desired != nil {
+		d.Desired, d.DesiredSource = desired, desiredLastApplied
+	}
+	d.Diff, err = diffrender.Manifests(d.Desired, obj.Object)
+	if errors.Is(err, diffrender.ErrSecret) {
+		return resourceDetail{}, resourceNotFound()
+	}
+	if err != nil {
+		return resourceDetail{}, err
+	}
+	return d, nil
+}
+
+// appResource serves GET /apps/{namespace}/{name}/resource/{ref}: the
+// resource panel beside the tree (the panel alone for HTMX).
+func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	if !slices.Contains(s.view.Namespaces(), ns) {
+		return notFound("app " + ns + "/" + name)
+	}
+	ref, err := s.parseRef(r.PathValue("ref"))
+	if err != nil {
+		return err
+	}
+	d, err := s.loadResource(ns, name, ref)
+	if err != nil {
+		return err
+	}
+	panel, err := s.resourcePanel(r, ns, name, d)
+	if err != nil {
+		return err
+	}
+	if isHTMX(r) && r.Header.Get("HX-Target") == "panel" {
+		return s.render(w, r, http.StatusOK, templates.ResourcePanelView(panel))
+	}
+	live, _, err := s.appLive(r, ns, name, ref.String())
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel}))
+}
+
+// resourcePanel builds the panel's props for the requested tab.
+func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail) (templates.ResourcePanel, error) {
+	q := r.URL.Query()
+	p := templates.ResourcePanel{
+		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
+	}
+	if len(d.Node.ParentRefs) > 0 {
+		p.Owner = d.Node.ParentRefs[0]
+	}
+	switch p.Tab {
+	case "manifest", "diff", "events":
+	default:
+		p.Tab = "summary"
+	}
+	p.Diff = diffView(d.Diff, q.Get("mode"), q.Get("context") != "full")
+	switch p.Tab {
+	case "manifest":
+		p.ManagedFields = q.Get("managed") == "1"
+		text := d.Diff.LiveFullYAML
+		if p.ManagedFields {
+			y, err := diffrender.YAML(withoutStatus(d.Live))
+			if err != nil {
+				return p, err
+			}
+			text = y
+		}
+		c, err := highlightYAML(text)
+		if err != nil {
+			return p, err
+		}
+		p.ManifestHTML = c
+	case "events":
+		for _, e := range s.view.Events(d.Node.Namespace, d.Node.UID) {
+			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
+		}
+	}
+	return p, nil
+}
+
+// withoutStatus is the live object as the cache holds it (managedFields are
+// already dropped by the informer transform), minus status.
+func withoutStatus(obj map[string]any) map[string]any {
+	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+	delete(u.Object, "status")
+	return u.Object
+}
+
+// diffView turns a manifest diff into rows for the template.
+func diffView(md diffrender.ManifestDiff, mode string, compact bool) templates.DiffView {
+	v := templates.DiffView{NoDesired: md.NoDesired, Equal: md.Diff.Equal, Added: md.Diff.Added, Removed: md.Diff.Removed, Mode: "split", Compact: compact}
+	if mode == "unified" {
+		v.Mode = "unified"
+	}
+	if md.NoDesired {
+		return v
+	}
+	var hunks []diffrender.Hunk
+	if compact {
+		hunks = md.Diff.Hunks(3)
+	} else if len(md.Diff.Rows) > 0 {
+		hunks = []diffrender.Hunk{{Rows: md.Diff.Rows}}
+	}
+	for _, h := range hunks {
+		dh := templates.DiffHunk{Skipped: h.Skipped}
+		if v.Mode == "unified" {
+			for _, u := range h.Unified() {
+				row := templates.DiffRow{Op: u.Op.String(), LeftNum: u.LeftNum, RightNum: u.RightNum, UnifiedSign: " "}
+				switch u.Op {
+				case diffrender.Delete:
+					row.UnifiedSign, row.LeftText = "−", u.Text
+				case diffrender.Insert:
+					row.UnifiedSign, row.RightText = "+", u.Text
+				default:
+					row.LeftText = u.Text
+				}
+				dh.Rows = append(dh.Rows, row)
+			}
+		} else {
+			for _, r := range h.Rows {
+				dh.Rows = append(dh.Rows, templates.DiffRow{Op: r.Op.String(), LeftNum: r.Left.Num, LeftText: r.Left.Text, RightNum: r.Right.Num, RightText: r.Right.Text})
+			}
+		}
+		v.Hunks = append(v.Hunks, dh)
+	}
+	return v
+}

@@ -1,0 +1,268 @@
+package kubeview
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// NodeInfo is what a tree node shows beyond its health.
+type NodeInfo struct {
+	Images   []string `json:"images,omitempty"`
+	Revision string   `json:"revision,omitempty"`
+	// Ready is "ready/total": containers of a Pod, pods of a workload.
+	Ready    string `json:"ready,omitempty"`
+	Restarts int32  `json:"restarts,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	// Replicas is the desired count of a Deployment or ReplicaSet.
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// TreeNode is one object of an app's tree (ArgoCD's ResourceNode shape).
+type TreeNode struct {
+	Ref        string    `json:"ref"`
+	Group      string    `json:"group"`
+	Version    string    `json:"version"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace"`
+	Name       string    `json:"name"`
+	UID        string    `json:"uid"`
+	ParentRefs []string  `json:"parentRefs,omitempty"`
+	Health     *Health   `json:"health,omitempty"`
+	Info       NodeInfo  `json:"info"`
+	CreatedAt  time.Time `json:"createdAt"`
+	// Depth is 0 for the App, 1 for its children, and so on.
+	Depth int `json:"-"`
+}
+
+// Tree is an app's owned-resource tree: a flat node list, parents first
+// (ArgoCD's ApplicationTree shape).
+type Tree struct {
+	Nodes []TreeNode `json:"nodes"`
+}
+
+// Lookup errors.
+var (
+	ErrAppNotFound = errors.New("kubeview: app not found")
+	ErrNotInTree   = errors.New("kubeview: object not in the app's tree")
+)
+
+// AmbiguousAppError is returned when an App name exists in more than one
+// platform namespace and none was chosen.
+type AmbiguousAppError struct {
+	Name       string
+	Namespaces []string
+}
+
+func (e *AmbiguousAppError) Error() string {
+	return fmt.Sprintf("kubeview: app %q exists in namespaces %v", e.Name, e.Namespaces)
+}
+
+// LookupApp finds an App by name in the platform namespaces (or in
+// namespace, when given).
+func (c *Cache) LookupApp(name, namespace string) (*unstructured.Unstructured, error) {
+	var found []*unstructured.Unstructured
+	for _, ns := range c.Namespaces() {
+		if namespace != "" && ns != namespace {
+			continue
+		}
+		obj, ok, err := c.ns[ns].apps.GetStore().GetByKey(ns + "/" + name)
+		if err != nil || !ok {
+			continue
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			found = append(found, u)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, ErrAppNotFound
+	case 1:
+		return found[0], nil
+	}
+	e := &AmbiguousAppError{Name: name}
+	for _, u := range found {
+		e.Namespaces = append(e.Namespaces, u.GetNamespace())
+	}
+	return nil, e
+}
+
+// Row returns the list row of one App.
+func (c *Cache) Row(namespace, name string) (AppRow, bool) {
+	c.fleet.mu.RLock()
+	defer c.fleet.mu.RUnlock()
+	r, ok := c.fleet.rows[namespace+"/"+name]
+	if !ok {
+		return AppRow{}, false
+	}
+	return *r, true
+}
+
+// maxTreeDepth bounds the owner walk (App -> Deployment -> ReplicaSet -> Pod
+// is 3; CronJob -> Job -> Pod under an App is 3 too).
+const maxTreeDepth = 5
+
+// Tree builds the owned-resource tree of an App from the caches. Secrets are
+// never in it: they are not in the kind registry and never cached.
+func (c *Cache) Tree(namespace, name string) (Tree, error) {
+	app, err := c.LookupApp(name, namespace)
+	if err != nil {
+		return Tree{}, err
+	}
+	return buildTree(app, c), nil
+}
+
+func buildTree(app *unstructured.Unstructured, src objectSource) Tree {
+	gvk := app.GroupVersionKind()
+	root := TreeNode{
+		Ref:   Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: app.GetNamespace(), Name: app.GetName()}.String(),
+		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: app.GetNamespace(), Name: app.GetName(),
+		UID: string(app.GetUID()), CreatedAt: app.GetCreationTimestamp().Time,
+	}
+	h := AppCRHealth(app)
+	root.Health = &h
+	if img, _, _ := unstructured.NestedString(app.Object, "spec", "image"); img != "" {
+		root.Info.Images = []string{img}
+	}
+	t := Tree{Nodes: []TreeNode{root}}
+	seen := map[string]bool{root.UID: true}
+	var walk func(parent TreeNode, owned []child, depth int)
+	walk = func(parent TreeNode, owned []child, depth int) {
+		for _, ch := range owned {
+			uid := string(ch.obj.GetUID())
+			if seen[uid] {
+				continue
+			}
+			seen[uid] = true
+			n := nodeOf(ch.kind, ch.obj, parent.Ref, depth)
+			t.Nodes = append(t.Nodes, n)
+			if depth < maxTreeDepth {
+				walk(n, ownedBy(ch.obj, src), depth+1)
+			}
+		}
+	}
+	walk(root, children(app, src), 1)
+	return t
+}
+
+// ownedBy returns the registry objects that obj owns, in registry order
+// then by name.
+func ownedBy(obj metav1.Object, src objectSource) []child {
+	var out []child
+	for _, k := range Kinds() {
+		objs := src.byIndex(obj.GetNamespace(), k.GroupKind(), IndexOwner, string(obj.GetUID()))
+		slices.SortFunc(objs, func(a, b any) int { return cmp.Compare(nameOf(a), nameOf(b)) })
+		for _, o := range objs {
+			if m, err := meta.Accessor(o); err == nil {
+				out = append(out, child{k, m})
+			}
+		}
+	}
+	return out
+}
+
+func nodeOf(k Kind, obj metav1.Object, parentRef string, depth int) TreeNode {
+	n := TreeNode{
+		Ref:   Ref{Group: k.Group, Kind: k.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}.String(),
+		Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		UID: string(obj.GetUID()), ParentRefs: []string{parentRef}, CreatedAt: obj.GetCreationTimestamp().Time,
+		Depth: depth,
+	}
+	if ro, ok := obj.(runtime.Object); ok {
+		if h, ok := HealthOf(ro); ok {
+			n.Health = &h
+		}
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		n.Info.Images = images(o.Spec.Template.Spec)
+		n.Info.Replicas = o.Spec.Replicas
+		n.Info.Ready = fmt.Sprintf("%d/%d", o.Status.ReadyReplicas, desiredReplicas(o))
+		n.Info.Revision = o.Annotations["deployment.kubernetes.io/revision"]
+	case *appsv1.ReplicaSet:
+		n.Info.Images = images(o.Spec.Template.Spec)
+		n.Info.Revision = o.Annotations["deployment.kubernetes.io/revision"]
+		n.Info.Replicas = o.Spec.Replicas
+		want := int32(1)
+		if o.Spec.Replicas != nil {
+			want = *o.Spec.Replicas
+		}
+		n.Info.Ready = fmt.Sprintf("%d/%d", o.Status.ReadyReplicas, want)
+	case *appsv1.StatefulSet:
+		n.Info.Images = images(o.Spec.Template.Spec)
+		n.Info.Replicas = o.Spec.Replicas
+	case *appsv1.DaemonSet:
+		n.Info.Images = images(o.Spec.Template.Spec)
+	case *batchv1.Job:
+		n.Info.Images = images(o.Spec.Template.Spec)
+	case *corev1.Pod:
+		n.Info.Images = images(o.Spec)
+		n.Info.Phase = string(o.Status.Phase)
+		ready := 0
+		for _, cs := range o.Status.ContainerStatuses {
+			if cs.Ready {
+				ready++
+			}
+			n.Info.Restarts += cs.RestartCount
+		}
+		n.Info.Ready = strconv.Itoa(ready) + "/" + strconv.Itoa(len(o.Spec.Containers))
+	}
+	return n
+}
+
+func images(spec corev1.PodSpec) []string {
+	out := make([]string, 0, len(spec.Containers))
+	for _, c := range spec.Containers {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+// Object returns one object of an App's tree as unstructured, from the
+// cache: the ref must name a node of that App's tree (so user input never
+// selects an arbitrary object). It also returns the node.
+func (c *Cache) Object(namespace, app string, ref Ref) (*unstructured.Unstructured, TreeNode, error) {
+	a, err := c.LookupApp(app, namespace)
+	if err != nil {
+		return nil, TreeNode{}, err
+	}
+	t := buildTree(a, c)
+	want := ref.String()
+	for _, n := range t.Nodes {
+		if n.Ref != want {
+			continue
+		}
+		if n.Depth == 0 {
+			return a.DeepCopy(), n, nil
+		}
+		k, ok := LookupKind(n.Group, n.Kind)
+		if !ok {
+			return nil, TreeNode{}, ErrNotInTree
+		}
+		obj := c.get(n.Namespace, k.GroupKind(), n.Name)
+		ro, ok := obj.(runtime.Object)
+		if !ok {
+			return nil, TreeNode{}, ErrNotInTree
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro.DeepCopyObject())
+		if err != nil {
+			return nil, TreeNode{}, fmt.Errorf("kubeview: convert %s: %w", want, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetAPIVersion(k.GVR().GroupVersion().String())
+		u.SetKind(k.Kind)
+		return u, n, nil
+	}
+	return nil, TreeNode{}, ErrNotInTree
+}

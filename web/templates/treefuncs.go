@@ -1,0 +1,214 @@
+package templates
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// resourceURL is the bookmarkable URL of a resource's panel.
+func resourceURL(ns, app, ref string) string {
+	return appURL(ns, app) + "/resource/" + url.PathEscape(ref)
+}
+
+// appViewURL is the app page in the tree or list view, keeping the panel.
+func appViewURL(l AppLive, view string) string {
+	base := appURL(l.Namespace, l.Name)
+	if l.Selected != "" {
+		base = resourceURL(l.Namespace, l.Name, l.Selected)
+	}
+	if view == "list" {
+		return base + "?view=list"
+	}
+	return base
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// kindAbbrev is the short kind label on a card.
+func kindAbbrev(kind string) string {
+	switch kind {
+	case "App":
+		return "APP"
+	case "Deployment":
+		return "DEPLOY"
+	case "ReplicaSet":
+		return "RS"
+	case "Pod":
+		return "POD"
+	case "Service":
+		return "SVC"
+	case "Ingress":
+		return "ING"
+	case "HorizontalPodAutoscaler":
+		return "HPA"
+	case "PodDisruptionBudget":
+		return "PDB"
+	case "ConfigMap":
+		return "CM"
+	case "StatefulSet":
+		return "STS"
+	case "DaemonSet":
+		return "DS"
+	case "PersistentVolumeClaim":
+		return "PVC"
+	case "CronJob":
+		return "CRONJOB"
+	}
+	return strings.ToUpper(kind)
+}
+
+// truncate shortens s to n runes with an ellipsis.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func nodeName(n LayoutNode) string {
+	if n.Group != nil {
+		return n.Group.Label
+	}
+	return n.Node.Name
+}
+
+func nodeHealthClass(n LayoutNode) string {
+	if n.Group != nil && len(n.Group.Health) > 0 {
+		worst := n.Group.Health[0].Status
+		for _, h := range n.Group.Health {
+			if h.Status.Worse(worst) {
+				worst = h.Status
+			}
+		}
+		return lower(string(worst))
+	}
+	if n.Node.Health == nil {
+		return "none"
+	}
+	return lower(string(n.Node.Health.Status))
+}
+
+func nodeStatus(n LayoutNode) string {
+	if n.Group != nil {
+		return ""
+	}
+	if n.Node.Health == nil {
+		return ""
+	}
+	return string(n.Node.Health.Status)
+}
+
+// nodeInfo is the third line of a card.
+func nodeInfo(n LayoutNode) string {
+	if n.Group != nil {
+		parts := make([]string, len(n.Group.Health))
+		for i, h := range n.Group.Health {
+			parts[i] = fmt.Sprintf("%d %s", h.Count, lower(string(h.Status)))
+		}
+		return strings.Join(parts, " · ")
+	}
+	return infoLine(n.Node)
+}
+
+// infoLine summarises a node's info: "rev 3 · 3/3 ready · 1.2.0".
+func infoLine(n kubeview.TreeNode) string {
+	var parts []string
+	if n.Info.Revision != "" {
+		parts = append(parts, "rev "+n.Info.Revision)
+	}
+	if n.Info.Ready != "" {
+		parts = append(parts, n.Info.Ready+" ready")
+	}
+	if n.Info.Restarts > 0 {
+		parts = append(parts, fmt.Sprintf("%d restarts", n.Info.Restarts))
+	}
+	if len(n.Info.Images) > 0 && n.Kind != "Pod" {
+		parts = append(parts, imageTagOrName(n.Info.Images[0]))
+	}
+	if n.Kind == "Pod" && n.Info.Phase != "" && n.Info.Phase != "Running" {
+		parts = append(parts, n.Info.Phase)
+	}
+	if len(parts) == 0 && n.Health != nil && n.Health.Message != "" {
+		return n.Health.Message
+	}
+	return strings.Join(parts, " · ")
+}
+
+func imageTagOrName(img string) string {
+	if i := strings.LastIndex(img, ":"); i >= 0 && !strings.Contains(img[i:], "/") {
+		return img[i+1:]
+	}
+	return img
+}
+
+// nodeTitle is the hover text: the health message.
+func nodeTitle(n LayoutNode) string {
+	if n.Node.Health != nil && n.Node.Health.Message != "" {
+		return ": " + string(n.Node.Health.Status) + " - " + n.Node.Health.Message
+	}
+	return ""
+}
+
+type panelTab struct{ id, label string }
+
+func panelTabs() []panelTab {
+	return []panelTab{{"summary", "Summary"}, {"manifest", "Manifest"}, {"diff", "Diff"}, {"events", "Events"}}
+}
+
+// panelURL is the URL of a panel tab, with extra query parameters.
+func panelURL(p ResourcePanel, tab, extra string) string {
+	u := resourceURL(p.AppNamespace, p.AppName, p.Node.Ref) + "?tab=" + tab
+	if extra != "" {
+		u += "&" + extra
+	}
+	return u
+}
+
+func managedQuery(on bool) string {
+	if on {
+		return "managed=1"
+	}
+	return ""
+}
+
+func diffQuery(mode string, compact bool) string {
+	q := "mode=" + mode
+	if !compact {
+		q += "&context=full"
+	}
+	return q
+}
+
+func lineNum(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return itoa(n)
+}
+
+func groupKind(n kubeview.TreeNode) string {
+	if n.Group == "" {
+		return n.Version + "/" + n.Kind
+	}
+	return n.Group + "/" + n.Version + ", " + n.Kind
+}
+
+func desiredSourceText(s string) string {
+	switch s {
+	case "last-applied":
+		return "last-applied configuration"
+	case "git":
+		return "the environment's git source"
+	}
+	return "none"
+}
