@@ -44,7 +44,8 @@ func TestGolden(t *testing.T) {
 				return
 			}
 			want := readFile(t, goldenFile)
-			if diff := cmp.Diff(want, got); diff != "" {
+			// Compared as lines, so that a mismatch reads as a line diff.
+			if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); diff != "" {
 				t.Errorf("%s mismatch (-want +got); run go test ./diffrender/ -update if the change is intended:\n%s", goldenFile, diff)
 			}
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -45,6 +43,7 @@ func isSecretRef(raw string) bool {
 
 // resourceDetail is everything known about one object of an app's tree.
 type resourceDetail struct {
+	ref           kubeview.Ref
 	Node          kubeview.TreeNode
 	Live          map[string]any
 	DesiredSource string
@@ -61,7 +60,7 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 	if err != nil {
 		return resourceDetail{}, err
 	}
-	d := resourceDetail{Node: node, Live: obj.Object, DesiredSource: desiredNone}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone}
 	desired, err := diffrender.LastApplied(obj.Object)
 	if err != nil {
 		s.log.Warn("unreadable last-applied annotation", "ref", ref.String(), "err", err)
@@ -128,11 +127,15 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		p.ManagedFields = q.Get("managed") == "1"
 		text := d.Diff.LiveFullYAML
 		if p.ManagedFields {
-			y, err := diffrender.YAML(withoutStatus(d.Live))
+			// The cache drops managedFields: read this one object afresh.
+			u, err := s.view.FetchLive(r.Context(), ns, app, d.ref)
 			if err != nil {
+				return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
+			}
+			delete(u.Object, "status")
+			if text, err = diffrender.YAML(u.Object); err != nil {
 				return p, err
 			}
-			text = y
 		}
 		c, err := highlightYAML(text)
 		if err != nil {
@@ -145,14 +148,6 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 	}
 	return p, nil
-}
-
-// withoutStatus is the live object as the cache holds it (managedFields are
-// already dropped by the informer transform), minus status.
-func withoutStatus(obj map[string]any) map[string]any {
-	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
-	delete(u.Object, "status")
-	return u.Object
 }
 
 // diffView turns a manifest diff into rows for the template.

@@ -28,6 +28,7 @@ type FleetView interface {
 	Tree(namespace, name string) (kubeview.Tree, error)
 	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
 	Events(namespace, uid string) []kubeview.Event
+	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 }
 
 // Authenticator is the auth boundary: the fail-closed middleware and the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -49,6 +50,7 @@ type Cache struct {
 	opts Options
 	log  *slog.Logger
 	cs   kubernetes.Interface
+	dyn  dynamic.Interface
 
 	ns map[string]*nsCache
 
@@ -88,7 +90,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		opts.ProbeInterval = 5 * time.Second
 	}
 	c := &Cache{
-		opts: opts, log: log.With("component", "kubeview"), cs: cs,
+		opts: opts, log: log.With("component", "kubeview"), cs: cs, dyn: dyn,
 		ns: map[string]*nsCache{}, forbidden: map[string]string{},
 	}
 	c.fleet = newFleet(c)
@@ -230,7 +232,12 @@ func (c *Cache) runProbe(ctx context.Context) {
 	defer t.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		err := c.cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
+		var err error
+		if rc := c.cs.Discovery().RESTClient(); rc != nil && !isNilInterface(rc) {
+			err = rc.Get().AbsPath("/readyz").Do(pctx).Error()
+		} else {
+			_, err = c.cs.Discovery().ServerVersion() // a client without a REST client (fakes)
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -347,4 +354,9 @@ func maps2keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+func isNilInterface(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

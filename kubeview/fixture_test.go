@@ -65,6 +65,8 @@ type fixApp struct {
 	dep  func(*appsv1.Deployment)
 	app  func(*unstructured.Unstructured)
 	each func(runtime.Object)
+	// extra returns more objects to add with the fixture's.
+	extra func(fixApp) []runtime.Object
 }
 
 // fixVersion is one ReplicaSet of a fixture: its template image and its pods.
@@ -271,6 +273,9 @@ func (f fixApp) objects() []runtime.Object {
 		}
 		pdb.UID = f.uid("PodDisruptionBudget")
 		out = append(out, hpa, pdb)
+	}
+	if f.extra != nil {
+		out = append(out, f.extra(f)...)
 	}
 	if f.each != nil {
 		for _, o := range out {

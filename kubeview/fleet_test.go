@@ -139,13 +139,24 @@ func TestApplicationsRows(t *testing.T) {
 			wantHealth: "autoscaling/HorizontalPodAutoscaler:prod/scaler (no metrics)",
 		},
 		{
-			name: "pods are grandchildren: a crashing pod does not make the App Degraded",
-			fix: fixApp{ns: "prod", name: "flaky", each: func(o runtime.Object) {
-				if p, ok := o.(*corev1.Pod); ok && strings.HasSuffix(p.Name, "-00000") {
-					p.Status.Conditions[0].Status = corev1.ConditionFalse
-					p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
-				}
-			}},
+			name: "pods do not count: a crashing pod does not make the App Degraded",
+			fix: fixApp{ns: "prod", name: "flaky",
+				each: func(o runtime.Object) {
+					if p, ok := o.(*corev1.Pod); ok && strings.HasSuffix(p.Name, "-00000") {
+						crashLoop(p)
+					}
+				},
+				// Even a crashing pod owned by the App itself.
+				extra: func(f fixApp) []runtime.Object {
+					p := &corev1.Pod{
+						ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: f.name + "-debug", OwnerReferences: f.owner(), Labels: f.labels()},
+						Spec:       f.podSpec(img(f.name, "1.2.0")),
+						Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady}},
+							ContainerStatuses: []corev1.ContainerStatus{{Name: f.name}}},
+					}
+					crashLoop(p)
+					return []runtime.Object{p}
+				}},
 			// The fixture's Deployment status still says 3 ready: only the
 			// pod changed, and the row counts ready pods for the version.
 			want: rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (2)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
@@ -223,6 +234,17 @@ func TestApplicationsRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// crashLoop makes a pod's first container crash in a loop: Degraded by
+// itself.
+func crashLoop(p *corev1.Pod) {
+	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	p.Status.Conditions[0].Status = corev1.ConditionFalse
+	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s"}}
+	if h, _ := kubeview.HealthOf(p); h.Status != kubeview.HealthDegraded {
+		panic("crashLoop: pod health " + string(h.Status))
+	}
 }
 
 // TestApplicationsFollowEvents changes the fake cluster after the cache

@@ -2,6 +2,7 @@ package kubeview
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -265,4 +266,22 @@ func (c *Cache) Object(namespace, app string, ref Ref) (*unstructured.Unstructur
 		return u, n, nil
 	}
 	return nil, TreeNode{}, ErrNotInTree
+}
+
+// FetchLive reads one object of an App's tree from the apiserver, with its
+// managedFields (the cache drops them). It is for an explicit user request
+// ("show managed fields"); membership is checked against the cache first.
+func (c *Cache) FetchLive(ctx context.Context, namespace, app string, ref Ref) (*unstructured.Unstructured, error) {
+	if _, _, err := c.Object(namespace, app, ref); err != nil {
+		return nil, err
+	}
+	gvr := c.opts.AppResource
+	if k, ok := LookupKind(ref.Group, ref.Kind); ok {
+		gvr = k.GVR()
+	}
+	u, err := c.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kubeview: get %s: %w", ref, err)
+	}
+	return u, nil
 }
