@@ -94,11 +94,15 @@ func TestOperatorOnRealCluster(t *testing.T) {
 	}
 	check("Deployment", func() (metav1.Object, error) { return cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}) })
 	check("Service", func() (metav1.Object, error) { return cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{}) })
-	check("Ingress", func() (metav1.Object, error) { return cs.NetworkingV1().Ingresses(ns).Get(ctx, "web", metav1.GetOptions{}) })
+	check("Ingress", func() (metav1.Object, error) {
+		return cs.NetworkingV1().Ingresses(ns).Get(ctx, "web", metav1.GetOptions{})
+	})
 	check("HorizontalPodAutoscaler", func() (metav1.Object, error) {
 		return cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "web", metav1.GetOptions{})
 	})
-	check("PodDisruptionBudget", func() (metav1.Object, error) { return cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "web", metav1.GetOptions{}) })
+	check("PodDisruptionBudget", func() (metav1.Object, error) {
+		return cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "web", metav1.GetOptions{})
+	})
 	check("ConfigMap", func() (metav1.Object, error) { return cs.CoreV1().ConfigMaps(ns).Get(ctx, "web", metav1.GetOptions{}) })
 
 	// Pods Running, and their logs readable through the apiserver.
