@@ -13,7 +13,6 @@ require (
 	github.com/gorilla/sessions v1.4.0
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v2 v2.4.4
-	golang.org/x/mod v0.43.0
 	golang.org/x/net v0.61.0
 	golang.org/x/oauth2 v0.38.0
 	k8s.io/api v0.37.2
@@ -69,6 +68,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	golang.org/x/mod v0.43.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
