@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -69,8 +70,13 @@ func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.
 		Namespace: ns, Name: name, Row: row, HasRow: hasRow, Tree: tree, View: view, Selected: selected,
 		Now: now, Status: s.view.Status(),
 	}
+	if l.History, err = s.view.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
+		return templates.AppLive{}, "", err
+	}
+	l.CanWrite = s.opts.Release != nil
+	l.CSRF = auth.CSRFToken(r.Context())
 	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return resourcePath(ns, name, n.Ref) })
-	etag := changeTag(row, tree)
+	etag := changeTag(row, tree, l.History)
 	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
 	if view == "list" {
 		q.Set("view", "list")
@@ -110,4 +116,12 @@ func cutLast(s, sep string) (string, string, bool) {
 		}
 	}
 	return s, "", false
+}
+
+// clearActions serves GET /apps/{namespace}/{name}/actions/clear: an empty
+// actions area (the confirmation's Cancel).
+func (s *Server) clearActions(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	return nil
 }

@@ -27,11 +27,17 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /{$}", s.appList)
 	s.protect(m, "GET /apps/{namespace}/{name}", s.appPage)
 	s.protect(m, "GET /apps/{namespace}/{name}/resource/{ref}", s.appResource)
+	s.protect(m, "GET /apps/{namespace}/{name}/rollback", s.rollbackConfirm)
+	s.protect(m, "POST /apps/{namespace}/{name}/rollback", s.appRollback)
+	s.protect(m, "POST /apps/{namespace}/{name}/sync", s.appSync)
+	s.protect(m, "GET /apps/{namespace}/{name}/actions/clear", s.clearActions)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
 	s.protect(m, "GET /v1/deploy/{name}/tree", s.apiTree)
 	s.protect(m, "GET /v1/deploy/{name}/resource/{ref}", s.apiResource)
+	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
+	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
 
 	// Anything else: 404, after authentication (unknown URLs reveal nothing).
 	s.protect(m, "/", s.notFound)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/release"
 )
 
 // FleetView is what the handlers read from the cluster caches.
@@ -29,6 +30,14 @@ type FleetView interface {
 	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
 	Events(namespace, uid string) []kubeview.Event
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
+	History(namespace, name string) ([]kubeview.Release, error)
+}
+
+// Releaser is the write seam: rollback and sync (implemented by package
+// release).
+type Releaser interface {
+	Rollback(ctx context.Context, namespace, name, version, user string) (release.Result, error)
+	Sync(ctx context.Context, namespace, name, user string) (release.SyncResult, error)
 }
 
 // Authenticator is the auth boundary: the fail-closed middleware and the
@@ -48,6 +57,9 @@ type Options struct {
 	Now func() time.Time
 	// AppGroup and AppKind name the App resource (default hanzo.ai, App).
 	AppGroup, AppKind string
+	// Release performs rollbacks and sync requests; without it the write
+	// routes answer 503.
+	Release Releaser
 }
 
 // Site renders pages and errors with the site's assets. It is also the

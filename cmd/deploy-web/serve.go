@@ -22,6 +22,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/handlers"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/release"
 )
 
 // serveConfig is the dashboard's configuration.
@@ -204,7 +205,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if err != nil {
 		return err
 	}
-	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage})
+	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryVersions, log)
+	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage, Release: rel})
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -142,3 +142,5 @@ func rangeStart(r FleetResults) int {
 func rangeEnd(r FleetResults) int {
 	return rangeStart(r) + len(r.Rows) - 1
 }
+
+func urlQuery(s string) string { return url.QueryEscape(s) }

@@ -139,6 +139,24 @@ type AppLive struct {
 	PollURL  string
 	Now      time.Time
 	Status   kubeview.Status
+	// History is the app's deploy history, newest first.
+	History []kubeview.Release
+	// CanWrite says whether rollback and sync are configured.
+	CanWrite bool
+	// CSRF is the session's token for the write forms.
+	CSRF string
+}
+
+// ActionView is the inline result of a write (rollback, sync) or the
+// confirmation before one.
+type ActionView struct {
+	AppNamespace, AppName string
+	// Kind is "confirm-rollback", "success", "info" or "error".
+	Kind     string
+	From, To string
+	Message  string
+	Error    string
+	CSRF     string
 }
 
 // ResourcePanel is one resource of an app's tree: summary, manifest, diff

@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// maxBody bounds the body of a write request.
+const maxBody = 4 << 10
+
+// actor names the user in audit records: the email, else the subject.
+func actor(r *http.Request) string {
+	id, ok := auth.FromContext(r.Context())
+	if !ok {
+		return "unknown"
+	}
+	if id.Email != "" {
+		return id.Email
+	}
+	return id.Subject
+}
+
+// releaseError maps the release seam's errors to answers.
+func releaseError(err error) error {
+	switch {
+	case errors.Is(err, release.ErrInvalidVersion):
+		return &httpError{Status: http.StatusBadRequest, Reason: "InvalidVersion", Public: strings.TrimPrefix(err.Error(), "release: ")}
+	case errors.Is(err, release.ErrNotInHistory):
+		return &httpError{Status: http.StatusBadRequest, Reason: "NotInHistory", Public: strings.TrimPrefix(err.Error(), "release: ") + ": roll back only to a version this app has run"}
+	case errors.Is(err, release.ErrConflict):
+		return &httpError{Status: http.StatusConflict, Reason: "Conflict", Public: "the app changed while it was being patched; reload and try again"}
+	case errors.Is(err, release.ErrNotFound), errors.Is(err, kubeview.ErrAppNotFound):
+		return notFound("app")
+	}
+	return err
+}
+
+// readVersion reads {"version": "..."} (JSON) or version=... (form).
+func readVersion(r *http.Request) (string, error) {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		var body struct {
+			Version string `json:"version"`
+		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			return "", badRequest("body: want {\"version\": \"MAJOR.MINOR.PATCH\"}")
+		}
+		if dec.Decode(&struct{}{}) != io.EOF {
+			return "", badRequest("body: want one JSON object")
+		}
+		return body.Version, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return "", badRequest("body: unreadable form")
+	}
+	if _, ok := r.PostForm["version"]; !ok {
+		return "", badRequest("version: missing")
+	}
+	return r.PostForm.Get("version"), nil
+}
+
+func (s *Server) releaser() (Releaser, error) {
+	if s.opts.Release == nil {
+		return nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "ReadOnly", Public: "this deploy-web is read-only: rollback and sync are not configured"}
+	}
+	return s.opts.Release, nil
+}
+
+// apiRollback serves POST /v1/deploy/{name}/rollback.
+func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
+	rel, err := s.releaser()
+	if err != nil {
+		return err
+	}
+	app, err := s.apiApp(r, "")
+	if err != nil {
+		return err
+	}
+	version, err := readVersion(r)
+	if err != nil {
+		return err
+	}
+	res, err := rel.Rollback(r.Context(), app.GetNamespace(), app.GetName(), version, actor(r))
+	if err != nil {
+		return releaseError(err)
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// apiSync serves POST /v1/deploy/{name}/sync.
+func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
+	rel, err := s.releaser()
+	if err != nil {
+		return err
+	}
+	app, err := s.apiApp(r, "")
+	if err != nil {
+		return err
+	}
+	res, err := rel.Sync(r.Context(), app.GetNamespace(), app.GetName(), actor(r))
+	if err != nil {
+		return releaseError(err)
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// appFromPath checks the {namespace}/{name} of a page route.
+func (s *Server) appFromPath(r *http.Request) (string, string, error) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	if !slices.Contains(s.view.Namespaces(), ns) {
+		return "", "", notFound("app " + ns + "/" + name)
+	}
+	if _, err := s.view.LookupApp(name, ns); err != nil {
+		return "", "", notFound("app " + ns + "/" + name)
+	}
+	return ns, name, nil
+}
+
+// rollbackConfirm serves GET /apps/{namespace}/{name}/rollback?version=V:
+// the confirmation that names from -> to.
+func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
+	ns, name, err := s.appFromPath(r)
+	if err != nil {
+		return err
+	}
+	version := r.URL.Query().Get("version")
+	row, _ := s.view.Row(ns, name)
+	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
+	history, err := s.historyVersions(ns, name)
+	if err != nil {
+		return releaseError(err)
+	}
+	if err := release.Gate(version, history); err != nil {
+		a.Kind, a.Error = "error", releaseError(err).(*httpError).Public
+	} else if version == row.Version {
+		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
+	}
+	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
+}
+
+// appRollback serves POST /apps/{namespace}/{name}/rollback (form).
+func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
+	ns, name, err := s.appFromPath(r)
+	if err != nil {
+		return err
+	}
+	rel, err := s.releaser()
+	if err != nil {
+		return err
+	}
+	version, err := readVersion(r)
+	if err != nil {
+		return err
+	}
+	a := templates.ActionView{AppNamespace: ns, AppName: name, To: version}
+	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
+	var he *httpError
+	switch {
+	case err == nil && res.Changed:
+		a.Kind, a.From, a.Message = "success", res.From, "Rolling "+name+" back from "+res.From+" to "+res.To+". The operator rolls the Deployment out; watch the health and sync above."
+	case err == nil:
+		a.Kind, a.Message = "info", name+" already declares "+version+": nothing changed."
+	case errors.As(releaseError(err), &he) && he.Status < 500:
+		// A refusal: shown in place of the confirmation (htmx swaps 409
+		// and 422, see the layout's htmx-config).
+		a.Kind, a.Error = "error", he.Public
+		status := he.Status
+		if status == http.StatusBadRequest {
+			status = http.StatusUnprocessableEntity
+		}
+		return s.render(w, r, status, templates.ActionResult(a))
+	default:
+		return err
+	}
+	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
+}
+
+// appSync serves POST /apps/{namespace}/{name}/sync.
+func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
+	ns, name, err := s.appFromPath(r)
+	if err != nil {
+		return err
+	}
+	rel, err := s.releaser()
+	if err != nil {
+		return err
+	}
+	res, err := rel.Sync(r.Context(), ns, name, actor(r))
+	if err != nil {
+		return releaseError(err)
+	}
+	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}
+	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
+}
+
+// historyVersions returns the versions an App has run.
+func (s *Server) historyVersions(ns, name string) ([]string, error) {
+	h, err := s.view.History(ns, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(h))
+	for i, r := range h {
+		out[i] = r.Version
+	}
+	return out, nil
+}

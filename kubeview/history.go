@@ -1,0 +1,99 @@
+package kubeview
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/appcr"
+)
+
+// Release is one entry of an App's deploy history: a ReplicaSet of its
+// Deployment.
+type Release struct {
+	Revision int64     `json:"revision"`
+	Image    string    `json:"image"`
+	Version  string    `json:"version"`
+	Created  time.Time `json:"createdAt"`
+	Replicas int32     `json:"replicas"`
+	Ready    int32     `json:"ready"`
+	// Current is the Deployment's newest revision.
+	Current bool `json:"current"`
+	// Declared is the version the App declares now.
+	Declared bool `json:"declared"`
+	// CleanSemver says whether Version may be rolled back to.
+	CleanSemver bool `json:"cleanSemver"`
+}
+
+// cleanSemver mirrors release.IsCleanSemver (kubeview does not import the
+// write path): MAJOR.MINOR.PATCH with an optional leading v.
+var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+
+// History returns an App's deploy history from its Deployment's
+// ReplicaSets, newest first. An App without a Deployment has none.
+func (c *Cache) History(namespace, name string) ([]Release, error) {
+	app, err := c.LookupApp(name, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return buildHistory(app, c), nil
+}
+
+// HistoryVersions returns the versions an App has run (for the rollback
+// gate).
+func (c *Cache) HistoryVersions(namespace, name string) ([]string, error) {
+	h, err := c.History(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(h))
+	for _, r := range h {
+		out = append(out, r.Version)
+	}
+	return out, nil
+}
+
+func buildHistory(app *unstructured.Unstructured, src objectSource) []Release {
+	var dep *appsv1.Deployment
+	for _, ch := range children(app, src) {
+		if d, ok := ch.obj.(*appsv1.Deployment); ok && (dep == nil || d.Name == app.GetName()) {
+			dep = d
+		}
+	}
+	if dep == nil {
+		return nil
+	}
+	image, _, _ := unstructured.NestedString(app.Object, "spec", "image")
+	declared := appcr.ImageTag(image)
+	var out []Release
+	for _, o := range src.byIndex(dep.Namespace, "apps/ReplicaSet", IndexOwner, string(dep.UID)) {
+		rs, ok := o.(*appsv1.ReplicaSet)
+		if !ok {
+			continue
+		}
+		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+		img := ""
+		for i, c := range rs.Spec.Template.Spec.Containers {
+			if i == 0 || c.Name == dep.Name {
+				img = c.Image
+			}
+		}
+		r := Release{Revision: rev, Image: img, Version: appcr.ImageTag(img), Created: rs.CreationTimestamp.Time, Ready: rs.Status.ReadyReplicas}
+		if rs.Spec.Replicas != nil {
+			r.Replicas = *rs.Spec.Replicas
+		}
+		r.Declared = r.Version == declared
+		r.CleanSemver = cleanSemver.MatchString(r.Version)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Release) int { return cmp.Or(cmp.Compare(b.Revision, a.Revision), b.Created.Compare(a.Created)) })
+	if len(out) > 0 {
+		out[0].Current = true
+	}
+	return out
+}

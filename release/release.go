@@ -1,0 +1,214 @@
+// Package release is the one seam that turns "pin app X to version V" into a
+// patch of the App CR, and "sync app X" into the sync-request annotation. The
+// HTTP handlers and the plan engine both go through it, so the gate, the
+// idempotence, the optimistic concurrency and the audit trail are the same
+// everywhere.
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/hanzoai/deploy-web/appcr"
+)
+
+// Event reasons written on the App.
+const (
+	ReasonRollback = "RollbackRequested"
+	ReasonSync     = "SyncRequested"
+)
+
+// cleanSemver is MAJOR.MINOR.PATCH with an optional leading v: no
+// pre-release, no build metadata, no leading zeros, nothing around it.
+var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+
+// IsCleanSemver reports whether v is a clean semver version.
+func IsCleanSemver(v string) bool { return cleanSemver.MatchString(v) }
+
+// Errors a caller maps to answers; each wraps a message a user may see.
+var (
+	ErrInvalidVersion = errors.New("release: not a clean semver version")
+	ErrNotInHistory   = errors.New("release: version not in the app's history")
+	ErrConflict       = errors.New("release: the app changed while it was being patched")
+	ErrNotFound       = errors.New("release: app not found")
+)
+
+// Gate checks a requested version against the app's history: it must be a
+// clean semver (MAJOR.MINOR.PATCH, optional v) and a tag the app has run.
+func Gate(version string, history []string) error {
+	if !IsCleanSemver(version) {
+		return fmt.Errorf("%w: %q (want MAJOR.MINOR.PATCH, e.g. 1.2.0)", ErrInvalidVersion, version)
+	}
+	if !slices.Contains(history, version) {
+		return fmt.Errorf("%w: %s", ErrNotInHistory, version)
+	}
+	return nil
+}
+
+// ImagePatch builds the merge patch that pins the App's image to tag,
+// keeping the repository, guarded by resourceVersion (optimistic
+// concurrency: the apiserver refuses it if the App changed since).
+func ImagePatch(image, tag, resourceVersion string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": resourceVersion},
+		"spec":     map[string]any{"image": appcr.WithTag(image, tag)},
+	})
+}
+
+// HistorySource returns the tags an App has run (from its ReplicaSets).
+type HistorySource func(namespace, name string) ([]string, error)
+
+// Releaser patches Apps and records what it did.
+type Releaser struct {
+	apps    dynamic.NamespaceableResourceInterface
+	events  typedcorev1.EventsGetter
+	history HistorySource
+	log     *slog.Logger
+	now     func() time.Time
+}
+
+// New returns a Releaser for the App resource gvr.
+func New(dyn dynamic.Interface, events typedcorev1.EventsGetter, gvr schema.GroupVersionResource, history HistorySource, log *slog.Logger) *Releaser {
+	return &Releaser{apps: dyn.Resource(gvr), events: events, history: history, log: log.With("component", "release"), now: time.Now}
+}
+
+// Result is the outcome of a rollback.
+type Result struct {
+	App       string `json:"app"`
+	Namespace string `json:"namespace"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Changed   bool   `json:"changed"`
+}
+
+// Rollback pins app namespace/name to version. It is idempotent (the
+// declared version already equal: Changed false, nothing patched). On a
+// conflict it re-reads the App and tries once more, then answers
+// ErrConflict. Every attempt is logged; an accepted one also writes an
+// Event on the App naming the user.
+func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user string) (res Result, err error) {
+	res = Result{App: name, Namespace: namespace, To: version}
+	defer func() {
+		outcome := "accepted"
+		switch {
+		case err != nil:
+			outcome = "refused"
+		case !res.Changed:
+			outcome = "unchanged"
+		}
+		r.log.Info("rollback", "user", user, "app", name, "namespace", namespace, "from", res.From, "to", version, "outcome", outcome, "err", errString(err))
+	}()
+	history, err := r.history(namespace, name)
+	if err != nil {
+		return res, err
+	}
+	if err := Gate(version, history); err != nil {
+		return res, err
+	}
+	for attempt := 0; ; attempt++ {
+		app, err := r.apps.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return res, ErrNotFound
+		}
+		if err != nil {
+			return res, fmt.Errorf("release: get app: %w", err)
+		}
+		image, _, _ := unstructured.NestedString(app.Object, "spec", "image")
+		res.From = appcr.ImageTag(image)
+		if res.From == version {
+			return res, nil
+		}
+		patch, err := ImagePatch(image, version, app.GetResourceVersion())
+		if err != nil {
+			return res, err
+		}
+		_, err = r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "deploy-web"})
+		if apierrors.IsConflict(err) && attempt == 0 {
+			continue
+		}
+		if apierrors.IsConflict(err) {
+			return res, ErrConflict
+		}
+		if err != nil {
+			return res, fmt.Errorf("release: patch app: %w", err)
+		}
+		res.Changed = true
+		r.event(ctx, app, ReasonRollback, fmt.Sprintf("%s rolled %s back from %s to %s", user, name, res.From, version))
+		return res, nil
+	}
+}
+
+// SyncResult is the outcome of a sync request.
+type SyncResult struct {
+	App         string `json:"app"`
+	Namespace   string `json:"namespace"`
+	RequestedAt string `json:"requestedAt"`
+}
+
+// Sync asks the operator to reconcile: it bumps the sync-requested-at
+// annotation to now and records an Event naming the user.
+func (r *Releaser) Sync(ctx context.Context, namespace, name, user string) (res SyncResult, err error) {
+	res = SyncResult{App: name, Namespace: namespace, RequestedAt: r.now().UTC().Format(time.RFC3339Nano)}
+	defer func() {
+		outcome := "accepted"
+		if err != nil {
+			outcome = "refused"
+		}
+		r.log.Info("sync", "user", user, "app", name, "namespace", namespace, "requested_at", res.RequestedAt, "outcome", outcome, "err", errString(err))
+	}()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{appcr.SyncRequestedAnnotation: res.RequestedAt}}})
+	if err != nil {
+		return res, err
+	}
+	app, err := r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "deploy-web"})
+	if apierrors.IsNotFound(err) {
+		return res, ErrNotFound
+	}
+	if err != nil {
+		return res, fmt.Errorf("release: patch app: %w", err)
+	}
+	r.event(ctx, app, ReasonSync, fmt.Sprintf("%s requested a sync of %s", user, name))
+	return res, nil
+}
+
+// event records an audit Event on the App. A failure to record is logged,
+// not returned: the change itself already happened.
+func (r *Releaser) event(ctx context.Context, app *unstructured.Unstructured, reason, message string) {
+	now := metav1.NewTime(r.now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: app.GetName() + ".", Namespace: app.GetNamespace()},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: app.GetAPIVersion(), Kind: app.GetKind(), Name: app.GetName(), Namespace: app.GetNamespace(),
+			UID: app.GetUID(), ResourceVersion: app.GetResourceVersion(),
+		},
+		Reason: reason, Message: message, Type: corev1.EventTypeNormal,
+		Source:         corev1.EventSource{Component: "deploy-web"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		ReportingController: "hanzo.ai/deploy-web", ReportingInstance: "deploy-web",
+	}
+	if _, err := r.events.Events(app.GetNamespace()).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.log.Error("audit event not recorded", "app", app.GetName(), "namespace", app.GetNamespace(), "reason", reason, "err", err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,72 @@
+package release
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestGate(t *testing.T) {
+	history := []string{"1.0.0", "v1.1.0", "1.2.0", "latest", "sha-3f9c2e1"}
+	tests := []struct {
+		version string
+		want    error
+	}{
+		{"1.0.0", nil},
+		{"v1.1.0", nil},
+		{"1.2.0", nil},
+		{"latest", ErrInvalidVersion},
+		{"sha-3f9c2e1", ErrInvalidVersion},
+		{"1.2", ErrInvalidVersion},
+		{"1.2.3-rc1", ErrInvalidVersion},
+		{"v1.2.3+build", ErrInvalidVersion},
+		{" 1.2.3", ErrInvalidVersion},
+		{"1.2.3\n", ErrInvalidVersion},
+		{"1.2.3 ", ErrInvalidVersion},
+		{"01.2.3", ErrInvalidVersion},
+		{"1.2.3\x00", ErrInvalidVersion},
+		{"V1.2.3", ErrInvalidVersion},
+		{"", ErrInvalidVersion},
+		{"1.3.0", ErrNotInHistory},
+		{"v1.0.0", ErrNotInHistory}, // the history has 1.0.0, not v1.0.0: tags are exact
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			err := Gate(tt.version, history)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Errorf("Gate(%q) = %v, want %v", tt.version, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestImagePatch(t *testing.T) {
+	tests := []struct {
+		image, tag, rv string
+		want           map[string]any
+	}{
+		{"ghcr.io/acme/web:1.2.0", "1.1.0", "42", map[string]any{
+			"metadata": map[string]any{"resourceVersion": "42"},
+			"spec":     map[string]any{"image": "ghcr.io/acme/web:1.1.0"},
+		}},
+		{"localhost:5000/acme/web:2.0.0@sha256:abcd", "v1.9.0", "7", map[string]any{
+			"metadata": map[string]any{"resourceVersion": "7"},
+			"spec":     map[string]any{"image": "localhost:5000/acme/web:v1.9.0"},
+		}},
+	}
+	for _, tt := range tests {
+		b, err := ImagePatch(tt.image, tt.tag, tt.rv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ImagePatch(%q, %q, %q) mismatch (-want +got):\n%s", tt.image, tt.tag, tt.rv, diff)
+		}
+	}
+}
