@@ -39,8 +39,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
 
-	// Anything else: 404, after authentication (unknown URLs reveal nothing).
+	// Anything else: 404 (or 405 for a POST-only route), after
+	// authentication (unknown URLs reveal nothing).
 	s.protect(m, "/", s.notFound)
+	s.m = m
 	return m
 }
 

@@ -86,6 +86,7 @@ type Server struct {
 	auth   Authenticator
 	opts   Options
 	routes []route
+	m      *http.ServeMux
 }
 
 // New wires the handlers.

@@ -10,3 +10,11 @@ func ComputeAllRows(c *Cache) int {
 	defer f.mu.RUnlock()
 	return len(f.rows)
 }
+
+// ForgetSorted drops the fleet's sorted snapshot, as every row change does,
+// so that the next Applications sorts the rows again.
+func ForgetSorted(c *Cache) {
+	c.fleet.mu.Lock()
+	defer c.fleet.mu.Unlock()
+	c.fleet.sorted = nil
+}

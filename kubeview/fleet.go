@@ -136,7 +136,11 @@ func newFleet(c *Cache) *fleet {
 func (f *fleet) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { f.touch(obj) },
-		UpdateFunc: func(_, obj any) { f.touch(obj) },
+		UpdateFunc: func(old, obj any) {
+			// Both: a child that lost its label or owner leaves its old App.
+			f.touch(old)
+			f.touch(obj)
+		},
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
