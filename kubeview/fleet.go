@@ -135,7 +135,7 @@ func newFleet(c *Cache) *fleet {
 // handler marks the Apps an event touches as dirty.
 func (f *fleet) handler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { f.touch(obj) },
+		AddFunc: func(obj any) { f.touch(obj) },
 		UpdateFunc: func(old, obj any) {
 			// Both: a child that lost its label or owner leaves its old App.
 			f.touch(old)

@@ -91,7 +91,9 @@ func buildHistory(app *unstructured.Unstructured, src objectSource) []Release {
 		r.CleanSemver = cleanSemver.MatchString(r.Version)
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Release) int { return cmp.Or(cmp.Compare(b.Revision, a.Revision), b.Created.Compare(a.Created)) })
+	slices.SortFunc(out, func(a, b Release) int {
+		return cmp.Or(cmp.Compare(b.Revision, a.Revision), b.Created.Compare(a.Created))
+	})
 	if len(out) > 0 {
 		out[0].Current = true
 	}
