@@ -180,9 +180,9 @@ func collapseIdleReplicaSets(dep kubeview.TreeNode, kids []kubeview.TreeNode, by
 			}
 		}
 		sort.Ints(revs)
-		label := fmt.Sprintf("%d older ReplicaSets", len(idle))
+		label := fmt.Sprintf("%d idle ReplicaSets", len(idle))
 		if len(revs) > 0 {
-			label += fmt.Sprintf(" (rev %d–%d)", revs[0], revs[len(revs)-1])
+			label += fmt.Sprintf(" (%d–%d)", revs[0], revs[len(revs)-1])
 		}
 		g := groupNode(dep, "ReplicaSet", len(idle))
 		parent.children = append(parent.children, &layoutItem{node: g, dim: true, compact: true, group: &NodeGroup{Count: len(idle), Label: label}})

@@ -70,7 +70,7 @@ func TestLayoutTreeGroups(t *testing.T) {
 					t.Errorf("card %s has no link", n.Node.Ref)
 				}
 			}
-			if !contains(groups, "3 older ReplicaSets (rev 1–3)") {
+			if !contains(groups, "3 idle ReplicaSets (1–3)") {
 				t.Errorf("groups = %q, want the idle ReplicaSets collapsed", groups)
 			}
 			if tt.wantGroup != "" && !contains(groups, tt.wantGroup) {
