@@ -40,8 +40,8 @@ e2e: cluster-bin ## browser tests only (headless Chromium against the demo)
 	$(GO) test -race -count=1 -v ./e2e/
 
 .PHONY: bench
-bench: ## benchmarks of the list, the page and the caches (see BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/
+bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
 
 .PHONY: build
 build: generate ## build bin/deploy-web
