@@ -79,6 +79,16 @@ func (s *Server) releaser() (Releaser, error) {
 	return s.opts.Release, nil
 }
 
+// auditRefusal logs a write refused before it reached the release seam
+// (which logs every attempt it sees), so every refusal after
+// authentication leaves a line naming the user.
+func (s *Server) auditRefusal(r *http.Request, action string, err error) {
+	if err == nil {
+		return
+	}
+	s.log.Info(action, "user", actor(r), "app", r.PathValue("name"), "namespace", r.PathValue("namespace"), "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
+}
+
 // apiRollback serves POST /v1/deploy/{name}/rollback.
 func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	rel, err := s.releaser()
@@ -87,10 +97,12 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	}
 	app, err := s.apiApp(r, "")
 	if err != nil {
+		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	version, err := readVersion(r)
 	if err != nil {
+		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	res, err := rel.Rollback(r.Context(), app.GetNamespace(), app.GetName(), version, actor(r))
@@ -109,6 +121,7 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 	}
 	app, err := s.apiApp(r, "")
 	if err != nil {
+		s.auditRefusal(r, "sync", err)
 		return err
 	}
 	res, err := rel.Sync(r.Context(), app.GetNamespace(), app.GetName(), actor(r))
@@ -157,6 +170,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 	ns, name, err := s.appFromPath(r)
 	if err != nil {
+		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	rel, err := s.releaser()
@@ -165,6 +179,7 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 	}
 	version, err := readVersion(r)
 	if err != nil {
+		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	a := templates.ActionView{AppNamespace: ns, AppName: name, To: version}
@@ -194,6 +209,7 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
 	ns, name, err := s.appFromPath(r)
 	if err != nil {
+		s.auditRefusal(r, "sync", err)
 		return err
 	}
 	rel, err := s.releaser()
