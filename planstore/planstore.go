@@ -1,0 +1,200 @@
+// Package planstore keeps the history of plans and applies in the cluster,
+// as ConfigMaps labelled per environment and bounded to the newest N, so any
+// replica of the dashboard shows the same history and a restart loses
+// nothing. It stores the report JSON as the plan engine wrote it (reports
+// never hold Secret values) plus a few labels and annotations to list it
+// without reading every report.
+package planstore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+)
+
+// Labels and annotations of a stored entry.
+const (
+	LabelKind        = "deploy-web.hanzo.ai/kind"
+	LabelEnvironment = "deploy-web.hanzo.ai/environment"
+	AnnotationUser   = "deploy-web.hanzo.ai/user"
+	AnnotationAction = "deploy-web.hanzo.ai/action"
+	AnnotationStatus = "deploy-web.hanzo.ai/conclusion"
+	AnnotationTime   = "deploy-web.hanzo.ai/time"
+	AnnotationSum    = "deploy-web.hanzo.ai/summary"
+	kindValue        = "plan-history"
+	reportKey        = "report.json.gz"
+)
+
+// Entry is one stored plan or apply.
+type Entry struct {
+	ID          string    `json:"id"`
+	Environment string    `json:"environment"`
+	Action      string    `json:"action"` // "plan" or "apply"
+	Conclusion  string    `json:"conclusion"`
+	Summary     string    `json:"summary"`
+	User        string    `json:"user"`
+	Time        time.Time `json:"time"`
+}
+
+// Store reads and writes the history in one namespace.
+type Store struct {
+	cms       typedcorev1.ConfigMapsGetter
+	namespace string
+	keep      int
+	now       func() time.Time
+}
+
+// New returns a store in namespace keeping the newest keep entries per
+// environment (default 20).
+func New(cms typedcorev1.ConfigMapsGetter, namespace string, keep int) *Store {
+	if keep <= 0 {
+		keep = 20
+	}
+	return &Store{cms: cms, namespace: namespace, keep: keep, now: time.Now}
+}
+
+// ErrNotFound is returned for an entry that does not exist.
+var ErrNotFound = errors.New("planstore: entry not found")
+
+// Save stores a report and prunes the environment's history to the newest
+// N. The report is gzip-compressed (ConfigMaps hold at most 1 MiB).
+func (s *Store) Save(ctx context.Context, e Entry, report []byte) (Entry, error) {
+	if e.Environment == "" || !validLabel(e.Environment) {
+		return e, fmt.Errorf("planstore: environment %q is not a valid label value", e.Environment)
+	}
+	if e.Time.IsZero() {
+		e.Time = s.now()
+	}
+	e.Time = e.Time.UTC()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	e.ID = fmt.Sprintf("deploy-web-%s-%s-%s", e.Action, e.Time.Format("20060102-150405"), hex.EncodeToString(suffix))
+	e.ID = strings.ToLower(e.ID)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	if _, err := w.Write(report); err != nil {
+		return e, fmt.Errorf("planstore: compress: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return e, fmt.Errorf("planstore: compress: %w", err)
+	}
+	if gz.Len() > 900<<10 {
+		return e, fmt.Errorf("planstore: report too large to store (%d bytes compressed)", gz.Len())
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: e.ID, Namespace: s.namespace,
+			Labels: map[string]string{LabelKind: kindValue, LabelEnvironment: e.Environment},
+			Annotations: map[string]string{
+				AnnotationUser: e.User, AnnotationAction: e.Action, AnnotationStatus: e.Conclusion,
+				AnnotationTime: e.Time.Format(time.RFC3339Nano), AnnotationSum: truncate(e.Summary, 1000),
+			},
+		},
+		BinaryData: map[string][]byte{reportKey: gz.Bytes()},
+	}
+	if _, err := s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: "deploy-web"}); err != nil {
+		return e, fmt.Errorf("planstore: save: %w", err)
+	}
+	return e, s.prune(ctx, e.Environment)
+}
+
+// List returns an environment's entries, newest first.
+func (s *Store) List(ctx context.Context, env string) ([]Entry, error) {
+	sel := LabelKind + "=" + kindValue
+	if env != "" {
+		sel += "," + LabelEnvironment + "=" + env
+	}
+	list, err := s.cms.ConfigMaps(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("planstore: list: %w", err)
+	}
+	out := make([]Entry, 0, len(list.Items))
+	for _, cm := range list.Items {
+		out = append(out, entryOf(&cm))
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// Get returns one entry and its report JSON.
+func (s *Store) Get(ctx context.Context, id string) (Entry, []byte, error) {
+	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, id, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || err == nil && cm.Labels[LabelKind] != kindValue {
+		return Entry{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return Entry{}, nil, fmt.Errorf("planstore: get: %w", err)
+	}
+	r, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[reportKey]))
+	if err != nil {
+		return Entry{}, nil, fmt.Errorf("planstore: read %s: %w", id, err)
+	}
+	report, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return Entry{}, nil, fmt.Errorf("planstore: read %s: %w", id, err)
+	}
+	return entryOf(cm), report, nil
+}
+
+func (s *Store) prune(ctx context.Context, env string) error {
+	entries, err := s.List(ctx, env)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries[min(s.keep, len(entries)):] {
+		err := s.cms.ConfigMaps(s.namespace).Delete(ctx, e.ID, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("planstore: prune: %w", err)
+		}
+	}
+	return nil
+}
+
+func entryOf(cm *corev1.ConfigMap) Entry {
+	t, _ := time.Parse(time.RFC3339Nano, cm.Annotations[AnnotationTime])
+	return Entry{
+		ID: cm.Name, Environment: cm.Labels[LabelEnvironment], Action: cm.Annotations[AnnotationAction],
+		Conclusion: cm.Annotations[AnnotationStatus], Summary: cm.Annotations[AnnotationSum],
+		User: cm.Annotations[AnnotationUser], Time: t,
+	}
+}
+
+func validLabel(s string) bool {
+	if len(s) > 63 {
+		return false
+	}
+	for i, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			(c == '-' || c == '_' || c == '.') && i > 0 && i < len(s)-1
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
