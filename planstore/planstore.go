@@ -197,4 +197,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-
