@@ -5,6 +5,10 @@
 //
 //	deploy-web serve [flags]   run the dashboard against a cluster
 //	deploy-web demo  [flags]   run everything locally: control plane, operator, seeded fleet, OIDC provider, dashboard
+//	deploy-web source-plan --env E --check     offline check of images, tags and env mirrors against the catalog
+//	deploy-web apply --env E --dry-run         plan a deploy: blockers, unblock hints, rollback hints
+//	deploy-web apply --env E --apply ...       apply inside the environment's boundary, with confirmation
+//	deploy-web validate-report [PATH]          check a report against the contract
 //
 // Run `deploy-web <command> -h` for the flags of a command.
 package main
@@ -38,6 +42,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = demoCmd(ctx, args[1:], stdout, stderr)
+	case "source-plan":
+		err = sourcePlanCmd(ctx, args[1:], stdout, stderr)
+	case "apply":
+		err = applyCmd(ctx, args[1:], stdout, stderr)
+	case "validate-report":
+		err = validateReportCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
@@ -46,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	var ee *exitError
 	switch {
 	case err == nil:
 		return 0
@@ -53,6 +64,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "deploy-web %s: %v\n", args[0], ee.err)
+		}
+		return ee.code
 	}
 	fmt.Fprintf(stderr, "deploy-web %s: %v\n", args[0], err)
 	return 1
@@ -68,6 +84,19 @@ Commands:
   serve   run the dashboard against a cluster (in-cluster or --kubeconfig)
   demo    run everything locally: control plane, operator, seeded fleet,
           OIDC provider with demo logins, and the dashboard
+  source-plan --env E [--check]
+          offline: every workload image is in the artifact catalog, tagged
+          with its commit, env mirrors agree (proves nothing about the
+          registry or the cluster)
+  apply --env E [--dry-run] [--expect-blocked] [--write-report [PATH]]
+          plan a deploy (the default, writes nothing to the cluster)
+  apply --env E --apply --confirm-env=E --confirmed-non-production
+          apply inside the environment's namespace, under a lock
+  validate-report [PATH]
+          check a report against the contract
+
+Exit codes of source-plan, apply and validate-report: 0 ready or applied,
+3 blocked, 2 refused or usage, 1 error (or an invalid report).
 
 Run 'deploy-web <command> -h' for a command's flags.
 `)

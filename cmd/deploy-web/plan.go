@@ -1,0 +1,366 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+)
+
+// Exit codes of source-plan, apply and validate-report (README "Plan and apply").
+const (
+	exitFailed  = 1
+	exitRefused = 2 // refused, or a usage mistake
+	exitBlocked = 3
+)
+
+// exitError carries an exit code out of a command; err (if any) is printed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
+
+// forbiddenFlags are recognised only to be refused: they ask for something
+// deploy-web never does.
+var forbiddenFlags = []string{"production", "prod", "allow-production", "allow-secret-reads", "read-secrets", "show-secrets", "force", "force-conflicts", "force-push"}
+
+// reportFlag is --write-report with an optional value.
+type reportFlag struct {
+	set  bool
+	path string
+}
+
+func (r *reportFlag) String() string   { return r.path }
+func (r *reportFlag) IsBoolFlag() bool { return true }
+func (r *reportFlag) Set(v string) error {
+	r.set = true
+	switch v {
+	case "true":
+	case "false":
+		r.set = false
+	default:
+		r.path = v
+	}
+	return nil
+}
+
+// joinOptionalValue turns "--write-report PATH" into "--write-report=PATH"
+// (the flag package has no optional values).
+func joinOptionalValue(args []string, names ...string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		matched := false
+		for _, n := range names {
+			if a == "-"+n || a == "--"+n {
+				matched = true
+			}
+		}
+		if matched && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+type planFlags struct {
+	config, env, kubeconfig, expectCommit, output string
+	progress                                      bool
+}
+
+func (p *planFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.config, "config", "deploy.yaml", "environments config file (YAML)")
+	fs.StringVar(&p.env, "env", "", "environment name (required)")
+	fs.StringVar(&p.kubeconfig, "kubeconfig", "", "kubeconfig file when the environment names none (default $KUBECONFIG, ~/.kube/config)")
+	fs.StringVar(&p.expectCommit, "expect-commit", "", "commit every image must be tagged with (default: the catalog's commit)")
+	fs.StringVar(&p.output, "output", "summary", "what to print: summary, markdown or json")
+	fs.BoolVar(&p.progress, "progress", true, "print each step to stderr")
+}
+
+func (p *planFlags) load() (*deployplan.Environment, error) {
+	if p.env == "" {
+		return nil, exitWith(exitRefused, errors.New("--env is required"))
+	}
+	switch p.output {
+	case "summary", "markdown", "json":
+	default:
+		return nil, exitWith(exitRefused, fmt.Errorf("--output %q: want summary, markdown or json", p.output))
+	}
+	cfg, err := deployplan.LoadConfig(p.config)
+	if err != nil {
+		return nil, exitWith(exitRefused, err)
+	}
+	env, err := cfg.Env(p.env)
+	if err != nil {
+		return nil, exitWith(exitRefused, err)
+	}
+	return env, nil
+}
+
+func (p *planFlags) options(stderr io.Writer) deployplan.Options {
+	o := deployplan.Options{Kubeconfig: p.kubeconfig, ConfigPath: p.config, ExpectCommit: p.expectCommit}
+	if p.progress {
+		o.Progress = func(step string) { fmt.Fprintf(stderr, "deploy-web: %s\n", step) }
+	}
+	return o
+}
+
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return exitWith(exitRefused, err)
+}
+
+// sourcePlanCmd is the offline source planner.
+func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("source-plan", flag.ContinueOnError)
+	var pf planFlags
+	pf.register(fs)
+	check := fs.Bool("check", false, "exit 3 when there is any divergence")
+	if err := parseFlags(fs, args); err != nil {
+		return usageErr(err)
+	}
+	env, err := pf.load()
+	if err != nil {
+		return err
+	}
+	res, err := deployplan.SourcePlan(ctx, env, pf.options(stderr))
+	if err != nil {
+		return exitWith(exitFailed, err)
+	}
+	if pf.output == "json" {
+		b, _ := json.MarshalIndent(map[string]any{
+			"environment": res.Environment, "origin": res.Origin, "sourceCommit": res.SourceCommit,
+			"catalogCommit": res.CatalogCommit, "catalogPath": res.CatalogPath,
+			"divergences": nonNil(res.Divergences), "disclaimer": deployplan.SourceDisclaimer,
+		}, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "source plan for %s: %s at %s, catalog %s (commit %s)\n", res.Environment, res.Origin, orNone(res.SourceCommit), res.CatalogPath, res.CatalogCommit)
+		n := 0
+		for _, w := range res.Workloads {
+			n += len(w.Containers)
+		}
+		fmt.Fprintf(stdout, "  %d workload(s), %d container(s) checked\n", len(res.Workloads), n)
+		if len(res.Divergences) == 0 {
+			fmt.Fprintln(stdout, "  converged: every image is in the catalog, tagged with its commit, and the env mirrors agree")
+		}
+		for _, d := range res.Divergences {
+			fmt.Fprintf(stdout, "  DIVERGENCE %s: %s\n    fix: %s\n", d.ID, d.Message, d.UnblockHint)
+		}
+		fmt.Fprintln(stdout, deployplan.SourceDisclaimer)
+	}
+	if *check && len(res.Divergences) > 0 {
+		return exitWith(exitBlocked, fmt.Errorf("%d divergence(s)", len(res.Divergences)))
+	}
+	return nil
+}
+
+func nonNil(b []deployplan.Blocker) []deployplan.Blocker {
+	if b == nil {
+		return []deployplan.Blocker{}
+	}
+	return b
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no commit)"
+	}
+	return s
+}
+
+// applyCmd plans (--dry-run, the default) or applies (--apply).
+func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	var pf planFlags
+	pf.register(fs)
+	dryRun := fs.Bool("dry-run", false, "plan only: write nothing to the cluster (the default without --apply)")
+	doApply := fs.Bool("apply", false, "apply (needs --confirm-env and --confirmed-non-production)")
+	expectBlocked := fs.Bool("expect-blocked", false, "with --dry-run: exit 0 when the plan is blocked and non-zero when it is ready")
+	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm an apply")
+	confirmedNonProd := fs.Bool("confirmed-non-production", false, "confirm the environment is not production")
+	timeout := fs.Duration("timeout", 5*time.Minute, "how long an apply waits for workload health")
+	var report reportFlag
+	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/deploy-report.json; an apply always writes it")
+	forbidden := map[string]*bool{}
+	for _, f := range forbiddenFlags {
+		forbidden[f] = fs.Bool(f, false, "refused: deploy-web never does this")
+	}
+	if err := parseFlags(fs, joinOptionalValue(args, "write-report")); err != nil {
+		return usageErr(err)
+	}
+	if *dryRun && *doApply {
+		return exitWith(exitRefused, errors.New("--dry-run and --apply exclude each other"))
+	}
+	if *expectBlocked && *doApply {
+		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
+	}
+	var asked []string
+	for _, f := range forbiddenFlags {
+		if *forbidden[f] {
+			asked = append(asked, "--"+f)
+		}
+	}
+	if len(asked) > 0 {
+		// Refused before the config is even read: nothing is touched.
+		return exitWith(exitRefused, &deployplan.RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(asked, ", "))})
+	}
+	env, err := pf.load()
+	if err != nil {
+		return err
+	}
+	reportPath := report.path
+	if reportPath == "" {
+		reportPath = deployplan.DefaultReportPath(env.Name)
+	}
+	opts := pf.options(stderr)
+	opts.ReportPath = reportPath
+
+	if !*doApply {
+		rep, err := deployplan.Plan(ctx, env, opts)
+		if err != nil {
+			return exitWith(exitFailed, err)
+		}
+		if report.set {
+			if err := writeReports(rep, reportPath); err != nil {
+				return exitWith(exitFailed, err)
+			}
+			fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+		}
+		printReport(stdout, rep, pf.output)
+		blocked := rep.Status() == deployplan.StatusBlocked
+		switch {
+		case *expectBlocked && blocked:
+			return nil
+		case *expectBlocked:
+			return exitWith(exitFailed, errors.New("expected a blocked plan (--expect-blocked), but it is ready"))
+		case blocked:
+			return exitWith(exitBlocked, nil)
+		}
+		return nil
+	}
+
+	rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{
+		Options:    opts,
+		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
+		ReportPath: reportPath,
+		Timeout:    *timeout,
+	})
+	var refusal *deployplan.RefusalError
+	if errors.As(err, &refusal) {
+		if rep != nil {
+			for _, b := range rep.DeployApply.RemainingBlockers {
+				fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
+			}
+		}
+		return exitWith(exitRefused, err)
+	}
+	if rep != nil {
+		if werr := writeMarkdown(rep, reportPath); werr != nil && err == nil {
+			err = werr
+		}
+		printReport(stdout, rep, pf.output)
+		fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+	}
+	if err != nil {
+		return exitWith(exitFailed, err)
+	}
+	if rep.Status() != deployplan.StatusApplied {
+		return exitWith(exitFailed, errors.New(rep.DeployApply.Conclusion.Summary))
+	}
+	return nil
+}
+
+func writeReports(rep *deployplan.Report, path string) error {
+	if err := rep.WriteFile(path); err != nil {
+		return err
+	}
+	return writeMarkdown(rep, path)
+}
+
+func writeMarkdown(rep *deployplan.Report, path string) error {
+	mdPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
+	if err := os.MkdirAll(filepath.Dir(mdPath), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(mdPath, []byte(rep.Markdown()), 0o644)
+}
+
+func printReport(w io.Writer, rep *deployplan.Report, output string) {
+	switch output {
+	case "json":
+		b, err := rep.JSON()
+		if err == nil {
+			w.Write(b)
+		}
+	case "markdown":
+		fmt.Fprint(w, rep.Markdown())
+	default:
+		fmt.Fprint(w, rep.Summary())
+	}
+}
+
+// validateReportCmd checks reports against the contract.
+func validateReportCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("validate-report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: deploy-web validate-report [PATH ...]   (default: reports/*/deploy-report.json)")
+			return err
+		}
+		return exitWith(exitRefused, err)
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths, _ = filepath.Glob(filepath.Join("reports", "*", "deploy-report.json"))
+		if len(paths) == 0 {
+			return exitWith(exitRefused, errors.New("no PATH given and no reports/*/deploy-report.json found"))
+		}
+	}
+	bad := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return exitWith(exitFailed, err)
+		}
+		vs := deployplan.ValidateReport(data)
+		if len(vs) == 0 {
+			fmt.Fprintf(stdout, "%s: valid\n", p)
+			continue
+		}
+		bad++
+		fmt.Fprintf(stdout, "%s: %d violation(s)\n", p, len(vs))
+		for _, v := range vs {
+			fmt.Fprintf(stdout, "  %s\n", v)
+		}
+	}
+	if bad > 0 {
+		return exitWith(exitFailed, fmt.Errorf("%d of %d report(s) break the contract", bad, len(paths)))
+	}
+	return nil
+}

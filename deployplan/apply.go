@@ -1,0 +1,361 @@
+package deployplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// ApplyOptions tune an apply.
+type ApplyOptions struct {
+	Options
+	// Request carries the confirmations and any forbidden flag.
+	Request ApplyRequest
+	// ReportPath is where the report goes; its folder also receives the
+	// pre-apply capture. "" means DefaultReportPath(env).
+	ReportPath string
+	// Timeout bounds the wait for workload health (default 5 minutes).
+	Timeout time.Duration
+	// LockDuration is the Lease duration (default DefaultLockDuration).
+	LockDuration time.Duration
+	// Holder names this apply in the lock (default DefaultHolder()).
+	Holder string
+}
+
+// Apply checks the request, plans, and, only if the plan is ready, takes
+// the environment's lock, captures the pre-apply state of every object it
+// will touch, writes a report that says "failed" until it finishes,
+// replaces the allowlisted suspended template Jobs whose image changed,
+// applies everything server-side (field manager deploy-web, never forced),
+// waits for workload health and runs the health checks. The report ends
+// applied or failed and is written to ReportPath.
+//
+// A refusal (protected environment, forbidden flag, missing confirmation,
+// blocked plan, lock held by another apply) is a *RefusalError and nothing
+// was touched; for a blocked plan the plan's report is returned with it.
+func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+	if err := CheckApplyRequest(env, opts.Request); err != nil {
+		return nil, err
+	}
+	if opts.ReportPath == "" {
+		opts.ReportPath = DefaultReportPath(env.Name)
+	}
+	opts.Options.ReportPath = opts.ReportPath
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	if opts.LockDuration <= 0 {
+		opts.LockDuration = DefaultLockDuration
+	}
+	if opts.Holder == "" {
+		opts.Holder = DefaultHolder()
+	}
+	ps, err := plan(ctx, env, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	rep := ps.report
+	if rep.Status() != StatusReady {
+		var ids []string
+		for _, b := range rep.DeployApply.RemainingBlockers {
+			ids = append(ids, b.ID)
+		}
+		return rep, &RefusalError{Reason: fmt.Sprintf("the plan is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
+	}
+
+	opts.progress("take the lock (Lease %s/%s)", env.Namespace, LockName)
+	l, err := acquireLock(ctx, ps.cl.kube, env.Namespace, opts.Holder, opts.LockDuration, opts.now())
+	if err != nil {
+		var held *LockHeldError
+		if errors.As(err, &held) {
+			return nil, &RefusalError{Reason: held.Error() + "; nothing was touched"}
+		}
+		return nil, err
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	stopRenew := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(opts.LockDuration / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopRenew:
+				return
+			case <-actx.Done():
+				return
+			case <-t.C:
+				if err := l.renew(actx, opts.now()); err != nil && actx.Err() == nil {
+					cancel(fmt.Errorf("lost the lock: %w", err))
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		close(stopRenew)
+		wg.Wait()
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer rcancel()
+		if err := l.release(rctx); err != nil {
+			opts.progress("warning: %v", err)
+		}
+	}()
+	return ps.apply(actx, env, opts)
+}
+
+// apply runs under the lock.
+func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+	d := &ps.report.DeployApply
+	d.Mode = "apply"
+	start := opts.now().UTC()
+	d.GeneratedAt = start
+	d.ManualCommands = manualCommands(env, opts.Options, false)
+	cl := ps.cl
+
+	// Re-read the live state under the lock: it is what the capture keeps
+	// and what the Job decisions must hold for.
+	opts.progress("capture the pre-apply state of %d object(s)", len(ps.objs))
+	live := map[string]*unstructured.Unstructured{}
+	for _, o := range ps.objs {
+		l, err := cl.get(ctx, o)
+		if err != nil {
+			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), err)
+		}
+		if l != nil {
+			live[key(o)] = l
+		}
+		if j, ok := ps.jobs[key(o)]; ok {
+			again := JobDecision(o, l, env.Allowlisted(o.GetName()), j.Result == JobPlanned)
+			if again.Result != j.Result || again.OldUID != j.OldUID {
+				return ps.fail(opts, "nothing was changed: Job %s changed since the plan (%s, now %s); plan again", o.GetName(), j.Result, again.Result)
+			}
+		}
+	}
+	capDir := filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z"))
+	if err := writeCapture(capDir, ps.objs, live); err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
+	}
+	d.RollbackHint = rollbackHint(env, d, capDir)
+	d.Conclusion = Conclusion{Status: StatusFailed, Summary: fmt.Sprintf(
+		"apply started at %s by %s and has not finished: if this is the final report, it was interrupted; the pre-apply state is in %s",
+		start.Format(time.RFC3339), opts.Holder, capDir)}
+	if err := ps.report.WriteFile(opts.ReportPath); err != nil {
+		return nil, err // nothing changed yet
+	}
+
+	byKey := map[string]*ObjectPlan{}
+	for i := range d.Objects {
+		o := &d.Objects[i]
+		byKey[o.groupKey()] = o
+	}
+	jobIdx := map[string]int{}
+	for i, j := range d.TemplateJobReplacements {
+		jobIdx[j.Job] = i
+	}
+
+	// Replace the planned template Jobs: delete (uid precondition), wait.
+	for _, o := range ps.objs {
+		j, ok := ps.jobs[key(o)]
+		if !ok || j.Result != JobPlanned {
+			continue
+		}
+		opts.progress("delete template Job %s (image %s -> %s)", j.Job, j.OldImage, j.NewImage)
+		if err := deleteJob(ctx, cl, o, types.UID(j.OldUID)); err != nil {
+			d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
+			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + shortErr(err)
+			byKey[key(o)].Result, byKey[key(o)].Message = "failed", shortErr(err)
+			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, err))
+		}
+	}
+
+	// Apply everything, in order; stop at the first failure.
+	opts.progress("server-side apply of %d object(s) as %s", len(ps.objs), FieldManager)
+	var failure string
+	for _, o := range ps.objs {
+		op := byKey[key(o)]
+		if failure != "" {
+			op.Result, op.Message = "skipped", "not applied: an earlier object failed"
+			continue
+		}
+		before := live[key(o)]
+		got, err := cl.apply(ctx, o, false)
+		j, isJob := ps.jobs[key(o)]
+		switch {
+		case err != nil:
+			op.Result, op.Message = "failed", shortErr(err)
+			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), shortErr(err))
+			if isJob && j.Result == JobPlanned {
+				d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
+				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + shortErr(err)
+			}
+		case isJob && j.Result == JobPlanned:
+			op.Result = "replaced"
+			jr := &d.TemplateJobReplacements[jobIdx[j.Job]]
+			jr.Result, jr.NewUID = JobReplaced, string(got.GetUID())
+			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
+		case before == nil:
+			op.Result = "created"
+		case before.GetResourceVersion() == got.GetResourceVersion():
+			op.Result = "unchanged"
+		default:
+			op.Result = "configured"
+		}
+		if err := ps.report.WriteFile(opts.ReportPath); err != nil {
+			opts.progress("warning: %v", err)
+		}
+	}
+	if failure != "" {
+		return ps.finish(opts, failure)
+	}
+
+	// Wait for health.
+	var waitFor []*unstructured.Unstructured
+	for _, o := range ps.objs {
+		if waited(o) {
+			waitFor = append(waitFor, o)
+		}
+	}
+	opts.progress("waiting for workload health of %d workload(s), up to %s", len(waitFor), opts.Timeout)
+	if msg := ps.waitHealthy(ctx, waitFor, byKey, opts.Timeout); msg != "" {
+		return ps.finish(opts, msg)
+	}
+	if len(env.HealthChecks) > 0 {
+		opts.progress("run the health checks")
+		d.HealthChecks = RunHealthChecks(ctx, env.HealthChecks, opts.HTTPClient)
+		for _, h := range d.HealthChecks {
+			if h.Required && !h.OK {
+				return ps.finish(opts, fmt.Sprintf("required health check %s failed after the apply: %s", h.Name, h.Message))
+			}
+		}
+	}
+	return ps.finish(opts, "")
+}
+
+func (o *ObjectPlan) groupKey() string {
+	g := o.APIVersion
+	if i := strings.Index(g, "/"); i >= 0 {
+		g = g[:i]
+	} else {
+		g = ""
+	}
+	return g + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+func deleteJob(ctx context.Context, cl *clients, o *unstructured.Unstructured, uid types.UID) error {
+	ri, _, err := cl.resource(o)
+	if err != nil {
+		return err
+	}
+	bg := metav1.DeletePropagationBackground
+	err = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &bg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cur, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && cur.GetUID() != uid) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Job %s still exists a minute after its deletion", o.GetName())
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// waitHealthy polls the workloads until each is Healthy or Suspended, or
+// the timeout passes; it returns "" on success, else what is unhealthy.
+func (ps *planState) waitHealthy(ctx context.Context, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan, timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		var pending []string
+		for _, o := range objs {
+			ri, _, err := ps.cl.resource(o)
+			var h kubeview.Health
+			if err == nil {
+				var cur *unstructured.Unstructured
+				cur, err = ri.Get(ctx, o.GetName(), metav1.GetOptions{})
+				if err == nil {
+					h, _ = kubeview.HealthOf(cur)
+				}
+			}
+			if err != nil {
+				h = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
+			}
+			byKey[key(o)].Health = string(h.Status)
+			if h.Status != kubeview.HealthHealthy && h.Status != kubeview.HealthSuspended {
+				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
+				if h.Message != "" {
+					msg += " (" + h.Message + ")"
+				}
+				pending = append(pending, msg)
+			}
+		}
+		if len(pending) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			return "not healthy after " + timeout.String() + ": " + strings.Join(pending, "; ")
+		}
+		select {
+		case <-ctx.Done():
+			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; ")
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// fail ends an apply that changed nothing.
+func (ps *planState) fail(opts ApplyOptions, format string, a ...any) (*Report, error) {
+	return ps.finish(opts, fmt.Sprintf(format, a...))
+}
+
+// finish sets the conclusion (applied when failure is empty) and writes the
+// report.
+func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) {
+	d := &ps.report.DeployApply
+	if failure == "" {
+		counts := map[string]int{}
+		for _, o := range d.Objects {
+			counts[o.Result]++
+		}
+		replaced := 0
+		for _, j := range d.TemplateJobReplacements {
+			if j.Result == JobReplaced {
+				replaced++
+			}
+		}
+		d.Conclusion = Conclusion{Status: StatusApplied, Summary: fmt.Sprintf("applied: %d created, %d configured, %d unchanged, %d template Job(s) replaced; workloads healthy",
+			counts["created"], counts["configured"], counts["unchanged"], replaced)}
+	} else {
+		d.Conclusion = Conclusion{Status: StatusFailed, Summary: "apply failed: " + failure}
+	}
+	d.normalize()
+	if err := ps.report.WriteFile(opts.ReportPath); err != nil {
+		return ps.report, err
+	}
+	return ps.report, nil
+}

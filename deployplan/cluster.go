@@ -1,0 +1,295 @@
+package deployplan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// RestConfig resolves the environment's cluster: the in-cluster config, or
+// its context in the kubeconfig named by the environment, else kubeconfig
+// (the --kubeconfig flag), else $KUBECONFIG, else ~/.kube/config.
+func RestConfig(env *Environment, kubeconfig string) (*rest.Config, error) {
+	if env.Cluster.InCluster {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("deployplan: in-cluster config: %w", err)
+		}
+		return cfg, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	switch {
+	case env.Cluster.Kubeconfig != "":
+		rules.ExplicitPath = env.resolve(env.Cluster.Kubeconfig)
+	case kubeconfig != "":
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: env.Cluster.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: kubeconfig context %q: %w", env.Cluster.Context, err)
+	}
+	return cfg, nil
+}
+
+// clients reaches one cluster.
+type clients struct {
+	host   string
+	dyn    dynamic.Interface
+	meta   metadata.Interface
+	kube   kubernetes.Interface
+	disc   discovery.DiscoveryInterface
+	mapper meta.ResettableRESTMapper
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	cfg.UserAgent = "deploy-web/plan"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: %w", err)
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: %w", err)
+	}
+	disc := memory.NewMemCacheClient(kube.Discovery())
+	return &clients{host: cfg.Host, dyn: dyn, meta: md, kube: kube, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(disc)}, nil
+}
+
+func (c *clients) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	return m, err
+}
+
+func (c *clients) scope(gvk schema.GroupVersionKind) (namespaced, known bool) {
+	m, err := c.mapping(gvk)
+	if err != nil {
+		return false, false
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, true
+}
+
+func (c *clients) resource(u *unstructured.Unstructured) (dynamic.ResourceInterface, schema.GroupVersionResource, error) {
+	m, err := c.mapping(u.GroupVersionKind())
+	if err != nil {
+		return nil, schema.GroupVersionResource{}, err
+	}
+	return c.dyn.Resource(m.Resource).Namespace(u.GetNamespace()), m.Resource, nil
+}
+
+// get returns the live object, nil when it does not exist. A Secret is read
+// as metadata only: its values never reach this process.
+func (c *clients) get(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, gvr, err := c.resource(u)
+	if err != nil {
+		return nil, err
+	}
+	if isSecret(u) {
+		pom, err := c.meta.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return metadataOnly(pom, u)
+	}
+	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pom)
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.Unstructured{Object: m}
+	out.SetAPIVersion(like.GetAPIVersion())
+	out.SetKind(like.GetKind())
+	return out, nil
+}
+
+// apply is a server-side apply with field manager deploy-web, never forced.
+// A Secret goes through the metadata client, so the response (which merges
+// live values) comes back as metadata only.
+func (c *clients) apply(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	ri, gvr, err := c.resource(u)
+	if err != nil {
+		return nil, err
+	}
+	var dr []string
+	if dryRun {
+		dr = []string{metav1.DryRunAll}
+	}
+	if isSecret(u) {
+		body, err := json.Marshal(u.Object)
+		if err != nil {
+			return nil, err
+		}
+		force := false
+		pom, err := c.meta.Resource(gvr).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, body,
+			metav1.PatchOptions{FieldManager: FieldManager, DryRun: dr, Force: &force})
+		if err != nil {
+			return nil, err
+		}
+		return metadataOnly(pom, u)
+	}
+	return ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, DryRun: dr, Force: false})
+}
+
+// namespaceHealth is the health of the namespace's workloads, per HEALTH.md,
+// sorted by kind and name; kinds the cluster does not serve are skipped.
+func (c *clients) namespaceHealth(ctx context.Context, ns string) NamespaceHealth {
+	gvrs := []schema.GroupVersionResource{
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "apps", Version: "v1", Resource: "statefulsets"},
+		{Group: "apps", Version: "v1", Resource: "daemonsets"},
+		{Group: "batch", Version: "v1", Resource: "jobs"},
+		{Group: "batch", Version: "v1", Resource: "cronjobs"},
+		appcr.Resource,
+	}
+	var items []kubeview.HealthItem
+	out := NamespaceHealth{}
+	for _, gvr := range gvrs {
+		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			out.Message = fmt.Sprintf("could not list %s: %v", gvr.Resource, err)
+			out.Status = string(kubeview.HealthUnknown)
+			continue
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			h, ok := kubeview.HealthOf(u)
+			if !ok {
+				continue
+			}
+			items = append(items, kubeview.HealthItem{Group: gvr.Group, Kind: u.GetKind(), Namespace: ns, Name: u.GetName(), Health: h})
+			out.Workloads = append(out.Workloads, WorkloadHealth{Kind: u.GetKind(), Name: u.GetName(), Status: string(h.Status), Message: h.Message})
+		}
+	}
+	sort.Slice(out.Workloads, func(i, j int) bool {
+		a, b := out.Workloads[i], out.Workloads[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+	if out.Status == "" {
+		agg := kubeview.AggregateHealth(items, true, "")
+		out.Status, out.Message = string(agg.Status), agg.Message
+		if len(items) == 0 {
+			out.Message = "no workloads in the namespace yet"
+		}
+	}
+	return out
+}
+
+// captureEntry is one object of the pre-apply capture.
+type captureEntry struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Existed    bool   `json:"existed"`
+	UID        string `json:"uid,omitempty"`
+	File       string `json:"file,omitempty"`
+	Note       string `json:"note,omitempty"`
+}
+
+// writeCapture stores the pre-apply state of every object in dir: one
+// re-appliable JSON manifest per existing object (status, uid,
+// resourceVersion and managedFields removed) and index.json listing every
+// object, existing or not. Secrets are stored as metadata only.
+func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("deployplan: capture: %w", err)
+	}
+	var index []captureEntry
+	for i, d := range desired {
+		e := captureEntry{APIVersion: d.GetAPIVersion(), Kind: d.GetKind(), Namespace: d.GetNamespace(), Name: d.GetName()}
+		l := live[key(d)]
+		if l != nil {
+			e.Existed, e.UID = true, string(l.GetUID())
+			c := l.DeepCopy()
+			unstructured.RemoveNestedField(c.Object, "status")
+			for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink"} {
+				unstructured.RemoveNestedField(c.Object, "metadata", f)
+			}
+			if isSecret(d) {
+				for _, f := range []string{"data", "stringData"} {
+					unstructured.RemoveNestedField(c.Object, f)
+				}
+				e.Note = "Secret: metadata only; values are never read or stored"
+			}
+			b, err := json.MarshalIndent(c.Object, "", "  ")
+			if err != nil {
+				return fmt.Errorf("deployplan: capture %s: %w", key(d), err)
+			}
+			e.File = fmt.Sprintf("%03d-%s-%s.json", i, lower(d.GetKind()), d.GetName())
+			if err := writeFileAtomic(filepath.Join(dir, e.File), append(b, '\n')); err != nil {
+				return err
+			}
+		}
+		index = append(index, e)
+	}
+	b, err := json.MarshalIndent(map[string]any{"objects": index}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "index.json"), append(b, '\n'))
+}
+
+func key(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,316 @@
+package deployplan
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the environments file given to --config.
+type Config struct {
+	Environments []Environment `json:"environments"`
+
+	// Path is the file the config was read from ("" when built in code).
+	Path string `json:"-"`
+}
+
+// Environment is one deploy target: one cluster, one namespace, one source.
+type Environment struct {
+	// Name identifies the environment on the command line (--env) and in
+	// report paths; a DNS label.
+	Name string `json:"name"`
+	// Cluster says how to reach the cluster.
+	Cluster ClusterRef `json:"cluster"`
+	// Namespace is the only namespace a plan or an apply may write.
+	Namespace string `json:"namespace"`
+	// Protected marks production: apply is always refused.
+	Protected bool `json:"protected"`
+	// Source is where the manifests come from.
+	Source Source `json:"source"`
+	// Catalog is the artifact catalog (JSON). With a git source it is a
+	// path inside the repository at the same commit; otherwise (or when
+	// absolute) a file, relative to the config file's folder.
+	Catalog string `json:"catalog"`
+	// TemplateJobs lists the suspended template Jobs that may be replaced.
+	TemplateJobs TemplateJobs `json:"templateJobs"`
+	// HealthChecks are HTTP checks run by the plan and after an apply.
+	HealthChecks []HealthCheck `json:"healthChecks"`
+	// EnvMirrors names the container environment variables that mirror the
+	// image or the commit and must agree with them.
+	EnvMirrors EnvMirrors `json:"envMirrors"`
+	// Registry tunes the registry digest checks.
+	Registry RegistryOptions `json:"registry"`
+	// SkeletonPatterns are substrings that mark a placeholder image (in the
+	// repository's last segment or the tag); default "skeleton", "placeholder".
+	SkeletonPatterns []string `json:"skeletonPatterns"`
+
+	// configDir resolves relative paths.
+	configDir string
+}
+
+// ClusterRef names a kubeconfig context, or the in-cluster configuration.
+type ClusterRef struct {
+	// Context is a context of the kubeconfig.
+	Context string `json:"context"`
+	// Kubeconfig is the kubeconfig file (relative to the config file); when
+	// empty, --kubeconfig, then $KUBECONFIG, then ~/.kube/config.
+	Kubeconfig string `json:"kubeconfig"`
+	// InCluster uses the pod's service account instead of a context.
+	InCluster bool `json:"inCluster"`
+}
+
+// Source is a kustomize folder, in a git repository or on disk.
+type Source struct {
+	// Repo is a git URL (file://, https://, ssh:// or user@host:path).
+	// Empty means Path is a local folder.
+	Repo string `json:"repo"`
+	// Ref is a branch, a tag or a commit of Repo.
+	Ref string `json:"ref"`
+	// Path is the kustomize folder: inside Repo, or a local folder relative
+	// to the config file.
+	Path string `json:"path"`
+	// TokenEnv names an environment variable holding an HTTPS token (never
+	// stored or printed).
+	TokenEnv string `json:"tokenEnv"`
+}
+
+// TemplateJobs is the replacement allowlist.
+type TemplateJobs struct {
+	// Allowlist holds Job names (in the environment's namespace).
+	Allowlist []string `json:"allowlist"`
+}
+
+// HealthCheck is an HTTP GET that must answer 2xx or 3xx.
+type HealthCheck struct {
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Required bool   `json:"required"`
+}
+
+// EnvMirrors names environment variables checked against the workload.
+type EnvMirrors struct {
+	// Image variables must equal the container's image.
+	Image []string `json:"image"`
+	// Commit variables must equal the catalog commit.
+	Commit []string `json:"commit"`
+}
+
+// RegistryOptions tunes the digest checks.
+type RegistryOptions struct {
+	// Insecure allows plain HTTP to a registry that is not on loopback.
+	Insecure bool `json:"insecure"`
+	// Skip disables the HEAD requests (registryStatus "not-checked").
+	Skip bool `json:"skip"`
+}
+
+// ConfigError is a configuration mistake; Field is a path such as
+// "environments[1].source.ref".
+type ConfigError struct {
+	Field   string
+	Message string
+}
+
+func (e *ConfigError) Error() string { return e.Field + ": " + e.Message }
+
+// LoadConfig reads and validates an environments file. The error lists every
+// wrong field, each as a *ConfigError joined with errors.Join.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: read config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: %w", err)
+	}
+	cfg, err := ParseConfig(data, filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: config %s: %w", path, err)
+	}
+	cfg.Path = abs
+	return cfg, nil
+}
+
+// ParseConfig parses and validates a config; dir resolves relative paths.
+func ParseConfig(data []byte, dir string) (*Config, error) {
+	var cfg Config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	for i := range cfg.Environments {
+		cfg.Environments[i].configDir = dir
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+var envNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// Validate checks every field and returns all mistakes at once.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &ConfigError{Field: field, Message: fmt.Sprintf(format, a...)})
+	}
+	if len(c.Environments) == 0 {
+		bad("environments", "at least one environment is required")
+	}
+	seen := map[string]int{}
+	for i, e := range c.Environments {
+		p := fmt.Sprintf("environments[%d]", i)
+		if e.Name != "" {
+			p = fmt.Sprintf("environments[%d] (%s)", i, e.Name)
+		}
+		switch {
+		case e.Name == "":
+			bad(p+".name", "required")
+		case !envNameRE.MatchString(e.Name):
+			bad(p+".name", "%q must be lower-case letters, digits and '-' (a DNS label)", e.Name)
+		default:
+			if j, dup := seen[e.Name]; dup {
+				bad(p+".name", "%q is also the name of environments[%d]", e.Name, j)
+			}
+			seen[e.Name] = i
+		}
+		switch {
+		case e.Cluster.InCluster && (e.Cluster.Context != "" || e.Cluster.Kubeconfig != ""):
+			bad(p+".cluster", "inCluster: true excludes context and kubeconfig")
+		case !e.Cluster.InCluster && e.Cluster.Context == "":
+			bad(p+".cluster.context", "required (or cluster.inCluster: true)")
+		}
+		if e.Namespace == "" {
+			bad(p+".namespace", "required")
+		} else if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
+			bad(p+".namespace", "%q is not a valid namespace: %s", e.Namespace, strings.Join(msgs, "; "))
+		}
+		if e.Source.Path == "" {
+			bad(p+".source.path", "required (the kustomize folder)")
+		} else if e.Source.Repo != "" && (filepath.IsAbs(e.Source.Path) || escapes(e.Source.Path)) {
+			bad(p+".source.path", "%q must be a relative path inside the repository", e.Source.Path)
+		}
+		if e.Source.Repo != "" {
+			if e.Source.Ref == "" {
+				bad(p+".source.ref", "required with source.repo (a branch, tag or commit)")
+			}
+			if err := checkRepoURL(e.Source.Repo); err != nil {
+				bad(p+".source.repo", "%v", err)
+			}
+		} else {
+			if e.Source.Ref != "" {
+				bad(p+".source.ref", "only meaningful with source.repo")
+			}
+			if e.Source.TokenEnv != "" {
+				bad(p+".source.tokenEnv", "only meaningful with source.repo")
+			}
+		}
+		if e.Catalog == "" {
+			bad(p+".catalog", "required (the artifact catalog JSON file)")
+		} else if e.Source.Repo != "" && !filepath.IsAbs(e.Catalog) && escapes(e.Catalog) {
+			bad(p+".catalog", "%q leaves the repository", e.Catalog)
+		}
+		jobs := map[string]bool{}
+		for k, name := range e.TemplateJobs.Allowlist {
+			f := fmt.Sprintf("%s.templateJobs.allowlist[%d]", p, k)
+			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+				bad(f, "%q is not a valid Job name: %s", name, strings.Join(msgs, "; "))
+			}
+			if jobs[name] {
+				bad(f, "%q is listed twice", name)
+			}
+			jobs[name] = true
+		}
+		checks := map[string]bool{}
+		for k, hc := range e.HealthChecks {
+			f := fmt.Sprintf("%s.healthChecks[%d]", p, k)
+			if hc.Name == "" {
+				bad(f+".name", "required")
+			} else if checks[hc.Name] {
+				bad(f+".name", "%q is used twice", hc.Name)
+			}
+			checks[hc.Name] = true
+			u, err := url.Parse(hc.URL)
+			if hc.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(f+".url", "%q must be an absolute http or https URL", hc.URL)
+			}
+		}
+		for k, v := range append(append([]string{}, e.EnvMirrors.Image...), e.EnvMirrors.Commit...) {
+			if v == "" {
+				bad(fmt.Sprintf("%s.envMirrors", p), "entry %d is empty", k)
+			}
+		}
+		for k, s := range e.SkeletonPatterns {
+			if strings.TrimSpace(s) == "" {
+				bad(fmt.Sprintf("%s.skeletonPatterns[%d]", p, k), "empty pattern")
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func escapes(p string) bool {
+	c := filepath.Clean(p)
+	return c == ".." || strings.HasPrefix(c, "../")
+}
+
+func checkRepoURL(s string) error {
+	if strings.HasPrefix(s, "/") {
+		return nil // a local path
+	}
+	if i := strings.Index(s, "://"); i > 0 {
+		switch s[:i] {
+		case "file", "https", "http", "ssh", "git":
+			return nil
+		}
+		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", s, s[:i])
+	}
+	if strings.Contains(s, "@") && strings.Contains(s, ":") {
+		return nil // scp-like ssh: git@host:org/repo.git
+	}
+	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", s)
+}
+
+// Env returns the environment named name.
+func (c *Config) Env(name string) (*Environment, error) {
+	var names []string
+	for i := range c.Environments {
+		if c.Environments[i].Name == name {
+			return &c.Environments[i], nil
+		}
+		names = append(names, c.Environments[i].Name)
+	}
+	return nil, fmt.Errorf("deployplan: no environment %q in the config (have: %s)", name, strings.Join(names, ", "))
+}
+
+// resolve makes a path relative to the config file's folder absolute.
+func (e *Environment) resolve(p string) string {
+	if filepath.IsAbs(p) || e.configDir == "" {
+		return p
+	}
+	return filepath.Join(e.configDir, p)
+}
+
+// Allowlisted reports whether a Job name is in the template Job allowlist.
+func (e *Environment) Allowlisted(job string) bool {
+	for _, n := range e.TemplateJobs.Allowlist {
+		if n == job {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Environment) skeletonPatterns() []string {
+	if len(e.SkeletonPatterns) > 0 {
+		return e.SkeletonPatterns
+	}
+	return []string{"skeleton", "placeholder"}
+}

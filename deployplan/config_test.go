@@ -1,0 +1,120 @@
+package deployplan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodConfig = `
+environments:
+  - name: sample-dev
+    cluster: {context: devcluster}
+    namespace: sample-dev
+    source: {repo: "file:///tmp/repo", ref: main, path: deploy/dev}
+    catalog: catalog.json
+    templateJobs: {allowlist: [migrate, seed]}
+    healthChecks:
+      - {name: api, url: "http://127.0.0.1:8080/healthz", required: true}
+    envMirrors: {image: [IMAGE], commit: [GIT_COMMIT]}
+  - name: prod
+    cluster: {inCluster: true}
+    namespace: prod
+    protected: true
+    source: {path: ./deploy/prod}
+    catalog: catalog.json
+`
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte(goodConfig), "/etc/deploy")
+	if err != nil {
+		t.Fatalf("ParseConfig(good) = %v", err)
+	}
+	env, err := cfg.Env("sample-dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !env.Allowlisted("seed") || env.Allowlisted("other") {
+		t.Errorf("Allowlisted wrong for %v", env.TemplateJobs.Allowlist)
+	}
+	prod, _ := cfg.Env("prod")
+	if got := prod.resolve(prod.Source.Path); got != "/etc/deploy/deploy/prod" {
+		t.Errorf("resolve = %q, want /etc/deploy/deploy/prod", got)
+	}
+	if _, err := cfg.Env("nope"); err == nil || !strings.Contains(err.Error(), "sample-dev, prod") {
+		t.Errorf("Env(nope) = %v, want an error listing the environments", err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // fields named in the error
+	}{
+		{"empty", `environments: []`, []string{"environments: at least one"}},
+		{"unknown field", `environments: [{name: a, nmespace: x}]`, []string{"nmespace"}},
+		{"missing everything", `environments: [{name: a}]`, []string{
+			"environments[0] (a).cluster.context", "environments[0] (a).namespace", "environments[0] (a).source.path", "environments[0] (a).catalog"}},
+		{"bad values", `
+environments:
+  - name: Bad_Name
+    cluster: {context: c, inCluster: true}
+    namespace: NotADNS
+    source: {repo: "ftp://x", path: ../up}
+    catalog: ../../c.json
+    templateJobs: {allowlist: [ok, ok, "Bad Job"]}
+    healthChecks: [{name: "", url: "not a url"}]
+`, []string{".name: \"Bad_Name\"", ".cluster: inCluster", ".namespace: \"NotADNS\"", ".source.repo", ".source.ref: required", ".source.path", ".catalog", "allowlist[1]: \"ok\" is listed twice", "allowlist[2]", "healthChecks[0].name", "healthChecks[0].url"}},
+		{"duplicate env", `
+environments:
+  - {name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}
+  - {name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}
+`, []string{"environments[1] (a).name: \"a\" is also the name of environments[0]"}},
+		{"ref without repo", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x, ref: main}, catalog: c.json}]`, []string{"source.ref: only meaningful"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tt.yaml), "/")
+			if err == nil {
+				t.Fatal("ParseConfig = nil, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("ParseConfig error = %q\nwant it to mention %q", err, w)
+				}
+			}
+			var ce *ConfigError
+			if tt.name != "unknown field" && !errors.As(err, &ce) {
+				t.Errorf("error %v holds no *ConfigError", err)
+			}
+		})
+	}
+}
+
+func TestLoadConfigAndCatalog(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "deploy.yaml")
+	os.WriteFile(p, []byte(goodConfig), 0o644)
+	cfg, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Path != p {
+		t.Errorf("Path = %q, want %q", cfg.Path, p)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("LoadConfig(missing) = nil error")
+	}
+	for _, tt := range []struct{ json, want string }{
+		{`{"services": []}`, "commit: required"},
+		{`{"commit": "c", "services": [{"image": "x"}, {"id": "a", "image": ""}, {"id": "a", "image": "UPPER CASE"}]}`, "services[0].id: required"},
+		{`not json`, "catalog"},
+	} {
+		_, err := ParseCatalog([]byte(tt.json))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseCatalog(%s) = %v, want it to mention %q", tt.json, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+// Package deployplan is deploy-web's deploy engine: it answers "what exactly
+// would deploying this revision to this non-production namespace do, what
+// blocks it, and how do I undo it?", then applies inside a declared boundary
+// and only with explicit confirmation.
+//
+// An environment comes from a YAML config (LoadConfig, Config.Env): one
+// cluster, one namespace, a source (a local kustomize folder, or a git
+// repository, ref and path read with go-git), an artifact catalog, a
+// protected flag, an allowlist of suspended template Jobs and HTTP health
+// checks. The README's "Plan and apply" section documents the formats.
+//
+// The API the console calls:
+//
+//	cfg, err := deployplan.LoadConfig("deploy.yaml")
+//	env, err := cfg.Env("sample-dev")
+//	rep, err := deployplan.Plan(ctx, env, deployplan.Options{Progress: func(step string) { ... }})
+//	rep.Status()      // "blocked" or "ready"
+//	rep.Markdown()    // the report as CommonMark + GFM tables (render with goldmark)
+//	rep.Summary()     // a short terminal summary
+//	rep.JSON()        // the contract; ValidateReport checks it
+//	rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: deployplan.ApplyRequest{
+//		Env: "sample-dev", ConfirmEnv: "sample-dev", ConfirmedNonProduction: true}})
+//
+// Plan writes nothing: it renders the source with kustomize in memory,
+// checks images, tags and env mirrors against the catalog (SourceChecks,
+// also available offline as SourcePlan), gates the artifacts
+// (ArtifactGates), sends a HEAD for each digest to its registry
+// (RegistryCheck), and, on the cluster, checks that every object is inside
+// the namespace (BoundaryCheck), runs a server-side dry-run apply of each
+// with field manager "deploy-web", decides for each Job (JobDecision) and
+// reads the namespace's health (kubeview.HealthOf). Everything that stands
+// in the way is a Blocker with an unblock hint; the report is blocked if and
+// only if there are blockers (Conclude).
+//
+// Apply refuses (a *RefusalError, nothing touched) a protected environment,
+// a forbidden flag, a missing confirmation, a blocked plan or a lock held by
+// another apply (a Lease named LockName in the namespace). Otherwise it
+// captures the pre-apply state next to the report, writes a report that
+// says failed until it finishes, deletes only the allowlisted suspended
+// template Jobs whose image changed, applies everything server-side (never
+// forced), waits for workload health and ends applied or failed.
+//
+// Secret values are never read (Secrets are read and applied through the
+// metadata client, so the server's answer carries metadata only), printed or
+// stored; reports name Secrets by kind and name only.
+package deployplan

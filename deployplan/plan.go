@@ -1,0 +1,512 @@
+package deployplan
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+)
+
+// Options tune a plan (and the plan part of an apply).
+type Options struct {
+	// RestConfig reaches the cluster; nil resolves the environment's
+	// cluster with RestConfig(env, Kubeconfig).
+	RestConfig *rest.Config
+	// Kubeconfig is the --kubeconfig flag (used when the environment names
+	// no kubeconfig file).
+	Kubeconfig string
+	// ConfigPath is the config file as the user named it, for the manual
+	// commands of the report.
+	ConfigPath string
+	// ReportPath is where the report will be written, for the manual
+	// commands; "" means DefaultReportPath.
+	ReportPath string
+	// ExpectCommit is the commit every image must be tagged with; "" means
+	// the catalog's commit.
+	ExpectCommit string
+	// Progress, when set, is told each step as it starts.
+	Progress func(step string)
+	// HTTPClient runs the health checks (default: 5 s timeout).
+	HTTPClient *http.Client
+	// RegistryTransport and RegistryTimeout tune the digest HEAD requests.
+	RegistryTransport http.RoundTripper
+	RegistryTimeout   time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) progress(format string, a ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, a...))
+	}
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// SourceResult is the outcome of the offline source planner.
+type SourceResult struct {
+	Environment   string
+	Origin        string
+	SourceCommit  string
+	CatalogCommit string
+	CatalogPath   string
+	Workloads     []Workload
+	Divergences   []Blocker
+}
+
+// SourceDisclaimer is printed with every source plan.
+const SourceDisclaimer = "This source plan checks only the manifests and the catalog: it proves nothing about the registry or the cluster."
+
+// SourcePlan renders the source and checks commit, image, tag, workload
+// image and env-mirror convergence, offline.
+func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceResult, error) {
+	opts.progress("render %s", sourceLabel(env))
+	r, err := Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	res := &SourceResult{Environment: env.Name, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogPath: r.CatalogPath}
+	for _, o := range r.Objects {
+		if w, ok := WorkloadOf(o); ok {
+			res.Workloads = append(res.Workloads, w)
+		}
+	}
+	opts.progress("check images, tags and env mirrors against the catalog")
+	res.Divergences = SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors)
+	if opts.ExpectCommit != "" && !commitMatches(opts.ExpectCommit, r.Catalog.Commit) && !commitMatches(r.Catalog.Commit, opts.ExpectCommit) {
+		res.Divergences = dedupeBlockers(append(res.Divergences, Blocker{ID: "catalog-not-expected-commit",
+			Message:     fmt.Sprintf("the catalog is for commit %s, not the expected commit %s", r.Catalog.Commit, opts.ExpectCommit),
+			UnblockHint: "publish the catalog of the expected commit"}))
+	}
+	return res, nil
+}
+
+func sourceLabel(env *Environment) string {
+	if env.Source.Repo == "" {
+		return env.Source.Path
+	}
+	return fmt.Sprintf("%s@%s:%s", redactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
+}
+
+// planState is a plan plus what Apply needs to act on it.
+type planState struct {
+	report   *Report
+	rendered *Rendered
+	objs     []*unstructured.Unstructured // in the boundary, in apply order
+	live     map[string]*unstructured.Unstructured
+	jobs     map[string]JobReplacement // by key
+	cl       *clients
+}
+
+// Plan renders the source, checks the source, the artifacts, the registry
+// and the cluster (server-side dry-run apply of every object), and returns
+// the report; it writes nothing anywhere. An error means no plan could be
+// made (bad source, unreadable catalog); everything else is a blocker.
+func Plan(ctx context.Context, env *Environment, opts Options) (*Report, error) {
+	ps, err := plan(ctx, env, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ps.report, nil
+}
+
+func plan(ctx context.Context, env *Environment, opts Options) (*planState, error) {
+	opts.progress("render %s", sourceLabel(env))
+	r, err := Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}}
+	rep := &Report{}
+	ps.report = rep
+	d := &rep.DeployApply
+	d.SchemaVersion, d.Environment, d.Mode, d.GeneratedAt = SchemaVersion, env.Name, "dry-run", opts.now().UTC()
+	d.Target = Target{Context: env.Cluster.Context, Namespace: env.Namespace, Protected: env.Protected}
+	if env.Cluster.InCluster {
+		d.Target.Context = "(in-cluster)"
+	}
+	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects)}
+	d.ApplyBoundary = boundary(env)
+	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
+	var blockers []Blocker
+	var warnings []string
+
+	var workloads []Workload
+	for _, o := range r.Objects {
+		if w, ok := WorkloadOf(o); ok {
+			workloads = append(workloads, w)
+		}
+	}
+	opts.progress("check images, tags and env mirrors against the catalog")
+	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
+	expected := opts.ExpectCommit
+	if expected == "" {
+		expected = r.Catalog.Commit
+	}
+	ap, gates := ArtifactGates(workloads, r.Catalog, expected, env.skeletonPatterns())
+	blockers = append(blockers, gates...)
+	ap.SourceCommit = r.Commit
+	if env.Registry.Skip {
+		warnings = append(warnings, "registry checks are disabled (registry.skip): digests are not proven")
+	} else {
+		opts.progress("HEAD each digest in its registry")
+		bs, ws := RegistryCheck(ctx, &ap, env.Registry.Insecure, opts.RegistryTimeout, opts.RegistryTransport)
+		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+	}
+	d.ArtifactPlan = ap
+
+	// The cluster.
+	opts.progress("reach the cluster")
+	cfg := opts.RestConfig
+	if cfg == nil {
+		cfg, err = RestConfig(env, opts.Kubeconfig)
+	}
+	reachable := false
+	if err != nil {
+		blockers = append(blockers, Blocker{ID: "cluster-unreachable", Message: err.Error(), UnblockHint: "fix the environment's cluster.context / kubeconfig"})
+	} else {
+		d.Target.Cluster = cfg.Host
+		ps.cl, err = newClients(cfg)
+		if err == nil {
+			_, err = ps.cl.disc.ServerVersion()
+		}
+		if err != nil {
+			blockers = append(blockers, Blocker{ID: "cluster-unreachable", Message: fmt.Sprintf("cluster %s is not reachable: %v", cfg.Host, shortErr(err)),
+				UnblockHint: "check the network path and credentials of the environment's kubeconfig context"})
+		} else {
+			reachable = true
+		}
+	}
+	actions := map[string]string{}
+	if reachable {
+		bs, ws := ps.clusterChecks(ctx, env, opts, actions)
+		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+		opts.progress("read the namespace's current health")
+		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
+	} else {
+		d.CurrentHealth = NamespaceHealth{Status: string("Unknown"), Message: "cluster not reachable"}
+		ps.objs = r.Objects
+	}
+
+	// Objects, workloads, services.
+	kinds := map[string]bool{}
+	for _, o := range r.Objects {
+		a := actions[key(o)]
+		if a == "" {
+			a = ActionUnknown
+		}
+		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a}
+		if isSecret(o) {
+			op.Message = "Secret: values are never read, printed or stored"
+		}
+		d.Objects = append(d.Objects, op)
+		if o.GetNamespace() == env.Namespace {
+			kinds[o.GetKind()] = true
+		}
+	}
+	for _, o := range r.Objects {
+		w, ok := WorkloadOf(o)
+		if !ok {
+			continue
+		}
+		a := actions[key(o)]
+		if a == "" {
+			a = ActionUnknown
+		}
+		d.WorkloadPlan = append(d.WorkloadPlan, WorkloadPlan{Kind: w.Kind, Name: w.Name, Containers: w.Containers, Replicas: w.Replicas, Action: a})
+	}
+	d.ServicePlan = servicePlan(r.Objects, workloads, r.Catalog)
+	for _, o := range r.Objects {
+		if j, ok := ps.jobs[key(o)]; ok {
+			d.TemplateJobReplacements = append(d.TemplateJobReplacements, j)
+		}
+	}
+	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
+
+	opts.progress("run the health checks")
+	d.HealthChecks = RunHealthChecks(ctx, env.HealthChecks, opts.HTTPClient)
+	bs, ws := healthCheckBlockers(d.HealthChecks)
+	blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+
+	d.RemainingBlockers = blockers
+	d.Warnings = warnings
+	d.normalize()
+	Conclude(d)
+	d.ManualCommands = manualCommands(env, opts, d.Conclusion.Status == StatusReady)
+	d.RollbackHint = rollbackHint(env, d, "")
+	return ps, nil
+}
+
+// clusterChecks runs the namespace, boundary, dry-run and Job checks.
+func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts Options, actions map[string]string) ([]Blocker, []string) {
+	var blockers []Blocker
+	var warnings []string
+	cl := ps.cl
+	if _, err := cl.kube.CoreV1().Namespaces().Get(ctx, env.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		blockers = append(blockers, Blocker{ID: "namespace-missing", Message: fmt.Sprintf("namespace %s does not exist", env.Namespace),
+			UnblockHint: fmt.Sprintf("create it out of band (kubectl create namespace %s): deploy-web never writes cluster-scoped objects", env.Namespace)})
+	} else if err != nil && !apierrors.IsForbidden(err) {
+		warnings = append(warnings, fmt.Sprintf("could not read namespace %s: %v", env.Namespace, err))
+	}
+	opts.progress("check every object is inside namespace %s", env.Namespace)
+	blockers = append(blockers, BoundaryCheck(ps.rendered.Objects, env.Namespace, cl.scope)...)
+	for _, o := range ps.rendered.Objects {
+		if o.GetNamespace() != env.Namespace {
+			actions[key(o)] = ActionBlocked
+			continue
+		}
+		if namespaced, known := cl.scope(o.GroupVersionKind()); !known || !namespaced {
+			actions[key(o)] = ActionBlocked
+			continue
+		}
+		ps.objs = append(ps.objs, o)
+	}
+	sortForApply(ps.objs)
+	opts.progress("server-side dry-run apply of %d object(s) as %s", len(ps.objs), FieldManager)
+	for _, o := range ps.objs {
+		k := key(o)
+		ref := o.GetKind() + "/" + o.GetName()
+		live, err := cl.get(ctx, o)
+		if err != nil {
+			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, shortErr(err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
+			actions[k] = ActionBlocked
+			continue
+		}
+		if live != nil {
+			ps.live[k] = live
+		}
+		dry, err := cl.apply(ctx, o, true)
+		isJob := o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job"
+		immutable := err != nil && isJob && IsImmutableTemplate(err)
+		if isJob {
+			j := JobDecision(o, live, env.Allowlisted(o.GetName()), immutable)
+			ps.jobs[k] = j
+			if b, bad := JobBlocker(j, fmt.Sprintf("add %s to templateJobs.allowlist of %s if it is a template Job that may be replaced, or keep its pod template unchanged", o.GetName(), env.Name)); bad {
+				blockers = append(blockers, b)
+				actions[k] = ActionBlocked
+				continue
+			}
+			if j.Result == JobPlanned {
+				actions[k] = ActionReplace
+				continue
+			}
+		}
+		switch {
+		case err == nil:
+			actions[k] = ObjectAction(live, dry)
+			if isSecret(o) && live != nil {
+				actions[k] = ActionUpdate // values are not compared
+			}
+		case apierrors.IsConflict(err):
+			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, shortErr(err)),
+				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
+			actions[k] = ActionBlocked
+		default:
+			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, shortErr(err)),
+				UnblockHint: "fix the manifest so the API server accepts it"})
+			actions[k] = ActionBlocked
+		}
+	}
+	return blockers, warnings
+}
+
+// kindOrder applies configuration before what consumes it.
+var kindOrder = map[string]int{
+	"ServiceAccount": 1, "Role": 2, "RoleBinding": 3, "ConfigMap": 4, "Secret": 4,
+	"PersistentVolumeClaim": 5, "Service": 6, "Deployment": 7, "StatefulSet": 7, "DaemonSet": 7,
+	"Job": 8, "CronJob": 8, "Ingress": 9, "HorizontalPodAutoscaler": 9, "PodDisruptionBudget": 9,
+}
+
+func sortForApply(objs []*unstructured.Unstructured) {
+	rank := func(u *unstructured.Unstructured) int {
+		if r, ok := kindOrder[u.GetKind()]; ok {
+			return r
+		}
+		return 10
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
+}
+
+var jobRules = []string{
+	"only Jobs named in templateJobs.allowlist are ever deleted",
+	"a Job is replaced only when it is suspended live and in the manifest, and its image changed",
+	"the Job must be in the environment's namespace",
+	"any other change to a Job's pod template is a blocker",
+	"a replaced Job is deleted (with its uid as precondition) and re-created by server-side apply",
+}
+
+func boundary(env *Environment) ApplyBoundary {
+	return ApplyBoundary{
+		DefaultMode:        "no-write",
+		RequiredApplyFlags: []string{"--apply", "--confirm-env=" + env.Name, "--confirmed-non-production"},
+		WriteScope:         WriteScope{Namespace: env.Namespace},
+		NoWriteScope: []string{
+			"cluster-scoped objects (Namespaces, CRDs, ClusterRoles, ...)",
+			"every namespace other than " + env.Namespace,
+			"objects that are not rendered from the source",
+			"Jobs not in the allowlist (never deleted)",
+			"git repositories (read only: no commit, no push)",
+		},
+		ForbiddenActions: []string{
+			"apply to a protected (production) environment",
+			"read, print or store Secret values",
+			"force server-side apply over another field manager",
+			"git push or force-push",
+			"delete anything but allowlisted suspended template Jobs whose image changed",
+		},
+	}
+}
+
+func quoteArg(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t'\"$`\\") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
+func manualCommands(env *Environment, opts Options, ready bool) []string {
+	cfg := opts.ConfigPath
+	if cfg == "" {
+		cfg = "deploy.yaml"
+	}
+	rp := opts.ReportPath
+	if rp == "" {
+		rp = DefaultReportPath(env.Name)
+	}
+	base := fmt.Sprintf("deploy-web apply --config %s --env %s", quoteArg(cfg), env.Name)
+	cmds := []string{
+		base + " --dry-run --write-report " + quoteArg(rp),
+		"deploy-web validate-report " + quoteArg(rp),
+	}
+	if ready && !env.Protected {
+		cmds = append(cmds, fmt.Sprintf("%s --apply --confirm-env=%s --confirmed-non-production --write-report %s", base, env.Name, quoteArg(rp)))
+	}
+	return cmds
+}
+
+func rollbackHint(env *Environment, d *DeployApply, capture string) RollbackHint {
+	ns := env.Namespace
+	kc := "kubectl"
+	if env.Cluster.Context != "" {
+		kc = "kubectl --context " + quoteArg(env.Cluster.Context)
+	}
+	h := RollbackHint{PreApplyCapture: capture}
+	if capture == "" {
+		h.PreApplyCapture = "none yet: an apply writes it to " + filepath.Join("reports", env.Name, "pre-apply-<time>") + " before it changes anything"
+	}
+	capRef := capture
+	if capRef == "" {
+		capRef = "<capture>"
+	}
+	for _, o := range d.Objects {
+		switch {
+		case o.Action == ActionUpdate && (o.Kind == "Deployment" || o.Kind == "StatefulSet" || o.Kind == "DaemonSet"):
+			h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s rollout undo %s/%s", kc, ns, lower(o.Kind), o.Name))
+		case o.Action == ActionCreate && o.Namespace == ns:
+			h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s delete %s/%s   # did not exist before", kc, ns, lower(o.Kind), o.Name))
+		}
+	}
+	if len(h.DeploymentRollbacks) > 0 {
+		h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s apply --server-side --field-manager=%s -f %s   # restore every captured object", kc, ns, FieldManager, capRef))
+	}
+	for _, j := range d.TemplateJobReplacements {
+		if j.Result != JobPlanned && j.Result != JobReplaced {
+			continue
+		}
+		h.SuspendedJobCleanup = append(h.SuspendedJobCleanup,
+			fmt.Sprintf("%s -n %s delete job/%s && %s -n %s apply --server-side --field-manager=%s -f %s/*-job-%s.json   # back to %s", kc, ns, j.Job, kc, ns, FieldManager, capRef, j.Job, j.OldImage))
+	}
+	for _, o := range d.Objects {
+		if o.Kind == "Deployment" || o.Kind == "StatefulSet" || o.Kind == "DaemonSet" {
+			h.PostRollbackHealthChecks = append(h.PostRollbackHealthChecks, fmt.Sprintf("%s -n %s rollout status %s/%s --timeout=5m", kc, ns, lower(o.Kind), o.Name))
+		}
+	}
+	for _, c := range env.HealthChecks {
+		h.PostRollbackHealthChecks = append(h.PostRollbackHealthChecks, "curl -fsS "+quoteArg(c.URL))
+	}
+	return h
+}
+
+// servicePlan lists rendered Services with the catalog id of the workload
+// their selector picks.
+func servicePlan(objs []*unstructured.Unstructured, workloads []Workload, cat *Catalog) []ServicePlan {
+	var out []ServicePlan
+	for _, o := range objs {
+		if o.GetKind() != "Service" || o.GroupVersionKind().Group != "" {
+			continue
+		}
+		sp := ServicePlan{Name: o.GetName()}
+		sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+		if len(sel) > 0 {
+		find:
+			for _, w := range workloads {
+				if !selects(sel, w.PodLabels) {
+					continue
+				}
+				for _, c := range w.Containers {
+					if img, err := ParseImage(c.Image); err == nil {
+						if s, ok := cat.Lookup(img); ok {
+							sp.ServiceID = s.ID
+							break find
+						}
+					}
+				}
+			}
+		}
+		ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+		for _, p := range ports {
+			pm, _ := p.(map[string]any)
+			port := ServicePort{Protocol: "TCP"}
+			port.Name, _ = pm["name"].(string)
+			port.Port = toInt64(pm["port"])
+			if pr, ok := pm["protocol"].(string); ok {
+				port.Protocol = pr
+			}
+			switch tp := pm["targetPort"].(type) {
+			case string:
+				port.TargetPort = tp
+			case nil:
+				port.TargetPort = fmt.Sprint(port.Port)
+			default:
+				port.TargetPort = fmt.Sprint(toInt64(tp))
+			}
+			sp.Ports = append(sp.Ports, port)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func selects(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,110 @@
+package deployplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Registry statuses of the artifact plan and of each service.
+const (
+	RegistryVerified    = "verified"
+	RegistryPresent     = "present"
+	RegistryMissing     = "missing"
+	RegistryUnreachable = "unreachable"
+	RegistryNotChecked  = "not-checked"
+)
+
+// RegistryCheck sends a HEAD request for each in-use service's digest
+// (repository@digest) and fills the services' Registry field. A registry
+// that cannot be reached (network error, timeout, no credentials) makes
+// its services "unreachable": the digests are then not proven, which is a
+// warning, not a blocker. A registry that answers and does not have the
+// digest is a blocker.
+func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	if rt == nil {
+		rt = remote.DefaultTransport
+	}
+	var blockers []Blocker
+	var warnings []string
+	down := map[string]error{}
+	checked, missing, unreachable := 0, 0, 0
+	for i := range plan.Services {
+		s := &plan.Services[i]
+		if !s.InUse || !ValidDigest(s.Digest) {
+			continue
+		}
+		img, err := ParseImage(s.Image)
+		if err != nil {
+			continue
+		}
+		var opts []name.Option
+		if insecure {
+			opts = append(opts, name.Insecure)
+		}
+		ref, err := name.NewDigest(img.Repository+"@"+s.Digest, opts...)
+		if err != nil {
+			s.Registry = RegistryNotChecked
+			continue
+		}
+		host := ref.Context().RegistryStr()
+		if err, ok := down[host]; ok {
+			s.Registry = RegistryUnreachable
+			_ = err
+			unreachable++
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		desc, err := remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
+		cancel()
+		var terr *transport.Error
+		switch {
+		case err == nil && desc.Digest.String() == s.Digest:
+			s.Registry = RegistryPresent
+			checked++
+		case err == nil:
+			s.Registry = RegistryMissing
+			missing++
+			blockers = append(blockers, Blocker{ID: "registry-digest-mismatch:" + s.ID, Message: fmt.Sprintf("registry %s answered digest %s for %s, not %s", host, desc.Digest, s.ID, s.Digest), UnblockHint: "record the pushed digest in the catalog"})
+		case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+			s.Registry = RegistryMissing
+			missing++
+			blockers = append(blockers, Blocker{ID: "registry-missing:" + s.ID, Message: fmt.Sprintf("registry %s has no manifest %s for service %s", host, s.Digest, s.ID),
+				UnblockHint: fmt.Sprintf("push %s (digest %s), or fix the catalog digest", s.Image, s.Digest)})
+		default:
+			down[host] = err
+			s.Registry = RegistryUnreachable
+			unreachable++
+			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%v): digests there are not proven", host, shortErr(err)))
+		}
+	}
+	switch {
+	case missing > 0:
+		plan.RegistryStatus = RegistryMissing
+	case unreachable > 0:
+		plan.RegistryStatus = RegistryUnreachable
+	case checked > 0:
+		plan.RegistryStatus = RegistryVerified
+	default:
+		plan.RegistryStatus = RegistryNotChecked
+	}
+	return blockers, warnings
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

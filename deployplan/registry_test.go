@@ -1,0 +1,139 @@
+package deployplan
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// pushRandom pushes a small random image to host/acme/api:tag and returns
+// its digest.
+func pushRandom(t *testing.T, host, tag string) string {
+	t.Helper()
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(fmt.Sprintf("%s/acme/api:%s", host, tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
+
+// registryScenarios runs the digest checks against a registry at host.
+func registryScenarios(t *testing.T, host string) {
+	pushed := pushRandom(t, host, commitA)
+	absent := "sha256:" + strings.Repeat("0", 64)
+	closed := closedPort(t)
+	tests := []struct {
+		name         string
+		services     []ArtifactService
+		wantStatus   string
+		wantBlockers []string
+		wantWarn     bool
+	}{
+		{"present", []ArtifactService{{ID: "api", Image: host + "/acme/api:" + commitA, Digest: pushed, InUse: true}}, RegistryVerified, nil, false},
+		{"missing digest", []ArtifactService{{ID: "api", Image: host + "/acme/api:" + commitA, Digest: absent, InUse: true}}, RegistryMissing, []string{"registry-missing:api"}, false},
+		{"missing repository", []ArtifactService{{ID: "web", Image: host + "/acme/web:" + commitA, Digest: pushed, InUse: true}}, RegistryMissing, []string{"registry-missing:web"}, false},
+		{"unreachable registry", []ArtifactService{{ID: "api", Image: closed + "/acme/api:" + commitA, Digest: pushed, InUse: true}}, RegistryUnreachable, nil, true},
+		{"not in use is not checked", []ArtifactService{{ID: "api", Image: host + "/acme/api:" + commitA, Digest: absent}}, RegistryNotChecked, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := &ArtifactPlan{Services: tt.services}
+			bs, ws := RegistryCheck(context.Background(), plan, false, 5*time.Second, nil)
+			if plan.RegistryStatus != tt.wantStatus {
+				t.Errorf("RegistryStatus = %q, want %q (warnings %v)", plan.RegistryStatus, tt.wantStatus, ws)
+			}
+			got := ids(bs)
+			if len(got) != len(tt.wantBlockers) || (len(got) > 0 && got[0] != tt.wantBlockers[0]) {
+				t.Errorf("blockers = %v, want %v", got, tt.wantBlockers)
+			}
+			if (len(ws) > 0) != tt.wantWarn {
+				t.Errorf("warnings = %v, want some: %v", ws, tt.wantWarn)
+			}
+		})
+	}
+}
+
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestRegistryCheckInProcess runs against go-containerregistry's own
+// registry on loopback.
+func TestRegistryCheckInProcess(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	registryScenarios(t, strings.TrimPrefix(srv.URL, "http://"))
+}
+
+// TestRegistryCheckDockerRegistry runs against Debian's docker-registry
+// (the CNCF distribution registry) on loopback.
+func TestRegistryCheckDockerRegistry(t *testing.T) {
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		if os.Getenv("DEPLOY_WEB_REQUIRE_DOCKER_REGISTRY") != "" {
+			t.Fatal("docker-registry is not installed: apt-get install -y docker-registry")
+		}
+		t.Skip("docker-registry is not installed (apt-get install -y docker-registry)")
+	}
+	dir := t.TempDir()
+	addr := closedPort(t)
+	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", filepath.Join(dir, "data"), addr)
+	cfgPath := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", cfgPath)
+	logf, _ := os.Create(filepath.Join(dir, "registry.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait(); logf.Close() })
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			logText, _ := os.ReadFile(filepath.Join(dir, "registry.log"))
+			t.Fatalf("docker-registry did not start: %v\n%s", err, logText)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	registryScenarios(t, addr)
+}

@@ -1,0 +1,600 @@
+package deployplan
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Conclusion statuses.
+const (
+	StatusBlocked = "blocked"
+	StatusReady   = "ready"
+	StatusApplied = "applied"
+	StatusFailed  = "failed"
+)
+
+// Template Job replacement results.
+const (
+	JobPlanned               = "planned"
+	JobReplaced              = "replaced"
+	JobNotNeeded             = "not_needed"
+	JobNotFound              = "not_found"
+	JobBlockedNotSuspended   = "blocked_not_suspended"
+	JobBlockedNotAllowlisted = "blocked_not_allowlisted"
+	JobFailed                = "failed"
+)
+
+// Workload and object actions.
+const (
+	ActionCreate    = "create"
+	ActionUpdate    = "update"
+	ActionUnchanged = "unchanged"
+	ActionReplace   = "replace"
+	ActionBlocked   = "blocked"
+	ActionUnknown   = "unknown"
+)
+
+// SchemaVersion is the version of the report contract.
+const SchemaVersion = 1
+
+// FieldManager is the server-side apply field manager of every write.
+const FieldManager = "deploy-web"
+
+// Report is the plan/apply report. Its JSON form is the contract checked by
+// ValidateReport; everything lives under the key "deployApply".
+type Report struct {
+	DeployApply DeployApply `json:"deployApply"`
+}
+
+// DeployApply is the body of a report.
+type DeployApply struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	Environment   string    `json:"environment"`
+	Mode          string    `json:"mode"` // "dry-run" or "apply"
+	GeneratedAt   time.Time `json:"generatedAt"`
+
+	Conclusion                   Conclusion       `json:"conclusion"`
+	ApplyBoundary                ApplyBoundary    `json:"applyBoundary"`
+	ArtifactPlan                 ArtifactPlan     `json:"artifactPlan"`
+	Target                       Target           `json:"target"`
+	WorkloadPlan                 []WorkloadPlan   `json:"workloadPlan"`
+	ServicePlan                  []ServicePlan    `json:"servicePlan"`
+	TemplateJobReplacementPolicy JobPolicy        `json:"templateJobReplacementPolicy"`
+	TemplateJobReplacements      []JobReplacement `json:"templateJobReplacements"`
+	ManualCommands               []string         `json:"manualCommands"`
+	RollbackHint                 RollbackHint     `json:"rollbackHint"`
+	RemainingBlockers            []Blocker        `json:"remainingBlockers"`
+
+	// Beyond the contract's required keys.
+	Source        SourceInfo          `json:"source"`
+	Objects       []ObjectPlan        `json:"objects"`
+	CurrentHealth NamespaceHealth     `json:"currentHealth"`
+	HealthChecks  []HealthCheckResult `json:"healthChecks"`
+	Warnings      []string            `json:"warnings"`
+}
+
+// Conclusion is the verdict: blocked or ready for a plan, applied or failed
+// after an apply.
+type Conclusion struct {
+	Status  string `json:"status"`
+	Summary string `json:"summary"`
+}
+
+// ApplyBoundary states what an apply may and may not do.
+type ApplyBoundary struct {
+	DefaultMode        string     `json:"defaultMode"`
+	RequiredApplyFlags []string   `json:"requiredApplyFlags"`
+	WriteScope         WriteScope `json:"writeScope"`
+	NoWriteScope       []string   `json:"noWriteScope"`
+	ForbiddenActions   []string   `json:"forbiddenActions"`
+}
+
+// WriteScope is the namespace and the kinds an apply writes.
+type WriteScope struct {
+	Namespace string   `json:"namespace"`
+	Kinds     []string `json:"kinds"`
+}
+
+// ArtifactPlan relates the commits and the artifacts.
+type ArtifactPlan struct {
+	// ExpectedArtifactCommit is the commit every image tag must name: the
+	// catalog commit unless an expected commit was given.
+	ExpectedArtifactCommit string `json:"expectedArtifactCommit"`
+	// SourceCommit is the manifest repository's commit that was rendered.
+	SourceCommit string `json:"sourceCommit"`
+	// DeployCommit is the commit the rendered workload images are tagged
+	// with ("mixed" when they disagree, "" without workloads).
+	DeployCommit string `json:"deployCommit"`
+	// CatalogCommit is the catalog's commit field.
+	CatalogCommit string `json:"catalogCommit"`
+	// PublishStatus: published, unpublished or none (no image in use).
+	PublishStatus string `json:"publishStatus"`
+	// RegistryStatus: verified, missing, unreachable, not-checked.
+	RegistryStatus      string            `json:"registryStatus"`
+	UnpublishedServices []string          `json:"unpublishedServices"`
+	Services            []ArtifactService `json:"services"`
+}
+
+// ArtifactService is one catalog service as used by the plan.
+type ArtifactService struct {
+	ID        string `json:"id"`
+	Image     string `json:"image"`
+	Digest    string `json:"digest"`
+	Published bool   `json:"published"`
+	InUse     bool   `json:"inUse"`
+	// Registry: present, missing, unreachable, not-checked.
+	Registry string `json:"registry"`
+}
+
+// Target is where the plan applies.
+type Target struct {
+	Cluster   string `json:"cluster"`
+	Context   string `json:"context"`
+	Namespace string `json:"namespace"`
+	Protected bool   `json:"protected"`
+}
+
+// WorkloadPlan is what happens to one workload.
+type WorkloadPlan struct {
+	Kind       string      `json:"kind"`
+	Name       string      `json:"name"`
+	Containers []Container `json:"containers"`
+	Replicas   *int64      `json:"replicas"`
+	Action     string      `json:"action"`
+}
+
+// ServicePlan is one rendered Service.
+type ServicePlan struct {
+	Name      string        `json:"name"`
+	ServiceID string        `json:"serviceId"`
+	Ports     []ServicePort `json:"ports"`
+}
+
+// ServicePort is a port of a Service.
+type ServicePort struct {
+	Name       string `json:"name"`
+	Port       int64  `json:"port"`
+	TargetPort string `json:"targetPort"`
+	Protocol   string `json:"protocol"`
+}
+
+// JobPolicy is the template Job replacement policy.
+type JobPolicy struct {
+	Allowlist []string `json:"allowlist"`
+	Namespace string   `json:"namespace"`
+	Rules     []string `json:"rules"`
+}
+
+// JobReplacement is the decision (and, after apply, the outcome) for one
+// rendered Job.
+type JobReplacement struct {
+	Namespace   string `json:"namespace"`
+	Job         string `json:"job"`
+	OldImage    string `json:"oldImage"`
+	NewImage    string `json:"newImage"`
+	Result      string `json:"result"`
+	Reason      string `json:"reason"`
+	Allowlisted bool   `json:"allowlisted"`
+	Suspended   bool   `json:"suspended"`
+	OldUID      string `json:"oldUid,omitempty"`
+	NewUID      string `json:"newUid,omitempty"`
+}
+
+// RollbackHint says how to undo an apply.
+type RollbackHint struct {
+	PreApplyCapture          string   `json:"preApplyCapture"`
+	DeploymentRollbacks      []string `json:"deploymentRollbacks"`
+	SuspendedJobCleanup      []string `json:"suspendedJobCleanup"`
+	PostRollbackHealthChecks []string `json:"postRollbackHealthChecks"`
+}
+
+// Blocker is a reason the plan cannot be applied, with how to fix it.
+type Blocker struct {
+	ID          string `json:"id"`
+	Message     string `json:"message"`
+	UnblockHint string `json:"unblockHint"`
+}
+
+// SourceInfo says what was rendered.
+type SourceInfo struct {
+	Origin      string `json:"origin"`
+	Commit      string `json:"commit"`
+	CatalogPath string `json:"catalogPath"`
+	Objects     int    `json:"objects"`
+}
+
+// ObjectPlan is one rendered object: the planned action and, after an
+// apply, its result. Secrets appear by kind and name only.
+type ObjectPlan struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Action     string `json:"action"`
+	Result     string `json:"result,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Health     string `json:"health,omitempty"`
+}
+
+// NamespaceHealth is the health of the namespace's workloads.
+type NamespaceHealth struct {
+	Status    string           `json:"status"`
+	Message   string           `json:"message"`
+	Workloads []WorkloadHealth `json:"workloads"`
+}
+
+// WorkloadHealth is one workload's health (HEALTH.md).
+type WorkloadHealth struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// HealthCheckResult is the outcome of one configured HTTP check.
+type HealthCheckResult struct {
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Required bool   `json:"required"`
+	OK       bool   `json:"ok"`
+	Message  string `json:"message"`
+}
+
+// normalize makes every list non-nil (the contract wants arrays, not null)
+// and sorts blockers and warnings for stable output.
+func (d *DeployApply) normalize() {
+	ne := func(s *[]string) {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
+	ne(&d.ApplyBoundary.RequiredApplyFlags)
+	ne(&d.ApplyBoundary.WriteScope.Kinds)
+	ne(&d.ApplyBoundary.NoWriteScope)
+	ne(&d.ApplyBoundary.ForbiddenActions)
+	ne(&d.ArtifactPlan.UnpublishedServices)
+	ne(&d.TemplateJobReplacementPolicy.Allowlist)
+	ne(&d.TemplateJobReplacementPolicy.Rules)
+	ne(&d.ManualCommands)
+	ne(&d.RollbackHint.DeploymentRollbacks)
+	ne(&d.RollbackHint.SuspendedJobCleanup)
+	ne(&d.RollbackHint.PostRollbackHealthChecks)
+	ne(&d.Warnings)
+	if d.ArtifactPlan.Services == nil {
+		d.ArtifactPlan.Services = []ArtifactService{}
+	}
+	if d.WorkloadPlan == nil {
+		d.WorkloadPlan = []WorkloadPlan{}
+	}
+	for i := range d.WorkloadPlan {
+		if d.WorkloadPlan[i].Containers == nil {
+			d.WorkloadPlan[i].Containers = []Container{}
+		}
+	}
+	if d.ServicePlan == nil {
+		d.ServicePlan = []ServicePlan{}
+	}
+	for i := range d.ServicePlan {
+		if d.ServicePlan[i].Ports == nil {
+			d.ServicePlan[i].Ports = []ServicePort{}
+		}
+	}
+	if d.TemplateJobReplacements == nil {
+		d.TemplateJobReplacements = []JobReplacement{}
+	}
+	if d.RemainingBlockers == nil {
+		d.RemainingBlockers = []Blocker{}
+	}
+	if d.Objects == nil {
+		d.Objects = []ObjectPlan{}
+	}
+	if d.CurrentHealth.Workloads == nil {
+		d.CurrentHealth.Workloads = []WorkloadHealth{}
+	}
+	if d.HealthChecks == nil {
+		d.HealthChecks = []HealthCheckResult{}
+	}
+	d.RemainingBlockers = dedupeBlockers(d.RemainingBlockers)
+}
+
+func dedupeBlockers(bs []Blocker) []Blocker {
+	seen := map[string]bool{}
+	out := []Blocker{}
+	for _, b := range bs {
+		if seen[b.ID] {
+			continue
+		}
+		seen[b.ID] = true
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Status is the conclusion's status.
+func (r *Report) Status() string { return r.DeployApply.Conclusion.Status }
+
+// JSON returns the indented JSON form of the report.
+func (r *Report) JSON() ([]byte, error) {
+	r.DeployApply.normalize()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: encode report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteFile writes the JSON report atomically (a temporary file renamed
+// over path, synced), so a crash never leaves half a report.
+func (r *Report) WriteFile(path string) error {
+	b, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("deployplan: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("deployplan: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := firstErr(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("deployplan: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("deployplan: write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// DefaultReportPath is reports/<env>/deploy-report.json.
+func DefaultReportPath(env string) string {
+	return filepath.Join("reports", env, "deploy-report.json")
+}
+
+// Summary is the short terminal form of the report.
+func (r *Report) Summary() string {
+	d := &r.DeployApply
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", strings.ToUpper(d.Conclusion.Status), d.Conclusion.Summary)
+	fmt.Fprintf(&b, "  environment %s, namespace %s, cluster %s\n", d.Environment, d.Target.Namespace, orDash(d.Target.Cluster))
+	fmt.Fprintf(&b, "  source %s at %s; catalog commit %s\n", orDash(d.Source.Origin), short(d.ArtifactPlan.SourceCommit), short(d.ArtifactPlan.CatalogCommit))
+	counts := map[string]int{}
+	for _, o := range d.Objects {
+		k := o.Action
+		if o.Result != "" {
+			k = o.Result
+		}
+		counts[k]++
+	}
+	var parts []string
+	for _, k := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	fmt.Fprintf(&b, "  objects: %d (%s)\n", len(d.Objects), strings.Join(parts, ", "))
+	for _, j := range d.TemplateJobReplacements {
+		if j.Result == JobNotNeeded || j.Result == JobNotFound {
+			continue
+		}
+		fmt.Fprintf(&b, "  job %s: %s (%s -> %s)\n", j.Job, j.Result, orDash(j.OldImage), orDash(j.NewImage))
+	}
+	for _, bl := range d.RemainingBlockers {
+		fmt.Fprintf(&b, "  BLOCKER %s: %s\n    fix: %s\n", bl.ID, bl.Message, bl.UnblockHint)
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
+	if d.RollbackHint.PreApplyCapture != "" && d.Mode == "apply" {
+		fmt.Fprintf(&b, "  pre-apply capture: %s\n", d.RollbackHint.PreApplyCapture)
+	}
+	for _, c := range d.ManualCommands {
+		fmt.Fprintf(&b, "  next: %s\n", c)
+	}
+	return b.String()
+}
+
+// Markdown renders the report as CommonMark (tables are GFM), for the console.
+func (r *Report) Markdown() string {
+	d := &r.DeployApply
+	d.normalize()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Deploy %s: %s\n\n", md(d.Environment), md(d.Mode))
+	fmt.Fprintf(&b, "**%s**: %s\n\n", strings.ToUpper(d.Conclusion.Status), md(d.Conclusion.Summary))
+	fmt.Fprintf(&b, "- Target: namespace `%s` on `%s`", d.Target.Namespace, mdCode(d.Target.Cluster))
+	if d.Target.Protected {
+		b.WriteString(" (protected: apply is always refused)")
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "- Source: `%s` at `%s`\n", mdCode(d.Source.Origin), mdCode(d.Source.Commit))
+	fmt.Fprintf(&b, "- Generated: %s\n\n", d.GeneratedAt.UTC().Format(time.RFC3339))
+
+	if len(d.RemainingBlockers) > 0 {
+		b.WriteString("## Blockers\n\n| id | problem | how to unblock |\n| --- | --- | --- |\n")
+		for _, bl := range d.RemainingBlockers {
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mdCode(bl.ID), mdCell(bl.Message), mdCell(bl.UnblockHint))
+		}
+		b.WriteString("\n")
+	}
+	a := d.ArtifactPlan
+	b.WriteString("## Artifacts\n\n| commit | value |\n| --- | --- |\n")
+	for _, kv := range [][2]string{{"expected artifact", a.ExpectedArtifactCommit}, {"source", a.SourceCommit}, {"deploy (image tags)", a.DeployCommit}, {"catalog", a.CatalogCommit}} {
+		fmt.Fprintf(&b, "| %s | `%s` |\n", kv[0], mdCode(kv[1]))
+	}
+	fmt.Fprintf(&b, "\nPublish status: **%s**; registry: **%s**.", md(a.PublishStatus), md(a.RegistryStatus))
+	if len(a.UnpublishedServices) > 0 {
+		fmt.Fprintf(&b, " Unpublished: %s.", md(strings.Join(a.UnpublishedServices, ", ")))
+	}
+	b.WriteString("\n\n")
+	if len(a.Services) > 0 {
+		b.WriteString("| service | image | digest | published | registry |\n| --- | --- | --- | --- | --- |\n")
+		for _, s := range a.Services {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(s.ID), mdCode(s.Image), mdCode(shortDigest(s.Digest)), s.Published, mdCell(s.Registry))
+		}
+		b.WriteString("\n")
+	}
+	if len(d.WorkloadPlan) > 0 {
+		b.WriteString("## Workloads\n\n| kind | name | containers | replicas | action |\n| --- | --- | --- | --- | --- |\n")
+		for _, w := range d.WorkloadPlan {
+			var cs []string
+			for _, c := range w.Containers {
+				cs = append(cs, fmt.Sprintf("%s: `%s`", mdCell(c.Name), mdCode(c.Image)))
+			}
+			rep := "-"
+			if w.Replicas != nil {
+				rep = fmt.Sprint(*w.Replicas)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(w.Kind), mdCell(w.Name), strings.Join(cs, "<br>"), rep, mdCell(w.Action))
+		}
+		b.WriteString("\n")
+	}
+	if len(d.ServicePlan) > 0 {
+		b.WriteString("## Services\n\n| name | service id | ports |\n| --- | --- | --- |\n")
+		for _, s := range d.ServicePlan {
+			var ps []string
+			for _, p := range s.Ports {
+				ps = append(ps, fmt.Sprintf("%d->%s/%s", p.Port, p.TargetPort, p.Protocol))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(s.Name), mdCell(orDash(s.ServiceID)), mdCell(strings.Join(ps, ", ")))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Template Jobs\n\n")
+	fmt.Fprintf(&b, "Allowlist in `%s`: %s.\n\n", d.TemplateJobReplacementPolicy.Namespace, md(orDash(strings.Join(d.TemplateJobReplacementPolicy.Allowlist, ", "))))
+	if len(d.TemplateJobReplacements) > 0 {
+		b.WriteString("| job | old image | new image | result | reason |\n| --- | --- | --- | --- | --- |\n")
+		for _, j := range d.TemplateJobReplacements {
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %s | %s |\n", mdCell(j.Job), mdCode(j.OldImage), mdCode(j.NewImage), mdCell(j.Result), mdCell(j.Reason))
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Objects) > 0 {
+		b.WriteString("## Objects\n\n| kind | name | action | result | message |\n| --- | --- | --- | --- | --- |\n")
+		for _, o := range d.Objects {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCell(o.Action), mdCell(orDash(o.Result)), mdCell(o.Message))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Health\n\nNamespace now: **%s** %s\n\n", md(orDash(d.CurrentHealth.Status)), md(d.CurrentHealth.Message))
+	if len(d.HealthChecks) > 0 {
+		b.WriteString("| check | required | ok | message |\n| --- | --- | --- | --- |\n")
+		for _, h := range d.HealthChecks {
+			fmt.Fprintf(&b, "| %s | %t | %t | %s |\n", mdCell(h.Name), h.Required, h.OK, mdCell(h.Message))
+		}
+		b.WriteString("\n")
+	}
+	bd := d.ApplyBoundary
+	b.WriteString("## Boundary\n\n")
+	fmt.Fprintf(&b, "- Default mode: %s; apply needs %s\n", md(bd.DefaultMode), mdCodeList(bd.RequiredApplyFlags))
+	fmt.Fprintf(&b, "- Writes: namespace `%s`, kinds %s\n", bd.WriteScope.Namespace, md(strings.Join(bd.WriteScope.Kinds, ", ")))
+	fmt.Fprintf(&b, "- Never writes: %s\n", md(strings.Join(bd.NoWriteScope, "; ")))
+	fmt.Fprintf(&b, "- Forbidden: %s\n\n", md(strings.Join(bd.ForbiddenActions, "; ")))
+	rb := d.RollbackHint
+	b.WriteString("## Rollback\n\n")
+	fmt.Fprintf(&b, "- Pre-apply capture: `%s`\n", mdCode(orDash(rb.PreApplyCapture)))
+	for _, group := range []struct {
+		title string
+		cmds  []string
+	}{{"Deployment rollbacks", rb.DeploymentRollbacks}, {"Suspended Job cleanup", rb.SuspendedJobCleanup}, {"After rollback, check", rb.PostRollbackHealthChecks}} {
+		if len(group.cmds) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s:\n", group.title)
+		for _, c := range group.cmds {
+			fmt.Fprintf(&b, "  - `%s`\n", mdCode(c))
+		}
+	}
+	if len(d.ManualCommands) > 0 {
+		b.WriteString("\n## Commands\n\n```sh\n")
+		for _, c := range d.ManualCommands {
+			b.WriteString(strings.ReplaceAll(c, "```", "'''") + "\n")
+		}
+		b.WriteString("```\n")
+	}
+	if len(d.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range d.Warnings {
+			fmt.Fprintf(&b, "- %s\n", md(w))
+		}
+	}
+	return b.String()
+}
+
+// md escapes text for Markdown inline content (no raw HTML survives).
+func md(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "|", `\|`, "\n", " ")
+	return r.Replace(s)
+}
+
+func mdCell(s string) string { return md(s) }
+
+// mdCode makes s safe inside a single-backtick code span in a table cell.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", `\|`, "\n", " ").Replace(s)
+}
+
+func mdCodeList(ss []string) string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, "`"+mdCode(s)+"`")
+	}
+	return strings.Join(out, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func short(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return orDash(c)
+}
+
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
