@@ -27,6 +27,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /{$}", s.appList)
 	s.protect(m, "GET /apps/{namespace}/{name}", s.appPage)
 	s.protect(m, "GET /apps/{namespace}/{name}/resource/{ref}", s.appResource)
+	s.protect(m, "GET /apps/{namespace}/{name}/logs", s.logsPage)
+	s.protect(m, "GET /apps/{namespace}/{name}/logs/stream", s.logsStream)
 	s.protect(m, "GET /apps/{namespace}/{name}/rollback", s.rollbackConfirm)
 	s.protect(m, "POST /apps/{namespace}/{name}/rollback", s.appRollback)
 	s.protect(m, "POST /apps/{namespace}/{name}/sync", s.appSync)
@@ -36,6 +38,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
 	s.protect(m, "GET /v1/deploy/{name}/tree", s.apiTree)
 	s.protect(m, "GET /v1/deploy/{name}/resource/{ref}", s.apiResource)
+	s.protect(m, "GET /v1/deploy/{name}/logs", s.apiLogs)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
 

@@ -60,6 +60,13 @@ type Options struct {
 	// Release performs rollbacks and sync requests; without it the write
 	// routes answer 503.
 	Release Releaser
+	// Logs reads pod logs (nil: the log routes say logs are not configured).
+	Logs LogSource
+	// LogStreams bounds the live log streams.
+	LogStreams LogStreamLimits
+	// ShutdownCtx ends the live streams when it is done (graceful
+	// shutdown), telling their clients to reconnect.
+	ShutdownCtx context.Context
 }
 
 // Site renders pages and errors with the site's assets. It is also the
@@ -87,6 +94,8 @@ type Server struct {
 	opts   Options
 	routes []route
 	m      *http.ServeMux
+	// logStreams counts the live log streams.
+	logStreams *streamLimiter
 }
 
 // New wires the handlers.
@@ -100,7 +109,7 @@ func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
 	if opts.AppKind == "" {
 		opts.AppGroup, opts.AppKind = appcr.GroupVersion.Group, appcr.Kind.Kind
 	}
-	return &Server{Site: site, view: view, auth: auth, opts: opts}
+	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: newStreamLimiter(opts.LogStreams)}
 }
 
 // Handler returns the whole site: the route table behind the common

@@ -206,7 +206,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryVersions, log)
-	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage, Release: rel})
+	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage, Release: rel,
+		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx})
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
