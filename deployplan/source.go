@@ -253,11 +253,15 @@ func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured,
 	}
 	var out []*unstructured.Unstructured
 	for _, r := range m.Resources() {
-		obj, err := r.Map()
+		// Through JSON, so numbers are int64/float64 as client-go expects.
+		b, err := r.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("deployplan: kustomize output %s: %w", r.CurId(), err)
 		}
-		u := &unstructured.Unstructured{Object: obj}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(b); err != nil {
+			return nil, fmt.Errorf("deployplan: kustomize output %s: %w", r.CurId(), err)
+		}
 		if u.GetKind() == "" || u.GetName() == "" {
 			return nil, errors.New("deployplan: kustomize output has an object without kind or name")
 		}
