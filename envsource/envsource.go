@@ -1,0 +1,298 @@
+// Package envsource keeps, for every environment of a deploy config, the
+// objects its manifests render, so the resource panel can diff a live object
+// against what git says it should be (desiredSource "git").
+//
+// An Index renders each environment with deployplan.Render (the same
+// kustomize render a plan uses) when Run starts, then every interval, and
+// whenever the console calls Refresh after a plan or an apply. A render that
+// fails is logged and reported by Status; the environment's last good render
+// stays in the index, so a broken commit never blanks the diffs.
+//
+// What is indexed:
+//   - every rendered object except core Secrets, which are never indexed
+//     (their values must not reach the dashboard);
+//   - under group, kind, namespace and name; an object the kustomization
+//     leaves without a namespace is indexed in the environment's namespace,
+//     as a plan would apply it there.
+//
+// When two environments render the same object, Lookup answers with the
+// environment whose namespace is the object's namespace; if that does not
+// decide (none or several do), the first of them in config order wins.
+package envsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+)
+
+// Desired is an environment's rendered manifest for one object.
+type Desired struct {
+	// Object is a copy of the rendered object; the caller may change it.
+	Object *unstructured.Unstructured
+	// Environment is the environment whose manifests render the object.
+	Environment string
+	// Repo is the source repository without credentials ("" for a local
+	// folder source), Ref the configured branch, tag or commit ("" for a
+	// local folder), Commit the commit rendered ("" for a local folder
+	// outside git) and Path the kustomize folder as configured.
+	Repo, Ref, Commit, Path string
+}
+
+// EnvStatus is the state of one environment's renders.
+type EnvStatus struct {
+	Environment string `json:"environment"`
+	Namespace   string `json:"namespace"`
+	// Repo (without credentials), Ref and Path describe the source.
+	Repo string `json:"repo,omitempty"`
+	Ref  string `json:"ref,omitempty"`
+	Path string `json:"path"`
+	// Rendered is when the last good render finished (zero: never).
+	Rendered time.Time `json:"rendered"`
+	// Commit is the commit of the last good render.
+	Commit string `json:"commit,omitempty"`
+	// Objects counts the indexed objects of the last good render (Secrets
+	// are not indexed and not counted).
+	Objects int `json:"objects"`
+	// Attempted is when the last render, good or not, finished.
+	Attempted time.Time `json:"attempted"`
+	// Error is the last render's error; "" when it succeeded.
+	Error string `json:"error,omitempty"`
+}
+
+// DefaultInterval is used by New for an interval <= 0.
+const DefaultInterval = time.Minute
+
+// renderTimeout bounds one render (a clone of a remote repository).
+const renderTimeout = 2 * time.Minute
+
+// Index is the rendered desired state of every environment. It is safe for
+// concurrent use.
+type Index struct {
+	log      *slog.Logger
+	interval time.Duration
+	render   func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error)
+
+	envs []*envState // config order; the slice itself never changes
+
+	mu sync.RWMutex // guards every envState's index and status
+}
+
+type envState struct {
+	env  *deployplan.Environment
+	repo string // redacted
+
+	renderMu sync.Mutex // one render of this environment at a time
+
+	objects map[objKey]*unstructured.Unstructured
+	commit  string
+	status  EnvStatus
+}
+
+type objKey struct{ group, kind, namespace, name string }
+
+// New returns an index of cfg's environments; nothing is rendered until Run
+// or Refresh. A nil log discards; an interval <= 0 is DefaultInterval.
+func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Index {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	ix := &Index{log: log, interval: interval, render: deployplan.Render}
+	if cfg == nil {
+		return ix
+	}
+	for i := range cfg.Environments {
+		e := &cfg.Environments[i]
+		st := &envState{env: e, repo: RedactRepo(e.Source.Repo)}
+		st.status = EnvStatus{Environment: e.Name, Namespace: e.Namespace, Repo: st.repo, Ref: e.Source.Ref, Path: e.Source.Path}
+		ix.envs = append(ix.envs, st)
+	}
+	return ix
+}
+
+// Run renders every environment now and then every interval, until ctx
+// ends. Errors are logged and kept in Status; they do not stop the loop.
+func (ix *Index) Run(ctx context.Context) {
+	t := time.NewTicker(ix.interval)
+	defer t.Stop()
+	for {
+		for _, st := range ix.envs {
+			if ctx.Err() != nil {
+				return
+			}
+			_ = ix.refresh(ctx, st) // logged and recorded
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Refresh re-renders one environment now. On error the environment keeps
+// its last good render and the error is also recorded in Status.
+func (ix *Index) Refresh(ctx context.Context, env string) error {
+	for _, st := range ix.envs {
+		if st.env.Name == env {
+			return ix.refresh(ctx, st)
+		}
+	}
+	return fmt.Errorf("envsource: no environment %q", env)
+}
+
+func (ix *Index) refresh(ctx context.Context, st *envState) error {
+	st.renderMu.Lock()
+	defer st.renderMu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, renderTimeout)
+	defer cancel()
+	r, err := ix.render(rctx, st.env)
+	var objs map[objKey]*unstructured.Unstructured
+	if err == nil {
+		objs, err = index(r, st.env.Namespace)
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("envsource: %s: %w", st.env.Name, ctx.Err()) // shutting down: not a render failure
+	}
+	now := time.Now()
+
+	ix.mu.Lock()
+	st.status.Attempted = now
+	if err != nil {
+		st.status.Error = err.Error()
+		ix.mu.Unlock()
+		ix.log.Warn("render environment", "env", st.env.Name, "source", st.sourceLabel(), "err", err)
+		return fmt.Errorf("envsource: %s: %w", st.env.Name, err)
+	}
+	changed := st.commit != r.Commit || len(st.objects) != len(objs)
+	st.objects, st.commit = objs, r.Commit
+	st.status.Error = ""
+	st.status.Rendered, st.status.Commit, st.status.Objects = now, r.Commit, len(objs)
+	ix.mu.Unlock()
+	if changed {
+		ix.log.Info("rendered environment", "env", st.env.Name, "source", st.sourceLabel(), "commit", r.Commit, "objects", len(objs))
+	}
+	return nil
+}
+
+func index(r *deployplan.Rendered, ns string) (map[objKey]*unstructured.Unstructured, error) {
+	out := make(map[objKey]*unstructured.Unstructured, len(r.Objects))
+	for _, o := range r.Objects {
+		gvk := o.GroupVersionKind()
+		if gvk.Group == "" && gvk.Kind == "Secret" {
+			continue // never indexed
+		}
+		k := objKey{group: gvk.Group, kind: gvk.Kind, namespace: o.GetNamespace(), name: o.GetName()}
+		if k.namespace == "" {
+			k.namespace = ns
+			o = o.DeepCopy()
+			o.SetNamespace(ns)
+		}
+		if _, dup := out[k]; dup {
+			return nil, errors.New("the render has two objects " + k.String())
+		}
+		out[k] = o
+	}
+	return out, nil
+}
+
+func (k objKey) String() string {
+	g := k.group
+	if g == "" {
+		g = "core"
+	}
+	return fmt.Sprintf("%s/%s %s/%s", g, k.kind, k.namespace, k.name)
+}
+
+// Lookup returns the rendered manifest of an object (group "" for the core
+// group), from the environment whose namespace is the object's, else from
+// the first rendering it in config order. Secrets are never found.
+func (ix *Index) Lookup(group, kind, namespace, name string) (Desired, bool) {
+	k := objKey{group: group, kind: kind, namespace: namespace, name: name}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var pick *envState
+	var obj *unstructured.Unstructured
+	for _, st := range ix.envs {
+		o, ok := st.objects[k]
+		if !ok {
+			continue
+		}
+		if pick == nil || (st.env.Namespace == namespace && pick.env.Namespace != namespace) {
+			pick, obj = st, o
+		}
+	}
+	if pick == nil {
+		return Desired{}, false
+	}
+	return Desired{
+		Object:      obj.DeepCopy(),
+		Environment: pick.env.Name,
+		Repo:        pick.repo,
+		Ref:         pick.env.Source.Ref,
+		Commit:      pick.commit,
+		Path:        pick.env.Source.Path,
+	}, true
+}
+
+// Status returns every environment's render state, in config order.
+func (ix *Index) Status() []EnvStatus {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]EnvStatus, len(ix.envs))
+	for i, st := range ix.envs {
+		out[i] = st.status
+	}
+	return out
+}
+
+// sourceLabel reads only fields that never change after New.
+func (st *envState) sourceLabel() string {
+	if st.repo == "" {
+		return st.env.Source.Path
+	}
+	return st.repo + "@" + st.env.Source.Ref + ":" + st.env.Source.Path
+}
+
+// RedactRepo returns a repository URL without credentials: the user info of
+// a URL (https://user:token@host/...) and its query and fragment are
+// dropped. An scp-like address (git@host:org/repo.git) names an SSH user,
+// never a secret, and is kept.
+func RedactRepo(repo string) string {
+	if !strings.Contains(repo, "://") {
+		return repo
+	}
+	u, err := url.Parse(repo)
+	if err != nil {
+		// Unparseable: cut everything between the scheme and the last '@'
+		// of the authority, so no credential survives.
+		i := strings.Index(repo, "://")
+		rest := repo[i+3:]
+		auth := rest
+		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+			auth = rest[:j]
+		}
+		if at := strings.LastIndex(auth, "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if j := strings.IndexAny(rest, "?#"); j >= 0 {
+			rest = rest[:j]
+		}
+		return repo[:i+3] + rest
+	}
+	u.User = nil
+	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
+	return u.String()
+}

@@ -1,0 +1,411 @@
+package envsource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const catalog = `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`
+
+// fixture is a config with a local-folder environment ("local", namespace
+// alpha) and a git environment ("gitenv", namespace beta, a file://
+// repository on branch main), in that order.
+type fixture struct {
+	cfg     *deployplan.Config
+	repoDir string
+	repo    *git.Repository
+	head    plumbing.Hash
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{}
+	confDir := t.TempDir()
+	writeFiles(t, confDir, map[string]string{
+		"local/kustomization.yaml": "resources: [cm.yaml, shared.yaml, secret.yaml]\n" +
+			"generatorOptions: {disableNameSuffixHash: true}\n" +
+			"secretGenerator: [{name: generated, namespace: alpha, literals: [password=hunter2]}]\n",
+		// No namespace: indexed in the environment's namespace (alpha).
+		"local/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: local-cm}\ndata: {from: local}\n",
+		// Rendered by both environments.
+		"local/shared.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: beta}\ndata: {from: local}\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: both, namespace: gamma}\ndata: {from: local}\n",
+		"local/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: plain, namespace: alpha}\nstringData: {token: s3cr3t}\n",
+		"catalog.json":      catalog,
+	})
+
+	f.repoDir = t.TempDir()
+	var err error
+	f.repo, err = git.PlainInitWithOptions(f.repoDir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.commit(t, "first", map[string]string{
+		"base/kustomization.yaml": "resources: [app.yaml]\n",
+		"base/app.yaml":           "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: api, image: 'registry.example.com/api:1.0.0'}]}\n",
+		"overlays/x/kustomization.yaml": "namespace: beta\nresources: [../../base, shared.yaml]\n" +
+			"secretGenerator: [{name: creds, literals: [password=hunter2]}]\n",
+		"overlays/x/shared.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {from: git}\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: both, namespace: gamma}\ndata: {from: git}\n",
+		"catalog.json": catalog,
+	})
+
+	conf := `environments:
+  - name: local
+    cluster: {context: test}
+    namespace: alpha
+    source: {path: local}
+    catalog: catalog.json
+  - name: gitenv
+    cluster: {context: test}
+    namespace: beta
+    source: {repo: "file://` + f.repoDir + `", ref: main, path: overlays/x}
+    catalog: catalog.json
+`
+	f.cfg, err = deployplan.ParseConfig([]byte(conf), confDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) commit(t *testing.T, msg string, files map[string]string) {
+	t.Helper()
+	writeFiles(t, f.repoDir, files)
+	wt, err := f.repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.AddGlob("."); err != nil {
+		t.Fatal(err)
+	}
+	f.head, err = wt.Commit(msg, &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func refreshAll(t *testing.T, ix *Index) {
+	t.Helper()
+	for _, env := range []string{"local", "gitenv"} {
+		if err := ix.Refresh(context.Background(), env); err != nil {
+			t.Fatalf("Refresh(%s) = %v", env, err)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	f := newFixture(t)
+	ix := New(f.cfg, nil, time.Hour)
+	if _, ok := ix.Lookup("", "ConfigMap", "alpha", "local-cm"); ok {
+		t.Fatal("Lookup before any render found something")
+	}
+	refreshAll(t, ix)
+
+	d, ok := ix.Lookup("", "ConfigMap", "alpha", "local-cm")
+	if !ok {
+		t.Fatal("Lookup(local-cm) missed")
+	}
+	if d.Environment != "local" || d.Repo != "" || d.Ref != "" || d.Commit != "" || d.Path != "local" {
+		t.Errorf("Lookup(local-cm) = %+v, want environment local, no repo, ref or commit, path local", d)
+	}
+	if d.Object.GetNamespace() != "alpha" {
+		t.Errorf("local-cm namespace = %q, want the environment's (alpha)", d.Object.GetNamespace())
+	}
+
+	d, ok = ix.Lookup("apps", "Deployment", "beta", "api")
+	if !ok {
+		t.Fatal("Lookup(apps Deployment beta/api) missed")
+	}
+	want := Desired{Environment: "gitenv", Repo: "file://" + f.repoDir, Ref: "main", Commit: f.head.String(), Path: "overlays/x"}
+	if d.Environment != want.Environment || d.Repo != want.Repo || d.Ref != want.Ref || d.Commit != want.Commit || d.Path != want.Path {
+		t.Errorf("Lookup(api) = %+v, want %+v", d, want)
+	}
+	if img := d.Object.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "registry.example.com/api:1.0.0" {
+		t.Errorf("api image = %v", img)
+	}
+	if r, _ := d.Object.Object["spec"].(map[string]any)["replicas"].(int64); r != 2 {
+		t.Errorf("api replicas = %#v, want int64 2", d.Object.Object["spec"].(map[string]any)["replicas"])
+	}
+	// The caller gets a copy.
+	d.Object.SetName("changed")
+	if d2, _ := ix.Lookup("apps", "Deployment", "beta", "api"); d2.Object.GetName() != "api" {
+		t.Error("changing a looked-up object changed the index")
+	}
+
+	// Both environments render ConfigMap beta/shared: gitenv's namespace is
+	// beta, so it wins although local comes first in the config.
+	if d, ok := ix.Lookup("", "ConfigMap", "beta", "shared"); !ok || d.Environment != "gitenv" || d.Object.Object["data"].(map[string]any)["from"] != "git" {
+		t.Errorf("Lookup(beta/shared) = %v %+v, want gitenv's", ok, d)
+	}
+	// gamma/both: neither environment's namespace; the first in config order.
+	if d, ok := ix.Lookup("", "ConfigMap", "gamma", "both"); !ok || d.Environment != "local" || d.Object.Object["data"].(map[string]any)["from"] != "local" {
+		t.Errorf("Lookup(gamma/both) = %v %+v, want local's", ok, d)
+	}
+
+	for _, miss := range [][4]string{
+		{"", "ConfigMap", "alpha", "nope"},
+		{"", "ConfigMap", "beta", "local-cm"},      // wrong namespace
+		{"apps", "ConfigMap", "alpha", "local-cm"}, // wrong group
+		{"", "Deployment", "beta", "api"},          // wrong group (core)
+		{"apps", "StatefulSet", "beta", "api"},     // wrong kind
+	} {
+		if d, ok := ix.Lookup(miss[0], miss[1], miss[2], miss[3]); ok {
+			t.Errorf("Lookup(%q) = %+v, want a miss", miss, d)
+		}
+	}
+
+	// Secrets are never indexed: neither a plain one nor generated ones.
+	for _, s := range [][2]string{{"alpha", "plain"}, {"alpha", "generated"}} {
+		if _, ok := ix.Lookup("", "Secret", s[0], s[1]); ok {
+			t.Errorf("Secret %s/%s was indexed", s[0], s[1])
+		}
+	}
+	for _, st := range ix.Status() {
+		for k, o := range indexOf(ix, st.Environment) {
+			if k.kind == "Secret" || strings.Contains(mustJSON(t, o), "hunter2") || strings.Contains(mustJSON(t, o), "s3cr3t") {
+				t.Errorf("%s indexed %s", st.Environment, k)
+			}
+		}
+	}
+
+	st := ix.Status()
+	if len(st) != 2 || st[0].Environment != "local" || st[1].Environment != "gitenv" {
+		t.Fatalf("Status() = %+v, want local then gitenv", st)
+	}
+	if st[0].Objects != 3 || st[0].Error != "" || st[0].Rendered.IsZero() || st[0].Namespace != "alpha" {
+		t.Errorf("Status(local) = %+v, want 3 objects (the Secrets not counted), no error", st[0])
+	}
+	if st[1].Objects != 3 || st[1].Commit != f.head.String() || st[1].Repo != "file://"+f.repoDir || st[1].Ref != "main" || st[1].Path != "overlays/x" {
+		t.Errorf("Status(gitenv) = %+v", st[1])
+	}
+}
+
+func indexOf(ix *Index, env string) map[objKey]any {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := map[objKey]any{}
+	for _, st := range ix.envs {
+		if st.env.Name == env {
+			for k, o := range st.objects {
+				out[k] = o.Object
+			}
+		}
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jsonEncode(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestRefreshNewCommitAndBrokenRender(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil))
+	ix := New(f.cfg, log, time.Hour)
+	refreshAll(t, ix)
+	first := f.head
+
+	// A new commit on main: Refresh picks it up.
+	f.commit(t, "scale", map[string]string{
+		"base/app.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  replicas: 5\n  selector: {matchLabels: {app: api}}\n  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: api, image: 'registry.example.com/api:1.1.0'}]}\n",
+	})
+	if d, _ := ix.Lookup("apps", "Deployment", "beta", "api"); d.Commit != first.String() {
+		t.Fatalf("before Refresh: commit %s, want the first %s", d.Commit, first)
+	}
+	if err := ix.Refresh(context.Background(), "gitenv"); err != nil {
+		t.Fatal(err)
+	}
+	d, ok := ix.Lookup("apps", "Deployment", "beta", "api")
+	if !ok || d.Commit != f.head.String() || d.Object.Object["spec"].(map[string]any)["replicas"] != int64(5) {
+		t.Fatalf("after Refresh: %v commit %s replicas %v, want commit %s replicas 5", ok, d.Commit, d.Object.Object["spec"].(map[string]any)["replicas"], f.head)
+	}
+	good := f.head
+
+	// A broken kustomization: the last good render stays, the error shows.
+	f.commit(t, "break", map[string]string{"overlays/x/kustomization.yaml": "namespace: beta\nresources: [../../base, missing.yaml]\n"})
+	err := ix.Refresh(context.Background(), "gitenv")
+	if err == nil {
+		t.Fatal("Refresh of a broken kustomization succeeded")
+	}
+	d, ok = ix.Lookup("apps", "Deployment", "beta", "api")
+	if !ok || d.Commit != good.String() || d.Object.Object["spec"].(map[string]any)["replicas"] != int64(5) {
+		t.Errorf("after a broken render: %v commit %s, want the last good render (%s)", ok, d.Commit, good)
+	}
+	st := ix.Status()[1]
+	if st.Error == "" || !strings.Contains(st.Error, "missing.yaml") || st.Commit != good.String() || st.Objects != 3 || !st.Attempted.After(st.Rendered) {
+		t.Errorf("Status(gitenv) after a broken render = %+v, want the error, the last good commit and its 3 objects", st)
+	}
+	logMu.Lock()
+	if !strings.Contains(logs.String(), "render environment") || !strings.Contains(logs.String(), "env=gitenv") {
+		t.Errorf("the render error was not logged:\n%s", logs.String())
+	}
+	logMu.Unlock()
+	if ix.Status()[0].Error != "" {
+		t.Error("the other environment reports an error")
+	}
+
+	// Fixed again: the error clears.
+	f.commit(t, "fix", map[string]string{"overlays/x/kustomization.yaml": "namespace: beta\nresources: [../../base]\n"})
+	if err := ix.Refresh(context.Background(), "gitenv"); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Status()[1]; st.Error != "" || st.Commit != f.head.String() || st.Objects != 1 {
+		t.Errorf("Status(gitenv) after a fix = %+v", st)
+	}
+	if _, ok := ix.Lookup("", "ConfigMap", "beta", "shared"); !ok {
+		t.Error("beta/shared vanished although local still renders it")
+	} else if d, _ := ix.Lookup("", "ConfigMap", "beta", "shared"); d.Environment != "local" {
+		t.Errorf("beta/shared now from %s, want local (gitenv no longer renders it)", d.Environment)
+	}
+
+	if err := ix.Refresh(context.Background(), "nope"); err == nil {
+		t.Error("Refresh of an unknown environment succeeded")
+	}
+}
+
+func TestRunAndConcurrentUse(t *testing.T) {
+	f := newFixture(t)
+	ix := New(f.cfg, nil, 20*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { ix.Run(ctx); close(done) }()
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				ix.Lookup("apps", "Deployment", "beta", "api")
+				ix.Status()
+				_ = ix.Refresh(ctx, "gitenv")
+			}
+		})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := ix.Status()
+		if !st[0].Rendered.IsZero() && !st[1].Rendered.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Run never rendered both environments: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Then again, every interval.
+	before := ix.Status()[0].Rendered
+	for ix.Status()[0].Rendered.Equal(before) {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not render again after its interval")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	wg.Wait()
+	if _, ok := ix.Lookup("apps", "Deployment", "beta", "api"); !ok {
+		t.Error("Lookup missed after Run")
+	}
+	for _, st := range ix.Status() {
+		if st.Error != "" {
+			t.Errorf("%s: error %q (a cancelled render must not be recorded as a failure)", st.Environment, st.Error)
+		}
+	}
+}
+
+func TestRedaction(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://x-access-token:ghp_secret@github.com/acme/m.git": "https://github.com/acme/m.git",
+		"https://user@github.com/acme/m.git?token=abc#frag":       "https://github.com/acme/m.git",
+		"ssh://git:pw@example.com/acme/m.git":                     "ssh://example.com/acme/m.git",
+		"file:///tmp/repo":                                        "file:///tmp/repo",
+		"git@github.com:acme/m.git":                               "git@github.com:acme/m.git",
+		"/srv/repo":                                               "/srv/repo",
+		"https://us%zzer:pw@host/r.git":                           "https://host/r.git", // unparseable
+	} {
+		if got := RedactRepo(in); got != want {
+			t.Errorf("RedactRepo(%q) = %q, want %q", in, got, want)
+		}
+	}
+	cfg, err := deployplan.ParseConfig([]byte(`environments:
+  - name: remote
+    cluster: {context: test}
+    namespace: beta
+    source: {repo: "https://deploy:ghp_topsecret@git.example.com/acme/m.git", ref: main, path: k}
+    catalog: catalog.json
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := New(cfg, nil, time.Hour)
+	ix.render = func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error) {
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
+		return &deployplan.Rendered{Commit: "abc", Objects: []*unstructured.Unstructured{cm}}, nil
+	}
+	if err := ix.Refresh(context.Background(), "remote"); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range ix.Status() {
+		if strings.Contains(st.Repo, "topsecret") || st.Repo != "https://git.example.com/acme/m.git" {
+			t.Errorf("Status().Repo = %q", st.Repo)
+		}
+	}
+	d, ok := ix.Lookup("", "ConfigMap", "beta", "c")
+	if !ok || d.Repo != "https://git.example.com/acme/m.git" || d.Commit != "abc" {
+		t.Errorf("Lookup = %v %+v, want the redacted repo", ok, d)
+	}
+}
+
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func jsonEncode(b *bytes.Buffer, v any) error { return json.NewEncoder(b).Encode(v) }
