@@ -13,9 +13,19 @@ import (
 
 // Desired sources of a resource's diff.
 const (
+	desiredGit         = "git"
 	desiredLastApplied = "last-applied"
 	desiredNone        = "none"
 )
+
+// GitSource says where a git-sourced desired manifest comes from.
+type GitSource struct {
+	Environment string `json:"environment"`
+	Repo        string `json:"repo,omitempty"`
+	Ref         string `json:"ref,omitempty"`
+	Commit      string `json:"commit,omitempty"`
+	Path        string `json:"path"`
+}
 
 // resourceNotFound is the one answer for an object that is not in the app's
 // tree, does not exist, or is a Secret: no existence oracle.
@@ -48,6 +58,7 @@ type resourceDetail struct {
 	Live          map[string]any
 	DesiredSource string
 	Desired       map[string]any
+	Git           *GitSource
 	Diff          diffrender.ManifestDiff
 }
 
@@ -61,12 +72,22 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 		return resourceDetail{}, err
 	}
 	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone}
-	desired, err := diffrender.LastApplied(obj.Object)
-	if err != nil {
-		s.log.Warn("unreadable last-applied annotation", "ref", ref.String(), "err", err)
+	// The desired state: an environment's git source first, then the
+	// last-applied annotation, else none. The diff has the same shape.
+	if s.opts.Desired != nil {
+		if g, ok := s.opts.Desired.Lookup(ref.Group, ref.Kind, ref.Namespace, ref.Name); ok {
+			d.Desired, d.DesiredSource = g.Object.Object, desiredGit
+			d.Git = &GitSource{Environment: g.Environment, Repo: g.Repo, Ref: g.Ref, Commit: g.Commit, Path: g.Path}
+		}
 	}
-	if desired != nil {
-		d.Desired, d.DesiredSource = desired, desiredLastApplied
+	if d.Desired == nil {
+		desired, err := diffrender.LastApplied(obj.Object)
+		if err != nil {
+			s.log.Warn("unreadable last-applied annotation", "ref", ref.String(), "err", err)
+		}
+		if desired != nil {
+			d.Desired, d.DesiredSource = desired, desiredLastApplied
+		}
 	}
 	d.Diff, err = diffrender.Manifests(d.Desired, obj.Object)
 	if errors.Is(err, diffrender.ErrSecret) {
@@ -112,6 +133,12 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
 		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
+	}
+	if d.Git != nil {
+		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + shortCommit(d.Git.Commit) + ")"
+		if d.Git.Repo == "" {
+			p.GitOrigin = d.Git.Environment + ": " + d.Git.Path
+		}
 	}
 	if len(d.Node.ParentRefs) > 0 {
 		p.Owner = d.Node.ParentRefs[0]
@@ -188,4 +215,11 @@ func diffView(md diffrender.ManifestDiff, mode string, compact bool) templates.D
 		v.Hunks = append(v.Hunks, dh)
 	}
 	return v
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }

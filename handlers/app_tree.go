@@ -55,6 +55,7 @@ type resourceResponse struct {
 	Ref           string         `json:"ref"`
 	Live          map[string]any `json:"live"`
 	DesiredSource string         `json:"desiredSource"`
+	Git           *GitSource     `json:"git,omitempty"`
 	Desired       map[string]any `json:"desired,omitempty"`
 	Diff          diffJSON       `json:"diff"`
 }
@@ -81,7 +82,7 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Desired: d.Desired,
+	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Git: d.Git, Desired: d.Desired,
 		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}}
 	if !d.Diff.NoDesired && !d.Diff.Diff.Equal {
 		var b strings.Builder

@@ -64,6 +64,7 @@ func TestStaticAssets(t *testing.T) {
 		"/static/app.css?v=" + hashOf("app.css"):                                     true,
 		"/static/htmx-2.0.11.min.js?v=" + hashOf("htmx-2.0.11.min.js"):               true,
 		"/static/htmx-ext-sse-2.2.4.min.js?v=" + hashOf("htmx-ext-sse-2.2.4.min.js"): true,
+		"/static/app.js?v=" + hashOf("app.js"):                                       true,
 	}
 	if len(links) != len(want) {
 		t.Errorf("GET /: asset links = %q, want %d", links, len(want))

@@ -1,6 +1,10 @@
 package handlers
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/hanzoai/deploy-web/envrun"
+)
 
 // route is one entry of the route table.
 type route struct {
@@ -33,6 +37,14 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /apps/{namespace}/{name}/rollback", s.appRollback)
 	s.protect(m, "POST /apps/{namespace}/{name}/sync", s.appSync)
 	s.protect(m, "GET /apps/{namespace}/{name}/actions/clear", s.clearActions)
+	s.protect(m, "GET /environments", s.envList)
+	s.protect(m, "GET /environments/{env}", s.envPage)
+	s.protect(m, "POST /environments/{env}/plan", s.envStart(envrun.ActionPlan))
+	s.protect(m, "POST /environments/{env}/apply", s.envStart(envrun.ActionApply))
+	s.protect(m, "GET /environments/{env}/runs/{id}", s.envRun)
+	s.protect(m, "GET /environments/{env}/runs/{id}/stream", s.envRunStream)
+	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
+	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
@@ -51,10 +63,10 @@ func (s *Server) mux() *http.ServeMux {
 
 func (s *Server) public(m *http.ServeMux, pattern string, h http.Handler) {
 	s.routes = append(s.routes, route{pattern, true})
-	m.Handle(pattern, h)
+	m.Handle(pattern, s.instrument(pattern, h))
 }
 
 func (s *Server) protect(m *http.ServeMux, pattern string, h handlerFunc) {
 	s.routes = append(s.routes, route{pattern, false})
-	m.Handle(pattern, s.auth.Require(s.adapt(h)))
+	m.Handle(pattern, s.instrument(pattern, s.auth.Require(s.adapt(h))))
 }

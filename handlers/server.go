@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
 )
@@ -67,6 +68,21 @@ type Options struct {
 	// ShutdownCtx ends the live streams when it is done (graceful
 	// shutdown), telling their clients to reconnect.
 	ShutdownCtx context.Context
+	// Metrics records request durations per route pattern and open event
+	// streams (nil: nothing is measured).
+	Metrics Metrics
+	// Environments runs plans and applies from the console (nil: the
+	// environment pages say none are configured).
+	Environments EnvRunner
+	// Desired finds an object's manifest in an environment's source, the
+	// git desired state of the resource panel (nil: last-applied only).
+	Desired DesiredSource
+}
+
+// DesiredSource looks objects up in the environments' rendered manifests
+// (implemented by envsource).
+type DesiredSource interface {
+	Lookup(group, kind, namespace, name string) (envsource.Desired, bool)
 }
 
 // Site renders pages and errors with the site's assets. It is also the

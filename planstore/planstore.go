@@ -35,7 +35,6 @@ const (
 	AnnotationTime   = "deploy-web.hanzo.ai/time"
 	AnnotationSum    = "deploy-web.hanzo.ai/summary"
 	kindValue        = "plan-history"
-	reportKey        = "report.json.gz"
 )
 
 // Entry is one stored plan or apply.
@@ -69,9 +68,10 @@ func New(cms typedcorev1.ConfigMapsGetter, namespace string, keep int) *Store {
 // ErrNotFound is returned for an entry that does not exist.
 var ErrNotFound = errors.New("planstore: entry not found")
 
-// Save stores a report and prunes the environment's history to the newest
-// N. The report is gzip-compressed (ConfigMaps hold at most 1 MiB).
-func (s *Store) Save(ctx context.Context, e Entry, report []byte) (Entry, error) {
+// Save stores an entry's files (for example "report.json" and
+// "diffs.json"), gzip-compressed, and prunes the environment's history to
+// the newest N. ConfigMaps hold at most 1 MiB: larger entries are refused.
+func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Entry, error) {
 	if e.Environment == "" || !validLabel(e.Environment) {
 		return e, fmt.Errorf("planstore: environment %q is not a valid label value", e.Environment)
 	}
@@ -81,18 +81,23 @@ func (s *Store) Save(ctx context.Context, e Entry, report []byte) (Entry, error)
 	e.Time = e.Time.UTC()
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
-	e.ID = fmt.Sprintf("deploy-web-%s-%s-%s", e.Action, e.Time.Format("20060102-150405"), hex.EncodeToString(suffix))
-	e.ID = strings.ToLower(e.ID)
-	var gz bytes.Buffer
-	w := gzip.NewWriter(&gz)
-	if _, err := w.Write(report); err != nil {
-		return e, fmt.Errorf("planstore: compress: %w", err)
+	e.ID = strings.ToLower(fmt.Sprintf("deploy-web-%s-%s-%s", e.Action, e.Time.Format("20060102-150405"), hex.EncodeToString(suffix)))
+	data := map[string][]byte{}
+	total := 0
+	for name, content := range files {
+		var gz bytes.Buffer
+		w := gzip.NewWriter(&gz)
+		if _, err := w.Write(content); err != nil {
+			return e, fmt.Errorf("planstore: compress: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return e, fmt.Errorf("planstore: compress: %w", err)
+		}
+		data[name+".gz"] = gz.Bytes()
+		total += gz.Len()
 	}
-	if err := w.Close(); err != nil {
-		return e, fmt.Errorf("planstore: compress: %w", err)
-	}
-	if gz.Len() > 900<<10 {
-		return e, fmt.Errorf("planstore: report too large to store (%d bytes compressed)", gz.Len())
+	if total > 900<<10 {
+		return e, fmt.Errorf("planstore: entry too large to store (%d bytes compressed)", total)
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
@@ -103,7 +108,7 @@ func (s *Store) Save(ctx context.Context, e Entry, report []byte) (Entry, error)
 				AnnotationTime: e.Time.Format(time.RFC3339Nano), AnnotationSum: truncate(e.Summary, 1000),
 			},
 		},
-		BinaryData: map[string][]byte{reportKey: gz.Bytes()},
+		BinaryData: data,
 	}
 	if _, err := s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: "deploy-web"}); err != nil {
 		return e, fmt.Errorf("planstore: save: %w", err)
@@ -134,8 +139,8 @@ func (s *Store) List(ctx context.Context, env string) ([]Entry, error) {
 	return out, nil
 }
 
-// Get returns one entry and its report JSON.
-func (s *Store) Get(ctx context.Context, id string) (Entry, []byte, error) {
+// Get returns one entry and its files.
+func (s *Store) Get(ctx context.Context, id string) (Entry, map[string][]byte, error) {
 	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, id, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || err == nil && cm.Labels[LabelKind] != kindValue {
 		return Entry{}, nil, ErrNotFound
@@ -143,15 +148,23 @@ func (s *Store) Get(ctx context.Context, id string) (Entry, []byte, error) {
 	if err != nil {
 		return Entry{}, nil, fmt.Errorf("planstore: get: %w", err)
 	}
-	r, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[reportKey]))
-	if err != nil {
-		return Entry{}, nil, fmt.Errorf("planstore: read %s: %w", id, err)
+	files := map[string][]byte{}
+	for key, gz := range cm.BinaryData {
+		name, ok := strings.CutSuffix(key, ".gz")
+		if !ok {
+			continue
+		}
+		r, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			return Entry{}, nil, fmt.Errorf("planstore: read %s/%s: %w", id, name, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+		if err != nil {
+			return Entry{}, nil, fmt.Errorf("planstore: read %s/%s: %w", id, name, err)
+		}
+		files[name] = b
 	}
-	report, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
-		return Entry{}, nil, fmt.Errorf("planstore: read %s: %w", id, err)
-	}
-	return entryOf(cm), report, nil
+	return entryOf(cm), files, nil
 }
 
 func (s *Store) prune(ctx context.Context, env string) error {

@@ -17,13 +17,13 @@ func TestSaveListGetPrune(t *testing.T) {
 	var saved []Entry
 	for i := range 5 {
 		e, err := s.Save(ctx, Entry{Environment: "dev", Action: "plan", Conclusion: "ready", Summary: fmt.Sprint("plan ", i), User: "admin@demo.local", Time: base.Add(time.Duration(i) * time.Minute)},
-			[]byte(fmt.Sprintf(`{"deployApply":{"n":%d}}`, i)))
+			map[string][]byte{"report.json": []byte(fmt.Sprintf(`{"deployApply":{"n":%d}}`, i)), "diffs.json": []byte(`[]`)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		saved = append(saved, e)
 	}
-	if _, err := s.Save(ctx, Entry{Environment: "prod", Action: "plan", Conclusion: "blocked", Time: base}, []byte(`{}`)); err != nil {
+	if _, err := s.Save(ctx, Entry{Environment: "prod", Action: "plan", Conclusion: "blocked", Time: base}, map[string][]byte{"report.json": []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.List(ctx, "dev")
@@ -41,9 +41,9 @@ func TestSaveListGetPrune(t *testing.T) {
 	if prod, _ := s.List(ctx, "prod"); len(prod) != 1 {
 		t.Errorf("List(prod) = %d entries, want 1 (pruning is per environment)", len(prod))
 	}
-	e, report, err := s.Get(ctx, got[0].ID)
-	if err != nil || string(report) != `{"deployApply":{"n":4}}` || e.Conclusion != "ready" {
-		t.Errorf("Get(newest) = %+v, %s, %v; want plan 4", e, report, err)
+	e, files, err := s.Get(ctx, got[0].ID)
+	if err != nil || string(files["report.json"]) != `{"deployApply":{"n":4}}` || string(files["diffs.json"]) != `[]` || e.Conclusion != "ready" {
+		t.Errorf("Get(newest) = %+v, %q, %v; want plan 4 with its diffs", e, files, err)
 	}
 	if _, _, err := s.Get(ctx, saved[0].ID); err != ErrNotFound {
 		t.Errorf("Get(pruned) error = %v, want ErrNotFound", err)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,8 +21,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/handlers"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/metrics"
+	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 )
 
@@ -45,16 +51,35 @@ type serveConfig struct {
 
 	LogFormat string
 	PerPage   int
+
+	// MetricsAddr serves /metrics on its own listener ("" turns it off).
+	MetricsAddr string
+	// ShutdownGrace bounds a graceful shutdown (0: defaultShutdownGrace).
+	ShutdownGrace time.Duration
+
+	// Environments is the plan/apply config file ("" turns the
+	// environment pages off).
+	Environments string
+	// HistoryNamespace holds the plan history ConfigMaps.
+	HistoryNamespace string
+	// HistoryKeep bounds the history per environment.
+	HistoryKeep int
+	// ReportsDir receives the console's reports and pre-apply captures.
+	ReportsDir string
 }
 
+// defaultShutdownGrace leaves room in Kubernetes' default 30s termination
+// grace period for the manifests' 5s preStop sleep.
+const defaultShutdownGrace = 20 * time.Second
+
 func (c *serveConfig) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "addr", ":8080", "listen address")
+	fs.StringVar(&c.Addr, "addr", ":8080", "listen address of the dashboard (HTTP; put TLS in front of it)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, else $KUBECONFIG)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&c.Namespaces, "namespaces", "", "comma-separated platform namespaces: the only ones read or written (required)")
 	fs.StringVar(&c.AppResource, "app-resource", "apps.v1.hanzo.ai", "the App custom resource, as resource.version.group")
 	fs.StringVar(&c.IssuerURL, "oidc-issuer", "", "OIDC issuer URL (required)")
-	fs.StringVar(&c.ClientID, "oidc-client-id", "deploy-web", "OIDC client id")
+	fs.StringVar(&c.ClientID, "oidc-client-id", "deploy-web", "OIDC client id registered at the identity provider")
 	fs.StringVar(&c.ClientSecretFile, "oidc-client-secret-file", "", "file holding the OIDC client secret (or $DEPLOY_WEB_OIDC_CLIENT_SECRET)")
 	fs.StringVar(&c.RedirectURL, "oidc-redirect-url", "", "this dashboard's OIDC callback URL, e.g. https://deploy.example.com/auth/callback (required)")
 	fs.StringVar(&c.AdminClaim, "admin-claim", auth.DefaultAdminClaim, "ID-token claim that makes a superadmin")
@@ -64,6 +89,12 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.InsecureCookies, "insecure-cookies", false, "allow cookies over plain HTTP (only for a loopback redirect URL)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
+	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see README \"Plan and apply\"); enables the Environments pages")
+	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: the first platform namespace)")
+	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
+	fs.StringVar(&c.ReportsDir, "reports-dir", filepath.Join(os.TempDir(), "deploy-web-reports"), "folder for the console's reports and pre-apply captures")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -86,6 +117,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg.register(fs)
+	if err := flagsFromEnv(fs, envPrefix, os.LookupEnv); err != nil {
+		return err
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -187,11 +221,19 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if err != nil {
 		return err
 	}
+	if err := checkNamespaces(ctx, cs.CoreV1().Namespaces(), namespaces); err != nil {
+		return err
+	}
 	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr})
 	if err != nil {
 		return err
 	}
-	view.Start(ctx)
+	// The caches outlive the HTTP server, so in-flight requests finish on
+	// them during a graceful shutdown.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	view.Start(runCtx)
+	met := metrics.New(view)
 
 	site, err := handlers.NewSite(log)
 	if err != nil {
@@ -206,15 +248,40 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryVersions, log)
-	srv := handlers.New(site, view, a, handlers.Options{PerPage: cfg.PerPage, Release: rel,
-		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx})
+	hopts := handlers.Options{PerPage: cfg.PerPage, Release: met.Releaser(rel),
+		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx, Metrics: met}
+	if cfg.Environments != "" {
+		envCfg, err := deployplan.LoadConfig(cfg.Environments)
+		if err != nil {
+			return fmt.Errorf("--environments: %w", err)
+		}
+		historyNS := cfg.HistoryNamespace
+		if historyNS == "" {
+			historyNS = namespaces[0]
+		}
+		index := envsource.New(envCfg, log, time.Minute)
+		go index.Run(ctx)
+		hopts.Desired = index
+		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
+			RestConfig: rc, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
+			Events: cs.CoreV1(), Index: index,
+		})
+	}
+	srv := handlers.New(site, view, a, hopts)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	if cfg.MetricsAddr != "" {
+		ms, err := serveMetrics(cfg.MetricsAddr, met.Handler(log), log, errc)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "namespaces", namespaces, "app_resource", gvr.String())
 	if ready != nil {
@@ -225,13 +292,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
+	return shutdown(hs, cfg.ShutdownGrace, log)
 }
 
 func splitList(s string) []string {

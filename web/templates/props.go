@@ -173,9 +173,11 @@ type ResourcePanel struct {
 	ManifestHTML  templ.Component
 	ManagedFields bool
 	DesiredSource string
-	Diff          DiffView
-	Events        []EventRow
-	Now           time.Time
+	// GitOrigin names the environment source of a git desired state.
+	GitOrigin string
+	Diff      DiffView
+	Events    []EventRow
+	Now       time.Time
 }
 
 // DiffView is a diff ready to draw.

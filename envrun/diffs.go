@@ -1,0 +1,116 @@
+package envrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/diffrender"
+)
+
+// ObjectDiff is the diff of one rendered object against the live one, kept
+// with a run's report.
+type ObjectDiff struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Action     string `json:"action"`
+	// NoLive: the object does not exist yet (the whole manifest is new).
+	NoLive bool `json:"noLive"`
+	// Hidden: a Secret, whose contents are never shown.
+	Hidden  bool              `json:"hidden"`
+	Equal   bool              `json:"equal"`
+	Added   int               `json:"added"`
+	Removed int               `json:"removed"`
+	Hunks   []diffrender.Hunk `json:"hunks"`
+	// Error says why no diff could be made.
+	Error string `json:"error,omitempty"`
+}
+
+// objectDiffs renders env again and diffs each object against the live
+// cluster (restricted to the fields the manifest sets), with 3 lines of
+// context. A render at another commit than the report's gives no diffs.
+func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, error) {
+	rendered, err := deployplan.Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if rendered.Commit != rep.DeployApply.Source.Commit {
+		return nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(r.opts.RestConfig)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	dyn, err := dynamic.NewForConfig(r.opts.RestConfig)
+	if err != nil {
+		return nil, err
+	}
+	actions := map[string]string{}
+	for _, o := range rep.DeployApply.Objects {
+		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
+	}
+	var out []ObjectDiff
+	for _, obj := range rendered.Objects {
+		ns := obj.GetNamespace()
+		if ns == "" {
+			ns = env.Namespace
+		}
+		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]}
+		if obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "" {
+			d.Hidden = true
+			out = append(out, d)
+			continue
+		}
+		gvk := obj.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			d.Error = "unknown kind in this cluster"
+			out = append(out, d)
+			continue
+		}
+		live, err := dyn.Resource(m.Resource).Namespace(ns).Get(ctx, obj.GetName(), metav1.GetOptions{})
+		var liveObj map[string]any
+		switch {
+		case apierrors.IsNotFound(err):
+			d.NoLive = true
+		case err != nil:
+			d.Error = "could not read the live object"
+			out = append(out, d)
+			continue
+		default:
+			liveObj = live.Object
+		}
+		md, err := diffrender.Manifests(obj.Object, liveObj)
+		if err != nil {
+			d.Error = "could not diff"
+			out = append(out, d)
+			continue
+		}
+		d.Equal, d.Added, d.Removed, d.Hunks = md.Diff.Equal, md.Diff.Added, md.Diff.Removed, md.Diff.Hunks(3)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DecodeDiffs reads the diffs stored with a run.
+func DecodeDiffs(b []byte) ([]ObjectDiff, error) {
+	var out []ObjectDiff
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("envrun: decode diffs: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,316 @@
+// Package envrun runs the deploy engine (deployplan) for the console: one
+// plan or apply at a time per environment, in the background, with its
+// progress kept for streaming, its report saved to the plan history
+// (planstore) and, for an apply, an audit Event and a log line naming the
+// user.
+package envrun
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/planstore"
+)
+
+// Actions.
+const (
+	ActionPlan  = "plan"
+	ActionApply = "apply"
+)
+
+// Errors of Start.
+var (
+	ErrBusy       = errors.New("envrun: a plan or apply is already running for this environment")
+	ErrUnknownEnv = errors.New("envrun: no such environment")
+)
+
+// Refresher re-reads an environment's desired state after an apply (the
+// git desired-source index).
+type Refresher interface {
+	Refresh(ctx context.Context, env string) error
+}
+
+// Options configures a Runner.
+type Options struct {
+	// RestConfig reaches the cluster of every environment (the console
+	// runs in one cluster).
+	RestConfig *rest.Config
+	// ReportsDir receives each run's report and pre-apply capture.
+	ReportsDir string
+	// Store keeps the history.
+	Store *planstore.Store
+	// Events records the audit Events.
+	Events typedcorev1.EventsGetter
+	// Index is refreshed after each run (optional).
+	Index Refresher
+	// ApplyTimeout bounds the wait for workload health (default 5m).
+	ApplyTimeout time.Duration
+}
+
+// Runner starts and tracks runs.
+type Runner struct {
+	cfg  *deployplan.Config
+	opts Options
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	runs map[string]*Run // by id; the newest few per environment are kept
+	busy map[string]string
+}
+
+// New returns a Runner over the environments of cfg.
+func New(cfg *deployplan.Config, log *slog.Logger, opts Options) *Runner {
+	if opts.ApplyTimeout <= 0 {
+		opts.ApplyTimeout = 5 * time.Minute
+	}
+	return &Runner{cfg: cfg, opts: opts, log: log.With("component", "envrun"), runs: map[string]*Run{}, busy: map[string]string{}}
+}
+
+// Config returns the environments.
+func (r *Runner) Config() *deployplan.Config { return r.cfg }
+
+// Store returns the history store.
+func (r *Runner) Store() *planstore.Store { return r.opts.Store }
+
+// Run is one plan or apply.
+type Run struct {
+	ID, Env, Action, User string
+	Started               time.Time
+
+	mu       sync.Mutex
+	diffs    []ObjectDiff
+	diffErr  error
+	steps    []string
+	changed  chan struct{}
+	done     bool
+	report   *deployplan.Report
+	entry    planstore.Entry
+	err      error
+	refusal  string
+	finished time.Time
+}
+
+// Snapshot is a consistent view of a run.
+type Snapshot struct {
+	Diffs    []ObjectDiff
+	DiffErr  error
+	Steps    []string
+	Done     bool
+	Report   *deployplan.Report
+	Entry    planstore.Entry
+	Err      error
+	Refusal  string
+	Finished time.Time
+	// Changed is closed at the run's next change.
+	Changed <-chan struct{}
+}
+
+// Snapshot returns the run's state now.
+func (run *Run) Snapshot() Snapshot {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return Snapshot{Diffs: run.diffs, DiffErr: run.diffErr, Steps: append([]string(nil), run.steps...), Done: run.done, Report: run.report, Entry: run.entry,
+		Err: run.err, Refusal: run.refusal, Finished: run.finished, Changed: run.changed}
+}
+
+func (run *Run) step(s string) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.steps = append(run.steps, s)
+	close(run.changed)
+	run.changed = make(chan struct{})
+}
+
+func (run *Run) setDiffs(d []ObjectDiff, err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.diffs, run.diffErr = d, err
+}
+
+func (run *Run) finish(rep *deployplan.Report, entry planstore.Entry, err error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.report, run.entry, run.err, run.done, run.finished = rep, entry, err, true, time.Now()
+	var ref *deployplan.RefusalError
+	if errors.As(err, &ref) {
+		run.refusal = ref.Reason
+	}
+	close(run.changed)
+	run.changed = make(chan struct{})
+}
+
+// Get returns a run by id.
+func (r *Runner) Get(id string) (*Run, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[id]
+	return run, ok
+}
+
+// Start begins a plan or an apply of env for user. An apply is checked
+// first: a protected environment or a confirmation that does not name the
+// environment is refused at once, with nothing started. The run continues
+// in the background with its own context, bounded by the apply timeout.
+func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
+	env, err := r.cfg.Env(envName)
+	if err != nil {
+		return nil, ErrUnknownEnv
+	}
+	if action == ActionApply {
+		if err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm)); err != nil {
+			r.log.Info("apply", "user", user, "environment", envName, "outcome", "refused", "reason", err.Error())
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	if id, ok := r.busy[envName]; ok {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	run := &Run{ID: envName + "-" + time.Now().UTC().Format("150405") + "-" + hex.EncodeToString(b), Env: envName, Action: action, User: user,
+		Started: time.Now(), changed: make(chan struct{})}
+	r.runs[run.ID] = run
+	r.busy[envName] = run.ID
+	r.pruneLocked()
+	r.mu.Unlock()
+
+	go func() {
+		defer func() {
+			r.mu.Lock()
+			delete(r.busy, envName)
+			r.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.ApplyTimeout+5*time.Minute)
+		defer cancel()
+		r.execute(ctx, env, run, confirm)
+	}()
+	return run, nil
+}
+
+func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deployplan.ApplyRequest {
+	return deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: confirm, ConfirmedNonProduction: !env.Protected}
+}
+
+func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string) {
+	opts := deployplan.Options{
+		RestConfig: r.opts.RestConfig, ConfigPath: r.cfg.Path,
+		ReportPath: filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "deploy-report.json"),
+		Progress:   run.step,
+	}
+	var rep *deployplan.Report
+	var err error
+	if run.Action == ActionApply {
+		run.step("apply requested by " + run.User)
+		r.audit(ctx, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s", run.User, env.Name))
+		rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, confirm), ReportPath: opts.ReportPath,
+			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")"})
+	} else {
+		rep, err = deployplan.Plan(ctx, env, opts)
+	}
+	entry := planstore.Entry{Environment: env.Name, Action: run.Action, User: run.User, Time: run.Started}
+	outcome := "error"
+	switch {
+	case rep != nil:
+		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
+		outcome = rep.Status()
+		run.step("diffing the rendered objects against the cluster")
+		diffs, derr := r.objectDiffs(ctx, env, rep)
+		if derr != nil {
+			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
+		}
+		run.setDiffs(diffs, derr)
+		files := map[string][]byte{}
+		if js, jerr := rep.JSON(); jerr == nil {
+			files["report.json"] = js
+		}
+		if dj, jerr := json.Marshal(diffs); jerr == nil && derr == nil {
+			files["diffs.json"] = dj
+		}
+		if r.opts.Store != nil {
+			saved, serr := r.opts.Store.Save(ctx, entry, files)
+			if serr != nil {
+				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
+			} else {
+				entry = saved
+			}
+		}
+	case err != nil:
+		entry.Conclusion, entry.Summary = "error", err.Error()
+	}
+	var ref *deployplan.RefusalError
+	if errors.As(err, &ref) {
+		outcome = "refused"
+	}
+	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "outcome", outcome, "err", errString(err))
+	if run.Action == ActionApply {
+		r.audit(ctx, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+	}
+	if r.opts.Index != nil {
+		if rerr := r.opts.Index.Refresh(ctx, env.Name); rerr != nil {
+			r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", rerr)
+		}
+	}
+	run.finish(rep, entry, err)
+}
+
+// audit records an Event on the environment's Namespace object.
+func (r *Runner) audit(ctx context.Context, env *deployplan.Environment, reason, message string) {
+	if r.opts.Events == nil {
+		return
+	}
+	now := metav1.NewTime(time.Now())
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: "deploy-web-apply.", Namespace: env.Namespace},
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: env.Namespace},
+		Reason:         reason, Message: message, Type: corev1.EventTypeNormal,
+		Source:         corev1.EventSource{Component: "deploy-web"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		ReportingController: "hanzo.ai/deploy-web", ReportingInstance: "deploy-web",
+	}
+	if _, err := r.opts.Events.Events(env.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.log.Error("audit event not recorded", "environment", env.Name, "reason", reason, "err", err)
+	}
+}
+
+// pruneLocked keeps the 50 newest runs in memory (their reports are in the
+// store); r.mu must be held.
+func (r *Runner) pruneLocked() {
+	if len(r.runs) <= 50 {
+		return
+	}
+	var oldest *Run
+	for _, run := range r.runs {
+		if r.busy[run.Env] == run.ID {
+			continue
+		}
+		if oldest == nil || run.Started.Before(oldest.Started) {
+			oldest = run
+		}
+	}
+	if oldest != nil {
+		delete(r.runs, oldest.ID)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,299 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// EnvRunner runs the deploy engine for the console (implemented by envrun).
+type EnvRunner interface {
+	Config() *deployplan.Config
+	Store() *planstore.Store
+	Start(env, action, user, confirm string) (*envrun.Run, error)
+	Get(id string) (*envrun.Run, bool)
+}
+
+func (s *Server) envRunner() (EnvRunner, error) {
+	if s.opts.Environments == nil {
+		return nil, &httpError{Status: http.StatusNotFound, Reason: "NoEnvironments", Public: "no environments are configured (start deploy-web with --environments)"}
+	}
+	return s.opts.Environments, nil
+}
+
+func summaryOf(e *deployplan.Environment) templates.EnvSummary {
+	return templates.EnvSummary{Name: e.Name, Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
+}
+
+// envList serves GET /environments.
+func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
+	p := templates.EnvListPage{Layout: s.layout(r, "envs", "Environments")}
+	if s.opts.Environments != nil {
+		for i := range s.opts.Environments.Config().Environments {
+			e := &s.opts.Environments.Config().Environments[i]
+			sum := summaryOf(e)
+			entries, err := s.opts.Environments.Store().List(r.Context(), e.Name)
+			if err != nil {
+				s.log.Warn("plan history unreadable", "err", err)
+				p.HistoryError = "The plan history could not be read from the cluster; last plans are not shown."
+			} else if len(entries) > 0 {
+				sum.Last = &entries[0]
+			}
+			p.Envs = append(p.Envs, sum)
+		}
+	}
+	return s.render(w, r, http.StatusOK, templates.EnvListView(p))
+}
+
+// envPage serves GET /environments/{env} and GET /environments/{env}/reports/{id}.
+func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
+	er, err := s.envRunner()
+	if err != nil {
+		return err
+	}
+	env, err := er.Config().Env(r.PathValue("env"))
+	if err != nil {
+		return notFound("environment")
+	}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p.History, err = er.Store().List(r.Context(), env.Name)
+	if err != nil {
+		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
+	}
+	id := r.PathValue("id")
+	if id == "" && len(p.History) > 0 {
+		id = p.History[0].ID
+	}
+	if id != "" {
+		v, err := s.storedReport(r.Context(), env.Name, id)
+		if err != nil {
+			return err
+		}
+		p.Report = &v
+	}
+	return s.render(w, r, http.StatusOK, templates.EnvView(p))
+}
+
+// storedReport reads a report of env from the history.
+func (s *Server) storedReport(ctx context.Context, env, id string) (templates.ReportView, error) {
+	e, files, err := s.opts.Environments.Store().Get(ctx, id)
+	if errors.Is(err, planstore.ErrNotFound) || err == nil && e.Environment != env {
+		return templates.ReportView{}, notFound("report")
+	}
+	if err != nil {
+		return templates.ReportView{}, err
+	}
+	var rep deployplan.Report
+	if err := json.Unmarshal(files["report.json"], &rep); err != nil {
+		return templates.ReportView{}, fmt.Errorf("handlers: stored report %s: %w", id, err)
+	}
+	diffs, err := envrun.DecodeDiffs(files["diffs.json"])
+	if err != nil {
+		return templates.ReportView{}, err
+	}
+	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Diffs: diffs, JSONURL: "/environments/" + env + "/reports/" + id + "/json"}
+	if files["diffs.json"] == nil {
+		v.DiffNote = "No per-object diffs were kept for this run."
+	}
+	v.Markdown = markdownHTML(rep.Markdown())
+	return v, nil
+}
+
+// markdownHTML renders Markdown with goldmark (GitHub tables); raw HTML in
+// the source is escaped, not passed through.
+func markdownHTML(src string) templ.Component {
+	var buf bytes.Buffer
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	if err := md.Convert([]byte(src), &buf); err != nil {
+		buf.Reset()
+		buf.WriteString("<pre>")
+		buf.WriteString(templ.EscapeString(src))
+		buf.WriteString("</pre>")
+	}
+	out := buf.String()
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, out)
+		return err
+	})
+}
+
+// envReportJSON serves GET /environments/{env}/reports/{id}/json: the
+// report as a download.
+func (s *Server) envReportJSON(w http.ResponseWriter, r *http.Request) error {
+	er, err := s.envRunner()
+	if err != nil {
+		return err
+	}
+	env := r.PathValue("env")
+	e, files, err := er.Store().Get(r.Context(), r.PathValue("id"))
+	if errors.Is(err, planstore.ErrNotFound) || err == nil && e.Environment != env {
+		return notFound("report")
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="deploy-report-%s.json"`, e.ID))
+	_, _ = w.Write(files["report.json"])
+	return nil
+}
+
+// envStart serves POST /environments/{env}/plan and /apply: it starts the
+// run and answers with its progress panel (streamed over SSE).
+func (s *Server) envStart(action string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		er, err := s.envRunner()
+		if err != nil {
+			return err
+		}
+		envName := r.PathValue("env")
+		if _, err := er.Config().Env(envName); err != nil {
+			return notFound("environment")
+		}
+		if err := r.ParseForm(); err != nil {
+			return badRequest("unreadable form")
+		}
+		confirm := strings.TrimSpace(r.PostForm.Get("confirm"))
+		run, err := er.Start(envName, action, actor(r), confirm)
+		var ref *deployplan.RefusalError
+		switch {
+		case errors.As(err, &ref):
+			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: ref.Reason}))
+		case errors.Is(err, envrun.ErrBusy):
+			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
+		case err != nil:
+			return err
+		}
+		return s.render(w, r, http.StatusOK, templates.RunPanel(s.runView(r.Context(), run)))
+	}
+}
+
+// runView builds the panel of a run.
+func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView {
+	snap := run.Snapshot()
+	base := "/environments/" + run.Env + "/runs/" + run.ID
+	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
+		StreamURL: base + "/stream", URL: base, Refusal: snap.Refusal}
+	if snap.Err != nil && snap.Refusal == "" {
+		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err)
+	}
+	if snap.Done && snap.Report != nil {
+		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Diffs: snap.Diffs, Markdown: markdownHTML(snap.Report.Markdown())}
+		if snap.Entry.ID != "" {
+			rv.JSONURL = "/environments/" + run.Env + "/reports/" + snap.Entry.ID + "/json"
+		}
+		if snap.DiffErr != nil {
+			rv.DiffNote = "Per-object diffs are not available: " + publicRunError(snap.DiffErr)
+		}
+		v.Report = &rv
+	}
+	return v
+}
+
+// publicRunError is an engine error as users may see it: the engine's
+// messages name files, refs and objects, never credentials (it redacts
+// repository URLs), so the first line is shown.
+func publicRunError(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// envRun serves GET /environments/{env}/runs/{id}: the run's panel (for
+// HTMX) or the environment page with it.
+func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
+	er, err := s.envRunner()
+	if err != nil {
+		return err
+	}
+	run, ok := er.Get(r.PathValue("id"))
+	if !ok || run.Env != r.PathValue("env") {
+		return notFound("run (runs are kept in memory by the replica that started them; finished ones are in the history)")
+	}
+	if isHTMX(r) {
+		return s.render(w, r, http.StatusOK, templates.RunPanel(s.runView(r.Context(), run)))
+	}
+	env, err := er.Config().Env(run.Env)
+	if err != nil {
+		return notFound("environment")
+	}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p.History, _ = er.Store().List(r.Context(), env.Name)
+	rv := s.runView(r.Context(), run)
+	p.Run = &rv
+	return s.render(w, r, http.StatusOK, templates.EnvView(p))
+}
+
+// envRunStream serves GET /environments/{env}/runs/{id}/stream: the run's
+// steps as SSE events ("step": one escaped <li> per event; "done" at the
+// end), with heartbeats, until the run ends or the client goes away.
+func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
+	er, err := s.envRunner()
+	if err != nil {
+		return err
+	}
+	run, ok := er.Get(r.PathValue("id"))
+	if !ok || run.Env != r.PathValue("env") {
+		return notFound("run")
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	shutdown := s.opts.ShutdownCtx
+	if shutdown == nil {
+		shutdown = context.Background()
+	}
+	sent := 0
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		snap := run.Snapshot()
+		for _, step := range snap.Steps[sent:] {
+			var li bytes.Buffer
+			_ = templates.RunStep(step).Render(r.Context(), &li)
+			// templ output has no raw newlines here; strip any to keep one data line.
+			fmt.Fprintf(w, "event: step\ndata: %s\n\n", strings.ReplaceAll(li.String(), "\n", " "))
+		}
+		sent = len(snap.Steps)
+		if snap.Done {
+			fmt.Fprint(w, "event: done\ndata: done\n\n")
+			_ = rc.Flush()
+			return nil
+		}
+		if err := rc.Flush(); err != nil {
+			return nil
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-shutdown.Done():
+			// Graceful shutdown: the browser reconnects to another replica.
+			fmt.Fprint(w, "retry: 1000\n\n")
+			_ = rc.Flush()
+			return nil
+		case <-snap.Changed:
+		case <-heartbeat.C:
+			fmt.Fprint(w, ": heartbeat\n\n")
+		}
+	}
+}

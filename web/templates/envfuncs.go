@@ -1,0 +1,93 @@
+package templates
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/envrun"
+)
+
+func urlPath(s string) string { return url.PathEscape(s) }
+
+func envURL(name string) string { return "/environments/" + url.PathEscape(name) }
+
+func sourceText(e EnvSummary) string {
+	if e.Repo == "" {
+		return e.Path
+	}
+	return e.Repo + "@" + e.Ref + ":" + e.Path
+}
+
+func titleWord(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return orDash(s)
+}
+
+func shortDigest(s string) string {
+	if len(s) > 19 {
+		return s[:19] + "…"
+	}
+	return orDash(s)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func int64Ptr(p *int64) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func portsText(ps []deployplan.ServicePort) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%d→%s/%s", p.Port, p.TargetPort, p.Protocol)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// planOp names a diff row's op from the plan's point of view: the left side
+// of the stored diff is the planned manifest, the right the live object, so
+// what is only on the left will be added.
+func planOp(op diffrender.Op) string {
+	switch op {
+	case diffrender.Delete:
+		return "insert"
+	case diffrender.Insert:
+		return "delete"
+	}
+	return op.String()
+}
+
+// changeRows pairs each planned object with its diff.
+func changeRows(objs []deployplan.ObjectPlan, diffs []envrun.ObjectDiff) []changeRow {
+	byKey := map[string]*envrun.ObjectDiff{}
+	for i := range diffs {
+		d := &diffs[i]
+		byKey[d.Kind+"/"+d.Namespace+"/"+d.Name] = d
+	}
+	out := make([]changeRow, len(objs))
+	for i, o := range objs {
+		out[i] = changeRow{Obj: o, Diff: byKey[o.Kind+"/"+o.Namespace+"/"+o.Name]}
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package templates
+
+import (
+	"github.com/a-h/templ"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/planstore"
+)
+
+// EnvSummary is one environment as the console lists it.
+type EnvSummary struct {
+	Name, Namespace string
+	Protected       bool
+	Repo, Ref, Path string
+	// Last is the newest plan or apply, nil when there is none.
+	Last *planstore.Entry
+}
+
+// EnvListPage is /environments.
+type EnvListPage struct {
+	Layout LayoutProps
+	Envs   []EnvSummary
+	// HistoryError is set when the history could not be read.
+	HistoryError string
+}
+
+// EnvPage is /environments/{env}.
+type EnvPage struct {
+	Layout  LayoutProps
+	Env     EnvSummary
+	History []planstore.Entry
+	// Run is a run in progress or just finished (nil: none).
+	Run *RunView
+	// Report is the newest (or the chosen) stored report (nil: none).
+	Report *ReportView
+	CSRF   string
+}
+
+// RunView is a plan or apply as it runs.
+type RunView struct {
+	Env, ID, Action, User string
+	Steps                 []string
+	Done                  bool
+	StreamURL, URL        string
+	Refusal, Error        string
+	Report                *ReportView
+}
+
+// ReportView is a stored or fresh report, ready to draw.
+type ReportView struct {
+	Env      string
+	Entry    planstore.Entry
+	Report   *deployplan.Report
+	Diffs    []envrun.ObjectDiff
+	DiffNote string
+	// Markdown is the report's Markdown rendered with goldmark.
+	Markdown templ.Component
+	JSONURL  string
+}
