@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +60,10 @@ type Cache struct {
 	mu        sync.Mutex
 	forbidden map[string]string // "ns/Kind" -> message
 	probe     probeState
+
+	// lastEvent is when each informer ("ns/Kind") last delivered an
+	// event, in Unix nanoseconds; filled by New, read by InformerStates.
+	lastEvent map[string]*atomic.Int64
 }
 
 type nsCache struct {
@@ -92,6 +97,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 	c := &Cache{
 		opts: opts, log: log.With("component", "kubeview"), cs: cs, dyn: dyn,
 		ns: map[string]*nsCache{}, forbidden: map[string]string{},
+		lastEvent: map[string]*atomic.Int64{},
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner, IndexInstance: indexByInstance}
@@ -107,6 +113,9 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			c.watchErrors(inf, ns, k.Kind)
+			if err := c.trackEvents(inf, ns, k.Kind); err != nil {
+				return nil, fmt.Errorf("kubeview: %w", err)
+			}
 			if _, err := inf.AddEventHandler(c.fleet.handler()); err != nil {
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
@@ -117,12 +126,18 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		c.watchErrors(nc.events, ns, "Event")
+		if err := c.trackEvents(nc.events, ns, "Event"); err != nil {
+			return nil, fmt.Errorf("kubeview: %w", err)
+		}
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, opts.Resync, ns, nil)
 		nc.apps = df.ForResource(opts.AppResource).Informer()
 		if err := nc.apps.SetTransform(stripObject); err != nil {
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		c.watchErrors(nc.apps, ns, "App")
+		if err := c.trackEvents(nc.apps, ns, "App"); err != nil {
+			return nil, fmt.Errorf("kubeview: %w", err)
+		}
 		if _, err := nc.apps.AddEventHandler(c.fleet.handler()); err != nil {
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}

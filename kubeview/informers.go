@@ -1,0 +1,67 @@
+package kubeview
+
+import (
+	"cmp"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+)
+
+// InformerState is one informer's freshness, for the metrics endpoint.
+type InformerState struct {
+	Namespace, Kind string
+	// Synced is true once the informer's initial list is in the cache.
+	Synced bool
+	// Forbidden is true when the service account may not read the kind
+	// (the cache shows a warning instead).
+	Forbidden bool
+	// LastEvent is when the informer last delivered an add, update or
+	// delete, resyncs included (zero: none yet, e.g. an empty namespace).
+	LastEvent time.Time
+}
+
+// InformerStates returns the state of every informer (the registry kinds,
+// Events and Apps of each platform namespace), sorted by namespace and kind.
+// It only reads.
+func (c *Cache) InformerStates() []InformerState {
+	c.mu.Lock()
+	forbidden := maps2keys(c.forbidden)
+	c.mu.Unlock()
+	var out []InformerState
+	add := func(ns, kind string, inf cache.SharedIndexInformer) {
+		st := InformerState{Namespace: ns, Kind: kind, Synced: inf.HasSynced(), Forbidden: slices.Contains(forbidden, ns+"/"+kind)}
+		if t := c.lastEvent[ns+"/"+kind]; t != nil {
+			if n := t.Load(); n != 0 {
+				st.LastEvent = time.Unix(0, n)
+			}
+		}
+		out = append(out, st)
+	}
+	for ns, nc := range c.ns {
+		add(ns, "App", nc.apps)
+		add(ns, "Event", nc.events)
+		for gk, inf := range nc.kinds {
+			add(ns, kindOf(gk), inf)
+		}
+	}
+	slices.SortFunc(out, func(a, b InformerState) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind))
+	})
+	return out
+}
+
+// trackEvents records when inf last delivered anything, for InformerStates.
+// It is called from New only, so the map is read-only afterwards.
+func (c *Cache) trackEvents(inf cache.SharedIndexInformer, ns, kind string) error {
+	t := new(atomic.Int64)
+	c.lastEvent[ns+"/"+kind] = t
+	touch := func() { t.Store(time.Now().UnixNano()) }
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { touch() },
+		UpdateFunc: func(any, any) { touch() },
+		DeleteFunc: func(any) { touch() },
+	})
+	return err
+}
