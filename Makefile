@@ -49,7 +49,7 @@ build: generate ## build bin/deploy-web
 
 .PHONY: image-binary
 image-binary: generate ## the static binary the container image ships
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/deploy-web-static ./cmd/deploy-web
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $(BIN)/deploy-web-static ./cmd/deploy-web
 
 .PHONY: generate
 generate: ## regenerate templ code
