@@ -1,6 +1,8 @@
 // Package demo brings up deploy-web's embedded default: a real local control
 // plane (devcluster), the App CRD and the reference operator, a seeded fleet
-// with a believable spread of states and growing pod logs, and a real OIDC
+// with a believable spread of states and growing pod logs, a git repository
+// of manifests with two deploy environments for it (dev, unprotected, into
+// the platform namespace staging; prod, protected), and a real OIDC
 // provider (devidp) with demo logins. `deploy-web demo` and the browser tests
 // start the dashboard on top of it.
 package demo
@@ -50,6 +52,14 @@ type Env struct {
 	Users      []devidp.User
 	Dir        string
 
+	// EnvironmentsFile is the deploy config (deployplan.LoadConfig) of the
+	// demo's two environments, DevEnvironment and ProdEnvironment.
+	EnvironmentsFile string
+	// ManifestRepo is the folder of their git repository (file://).
+	ManifestRepo string
+	// HistoryNamespace exists for the console's plan history.
+	HistoryNamespace string
+
 	removeDir bool
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -86,8 +96,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}()
 
 	apps := fleet()
+	logApps := append(fleet(), envLogApps()...)
 	logDir := filepath.Join(e.Dir, "pod-logs")
-	logs, err := logFiles(logDir, apps, time.Now())
+	logs, err := logFiles(logDir, logApps, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +141,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err := operator.InstallCRD(ctx, ext); err != nil {
 		return nil, err
 	}
-	for _, ns := range e.Namespaces {
+	// The platform namespaces, and those of the deploy environments that
+	// are not platform namespaces.
+	for _, ns := range append(append([]string{}, e.Namespaces...), ProductionNamespace, HistoryNamespace) {
 		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("demo: create namespace %s: %w", ns, err)
@@ -145,7 +158,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			opts.Log.Error("operator stopped", "err", err)
 		}
 	})
-	e.wg.Go(func() { appendLogs(runCtx, logDir, apps) })
+	e.wg.Go(func() { appendLogs(runCtx, logDir, logApps) })
+
+	if e.EnvironmentsFile, e.ManifestRepo, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
+		return nil, err
+	}
+	e.HistoryNamespace = HistoryNamespace
+	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
 
 	progress("seeding %d apps with their release histories", len(apps))
 	if err := seed(ctx, cs, dyn, apps, progress); err != nil {

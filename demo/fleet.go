@@ -4,8 +4,10 @@ import (
 	"github.com/hanzoai/deploy-web/devcluster"
 )
 
-// Namespaces returns the demo's platform namespaces.
-func Namespaces() []string { return []string{"storefront", "payments"} }
+// Namespaces returns the demo's platform namespaces: the seeded fleet's,
+// and StagingNamespace, where the dev environment deploys (empty until an
+// apply).
+func Namespaces() []string { return []string{"storefront", "payments", StagingNamespace} }
 
 // release is one step of an App's history: a spec patch applied after the
 // previous step's rollout completed.

@@ -79,6 +79,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		IssuerURL: env.IdP.IssuerURL, ClientID: env.IdP.ClientID, RedirectURL: base + auth.CallbackPath,
 		AdminClaim: auth.DefaultAdminClaim, AdminValue: auth.DefaultAdminValue, SessionTTL: auth.DefaultSessionTTL,
 		InsecureCookies: true, PerPage: 100,
+		// The demo's deploy environments (dev, prod) and their plan history.
+		Environments: env.EnvironmentsFile, HistoryNamespace: env.HistoryNamespace,
+		ReportsDir: filepath.Join(env.Dir, "reports"),
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
 		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid()}

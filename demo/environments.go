@@ -1,0 +1,186 @@
+package demo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The demo's deploy environments: one manifest repository (a real git
+// repository on disk, read through file://) with a kustomize base and two
+// overlays, and an environments file naming them.
+const (
+	// DevEnvironment deploys overlays/dev into StagingNamespace; it is not
+	// protected, so the console may apply it.
+	DevEnvironment = "dev"
+	// ProdEnvironment renders overlays/prod for ProductionNamespace; it is
+	// protected, so every apply is refused.
+	ProdEnvironment = "prod"
+	// StagingNamespace is a platform namespace (the fleet shows what dev
+	// applies there and the operator reconciles it). It starts empty.
+	StagingNamespace = "staging"
+	// ProductionNamespace exists but is not a platform namespace.
+	ProductionNamespace = "production"
+	// HistoryNamespace holds the console's plan-history ConfigMaps.
+	HistoryNamespace = "deploy-web"
+
+	// ManifestBranch is the branch both environments follow.
+	ManifestBranch = "main"
+	// EnvironmentsFileName is the environments file in the demo folder.
+	EnvironmentsFileName = "environments.yaml"
+	// manifestRepoDir is the repository's folder in the demo folder.
+	manifestRepoDir = "manifests"
+
+	// AppCommit is the (made-up) application commit the catalog publishes
+	// and every image of the manifests is tagged with (its first 12
+	// characters): the plan's artifact gates require workload tags, App CRs
+	// included, to be the catalog commit.
+	AppCommit = "7d1c4e9a2b3f60158c0ad1e2b4c6f8a9e0d3b5c7"
+
+	manifestRegistry = "registry.demo.local/inventory/"
+)
+
+// ImageTag is the tag of every image in the demo's manifests.
+var ImageTag = AppCommit[:12]
+
+// EnvironmentApps are the Apps the demo's manifests declare (in both
+// overlays); DevEnvironment applies them to StagingNamespace.
+func EnvironmentApps() []string { return []string{"api", "worker"} }
+
+// envLogApps gives the environment's Apps pod logs once they run.
+func envLogApps() []seedApp {
+	return []seedApp{{name: "api", logs: "http"}, {name: "worker", logs: "worker"}}
+}
+
+// manifestFiles is the repository's content.
+func manifestFiles() map[string]string {
+	img := func(svc string) string { return manifestRegistry + svc + ":" + ImageTag }
+	digest := func(svc string) string {
+		sum := sha256.Sum256([]byte("deploy-web demo " + svc + " " + AppCommit))
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	type service struct {
+		ID        string `json:"id"`
+		Image     string `json:"image"`
+		Digest    string `json:"digest"`
+		Published bool   `json:"published"`
+	}
+	cat := struct {
+		Commit   string    `json:"commit"`
+		Services []service `json:"services"`
+	}{Commit: AppCommit}
+	for _, s := range EnvironmentApps() {
+		cat.Services = append(cat.Services, service{ID: s, Image: img(s), Digest: digest(s), Published: true})
+	}
+	catJSON, err := json.MarshalIndent(cat, "", "  ")
+	if err != nil {
+		panic(err) // static data
+	}
+	return map[string]string{
+		"README.md": "# inventory manifests (deploy-web demo)\n\n" +
+			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
+			"`overlays/dev` deploys them to namespace `staging`, `overlays/prod` to `production`.\n" +
+			"`artifacts/catalog.json` is the artifact catalog of the application commit the images are tagged with.\n",
+		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+			"labels:\n  - pairs: {team: inventory}\n" +
+			"resources:\n  - api.yaml\n  - worker.yaml\n  - db-migrate.yaml\n",
+		"base/api.yaml": "apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: api\nspec:\n" +
+			"  image: " + img("api") + "\n  replicas: 2\n  port: 8080\n" +
+			"  env:\n    - {name: LOG_LEVEL, value: info}\n",
+		"base/worker.yaml": "apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: worker\nspec:\n" +
+			"  image: " + img("worker") + "\n  replicas: 2\n" +
+			"  env:\n    - {name: QUEUE, value: inventory-events}\n",
+		// A template Job: kept suspended, replaced (deleted and re-created)
+		// by an apply when its image changes; it ships in the api image.
+		"base/db-migrate.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: db-migrate\nspec:\n  suspend: true\n" +
+			"  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" +
+			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
+		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n",
+		"overlays/prod/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+			"namespace: " + ProductionNamespace + "\nresources:\n  - ../../base\n" +
+			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n" +
+			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n",
+		"artifacts/catalog.json": string(catJSON) + "\n",
+	}
+}
+
+// seedManifests creates the manifest repository in dir/manifests (one
+// commit on ManifestBranch) and writes dir/environments.yaml for it. The
+// environments reach the demo cluster through kubeconfig (context
+// "devcluster"). It returns the environments file and the repository.
+func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) {
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", fmt.Errorf("demo: %w", err)
+	}
+	if kubeconfig, err = filepath.Abs(kubeconfig); err != nil {
+		return "", "", fmt.Errorf("demo: %w", err)
+	}
+	repoDir = filepath.Join(dir, manifestRepoDir)
+	if err := os.RemoveAll(repoDir); err != nil { // a reused --dir starts over
+		return "", "", fmt.Errorf("demo: %w", err)
+	}
+	repo, err := git.PlainInitWithOptions(repoDir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(ManifestBranch)},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+	}
+	for p, content := range manifestFiles() {
+		full := filepath.Join(repoDir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return "", "", fmt.Errorf("demo: %w", err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return "", "", fmt.Errorf("demo: %w", err)
+		}
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+	}
+	if err := wt.AddGlob("."); err != nil {
+		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+	}
+	sig := &object.Signature{Name: "deploy-web demo", Email: "demo@deploy-web.invalid", When: time.Now()}
+	if _, err := wt.Commit("inventory: api and worker at "+ImageTag+", db-migrate template Job", &git.CommitOptions{Author: sig}); err != nil {
+		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+	}
+
+	envFile = filepath.Join(dir, EnvironmentsFileName)
+	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+repoDir, kubeconfig)), 0o600); err != nil {
+		return "", "", fmt.Errorf("demo: %w", err)
+	}
+	return envFile, repoDir, nil
+}
+
+// environmentsYAML is the demo's deploy config (the README's format).
+func environmentsYAML(repoURL, kubeconfig string) string {
+	env := func(name, ns string, protected bool, path, comment string) string {
+		return fmt.Sprintf(`  # %s
+  - name: %s
+    cluster: {context: devcluster, kubeconfig: %q}
+    namespace: %s
+    protected: %t
+    source: {repo: %q, ref: %s, path: %s}
+    catalog: artifacts/catalog.json
+    templateJobs: {allowlist: [db-migrate]}
+    # registry.demo.local does not exist: the digests cannot be proven.
+    registry: {skip: true}
+`, comment, name, kubeconfig, ns, protected, repoURL, ManifestBranch, path)
+	}
+	return strings.Join([]string{
+		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
+		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "dev: plan and apply from the console (/environments/dev)"),
+		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "prod: protected, so the plan is shown but every apply is refused"),
+	}, "")
+}

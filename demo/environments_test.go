@@ -1,0 +1,282 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// TestManifestsOffline seeds the manifest repository without a cluster and
+// checks the environments file loads, both overlays render from git, and
+// the offline source plan converges (tags, catalog, digests).
+func TestManifestsOffline(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "cluster", "kubeconfig")
+	envFile, repoDir, err := seedManifests(dir, kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := deployplan.LoadConfig(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Environments) != 2 {
+		t.Fatalf("%d environments, want dev and prod", len(cfg.Environments))
+	}
+	dev, prod := cfg.Environments[0], cfg.Environments[1]
+	for _, c := range []struct {
+		env       deployplan.Environment
+		name, ns  string
+		protected bool
+		path      string
+	}{
+		{dev, DevEnvironment, StagingNamespace, false, "overlays/dev"},
+		{prod, ProdEnvironment, ProductionNamespace, true, "overlays/prod"},
+	} {
+		e := c.env
+		if e.Name != c.name || e.Namespace != c.ns || e.Protected != c.protected || e.Source.Repo != "file://"+repoDir ||
+			e.Source.Ref != ManifestBranch || e.Source.Path != c.path || !e.Allowlisted("db-migrate") || !e.Registry.Skip ||
+			e.Cluster.Context != "devcluster" || e.Cluster.Kubeconfig != kc {
+			t.Errorf("environment %s = %+v", c.name, e)
+		}
+		res, err := deployplan.SourcePlan(context.Background(), &e, deployplan.Options{})
+		if err != nil {
+			t.Fatalf("SourcePlan(%s) = %v", e.Name, err)
+		}
+		if len(res.Divergences) != 0 || res.CatalogCommit != AppCommit || res.SourceCommit == "" {
+			t.Errorf("SourcePlan(%s): divergences %+v, catalog %s, source commit %q", e.Name, res.Divergences, res.CatalogCommit, res.SourceCommit)
+		}
+		var got []string
+		for _, w := range res.Workloads {
+			got = append(got, w.Kind+"/"+w.Name)
+		}
+		slices.Sort(got)
+		if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
+			t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
+		}
+	}
+	if !strings.HasPrefix(AppCommit, ImageTag) || len(ImageTag) < 7 {
+		t.Errorf("ImageTag %q is not a prefix of AppCommit", ImageTag)
+	}
+
+	// The git desired source sees the same objects.
+	ix := envsource.New(cfg, nil, time.Hour)
+	for _, e := range []string{DevEnvironment, ProdEnvironment} {
+		if err := ix.Refresh(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, StagingNamespace, "api")
+	if !ok || d.Environment != DevEnvironment || d.Path != "overlays/dev" || d.Ref != ManifestBranch || d.Commit == "" {
+		t.Errorf("Lookup(staging/api) = %v %+v", ok, d)
+	}
+	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, ProductionNamespace, "api")
+	if r, _, _ := unstructuredInt(d, "spec", "replicas"); !ok || d.Environment != ProdEnvironment || r != 4 {
+		t.Errorf("Lookup(production/api) = %v %+v (replicas %d), want prod's, 4 replicas", ok, d, r)
+	}
+
+	// Seeding again (a reused --dir) starts the repository over.
+	if _, _, err := seedManifests(dir, kc); err != nil {
+		t.Fatalf("second seedManifests = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(repoDir, ".git")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func unstructuredInt(d envsource.Desired, path ...string) (int64, bool, error) {
+	if d.Object == nil {
+		return 0, false, nil
+	}
+	v, ok := d.Object.Object[path[0]].(map[string]any)[path[1]].(int64)
+	return v, ok, nil
+}
+
+// TestEnvironments plans dev and prod against the demo cluster: dev is
+// ready, prod gets a report, and an apply of prod is refused with nothing
+// touched. Then it walks the README: apply dev, the Apps converge in
+// staging (a platform namespace, so the fleet shows them), and a second
+// plan of dev changes nothing.
+func TestEnvironments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the control plane and the IdP")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env, err := Start(ctx, Options{CallbackURL: "http://127.0.0.1:1/auth/callback", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	if !slices.Contains(env.Namespaces, StagingNamespace) || slices.Contains(env.Namespaces, ProductionNamespace) {
+		t.Errorf("platform namespaces %v: want staging, not production", env.Namespaces)
+	}
+	cs := kubernetes.NewForConfigOrDie(env.Cluster.Config)
+	for _, ns := range []string{StagingNamespace, ProductionNamespace, env.HistoryNamespace} {
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+			t.Errorf("namespace %s: %v", ns, err)
+		}
+	}
+	if env.HistoryNamespace != HistoryNamespace {
+		t.Errorf("HistoryNamespace = %q", env.HistoryNamespace)
+	}
+	cfg, err := deployplan.LoadConfig(env.EnvironmentsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := cfg.Env(DevEnvironment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := cfg.Env(ProdEnvironment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := t.TempDir()
+
+	// dev: ready. The environment reaches the cluster through its own
+	// kubeconfig context, as the console's plan will.
+	rep, err := deployplan.Plan(ctx, dev, deployplan.Options{ReportPath: filepath.Join(reports, "dev.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status() != deployplan.StatusReady {
+		t.Fatalf("dev plan is %s:\n%s", rep.Status(), rep.Markdown())
+	}
+	d := rep.DeployApply
+	if d.Target.Namespace != StagingNamespace || d.ArtifactPlan.CatalogCommit != AppCommit || d.ArtifactPlan.DeployCommit != ImageTag {
+		t.Errorf("dev plan target %+v artifacts %+v", d.Target, d.ArtifactPlan)
+	}
+	var actions []string
+	for _, w := range d.WorkloadPlan {
+		actions = append(actions, w.Kind+"/"+w.Name+"="+w.Action)
+	}
+	slices.Sort(actions)
+	if want := []string{"App/api=create", "App/worker=create", "Job/db-migrate=create"}; !slices.Equal(actions, want) {
+		t.Errorf("dev workload plan = %v, want %v", actions, want)
+	}
+	if errs := deployplan.ValidateReport(mustJSON(t, rep)); len(errs) > 0 {
+		t.Errorf("dev report breaks the contract: %v", errs)
+	}
+
+	// prod: a report, whatever its conclusion; an apply is refused.
+	rep, err = deployplan.Plan(ctx, prod, deployplan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Status(); s != deployplan.StatusReady && s != deployplan.StatusBlocked {
+		t.Fatalf("prod plan status %q", s)
+	}
+	if !rep.DeployApply.Target.Protected || rep.DeployApply.Target.Namespace != ProductionNamespace {
+		t.Errorf("prod target = %+v", rep.DeployApply.Target)
+	}
+	_, err = deployplan.Apply(ctx, prod, deployplan.ApplyOptions{
+		ReportPath: filepath.Join(reports, "prod.json"),
+		Request:    deployplan.ApplyRequest{Env: ProdEnvironment, ConfirmEnv: ProdEnvironment, ConfirmedNonProduction: true},
+	})
+	var refusal *deployplan.RefusalError
+	if !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "protected") {
+		t.Fatalf("Apply(prod) = %v, want a refusal naming the protection", err)
+	}
+	dyn := dynamic.NewForConfigOrDie(env.Cluster.Config)
+	for _, app := range EnvironmentApps() {
+		if _, err := dyn.Resource(appcr.Resource).Namespace(ProductionNamespace).Get(ctx, app, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("after the refused apply, production/%s: %v, want not found", app, err)
+		}
+	}
+	if _, err := cs.BatchV1().Jobs(ProductionNamespace).Get(ctx, "db-migrate", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after the refused apply, production/db-migrate: %v, want not found", err)
+	}
+	// staging is still empty: planning wrote nothing.
+	if l, err := dyn.Resource(appcr.Resource).Namespace(StagingNamespace).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("staging Apps after the plans: %v, %v; want none", l, err)
+	}
+
+	// The README's walkthrough: apply dev; the operator reconciles the Apps
+	// in staging and the fleet shows them Healthy and Synced.
+	rep, err = deployplan.Apply(ctx, dev, deployplan.ApplyOptions{
+		ReportPath: filepath.Join(reports, "dev-apply.json"), Timeout: 2 * time.Minute,
+		Request: deployplan.ApplyRequest{Env: DevEnvironment, ConfirmEnv: DevEnvironment, ConfirmedNonProduction: true},
+	})
+	if err != nil {
+		t.Fatalf("Apply(dev) = %v", err)
+	}
+	if rep.Status() != deployplan.StatusApplied {
+		t.Fatalf("Apply(dev) ended %s:\n%s", rep.Status(), rep.Markdown())
+	}
+	view, err := kubeview.New(cs, dyn, slog.New(slog.DiscardHandler), kubeview.Options{Namespaces: env.Namespaces})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view.Start(ctx)
+	if err := view.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		page, err := view.Applications(kubeview.Query{Namespace: StagingNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range page.Rows {
+			got = append(got, fmt.Sprintf("%s %s %s %s", r.Key(), r.Health.Status, r.Sync.Status, r.RunningSummary()))
+		}
+		slices.Sort(got)
+		want := []string{
+			fmt.Sprintf("staging/api Healthy Synced %s (2)", ImageTag),
+			fmt.Sprintf("staging/worker Healthy Synced %s (2)", ImageTag),
+		}
+		if slices.Equal(got, want) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("staging never converged: %q, want %q", got, want)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	job, err := cs.BatchV1().Jobs(StagingNamespace).Get(ctx, "db-migrate", metav1.GetOptions{})
+	if err != nil || job.Spec.Suspend == nil || !*job.Spec.Suspend {
+		t.Errorf("staging/db-migrate = %v, %v; want a suspended Job", job, err)
+	}
+
+	// Planning dev again: ready, nothing to change.
+	rep, err = deployplan.Plan(ctx, dev, deployplan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status() != deployplan.StatusReady {
+		t.Fatalf("dev re-plan is %s:\n%s", rep.Status(), rep.Markdown())
+	}
+	for _, o := range rep.DeployApply.Objects {
+		if o.Action != "unchanged" {
+			t.Errorf("dev re-plan: %s/%s is %s, want unchanged", o.Kind, o.Name, o.Action)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, rep *deployplan.Report) []byte {
+	t.Helper()
+	b, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
