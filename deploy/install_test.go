@@ -548,7 +548,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.Save(ctx, planstore.Entry{Environment: environment, Action: "plan", Conclusion: "ready", User: "alice@example.com"}, report); err != nil {
+		if _, err := store.Save(ctx, planstore.Entry{Environment: environment, Action: "plan", Conclusion: "ready", User: "alice@example.com"}, map[string][]byte{"report.json": report}); err != nil {
 			t.Fatalf("planstore Save #%d = %v", i+1, err)
 		}
 	}
