@@ -48,6 +48,9 @@ type serveConfig struct {
 	SessionKeyFile   string
 	SessionTTL       time.Duration
 	InsecureCookies  bool
+	// Scopes are the OAuth 2.0 scopes requested at login, comma-separated
+	// ("" = auth's default: openid,profile,email,groups).
+	Scopes string
 
 	LogFormat string
 	PerPage   int
@@ -87,6 +90,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see README")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", auth.DefaultSessionTTL, "session lifetime")
 	fs.BoolVar(&c.InsecureCookies, "insecure-cookies", false, "allow cookies over plain HTTP (only for a loopback redirect URL)")
+	fs.StringVar(&c.Scopes, "oidc-scopes", "openid,profile,email,groups", "comma-separated scopes requested at login (drop groups for an IdP that refuses it, e.g. Google)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
@@ -242,7 +246,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	a, err := auth.New(ctx, auth.Config{
 		IssuerURL: cfg.IssuerURL, ClientID: cfg.ClientID, ClientSecret: clientSecret, RedirectURL: cfg.RedirectURL,
 		AdminClaim: cfg.AdminClaim, AdminValue: cfg.AdminValue, SessionKeys: keys, SessionTTL: cfg.SessionTTL,
-		InsecureCookies: cfg.InsecureCookies,
+		InsecureCookies: cfg.InsecureCookies, Scopes: splitList(cfg.Scopes),
 	}, log, site)
 	if err != nil {
 		return err
