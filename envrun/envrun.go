@@ -59,6 +59,8 @@ type Options struct {
 	Index Refresher
 	// ApplyTimeout bounds the wait for workload health (default 5m).
 	ApplyTimeout time.Duration
+	// Count, when set, is told the outcome of each apply (metrics).
+	Count func(action, outcome string)
 }
 
 // Runner starts and tracks runs.
@@ -173,6 +175,9 @@ func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
 	if action == ActionApply {
 		if err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm)); err != nil {
 			r.log.Info("apply", "user", user, "environment", envName, "outcome", "refused", "reason", err.Error())
+			if r.opts.Count != nil {
+				r.opts.Count(ActionApply, "refused")
+			}
 			return nil, err
 		}
 	}
@@ -258,6 +263,9 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		outcome = "refused"
 	}
 	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "outcome", outcome, "err", errString(err))
+	if r.opts.Count != nil {
+		r.opts.Count(run.Action, outcome)
+	}
 	if run.Action == ActionApply {
 		r.audit(ctx, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
 	}

@@ -269,6 +269,11 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
 			RestConfig: rc, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
 			Events: cs.CoreV1(), Index: index,
+			Count: func(action, outcome string) {
+				if action == envrun.ActionApply {
+					met.Operation(metrics.OpApply, outcome)
+				}
+			},
 		})
 	}
 	srv := handlers.New(site, view, a, hopts)
