@@ -440,7 +440,10 @@ func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templa
 	}
 	v.DownloadURL = "/v1/deploy/" + url.PathEscape(name) + "/logs?" + dl.Encode()
 	if p.Follow {
-		v.StreamURL = logsPath(ns, name) + "/stream?" + p.values().Encode()
+		v.StreamURL = logsPath(ns, name) + "/stream"
+		if q := p.values().Encode(); q != "" {
+			v.StreamURL += "?" + q
+		}
 		return v, nil
 	}
 	res, err := s.readLogs(r.Context(), ns, name, p)

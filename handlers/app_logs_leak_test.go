@@ -34,7 +34,10 @@ type fakeLogAPI struct {
 	*httptest.Server
 	active   atomic.Int64
 	opened   atomic.Int64
+	sent     atomic.Int64
 	interval time.Duration
+	// perTick lines are sent each interval (default 1).
+	perTick int
 }
 
 func newFakeLogAPI(t testing.TB, interval time.Duration) *fakeLogAPI {
@@ -51,9 +54,12 @@ func newFakeLogAPI(t testing.TB, interval time.Duration) *fakeLogAPI {
 		defer tick.Stop()
 		ts := time.Now().UTC()
 		for i := 0; ; i++ {
-			ts = ts.Add(time.Millisecond)
-			if _, err := fmt.Fprintf(w, "%s level=info msg=\"request %d\" path=/api\n", ts.Format(time.RFC3339Nano), i); err != nil {
-				return
+			for range max(a.perTick, 1) {
+				ts = ts.Add(time.Microsecond)
+				if _, err := fmt.Fprintf(w, "%s level=info msg=\"http request\" method=GET path=/api/v1/products status=200 duration_ms=12.4 bytes=5321 request_id=%08x\n", ts.Format(time.RFC3339Nano), i); err != nil {
+					return
+				}
+				a.sent.Add(1)
 			}
 			_ = rc.Flush()
 			select {

@@ -29,7 +29,7 @@ type LogStreamLimits struct {
 	// closing an idle stream (default 15s).
 	Heartbeat time.Duration
 	// BufferLines and BufferBytes bound the lines waiting for one client
-	// (defaults 2048 lines, 512 KiB).
+	// (defaults 1024 lines, 256 KiB).
 	BufferLines, BufferBytes int
 	// SlowWait is how long a full buffer waits for the client before lines
 	// are dropped (and counted in a "lines skipped" event); default 1s.
@@ -52,8 +52,8 @@ func (l LogStreamLimits) withDefaults() LogStreamLimits {
 	}
 	def(&l.PerUser, 10)
 	def(&l.Total, 200)
-	def(&l.BufferLines, 2048)
-	def(&l.BufferBytes, 512<<10)
+	def(&l.BufferLines, 1024)
+	def(&l.BufferBytes, 256<<10)
 	defd(&l.Heartbeat, 15*time.Second)
 	defd(&l.SlowWait, time.Second)
 	defd(&l.WriteTimeout, 30*time.Second)
