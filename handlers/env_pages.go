@@ -203,6 +203,14 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 		}
 		v.Report = &rv
 	}
+	if snap.Done && s.opts.Environments != nil {
+		if h, err := s.opts.Environments.Store().List(ctx, run.Env); err == nil {
+			v.History = h
+			if v.History == nil {
+				v.History = []planstore.Entry{}
+			}
+		}
+	}
 	return v
 }
 

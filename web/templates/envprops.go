@@ -45,6 +45,8 @@ type RunView struct {
 	StreamURL, URL        string
 	Refusal, Error        string
 	Report                *ReportView
+	// History, when set on a finished run, refreshes the page's history.
+	History []planstore.Entry
 }
 
 // ReportView is a stored or fresh report, ready to draw.

@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/hanzoai/deploy-web/appcr"
+)
+
+// TestEnvironmentPlanApply plans the demo's dev environment in the browser,
+// types the confirmation, applies, and watches the staging apps converge;
+// the history keeps both runs; the applied App then diffs against git, and
+// a kubectl edit shows up in that diff. Prod refuses the apply.
+func TestEnvironmentPlanApply(t *testing.T) {
+	ctx := browser(t)
+	user, pass := demoEnv.user(t, "admin")
+	login(t, ctx, user, pass)
+	base := strings.TrimSuffix(demoEnv.state.URL, "/")
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=envs-table]`))); err != nil {
+		screenshot(t, ctx, "no-envs")
+		t.Fatal(err)
+	}
+	if envs := texts(t, ctx, `[data-testid=env-row] .app-name a`); strings.Join(envs, ",") != "dev,prod" {
+		t.Errorf("environments = %q, want dev and prod", envs)
+	}
+	screenshot(t, ctx, "environments")
+
+	// Plan dev: progress streams, then the report says ready.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=plan-button]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=plan-button]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitVisible(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner]`, 90*time.Second)
+	banner := texts(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner] [data-testid=conclusion]`)
+	if len(banner) != 1 || banner[0] != "ready" {
+		screenshot(t, ctx, "plan-not-ready")
+		t.Fatalf("dev plan conclusion = %q, want ready", banner)
+	}
+	if n := len(texts(t, ctx, `[data-testid=run-done] [data-testid=change]`)); n == 0 {
+		t.Errorf("the plan lists no object changes")
+	}
+	screenshot(t, ctx, "dev-plan")
+
+	// A wrong confirmation is refused; the right one applies.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid=apply-confirm]`), "prod"), chromedp.Click(chromedp.CSS(`[data-testid=apply-button]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitVisible(t, ctx, `[data-testid=run-refused]`, 15*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=apply-confirm]').value = ''`), chromedp.SendKeys(chromedp.CSS(`[data-testid=apply-confirm]`), "dev"),
+		chromedp.Click(chromedp.CSS(`[data-testid=apply-button]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitVisible(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner]`, 3*time.Minute)
+	if c := texts(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner] [data-testid=conclusion]`); len(c) != 1 || c[0] != "applied" {
+		screenshot(t, ctx, "apply-not-applied")
+		t.Fatalf("dev apply conclusion = %q, want applied", c)
+	}
+	screenshot(t, ctx, "dev-applied")
+
+	// The staging apps converge in the fleet.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?namespace=staging"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=apps-table]`))); err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range []string{"api", "worker"} {
+		waitText(t, ctx, `[data-app="`+app+`"] [data-testid=sync]`, func(s string) bool { return s == "Synced" }, 90*time.Second)
+		waitText(t, ctx, `[data-app="`+app+`"] [data-testid=health]`, func(s string) bool { return s == "Healthy" }, 90*time.Second)
+	}
+	screenshot(t, ctx, "staging-fleet")
+
+	// The history keeps the plan and the apply.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=plan-history]`))); err != nil {
+		t.Fatal(err)
+	}
+	if h := texts(t, ctx, `[data-testid=history-entry] .hl-action`); len(h) < 2 || h[0] != "apply" {
+		t.Errorf("history = %q, want the apply first, then the plan", h)
+	}
+
+	// git is the desired source of the applied App; a kubectl edit shows.
+	dyn := dynamic.NewForConfigOrDie(demoEnv.restConfig(t))
+	patch := `{"spec":{"replicas":3}}`
+	if _, err := dyn.Resource(appcr.Resource).Namespace("staging").Patch(context.Background(), "api", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/apps/staging/api/resource/hanzo.ai:App:staging:api?tab=diff"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=diff-source]').dataset.source`))
+	if src != "git" {
+		t.Errorf("desired source of the applied App = %q, want git", src)
+	}
+	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.right`)
+	if len(changed) != 1 || !strings.Contains(changed[0], "replicas: 3") {
+		screenshot(t, ctx, "git-diff-wrong")
+		t.Errorf("git diff after kubectl edit = %q, want replicas: 3 live", changed)
+	}
+	screenshot(t, ctx, "git-diff")
+}
+
+// TestProdApplyRefused: the protected environment refuses the apply, and
+// the page says why.
+func TestProdApplyRefused(t *testing.T) {
+	ctx := browser(t)
+	user, pass := demoEnv.user(t, "admin")
+	login(t, ctx, user, pass)
+	base := strings.TrimSuffix(demoEnv.state.URL, "/")
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/prod"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=apply-protected]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=apply-button]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitVisible(t, ctx, `[data-testid=run-refused]`, 15*time.Second)
+	msg := texts(t, ctx, `[data-testid=run-refused]`)
+	if len(msg) != 1 || !strings.Contains(msg[0], "protected") {
+		t.Errorf("refusal = %q, want it to say prod is protected", msg)
+	}
+	screenshot(t, ctx, "prod-refused")
+}
+
+func waitVisible(t *testing.T, ctx context.Context, sel string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
+		if err == nil && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			screenshot(t, ctx, "timeout")
+			t.Fatalf("%s not shown after %s", sel, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
