@@ -259,6 +259,7 @@ type request struct {
 	target string
 	admin  bool // authenticated (X-Test-User: admin)
 	header map[string]string
+	body   string
 }
 
 // do serves req and returns the recorded response.
@@ -268,7 +269,11 @@ func (ts *testServer) do(t testing.TB, req request) *httptest.ResponseRecorder {
 	if method == "" {
 		method = http.MethodGet
 	}
-	r := httptest.NewRequest(method, req.target, nil)
+	var body io.Reader
+	if req.body != "" {
+		body = strings.NewReader(req.body)
+	}
+	r := httptest.NewRequest(method, req.target, body)
 	if req.admin {
 		r.Header.Set(testUserHeader, "admin")
 	}
