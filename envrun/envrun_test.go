@@ -1,0 +1,122 @@
+package envrun
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/planstore"
+)
+
+// testRunner has a dev and a protected prod environment rendering a local
+// folder, and a "cluster" that never answers (so a run stays busy until the
+// test ends).
+func testRunner(t *testing.T) (*Runner, *fake.Clientset) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"m/kustomization.yaml": "resources:\n  - cm.yaml\n",
+		"m/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n",
+		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := deployplan.ParseConfig([]byte(`
+environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: dev
+    source: {path: m}
+    catalog: catalog.json
+  - name: prod
+    cluster: {context: test}
+    namespace: prod
+    protected: true
+    source: {path: m}
+    catalog: catalog.json
+`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hang.Close() })
+	cs := fake.NewClientset()
+	r := New(cfg, slog.New(slog.DiscardHandler), Options{
+		RestConfig: &rest.Config{Host: hang.URL, Timeout: 30 * time.Second}, ReportsDir: t.TempDir(),
+		Store: planstore.New(cs.CoreV1(), "deploy-web", 5), Events: cs.CoreV1(),
+	})
+	return r, cs
+}
+
+func TestStartRefusals(t *testing.T) {
+	r, cs := testRunner(t)
+	var refusal *deployplan.RefusalError
+	tests := []struct {
+		env, action, confirm string
+		want                 func(error) bool
+	}{
+		{"prod", ActionApply, "prod", func(err error) bool { return errors.As(err, &refusal) }},
+		{"dev", ActionApply, "prod", func(err error) bool { return errors.As(err, &refusal) }},
+		{"dev", ActionApply, "", func(err error) bool { return errors.As(err, &refusal) }},
+		{"nope", ActionPlan, "", func(err error) bool { return errors.Is(err, ErrUnknownEnv) }},
+	}
+	for _, tt := range tests {
+		run, err := r.Start(tt.env, tt.action, "alice", tt.confirm)
+		if run != nil || !tt.want(err) {
+			t.Errorf("Start(%s, %s, confirm %q) = %v, %v; want a refusal and no run", tt.env, tt.action, tt.confirm, run, err)
+		}
+	}
+	if evs, _ := cs.CoreV1().Events("prod").List(t.Context(), metavOpts()); len(evs.Items) != 0 {
+		t.Errorf("a refused apply recorded %d events, want none (nothing started)", len(evs.Items))
+	}
+}
+
+func TestOneRunPerEnvironment(t *testing.T) {
+	r, _ := testRunner(t)
+	first, err := r.Start("dev", ActionPlan, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Start("dev", ActionPlan, "bob", ""); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second plan of dev while one runs = %v, want ErrBusy", err)
+	}
+	if got, ok := r.Get(first.ID); !ok || got != first {
+		t.Errorf("Get(%s) = %v, %v; want the run", first.ID, got, ok)
+	}
+	// Progress is recorded as the run goes (rendering happens before the
+	// cluster is contacted).
+	deadline := time.Now().Add(10 * time.Second)
+	for len(first.Snapshot().Steps) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the run reported no progress")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if snap := first.Snapshot(); snap.Done {
+		t.Errorf("the run ended although the cluster never answered: %+v", snap)
+	}
+}
+
+func metavOpts() metav1.ListOptions { return metav1.ListOptions{} }
