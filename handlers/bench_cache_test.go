@@ -69,7 +69,7 @@ func fleetFixture(n int) (typed, apps []runtime.Object) {
 			for p := range int(replicas) {
 				typed = append(typed, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", rsName, p), Namespace: ns, Labels: labels,
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rsName, UID: rsUID, Controller: ptr.To(true)}}},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: img(v)}}, RestartPolicy: corev1.RestartPolicyAlways},
+					Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: img(v)}}, RestartPolicy: corev1.RestartPolicyAlways},
 					Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}})
 			}
 		}
