@@ -276,7 +276,7 @@ func deleteJob(ctx context.Context, cl *clients, o *unstructured.Unstructured, u
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("Job %s still exists a minute after its deletion", o.GetName())
+			return fmt.Errorf("deployplan: job %s still exists a minute after its deletion", o.GetName())
 		}
 		select {
 		case <-ctx.Done():

@@ -40,7 +40,6 @@ type field struct {
 }
 
 func str(n string) field              { return field{name: n, t: tString} }
-func boolean(n string) field          { return field{name: n, t: tBool} }
 func obj(n string, fs ...field) field { return field{name: n, t: tObject, fields: fs} }
 func strs(n string) field             { s := tString; return field{name: n, t: tArray, elem: &s} }
 func objs(n string, fs ...field) field {

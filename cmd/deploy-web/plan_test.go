@@ -511,6 +511,9 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if code, _, _ := s.cli(append(applyArgs, "--force")...); code != 2 {
 			t.Errorf("--force = %d, want 2", code)
 		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a protected or forced apply changed the cluster:\nbefore %v\nafter  %v", before, after)
+		}
 		// Someone else holds the lock.
 		holder, secs, now := "alice@ops-box pid 4242", int32(120), metav1.NewMicroTime(time.Now())
 		if _, err := s.kube.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
