@@ -4,6 +4,7 @@
 package appcr
 
 import (
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,3 +62,11 @@ func WithTag(image, tag string) string {
 	}
 	return ref + ":" + tag
 }
+
+// cleanSemver is MAJOR.MINOR.PATCH with an optional leading v: no
+// pre-release, no build metadata, no leading zeros, nothing around it.
+var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+
+// IsCleanSemver reports whether a version (an image tag) is a clean semver,
+// the only kind rollback accepts.
+func IsCleanSemver(v string) bool { return cleanSemver.MatchString(v) }

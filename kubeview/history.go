@@ -2,7 +2,6 @@ package kubeview
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -29,10 +28,6 @@ type Release struct {
 	// CleanSemver says whether Version may be rolled back to.
 	CleanSemver bool `json:"cleanSemver"`
 }
-
-// cleanSemver mirrors release.IsCleanSemver (kubeview does not import the
-// write path): MAJOR.MINOR.PATCH with an optional leading v.
-var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
 
 // History returns an App's deploy history from its Deployment's
 // ReplicaSets, newest first. An App without a Deployment has none.
@@ -88,7 +83,7 @@ func buildHistory(app *unstructured.Unstructured, src objectSource) []Release {
 			r.Replicas = *rs.Spec.Replicas
 		}
 		r.Declared = r.Version == declared
-		r.CleanSemver = cleanSemver.MatchString(r.Version)
+		r.CleanSemver = appcr.IsCleanSemver(r.Version)
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b Release) int {

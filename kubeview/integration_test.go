@@ -7,17 +7,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/operator"
 )
@@ -28,21 +24,11 @@ import (
 // hand-made change is exactly the diff, and untouched children (with every
 // server default the apiserver filled in) show none.
 func TestDriftOnRealCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	c := devcluster.ForTest(t, devcluster.Options{})
+	const ns = "drift"
+	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{ns}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs := kubernetes.NewForConfigOrDie(c.Config)
-	dyn := dynamic.NewForConfigOrDie(c.Config)
-	if err := operator.InstallCRD(ctx, apiextensionsclient.NewForConfigOrDie(c.Config)); err != nil {
-		t.Fatal(err)
-	}
-	const ns = "drift"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	cs, dyn := p.Kube, p.Dyn
 	app, err := dyn.Resource(appcr.Resource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hanzo.ai/v1", "kind": "App",
 		"metadata": map[string]any{"name": "web", "namespace": ns},

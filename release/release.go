@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"time"
 
@@ -33,12 +32,9 @@ const (
 	ReasonSync     = "SyncRequested"
 )
 
-// cleanSemver is MAJOR.MINOR.PATCH with an optional leading v: no
-// pre-release, no build metadata, no leading zeros, nothing around it.
-var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
-
-// IsCleanSemver reports whether v is a clean semver version.
-func IsCleanSemver(v string) bool { return cleanSemver.MatchString(v) }
+// IsCleanSemver reports whether v is a clean semver version (see
+// appcr.IsCleanSemver).
+func IsCleanSemver(v string) bool { return appcr.IsCleanSemver(v) }
 
 // Errors a caller maps to answers; each wraps a message a user may see.
 var (

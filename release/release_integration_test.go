@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,9 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/operator"
 	"github.com/hanzoai/deploy-web/release"
 )
 
@@ -38,24 +35,12 @@ type env struct {
 // "latest" in between).
 func setup(t *testing.T) *env {
 	t.Helper()
-	c := devcluster.ForTest(t, devcluster.Options{})
+	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{ns}, Operator: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	e := &env{cs: kubernetes.NewForConfigOrDie(c.Config), dyn: dynamic.NewForConfigOrDie(c.Config)}
-	if err := operator.InstallCRD(ctx, apiextensionsclient.NewForConfigOrDie(c.Config)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e := &env{cs: p.Kube, dyn: p.Dyn}
 	log := slog.New(slog.DiscardHandler)
-	op, err := operator.New(e.cs, e.dyn, log, operator.Options{Namespaces: []string{ns}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = op.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var err error
 	if e.view, err = kubeview.New(e.cs, e.dyn, log, kubeview.Options{Namespaces: []string{ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +97,6 @@ func (e *env) resourceVersion(t *testing.T) string {
 // again, the verdict becomes Synced, an Event names the user; refusals leave
 // the CR untouched; a second identical rollback changes nothing.
 func TestRollbackOnRealCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
 	e := setup(t)
 	ctx := context.Background()
 
@@ -194,9 +176,6 @@ func TestRollbackOnRealCluster(t *testing.T) {
 // serialises them through the resourceVersion precondition; each result is
 // consistent with the order they landed in, and nothing is lost.
 func TestConcurrentRollbacks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
 	e := setup(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
