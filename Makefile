@@ -53,7 +53,7 @@ image-binary: generate ## the static binary the container image ships
 
 .PHONY: generate
 generate: ## regenerate templ code
-	$(GO) tool templ generate -path web/templates
+	$(GO) tool templ generate
 
 .PHONY: check-generated
 check-generated: generate ## fail when committed generated code is stale
