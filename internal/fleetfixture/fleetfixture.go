@@ -71,4 +71,3 @@ func Objects(n int) (typed, apps []runtime.Object) {
 	}
 	return typed, apps
 }
-
