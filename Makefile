@@ -42,6 +42,7 @@ e2e: cluster-bin ## browser tests only (headless Chromium against the demo)
 .PHONY: bench
 bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./e2e/perf/
 
 .PHONY: build
 build: generate ## build bin/deploy-web
