@@ -27,6 +27,8 @@ type demoState struct {
 	Namespaces []string    `json:"namespaces"`
 	Users      []demoLogin `json:"users"`
 	Pid        int         `json:"pid"`
+	// Environments is the plan/apply config the dashboard was started with.
+	Environments string `json:"environments"`
 }
 
 type demoLogin struct {
@@ -84,7 +86,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ReportsDir: filepath.Join(env.Dir, "reports"),
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
-		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid()}
+		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile}
 		for _, u := range env.Users {
 			st.Users = append(st.Users, demoLogin{u.Username, u.Password, u.Groups})
 		}
@@ -103,6 +105,7 @@ func printBanner(w io.Writer, st demoState) {
 	for _, u := range st.Users {
 		fmt.Fprintf(w, "  Login:       %s / %s   (groups: %s)\n", u.Username, u.Password, strings.Join(u.Groups, ", "))
 	}
+	fmt.Fprintf(w, "  Deploy:      %senvironments   (dev, and prod which refuses applies; config %s)\n", st.URL, st.Environments)
 	fmt.Fprintf(w, "  Kubeconfig:  %s\n", st.Kubeconfig)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")
