@@ -144,3 +144,23 @@ func rangeEnd(r FleetResults) int {
 }
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
+
+// logLevelClass marks warning and error lines so they stand out in the
+// viewer: a heuristic over common formats (logfmt level=, JSON "level",
+// bracketed or bare ERROR/WARN, Go panics). It only colours; nothing is
+// filtered by it.
+func logLevelClass(line string) string {
+	head := line
+	if len(head) > 200 {
+		head = head[:200]
+	}
+	l := strings.ToLower(head)
+	switch {
+	case strings.Contains(l, "level=error"), strings.Contains(l, `"level":"error"`), strings.Contains(l, "level=fatal"),
+		strings.HasPrefix(l, "panic:"), strings.Contains(head, "ERROR"), strings.Contains(head, "FATAL"):
+		return "ll-error"
+	case strings.Contains(l, "level=warn"), strings.Contains(l, `"level":"warn`), strings.Contains(head, "WARN"):
+		return "ll-warn"
+	}
+	return ""
+}

@@ -150,3 +150,20 @@ func BenchmarkTreePage500Pods(b *testing.B) {
 		}
 	}
 }
+
+func TestLogLevelClass(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{`level=info msg="http request" status=200`, ""},
+		{`level=warn msg="retrying batch"`, "ll-warn"},
+		{`level=error msg="upstream timeout"`, "ll-error"},
+		{`{"level":"error","msg":"boom"}`, "ll-error"},
+		{`panic: runtime error: invalid memory address`, "ll-error"},
+		{`2026/11/30 WARN disk almost full`, "ll-warn"},
+		{`an error in the middle of a sentence`, ""},
+	}
+	for _, tt := range tests {
+		if got := logLevelClass(tt.line); got != tt.want {
+			t.Errorf("logLevelClass(%q) = %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
