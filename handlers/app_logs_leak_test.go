@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -78,8 +80,12 @@ func newFakeLogAPI(t testing.TB, interval time.Duration) *fakeLogAPI {
 // api. It returns the client transport to close idle connections with.
 func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*testServer, *http.Transport) {
 	t.Helper()
+	// The pod is in the App's tree: App -> Deployment -> pod.
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "dep-web",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "hanzo.ai/v1", Kind: "App", Name: "web", UID: "app-web", Controller: ptr.To(true)}}}}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "apps", UID: "pod-web-1", Labels: map[string]string{appcr.InstanceLabel: "web"},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "dep-web", Controller: ptr.To(true)}},
 			CreationTimestamp: metav1.NewTime(testNow.Add(-time.Hour))},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.test/web:1.0.0"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
@@ -91,7 +97,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 	}}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(k8sruntime.NewScheme(),
 		map[schema.GroupVersionResource]string{appcr.Resource: "AppList"}, app)
-	view, err := kubeview.New(fake.NewClientset(pod), dyn, slog.New(slog.DiscardHandler), kubeview.Options{Namespaces: []string{"apps"}, ProbeInterval: time.Hour})
+	view, err := kubeview.New(fake.NewClientset(pod, dep), dyn, slog.New(slog.DiscardHandler), kubeview.Options{Namespaces: []string{"apps"}, ProbeInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,6 +163,9 @@ type Logs struct {
 	readTimeout time.Duration
 }
 
+// maxReadBytes bounds the log text one non-following read holds.
+const maxReadBytes = 16 << 20
+
 // NewLogs reads logs of the pods cached by c through pods (the CoreV1
 // client; only GetLogs is used).
 func NewLogs(c *Cache, pods corev1client.PodsGetter) *Logs {
@@ -176,11 +179,20 @@ func NewLogs(c *Cache, pods corev1client.PodsGetter) *Logs {
 	}
 }
 
-// appPods returns the cached pods labelled with the App's instance label.
+// appPods returns the cached pods of the App's tree: pods whose owner chain
+// (ReplicaSet, Job, workload) leads to the App, not merely pods carrying its
+// instance label, so user input (?pod=) never reaches another pod.
 func (c *Cache) appPods(namespace, app string) []*corev1.Pod {
+	a, err := c.LookupApp(app, namespace)
+	if err != nil {
+		return nil
+	}
 	var out []*corev1.Pod
-	for _, o := range c.byIndex(namespace, "Pod", IndexInstance, app) {
-		if p, ok := o.(*corev1.Pod); ok {
+	for _, n := range buildTree(a, c).Nodes {
+		if n.Kind != "Pod" || n.Group != "" {
+			continue
+		}
+		if p, ok := c.get(namespace, "Pod", n.Name).(*corev1.Pod); ok && string(p.UID) == n.UID {
 			out = append(out, p)
 		}
 	}
@@ -351,9 +363,17 @@ func (l *Logs) Read(ctx context.Context, q LogQuery) (LogResult, error) {
 	}
 	defer rc.Close()
 	cur := cursor{since: q.SinceTime, skip: q.SkipAtSince}
+	bytes, trimmed := 0, false
 	err = consume(ctx, rc, &cur, func(ln LogLine) error {
 		res.Lines = append(res.Lines, ln)
-		if len(res.Lines) > q.Tail { // never more than asked, whatever upstream sends
+		bytes += len(ln.Line)
+		// Never more than asked, whatever upstream sends, and never more
+		// than maxReadBytes held for one request.
+		for len(res.Lines) > q.Tail || bytes > maxReadBytes && len(res.Lines) > 1 {
+			if len(res.Lines) <= q.Tail {
+				trimmed = true
+			}
+			bytes -= len(res.Lines[0].Line)
 			res.Lines = res.Lines[1:]
 		}
 		return nil
@@ -368,6 +388,8 @@ func (l *Logs) Read(ctx context.Context, q LogQuery) (LogResult, error) {
 		if q.Since > 0 || !q.SinceTime.IsZero() {
 			res.Reason = "no log lines in the chosen time range"
 		}
+	case trimmed:
+		res.Reason = fmt.Sprintf("showing the newest %d lines: the rest is over the %d MiB a single read returns (narrow ?since= or ?tail=)", len(res.Lines), maxReadBytes>>20)
 	}
 	return res, nil
 }

@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/devcluster"
@@ -72,10 +75,20 @@ func appendLog(t *testing.T, path string, lines ...string) {
 	}
 }
 
-func logsPod(name string) *corev1.Pod {
+// logsPod is a pod of the App's tree: controlled by the App's Deployment
+// (scaled to zero, so its own ReplicaSet makes no pods of its own).
+func logsPod(name string, owner metav1.OwnerReference) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{appcr.InstanceLabel: "logsapp"}, OwnerReferences: []metav1.OwnerReference{owner}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "logsapp", Image: "registry.test/logsapp:1.0.0"}}},
+	}
+}
+
+// strayPod carries the App's instance label but is not in its tree.
+func strayPod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{appcr.InstanceLabel: "logsapp"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "logsapp", Image: "registry.test/logsapp:1.0.0"}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "logsapp", Image: "registry.test/other:6.6.6"}}},
 	}
 }
 
@@ -105,7 +118,28 @@ func TestLogsOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns = "default"
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, logsPod("logsapp-1"), metav1.CreateOptions{}); err != nil {
+	app, err := dyn.Resource(appcr.Resource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hanzo.ai/v1", "kind": "App", "metadata": map[string]any{"name": "logsapp"},
+		"spec": map[string]any{"image": "registry.test/logsapp:1.0.0"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := map[string]string{appcr.InstanceLabel: "logsapp"}
+	dep, err := cs.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "logsapp", OwnerReferences: []metav1.OwnerReference{{APIVersion: "hanzo.ai/v1", Kind: "App", Name: "logsapp", UID: app.GetUID(), Controller: ptr.To(true)}}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "logsapp", Image: "registry.test/logsapp:1.0.0"}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "logsapp", UID: dep.UID, Controller: ptr.To(true)}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, logsPod("logsapp-1", owner), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A pod that only carries the label is never offered nor read.
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, strayPod("zz-stray"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	view, err := kubeview.New(cs, dyn, slog.New(slog.DiscardHandler), kubeview.Options{Namespaces: []string{ns}})
@@ -133,6 +167,14 @@ func TestLogsOnRealCluster(t *testing.T) {
 		}
 	}
 	waitRunning("logsapp-1")
+	for _, p := range logs.Pods(ns, "logsapp") {
+		if p.Name == "zz-stray" {
+			t.Errorf("Pods(logsapp) offers zz-stray, a pod outside the App's tree")
+		}
+	}
+	if _, err := logs.Read(ctx, kubeview.LogQuery{Namespace: ns, App: "logsapp", Pod: "zz-stray"}); err == nil {
+		t.Errorf("Read(?pod=zz-stray) = nil error, want the pod refused as not the App's")
+	}
 
 	// Read: the tail, through GetLogs.
 	res, err := logs.Read(ctx, kubeview.LogQuery{Namespace: ns, App: "logsapp", Tail: 2})
@@ -164,7 +206,7 @@ func TestLogsOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	fl.waitFor(t, "the end of logsapp-1", func(s string) bool { return strings.HasPrefix(s, "ended: pod logsapp-1 ended") })
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, logsPod("logsapp-2"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, logsPod("logsapp-2", owner), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fl.waitFor(t, "the switch to logsapp-2", func(s string) bool { return s == "resumed: resumed on pod logsapp-2 (replaced logsapp-1)" })
