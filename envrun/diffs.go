@@ -67,6 +67,13 @@ func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, r
 			ns = env.Namespace
 		}
 		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]}
+		// Outside the apply boundary (another namespace, or blocked by the
+		// plan): nothing is read, so nothing of it can show.
+		if ns != env.Namespace || d.Action == "blocked" {
+			d.Error = "outside the environment's apply boundary: not read"
+			out = append(out, d)
+			continue
+		}
 		if obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "" {
 			d.Hidden = true
 			out = append(out, d)

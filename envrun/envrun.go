@@ -143,7 +143,10 @@ func (run *Run) setDiffs(d []ObjectDiff, err error) {
 	run.diffs, run.diffErr = d, err
 }
 
-func (run *Run) finish(rep *deployplan.Report, entry planstore.Entry, err error) {
+func (run *Run) finish(rep *deployplan.Report, entry planstore.Entry, err error, release func()) {
+	// The environment is free before anyone sees the run done, so a Plan
+	// pressed right after cannot be refused as busy.
+	release()
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.report, run.entry, run.err, run.done, run.finished = rep, entry, err, true, time.Now()
@@ -196,11 +199,6 @@ func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
 	r.mu.Unlock()
 
 	go func() {
-		defer func() {
-			r.mu.Lock()
-			delete(r.busy, envName)
-			r.mu.Unlock()
-		}()
 		ctx, cancel := context.WithTimeout(context.Background(), r.opts.ApplyTimeout+5*time.Minute)
 		defer cancel()
 		r.execute(ctx, env, run, confirm)
@@ -256,13 +254,26 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			}
 		}
 	case err != nil:
-		entry.Conclusion, entry.Summary = "error", err.Error()
+		// No report: keep the failure in the history all the same, with a
+		// summary safe to show (the whole error goes to the log below).
+		entry.Conclusion, entry.Summary = "error", "the "+run.Action+" could not run (run "+run.ID+"): see the server log"
+		var ref *deployplan.RefusalError
+		if errors.As(err, &ref) {
+			entry.Conclusion, entry.Summary = "refused", ref.Reason
+		}
+		if r.opts.Store != nil {
+			if saved, serr := r.opts.Store.Save(ctx, entry, nil); serr != nil {
+				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
+			} else {
+				entry = saved
+			}
+		}
 	}
 	var ref *deployplan.RefusalError
 	if errors.As(err, &ref) {
 		outcome = "refused"
 	}
-	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "outcome", outcome, "err", errString(err))
+	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, outcome)
 	}
@@ -274,7 +285,11 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", rerr)
 		}
 	}
-	run.finish(rep, entry, err)
+	run.finish(rep, entry, err, func() {
+		r.mu.Lock()
+		delete(r.busy, env.Name)
+		r.mu.Unlock()
+	})
 }
 
 // audit records an Event on the environment's Namespace object.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -99,6 +100,9 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if err != nil {
 		return templates.ReportView{}, err
 	}
+	if files["report.json"] == nil {
+		return templates.ReportView{Env: env, Entry: e}, nil // a run that failed before it had a report
+	}
 	var rep deployplan.Report
 	if err := json.Unmarshal(files["report.json"], &rep); err != nil {
 		return templates.ReportView{}, fmt.Errorf("handlers: stored report %s: %w", id, err)
@@ -191,7 +195,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
 		StreamURL: base + "/stream", URL: base, Refusal: snap.Refusal}
 	if snap.Err != nil && snap.Refusal == "" {
-		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err)
+		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
 		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Diffs: snap.Diffs, Markdown: markdownHTML(snap.Report.Markdown())}
@@ -199,7 +203,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 			rv.JSONURL = "/environments/" + run.Env + "/reports/" + snap.Entry.ID + "/json"
 		}
 		if snap.DiffErr != nil {
-			rv.DiffNote = "Per-object diffs are not available: " + publicRunError(snap.DiffErr)
+			rv.DiffNote = "Per-object diffs are not available: " + publicRunError(snap.DiffErr, run.ID)
 		}
 		v.Report = &rv
 	}
@@ -214,15 +218,15 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 	return v
 }
 
-// publicRunError is an engine error as users may see it: the engine's
-// messages name files, refs and objects, never credentials (it redacts
-// repository URLs), so the first line is shown.
-func publicRunError(err error) string {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+// publicRunError is what a user sees of a failed run: a configuration
+// mistake as the engine words it (it names a field, never a secret), else a
+// fixed sentence; the whole error is in the server log with the run id.
+func publicRunError(err error, runID string) string {
+	var cfgErr *deployplan.ConfigError
+	if errors.As(err, &cfgErr) {
+		return cfgErr.Error()
 	}
-	return msg
+	return "it could not reach the source, the cluster or the registry; the server log has the details (run " + runID + ")"
 }
 
 // envRun serves GET /environments/{env}/runs/{id}: the run's panel (for
@@ -244,7 +248,10 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 		return notFound("environment")
 	}
 	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
-	p.History, _ = er.Store().List(r.Context(), env.Name)
+	var herr error
+	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
+		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)
+	}
 	rv := s.runView(r.Context(), run)
 	p.Run = &rv
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
@@ -267,9 +274,19 @@ func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
 	shutdown := s.opts.ShutdownCtx
 	if shutdown == nil {
 		shutdown = context.Background()
+	}
+	// flush writes what is buffered; a client that stops reading for 10s
+	// is dropped instead of holding this goroutine until the run ends.
+	flush := func() error {
+		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return rc.Flush()
 	}
 	sent := 0
 	heartbeat := time.NewTicker(15 * time.Second)
@@ -278,17 +295,20 @@ func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
 		snap := run.Snapshot()
 		for _, step := range snap.Steps[sent:] {
 			var li bytes.Buffer
-			_ = templates.RunStep(step).Render(r.Context(), &li)
-			// templ output has no raw newlines here; strip any to keep one data line.
-			fmt.Fprintf(w, "event: step\ndata: %s\n\n", strings.ReplaceAll(li.String(), "\n", " "))
+			if err := templates.RunStep(step).Render(r.Context(), &li); err != nil {
+				return fmt.Errorf("handlers: render step: %w", err)
+			}
+			// writeEvent splits any CR or LF into data lines: a step's text
+			// can never end the event or add a field.
+			writeEvent(bw, "step", "", li.Bytes())
 		}
 		sent = len(snap.Steps)
 		if snap.Done {
-			fmt.Fprint(w, "event: done\ndata: done\n\n")
-			_ = rc.Flush()
+			writeEvent(bw, "done", "", []byte("done"))
+			_ = flush()
 			return nil
 		}
-		if err := rc.Flush(); err != nil {
+		if err := flush(); err != nil {
 			return nil
 		}
 		select {
@@ -296,12 +316,12 @@ func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-shutdown.Done():
 			// Graceful shutdown: the browser reconnects to another replica.
-			fmt.Fprint(w, "retry: 1000\n\n")
-			_ = rc.Flush()
+			bw.WriteString("retry: 1000\n\n")
+			_ = flush()
 			return nil
 		case <-snap.Changed:
 		case <-heartbeat.C:
-			fmt.Fprint(w, ": heartbeat\n\n")
+			bw.WriteString(": heartbeat\n\n")
 		}
 	}
 }
