@@ -405,7 +405,7 @@ func TestDashboardFlowsWithServiceAccountToken(t *testing.T) {
 	}
 
 	// Rollback and sync through the release seam, with the token.
-	rel := release.New(dyn, cs.CoreV1(), appcr.Resource, view.HistoryVersions, log)
+	rel := release.New(dyn, cs.CoreV1(), appcr.Resource, view.HistoryImages, log)
 	rb, err := rel.Rollback(ctx, "storefront", "web", "1.0.0", "alice@example.com")
 	if err != nil || !rb.Changed {
 		t.Fatalf("Rollback(web, 1.0.0) = %+v, %v; want changed", rb, err)

@@ -39,16 +39,16 @@ func (c *Cache) History(namespace, name string) ([]Release, error) {
 	return buildHistory(app, c), nil
 }
 
-// HistoryVersions returns the versions an App has run (for the rollback
-// gate).
-func (c *Cache) HistoryVersions(namespace, name string) ([]string, error) {
+// HistoryImages returns the images an App has run, newest first (for the
+// rollback gate, which pins only an image that ran).
+func (c *Cache) HistoryImages(namespace, name string) ([]string, error) {
 	h, err := c.History(namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(h))
 	for _, r := range h {
-		out = append(out, r.Version)
+		out = append(out, r.Image)
 	}
 	return out, nil
 }

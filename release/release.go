@@ -66,7 +66,8 @@ func ImagePatch(image, tag, resourceVersion string) ([]byte, error) {
 	})
 }
 
-// HistorySource returns the tags an App has run (from its ReplicaSets).
+// HistorySource returns the images an App has run (from its ReplicaSets),
+// newest first.
 type HistorySource func(namespace, name string) ([]string, error)
 
 // Releaser patches Apps and records what it did.
@@ -109,9 +110,13 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 		}
 		r.log.Info("rollback", "user", user, "app", name, "namespace", namespace, "from", res.From, "to", version, "outcome", outcome, "err", errString(err))
 	}()
-	history, err := r.history(namespace, name)
+	images, err := r.history(namespace, name)
 	if err != nil {
 		return res, err
+	}
+	history := make([]string, len(images))
+	for i, img := range images {
+		history[i] = appcr.ImageTag(img)
 	}
 	if err := Gate(version, history); err != nil {
 		return res, err
@@ -128,6 +133,11 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 		res.From = appcr.ImageTag(image)
 		if res.From == version {
 			return res, nil
+		}
+		// Only the tag changes; the repository stays. Refuse when that image
+		// never ran (the app moved repositories since V).
+		if err := ranBefore(images, image, version); err != nil {
+			return res, err
 		}
 		patch, err := ImagePatch(image, version, app.GetResourceVersion())
 		if err != nil {
@@ -207,4 +217,21 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// ranBefore checks that the image the rollback would declare (the current
+// repository at tag version) is one the app has run.
+func ranBefore(images []string, current, version string) error {
+	want := appcr.WithTag(current, version)
+	var ranAs string
+	for _, h := range images {
+		if appcr.ImageTag(h) != version {
+			continue
+		}
+		if appcr.WithTag(h, version) == want {
+			return nil
+		}
+		ranAs = h
+	}
+	return fmt.Errorf("%w: %s ran as %s, but the app now declares the repository of %s; change the image by hand", ErrNotInHistory, version, ranAs, current)
 }

@@ -45,7 +45,7 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.view.Start(ctx)
-	e.rel = release.New(e.dyn, e.cs.CoreV1(), appcr.Resource, e.view.HistoryVersions, log)
+	e.rel = release.New(e.dyn, e.cs.CoreV1(), appcr.Resource, e.view.HistoryImages, log)
 
 	apps := e.dyn.Resource(appcr.Resource).Namespace(ns)
 	app := &unstructured.Unstructured{Object: map[string]any{

@@ -70,3 +70,21 @@ func TestImagePatch(t *testing.T) {
 		}
 	}
 }
+
+func TestRanBefore(t *testing.T) {
+	images := []string{"ghcr.io/b/web:1.3.0", "ghcr.io/a/web:1.2.0", "ghcr.io/b/web:1.1.0@sha256:abc"}
+	tests := []struct {
+		current, version string
+		ok               bool
+	}{
+		{"ghcr.io/b/web:1.3.0", "1.1.0", true},  // same repository (the digest does not matter)
+		{"ghcr.io/b/web:1.3.0", "1.2.0", false}, // 1.2.0 ran from ghcr.io/a/web only
+		{"ghcr.io/a/web:9.0.0", "1.2.0", true},
+	}
+	for _, tt := range tests {
+		err := ranBefore(images, tt.current, tt.version)
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrNotInHistory) {
+			t.Errorf("ranBefore(%s, %s) = %v, want ok=%v", tt.current, tt.version, err, tt.ok)
+		}
+	}
+}

@@ -251,7 +251,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if err != nil {
 		return err
 	}
-	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryVersions, log)
+	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryImages, log)
 	hopts := handlers.Options{PerPage: cfg.PerPage, Release: met.Releaser(rel),
 		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx, Metrics: met}
 	if cfg.Environments != "" {
