@@ -61,6 +61,10 @@ type Options struct {
 	ApplyTimeout time.Duration
 	// Count, when set, is told the outcome of each apply (metrics).
 	Count func(action, outcome string)
+	// BaseContext bounds every run (the server's context: a shutdown
+	// interrupts runs, which then end with a failed report, their lock
+	// released, instead of being killed mid-way). Default: never ends.
+	BaseContext context.Context
 }
 
 // Runner starts and tracks runs.
@@ -198,9 +202,15 @@ func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
 	r.pruneLocked()
 	r.mu.Unlock()
 
+	base := r.opts.BaseContext
+	if base == nil {
+		base = context.Background()
+	}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), r.opts.ApplyTimeout+5*time.Minute)
+		ctx, cancel := context.WithTimeout(base, r.opts.ApplyTimeout+5*time.Minute)
 		defer cancel()
+		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
+		defer stop()
 		r.execute(ctx, env, run, confirm)
 	}()
 	return run, nil

@@ -1,12 +1,14 @@
 package envrun
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +66,7 @@ environments:
 	t.Cleanup(func() { close(release); hang.Close() })
 	cs := fake.NewClientset()
 	r := New(cfg, slog.New(slog.DiscardHandler), Options{
-		RestConfig: &rest.Config{Host: hang.URL, Timeout: 30 * time.Second}, ReportsDir: t.TempDir(),
+		RestConfig: &rest.Config{Host: hang.URL, Timeout: 3 * time.Second}, ReportsDir: t.TempDir(),
 		Store: planstore.New(cs.CoreV1(), "deploy-web", 5), Events: cs.CoreV1(),
 	})
 	return r, cs
@@ -120,3 +122,36 @@ func TestOneRunPerEnvironment(t *testing.T) {
 }
 
 func metavOpts() metav1.ListOptions { return metav1.ListOptions{} }
+
+// TestShutdownInterruptsRuns: when the server's context ends, a running
+// plan is interrupted, says so, ends, and frees its environment.
+func TestShutdownInterruptsRuns(t *testing.T) {
+	r, _ := testRunner(t)
+	base, shutdown := context.WithCancel(context.Background())
+	r.opts.BaseContext = base
+	run, err := r.Start("dev", ActionPlan, "alice", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdown()
+	deadline := time.Now().Add(30 * time.Second)
+	for !run.Snapshot().Done {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not end after the shutdown")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	snap := run.Snapshot()
+	found := false
+	for _, s := range snap.Steps {
+		if strings.HasPrefix(s, "interrupted") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("steps = %q, want an interruption notice", snap.Steps)
+	}
+	if _, err := r.Start("dev", ActionPlan, "alice", ""); errors.Is(err, ErrBusy) {
+		t.Error("the environment is still busy after the interrupted run ended")
+	}
+}

@@ -268,7 +268,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		hopts.Desired = index
 		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
 			RestConfig: rc, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
-			Events: cs.CoreV1(), Index: index,
+			Events: cs.CoreV1(), Index: index, BaseContext: ctx,
 			Count: func(action, outcome string) {
 				if action == envrun.ActionApply {
 					met.Operation(metrics.OpApply, outcome)
