@@ -1,0 +1,89 @@
+package envrun
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/internal/platformtest"
+)
+
+// TestObjectDiffsStayInsideTheBoundary renders a ConfigMap in the
+// environment's namespace and one in another namespace on the real control
+// plane: the first is diffed against the live object, the second is not
+// read at all, so nothing of another namespace reaches the history.
+func TestObjectDiffsStayInsideTheBoundary(t *testing.T) {
+	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "prod"}})
+	ctx := context.Background()
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "dev"}, Data: map[string]string{"mode": "old"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: "prod"}, Data: map[string]string{"DB_URL": "postgres://prod-secret-host"}},
+	} {
+		if _, err := p.Kube.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"m/kustomization.yaml": "resources:\n  - settings.yaml\n  - other.yaml\n",
+		"m/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: dev\ndata:\n  mode: new\n",
+		"m/other.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: prod\ndata:\n  DB_URL: x\n",
+		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - name: dev\n    cluster: {context: test}\n    namespace: dev\n    source: {path: m}\n    catalog: catalog.json\n"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := cfg.Env("dev")
+	rendered, err := deployplan.Render(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &deployplan.Report{}
+	rep.DeployApply.Source.Commit = rendered.Commit
+	rep.DeployApply.Objects = []deployplan.ObjectPlan{
+		{Kind: "ConfigMap", Namespace: "dev", Name: "settings", Action: "update"},
+		{Kind: "ConfigMap", Namespace: "prod", Name: "app-config", Action: "blocked"},
+	}
+	r := New(cfg, slog.New(slog.DiscardHandler), Options{RestConfig: p.Cluster.Config})
+	diffs, err := r.objectDiffs(ctx, env, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 2 {
+		t.Fatalf("objectDiffs = %d diffs, want 2", len(diffs))
+	}
+	for _, d := range diffs {
+		var text strings.Builder
+		for _, h := range d.Hunks {
+			for _, row := range h.Rows {
+				text.WriteString(row.Left.Text + "|" + row.Right.Text + "\n")
+			}
+		}
+		switch d.Namespace {
+		case "dev":
+			if d.Equal || !strings.Contains(text.String(), "mode: old") || !strings.Contains(text.String(), "mode: new") {
+				t.Errorf("dev diff = %q, want mode old -> new", text.String())
+			}
+		case "prod":
+			if d.Error == "" || len(d.Hunks) != 0 || strings.Contains(text.String(), "prod-secret-host") {
+				t.Errorf("prod diff = %+v, want it not read (outside the boundary)", d)
+			}
+		}
+	}
+}
