@@ -86,16 +86,9 @@ func (lr listRequest) kubeQuery() kubeview.Query {
 }
 
 // unchanged reports whether a polling fragment that shows "version.unix"
-// is still current: same version, and shown less than a minute ago (so the
-// relative times stay right).
+// is still current (see unchangedTag).
 func unchanged(since string, version uint64, now time.Time) bool {
-	v, t, ok := strings.Cut(since, ".")
-	if !ok {
-		return false
-	}
-	ver, err1 := strconv.ParseUint(v, 10, 64)
-	unix, err2 := strconv.ParseInt(t, 10, 64)
-	return err1 == nil && err2 == nil && ver == version && now.Sub(time.Unix(unix, 0)) < time.Minute
+	return unchangedTag(since, strconv.FormatUint(version, 10), now)
 }
 
 // appList serves GET /: the application list page, or its results fragment

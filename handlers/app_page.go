@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -98,24 +100,16 @@ func changeTag(v ...any) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// unchangedTag reports whether "tag.unix" names the current tag and is less
-// than a minute old (so relative times stay right).
-func unchangedTag(since, tag string, now interface{ Unix() int64 }) bool {
-	t, unix, ok := cutLast(since, ".")
-	if !ok || t != tag {
+// unchangedTag reports whether a polling fragment that shows "tag.unix" is
+// still current: the same tag, shown less than a minute ago (so its
+// relative times stay right). The one freshness rule of every poll.
+func unchangedTag(since, tag string, now time.Time) bool {
+	i := strings.LastIndex(since, ".")
+	if i < 0 || since[:i] != tag {
 		return false
 	}
-	n, err := strconv.ParseInt(unix, 10, 64)
-	return err == nil && now.Unix()-n < 60
-}
-
-func cutLast(s, sep string) (string, string, bool) {
-	for i := len(s) - len(sep); i >= 0; i-- {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
+	unix, err := strconv.ParseInt(since[i+1:], 10, 64)
+	return err == nil && now.Unix()-unix < 60
 }
 
 // clearActions serves GET /apps/{namespace}/{name}/actions/clear: an empty

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
@@ -135,11 +134,8 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 // appFromPath checks the {namespace}/{name} of a page route.
 func (s *Server) appFromPath(r *http.Request) (string, string, error) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return "", "", notFound("app " + ns + "/" + name)
-	}
-	if _, err := s.view.LookupApp(name, ns); err != nil {
-		return "", "", notFound("app " + ns + "/" + name)
+	if err := s.checkApp(ns, name); err != nil {
+		return "", "", err
 	}
 	return ns, name, nil
 }

@@ -231,7 +231,7 @@ func (f *fleet) primed() bool {
 
 // recompute rebuilds one row from the caches.
 func (f *fleet) recompute(key string) {
-	ns, name, _ := strings.Cut(key, "/")
+	ns, _, _ := strings.Cut(key, "/")
 	var row *AppRow
 	if nc, ok := f.c.ns[ns]; ok {
 		if obj, ok, err := nc.apps.GetStore().GetByKey(key); err == nil && ok {
@@ -260,7 +260,6 @@ func (f *fleet) recompute(key string) {
 		f.rows[key] = row
 		f.counts.add(row, 1)
 	}
-	_ = name
 	f.sorted = nil
 	f.bump()
 }
@@ -405,14 +404,20 @@ func desiredReplicas(d *appsv1.Deployment) int32 {
 // templateImage returns the image of the Deployment's container named after
 // the App, else of its first container.
 func templateImage(d *appsv1.Deployment, app string) string {
-	cs := d.Spec.Template.Spec.Containers
-	for _, c := range cs {
+	return containerImage(d.Spec.Template.Spec, app)
+}
+
+// containerImage returns the image of the container named after the App,
+// else of the first container ("" without containers): the App's version
+// in a pod template.
+func containerImage(spec corev1.PodSpec, app string) string {
+	for _, c := range spec.Containers {
 		if c.Name == app {
 			return c.Image
 		}
 	}
-	if len(cs) > 0 {
-		return cs[0].Image
+	if len(spec.Containers) > 0 {
+		return spec.Containers[0].Image
 	}
 	return ""
 }
@@ -476,15 +481,7 @@ func runningVersions(d *appsv1.Deployment, src objectSource) ([]VersionCount, ti
 		if ready == 0 && !(newest && ri.rs.Spec.Replicas != nil && *ri.rs.Spec.Replicas > 0) {
 			continue
 		}
-		img := ""
-		if cs := ri.rs.Spec.Template.Spec.Containers; len(cs) > 0 {
-			img = cs[0].Image
-			for _, c := range cs {
-				if c.Name == d.Name {
-					img = c.Image
-				}
-			}
-		}
+		img := containerImage(ri.rs.Spec.Template.Spec, d.Name)
 		version := appcr.ImageTag(img)
 		if version == "" {
 			version = img

@@ -72,12 +72,7 @@ func buildHistory(app *unstructured.Unstructured, src objectSource) []Release {
 			continue
 		}
 		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
-		img := ""
-		for i, c := range rs.Spec.Template.Spec.Containers {
-			if i == 0 || c.Name == dep.Name {
-				img = c.Image
-			}
-		}
+		img := containerImage(rs.Spec.Template.Spec, dep.Name)
 		r := Release{Revision: rev, Image: img, Version: appcr.ImageTag(img), Created: rs.CreationTimestamp.Time, Ready: rs.Status.ReadyReplicas}
 		if rs.Spec.Replicas != nil {
 			r.Replicas = *rs.Spec.Replicas
