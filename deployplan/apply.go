@@ -236,7 +236,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	if len(env.HealthChecks) > 0 {
 		opts.progress("run the health checks")
-		d.HealthChecks = RunHealthChecks(ctx, env.HealthChecks, opts.HTTPClient)
+		d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
 		for _, h := range d.HealthChecks {
 			if h.Required && !h.OK {
 				return ps.finish(opts, fmt.Sprintf("required health check %s failed after the apply: %s", h.Name, h.Message))

@@ -50,6 +50,9 @@ type Environment struct {
 	// SkeletonPatterns are substrings that mark a placeholder image (in the
 	// repository's last segment or the tag); default "skeleton", "placeholder".
 	SkeletonPatterns []string `json:"skeletonPatterns"`
+	// Limits bound the network steps and the repository read (timeouts,
+	// bytes, files); zero fields take the defaults.
+	Limits Limits `json:"limits"`
 
 	// configDir resolves relative paths.
 	configDir string
@@ -247,6 +250,7 @@ func (c *Config) Validate() error {
 				bad(fmt.Sprintf("%s.envMirrors", p), "entry %d is empty", k)
 			}
 		}
+		e.Limits.validate(p+".limits", bad)
 		for k, s := range e.SkeletonPatterns {
 			if strings.TrimSpace(s) == "" {
 				bad(fmt.Sprintf("%s.skeletonPatterns[%d]", p, k), "empty pattern")

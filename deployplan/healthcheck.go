@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,30 +10,52 @@ import (
 )
 
 // RunHealthChecks sends each configured check a GET; 2xx and 3xx pass.
+// Each check has DefaultHealthCheckTimeout; see runHealthChecks.
 func RunHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client) []HealthCheckResult {
+	return runHealthChecks(ctx, checks, client, DefaultHealthCheckTimeout)
+}
+
+// runHealthChecks sends each check a GET under its own deadline (timeout,
+// within ctx) and reads at most 64 KiB of each answer; redirects are not
+// followed. A nil client is one whose dial, TLS handshake and headers are
+// bounded by timeout and whose bodies are capped.
+func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client, timeout time.Duration) []HealthCheckResult {
 	if client == nil {
-		client = &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		client = &http.Client{
+			Timeout:       timeout,
+			Transport:     &capTransport{rt: boundedTransport(timeout), max: maxResponseBytes, what: "a health check"},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
 	}
 	out := []HealthCheckResult{}
 	for _, hc := range checks {
-		r := HealthCheckResult{Name: hc.Name, URL: hc.URL, Required: hc.Required}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, hc.URL, nil)
-		if err == nil {
-			var resp *http.Response
-			resp, err = client.Do(req)
-			if err == nil {
-				io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-				resp.Body.Close()
-				r.OK = resp.StatusCode < 400
-				r.Message = resp.Status
-			}
-		}
-		if err != nil {
-			r.Message = shortErr(err)
-		}
-		out = append(out, r)
+		out = append(out, runHealthCheck(ctx, hc, client, timeout))
 	}
 	return out
+}
+
+func runHealthCheck(ctx context.Context, hc HealthCheck, client *http.Client, timeout time.Duration) HealthCheckResult {
+	r := HealthCheckResult{Name: hc.Name, URL: hc.URL, Required: hc.Required}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, hc.URL, nil)
+	if err == nil {
+		var resp *http.Response
+		resp, err = client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			r.OK = resp.StatusCode < 400
+			r.Message = resp.Status
+		}
+	}
+	switch {
+	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		r.Message = fmt.Sprintf("no answer within %s (limits.healthCheckTimeout)", timeout)
+	case err != nil:
+		r.Message = shortErr(err)
+	}
+	return r
 }
 
 // healthCheckBlockers turns failing required checks into blockers and

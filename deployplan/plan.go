@@ -34,9 +34,11 @@ type Options struct {
 	ExpectCommit string
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
-	// HTTPClient runs the health checks (default: 5 s timeout).
+	// HTTPClient runs the health checks (default: a client bounded by the
+	// environment's limits.healthCheckTimeout).
 	HTTPClient *http.Client
-	// RegistryTransport and RegistryTimeout tune the digest HEAD requests.
+	// RegistryTransport and RegistryTimeout tune the digest HEAD requests
+	// (default timeout: the environment's limits.registryTimeout).
 	RegistryTransport http.RoundTripper
 	RegistryTimeout   time.Duration
 	// Now is the clock (default time.Now).
@@ -47,6 +49,13 @@ func (o *Options) progress(format string, a ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, a...))
 	}
+}
+
+func (o *Options) registryTimeout(env *Environment) time.Duration {
+	if o.RegistryTimeout > 0 {
+		return o.RegistryTimeout
+	}
+	return env.Limits.registryTimeout()
 }
 
 func (o *Options) now() time.Time {
@@ -163,7 +172,7 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 		warnings = append(warnings, "registry checks are disabled (registry.skip): digests are not proven")
 	} else {
 		opts.progress("HEAD each digest in its registry")
-		bs, ws := RegistryCheck(ctx, &ap, env.Registry.Insecure, opts.RegistryTimeout, opts.RegistryTransport)
+		bs, ws := RegistryCheck(ctx, &ap, env.Registry.Insecure, opts.registryTimeout(env), opts.RegistryTransport)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 	}
 	d.ArtifactPlan = ap
@@ -237,7 +246,7 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
 
 	opts.progress("run the health checks")
-	d.HealthChecks = RunHealthChecks(ctx, env.HealthChecks, opts.HTTPClient)
+	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
 	bs, ws := healthCheckBlockers(d.HealthChecks)
 	blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 

@@ -30,11 +30,14 @@ const (
 // digest is a blocker.
 func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
 	if timeout <= 0 {
-		timeout = 5 * time.Second
+		timeout = DefaultRegistryTimeout
 	}
 	if rt == nil {
 		rt = remote.DefaultTransport
 	}
+	// Registries answer a HEAD (and a token exchange) with a few kilobytes;
+	// nothing more is read, error bodies included.
+	rt = &capTransport{rt: rt, max: maxResponseBytes, what: "a registry"}
 	var blockers []Blocker
 	var warnings []string
 	down := map[string]error{}
@@ -85,7 +88,11 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 			down[host] = err
 			s.Registry = RegistryUnreachable
 			unreachable++
-			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%v): digests there are not proven", host, shortErr(err)))
+			why := shortErr(err)
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				why = fmt.Sprintf("no answer within %s (limits.registryTimeout)", timeout)
+			}
+			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%s): digests there are not proven", host, why))
 		}
 	}
 	switch {

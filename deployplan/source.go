@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -13,12 +11,9 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/storage/memory"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -36,37 +31,77 @@ type Rendered struct {
 	CatalogPath string
 }
 
-// maxRepoFile bounds one file copied out of a repository (kustomize inputs
-// are small; this keeps a stray binary from filling memory).
-const maxRepoFile = 16 << 20
-
 var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
-// Render reads the environment's source, renders it with kustomize (krusty,
-// in memory, builtin plugins only, loads restricted to the kustomization
-// root) and loads the artifact catalog. It writes nothing.
+// Render reads the environment's source and renders it with kustomize. It
+// writes nothing, runs no program and fetches nothing but the git source:
+//   - the repository (a remote one fetched in memory under the
+//     environment's limits; a local folder read from disk) is copied into
+//     an in-memory file system, at most limits.maxRepoFiles files and
+//     limits.maxRepoBytes bytes, symbolic links that leave it not followed;
+//   - every kustomization it reaches is checked before kustomize runs
+//     (checkKustomizations): remote references, absolute paths, paths out
+//     of the repository, Helm and plugins are refused with a
+//     *KustomizationError naming the file and the entry;
+//   - kustomize (krusty) runs on that in-memory file system with builtin
+//     plugins only, Helm and exec functions disabled and loads restricted
+//     to the kustomization root.
+//
+// It then loads the artifact catalog.
 func Render(ctx context.Context, env *Environment) (*Rendered, error) {
 	if env.Source.Repo == "" {
-		return renderLocal(env)
+		return renderLocal(ctx, env)
 	}
 	return renderGit(ctx, env)
 }
 
-func renderLocal(env *Environment) (*Rendered, error) {
+// localRoot is the repository root of a local kustomize folder: the git
+// work tree holding it, else the config file's folder when it holds it,
+// else the folder itself. It also returns the work tree's HEAD commit.
+func localRoot(env *Environment, dir string) (root, commit string) {
+	if repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true}); err == nil {
+		if wt, err := repo.Worktree(); err == nil {
+			if head, err := repo.Head(); err == nil {
+				commit = head.Hash().String()
+			}
+			if r, err := filepath.EvalSymlinks(wt.Filesystem.Root()); err == nil && within(r, dir) {
+				return r, commit
+			}
+		}
+	}
+	if env.configDir != "" {
+		if r, err := filepath.EvalSymlinks(env.configDir); err == nil && within(r, dir) {
+			return r, commit
+		}
+	}
+	return dir, commit
+}
+
+func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	dir := env.resolve(env.Source.Path)
-	objs, err := kustomize(filesys.MakeFsOnDisk(), dir)
+	real, err := filepath.Abs(dir)
+	if err == nil {
+		real, err = filepath.EvalSymlinks(real)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: source folder %s: %w", dir, err)
+	}
+	root, commit := localRoot(env, real)
+	rfs, err := repoFSFromDir(root, env.Limits)
 	if err != nil {
 		return nil, err
 	}
-	r := &Rendered{Objects: objs, Origin: dir}
-	// The commit of the enclosing repository, when there is one.
-	if repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true}); err == nil {
-		if head, err := repo.Head(); err == nil {
-			r.Commit = head.Hash().String()
-		}
+	rel, err := filepath.Rel(root, real)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: source folder %s: %w", dir, err)
 	}
+	objs, err := renderFS(ctx, rfs, path.Join(memRoot, filepath.ToSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	r := &Rendered{Objects: objs, Origin: dir, Commit: commit}
 	r.CatalogPath = env.resolve(env.Catalog)
-	data, err := os.ReadFile(r.CatalogPath)
+	data, err := readBounded(r.CatalogPath, maxCatalogBytes)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
 	}
@@ -94,46 +129,20 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source tree %s: %w", hash, err)
 	}
-	fs := filesys.MakeFsInMemory()
-	const root = "/src"
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode != filemode.Regular && f.Mode != filemode.Executable {
-			return nil // symlinks and submodules are not followed
-		}
-		if f.Size > maxRepoFile {
-			return nil
-		}
-		rd, err := f.Reader()
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		data, err := io.ReadAll(io.LimitReader(rd, maxRepoFile))
-		if err != nil {
-			return err
-		}
-		p := path.Join(root, f.Name)
-		if err := fs.MkdirAll(path.Dir(p)); err != nil {
-			return err
-		}
-		return fs.WriteFile(p, data)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("deployplan: read source tree: %w", err)
-	}
-	kdir := path.Join(root, path.Clean("/"+filepath.ToSlash(src.Path)))
-	objs, err := kustomize(fs, kdir)
+	origin := fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), src.Ref, src.Path)
+	rfs, err := repoFSFromTree(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits)
 	if err != nil {
 		return nil, err
 	}
-	r := &Rendered{
-		Objects: objs,
-		Commit:  hash.String(),
-		Origin:  fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), src.Ref, src.Path),
+	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
+	objs, err := renderFS(ctx, rfs, kdir)
+	if err != nil {
+		return nil, err
 	}
+	r := &Rendered{Objects: objs, Commit: hash.String(), Origin: origin}
 	if filepath.IsAbs(env.Catalog) {
 		r.CatalogPath = env.Catalog
-		data, err := os.ReadFile(env.Catalog)
+		data, err := readBounded(env.Catalog, maxCatalogBytes)
 		if err != nil {
 			return nil, fmt.Errorf("deployplan: read catalog: %w", err)
 		}
@@ -145,22 +154,36 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	}
 	cp := path.Clean(filepath.ToSlash(env.Catalog))
 	r.CatalogPath = fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), hash.String()[:12], cp)
-	f, err := tree.File(cp)
-	if err != nil {
-		return nil, fmt.Errorf("deployplan: catalog %s not in the repository at %s: %w", cp, hash.String()[:12], err)
+	mp := path.Join(memRoot, cp)
+	if reason, ok := rfs.links[mp]; ok {
+		return nil, fmt.Errorf("deployplan: catalog %s is %s", cp, reason)
 	}
-	data, err := f.Contents()
+	if !rfs.fs.Exists(mp) || rfs.fs.IsDir(mp) {
+		return nil, fmt.Errorf("deployplan: catalog %s not in the repository at %s", cp, hash.String()[:12])
+	}
+	data, err := rfs.fs.ReadFile(mp)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
 	}
-	if r.Catalog, err = ParseCatalog([]byte(data)); err != nil {
+	if r.Catalog, err = ParseCatalog(data); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// openRepo opens a local repository in place (read-only use), or clones a
-// remote one into memory: shallow for a branch or tag, full for a commit.
+// renderFS checks the kustomizations reachable from dir, then renders dir.
+func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Unstructured, error) {
+	if err := checkKustomizations(rfs, dir); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("deployplan: render: %w", err)
+	}
+	return kustomize(rfs.fs, dir)
+}
+
+// openRepo opens a local repository in place (read-only use), or fetches a
+// remote one into memory (fetchRemote).
 func openRepo(ctx context.Context, env *Environment) (*git.Repository, error) {
 	src := env.Source
 	if local, ok := localRepoPath(src.Repo); ok {
@@ -170,37 +193,7 @@ func openRepo(ctx context.Context, env *Environment) (*git.Repository, error) {
 		}
 		return repo, nil
 	}
-	opts := &git.CloneOptions{URL: src.Repo, Tags: git.NoTags}
-	if src.TokenEnv != "" {
-		tok := os.Getenv(src.TokenEnv)
-		if tok == "" {
-			return nil, fmt.Errorf("deployplan: source.tokenEnv: $%s is empty", src.TokenEnv)
-		}
-		opts.Auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
-	}
-	if fullHashRE.MatchString(src.Ref) {
-		repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
-		if err != nil {
-			return nil, fmt.Errorf("deployplan: clone %s: %w", redactURL(src.Repo), err)
-		}
-		return repo, nil
-	}
-	var firstErr error
-	for _, rn := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(src.Ref), plumbing.NewTagReferenceName(src.Ref)} {
-		o := *opts
-		o.ReferenceName, o.SingleBranch, o.Depth = rn, true, 1
-		repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &o)
-		if err == nil {
-			return repo, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, fmt.Errorf("deployplan: clone %s at %q: %w", redactURL(src.Repo), src.Ref, firstErr)
+	return fetchRemote(ctx, src, env.Limits)
 }
 
 func localRepoPath(u string) (string, bool) {
@@ -247,6 +240,10 @@ func redactURL(u string) string {
 func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, error) {
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionLegacy
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	// Builtin plugins only (statically linked), Helm off, no exec or
+	// container functions, no network for functions.
+	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: kustomize build %s: %w", dir, err)

@@ -1,0 +1,263 @@
+package deployplan
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// KustomizationError is a kustomization entry refused before kustomize
+// runs: a remote reference, a path out of the repository, an exec-capable
+// feature. Nothing was fetched, executed or written.
+type KustomizationError struct {
+	// File is the kustomization file, relative to the repository root.
+	File string
+	// Field and Entry name what was refused ("resources",
+	// "https://example.com/x.yaml"); Entry is "" for a whole field.
+	Field, Entry string
+	// Reason says what is wrong and what to do.
+	Reason string
+}
+
+func (e *KustomizationError) Error() string {
+	if e.Entry == "" {
+		return fmt.Sprintf("deployplan: %s: %s: %s", e.File, e.Field, e.Reason)
+	}
+	return fmt.Sprintf("deployplan: %s: %s entry %q: %s", e.File, e.Field, e.Entry, e.Reason)
+}
+
+// Reasons of a KustomizationError.
+const (
+	reasonRemote   = "remote resources are not supported: vendor the base into the repository"
+	reasonAbsolute = "absolute paths are not supported: use a path relative to the kustomization"
+	reasonOutside  = "the path leaves the repository: vendor what it points to into the repository"
+	reasonHelm     = "Helm charts are not supported (rendering never runs a program): render the chart into plain manifests in the repository"
+	reasonPlugins  = "kustomize plugins are not supported (rendering never runs a program nor loads plugin configuration): use the kustomization's own fields (patches, replacements, configMapGenerator, ...)"
+)
+
+// isRemoteRef reports whether a kustomization entry would make kustomize
+// fetch something: any URL (scheme://), kustomize's git forms (git::,
+// github.com/..., user@host:path, a ?ref= query) or anything with a colon
+// before its first slash (scp-like hosts, gh:, C:). It errs on the side of
+// refusing: a local file whose first path element holds '@' or ':' is
+// refused too.
+func isRemoteRef(s string) bool {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if strings.Contains(l, "://") || strings.HasPrefix(l, "git::") || strings.HasPrefix(l, "github.com") ||
+		strings.Contains(l, "?") || strings.Contains(l, "_git/") {
+		return true
+	}
+	first, _, _ := strings.Cut(l, "/")
+	return strings.ContainsAny(first, "@:")
+}
+
+// checkKustomizations validates, before kustomize runs, the kustomization
+// in dir and every kustomization it reaches (resources, bases, components),
+// all inside the in-memory repository rfs. Every path-valued field is
+// checked: resources, bases, components, crds, configurations, patches
+// (path), patchesStrategicMerge (file entries), patchesJson6902 (path),
+// replacements (path), configMapGenerator and secretGenerator (files, envs,
+// env) and openapi (path). Helm fields and plugin fields (generators,
+// transformers, validators) are refused outright.
+func checkKustomizations(rfs *repoFS, dir string) error {
+	c := &kustChecker{rfs: rfs, seen: map[string]bool{}}
+	if err := c.dirEntry("source.path", "", dir); err != nil {
+		return err
+	}
+	return c.check(dir)
+}
+
+type kustChecker struct {
+	rfs  *repoFS
+	seen map[string]bool
+}
+
+func relRepo(p string) string {
+	r := strings.TrimPrefix(strings.TrimPrefix(p, memRoot), "/")
+	if r == "" {
+		return "."
+	}
+	return r
+}
+
+// kustFile finds dir's kustomization file, "" when there is none.
+func (c *kustChecker) kustFile(dir string) string {
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		p := path.Join(dir, n)
+		if c.rfs.fs.Exists(p) && !c.rfs.fs.IsDir(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// linkReason says whether p (or a folder above it) is a symbolic link
+// that was not copied.
+func (c *kustChecker) linkReason(p string) (string, bool) {
+	for q := p; q != memRoot && q != "/" && q != "."; q = path.Dir(q) {
+		if r, ok := c.rfs.links[q]; ok {
+			return relRepo(q) + " is " + r, true
+		}
+	}
+	return "", false
+}
+
+// resolve checks one path entry of the kustomization file kf (in folder
+// dir) and returns its in-memory path.
+func (c *kustChecker) resolve(kf, dir, field, entry string) (string, error) {
+	bad := func(reason string) error {
+		return &KustomizationError{File: relRepo(kf), Field: field, Entry: entry, Reason: reason}
+	}
+	switch {
+	case isRemoteRef(entry):
+		return "", bad(reasonRemote)
+	case path.IsAbs(entry) || strings.HasPrefix(entry, `\`):
+		return "", bad(reasonAbsolute)
+	}
+	p := path.Join(dir, entry)
+	if p != memRoot && !strings.HasPrefix(p, memRoot+"/") {
+		return "", bad(reasonOutside)
+	}
+	if r, ok := c.linkReason(p); ok {
+		return "", bad(r + ": vendor the file into the repository")
+	}
+	return p, nil
+}
+
+// dirEntry checks that the folder p exists and is not a refused link; kf
+// "" means the source path of the environment.
+func (c *kustChecker) dirEntry(field, kf, p string) error {
+	if p != memRoot && !strings.HasPrefix(p, memRoot+"/") {
+		return &KustomizationError{File: "(config)", Field: field, Entry: relRepo(p), Reason: reasonOutside}
+	}
+	if r, ok := c.linkReason(p); ok {
+		return &KustomizationError{File: "(config)", Field: field, Entry: relRepo(p), Reason: r}
+	}
+	return nil
+}
+
+func (c *kustChecker) check(dir string) error {
+	if c.seen[dir] {
+		return nil
+	}
+	c.seen[dir] = true
+	kf := c.kustFile(dir)
+	if kf == "" {
+		return fmt.Errorf("deployplan: %s: no kustomization file (kustomization.yaml) in the folder", relRepo(dir))
+	}
+	data, err := c.rfs.fs.ReadFile(kf)
+	if err != nil {
+		return fmt.Errorf("deployplan: read %s: %w", relRepo(kf), err)
+	}
+	var k types.Kustomization
+	if err := k.Unmarshal(data); err != nil {
+		return fmt.Errorf("deployplan: %s: %w", relRepo(kf), err)
+	}
+	whole := func(field, reason string) error {
+		return &KustomizationError{File: relRepo(kf), Field: field, Reason: reason}
+	}
+	switch {
+	case k.HelmGlobals != nil:
+		return whole("helmGlobals", reasonHelm)
+	case len(k.HelmCharts) > 0:
+		return whole("helmCharts", reasonHelm)
+	case len(k.HelmChartInflationGenerator) > 0:
+		return whole("helmChartInflationGenerator", reasonHelm)
+	case len(k.Generators) > 0:
+		return whole("generators", reasonPlugins)
+	case len(k.Transformers) > 0:
+		return whole("transformers", reasonPlugins)
+	case len(k.Validators) > 0:
+		return whole("validators", reasonPlugins)
+	}
+
+	// Folders (kustomizations) and files.
+	type entry struct{ field, value string }
+	var trees, files []entry
+	for _, f := range []struct {
+		field  string
+		values []string
+	}{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}} {
+		for _, v := range f.values {
+			trees = append(trees, entry{f.field, v})
+		}
+	}
+	for _, f := range []struct {
+		field  string
+		values []string
+	}{{"crds", k.Crds}, {"configurations", k.Configurations}} {
+		for _, v := range f.values {
+			files = append(files, entry{f.field, v})
+		}
+	}
+	for _, p := range k.Patches {
+		if p.Path != "" {
+			files = append(files, entry{"patches", p.Path})
+		}
+	}
+	for _, p := range k.PatchesJson6902 {
+		if p.Path != "" {
+			files = append(files, entry{"patchesJson6902", p.Path})
+		}
+	}
+	for _, p := range k.PatchesStrategicMerge {
+		// An entry is a file path or an inline patch.
+		// kustomize reads an entry that does not parse as an object as a
+		// file, so every one-line entry is checked as a path (a URL cannot
+		// start with '{').
+		s := strings.TrimSpace(string(p))
+		if !strings.Contains(s, "\n") && !strings.HasPrefix(s, "{") {
+			files = append(files, entry{"patchesStrategicMerge", s})
+		}
+	}
+	for _, r := range k.Replacements {
+		if r.Path != "" {
+			files = append(files, entry{"replacements", r.Path})
+		}
+	}
+	gens := func(field string, g types.GeneratorArgs) {
+		for _, fsrc := range g.FileSources {
+			// "key=path" or "path".
+			if _, p, ok := strings.Cut(fsrc, "="); ok {
+				fsrc = p
+			}
+			files = append(files, entry{field + " files", fsrc})
+		}
+		for _, e := range g.EnvSources {
+			files = append(files, entry{field + " envs", e})
+		}
+		if g.EnvSource != "" {
+			files = append(files, entry{field + " env", g.EnvSource})
+		}
+	}
+	for _, g := range k.ConfigMapGenerator {
+		gens("configMapGenerator", g.GeneratorArgs)
+	}
+	for _, g := range k.SecretGenerator {
+		gens("secretGenerator", g.GeneratorArgs)
+	}
+	if p, ok := k.OpenAPI["path"]; ok {
+		files = append(files, entry{"openapi", p})
+	}
+
+	for _, e := range files {
+		if _, err := c.resolve(kf, dir, e.field, e.value); err != nil {
+			return err
+		}
+	}
+	for _, e := range trees {
+		p, err := c.resolve(kf, dir, e.field, e.value)
+		if err != nil {
+			return err
+		}
+		if c.rfs.fs.IsDir(p) {
+			if err := c.check(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package deployplan
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Limits bound what one environment's plan reads from the network and
+// from its manifest repository. Zero fields take the defaults below; the
+// environments file sets them under "limits".
+type Limits struct {
+	// MaxRepoBytes caps the bytes read from the repository: the fetched
+	// pack of a remote repository, then the total size of the files of the
+	// tree (default DefaultMaxRepoBytes).
+	MaxRepoBytes int64 `json:"maxRepoBytes"`
+	// MaxRepoFiles caps the number of files of the tree (default
+	// DefaultMaxRepoFiles).
+	MaxRepoFiles int `json:"maxRepoFiles"`
+	// SourceTimeout bounds fetching a remote repository (default
+	// DefaultSourceTimeout).
+	SourceTimeout metav1.Duration `json:"sourceTimeout"`
+	// RegistryTimeout bounds each registry HEAD request, token exchange
+	// included (default DefaultRegistryTimeout).
+	RegistryTimeout metav1.Duration `json:"registryTimeout"`
+	// HealthCheckTimeout bounds each health check (default
+	// DefaultHealthCheckTimeout).
+	HealthCheckTimeout metav1.Duration `json:"healthCheckTimeout"`
+}
+
+// Defaults of Limits: they fit a 512 MiB pod rendering a few environments.
+const (
+	DefaultMaxRepoBytes       = 64 << 20
+	DefaultMaxRepoFiles       = 20000
+	DefaultSourceTimeout      = time.Minute
+	DefaultRegistryTimeout    = 5 * time.Second
+	DefaultHealthCheckTimeout = 5 * time.Second
+
+	// maxResponseBytes caps the body read from a registry or a health
+	// check; they answer with a few kilobytes at most.
+	maxResponseBytes = 1 << 20
+	// maxCatalogBytes caps an artifact catalog.
+	maxCatalogBytes = 8 << 20
+)
+
+func (l Limits) maxRepoBytes() int64 {
+	if l.MaxRepoBytes > 0 {
+		return l.MaxRepoBytes
+	}
+	return DefaultMaxRepoBytes
+}
+
+func (l Limits) maxRepoFiles() int {
+	if l.MaxRepoFiles > 0 {
+		return l.MaxRepoFiles
+	}
+	return DefaultMaxRepoFiles
+}
+
+func orDefault(d metav1.Duration, def time.Duration) time.Duration {
+	if d.Duration > 0 {
+		return d.Duration
+	}
+	return def
+}
+
+func (l Limits) sourceTimeout() time.Duration {
+	return orDefault(l.SourceTimeout, DefaultSourceTimeout)
+}
+
+func (l Limits) registryTimeout() time.Duration {
+	return orDefault(l.RegistryTimeout, DefaultRegistryTimeout)
+}
+
+func (l Limits) healthCheckTimeout() time.Duration {
+	return orDefault(l.HealthCheckTimeout, DefaultHealthCheckTimeout)
+}
+
+// validate reports negative values (zero means the default).
+func (l Limits) validate(field string, bad func(field, format string, a ...any)) {
+	if l.MaxRepoBytes < 0 {
+		bad(field+".maxRepoBytes", "%d must not be negative (0: the default %d)", l.MaxRepoBytes, DefaultMaxRepoBytes)
+	}
+	if l.MaxRepoFiles < 0 {
+		bad(field+".maxRepoFiles", "%d must not be negative (0: the default %d)", l.MaxRepoFiles, DefaultMaxRepoFiles)
+	}
+	for _, d := range []struct {
+		name string
+		d    metav1.Duration
+	}{{"sourceTimeout", l.SourceTimeout}, {"registryTimeout", l.RegistryTimeout}, {"healthCheckTimeout", l.HealthCheckTimeout}} {
+		if d.d.Duration < 0 {
+			bad(field+"."+d.name, "%s must not be negative", d.d.Duration)
+		}
+	}
+}
+
+// TooLargeError says a repository (or a fetched pack) is over a limit.
+type TooLargeError struct {
+	// What names the repository or the pack.
+	What string
+	// Limit names the limit ("limits.maxRepoBytes").
+	Limit string
+	// Max is the limit's value, Read what was read when it was crossed.
+	Max, Read int64
+	// Unit is "bytes" or "files".
+	Unit string
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("deployplan: %s is too large: more than %d %s (read %d; %s)", e.What, e.Max, e.Unit, e.Read, e.Limit)
+}

@@ -1,0 +1,213 @@
+package deployplan
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// memRoot is where a repository's files live in the in-memory file system
+// kustomize renders from.
+const memRoot = "/repo"
+
+// repoFS is a repository copied into memory: kustomize reads only these
+// files, never the disk or the network.
+type repoFS struct {
+	fs filesys.FileSystem
+	// links maps the in-memory path of each symbolic link that was not
+	// copied to the reason (for a clear error when a kustomization needs it).
+	links map[string]string
+	// what names the repository in errors.
+	what string
+}
+
+// repoBudget counts files and bytes against the limits.
+type repoBudget struct {
+	what     string
+	maxBytes int64
+	maxFiles int
+	bytes    int64
+	files    int
+}
+
+func (b *repoBudget) add(size int64) error {
+	b.files++
+	b.bytes += size
+	if b.files > b.maxFiles {
+		return &TooLargeError{What: b.what, Limit: "limits.maxRepoFiles", Max: int64(b.maxFiles), Read: int64(b.files), Unit: "files"}
+	}
+	if b.bytes > b.maxBytes {
+		return &TooLargeError{What: b.what, Limit: "limits.maxRepoBytes", Max: b.maxBytes, Read: b.bytes, Unit: "bytes"}
+	}
+	return nil
+}
+
+func newRepoFS(what string) *repoFS {
+	return &repoFS{fs: filesys.MakeFsInMemory(), links: map[string]string{}, what: what}
+}
+
+func (r *repoFS) write(rel string, data []byte) error {
+	p := path.Join(memRoot, rel)
+	if err := r.fs.MkdirAll(path.Dir(p)); err != nil {
+		return err
+	}
+	return r.fs.WriteFile(p, data)
+}
+
+// repoFSFromTree copies a git tree's regular files into memory. Symbolic
+// links and submodules are not followed. The tree's file count and total
+// size are checked against the limits before any content is read.
+func repoFSFromTree(tree *object.Tree, what string, lim Limits) (*repoFS, error) {
+	r := newRepoFS(what)
+	b := &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
+	var files []*object.File
+	err := tree.Files().ForEach(func(f *object.File) error {
+		switch f.Mode {
+		case filemode.Regular, filemode.Executable:
+		case filemode.Symlink:
+			r.links[path.Join(memRoot, f.Name)] = "a symbolic link (links in a repository are not followed)"
+			return nil
+		default:
+			return nil // submodules
+		}
+		if err := b.add(f.Size); err != nil {
+			return err
+		}
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, readTreeErr(err)
+	}
+	for _, f := range files {
+		rd, err := f.Reader()
+		if err != nil {
+			return nil, readTreeErr(err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rd, f.Size))
+		rd.Close()
+		if err != nil {
+			return nil, readTreeErr(err)
+		}
+		if err := r.write(f.Name, data); err != nil {
+			return nil, readTreeErr(err)
+		}
+	}
+	return r, nil
+}
+
+func readTreeErr(err error) error {
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return err
+	}
+	return fmt.Errorf("deployplan: read source tree: %w", err)
+}
+
+// repoFSFromDir copies a folder on disk into memory (without .git). A
+// symbolic link to a file inside the folder is copied as that file; a link
+// that leaves the folder, or to a folder, is not followed.
+func repoFSFromDir(root string, lim Limits) (*repoFS, error) {
+	r := newRepoFS(root)
+	b := &repoBudget{what: root, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: source folder: %w", err)
+	}
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(realRoot, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		src := p
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				r.links[path.Join(memRoot, rel)] = "a broken symbolic link"
+				return nil
+			}
+			if !within(realRoot, target) {
+				r.links[path.Join(memRoot, rel)] = "a symbolic link that leaves the repository (" + root + ")"
+				return nil
+			}
+			st, err := os.Stat(target)
+			if err != nil {
+				return err
+			}
+			if !st.Mode().IsRegular() {
+				r.links[path.Join(memRoot, rel)] = "a symbolic link to a folder (not followed)"
+				return nil
+			}
+			src = target
+		} else if !d.Type().IsRegular() {
+			return nil // devices, sockets, pipes
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if err := b.add(st.Size()); err != nil {
+			return err
+		}
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, st.Size()))
+		if err != nil {
+			return err
+		}
+		return r.write(rel, data)
+	})
+	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("deployplan: read source folder %s: %w", root, err)
+	}
+	return r, nil
+}
+
+// within reports whether p is dir or inside it (both cleaned, absolute).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// readBounded reads at most max bytes of a file, refusing a larger one.
+func readBounded(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return data, nil
+}
