@@ -188,6 +188,13 @@ func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, 
 			return nil, fail("record the ref", err)
 		}
 	}
+	head := plumbing.NewHashReference(plumbing.HEAD, plan.Wants[0])
+	if fullHashRE.MatchString(src.Ref) {
+		head = plumbing.NewHashReference(plumbing.HEAD, plumbing.NewHash(src.Ref))
+	}
+	if err := st.SetReference(head); err != nil {
+		return nil, fail("record the ref", err)
+	}
 	repo, err := git.Open(st, nil)
 	if err != nil {
 		return nil, fail("open", err)
