@@ -101,7 +101,8 @@ func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(step string, err error) error {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		var ne net.Error
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout): %s", what, timeout, step)
 		}
 		var tl *TooLargeError
