@@ -9,15 +9,22 @@
 // stays in the index, so a broken commit never blanks the diffs.
 //
 // What is indexed:
-//   - every rendered object except core Secrets, which are never indexed
-//     (their values must not reach the dashboard);
+//   - the rendered objects of the environment's namespace (the only one a
+//     plan may write), except core Secrets, which are never indexed (their
+//     values must not reach the dashboard); an object for another namespace
+//     is left out and counted in Status (Outside), so a repository cannot
+//     make the console show a desired state for a namespace its
+//     environment does not own;
 //   - under group, kind, namespace and name; an object the kustomization
 //     leaves without a namespace is indexed in the environment's namespace,
 //     as a plan would apply it there.
 //
-// When two environments render the same object, Lookup answers with the
-// environment whose namespace is the object's namespace; if that does not
-// decide (none or several do), the first of them in config order wins.
+// A render runs under a deadline (renderTimeout): when it passes, Refresh
+// returns an error and the environment's render lock is free again, even
+// if the render itself has not returned yet (its result is then dropped).
+//
+// When two environments render the same object (two environments of one
+// namespace), Lookup answers with the first of them in config order.
 package envsource
 
 import (
@@ -63,6 +70,9 @@ type EnvStatus struct {
 	// Objects counts the indexed objects of the last good render (Secrets
 	// are not indexed and not counted).
 	Objects int `json:"objects"`
+	// Outside counts the objects of the last good render for another
+	// namespace than the environment's: they are not indexed.
+	Outside int `json:"outside,omitempty"`
 	// Attempted is when the last render, good or not, finished.
 	Attempted time.Time `json:"attempted"`
 	// Error is the last render's error; "" when it succeeded.
@@ -80,6 +90,7 @@ const renderTimeout = 2 * time.Minute
 type Index struct {
 	log      *slog.Logger
 	interval time.Duration
+	timeout  time.Duration // one render's deadline
 	render   func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error)
 
 	envs []*envState // config order; the slice itself never changes
@@ -109,7 +120,7 @@ func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Inde
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	ix := &Index{log: log, interval: interval, render: deployplan.Render}
+	ix := &Index{log: log, interval: interval, timeout: renderTimeout, render: deployplan.Render}
 	if cfg == nil {
 		return ix
 	}
@@ -156,12 +167,11 @@ func (ix *Index) Refresh(ctx context.Context, env string) error {
 func (ix *Index) refresh(ctx context.Context, st *envState) error {
 	st.renderMu.Lock()
 	defer st.renderMu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, renderTimeout)
-	defer cancel()
-	r, err := ix.render(rctx, st.env)
+	r, err := ix.renderBounded(ctx, st.env)
 	var objs map[objKey]*unstructured.Unstructured
+	outside := 0
 	if err == nil {
-		objs, err = index(r, st.env.Namespace)
+		objs, outside, err = index(r, st.env.Namespace)
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("envsource: %s: %w", st.env.Name, ctx.Err()) // shutting down: not a render failure
@@ -179,20 +189,56 @@ func (ix *Index) refresh(ctx context.Context, st *envState) error {
 	changed := st.commit != r.Commit || len(st.objects) != len(objs)
 	st.objects, st.commit = objs, r.Commit
 	st.status.Error = ""
-	st.status.Rendered, st.status.Commit, st.status.Objects = now, r.Commit, len(objs)
+	st.status.Rendered, st.status.Commit, st.status.Objects, st.status.Outside = now, r.Commit, len(objs), outside
 	ix.mu.Unlock()
+	if outside > 0 && changed {
+		ix.log.Warn("rendered objects outside the environment's namespace are not indexed", "env", st.env.Name, "namespace", st.env.Namespace, "outside", outside)
+	}
 	if changed {
 		ix.log.Info("rendered environment", "env", st.env.Name, "source", st.sourceLabel(), "commit", r.Commit, "objects", len(objs))
 	}
 	return nil
 }
 
-func index(r *deployplan.Rendered, ns string) (map[objKey]*unstructured.Unstructured, error) {
+// renderBounded renders env under the index's deadline. When the deadline
+// passes first it returns at once; the render, told through its context,
+// finishes in the background and its result is dropped.
+func (ix *Index) renderBounded(ctx context.Context, env *deployplan.Environment) (*deployplan.Rendered, error) {
+	rctx, cancel := context.WithTimeout(ctx, ix.timeout)
+	defer cancel()
+	type result struct {
+		r   *deployplan.Rendered
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := ix.render(rctx, env)
+		done <- result{r, err}
+	}()
+	select {
+	case res := <-done:
+		return res.r, res.err
+	case <-rctx.Done():
+		if ctx.Err() == nil {
+			return nil, fmt.Errorf("render did not finish within %s", ix.timeout)
+		}
+		return nil, rctx.Err()
+	}
+}
+
+// index keys the rendered objects of namespace ns; it returns how many
+// were for another namespace (left out).
+func index(r *deployplan.Rendered, ns string) (map[objKey]*unstructured.Unstructured, int, error) {
 	out := make(map[objKey]*unstructured.Unstructured, len(r.Objects))
+	outside := 0
 	for _, o := range r.Objects {
 		gvk := o.GroupVersionKind()
 		if gvk.Group == "" && gvk.Kind == "Secret" {
 			continue // never indexed
+		}
+		if n := o.GetNamespace(); n != "" && n != ns {
+			outside++
+			continue
 		}
 		k := objKey{group: gvk.Group, kind: gvk.Kind, namespace: o.GetNamespace(), name: o.GetName()}
 		if k.namespace == "" {
@@ -201,11 +247,11 @@ func index(r *deployplan.Rendered, ns string) (map[objKey]*unstructured.Unstruct
 			o.SetNamespace(ns)
 		}
 		if _, dup := out[k]; dup {
-			return nil, errors.New("the render has two objects " + k.String())
+			return nil, 0, errors.New("the render has two objects " + k.String())
 		}
 		out[k] = o
 	}
-	return out, nil
+	return out, outside, nil
 }
 
 func (k objKey) String() string {
@@ -217,8 +263,8 @@ func (k objKey) String() string {
 }
 
 // Lookup returns the rendered manifest of an object (group "" for the core
-// group), from the environment whose namespace is the object's, else from
-// the first rendering it in config order. Secrets are never found.
+// group), from the first environment of the object's namespace rendering
+// it, in config order. Secrets are never found.
 func (ix *Index) Lookup(group, kind, namespace, name string) (Desired, bool) {
 	k := objKey{group: group, kind: kind, namespace: namespace, name: name}
 	ix.mu.RLock()
@@ -230,9 +276,8 @@ func (ix *Index) Lookup(group, kind, namespace, name string) (Desired, bool) {
 		if !ok {
 			continue
 		}
-		if pick == nil || (st.env.Namespace == namespace && pick.env.Namespace != namespace) {
-			pick, obj = st, o
-		}
+		pick, obj = st, o
+		break
 	}
 	if pick == nil {
 		return Desired{}, false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -168,9 +169,13 @@ func TestLookup(t *testing.T) {
 	if d, ok := ix.Lookup("", "ConfigMap", "beta", "shared"); !ok || d.Environment != "gitenv" || d.Object.Object["data"].(map[string]any)["from"] != "git" {
 		t.Errorf("Lookup(beta/shared) = %v %+v, want gitenv's", ok, d)
 	}
-	// gamma/both: neither environment's namespace; the first in config order.
-	if d, ok := ix.Lookup("", "ConfigMap", "gamma", "both"); !ok || d.Environment != "local" || d.Object.Object["data"].(map[string]any)["from"] != "local" {
-		t.Errorf("Lookup(gamma/both) = %v %+v, want local's", ok, d)
+	// gamma/both: neither environment's namespace, so in no index (local
+	// renders it for gamma; gitenv's kustomization moves it to beta).
+	if d, ok := ix.Lookup("", "ConfigMap", "gamma", "both"); ok {
+		t.Errorf("Lookup(gamma/both) = %+v, want a miss: no environment owns gamma", d)
+	}
+	if d, ok := ix.Lookup("", "ConfigMap", "beta", "both"); !ok || d.Environment != "gitenv" {
+		t.Errorf("Lookup(beta/both) = %v %+v, want gitenv's", ok, d)
 	}
 
 	for _, miss := range [][4]string{
@@ -203,8 +208,13 @@ func TestLookup(t *testing.T) {
 	if len(st) != 2 || st[0].Environment != "local" || st[1].Environment != "gitenv" {
 		t.Fatalf("Status() = %+v, want local then gitenv", st)
 	}
-	if st[0].Objects != 3 || st[0].Error != "" || st[0].Rendered.IsZero() || st[0].Namespace != "alpha" {
-		t.Errorf("Status(local) = %+v, want 3 objects (the Secrets not counted), no error", st[0])
+	if st[0].Objects != 1 || st[0].Outside != 2 || st[0].Error != "" || st[0].Rendered.IsZero() || st[0].Namespace != "alpha" {
+		t.Errorf("Status(local) = %+v, want 1 object (the Secrets not counted), 2 outside alpha, no error", st[0])
+	}
+	for k := range indexOf(ix, "local") {
+		if k.namespace != "alpha" {
+			t.Errorf("local (namespace alpha) indexed %s", k)
+		}
 	}
 	if st[1].Objects != 3 || st[1].Commit != f.head.String() || st[1].Repo != "file://"+f.repoDir || st[1].Ref != "main" || st[1].Path != "overlays/x" {
 		t.Errorf("Status(gitenv) = %+v", st[1])
@@ -290,10 +300,9 @@ func TestRefreshNewCommitAndBrokenRender(t *testing.T) {
 	if st := ix.Status()[1]; st.Error != "" || st.Commit != f.head.String() || st.Objects != 1 {
 		t.Errorf("Status(gitenv) after a fix = %+v", st)
 	}
-	if _, ok := ix.Lookup("", "ConfigMap", "beta", "shared"); !ok {
-		t.Error("beta/shared vanished although local still renders it")
-	} else if d, _ := ix.Lookup("", "ConfigMap", "beta", "shared"); d.Environment != "local" {
-		t.Errorf("beta/shared now from %s, want local (gitenv no longer renders it)", d.Environment)
+	// local renders beta/shared too, but beta is not local's namespace.
+	if d, ok := ix.Lookup("", "ConfigMap", "beta", "shared"); ok {
+		t.Errorf("beta/shared = %+v after gitenv stopped rendering it, want a miss (local does not own beta)", d)
 	}
 
 	if err := ix.Refresh(context.Background(), "nope"); err == nil {
@@ -409,3 +418,32 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 }
 
 func jsonEncode(b *bytes.Buffer, v any) error { return json.NewEncoder(b).Encode(v) }
+
+// TestRefreshDeadlineFreesTheEnvironment: a render that never returns (it
+// ignores its context) cannot hold the environment: Refresh fails at the
+// render deadline and the next Refresh runs.
+func TestRefreshDeadlineFreesTheEnvironment(t *testing.T) {
+	f := newFixture(t)
+	ix := New(f.cfg, nil, time.Hour)
+	ix.timeout = 50 * time.Millisecond
+	stuck := make(chan struct{})
+	defer close(stuck)
+	started := make(chan struct{}, 2)
+	ix.render = func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error) {
+		started <- struct{}{}
+		<-stuck
+		return nil, errors.New("released")
+	}
+	for i := range 2 {
+		err := ix.Refresh(context.Background(), "gitenv")
+		if err == nil || !strings.Contains(err.Error(), "render did not finish within 50ms") {
+			t.Fatalf("Refresh #%d of a stuck render = %v, want the render deadline", i+1, err)
+		}
+	}
+	// Both renders started: the first one freed the environment.
+	<-started
+	<-started
+	if st := ix.Status()[1]; !strings.Contains(st.Error, "did not finish") {
+		t.Errorf("Status(gitenv).Error = %q, want the deadline", st.Error)
+	}
+}
