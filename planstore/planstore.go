@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,26 @@ func New(cms typedcorev1.ConfigMapsGetter, namespace string, keep int) *Store {
 // ErrNotFound is returned for an entry that does not exist.
 var ErrNotFound = errors.New("planstore: entry not found")
 
+// Decompression limits: a stored file is at most MaxFileBytes once
+// decompressed and an entry's files at most MaxEntryBytes together. Save
+// refuses larger files; Get refuses (rather than truncates) an entry that
+// decompresses to more, such as a gzip bomb written by someone else.
+const (
+	MaxFileBytes  = 16 << 20
+	MaxEntryBytes = 32 << 20
+)
+
+// TooLargeError is an entry file over a decompression limit.
+type TooLargeError struct {
+	ID, File string
+	// Limit is the limit crossed, in bytes.
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("planstore: entry %s, file %s: decompresses to more than %d bytes", e.ID, e.File, e.Limit)
+}
+
 // Save stores an entry's files (for example "report.json" and
 // "diffs.json"), gzip-compressed, and prunes the environment's history to
 // the newest N. ConfigMaps hold at most 1 MiB: larger entries are refused.
@@ -85,6 +106,9 @@ func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Ent
 	data := map[string][]byte{}
 	total := 0
 	for name, content := range files {
+		if len(content) > MaxFileBytes {
+			return e, &TooLargeError{ID: e.ID, File: name, Limit: MaxFileBytes}
+		}
 		var gz bytes.Buffer
 		w := gzip.NewWriter(&gz)
 		if _, err := w.Write(content); err != nil {
@@ -149,22 +173,47 @@ func (s *Store) Get(ctx context.Context, id string) (Entry, map[string][]byte, e
 		return Entry{}, nil, fmt.Errorf("planstore: get: %w", err)
 	}
 	files := map[string][]byte{}
-	for key, gz := range cm.BinaryData {
+	left := int64(MaxEntryBytes)
+	keys := slices.Sorted(maps.Keys(cm.BinaryData))
+	for _, key := range keys {
 		name, ok := strings.CutSuffix(key, ".gz")
 		if !ok {
 			continue
 		}
-		r, err := gzip.NewReader(bytes.NewReader(gz))
+		b, err := gunzip(cm.BinaryData[key], min(MaxFileBytes, left))
+		if errors.Is(err, errTooLarge) {
+			limit := int64(MaxFileBytes)
+			if left < limit {
+				limit = MaxEntryBytes // the entry's total was crossed
+			}
+			return Entry{}, nil, &TooLargeError{ID: id, File: name, Limit: limit}
+		}
 		if err != nil {
 			return Entry{}, nil, fmt.Errorf("planstore: read %s/%s: %w", id, name, err)
 		}
-		b, err := io.ReadAll(io.LimitReader(r, 64<<20))
-		if err != nil {
-			return Entry{}, nil, fmt.Errorf("planstore: read %s/%s: %w", id, name, err)
-		}
+		left -= int64(len(b))
 		files[name] = b
 	}
 	return entryOf(cm), files, nil
+}
+
+var errTooLarge = errors.New("too large")
+
+// gunzip decompresses gz, failing with errTooLarge past max bytes.
+func gunzip(gz []byte, max int64) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 func (s *Store) prune(ctx context.Context, env string) error {

@@ -1,11 +1,16 @@
 package planstore
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -54,5 +59,55 @@ func TestSaveListGetPrune(t *testing.T) {
 	}
 	if _, err := s.Save(ctx, Entry{Environment: "bad env!"}, nil); err == nil {
 		t.Error("Save with an invalid environment name = nil error")
+	}
+}
+
+func gz(t *testing.T, n int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write(make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGetRefusesGzipBombs: a history ConfigMap written by someone else
+// whose files decompress past a limit is refused, not read into memory.
+func TestGetRefusesGzipBombs(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		data      map[string][]byte
+		wantLimit int64 // 0: readable
+	}{
+		{"one file over the file limit", map[string][]byte{"report.json.gz": gz(t, MaxFileBytes+1)}, MaxFileBytes},
+		{"files over the entry limit together", map[string][]byte{"a.gz": gz(t, 12<<20), "b.gz": gz(t, 12<<20), "c.gz": gz(t, 12<<20)}, MaxEntryBytes},
+		{"within the limits", map[string][]byte{"report.json.gz": gz(t, MaxFileBytes), "diffs.json.gz": gz(t, 1<<20)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset(&corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: "bomb", Namespace: "deploy-web", Labels: map[string]string{LabelKind: kindValue, LabelEnvironment: "dev"}},
+				BinaryData: tt.data,
+			})
+			_, files, err := New(cs.CoreV1(), "deploy-web", 3).Get(ctx, "bomb")
+			var tl *TooLargeError
+			switch {
+			case tt.wantLimit == 0 && err != nil:
+				t.Fatalf("Get = %v, want the files", err)
+			case tt.wantLimit == 0 && len(files) != len(tt.data):
+				t.Fatalf("Get = %d files, want %d", len(files), len(tt.data))
+			case tt.wantLimit != 0 && (!errors.As(err, &tl) || tl.Limit != tt.wantLimit || tl.ID != "bomb"):
+				t.Fatalf("Get = %v, want a TooLargeError at %d bytes", err, tt.wantLimit)
+			}
+		})
+	}
+	s := New(fake.NewClientset().CoreV1(), "deploy-web", 3)
+	if _, err := s.Save(ctx, Entry{Environment: "dev", Action: "plan"}, map[string][]byte{"report.json": make([]byte, MaxFileBytes+1)}); !errors.As(err, new(*TooLargeError)) {
+		t.Errorf("Save(file over the limit) = %v, want a TooLargeError", err)
 	}
 }
