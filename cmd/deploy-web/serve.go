@@ -95,7 +95,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
 	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see README \"Plan and apply\"); enables the Environments pages")
-	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: the first platform namespace)")
+	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: deploy-web's own, from $POD_NAMESPACE or the in-cluster service account; required outside a cluster)")
 	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
 	fs.StringVar(&c.ReportsDir, "reports-dir", filepath.Join(os.TempDir(), "deploy-web-reports"), "folder for the console's reports and pre-apply captures")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
@@ -259,9 +259,9 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if err != nil {
 			return fmt.Errorf("--environments: %w", err)
 		}
-		historyNS := cfg.HistoryNamespace
-		if historyNS == "" {
-			historyNS = namespaces[0]
+		historyNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
+		if err != nil {
+			return err
 		}
 		index := envsource.New(envCfg, log, time.Minute)
 		go index.Run(ctx)
