@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -445,5 +446,65 @@ func TestRefreshDeadlineFreesTheEnvironment(t *testing.T) {
 	<-started
 	if st := ix.Status()[1]; !strings.Contains(st.Error, "did not finish") {
 		t.Errorf("Status(gitenv).Error = %q, want the deadline", st.Error)
+	}
+}
+
+// TestBackgroundRenderRefusesRemoteBases is the console's side of the
+// reported exploit: a commit whose overlay names a remote base with an
+// injected --upload-pack. The background renderer (Run, as the console
+// runs it) records a clear error and keeps the last good render; nothing
+// runs (recording git, ssh and sh shims first on PATH) and the proof file
+// never appears.
+func TestBackgroundRenderRefusesRemoteBases(t *testing.T) {
+	shims := t.TempDir()
+	execLog := filepath.Join(t.TempDir(), "exec.log")
+	for _, name := range []string{"git", "ssh", "sh", "bash", "helm"} {
+		script := "#!/bin/sh\necho " + name + " \"$@\" >> " + execLog + "\nexit 1\n"
+		if err := os.WriteFile(filepath.Join(shims, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if p, _ := exec.LookPath("git"); p != filepath.Join(shims, "git") {
+		t.Fatalf("LookPath(git) = %q, want the shim", p)
+	}
+	proof := filepath.Join(t.TempDir(), "proof")
+
+	f := newFixture(t)
+	ix := New(f.cfg, nil, 10*time.Millisecond)
+	refreshAll(t, ix)
+	good := f.head
+	entry := "file:///x?ref=--upload-pack=touch%20" + proof
+	f.commit(t, "exploit", map[string]string{"overlays/x/kustomization.yaml": "namespace: beta\nresources:\n- ../../base\n- \"" + entry + "\"\n"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { ix.Run(ctx); close(done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	var st EnvStatus
+	for {
+		st = ix.Status()[1]
+		if st.Error != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Run never reported the exploit commit: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	want := `overlays/x/kustomization.yaml: resources entry "` + entry + `": remote resources are not supported: vendor the base into the repository`
+	if !strings.Contains(st.Error, want) || st.Commit != good.String() {
+		t.Errorf("Status(gitenv) = %+v, want the error %q and the last good commit", st, want)
+	}
+	if d, ok := ix.Lookup("apps", "Deployment", "beta", "api"); !ok || d.Commit != good.String() {
+		t.Errorf("Lookup(api) = %v %+v, want the last good render", ok, d)
+	}
+	if b, err := os.ReadFile(execLog); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a program ran while rendering: %q", b)
+	}
+	if _, err := os.Stat(proof); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the injected command ran: %s exists", proof)
 	}
 }
