@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,14 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/devcluster"
 )
 
 // TestCLIRenderNeverLeavesTheRepository runs source-plan and apply
@@ -94,6 +103,126 @@ func TestCLIRenderNeverLeavesTheRepository(t *testing.T) {
 				}
 			}
 		})
+	}
+	if b, err := os.ReadFile(execLog); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a program ran: %q", b)
+	}
+	if _, err := os.Stat(proof); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the injected command ran: %s exists", proof)
+	}
+}
+
+// TestApplyOnClusterNeverLeavesTheRepository runs apply (--dry-run, then
+// --apply with every confirmation) against the real control plane on a
+// commit carrying the reported exploit, and on a git source that accepts
+// and never answers: each fails with a clear message, runs nothing
+// (recording shims), changes nothing in the namespace and leaves no apply
+// lock behind.
+func TestApplyOnClusterNeverLeavesTheRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs the local control plane")
+	}
+	c := devcluster.ForTest(t, devcluster.Options{})
+	s := newSample(t)
+	s.kube = kubernetes.NewForConfigOrDie(c.Config)
+	s.meta = metadata.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	if _, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "existing"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	proof := filepath.Join(t.TempDir(), "proof")
+	entry := "file:///x?ref=--upload-pack=touch%20" + proof
+	files := s.manifests("")
+	files["catalog.json"] = s.catalog()
+	files["deploy/dev/kustomization.yaml"] = "namespace: sample-dev\nresources:\n  - app.yaml\n  - jobs.yaml\n  - \"" + entry + "\"\n"
+	s.commitFiles("sample: a remote base", files)
+
+	// A git server that accepts and never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 16)
+	acceptDone := make(chan []net.Conn)
+	go func() {
+		var held []net.Conn // open, never answered
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				acceptDone <- held
+				return
+			}
+			held = append(held, conn)
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for _, conn := range <-acceptDone {
+			conn.Close()
+		}
+	})
+
+	cfg := fmt.Sprintf(`environments:
+  - name: exploit
+    cluster: {context: devcluster, kubeconfig: %q}
+    namespace: sample-dev
+    source: {repo: "file://%s", ref: master, path: deploy/dev}
+    catalog: catalog.json
+  - name: hang
+    cluster: {context: devcluster, kubeconfig: %q}
+    namespace: sample-dev
+    source: {repo: "http://%s/manifests.git", ref: main, path: deploy/dev}
+    catalog: catalog.json
+    limits: {sourceTimeout: 500ms}
+`, c.Kubeconfig, s.repoDir, c.Kubeconfig, ln.Addr())
+	cfgPath := filepath.Join(s.dir, "security.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	shims := t.TempDir()
+	execLog := filepath.Join(t.TempDir(), "exec.log")
+	for _, name := range []string{"git", "ssh", "sh", "bash", "helm"} {
+		script := fmt.Sprintf("#!/bin/sh\necho %s \"$@\" >> %s\nexit 1\n", name, execLog)
+		if err := os.WriteFile(filepath.Join(shims, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	before := s.snapshot()
+	for _, tt := range []struct {
+		env, want string
+	}{
+		{"exploit", fmt.Sprintf("deploy/dev/kustomization.yaml: resources entry %q: remote resources are not supported: vendor the base into the repository", entry)},
+		{"hang", "no complete answer within 500ms (limits.sourceTimeout)"},
+	} {
+		for _, mode := range [][]string{{"--dry-run"}, {"--apply", "--confirm-env=" + tt.env, "--confirmed-non-production"}} {
+			args := append([]string{"apply", "--config", cfgPath, "--env", tt.env, "--write-report", filepath.Join(s.reports, tt.env+".json")}, mode...)
+			code, _, stderr := s.cli(args...)
+			if code != exitFailed || !strings.Contains(stderr, tt.want) {
+				t.Errorf("deploy-web %s = %d (%s), want %d with %q", strings.Join(args, " "), code, stderr, exitFailed, tt.want)
+			}
+		}
+	}
+	select {
+	case <-accepted:
+	default:
+		t.Error("the never-answering git server was never reached: the hang case proves nothing")
+	}
+	if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("a refused render changed the namespace:\nbefore %v\nafter  %v", before, after)
+	}
+	if _, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("apply lock after the failed runs: %v, want none (the environment is free)", err)
 	}
 	if b, err := os.ReadFile(execLog); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a program ran: %q", b)
