@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const goodConfig = `
@@ -72,6 +73,16 @@ environments:
   - {name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}
   - {name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}
 `, []string{"environments[1] (a).name: \"a\" is also the name of environments[0]"}},
+		{"negative limits", `
+environments:
+  - name: a
+    cluster: {context: c}
+    namespace: a
+    source: {path: x}
+    catalog: c.json
+    limits: {maxRepoBytes: -1, maxRepoFiles: -2, sourceTimeout: -1s, registryTimeout: -2s, healthCheckTimeout: -3s}
+`, []string{"limits.maxRepoBytes: -1 must not be negative", "limits.maxRepoFiles", "limits.sourceTimeout", "limits.registryTimeout", "limits.healthCheckTimeout"}},
+		{"bad limit duration", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json, limits: {sourceTimeout: soon}}]`, []string{"soon"}},
 		{"ref without repo", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x, ref: main}, catalog: c.json}]`, []string{"source.ref: only meaningful"}},
 	}
 	for _, tt := range tests {
@@ -86,7 +97,7 @@ environments:
 				}
 			}
 			var ce *ConfigError
-			if tt.name != "unknown field" && !errors.As(err, &ce) {
+			if tt.name != "unknown field" && tt.name != "bad limit duration" && !errors.As(err, &ce) {
 				t.Errorf("error %v holds no *ConfigError", err)
 			}
 		})
@@ -116,5 +127,25 @@ func TestLoadConfigAndCatalog(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseCatalog(%s) = %v, want it to mention %q", tt.json, err, tt.want)
 		}
+	}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+environments:
+  - {name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}
+  - {name: b, cluster: {context: c}, namespace: b, source: {path: x}, catalog: c.json,
+     limits: {maxRepoBytes: 1000, maxRepoFiles: 10, sourceTimeout: 2m, registryTimeout: 1s, healthCheckTimeout: 3s}}
+`), "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Environments[0].Limits, cfg.Environments[1].Limits
+	if a.maxRepoBytes() != DefaultMaxRepoBytes || a.maxRepoFiles() != DefaultMaxRepoFiles || a.sourceTimeout() != DefaultSourceTimeout ||
+		a.registryTimeout() != DefaultRegistryTimeout || a.healthCheckTimeout() != DefaultHealthCheckTimeout {
+		t.Errorf("default limits = %+v", a)
+	}
+	if b.maxRepoBytes() != 1000 || b.maxRepoFiles() != 10 || b.sourceTimeout() != 2*time.Minute || b.registryTimeout() != time.Second || b.healthCheckTimeout() != 3*time.Second {
+		t.Errorf("configured limits = %+v", b)
 	}
 }

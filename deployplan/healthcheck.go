@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 )
@@ -50,12 +51,19 @@ func runHealthCheck(ctx context.Context, hc HealthCheck, client *http.Client, ti
 		}
 	}
 	switch {
-	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+	case err != nil && isTimeout(err) && ctx.Err() == nil:
 		r.Message = fmt.Sprintf("no answer within %s (limits.healthCheckTimeout)", timeout)
 	case err != nil:
 		r.Message = shortErr(err)
 	}
 	return r
+}
+
+// isTimeout reports whether err is a deadline: the context's or the
+// transport's.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // healthCheckBlockers turns failing required checks into blockers and

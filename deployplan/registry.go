@@ -89,7 +89,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 			s.Registry = RegistryUnreachable
 			unreachable++
 			why := shortErr(err)
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			if isTimeout(err) && ctx.Err() == nil {
 				why = fmt.Sprintf("no answer within %s (limits.registryTimeout)", timeout)
 			}
 			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%s): digests there are not proven", host, why))

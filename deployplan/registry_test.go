@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,4 +137,48 @@ func TestRegistryCheckDockerRegistry(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	registryScenarios(t, addr)
+}
+
+// TestNetworkStepsThatNeverAnswer: a registry and a health check that
+// accept and never answer end at their deadlines with a clear message; a
+// registry that answers an endless error body is cut at the cap.
+func TestNetworkStepsThatNeverAnswer(t *testing.T) {
+	hang, accepted := hangListener(t)
+	digest := "sha256:" + strings.Repeat("1", 64)
+	plan := &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: hang + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
+	_, ws := RegistryCheck(context.Background(), plan, false, 200*time.Millisecond, nil)
+	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 || !strings.Contains(ws[0], "no answer within 200ms (limits.registryTimeout)") {
+		t.Errorf("RegistryCheck(never answers) = %q, %v; want unreachable, the registry timeout", plan.RegistryStatus, ws)
+	}
+
+	rs := runHealthChecks(context.Background(), []HealthCheck{{Name: "api", URL: "http://" + hang + "/healthz", Required: true}}, nil, 200*time.Millisecond)
+	if len(rs) != 1 || rs[0].OK || rs[0].Message != "no answer within 200ms (limits.healthCheckTimeout)" {
+		t.Errorf("health check (never answers) = %+v, want failed at the health-check timeout", rs)
+	}
+	if accepted.Load() < 2 {
+		t.Errorf("the never-answering server got %d connections, want the registry and the health check", accepted.Load())
+	}
+
+	// An endless error body: the check ends, having read a bounded part.
+	var served atomic.Int64
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		buf := make([]byte, 32<<10)
+		for served.Load() < 256<<20 {
+			n, err := w.Write(buf)
+			served.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	plan = &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: strings.TrimPrefix(endless.URL, "http://") + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
+	_, ws = RegistryCheck(context.Background(), plan, true, 10*time.Second, nil)
+	endless.Close() // waits for the handler
+	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 {
+		t.Errorf("RegistryCheck(endless body) = %q, %v; want unreachable", plan.RegistryStatus, ws)
+	}
+	if n := served.Load(); n >= 256<<20 {
+		t.Errorf("the registry check read an endless body to its end (%d bytes)", n)
+	}
 }
