@@ -95,11 +95,37 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 // fetch runs under limits.sourceTimeout and reads at most
 // limits.maxRepoBytes of pack (and, over HTTP, of any response). Nothing is
 // written to disk and no program is run (go-git speaks the protocol).
+//
+// Not every transport honours the context at every step (an SSH dial does
+// not), so the fetch runs in its own goroutine and fetchRemote returns at
+// the deadline whatever the transport does; a late fetch is dropped.
 func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, error) {
-	what := redactURL(src.Repo)
 	timeout := lim.sourceTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	type result struct {
+		repo *git.Repository
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		repo, err := fetchRemoteCtx(ctx, src, lim)
+		done <- result{repo, err}
+	}()
+	select {
+	case r := <-done:
+		return r.repo, r.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", redactURL(src.Repo), timeout)
+		}
+		return nil, fmt.Errorf("deployplan: fetch %s: %w", redactURL(src.Repo), ctx.Err())
+	}
+}
+
+func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repository, error) {
+	what := redactURL(src.Repo)
+	timeout := lim.sourceTimeout()
 	fail := func(step string, err error) error {
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
