@@ -177,10 +177,14 @@ func (c *kustChecker) check(dir string) error {
 	// Folders (kustomizations) and files.
 	type entry struct{ field, value string }
 	var trees, files []entry
+	// The deprecated fields (bases, patchesJson6902, patchesStrategicMerge)
+	// are still read by kustomize, so they are checked like the others.
+	//lint:ignore SA1019 checked because kustomize still reads it
+	bases, json6902, psm := k.Bases, k.PatchesJson6902, k.PatchesStrategicMerge
 	for _, f := range []struct {
 		field  string
 		values []string
-	}{{"resources", k.Resources}, {"bases", k.Bases}, {"components", k.Components}} {
+	}{{"resources", k.Resources}, {"bases", bases}, {"components", k.Components}} {
 		for _, v := range f.values {
 			trees = append(trees, entry{f.field, v})
 		}
@@ -198,12 +202,12 @@ func (c *kustChecker) check(dir string) error {
 			files = append(files, entry{"patches", p.Path})
 		}
 	}
-	for _, p := range k.PatchesJson6902 {
+	for _, p := range json6902 {
 		if p.Path != "" {
 			files = append(files, entry{"patchesJson6902", p.Path})
 		}
 	}
-	for _, p := range k.PatchesStrategicMerge {
+	for _, p := range psm {
 		// An entry is a file path or an inline patch.
 		// kustomize reads an entry that does not parse as an object as a
 		// file, so every one-line entry is checked as a path (a URL cannot
