@@ -64,7 +64,7 @@ func isRemoteRef(s string) bool {
 // transformers, validators) are refused outright.
 func checkKustomizations(rfs *repoFS, dir string) error {
 	c := &kustChecker{rfs: rfs, seen: map[string]bool{}}
-	if err := c.dirEntry("source.path", "", dir); err != nil {
+	if err := c.dirEntry("source.path", dir); err != nil {
 		return err
 	}
 	return c.check(dir)
@@ -127,9 +127,9 @@ func (c *kustChecker) resolve(kf, dir, field, entry string) (string, error) {
 	return p, nil
 }
 
-// dirEntry checks that the folder p exists and is not a refused link; kf
-// "" means the source path of the environment.
-func (c *kustChecker) dirEntry(field, kf, p string) error {
+// dirEntry checks that the environment's kustomize folder p is inside the
+// repository and not a refused link.
+func (c *kustChecker) dirEntry(field, p string) error {
 	if p != memRoot && !strings.HasPrefix(p, memRoot+"/") {
 		return &KustomizationError{File: "(config)", Field: field, Entry: relRepo(p), Reason: reasonOutside}
 	}
