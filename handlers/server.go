@@ -129,9 +129,9 @@ func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
 }
 
 // Handler returns the whole site: the route table behind the common
-// middleware (request id and logging, security headers).
+// middleware (request id and logging, security headers, the body cap).
 func (s *Server) Handler() http.Handler {
-	return s.withRequestLog(securityHeaders(s.mux()))
+	return s.withRequestLog(securityHeaders(s.limitBody(MaxRequestBody, s.mux())))
 }
 
 type ctxKey int

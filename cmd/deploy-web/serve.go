@@ -279,8 +279,12 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	srv := handlers.New(site, view, a, hopts)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
+		// Headers in 10s, a whole request (bodies are at most 64 KiB) in
+		// 30s; no WriteTimeout, as event streams set a deadline per write.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 2)
