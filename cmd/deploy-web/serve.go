@@ -278,7 +278,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	srv := handlers.New(site, view, a, hopts)
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		Handler: srv.Handler(),
 		// Headers in 10s, a whole request (bodies are at most 64 KiB) in
 		// 30s; no WriteTimeout, as event streams set a deadline per write.
 		ReadHeaderTimeout: 10 * time.Second,
