@@ -25,6 +25,13 @@ type LogStreamLimits struct {
 	// PerUser and Total cap the concurrent streams of one user (by OIDC
 	// subject) and of the whole server (defaults 10 and 200).
 	PerUser, Total int
+	// ReadsPerUser and ReadsTotal cap the concurrent non-follow log reads
+	// (the JSON and text API, the viewer's page) of one user and of the
+	// whole server (defaults 4 and 32); a read over the cap is a 429.
+	ReadsPerUser, ReadsTotal int
+	// RunStreamsPerUser and RunStreamsTotal cap the concurrent plan-run
+	// streams (defaults 10 and 200).
+	RunStreamsPerUser, RunStreamsTotal int
 	// Heartbeat is the interval of the comment lines that keep proxies from
 	// closing an idle stream (default 15s).
 	Heartbeat time.Duration
@@ -52,6 +59,10 @@ func (l LogStreamLimits) withDefaults() LogStreamLimits {
 	}
 	def(&l.PerUser, 10)
 	def(&l.Total, 200)
+	def(&l.ReadsPerUser, 4)
+	def(&l.ReadsTotal, 32)
+	def(&l.RunStreamsPerUser, 10)
+	def(&l.RunStreamsTotal, 200)
 	def(&l.BufferLines, 1024)
 	def(&l.BufferBytes, 256<<10)
 	defd(&l.Heartbeat, 15*time.Second)
