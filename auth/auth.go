@@ -64,18 +64,18 @@ type Denier interface {
 // Auth is the authentication boundary: OIDC login, cookie sessions, the
 // Require middleware. It is safe for concurrent use; build it once with New.
 type Auth struct {
-	cfg         Config
-	log         *slog.Logger
-	denier      Denier
-	verifier    *oidc.IDTokenVerifier
-	oauth       oauth2.Config
-	endSession  string // IdP end_session_endpoint, "" when unused
-	revocation  string // IdP revocation_endpoint, "" when not advertised
+	cfg        Config
+	log        *slog.Logger
+	denier     Denier
+	verifier   *oidc.IDTokenVerifier
+	oauth      oauth2.Config
+	endSession string // IdP end_session_endpoint, "" when unused
+	revocation string // IdP revocation_endpoint, "" when not advertised
 	// userInfo reads the IdP's userinfo with a token (nil without a
 	// userinfo endpoint): the re-check's fallback when a refresh answer
 	// has no ID token.
-	userInfo  func(context.Context, oauth2.TokenSource) (userInfo, error)
-	refreshes *refreshCalls
+	userInfo    func(context.Context, oauth2.TokenSource) (userInfo, error)
+	refreshes   *refreshCalls
 	sessions    *sessions.CookieStore
 	logins      *sessions.CookieStore
 	crossOrigin *http.CrossOriginProtection

@@ -259,4 +259,3 @@ func (a *Auth) revoke(ctx context.Context, rt string) error {
 
 // revokeTimeout bounds the revocation call at logout.
 const revokeTimeout = 5 * time.Second
-

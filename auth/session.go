@@ -30,16 +30,16 @@ const maxAdminClaimBytes = 1024
 
 // sessionData is the content of the session cookie.
 type sessionData struct {
-	Version  int             `json:"ver"`
-	Subject  string          `json:"sub"`
-	Email    string          `json:"email,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Claim    string          `json:"claim"`           // name of the admin claim at login
-	Value    json.RawMessage `json:"value,omitempty"` // its value at login (or the last re-check), re-checked by IsAdmin per request
+	Version int             `json:"ver"`
+	Subject string          `json:"sub"`
+	Email   string          `json:"email,omitempty"`
+	Name    string          `json:"name,omitempty"`
+	Claim   string          `json:"claim"`           // name of the admin claim at login
+	Value   json.RawMessage `json:"value,omitempty"` // its value at login (or the last re-check), re-checked by IsAdmin per request
 	// Verified is the email_verified claim at login (or the last re-check).
-	Verified bool  `json:"ev,omitempty"`
-	IssuedAt int64 `json:"iat"`
-	Expires  int64 `json:"exp"`
+	Verified bool   `json:"ev,omitempty"`
+	IssuedAt int64  `json:"iat"`
+	Expires  int64  `json:"exp"`
 	CSRF     string `json:"csrf"`
 	// Refresh is the IdP's refresh token, with which the session re-checks
 	// the user every Config.SessionRecheck; "" when the IdP issued none
