@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -141,5 +142,19 @@ func TestLimited(t *testing.T) {
 	}
 	if ran != 1 || l.inUse() != 0 {
 		t.Errorf("handler ran %d times, %d slots in use; want 1 and 0", ran, l.inUse())
+	}
+}
+
+func TestAuditName(t *testing.T) {
+	for _, tt := range []struct {
+		id   auth.Identity
+		want string
+	}{
+		{auth.Identity{Subject: "u-1", Email: "ada@example.com"}, "ada@example.com (sub u-1)"},
+		{auth.Identity{Subject: "u-1"}, "sub u-1"},
+	} {
+		if got := auditName(tt.id); got != tt.want {
+			t.Errorf("auditName(%+v) = %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }
