@@ -570,11 +570,24 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 	}
 	heartbeat := time.NewTicker(limits.Heartbeat)
 	defer heartbeat.Stop()
+	// The stream ends when the session is due for its re-check with the
+	// IdP: the client reconnects (from its Last-Event-ID) through Require,
+	// so a user whose access ended is not streamed to for hours.
+	var recheck <-chan time.Time
+	if id, ok := auth.FromContext(r.Context()); ok && !id.Recheck.IsZero() {
+		t := time.NewTimer(time.Until(id.Recheck))
+		defer t.Stop()
+		recheck = t.C
+	}
 	var items []queued
 	for {
 		select {
 		case <-ctx.Done():
 			s.endOnCancel(r, shutdown, enc, bw, flush)
+			return nil
+		case <-recheck:
+			_ = enc.notice(bw, "reconnecting", "re-checking your session: reconnecting")
+			_ = flush()
 			return nil
 		case <-heartbeat.C:
 			bw.WriteString(": keep-alive\n\n")
