@@ -255,10 +255,6 @@ func (p *IdP) startHydra(ctx context.Context, bin string, pub, adm int, admin *h
 		"URLS_CONSENT=" + p.AppURL + "/consent",
 		"URLS_LOGOUT=" + p.AppURL + "/logout",
 		"URLS_POST_LOGOUT_REDIRECT=" + p.AppURL + "/logged-out",
-		// Every token request (refreshes included) asks the app for the
-		// user's current claims, so a changed or disabled user shows at the
-		// next refresh.
-		"OAUTH2_TOKEN_HOOK=" + p.hookURL,
 		"SERVE_PUBLIC_HOST=127.0.0.1",
 		"SERVE_PUBLIC_PORT=" + strconv.Itoa(pub),
 		"SERVE_ADMIN_HOST=127.0.0.1",
@@ -269,10 +265,18 @@ func (p *IdP) startHydra(ctx context.Context, bin string, pub, adm int, admin *h
 		"SQA_OPT_OUT=true",
 		"OAUTH2_EXPOSE_INTERNAL_ERRORS=true",
 	}
+	// Every token request (refreshes included) asks the app for the user's
+	// current claims, so a changed or disabled user shows at the next
+	// refresh. (A file: Hydra's environment cannot set this oneOf key.)
+	cfgPath := filepath.Join(p.Dir, "hydra.yml")
+	hookCfg := "oauth2:\n  token_hook: " + strconv.Quote(p.hookURL) + "\n"
+	if err := os.WriteFile(cfgPath, []byte(hookCfg), 0o600); err != nil {
+		return fmt.Errorf("devidp: write hydra config: %w", err)
+	}
 	h, err := proc.Start(proc.Spec{
 		Name: "hydra",
 		Path: bin,
-		Args: []string{"serve", "all", "--dev", "--sqa-opt-out"},
+		Args: []string{"serve", "all", "--dev", "--sqa-opt-out", "-c", cfgPath},
 		Env:  env,
 		Dir:  p.Dir,
 	})
