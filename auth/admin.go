@@ -7,9 +7,18 @@ package auth
 // value) or a bool (true matches value "true"; false never matches). Anything
 // else, a missing claim, an empty claim name or an empty value is not admin.
 // Comparison is exact and case-sensitive.
+//
+// When claim is "email", the claim "email_verified" must also be the
+// boolean true: an IdP that lets users set an unverified address must not
+// make one a superadmin.
 func IsAdmin(claims map[string]any, claim, value string) bool {
 	if claim == "" || value == "" {
 		return false
+	}
+	if claim == "email" {
+		if v, _ := claims["email_verified"].(bool); !v {
+			return false
+		}
 	}
 	switch v := claims[claim].(type) {
 	case string:

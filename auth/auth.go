@@ -22,10 +22,12 @@ const (
 	LogoutPath   = "/auth/logout"
 )
 
-// Cookie names.
+// Cookie names. With Secure cookies (the default) each name carries the
+// HostPrefix: "__Host-dw_session".
 const (
 	SessionCookie = "dw_session"
 	LoginCookie   = "dw_login"
+	HostPrefix    = "__Host-"
 )
 
 // Denial reasons passed to the Denier by Require and HandleLogout.
@@ -35,6 +37,9 @@ const (
 	ReasonNotAdmin        = "forbidden: not a superadmin"
 	ReasonCSRF            = "csrf token missing or invalid"
 	ReasonCrossOrigin     = "forbidden: cross-origin request"
+	// ReasonRecheckUnavailable: the session is due for its re-check and the
+	// IdP could not be asked (503); the session is kept for the next try.
+	ReasonRecheckUnavailable = "the identity provider could not re-check your access: try again in a moment"
 )
 
 // loginTTL bounds the login cookie (state, nonce, PKCE verifier).
@@ -59,12 +64,18 @@ type Denier interface {
 // Auth is the authentication boundary: OIDC login, cookie sessions, the
 // Require middleware. It is safe for concurrent use; build it once with New.
 type Auth struct {
-	cfg         Config
-	log         *slog.Logger
-	denier      Denier
-	verifier    *oidc.IDTokenVerifier
-	oauth       oauth2.Config
-	endSession  string // IdP end_session_endpoint, "" when unused
+	cfg        Config
+	log        *slog.Logger
+	denier     Denier
+	verifier   *oidc.IDTokenVerifier
+	oauth      oauth2.Config
+	endSession string // IdP end_session_endpoint, "" when unused
+	revocation string // IdP revocation_endpoint, "" when not advertised
+	// userInfo reads the IdP's userinfo with a token (nil without a
+	// userinfo endpoint): the re-check's fallback when a refresh answer
+	// has no ID token.
+	userInfo    func(context.Context, oauth2.TokenSource) (userInfo, error)
+	refreshes   *refreshCalls
 	sessions    *sessions.CookieStore
 	logins      *sessions.CookieStore
 	crossOrigin *http.CrossOriginProtection
@@ -114,20 +125,41 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	if a.oauth.Endpoint.AuthURL == "" || a.oauth.Endpoint.TokenURL == "" {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: no authorization or token endpoint", cfg.IssuerURL)
 	}
-	if cfg.EndSessionRedirect {
-		var meta struct {
-			EndSession string `json:"end_session_endpoint"`
-		}
-		if err := provider.Claims(&meta); err != nil {
-			return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
-		}
-		if meta.EndSession != "" {
-			if err := requireAbsoluteURL("end_session_endpoint", meta.EndSession); err != nil {
+	var meta struct {
+		EndSession string `json:"end_session_endpoint"`
+		Revocation string `json:"revocation_endpoint"`
+		UserInfo   string `json:"userinfo_endpoint"`
+	}
+	if err := provider.Claims(&meta); err != nil {
+		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
+	}
+	for _, e := range []struct{ name, url string }{
+		{"end_session_endpoint", meta.EndSession}, {"revocation_endpoint", meta.Revocation},
+	} {
+		if e.url != "" {
+			if err := requireAbsoluteURL(e.name, e.url); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if !cfg.LocalLogout {
 		a.endSession = meta.EndSession
 	}
+	a.revocation = meta.Revocation
+	if meta.UserInfo != "" {
+		a.userInfo = func(ctx context.Context, ts oauth2.TokenSource) (userInfo, error) {
+			ui, err := provider.UserInfo(ctx, ts)
+			if err != nil {
+				return userInfo{}, err
+			}
+			var claims map[string]any
+			if err := ui.Claims(&claims); err != nil {
+				return userInfo{}, err
+			}
+			return userInfo{subject: ui.Subject, claims: claims}, nil
+		}
+	}
+	a.refreshes = newRefreshCalls()
 
 	a.sessions = newCookieStore(cfg, cfg.SessionTTL)
 	a.logins = newCookieStore(cfg, loginTTL)

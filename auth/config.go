@@ -21,10 +21,16 @@ const (
 	DefaultAdminClaim = "groups"
 	DefaultAdminValue = "superadmin"
 	DefaultSessionTTL = 8 * time.Hour
+	// DefaultSessionRecheck is how often a session re-checks its user with
+	// the IdP (through the refresh token).
+	DefaultSessionRecheck = 10 * time.Minute
 )
 
 // defaultScopes are the OAuth 2.0 scopes requested when Config.Scopes is empty.
-func defaultScopes() []string { return []string{"openid", "profile", "email", "groups"} }
+// offline_access asks for the refresh token the session re-checks with.
+func defaultScopes() []string {
+	return []string{"openid", "profile", "email", "groups", "offline_access"}
+}
 
 // maxSessionTTL bounds Config.SessionTTL: a session cookie is a bearer
 // credential and must not live for months.
@@ -57,6 +63,13 @@ type Config struct {
 	// timestamp in the session and by the cookie's Max-Age;
 	// DefaultSessionTTL when zero.
 	SessionTTL time.Duration
+	// SessionRecheck is how often a session re-checks its user with the IdP:
+	// once it is this old since login or the last re-check, the next request
+	// refreshes the tokens with the refresh token, verifies the new ID token
+	// and re-runs IsAdmin; a refused refresh, another subject or a lost
+	// admin claim signs the user out. DefaultSessionRecheck when zero; at
+	// least a second and at most SessionTTL.
+	SessionRecheck time.Duration
 	// InsecureCookies drops the Secure attribute from cookies. It is allowed
 	// only when RedirectURL's host is a loopback IP or "localhost"; New fails
 	// otherwise.
@@ -64,10 +77,11 @@ type Config struct {
 	// TrustedOrigins are extra origins ("https://console.example.com") whose
 	// cross-origin unsafe requests are allowed; normally empty.
 	TrustedOrigins []string
-	// EndSessionRedirect sends the browser to the IdP's end_session_endpoint
-	// after logout, when discovery advertises one. Off by default: logout is
-	// local and lands on "/".
-	EndSessionRedirect bool
+	// LocalLogout keeps logout local: it lands on "/" instead of sending
+	// the browser to the IdP's end_session_endpoint (RP-initiated logout,
+	// which ends the IdP's own session too), which happens by default
+	// whenever discovery advertises one.
+	LocalLogout bool
 	// HTTPClient, if set, is used for discovery, the JWKS and token exchange.
 	HTTPClient *http.Client
 }
@@ -87,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.SessionRecheck == 0 {
+		c.SessionRecheck = min(DefaultSessionRecheck, c.SessionTTL)
 	}
 	c.TrustedOrigins = slices.Clone(c.TrustedOrigins)
 	return c
@@ -118,6 +135,9 @@ func (c Config) validate() error {
 	}
 	if c.SessionTTL < time.Minute || c.SessionTTL > maxSessionTTL {
 		return fmt.Errorf("auth: config: SessionTTL %v out of range [1m, %v]", c.SessionTTL, maxSessionTTL)
+	}
+	if c.SessionRecheck < time.Second || c.SessionRecheck > c.SessionTTL {
+		return fmt.Errorf("auth: config: SessionRecheck %v out of range [1s, SessionTTL %v]", c.SessionRecheck, c.SessionTTL)
 	}
 	if err := c.SessionKeys.validate(); err != nil {
 		return err

@@ -46,6 +46,11 @@ func TestIsAdmin(t *testing.T) {
 		{"empty value never matches", map[string]any{"groups": ""}, "groups", "", false},
 		{"empty value in list", map[string]any{"groups": []any{""}}, "groups", "", false},
 		{"empty claim name", map[string]any{"": "superadmin"}, "", "superadmin", false},
+		{"email verified", map[string]any{"email": "ada@example.com", "email_verified": true}, "email", "ada@example.com", true},
+		{"email unverified", map[string]any{"email": "ada@example.com", "email_verified": false}, "email", "ada@example.com", false},
+		{"email without email_verified", map[string]any{"email": "ada@example.com"}, "email", "ada@example.com", false},
+		{"email_verified as a string", map[string]any{"email": "ada@example.com", "email_verified": "true"}, "email", "ada@example.com", false},
+		{"email verified, another address", map[string]any{"email": "eve@example.com", "email_verified": true}, "email", "ada@example.com", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -327,6 +327,7 @@ func (e *testEnv) adminSession() sessionData {
 		IssuedAt: now.Unix(),
 		Expires:  now.Add(DefaultSessionTTL).Unix(),
 		CSRF:     strings.Repeat("c", 43),
+		Checked:  now.Unix(),
 	}
 }
 

@@ -58,11 +58,26 @@ type testIdP struct {
 	authRequests []url.Values
 	// endSession adds end_session_endpoint to discovery.
 	endSession bool
+	// noRefresh: the token endpoint issues no refresh tokens.
+	noRefresh bool
+	// refreshStatus, when not 0, answers every refresh with this status
+	// (400 invalid_grant: a disabled user; 503: an IdP that is down).
+	refreshStatus int
+	// refreshSubject, when set, is the subject of refreshed ID tokens.
+	refreshSubject string
+	// refreshes maps each issued refresh token to whether it was used or
+	// revoked; a used one presented again revokes the whole family, as
+	// rotating IdPs do.
+	refreshes map[string]bool
+	// refreshCount counts refresh grants that reached the token endpoint;
+	// revoked lists the tokens revoked at the revocation endpoint.
+	refreshCount int
+	revoked      []string
 }
 
 func newTestIdP(t *testing.T) *testIdP {
 	t.Helper()
-	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, grants: map[string]url.Values{}}
+	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, grants: map[string]url.Values{}, refreshes: map[string]bool{}}
 	mux := http.NewServeMux()
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
@@ -72,6 +87,7 @@ func newTestIdP(t *testing.T) *testIdP {
 	mux.HandleFunc("GET /jwks", p.jwks)
 	mux.HandleFunc("GET /authorize", p.authorize)
 	mux.HandleFunc("POST /token", p.token)
+	mux.HandleFunc("POST /revoke", p.revoke)
 	return p
 }
 
@@ -97,6 +113,7 @@ func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported":      []string{"S256"},
+		"revocation_endpoint":                   p.issuer() + "/revoke",
 	}
 	if endSession {
 		doc["end_session_endpoint"] = p.issuer() + "/logout"
@@ -147,6 +164,10 @@ func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
+	if r.PostForm.Get("grant_type") == "refresh_token" {
+		p.refresh(w, r.PostForm.Get("refresh_token"))
+		return
+	}
 	code := r.PostForm.Get("code")
 	p.mu.Lock()
 	grant, ok := p.grants[code]
@@ -187,12 +208,108 @@ func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sign", http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"access_token": "access-" + code,
 		"token_type":   "Bearer",
 		"expires_in":   3600,
 		"id_token":     idToken,
+	}
+	p.mu.Lock()
+	if !p.noRefresh {
+		rt := "rt-" + rand.Text()
+		p.refreshes[rt] = false
+		answer["refresh_token"] = rt
+	}
+	p.mu.Unlock()
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// refresh answers a refresh grant: a fresh ID token with the current claims
+// and a rotated refresh token.
+func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
+	p.mu.Lock()
+	p.refreshCount++
+	status, subject := p.refreshStatus, p.refreshSubject
+	used, known := p.refreshes[rt]
+	extra := maps.Clone(p.claims)
+	key := p.key
+	switch {
+	case status != 0:
+	case !known:
+		status = http.StatusBadRequest
+	case used:
+		// Reuse of a used token: revoke every token (one family here).
+		for k := range p.refreshes {
+			p.refreshes[k] = true
+		}
+		status = http.StatusBadRequest
+	default:
+		p.refreshes[rt] = true
+	}
+	next := "rt-" + rand.Text()
+	if status == 0 {
+		p.refreshes[next] = false
+	}
+	p.mu.Unlock()
+	switch {
+	case status == http.StatusBadRequest:
+		oauthError(w, "invalid_grant")
+		return
+	case status != 0:
+		http.Error(w, "unavailable", status)
+		return
+	}
+	claims := p.defaultClaims()
+	for k, v := range extra {
+		if v == nil {
+			delete(claims, k)
+		} else {
+			claims[k] = v
+		}
+	}
+	if subject != "" {
+		claims["sub"] = subject
+	}
+	idToken, err := signJWT(key, claims)
+	if err != nil {
+		p.t.Errorf("token endpoint: sign: %v", err)
+		http.Error(w, "sign", http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token":  "access-" + next,
+		"token_type":    "Bearer",
+		"expires_in":    3600,
+		"id_token":      idToken,
+		"refresh_token": next,
 	})
+}
+
+// revoke is the revocation endpoint (RFC 7009): it revokes the token.
+func (p *testIdP) revoke(w http.ResponseWriter, r *http.Request) {
+	if id, secret, ok := r.BasicAuth(); !ok || id != testClientID || secret != testClientSecret {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, "invalid_request")
+		return
+	}
+	tok := r.PostForm.Get("token")
+	p.mu.Lock()
+	if _, ok := p.refreshes[tok]; ok {
+		p.refreshes[tok] = true
+	}
+	p.revoked = append(p.revoked, tok)
+	p.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+// set runs f with the IdP's lock held.
+func (p *testIdP) set(f func(p *testIdP)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
 }
 
 // defaultClaims are the claims of a valid ID token of a superadmin.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,7 +27,7 @@ func (a *Auth) HandleLogin(w http.ResponseWriter, r *http.Request) {
 		Next:     safeNext(r.URL.Query().Get("next")),
 		Created:  a.now().Unix(),
 	}
-	if err := writeCookie(a.logins, w, r, LoginCookie, ls); err != nil {
+	if err := writeCookie(a.logins, w, r, a.cookieName(LoginCookie), ls); err != nil {
 		a.deny(w, r, http.StatusInternalServerError, "login failed: could not start", "error", err.Error())
 		return
 	}
@@ -48,7 +49,7 @@ func (a *Auth) HandleLogin(w http.ResponseWriter, r *http.Request) {
 // page can name them and offer logout; Require denies them every protected
 // route.
 func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
-	a.clearCookie(w, LoginCookie) // one use only, whatever happens next
+	a.clearCookie(w, a.cookieName(LoginCookie)) // one use only, whatever happens next
 	fail := func(reason string, err error) {
 		var attrs []any
 		if err != nil {
@@ -58,7 +59,7 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var ls loginState
-	if err := readCookie(a.logins, r, LoginCookie, &ls); err != nil {
+	if err := readCookie(a.logins, r, a.cookieName(LoginCookie), &ls); err != nil {
 		fail("missing or expired login state", err)
 		return
 	}
@@ -119,6 +120,11 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if len(tok.RefreshToken) > maxRefreshTokenBytes {
+		fail("refresh token too long for a session", fmt.Errorf("auth: refresh token of %d bytes, more than %d", len(tok.RefreshToken), maxRefreshTokenBytes))
+		return
+	}
+	verified, _ := claims["email_verified"].(bool)
 	now := a.now()
 	s := sessionData{
 		Version:  sessionVersion,
@@ -130,17 +136,24 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 		IssuedAt: now.Unix(),
 		Expires:  now.Add(a.cfg.SessionTTL).Unix(),
 		CSRF:     randomToken(),
+		Verified: verified,
+		Refresh:  tok.RefreshToken,
+		Checked:  now.Unix(),
 	}
 	if s.Subject == "" {
 		fail("invalid id token", errors.New("auth: id token without subject"))
 		return
 	}
-	if err := writeCookie(a.sessions, w, r, SessionCookie, s); err != nil {
+	if err := writeCookie(a.sessions, w, r, a.cookieName(SessionCookie), s); err != nil {
 		a.deny(w, r, http.StatusInternalServerError, "login failed: could not store session", "error", err.Error())
 		return
 	}
 	a.log.InfoContext(r.Context(), "auth: login",
 		"subject", s.Subject, "email", s.Email, "admin", a.isAdmin(s))
+	if s.Refresh == "" {
+		a.log.WarnContext(r.Context(), "auth: the identity provider issued no refresh token: the session ends at its first re-check (request the offline_access scope)",
+			"subject", s.Subject, "email", s.Email, "recheck", a.cfg.SessionRecheck.String())
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, ls.Next, http.StatusFound)
 }
@@ -148,9 +161,11 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 // HandleLogout ends the session: POST /auth/logout. It sits outside Require
 // (a signed-in non-admin must be able to log out), so it checks the request
 // itself: a cross-origin request is denied (403), and a request with a
-// valid session must carry its CSRF token (403). It clears the session
-// cookie and redirects (303) to "/", or to the IdP's end_session_endpoint
-// when Config.EndSessionRedirect is set and discovery advertised one.
+// valid session must carry its CSRF token (403). It revokes the session's
+// refresh token at the IdP's revocation_endpoint (when advertised; best
+// effort, logged), clears the session cookie and redirects (303) to the
+// IdP's end_session_endpoint when discovery advertised one (ending the IdP
+// session too), else to "/" (also with Config.LocalLogout).
 func (a *Auth) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -163,12 +178,19 @@ func (a *Auth) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	if s, err := a.readSession(r); err == nil {
 		if !validCSRF(r, s.CSRF) {
-			a.deny(w, r, http.StatusForbidden, ReasonCSRF, "subject", s.Subject)
+			a.deny(w, r, http.StatusForbidden, ReasonCSRF, "subject", s.Subject, "email", s.Email)
 			return
 		}
-		a.log.InfoContext(r.Context(), "auth: logout", "subject", s.Subject)
+		revoked := "no"
+		if err := a.revoke(r.Context(), s.Refresh); err != nil {
+			revoked = "failed: " + err.Error()
+		} else if a.revocation != "" && s.Refresh != "" {
+			revoked = "yes"
+		}
+		a.log.InfoContext(r.Context(), "auth: logout", "subject", s.Subject, "email", s.Email,
+			"refresh_token_revoked", revoked, "idp_logout", a.endSession != "")
 	}
-	a.clearCookie(w, SessionCookie)
+	a.clearCookie(w, a.cookieName(SessionCookie))
 	w.Header().Set("Cache-Control", "no-store")
 	target := "/"
 	if a.endSession != "" {

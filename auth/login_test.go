@@ -96,6 +96,9 @@ func TestLoginFlow(t *testing.T) {
 	if diff := cmp.Diff(wantID, e.Identity, cmpIgnoreExpires); diff != "" {
 		t.Errorf("FromContext() mismatch (-want +got):\n%s", diff)
 	}
+	if d := time.Until(e.Identity.Recheck); d < DefaultSessionRecheck-time.Minute || d > DefaultSessionRecheck+time.Minute {
+		t.Errorf("Identity.Recheck in %v, want about %v", d, DefaultSessionRecheck)
+	}
 	if d := time.Until(e.Identity.Expires); d < DefaultSessionTTL-time.Minute || d > DefaultSessionTTL+time.Minute {
 		t.Errorf("Identity.Expires in %v, want about %v", d, DefaultSessionTTL)
 	}
@@ -114,7 +117,7 @@ func TestLoginFlow(t *testing.T) {
 	}
 }
 
-var cmpIgnoreExpires = cmpopts.IgnoreFields(Identity{}, "Expires")
+var cmpIgnoreExpires = cmpopts.IgnoreFields(Identity{}, "Expires", "Recheck")
 
 func checkCookieAttrs(t *testing.T, c *http.Cookie, maxAge int, secure bool) {
 	t.Helper()
@@ -142,11 +145,17 @@ func TestSecureCookies(t *testing.T) {
 		c.InsecureCookies = false
 	})
 	resp := env.serve(request(http.MethodGet, LoginPath, nil, nil))
-	lc := resp.cookie(LoginCookie)
+	if c := resp.cookie(LoginCookie); c != nil {
+		t.Errorf("login sets a Secure cookie named %s, want the %s prefix", c.Name, HostPrefix)
+	}
+	lc := resp.cookie(HostPrefix + LoginCookie)
 	if lc == nil {
-		t.Fatalf("login sets no %s cookie", LoginCookie)
+		t.Fatalf("login sets no %s cookie", HostPrefix+LoginCookie)
 	}
 	checkCookieAttrs(t, lc, int(loginTTL/time.Second), true)
+	if lc.Domain != "" {
+		t.Errorf("cookie %s Domain = %q, want none (__Host- cookies have none)", lc.Name, lc.Domain)
+	}
 
 	authURL, err := url.Parse(resp.location())
 	if err != nil {
@@ -154,11 +163,21 @@ func TestSecureCookies(t *testing.T) {
 	}
 	cb := env.authorize(authURL) // https://deploy.example.com/auth/callback?...
 	resp = env.serve(request(http.MethodGet, cb.RequestURI(), nil, []*http.Cookie{lc}))
-	sc := resp.cookie(SessionCookie)
+	sc := resp.cookie(HostPrefix + SessionCookie)
 	if resp.StatusCode != http.StatusFound || sc == nil {
-		t.Fatalf("callback: status = %d, session cookie %v, want 302 and a cookie; body %s", resp.StatusCode, sc, resp.body)
+		t.Fatalf("callback: status = %d, session cookie %v, want 302 and a %s cookie; body %s", resp.StatusCode, sc, HostPrefix+SessionCookie, resp.body)
 	}
 	checkCookieAttrs(t, sc, int(DefaultSessionTTL/time.Second), true)
+
+	// The prefixed cookie is the session; an unprefixed one is no session.
+	resp = env.serve(request(http.MethodGet, "/apps", nil, []*http.Cookie{{Name: sc.Name, Value: sc.Value}}))
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /apps with the %s cookie: status = %d, want 200", sc.Name, resp.StatusCode)
+	}
+	resp = env.serve(request(http.MethodGet, "/apps", nil, []*http.Cookie{{Name: SessionCookie, Value: sc.Value}}))
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("GET /apps with the value under the unprefixed name: status = %d, want 302 to login", resp.StatusCode)
+	}
 }
 
 // TestCallbackDenied covers every ID-token check of the callback: each case
@@ -465,10 +484,20 @@ func TestLogout(t *testing.T) {
 			t.Errorf("GET /apps after logout: status = %d, want %d", got.StatusCode, http.StatusFound)
 		}
 	})
+	t.Run("local logout though the IdP advertises end_session", func(t *testing.T) {
+		env := newTestServer(t, func(p *testIdP, c *Config) {
+			p.endSession = true
+			c.LocalLogout = true
+		})
+		env.mustLogin()
+		resp := env.post(LogoutPath, url.Values{"csrf_token": {env.csrf()}})
+		if resp.StatusCode != http.StatusSeeOther || resp.location() != "/" {
+			t.Errorf("POST %s: status = %d, Location %q, want 303 to \"/\"", LogoutPath, resp.StatusCode, resp.location())
+		}
+	})
 	t.Run("end session at IdP", func(t *testing.T) {
 		env := newTestServer(t, func(p *testIdP, c *Config) {
 			p.endSession = true
-			c.EndSessionRedirect = true
 		})
 		env.mustLogin()
 		resp := env.post(LogoutPath, url.Values{"csrf_token": {env.csrf()}})

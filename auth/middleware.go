@@ -27,6 +27,10 @@ type Identity struct {
 	Bearer bool
 	// Expires is when the session (or bearer token) stops being valid.
 	Expires time.Time
+	// Recheck is when a session is next re-checked with the IdP (zero for
+	// a bearer token): a long-lived stream should end by then, so that its
+	// reconnect passes Require again.
+	Recheck time.Time
 }
 
 type ctxKey struct{}
@@ -71,6 +75,14 @@ func CSRFToken(ctx context.Context) string {
 // the login page for an HTML GET, 401 with HX-Redirect for HTMX, 401 for
 // JSON; an identity that fails IsAdmin gets 403. On success the Identity and
 // CSRF token are in the request's context (FromContext, CSRFToken).
+//
+// A cookie session older than Config.SessionRecheck since login or its last
+// re-check is re-checked with the IdP first (see recheck): a refused
+// refresh, another subject or a superadmin who is one no longer clears the
+// session and is answered like a request without one; an IdP that cannot be
+// asked is a 503 (the session is kept for the next try); otherwise the
+// updated session (rotated refresh token, fresh claims) is stored and the
+// request goes on with it.
 func (a *Auth) Require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		unsafe := !isSafeMethod(r.Method)
@@ -89,7 +101,7 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				return
 			}
 			if !id.Admin {
-				a.deny(w, r.WithContext(NewContext(r.Context(), id, "")), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject)
+				a.deny(w, r.WithContext(NewContext(r.Context(), id, "")), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject, "email", id.Email)
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id, "")))
@@ -99,18 +111,39 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 		s, err := a.readSession(r)
 		if err != nil {
 			if !errors.Is(err, errNoCookie) {
-				a.clearCookie(w, SessionCookie)
+				a.clearCookie(w, a.cookieName(SessionCookie))
 			}
 			a.unauthenticated(w, r, err)
 			return
 		}
+		if !a.now().Before(time.Unix(s.Checked, 0).Add(a.cfg.SessionRecheck)) {
+			ns, outcome, why := a.recheck(r.Context(), s)
+			switch outcome {
+			case recheckSignOut:
+				a.clearCookie(w, a.cookieName(SessionCookie))
+				a.log.InfoContext(r.Context(), "auth: session ended at its re-check",
+					"subject", s.Subject, "email", s.Email, "reason", why)
+				a.unauthenticated(w, r, errors.New("auth: session ended: "+why))
+				return
+			case recheckUnavailable:
+				a.deny(w, r, http.StatusServiceUnavailable, ReasonRecheckUnavailable,
+					"subject", s.Subject, "email", s.Email, "error", why)
+				return
+			}
+			if err := writeCookie(a.sessions, w, r, a.cookieName(SessionCookie), ns); err != nil {
+				a.deny(w, r, http.StatusInternalServerError, "could not store the session", "subject", s.Subject, "error", err.Error())
+				return
+			}
+			a.log.DebugContext(r.Context(), "auth: session re-checked", "subject", ns.Subject, "email", ns.Email, "admin", a.isAdmin(ns))
+			s = ns
+		}
 		id := a.identity(s)
 		if !id.Admin {
-			a.deny(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject)
+			a.deny(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject, "email", id.Email)
 			return
 		}
 		if unsafe && !validCSRF(r, s.CSRF) {
-			a.deny(w, r, http.StatusForbidden, ReasonCSRF, "subject", id.Subject)
+			a.deny(w, r, http.StatusForbidden, ReasonCSRF, "subject", id.Subject, "email", id.Email)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)))

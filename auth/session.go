@@ -17,8 +17,9 @@ import (
 const valueKey = "v"
 
 // sessionVersion is bumped when sessionData changes incompatibly; a session
-// of another version is no session.
-const sessionVersion = 1
+// of another version is no session. Version 2 added the refresh token and
+// the time of the last re-check.
+const sessionVersion = 2
 
 // clockSkew is how far in the future a session's issued-at may be.
 const clockSkew = time.Minute
@@ -29,15 +30,23 @@ const maxAdminClaimBytes = 1024
 
 // sessionData is the content of the session cookie.
 type sessionData struct {
-	Version  int             `json:"ver"`
-	Subject  string          `json:"sub"`
-	Email    string          `json:"email,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Claim    string          `json:"claim"`           // name of the admin claim at login
-	Value    json.RawMessage `json:"value,omitempty"` // its value at login, re-checked by IsAdmin per request
-	IssuedAt int64           `json:"iat"`
-	Expires  int64           `json:"exp"`
-	CSRF     string          `json:"csrf"`
+	Version int             `json:"ver"`
+	Subject string          `json:"sub"`
+	Email   string          `json:"email,omitempty"`
+	Name    string          `json:"name,omitempty"`
+	Claim   string          `json:"claim"`           // name of the admin claim at login
+	Value   json.RawMessage `json:"value,omitempty"` // its value at login (or the last re-check), re-checked by IsAdmin per request
+	// Verified is the email_verified claim at login (or the last re-check).
+	Verified bool   `json:"ev,omitempty"`
+	IssuedAt int64  `json:"iat"`
+	Expires  int64  `json:"exp"`
+	CSRF     string `json:"csrf"`
+	// Refresh is the IdP's refresh token, with which the session re-checks
+	// the user every Config.SessionRecheck; "" when the IdP issued none
+	// (the session then ends at its first re-check).
+	Refresh string `json:"rt,omitempty"`
+	// Checked is when the IdP last vouched for the user (login or re-check).
+	Checked int64 `json:"chk"`
 }
 
 // loginState is the content of the login cookie.
@@ -119,7 +128,7 @@ func (a *Auth) clearCookie(w http.ResponseWriter, name string) {
 // an error: the caller treats it as no session.
 func (a *Auth) readSession(r *http.Request) (sessionData, error) {
 	var s sessionData
-	if err := readCookie(a.sessions, r, SessionCookie, &s); err != nil {
+	if err := readCookie(a.sessions, r, a.cookieName(SessionCookie), &s); err != nil {
 		return sessionData{}, err
 	}
 	now := a.now()
@@ -132,7 +141,7 @@ func (a *Auth) readSession(r *http.Request) (sessionData, error) {
 		return sessionData{}, errors.New("auth: session without csrf token")
 	case s.Claim != a.cfg.AdminClaim:
 		return sessionData{}, fmt.Errorf("auth: session admin claim %q, configured %q", s.Claim, a.cfg.AdminClaim)
-	case time.Unix(s.IssuedAt, 0).After(now.Add(clockSkew)):
+	case time.Unix(s.IssuedAt, 0).After(now.Add(clockSkew)), time.Unix(s.Checked, 0).After(now.Add(clockSkew)):
 		return sessionData{}, errors.New("auth: session issued in the future")
 	case !now.Before(time.Unix(s.Expires, 0)):
 		return sessionData{}, errors.New("auth: session expired")
@@ -151,7 +160,7 @@ func (a *Auth) isAdmin(s sessionData) bool {
 	if err := json.Unmarshal(s.Value, &v); err != nil {
 		return false
 	}
-	return IsAdmin(map[string]any{s.Claim: v}, a.cfg.AdminClaim, a.cfg.AdminValue)
+	return IsAdmin(map[string]any{s.Claim: v, "email_verified": s.Verified}, a.cfg.AdminClaim, a.cfg.AdminValue)
 }
 
 // identity returns the Identity of a valid session.
@@ -162,7 +171,19 @@ func (a *Auth) identity(s sessionData) Identity {
 		Name:    s.Name,
 		Admin:   a.isAdmin(s),
 		Expires: time.Unix(s.Expires, 0),
+		Recheck: time.Unix(s.Checked, 0).Add(a.cfg.SessionRecheck),
 	}
+}
+
+// cookieName is the name of a cookie with the given base name: with the
+// "__Host-" prefix whenever cookies are Secure, so browsers accept it only
+// from this host over HTTPS, with Path=/ and no Domain (no subdomain or
+// plain-HTTP page can set or shadow it).
+func (a *Auth) cookieName(base string) string {
+	if a.cfg.InsecureCookies {
+		return base
+	}
+	return HostPrefix + base
 }
 
 // adminClaimValue returns the JSON of claims[a.cfg.AdminClaim] to keep in the

@@ -8,16 +8,20 @@ import (
 	"net/http"
 )
 
-// app is the login, consent and logout app that Hydra sends browsers to.
+// app is the login, consent and logout app that Hydra sends browsers to,
+// and the token hook Hydra calls on every token request.
 type app struct {
 	log   *slog.Logger
 	admin adminAPI
-	users []User
+	dir   *directory
+	// hookPath is the token hook's path, with a random part only Hydra
+	// knows ("" turns the hook off).
+	hookPath string
 }
 
 // newApp returns the app's handler.
-func newApp(log *slog.Logger, admin adminAPI, users []User) http.Handler {
-	a := &app{log: log, admin: admin, users: users}
+func newApp(log *slog.Logger, admin adminAPI, dir *directory, hookPath string) http.Handler {
+	a := &app{log: log, admin: admin, dir: dir, hookPath: hookPath}
 	return a.routes()
 }
 
@@ -30,6 +34,9 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /logout", a.handle(a.logoutAccept))
 	mux.Handle("GET /logged-out", a.handle(a.loggedOutShow))
 	mux.Handle("GET /{$}", a.handle(a.homeShow))
+	if a.hookPath != "" {
+		mux.HandleFunc("POST "+a.hookPath, a.tokenHook)
+	}
 	return mux
 }
 

@@ -75,7 +75,7 @@ func (f *fakeAdmin) AcceptLogout(_ context.Context, c string) (string, error) {
 func newTestServer(t *testing.T, fake *fakeAdmin) *httptest.Server {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(newApp(log, fake, DefaultUsers()))
+	srv := httptest.NewServer(newApp(log, fake, newDirectory(DefaultUsers()), ""))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -18,9 +18,12 @@ func (a *app) consentAccept(w http.ResponseWriter, r *http.Request) error {
 		}
 		return fromHydra(err, "consent request")
 	}
-	u, ok := findUser(a.users, req.Subject)
+	u, ok := findUser(a.dir.snapshot(), req.Subject)
 	if !ok {
 		return &appError{Status: http.StatusBadRequest, Public: "The signed-in user is not one of this identity provider's users. Sign in again from deploy-web."}
+	}
+	if u.Disabled {
+		return &appError{Status: http.StatusForbidden, Public: msgDisabled}
 	}
 	to, err := a.admin.AcceptConsent(r.Context(), challenge, consentFor(u, req))
 	if err != nil {
@@ -33,16 +36,21 @@ func (a *app) consentAccept(w http.ResponseWriter, r *http.Request) error {
 // consentFor builds the consent accepted for u: every requested scope and
 // audience, and the user's claims in the ID token.
 func consentFor(u User, req *consentRequest) acceptConsent {
-	groups := append([]string{}, u.Groups...) // [] rather than null
 	return acceptConsent{
 		GrantScope:               nonNil(req.RequestedScope),
 		GrantAccessTokenAudience: nonNil(req.RequestedAccessTokenAudience),
-		Session: consentSession{IDToken: map[string]any{
-			"groups":         groups,
-			"email":          u.Email,
-			"email_verified": true,
-			"name":           u.Name,
-		}},
+		Session:                  consentSession{IDToken: idTokenClaims(u)},
+	}
+}
+
+// idTokenClaims are the claims the app puts in u's ID tokens, at consent
+// and again at each refresh (see tokenHook).
+func idTokenClaims(u User) map[string]any {
+	return map[string]any{
+		"groups":         append([]string{}, u.Groups...), // [] rather than null
+		"email":          u.Email,
+		"email_verified": true,
+		"name":           u.Name,
 	}
 }
 

@@ -39,6 +39,9 @@ type User struct {
 	Email    string
 	Name     string
 	Groups   []string
+	// Disabled users cannot sign in, and their refresh tokens are refused
+	// (see IdP.Disable).
+	Disabled bool
 }
 
 // DefaultUsers returns the demo logins: admin/admin in group superadmin and
@@ -94,12 +97,15 @@ type IdP struct {
 	AdminURL string
 	// Dir is the working folder and LogPath Hydra's log file in it.
 	Dir, LogPath string
-	// Users are the accepted logins.
+	// Users are the logins at start; IdP.SetGroups and IdP.Disable change
+	// the app's directory, not this list.
 	Users []User
 
+	dir      *directory
 	hydra    *proc.Process
 	srv      *http.Server
 	appLog   *os.File
+	hookURL  string // the app's token hook, which Hydra calls
 	tmpDir   string // removed by Stop
 	stopOnce sync.Once
 }
@@ -187,8 +193,11 @@ func Start(ctx context.Context, opts Options) (_ *IdP, err error) {
 	p.AppURL = "http://" + ln.Addr().String()
 	p.LoginURL = p.AppURL + "/login"
 	adminClient := &hydraAdmin{client: &http.Client{Timeout: 10 * time.Second}}
+	p.dir = newDirectory(users)
+	hookPath := "/token-hook/" + randomHex(16)
+	p.hookURL = p.AppURL + hookPath
 	p.srv = &http.Server{
-		Handler:           newApp(log, adminClient, users),
+		Handler:           newApp(log, adminClient, p.dir, hookPath),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelError),
 	}
@@ -256,10 +265,18 @@ func (p *IdP) startHydra(ctx context.Context, bin string, pub, adm int, admin *h
 		"SQA_OPT_OUT=true",
 		"OAUTH2_EXPOSE_INTERNAL_ERRORS=true",
 	}
+	// Every token request (refreshes included) asks the app for the user's
+	// current claims, so a changed or disabled user shows at the next
+	// refresh. (A file: Hydra's environment cannot set this oneOf key.)
+	cfgPath := filepath.Join(p.Dir, "hydra.yml")
+	hookCfg := "oauth2:\n  token_hook: " + strconv.Quote(p.hookURL) + "\n"
+	if err := os.WriteFile(cfgPath, []byte(hookCfg), 0o600); err != nil {
+		return fmt.Errorf("devidp: write hydra config: %w", err)
+	}
 	h, err := proc.Start(proc.Spec{
 		Name: "hydra",
 		Path: bin,
-		Args: []string{"serve", "all", "--dev", "--sqa-opt-out"},
+		Args: []string{"serve", "all", "--dev", "--sqa-opt-out", "-c", cfgPath},
 		Env:  env,
 		Dir:  p.Dir,
 	})

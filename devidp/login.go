@@ -43,6 +43,7 @@ type loginDecision struct {
 const (
 	msgMissing  = "Enter your username and password."
 	msgWrong    = "Wrong username or password."
+	msgDisabled = "This account is disabled."
 	cancelError = "access_denied"
 )
 
@@ -64,6 +65,9 @@ func decideLogin(users []User, f loginForm) loginDecision {
 	}
 	if subtle.ConstantTimeCompare([]byte(f.Password), []byte(u.Password)) != 1 {
 		return loginDecision{Outcome: loginRetry, Message: msgWrong}
+	}
+	if u.Disabled {
+		return loginDecision{Outcome: loginRetry, Message: msgDisabled}
 	}
 	return loginDecision{Outcome: loginAccept, Subject: u.Username}
 }

@@ -14,7 +14,7 @@ func (a *app) loginSubmit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := decideLogin(a.users, loginForm{
+	d := decideLogin(a.dir.snapshot(), loginForm{
 		Username: r.PostForm.Get("username"),
 		Password: r.PostForm.Get("password"),
 		Cancel:   r.PostForm.Get("action") == "cancel",

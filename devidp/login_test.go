@@ -3,7 +3,7 @@ package devidp
 import "testing"
 
 func TestDecideLogin(t *testing.T) {
-	users := DefaultUsers()
+	users := append(DefaultUsers(), User{Username: "gone", Password: "gone", Disabled: true})
 	tests := []struct {
 		name string
 		form loginForm
@@ -18,6 +18,8 @@ func TestDecideLogin(t *testing.T) {
 		{"unknown user", loginForm{Username: "root", Password: "admin"}, loginDecision{Outcome: loginRetry, Message: msgWrong}},
 		{"empty name", loginForm{Password: "admin"}, loginDecision{Outcome: loginRetry, Message: msgMissing}},
 		{"empty password", loginForm{Username: "admin"}, loginDecision{Outcome: loginRetry, Message: msgMissing}},
+		{"disabled user", loginForm{Username: "gone", Password: "gone"}, loginDecision{Outcome: loginRetry, Message: msgDisabled}},
+		{"disabled user, wrong password", loginForm{Username: "gone", Password: "x"}, loginDecision{Outcome: loginRetry, Message: msgWrong}},
 		{"cancel", loginForm{Cancel: true}, loginDecision{Outcome: loginCancel}},
 		{"cancel wins over a right password", loginForm{Username: "admin", Password: "admin", Cancel: true}, loginDecision{Outcome: loginCancel}},
 	}

@@ -64,12 +64,12 @@ func TestRollbackInBrowser(t *testing.T) {
 	}
 	found := false
 	for _, e := range evs.Items {
-		if strings.Contains(e.Message, "admin@demo.local") && strings.Contains(e.Message, "2.4.1 to 2.4.0") {
+		if strings.Contains(e.Message, "admin@demo.local (sub admin)") && strings.Contains(e.Message, "2.4.1 to 2.4.0") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no RollbackRequested event naming admin@demo.local and 2.4.1 to 2.4.0 in %v", evs.Items)
+		t.Errorf("no RollbackRequested event naming admin@demo.local (sub admin) and 2.4.1 to 2.4.0 in %v", evs.Items)
 	}
 }
 

@@ -230,6 +230,11 @@ func (s *Server) readLogs(ctx context.Context, ns, app string, p logParams) (kub
 	if s.opts.Logs == nil {
 		return kubeview.LogResult{Pods: []kubeview.LogPod{}, Lines: []kubeview.LogLine{}, Reason: noLogSourceReason}, nil
 	}
+	release, refusal := s.logReads.acquire(subjectOf(ctx))
+	if release == nil {
+		return kubeview.LogResult{}, tooMany(refusal)
+	}
+	defer release()
 	res, err := s.opts.Logs.Read(ctx, p.query(ns, app))
 	if err != nil {
 		return res, logQueryError(err, app, p)
@@ -448,7 +453,7 @@ func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templa
 	}
 	res, err := s.readLogs(r.Context(), ns, name, p)
 	var he *httpError
-	if errors.As(err, &he) && he.Status < 500 {
+	if errors.As(err, &he) && he.Status < 500 && he.Status != http.StatusTooManyRequests {
 		// A pod gone since the URL was made: say so beside the selector.
 		v.Reason = he.Public
 		return v, nil

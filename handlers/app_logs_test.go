@@ -763,6 +763,25 @@ func TestLogStreamShutdown(t *testing.T) {
 	}
 }
 
+// TestLogStreamEndsAtRecheck: a stream ends, telling the client to
+// reconnect, when the session is due for its re-check with the IdP.
+func TestLogStreamEndsAtRecheck(t *testing.T) {
+	logs := &fakeLogs{pods: webPods}
+	ts := newLogsServer(t, logs)
+	id := testIdentity
+	id.Recheck = time.Now().Add(-time.Second) // already due
+	ts.auth.id = &id
+	srv := httptest.NewServer(ts.handler)
+	defer srv.Close()
+	resp, cancel := stream(t, srv, "/v1/deploy/web/logs?follow=1", nil)
+	defer cancel()
+	defer resp.Body.Close()
+	evs := parseSSE(t, resp.Body, nil) // until the server ends the stream
+	if n := len(evs); n == 0 || evs[n-1].Event != "status" || !strings.Contains(evs[n-1].Data, `"status":"reconnecting"`) || !strings.Contains(evs[n-1].Data, "session") {
+		t.Errorf("events of a stream whose session is due for its re-check = %+v, want it to end with reconnecting", evs)
+	}
+}
+
 // TestLogStreamHeartbeat: an idle stream sends comments.
 func TestLogStreamHeartbeat(t *testing.T) {
 	ts := newLogsServer(t, &fakeLogs{pods: webPods}, func(o *Options) { o.LogStreams = LogStreamLimits{Heartbeat: 20 * time.Millisecond} })

@@ -17,16 +17,22 @@ import (
 // maxBody bounds the body of a write request.
 const maxBody = 4 << 10
 
-// actor names the user in audit records: the email, else the subject.
+// actor names the user in audit records (Events, log lines): the email
+// and the subject, "alice@example.com (sub alice)", or the subject alone.
 func actor(r *http.Request) string {
 	id, ok := auth.FromContext(r.Context())
 	if !ok {
 		return "unknown"
 	}
+	return auditName(id)
+}
+
+// auditName is the user as audit records name them.
+func auditName(id auth.Identity) string {
 	if id.Email != "" {
-		return id.Email
+		return id.Email + " (sub " + id.Subject + ")"
 	}
-	return id.Subject
+	return "sub " + id.Subject
 }
 
 // releaseError maps the release seam's errors to answers.

@@ -144,6 +144,8 @@ func countsOf(rows []kubeview.AppRow) kubeview.Counts {
 // does. It records every path Require saw and every denial.
 type fakeAuth struct {
 	deny func(w http.ResponseWriter, r *http.Request, status int, reason string)
+	// id, when set, replaces testIdentity.
+	id *auth.Identity
 
 	mu       sync.Mutex
 	required []string // "METHOD path" of each request that reached Require
@@ -164,7 +166,11 @@ func (a *fakeAuth) Require(next http.Handler) http.Handler {
 			a.deny(w, r, http.StatusUnauthorized, auth.ReasonUnauthenticated)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), testIdentity, testCSRF)))
+		id := testIdentity
+		if a.id != nil {
+			id = *a.id
+		}
+		next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), id, testCSRF)))
 	})
 }
 

@@ -25,6 +25,13 @@ type LogStreamLimits struct {
 	// PerUser and Total cap the concurrent streams of one user (by OIDC
 	// subject) and of the whole server (defaults 10 and 200).
 	PerUser, Total int
+	// ReadsPerUser and ReadsTotal cap the concurrent non-follow log reads
+	// (the JSON and text API, the viewer's page) of one user and of the
+	// whole server (defaults 4 and 32); a read over the cap is a 429.
+	ReadsPerUser, ReadsTotal int
+	// RunStreamsPerUser and RunStreamsTotal cap the concurrent plan-run
+	// streams (defaults 10 and 200).
+	RunStreamsPerUser, RunStreamsTotal int
 	// Heartbeat is the interval of the comment lines that keep proxies from
 	// closing an idle stream (default 15s).
 	Heartbeat time.Duration
@@ -52,6 +59,10 @@ func (l LogStreamLimits) withDefaults() LogStreamLimits {
 	}
 	def(&l.PerUser, 10)
 	def(&l.Total, 200)
+	def(&l.ReadsPerUser, 4)
+	def(&l.ReadsTotal, 32)
+	def(&l.RunStreamsPerUser, 10)
+	def(&l.RunStreamsTotal, 200)
 	def(&l.BufferLines, 1024)
 	def(&l.BufferBytes, 256<<10)
 	defd(&l.Heartbeat, 15*time.Second)
@@ -559,11 +570,24 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 	}
 	heartbeat := time.NewTicker(limits.Heartbeat)
 	defer heartbeat.Stop()
+	// The stream ends when the session is due for its re-check with the
+	// IdP: the client reconnects (from its Last-Event-ID) through Require,
+	// so a user whose access ended is not streamed to for hours.
+	var recheck <-chan time.Time
+	if id, ok := auth.FromContext(r.Context()); ok && !id.Recheck.IsZero() {
+		t := time.NewTimer(time.Until(id.Recheck))
+		defer t.Stop()
+		recheck = t.C
+	}
 	var items []queued
 	for {
 		select {
 		case <-ctx.Done():
 			s.endOnCancel(r, shutdown, enc, bw, flush)
+			return nil
+		case <-recheck:
+			_ = enc.notice(bw, "reconnecting", "re-checking your session: reconnecting")
+			_ = flush()
 			return nil
 		case <-heartbeat.C:
 			bw.WriteString(": keep-alive\n\n")

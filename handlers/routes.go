@@ -42,7 +42,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /environments/{env}/plan", s.envStart(envrun.ActionPlan))
 	s.protect(m, "POST /environments/{env}/apply", s.envStart(envrun.ActionApply))
 	s.protect(m, "GET /environments/{env}/runs/{id}", s.envRun)
-	s.protect(m, "GET /environments/{env}/runs/{id}/stream", s.envRunStream)
+	s.protect(m, "GET /environments/{env}/runs/{id}/stream", limited(s.runStreams, s.envRunStream))
 	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
 

@@ -112,6 +112,9 @@ type Server struct {
 	m      *http.ServeMux
 	// logStreams counts the live log streams.
 	logStreams *streamLimiter
+	// logReads counts the non-follow log reads, runStreams the plan-run
+	// streams.
+	logReads, runStreams *userLimiter
 }
 
 // New wires the handlers.
@@ -125,13 +128,16 @@ func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
 	if opts.AppKind == "" {
 		opts.AppGroup, opts.AppKind = appcr.GroupVersion.Group, appcr.Kind.Kind
 	}
-	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: newStreamLimiter(opts.LogStreams)}
+	l := opts.LogStreams.withDefaults()
+	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: newStreamLimiter(l),
+		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
+		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
 }
 
 // Handler returns the whole site: the route table behind the common
-// middleware (request id and logging, security headers).
+// middleware (request id and logging, security headers, the body cap).
 func (s *Server) Handler() http.Handler {
-	return s.withRequestLog(securityHeaders(s.mux()))
+	return s.withRequestLog(securityHeaders(s.limitBody(MaxRequestBody, s.mux())))
 }
 
 type ctxKey int

@@ -47,6 +47,8 @@ type serveConfig struct {
 	AdminValue       string
 	SessionKeyFile   string
 	SessionTTL       time.Duration
+	SessionRecheck   time.Duration
+	LocalLogout      bool
 	InsecureCookies  bool
 	// Scopes are the OAuth 2.0 scopes requested at login, comma-separated
 	// ("" = auth's default: openid,profile,email,groups).
@@ -89,8 +91,10 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.AdminValue, "admin-value", auth.DefaultAdminValue, "value of --admin-claim that makes a superadmin (a list claim must contain it; \"true\" matches a boolean claim)")
 	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see README")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", auth.DefaultSessionTTL, "session lifetime")
+	fs.DurationVar(&c.SessionRecheck, "session-recheck", auth.DefaultSessionRecheck, "how often a session re-checks the user with the identity provider through the refresh token (a user removed from the admin group or disabled is signed out at the next check)")
+	fs.BoolVar(&c.LocalLogout, "local-logout", false, "keep logout local: do not send the browser to the identity provider's end_session_endpoint")
 	fs.BoolVar(&c.InsecureCookies, "insecure-cookies", false, "allow cookies over plain HTTP (only for a loopback redirect URL)")
-	fs.StringVar(&c.Scopes, "oidc-scopes", "openid,profile,email,groups", "comma-separated scopes requested at login (drop groups for an IdP that refuses it, e.g. Google)")
+	fs.StringVar(&c.Scopes, "oidc-scopes", "openid,profile,email,groups,offline_access", "comma-separated scopes requested at login (offline_access gets the refresh token sessions re-check with; drop groups for an IdP that refuses it, e.g. Google)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
@@ -246,6 +250,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	a, err := auth.New(ctx, auth.Config{
 		IssuerURL: cfg.IssuerURL, ClientID: cfg.ClientID, ClientSecret: clientSecret, RedirectURL: cfg.RedirectURL,
 		AdminClaim: cfg.AdminClaim, AdminValue: cfg.AdminValue, SessionKeys: keys, SessionTTL: cfg.SessionTTL,
+		SessionRecheck: cfg.SessionRecheck, LocalLogout: cfg.LocalLogout,
 		InsecureCookies: cfg.InsecureCookies, Scopes: splitList(cfg.Scopes),
 	}, log, site)
 	if err != nil {
@@ -278,9 +283,13 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	srv := handlers.New(site, view, a, hopts)
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		Handler: srv.Handler(),
+		// Headers in 10s, a whole request (bodies are at most 64 KiB) in
+		// 30s; no WriteTimeout, as event streams set a deadline per write.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 2)
