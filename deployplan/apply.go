@@ -134,7 +134,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	for _, o := range ps.objs {
 		l, err := cl.get(ctx, o)
 		if err != nil {
-			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), err)
+			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 		}
 		if l != nil {
 			live[key(o)] = l
@@ -177,9 +177,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		opts.progress("delete template Job %s (image %s -> %s)", j.Job, j.OldImage, j.NewImage)
 		if err := deleteJob(ctx, cl, o, types.UID(j.OldUID)); err != nil {
 			d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + shortErr(err)
-			byKey[key(o)].Result, byKey[key(o)].Message = "failed", shortErr(err)
-			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, err))
+			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + objErr(o, err)
+			byKey[key(o)].Result, byKey[key(o)].Message = "failed", objErr(o, err)
+			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, objErr(o, err)))
 		}
 	}
 
@@ -197,11 +197,11 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		j, isJob := ps.jobs[key(o)]
 		switch {
 		case err != nil:
-			op.Result, op.Message = "failed", shortErr(err)
-			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), shortErr(err))
+			op.Result, op.Message = "failed", objErr(o, err)
+			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 			if isJob && j.Result == JobPlanned {
 				d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + shortErr(err)
+				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + objErr(o, err)
 			}
 		case isJob && j.Result == JobPlanned:
 			op.Result = "replaced"

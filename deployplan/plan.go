@@ -281,7 +281,7 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		ref := o.GetKind() + "/" + o.GetName()
 		live, err := cl.get(ctx, o)
 		if err != nil {
-			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, shortErr(err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
+			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, objErr(o, err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
 			actions[k] = ActionBlocked
 			continue
 		}
@@ -311,11 +311,11 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 				actions[k] = ActionUpdate // values are not compared
 			}
 		case apierrors.IsConflict(err):
-			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, shortErr(err)),
+			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
 				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
 			actions[k] = ActionBlocked
 		default:
-			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, shortErr(err)),
+			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, objErr(o, err)),
 				UnblockHint: "fix the manifest so the API server accepts it"})
 			actions[k] = ActionBlocked
 		}
