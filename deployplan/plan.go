@@ -109,6 +109,7 @@ type planState struct {
 	live     map[string]*unstructured.Unstructured
 	jobs     map[string]JobReplacement // by key
 	cl       *clients
+	lock     *lease // held by an apply, nil for a plan
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry
@@ -129,6 +130,12 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	if err != nil {
 		return nil, err
 	}
+	return planRendered(ctx, env, opts, r)
+}
+
+// planRendered plans the objects r holds.
+func planRendered(ctx context.Context, env *Environment, opts Options, r *Rendered) (*planState, error) {
+	var err error
 	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}}
 	rep := &Report{}
 	ps.report = rep
@@ -138,7 +145,11 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	if env.Cluster.InCluster {
 		d.Target.Context = "(in-cluster)"
 	}
-	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects)}
+	digest, err := RenderedDigest(r.Objects)
+	if err != nil {
+		return nil, err
+	}
+	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest}
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker
