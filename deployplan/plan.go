@@ -403,7 +403,9 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 		"deploy-web validate-report " + quoteArg(rp),
 	}
 	if ready && !env.Protected {
-		cmds = append(cmds, fmt.Sprintf("%s --apply --confirm-env=%s --confirmed-non-production --write-report %s", base, env.Name, quoteArg(rp)))
+		// The apply names this plan (--plan): it is refused if the source
+		// moved since. Its report goes beside the plan's, not over it.
+		cmds = append(cmds, fmt.Sprintf("%s --apply --confirm-env=%s --confirmed-non-production --plan %s --write-report %s", base, env.Name, quoteArg(rp), quoteArg(strings.TrimSuffix(rp, ".json")+".apply.json")))
 	}
 	return cmds
 }
