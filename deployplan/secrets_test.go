@@ -26,7 +26,7 @@ func kubectlAppliedSecret() *metav1.PartialObjectMetadata {
 				"kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","kind":"Secret","stringData":{"password":"` + secretMarker + `"}}`,
 				"note": base64.StdEncoding.EncodeToString([]byte(secretMarker)),
 			},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl-client-side-apply", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:password":{}}}`)}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl-client-side-apply", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:password":{}}}`)}},
 		},
 	}
 }
