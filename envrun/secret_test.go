@@ -136,18 +136,27 @@ func TestConsoleApplyKeepsNoSecretValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cms.Items) < 2 {
-		t.Errorf("history ConfigMaps = %d, want the plan and the apply", len(cms.Items))
-	}
 	for _, cm := range cms.Items {
 		raw, _ := json.Marshal(cm)
-		check("history ConfigMap "+cm.Name, raw)
-		_, hf, err := store.Get(ctx, cm.Name)
+		check("ConfigMap deploy-web/"+cm.Name, raw)
+	}
+	entries, err := store.List(ctx, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Errorf("history entries = %d, want the plan and the apply", len(entries))
+	}
+	for _, e := range entries {
+		_, hf, err := store.Get(ctx, e.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(hf["report.json"]) == 0 {
+			t.Errorf("history %s keeps no report", e.ID)
+		}
 		for name, b := range hf {
-			check("history "+cm.Name+"/"+name, b)
+			check("history "+e.ID+"/"+name, b)
 		}
 	}
 	evs, err := p.Kube.CoreV1().Events("dev").List(ctx, metav1.ListOptions{})
