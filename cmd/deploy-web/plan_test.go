@@ -756,7 +756,11 @@ func TestPlanApplyScenarios(t *testing.T) {
 		a := <-aDone
 		var lost *deployplan.LockLostError
 		if !errors.As(a.err, &lost) || a.rep != nil || lost.Now != holderB || lost.Holder != holderA {
-			t.Fatalf("apply A after the takeover = %v, %v; want a LockLostError naming %q", a.rep, a.err, holderB)
+			status := "no report"
+			if a.rep != nil {
+				status = a.rep.Status() + ": " + a.rep.DeployApply.Conclusion.Summary
+			}
+			t.Fatalf("apply A after the takeover = %s, %v; want no report and a LockLostError naming %q", status, a.err, holderB)
 		}
 		if !strings.Contains(a.err.Error(), "lost the lock") {
 			t.Errorf("apply A's error = %q, want it to say it lost the lock", a.err)
