@@ -132,9 +132,12 @@ func planServer(t *testing.T) (*testServer, *planstore.Store, func(conclusion st
 		if err != nil {
 			t.Fatal(err)
 		}
-		if conclusion == deployplan.StatusReady {
+		if conclusion != deployplan.StatusBlocked {
 			rep.DeployApply.RemainingBlockers = nil
 			rep.DeployApply.Conclusion = deployplan.Conclusion{Status: deployplan.StatusReady, Summary: "ready"}
+		}
+		if conclusion == "stale" { // a ready plan of objects the source no longer renders
+			rep.DeployApply.Source.RenderedDigest = "sha256:" + strings.Repeat("0", 64)
 		}
 		js, _ := rep.JSON()
 		e, err := store.Save(context.Background(), planstore.Entry{Environment: "dev", Action: "plan", Conclusion: rep.Status(), User: "alice", Time: time.Now()},
@@ -210,5 +213,40 @@ func TestEnvApplyOfferedForTheLatestReadyPlan(t *testing.T) {
 	w := post(latest)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `data-run="dev-`) {
 		t.Errorf("POST apply of the latest ready plan = %d %s, want the run's panel", w.Code, w.Body)
+	}
+	waitRunDone(t, ts, w.Body.String())
+
+	// A plan whose source moved since is accepted at the POST, then the
+	// run refuses it before the cluster, and the panel says so.
+	stale := save("stale")
+	w = post(stale)
+	if w.Code != 200 {
+		t.Fatalf("POST apply of the latest (stale) plan = %d %s, want the run's panel", w.Code, w.Body)
+	}
+	panel := waitRunDone(t, ts, w.Body.String())
+	if !strings.Contains(panel, "the source moved since this plan: plan again") || !strings.Contains(panel, `data-testid="run-refused"`) {
+		t.Errorf("the stale apply's panel does not refuse it as stale:\n%s", panel)
+	}
+}
+
+// waitRunDone polls the run whose panel is panel until it is done and
+// returns its final panel.
+func waitRunDone(t *testing.T, ts *testServer, panel string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(panel, `data-run="`)
+	id, _, _ := strings.Cut(rest, `"`)
+	if !ok || id == "" {
+		t.Fatalf("no run id in the panel:\n%s", panel)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w := ts.get(t, "/environments/dev/runs/"+id, htmxHeader)
+		if strings.Contains(w.Body.String(), `data-testid="run-done"`) || strings.Contains(w.Body.String(), `data-testid="run-refused"`) {
+			return w.Body.String()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s not done:\n%s", id, w.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
