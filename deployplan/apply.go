@@ -29,8 +29,17 @@ type ApplyOptions struct {
 	Timeout time.Duration
 	// LockDuration is the Lease duration (default DefaultLockDuration).
 	LockDuration time.Duration
-	// Holder names this apply in the lock (default DefaultHolder()).
+	// Holder names who applies (default DefaultHolder()); the lock's holder
+	// id is this name plus a random suffix unique to the apply.
 	Holder string
+	// Reviewed, when set, is the plan the user reviewed: the apply renders
+	// the source again and is refused unless the source commit and the
+	// rendered objects' digest are the same.
+	Reviewed *Reviewed
+	// BeforeWrite, when set, is called just before each write to the
+	// cluster (a Job deletion or an object's apply), before the lock is
+	// checked; what names the write. Tests use it to stall an apply.
+	BeforeWrite func(ctx context.Context, what string)
 }
 
 // Apply checks the request, plans, and, only if the plan is ready, takes
@@ -61,7 +70,16 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	if opts.Holder == "" {
 		opts.Holder = DefaultHolder()
 	}
-	ps, err := plan(ctx, env, opts.Options)
+	opts.Holder = uniqueHolder(opts.Holder)
+	opts.progress("render %s", sourceLabel(env))
+	r, err := Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckReviewed(opts.Reviewed, r); err != nil {
+		return nil, err
+	}
+	ps, err := planRendered(ctx, env, opts.Options, r)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +117,10 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 			case <-actx.Done():
 				return
 			case <-t.C:
-				if err := l.renew(actx, opts.now()); err != nil && actx.Err() == nil {
-					cancel(fmt.Errorf("lost the lock: %w", err))
+				err := l.renew(actx, opts.now())
+				var lost *LockLostError
+				if errors.As(err, &lost) {
+					cancel(lost) // every later step sees the loss and stops
 					return
 				}
 			}
@@ -115,7 +135,21 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 			opts.progress("warning: %v", err)
 		}
 	}()
+	ps.lock = l
 	return ps.apply(actx, env, opts)
+}
+
+// guard is called before each write to the cluster: the test seam, then a
+// renew of the lock conditional on the resourceVersion this apply last
+// wrote. An apply that cannot prove it still holds the lock does not write.
+func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) error {
+	if opts.BeforeWrite != nil {
+		opts.BeforeWrite(ctx, what)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return ps.lock.renew(ctx, opts.now())
 }
 
 // apply runs under the lock.
@@ -134,7 +168,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	for _, o := range ps.objs {
 		l, err := cl.get(ctx, o)
 		if err != nil {
-			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), err)
+			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 		}
 		if l != nil {
 			live[key(o)] = l
@@ -174,12 +208,15 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		if !ok || j.Result != JobPlanned {
 			continue
 		}
+		if err := ps.guard(ctx, opts, "delete Job/"+j.Job); err != nil {
+			return ps.stopped(opts, err)
+		}
 		opts.progress("delete template Job %s (image %s -> %s)", j.Job, j.OldImage, j.NewImage)
 		if err := deleteJob(ctx, cl, o, types.UID(j.OldUID)); err != nil {
 			d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + shortErr(err)
-			byKey[key(o)].Result, byKey[key(o)].Message = "failed", shortErr(err)
-			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, err))
+			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + objErr(o, err)
+			byKey[key(o)].Result, byKey[key(o)].Message = "failed", objErr(o, err)
+			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, objErr(o, err)))
 		}
 	}
 
@@ -192,16 +229,19 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			op.Result, op.Message = "skipped", "not applied: an earlier object failed"
 			continue
 		}
+		if err := ps.guard(ctx, opts, "apply "+o.GetKind()+"/"+o.GetName()); err != nil {
+			return ps.stopped(opts, err)
+		}
 		before := live[key(o)]
 		got, err := cl.apply(ctx, o, false)
 		j, isJob := ps.jobs[key(o)]
 		switch {
 		case err != nil:
-			op.Result, op.Message = "failed", shortErr(err)
-			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), shortErr(err))
+			op.Result, op.Message = "failed", objErr(o, err)
+			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 			if isJob && j.Result == JobPlanned {
 				d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + shortErr(err)
+				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + objErr(o, err)
 			}
 		case isJob && j.Result == JobPlanned:
 			op.Result = "replaced"
@@ -333,9 +373,27 @@ func (ps *planState) fail(opts ApplyOptions, format string, a ...any) (*Report, 
 	return ps.finish(opts, fmt.Sprintf(format, a...))
 }
 
+// stopped ends an apply whose guard refused the next write. A lost lock
+// is returned as it is and nothing more is written, the report included
+// (the apply that holds the lock now may write the same file); any other
+// reason (the lock could not be renewed) ends the apply failed.
+func (ps *planState) stopped(opts ApplyOptions, err error) (*Report, error) {
+	var lost *LockLostError
+	if errors.As(err, &lost) {
+		opts.progress("stopped: %v", lost)
+		return nil, lost
+	}
+	return ps.finish(opts, fmt.Sprintf("stopped before the next write: the lock could not be renewed, so this apply cannot prove it still holds it (%v); the objects already applied are in the report", err))
+}
+
 // finish sets the conclusion (applied when failure is empty) and writes the
-// report.
+// report; an apply that lost its lock writes nothing (see stopped).
 func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) {
+	if ps.lock != nil {
+		if lost := ps.lock.lostErr(); lost != nil {
+			return ps.stopped(opts, lost)
+		}
+	}
 	d := &ps.report.DeployApply
 	if failure == "" {
 		counts := map[string]int{}

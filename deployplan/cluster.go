@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -135,15 +134,48 @@ func (c *clients) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 	return live, err
 }
 
+// metadataOnly turns a Secret read through the metadata API into the only
+// part of it deploy-web keeps: name, namespace, labels, uid and
+// resourceVersion. Annotations go (kubectl's last-applied-configuration
+// annotation of a Secret holds its data), and so do managedFields (their
+// field sets name the keys) and everything else: nothing of a Secret beyond
+// these fields can reach a capture, a report, the history or a log.
 func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pom)
-	if err != nil {
-		return nil, err
+	if pom == nil {
+		return nil, fmt.Errorf("deployplan: empty metadata answer for %s", key(like))
 	}
-	out := &unstructured.Unstructured{Object: m}
+	out := &unstructured.Unstructured{Object: map[string]any{}}
 	out.SetAPIVersion(like.GetAPIVersion())
 	out.SetKind(like.GetKind())
+	out.SetName(pom.Name)
+	out.SetNamespace(pom.Namespace)
+	out.SetUID(pom.UID)
+	out.SetResourceVersion(pom.ResourceVersion)
+	if len(pom.Labels) > 0 {
+		out.SetLabels(pom.Labels)
+	}
 	return out, nil
+}
+
+// SecretSafe reduces any object read from the cluster that is a Secret to
+// name, namespace, labels, uid and resourceVersion (as metadataOnly does);
+// other objects are returned as they are. Every path that serialises a
+// live object calls it, so a Secret read some other way is still cut down.
+func SecretSafe(u *unstructured.Unstructured) *unstructured.Unstructured {
+	if u == nil || !isSecret(u) {
+		return u
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	out.SetAPIVersion(u.GetAPIVersion())
+	out.SetKind(u.GetKind())
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetUID(u.GetUID())
+	out.SetResourceVersion(u.GetResourceVersion())
+	if l := u.GetLabels(); len(l) > 0 {
+		out.SetLabels(l)
+	}
+	return out
 }
 
 // apply is a server-side apply with field manager deploy-web, never forced.
@@ -256,10 +288,12 @@ func writeCapture(dir string, desired []*unstructured.Unstructured, live map[str
 				unstructured.RemoveNestedField(c.Object, "metadata", f)
 			}
 			if isSecret(d) {
-				for _, f := range []string{"data", "stringData"} {
-					unstructured.RemoveNestedField(c.Object, f)
-				}
-				e.Note = "Secret: metadata only; values are never read or stored"
+				// Name, namespace and labels only: no data, no annotations
+				// (last-applied-configuration holds the data), no managedFields.
+				c = SecretSafe(c)
+				unstructured.RemoveNestedField(c.Object, "metadata", "uid")
+				unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+				e.Note = "Secret: name, namespace and labels only; its values are never read or stored"
 			}
 			b, err := json.MarshalIndent(c.Object, "", "  ")
 			if err != nil {

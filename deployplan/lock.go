@@ -2,15 +2,17 @@ package deployplan
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/user"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -34,6 +36,34 @@ func (e *LockHeldError) Error() string {
 		e.Namespace, LockName, e.Holder, e.Since.UTC().Format(time.RFC3339), e.Expires.UTC().Format(time.RFC3339))
 }
 
+// LockLostError says the apply's lock was taken over (after it expired,
+// while this apply stalled) or removed: the apply stopped before its next
+// write.
+type LockLostError struct {
+	Namespace string
+	// Holder is this apply's holder id; Now is who holds the Lease now
+	// ("" when it is gone).
+	Holder, Now string
+}
+
+func (e *LockLostError) Error() string {
+	now := "nobody (the Lease is gone)"
+	if e.Now != "" {
+		now = fmt.Sprintf("%q", e.Now)
+	}
+	return fmt.Sprintf("deployplan: this apply (holder %q) lost the lock (Lease %s/%s), now held by %s: it stopped before its next write and released nothing; check the other apply's report",
+		e.Holder, e.Namespace, LockName, now)
+}
+
+// uniqueHolder makes the holder id of one apply: the caller's name and a
+// random suffix, so two applies of the same process or user never share an
+// identity and one can never renew or release the other's lock.
+func uniqueHolder(base string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return base + " [apply " + hex.EncodeToString(b) + "]"
+}
+
 // DefaultHolder names this process: user@host pid N.
 func DefaultHolder() string {
 	name := os.Getenv("USER")
@@ -44,18 +74,24 @@ func DefaultHolder() string {
 	return fmt.Sprintf("%s@%s pid %d", name, host, os.Getpid())
 }
 
-// lease is a held lock.
+// lease is a held lock. Every write to the Lease after it was taken is
+// conditional on the resourceVersion this apply last wrote: if anyone else
+// wrote the Lease since (a takeover after expiry), the write fails and the
+// lock is lost for good.
 type lease struct {
 	kube     kubernetes.Interface
 	ns       string
 	holder   string
 	duration time.Duration
-	uid      types.UID
-	rv       string
+
+	mu   sync.Mutex
+	cur  *coordinationv1.Lease // as this apply last wrote it
+	lost *LockLostError
 }
 
 // acquireLock creates the Lease, or takes over one that expired; a live one
-// held by someone else is a *LockHeldError.
+// held by someone else is a *LockHeldError. holder must be unique to this
+// apply (uniqueHolder).
 func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder string, d time.Duration, now time.Time) (*lease, error) {
 	secs := int32(d / time.Second)
 	if secs < 1 {
@@ -69,7 +105,7 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 	leases := kube.CoordinationV1().Leases(ns)
 	got, err := leases.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager})
 	if err == nil {
-		return &lease{kube: kube, ns: ns, holder: holder, duration: d, uid: got.UID, rv: got.ResourceVersion}, nil
+		return &lease{kube: kube, ns: ns, holder: holder, duration: d, cur: got}, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("deployplan: take the lock: %w", err)
@@ -82,7 +118,9 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 	if now.Before(held.Expires) {
 		return nil, held
 	}
-	// Expired: take it over; a concurrent taker loses on the resourceVersion.
+	// Expired: take it over. The update carries the resourceVersion just
+	// read, so a concurrent taker, or the old holder renewing meanwhile,
+	// makes it fail.
 	cur.Spec = want.Spec
 	got, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
 	if apierrors.IsConflict(err) {
@@ -94,7 +132,7 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: take over the expired lock: %w", err)
 	}
-	return &lease{kube: kube, ns: ns, holder: holder, duration: d, uid: got.UID, rv: got.ResourceVersion}, nil
+	return &lease{kube: kube, ns: ns, holder: holder, duration: d, cur: got}, nil
 }
 
 func heldBy(l *coordinationv1.Lease, ns string) *LockHeldError {
@@ -117,34 +155,67 @@ func heldBy(l *coordinationv1.Lease, ns string) *LockHeldError {
 	return e
 }
 
-// renew extends the lease; it fails if someone else took it.
+// renew extends the lease with an update conditional on the resourceVersion
+// this apply last wrote. Any other write since (a takeover) makes it a
+// *LockLostError, and every later renew says the same without asking the
+// server. Another failure (the API server did not answer) is returned as
+// is: the caller cannot prove it holds the lock and must not write.
 func (l *lease) renew(ctx context.Context, now time.Time) error {
-	leases := l.kube.CoordinationV1().Leases(l.ns)
-	cur, err := leases.Get(ctx, LockName, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("deployplan: renew the lock: %w", err)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
 	}
-	if cur.UID != l.uid || cur.Spec.HolderIdentity == nil || *cur.Spec.HolderIdentity != l.holder {
-		return fmt.Errorf("deployplan: the lock was taken by %q", deref(cur.Spec.HolderIdentity))
-	}
+	next := l.cur.DeepCopy()
 	mt := metav1.NewMicroTime(now)
-	cur.Spec.RenewTime = &mt
-	got, err := leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
-	if err != nil {
+	next.Spec.RenewTime = &mt
+	got, err := l.kube.CoordinationV1().Leases(l.ns).Update(ctx, next, metav1.UpdateOptions{FieldManager: FieldManager})
+	switch {
+	case err == nil:
+		l.cur = got
+		return nil
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		lost := &LockLostError{Namespace: l.ns, Holder: l.holder}
+		if cur, gerr := l.kube.CoordinationV1().Leases(l.ns).Get(ctx, LockName, metav1.GetOptions{}); gerr == nil {
+			lost.Now = deref(cur.Spec.HolderIdentity)
+			if lost.Now == "" {
+				lost.Now = "(no holder)"
+			}
+		}
+		l.lost = lost
+		return lost
+	default:
 		return fmt.Errorf("deployplan: renew the lock: %w", err)
 	}
-	l.rv = got.ResourceVersion
-	return nil
 }
 
-// release deletes the lease if it is still ours.
+// lostErr is the loss recorded by renew, nil while the lock is held.
+func (l *lease) lostErr() *LockLostError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// release deletes the Lease only if it is still exactly as this apply last
+// wrote it (uid and resourceVersion preconditions): a lock taken over by
+// another apply is never deleted. A lost lock is not touched at all.
 func (l *lease) release(ctx context.Context) error {
-	uid := l.uid
-	err := l.kube.CoordinationV1().Leases(l.ns).Delete(ctx, LockName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return nil
+	}
+	uid, rv := l.cur.UID, l.cur.ResourceVersion
+	err := l.kube.CoordinationV1().Leases(l.ns).Delete(ctx, LockName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+	switch {
+	case err == nil:
+		l.lost = &LockLostError{Namespace: l.ns, Holder: l.holder} // released: no more writes under it
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return nil // not ours any more
+	default:
 		return fmt.Errorf("deployplan: release the lock: %w", err)
 	}
-	return nil
 }
 
 func deref(s *string) string {

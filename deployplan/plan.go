@@ -118,6 +118,7 @@ type planState struct {
 	live     map[string]*unstructured.Unstructured
 	jobs     map[string]JobReplacement // by key
 	cl       *clients
+	lock     *lease // held by an apply, nil for a plan
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry
@@ -138,6 +139,12 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	if err != nil {
 		return nil, err
 	}
+	return planRendered(ctx, env, opts, r)
+}
+
+// planRendered plans the objects r holds.
+func planRendered(ctx context.Context, env *Environment, opts Options, r *Rendered) (*planState, error) {
+	var err error
 	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}}
 	rep := &Report{}
 	ps.report = rep
@@ -147,7 +154,11 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	if env.Cluster.InCluster {
 		d.Target.Context = "(in-cluster)"
 	}
-	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects)}
+	digest, err := RenderedDigest(r.Objects)
+	if err != nil {
+		return nil, err
+	}
+	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest}
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker
@@ -290,7 +301,7 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		ref := o.GetKind() + "/" + o.GetName()
 		live, err := cl.get(ctx, o)
 		if err != nil {
-			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, shortErr(err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
+			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, objErr(o, err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
 			actions[k] = ActionBlocked
 			continue
 		}
@@ -320,11 +331,11 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 				actions[k] = ActionUpdate // values are not compared
 			}
 		case apierrors.IsConflict(err):
-			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, shortErr(err)),
+			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
 				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
 			actions[k] = ActionBlocked
 		default:
-			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, shortErr(err)),
+			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, objErr(o, err)),
 				UnblockHint: "fix the manifest so the API server accepts it"})
 			actions[k] = ActionBlocked
 		}
@@ -401,7 +412,9 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 		"deploy-web validate-report " + quoteArg(rp),
 	}
 	if ready && !env.Protected {
-		cmds = append(cmds, fmt.Sprintf("%s --apply --confirm-env=%s --confirmed-non-production --write-report %s", base, env.Name, quoteArg(rp)))
+		// The apply names this plan (--plan): it is refused if the source
+		// moved since. Its report goes beside the plan's, not over it.
+		cmds = append(cmds, fmt.Sprintf("%s --apply --confirm-env=%s --confirmed-non-production --plan %s --write-report %s", base, env.Name, quoteArg(rp), quoteArg(strings.TrimSuffix(rp, ".json")+".apply.json")))
 	}
 	return cmds
 }

@@ -206,6 +206,9 @@ type SourceInfo struct {
 	Commit      string `json:"commit"`
 	CatalogPath string `json:"catalogPath"`
 	Objects     int    `json:"objects"`
+	// RenderedDigest is "sha256:<hex>" of the rendered objects (RenderedDigest):
+	// with Commit, what an apply of this plan checks has not moved.
+	RenderedDigest string `json:"renderedDigest"`
 }
 
 // ObjectPlan is one rendered object: the planned action and, after an

@@ -67,6 +67,7 @@ var reportSchema = obj("deployApply",
 	strs("manualCommands"),
 	obj("rollbackHint", str("preApplyCapture"), strs("deploymentRollbacks"), strs("suspendedJobCleanup"), strs("postRollbackHealthChecks")),
 	objs("remainingBlockers", str("id"), str("message"), str("unblockHint")),
+	obj("source", str("commit"), str("renderedDigest")),
 )
 
 var (
@@ -236,6 +237,14 @@ func checkInvariants(d map[string]any, bad func(string, string, ...any)) {
 			}
 		}
 	}
+	if dg, ok := getPath(d, "source", "renderedDigest").(string); ok && !validDigest(dg) {
+		bad("deployApply.source.renderedDigest", "%q is not sha256:<64 hex digits>", dg)
+	}
+	if sc, ok := getPath(d, "source", "commit").(string); ok {
+		if ac, ok := getPath(d, "artifactPlan", "sourceCommit").(string); ok && ac != sc {
+			bad("deployApply.source.commit", "%q differs from artifactPlan.sourceCommit %q", sc, ac)
+		}
+	}
 	protected, _ := getPath(d, "target", "protected").(bool)
 	for i, c := range getArray(d, "manualCommands") {
 		cs, _ := c.(string)
@@ -331,4 +340,18 @@ func findSecretPayload(v any, path string, bad func(string, string, ...any)) {
 			findSecretPayload(e, fmt.Sprintf("%s[%d]", path, i), bad)
 		}
 	}
+}
+
+// validDigest reports whether s is "sha256:" and 64 lower-case hex digits.
+func validDigest(s string) bool {
+	h, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -21,6 +21,7 @@ func sampleReport() *Report {
 	d.WorkloadPlan = []WorkloadPlan{{Kind: "Deployment", Name: "api", Containers: []Container{{Name: "api", Image: "x:" + commitA}}, Action: ActionUpdate}}
 	d.ServicePlan = []ServicePlan{{Name: "api", ServiceID: "api", Ports: []ServicePort{{Port: 80, TargetPort: "8080", Protocol: "TCP"}}}}
 	d.TemplateJobReplacements = []JobReplacement{{Namespace: env.Namespace, Job: "migrate", OldImage: "x:old", NewImage: "x:new", Result: JobPlanned, Reason: "r", Allowlisted: true, Suspended: true}}
+	d.Source = SourceInfo{Origin: "file:///repo@main:deploy/dev", Commit: commitB, Objects: 2, RenderedDigest: "sha256:" + strings.Repeat("ab", 32)}
 	Conclude(d)
 	d.ManualCommands = manualCommands(env, Options{ConfigPath: "deploy.yaml"}, true)
 	d.RollbackHint = rollbackHint(env, d, "")
@@ -64,6 +65,9 @@ func TestValidateReportViolations(t *testing.T) {
 		want   string // a substring of one violation
 	}{
 		{"missing field", func(d map[string]any) { delete(d, "rollbackHint") }, "deployApply.rollbackHint: missing"},
+		{"no rendered digest", func(d map[string]any) { delete(d["source"].(map[string]any), "renderedDigest") }, "deployApply.source.renderedDigest: missing"},
+		{"bad rendered digest", func(d map[string]any) { d["source"].(map[string]any)["renderedDigest"] = "md5:abc" }, "is not sha256:<64 hex digits>"},
+		{"source commits disagree", func(d map[string]any) { d["source"].(map[string]any)["commit"] = "3333" }, "differs from artifactPlan.sourceCommit"},
 		{"nested missing", func(d map[string]any) { delete(d["artifactPlan"].(map[string]any), "catalogCommit") }, "deployApply.artifactPlan.catalogCommit: missing"},
 		{"wrong type", func(d map[string]any) { d["manualCommands"] = "deploy-web apply" }, "deployApply.manualCommands: is string, want array"},
 		{"null list", func(d map[string]any) { d["remainingBlockers"] = nil }, "deployApply.remainingBlockers: is null"},

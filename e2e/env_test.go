@@ -32,9 +32,20 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	}
 	screenshot(t, ctx, "environments")
 
+	// Before any plan, Apply is not offered: the page says to plan first.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=plan-button]`))); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(texts(t, ctx, `[data-testid=apply-button]`)); n != 0 {
+		screenshot(t, ctx, "apply-before-plan")
+		t.Errorf("dev offers %d Apply button(s) before any plan, want none", n)
+	}
+	if n := len(texts(t, ctx, `[data-testid=apply-needs-plan]`)); n != 1 {
+		t.Errorf("dev shows %d 'plan first' note(s) before any plan, want 1", n)
+	}
+
 	// Plan dev: progress streams, then the report says ready.
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=plan-button]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid=plan-button]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=plan-button]`))); err != nil {
 		t.Fatal(err)
 	}
 	waitVisible(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner]`, 90*time.Second)
@@ -47,6 +58,15 @@ func TestEnvironmentPlanApply(t *testing.T) {
 		t.Errorf("the plan lists no object changes")
 	}
 	screenshot(t, ctx, "dev-plan")
+
+	// The finished ready plan brings the Apply form, carrying its id: the
+	// newest plan in the history.
+	waitVisible(t, ctx, `[data-testid=apply-form]`, 15*time.Second)
+	planID, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=apply-form] input[name=plan]').value`))
+	newest, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=history-entry]').dataset.id`))
+	if planID == "" || planID != newest {
+		t.Errorf("apply form carries plan %q, want the plan just made (%q)", planID, newest)
+	}
 
 	// A wrong confirmation is refused; the right one applies.
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-testid=apply-confirm]`), "prod"), chromedp.Click(chromedp.CSS(`[data-testid=apply-button]`))); err != nil {

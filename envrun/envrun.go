@@ -171,17 +171,25 @@ func (r *Runner) Get(id string) (*Run, bool) {
 }
 
 // Start begins a plan or an apply of env for user. An apply is checked
-// first: a protected environment or a confirmation that does not name the
-// environment is refused at once, with nothing started. The run continues
-// in the background with its own context, bounded by the apply timeout.
-func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
+// first: a protected environment, a confirmation that does not name the
+// environment, or a plan id that is not the environment's latest ready plan
+// (LatestPlan) is refused at once, with nothing started. The apply then
+// applies that plan only if the source has not moved since
+// (deployplan.CheckReviewed). The run continues in the background with its
+// own context, bounded by the apply timeout.
+func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, error) {
 	env, err := r.cfg.Env(envName)
 	if err != nil {
 		return nil, ErrUnknownEnv
 	}
+	var reviewed *deployplan.Reviewed
 	if action == ActionApply {
-		if err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm)); err != nil {
-			r.log.Info("apply", "user", user, "environment", envName, "outcome", "refused", "reason", err.Error())
+		err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm))
+		if err == nil {
+			reviewed, err = r.reviewedPlan(envName, planID)
+		}
+		if err != nil {
+			r.log.Info("apply", "user", user, "environment", envName, "plan", planID, "outcome", "refused", "reason", err.Error())
 			if r.opts.Count != nil {
 				r.opts.Count(ActionApply, "refused")
 			}
@@ -211,7 +219,7 @@ func (r *Runner) Start(envName, action, user, confirm string) (*Run, error) {
 		defer cancel()
 		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
 		defer stop()
-		r.execute(ctx, env, run, confirm)
+		r.execute(ctx, env, run, confirm, reviewed)
 	}()
 	return run, nil
 }
@@ -220,7 +228,7 @@ func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deplo
 	return deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: confirm, ConfirmedNonProduction: !env.Protected}
 }
 
-func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string) {
+func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string, reviewed *deployplan.Reviewed) {
 	opts := deployplan.Options{
 		RestConfig: r.opts.RestConfig, ConfigPath: r.cfg.Path,
 		ReportPath: filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "deploy-report.json"),
@@ -229,10 +237,10 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	var rep *deployplan.Report
 	var err error
 	if run.Action == ActionApply {
-		run.step("apply requested by " + run.User)
-		r.audit(ctx, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s", run.User, env.Name))
+		run.step("apply of plan " + reviewed.PlanID + " requested by " + run.User)
+		r.audit(ctx, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s (plan %s)", run.User, env.Name, reviewed.PlanID))
 		rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, confirm), ReportPath: opts.ReportPath,
-			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")"})
+			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")", Reviewed: reviewed})
 	} else {
 		rep, err = deployplan.Plan(ctx, env, opts)
 	}
@@ -268,8 +276,13 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		// summary safe to show (the whole error goes to the log below).
 		entry.Conclusion, entry.Summary = "error", "the "+run.Action+" could not run (run "+run.ID+"): see the server log"
 		var ref *deployplan.RefusalError
-		if errors.As(err, &ref) {
+		var lost *deployplan.LockLostError
+		switch {
+		case errors.As(err, &ref):
 			entry.Conclusion, entry.Summary = "refused", ref.Reason
+		case errors.As(err, &lost):
+			// Holder ids only: safe to show.
+			entry.Conclusion, entry.Summary = deployplan.StatusFailed, lost.Error()
 		}
 		if r.opts.Store != nil {
 			if saved, serr := r.opts.Store.Save(ctx, entry, nil); serr != nil {

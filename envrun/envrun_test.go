@@ -85,7 +85,7 @@ func TestStartRefusals(t *testing.T) {
 		{"nope", ActionPlan, "", func(err error) bool { return errors.Is(err, ErrUnknownEnv) }},
 	}
 	for _, tt := range tests {
-		run, err := r.Start(tt.env, tt.action, "alice", tt.confirm)
+		run, err := r.Start(tt.env, tt.action, "alice", tt.confirm, "")
 		if run != nil || !tt.want(err) {
 			t.Errorf("Start(%s, %s, confirm %q) = %v, %v; want a refusal and no run", tt.env, tt.action, tt.confirm, run, err)
 		}
@@ -97,11 +97,11 @@ func TestStartRefusals(t *testing.T) {
 
 func TestOneRunPerEnvironment(t *testing.T) {
 	r, _ := testRunner(t)
-	first, err := r.Start("dev", ActionPlan, "alice", "")
+	first, err := r.Start("dev", ActionPlan, "alice", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Start("dev", ActionPlan, "bob", ""); !errors.Is(err, ErrBusy) {
+	if _, err := r.Start("dev", ActionPlan, "bob", "", ""); !errors.Is(err, ErrBusy) {
 		t.Errorf("a second plan of dev while one runs = %v, want ErrBusy", err)
 	}
 	if got, ok := r.Get(first.ID); !ok || got != first {
@@ -129,7 +129,7 @@ func TestShutdownInterruptsRuns(t *testing.T) {
 	r, _ := testRunner(t)
 	base, shutdown := context.WithCancel(context.Background())
 	r.opts.BaseContext = base
-	run, err := r.Start("dev", ActionPlan, "alice", "")
+	run, err := r.Start("dev", ActionPlan, "alice", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestShutdownInterruptsRuns(t *testing.T) {
 	if !found {
 		t.Errorf("steps = %q, want an interruption notice", snap.Steps)
 	}
-	if _, err := r.Start("dev", ActionPlan, "alice", ""); errors.Is(err, ErrBusy) {
+	if _, err := r.Start("dev", ActionPlan, "alice", "", ""); errors.Is(err, ErrBusy) {
 		t.Error("the environment is still busy after the interrupted run ended")
 	}
 }

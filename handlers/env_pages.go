@@ -27,7 +27,7 @@ import (
 type EnvRunner interface {
 	Config() *deployplan.Config
 	Store() *planstore.Store
-	Start(env, action, user, confirm string) (*envrun.Run, error)
+	Start(env, action, user, confirm, planID string) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)
 }
 
@@ -87,8 +87,24 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		p.Report = &v
+		p.Apply = applyOffer(env, p.History, v.Entry, v.Report)
 	}
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
+}
+
+// applyOffer decides whether the page offers Apply for the report shown:
+// only for an unprotected environment, a finished ready plan, and only the
+// environment's latest plan (the rule the runner enforces on the POST,
+// envrun.LatestPlan). The form then carries that plan's id.
+func applyOffer(env *deployplan.Environment, history []planstore.Entry, shown planstore.Entry, rep *deployplan.Report) *templates.ApplyOffer {
+	if env.Protected || rep == nil || shown.ID == "" || shown.Action != envrun.ActionPlan ||
+		rep.DeployApply.Mode != "dry-run" || rep.Status() != deployplan.StatusReady {
+		return nil
+	}
+	if _, err := envrun.LatestPlan(history, env.Name, shown.ID); err != nil {
+		return nil
+	}
+	return &templates.ApplyOffer{PlanID: shown.ID, SourceCommit: rep.DeployApply.Source.Commit, RenderedDigest: rep.DeployApply.Source.RenderedDigest}
 }
 
 // storedReport reads a report of env from the history.
@@ -174,7 +190,8 @@ func (s *Server) envStart(action string) handlerFunc {
 			return badRequest("unreadable form")
 		}
 		confirm := strings.TrimSpace(r.PostForm.Get("confirm"))
-		run, err := er.Start(envName, action, actor(r), confirm)
+		planID := strings.TrimSpace(r.PostForm.Get("plan"))
+		run, err := er.Start(envName, action, actor(r), confirm, planID)
 		var ref *deployplan.RefusalError
 		switch {
 		case errors.As(err, &ref):
@@ -212,6 +229,10 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 			v.History = h
 			if v.History == nil {
 				v.History = []planstore.Entry{}
+			}
+			if env, err := s.opts.Environments.Config().Env(run.Env); err == nil && !env.Protected {
+				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true,
+					Offer: applyOffer(env, h, snap.Entry, snap.Report)}
 			}
 		}
 	}
@@ -253,6 +274,10 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)
 	}
 	rv := s.runView(r.Context(), run)
+	if rv.ApplyArea != nil {
+		// A full page draws the Apply control in its header, not out of band.
+		p.Apply, rv.ApplyArea = rv.ApplyArea.Offer, nil
+	}
 	p.Run = &rv
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }

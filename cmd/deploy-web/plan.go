@@ -204,6 +204,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm an apply")
 	confirmedNonProd := fs.Bool("confirmed-non-production", false, "confirm the environment is not production")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long an apply waits for workload health")
+	planPath := fs.String("plan", "", "with --apply: a ready plan report (from --dry-run --write-report); the apply is refused unless the source commit and the rendered objects are unchanged since that plan")
 	var report reportFlag
 	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/deploy-report.json; an apply always writes it")
 	forbidden := map[string]*bool{}
@@ -215,6 +216,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *dryRun && *doApply {
 		return exitWith(exitRefused, errors.New("--dry-run and --apply exclude each other"))
+	}
+	if *planPath != "" && !*doApply {
+		return exitWith(exitRefused, errors.New("--plan goes with --apply: it names the plan to apply"))
 	}
 	if *expectBlocked && *doApply {
 		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
@@ -264,11 +268,25 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
+	var reviewed *deployplan.Reviewed
+	if *planPath != "" {
+		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
+			return exitWith(exitRefused, err)
+		}
+		data, err := readBounded(*planPath, maxPlanReport)
+		if err != nil {
+			return exitWith(exitRefused, fmt.Errorf("--plan: %w", err))
+		}
+		if reviewed, err = deployplan.ReviewedPlan(data, env.Name, *planPath); err != nil {
+			return exitWith(exitRefused, err)
+		}
+	}
 	rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{
 		Options:    opts,
 		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
 		ReportPath: reportPath,
 		Timeout:    *timeout,
+		Reviewed:   reviewed,
 	})
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
@@ -293,6 +311,26 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return exitWith(exitFailed, errors.New(rep.DeployApply.Conclusion.Summary))
 	}
 	return nil
+}
+
+// maxPlanReport bounds a --plan report read into memory.
+const maxPlanReport = 32 << 20
+
+// readBounded reads a file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a plan report", path, limit)
+	}
+	return data, nil
 }
 
 func writeReports(rep *deployplan.Report, path string) error {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -14,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,6 +67,8 @@ environments:
   - {name: dev, cluster: {context: nowhere}, namespace: dev, source: {path: ./k}, catalog: c.json}
   - {name: prod, cluster: {context: nowhere}, namespace: prod, protected: true, source: {path: ./k}, catalog: c.json}
 `), 0o644)
+	badPlan := filepath.Join(dir, "bad-plan.json")
+	os.WriteFile(badPlan, []byte(`{"x": 1}`), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -83,6 +88,9 @@ environments:
 		{"wrong confirmation", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=prod", "--confirmed-non-production"}, 2, "does not match"},
 		{"no non-production", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev"}, 2, "--confirmed-non-production"},
 		{"unknown flag", []string{"apply", "--config", cfg, "--env", "dev", "--yolo"}, 2, "yolo"},
+		{"plan without apply", []string{"apply", "--config", cfg, "--env", "dev", "--plan", badPlan}, 2, "--plan goes with --apply"},
+		{"plan missing", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", filepath.Join(dir, "none.json")}, 2, "no such file"},
+		{"plan not a report", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", badPlan}, 2, "not a valid report"},
 		{"validate nothing", []string{"validate-report", filepath.Join(dir, "missing.json")}, 1, "no such file"},
 	}
 	for _, tt := range tests {
@@ -538,15 +546,49 @@ func TestPlanApplyScenarios(t *testing.T) {
 		}
 	})
 
+	t.Run("an apply of a stale plan is refused and touches nothing", func(t *testing.T) {
+		// The ready plan above is `report`; the source moves after it.
+		s.commitFiles("sample: a note", map[string]string{"NOTES.md": "moved on\n"})
+		before := s.snapshot()
+		stale := filepath.Join(s.reports, "stale-apply.json")
+		code, _, stderr := s.cli(append(applyArgs, "--plan", report, "--write-report", stale)...)
+		if code != 2 || !strings.Contains(stderr, deployplan.SourceMovedReason) {
+			t.Errorf("apply --plan of a stale plan = %d (%s), want 2 saying %q", code, stderr, deployplan.SourceMovedReason)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a stale apply changed the cluster:\nbefore %v\nafter  %v", before, after)
+		}
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Errorf("a stale apply wrote its report (%v)", err)
+		}
+		// Plan again: the new plan is what the next apply applies.
+		if code, _, _ := s.cli(append([]string{"apply", "--dry-run", "--write-report", report}, base...)...); code != 0 {
+			t.Fatalf("re-plan = %d, want 0", code)
+		}
+	})
+
+	// A Secret of the same name as the manifest's, created as kubectl apply
+	// creates it: its last-applied annotation holds a value (the marker).
+	// The apply captures it; no file may hold the marker.
+	const marker = "kubectl-applied-marker-5e1d7b"
+	lastApplied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api-secret","namespace":"sample-dev"},"stringData":{"marker":"` + marker + `"}}`
+	if _, err := s.kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "api-secret", Labels: map[string]string{"app": "api"},
+			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": lastApplied}},
+		StringData: map[string]string{"marker": marker},
+	}, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+
 	applyReport := filepath.Join(s.reports, "apply.json")
 	t.Run("apply replaces the allowlisted Jobs only", func(t *testing.T) {
 		oldJobs := map[string]*unstructured.Unstructured{}
 		for _, j := range []string{"migrate", "seed", "report"} {
 			oldJobs[j] = s.getJob(j)
 		}
-		code, _, _ := s.cli(append(applyArgs, "--write-report", applyReport)...)
+		code, _, _ := s.cli(append(applyArgs, "--plan", report, "--write-report", applyReport)...)
 		if code != 0 {
-			t.Fatalf("apply = %d, want 0", code)
+			t.Fatalf("apply --plan of the ready plan = %d, want 0", code)
 		}
 		d := s.readReport(applyReport).DeployApply
 		if d.Conclusion.Status != deployplan.StatusApplied {
@@ -596,14 +638,26 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if !strings.Contains(string(b), "oldoldo") {
 			t.Errorf("capture of migrate lacks the old image:\n%s", b)
 		}
+		secretFiles, _ := filepath.Glob(filepath.Join(capture, "*-secret-api-secret.json"))
+		if len(secretFiles) != 1 {
+			t.Errorf("capture of the live Secret: %v, want one file", secretFiles)
+		}
+		walked := 0
 		filepath.Walk(s.reports, func(p string, info os.FileInfo, err error) error {
 			if err == nil && !info.IsDir() {
-				if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("s3cr3t")) {
-					t.Errorf("%s stores a Secret value", p)
+				walked++
+				b, _ := os.ReadFile(p)
+				for _, v := range []string{"s3cr3t", marker, base64.StdEncoding.EncodeToString([]byte(marker)), "last-applied-configuration"} {
+					if bytes.Contains(b, []byte(v)) {
+						t.Errorf("%s stores a Secret value (%q)", p, v)
+					}
 				}
 			}
 			return nil
 		})
+		if walked < 4 {
+			t.Errorf("walked %d files under %s, want the reports and the capture", walked, s.reports)
+		}
 		if _, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the lock is still there after the apply: %v", err)
 		}
@@ -629,6 +683,102 @@ func TestPlanApplyScenarios(t *testing.T) {
 			if j.Result != deployplan.JobNotNeeded {
 				t.Errorf("job %s: %q, want not_needed", j.Job, j.Result)
 			}
+		}
+	})
+
+	t.Run("a stalled apply whose lock was taken over stops and never deletes the new holder's lock", func(t *testing.T) {
+		cfg, err := deployplan.LoadConfig(s.cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, _ := cfg.Env("sample-dev")
+		req := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: env.Name, ConfirmedNonProduction: true}
+		// stallAt returns a BeforeWrite hook that stalls the first write
+		// until resume is closed, telling stalled what it was about to do.
+		stallAt := func(stalled chan<- string, resume <-chan struct{}) func(context.Context, string) {
+			var once sync.Once
+			return func(_ context.Context, what string) {
+				once.Do(func() { stalled <- what; <-resume })
+			}
+		}
+		type result struct {
+			rep *deployplan.Report
+			err error
+		}
+		holderNow := func() string {
+			l, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("read the lock: %v", err)
+			}
+			return *l.Spec.HolderIdentity
+		}
+
+		aStalled, aResume, aDone := make(chan string, 1), make(chan struct{}), make(chan result, 1)
+		aReport := filepath.Join(s.reports, "stalled-a.json")
+		go func() {
+			rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{Request: req, ReportPath: aReport, Timeout: 2 * time.Minute,
+				Holder: "apply-a", LockDuration: 10 * time.Minute, BeforeWrite: stallAt(aStalled, aResume)})
+			aDone <- result{rep, err}
+		}()
+		t.Logf("apply A stalled before %s", <-aStalled)
+		holderA := holderNow()
+		if !strings.HasPrefix(holderA, "apply-a [apply ") {
+			t.Fatalf("lock holder = %q, want apply A's unique id", holderA)
+		}
+		aBefore, err := os.ReadFile(aReport)
+		if err != nil {
+			t.Fatalf("apply A wrote no report before its first write: %v", err)
+		}
+
+		// B starts after A's lock expired (B's clock is 30 minutes on).
+		bStalled, bResume, bDone := make(chan string, 1), make(chan struct{}), make(chan result, 1)
+		bReport := filepath.Join(s.reports, "takeover-b.json")
+		go func() {
+			rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: deployplan.Options{Now: func() time.Time { return time.Now().Add(30 * time.Minute) }},
+				Request: req, ReportPath: bReport, Timeout: 2 * time.Minute, Holder: "apply-b", BeforeWrite: stallAt(bStalled, bResume)})
+			bDone <- result{rep, err}
+		}()
+		select {
+		case what := <-bStalled:
+			t.Logf("apply B took the lock over and stalled before %s", what)
+		case r := <-bDone:
+			close(aResume)
+			t.Fatalf("apply B did not take over the expired lock: %v, %v", r.rep, r.err)
+		}
+		holderB := holderNow()
+		if !strings.HasPrefix(holderB, "apply-b [apply ") {
+			t.Fatalf("lock holder after the takeover = %q, want apply B", holderB)
+		}
+
+		// A resumes: it must stop before writing, with a clear error, and
+		// leave B's lock alone.
+		close(aResume)
+		a := <-aDone
+		var lost *deployplan.LockLostError
+		if !errors.As(a.err, &lost) || a.rep != nil || lost.Now != holderB || lost.Holder != holderA {
+			status := "no report"
+			if a.rep != nil {
+				status = a.rep.Status() + ": " + a.rep.DeployApply.Conclusion.Summary
+			}
+			t.Fatalf("apply A after the takeover = %s, %v; want no report and a LockLostError naming %q", status, a.err, holderB)
+		}
+		if !strings.Contains(a.err.Error(), "lost the lock") {
+			t.Errorf("apply A's error = %q, want it to say it lost the lock", a.err)
+		}
+		if got := holderNow(); got != holderB {
+			t.Errorf("after apply A stopped the lock is held by %q, want apply B's %q", got, holderB)
+		}
+		if aAfter, _ := os.ReadFile(aReport); !bytes.Equal(aAfter, aBefore) {
+			t.Errorf("apply A wrote its report after it lost the lock")
+		}
+
+		close(bResume)
+		b := <-bDone
+		if b.err != nil || b.rep.Status() != deployplan.StatusApplied {
+			t.Fatalf("apply B = %v; want applied", b.err)
+		}
+		if _, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("apply B's lock is still there after it finished: %v", err)
 		}
 	})
 

@@ -35,6 +35,23 @@ type EnvPage struct {
 	// Report is the newest (or the chosen) stored report (nil: none).
 	Report *ReportView
 	CSRF   string
+	// Apply is the plan the page offers to apply: the finished ready plan
+	// shown, when it is the environment's latest plan (nil: Apply is not
+	// offered).
+	Apply *ApplyOffer
+}
+
+// ApplyOffer is a finished ready plan shown on the page that Apply applies.
+type ApplyOffer struct {
+	PlanID, SourceCommit, RenderedDigest string
+}
+
+// ApplyAreaView is the Apply control of an unprotected environment.
+type ApplyAreaView struct {
+	Env, CSRF string
+	Offer     *ApplyOffer
+	// OOB renders it as an out-of-band swap (a finished run refreshes it).
+	OOB bool
 }
 
 // RunView is a plan or apply as it runs.
@@ -47,6 +64,9 @@ type RunView struct {
 	Report                *ReportView
 	// History, when set on a finished run, refreshes the page's history.
 	History []planstore.Entry
+	// ApplyArea, when set on a finished run, refreshes the page's Apply
+	// control (offered for a finished ready plan, withdrawn otherwise).
+	ApplyArea *ApplyAreaView
 }
 
 // ReportView is a stored or fresh report, ready to draw.
