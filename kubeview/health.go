@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // HealthStatus is an ArgoCD health code.
@@ -79,9 +81,6 @@ type Health struct {
 	Message string       `json:"message,omitempty"`
 }
 
-// healthAppCRGroupVersion is the API version of the App custom resource.
-var healthAppCRGroupVersion = schema.GroupVersion{Group: "hanzo.ai", Version: "v1"}
-
 // healthAPIServiceGroupVersion is the API version of an APIService.
 var healthAPIServiceGroupVersion = schema.GroupVersion{Group: "apiregistration.k8s.io", Version: "v1"}
 
@@ -94,7 +93,9 @@ var healthAPIServiceGroupVersion = schema.GroupVersion{Group: "apiregistration.k
 // *corev1.PersistentVolumeClaim, *autoscalingv2.HorizontalPodAutoscaler and
 // *autoscalingv1.HorizontalPodAutoscaler, and an *unstructured.Unstructured
 // of any of those kinds, of an apiregistration.k8s.io APIService, or of the
-// App CR (hanzo.ai/v1 App). Unstructured objects are dispatched on group and
+// default App CR (hanzo.ai/v1 App; an App of another resource, chosen with
+// Options.AppResource, has no rule here: the Cache applies AppCRHealth with
+// its version). Unstructured objects are dispatched on group and
 // kind as ArgoCD does; an object of a known kind that cannot be read (an
 // unsupported version, a field of the wrong type) is Unknown with the error.
 //
@@ -184,7 +185,9 @@ var healthUnstructuredRules = map[schema.GroupKind]func(*unstructured.Unstructur
 		return healthFromUnstructured(u, autoscalingv2.SchemeGroupVersion, HorizontalPodAutoscalerHealth)
 	},
 	{Group: healthAPIServiceGroupVersion.Group, Kind: "APIService"}: APIServiceHealth,
-	{Group: healthAppCRGroupVersion.Group, Kind: "App"}:             AppCRHealth,
+	appcr.Kind.GroupKind(): func(u *unstructured.Unstructured) Health {
+		return AppCRHealth(u, appcr.GroupVersion)
+	},
 }
 
 func healthDeploymentFromUnstructured(u *unstructured.Unstructured) Health {
@@ -708,20 +711,21 @@ func APIServiceHealth(u *unstructured.Unstructured) Health {
 // (Reconciling, RolloutInProgress, WaitingForPods) Progressing.
 var healthAppCRFailureReasons = []string{"fail", "error", "degraded", "crash", "backoff", "deadlineexceeded", "invalid"}
 
-// AppCRHealth returns the health of the App custom resource (hanzo.ai/v1 App),
-// given as unstructured. It is Progressing ("operator has not observed
-// generation N") while metadata.generation is greater than
+// AppCRHealth returns the health of an App custom resource of version gv
+// (appcr.GroupVersion, or the version of the configured App resource), given
+// as unstructured; its kind is not checked. It is Progressing ("operator has
+// not observed generation N") while metadata.generation is greater than
 // status.observedGeneration; Healthy when its Ready condition is True;
 // Degraded when Ready is False with a reason that names a failure, that is
 // one containing, case-insensitively, any of "Fail", "Error", "Degraded",
 // "Crash", "BackOff", "DeadlineExceeded" or "Invalid"; Progressing when Ready
 // is False for another reason, Unknown, or not reported yet. Another version,
 // or a status that cannot be read, is Unknown with the error.
-func AppCRHealth(u *unstructured.Unstructured) Health {
+func AppCRHealth(u *unstructured.Unstructured, gv schema.GroupVersion) Health {
 	if h, deleting := healthPendingDeletion(u); deleting {
 		return h
 	}
-	st, err := healthReadStatus(u, healthAppCRGroupVersion)
+	st, err := healthReadStatus(u, gv)
 	if err != nil {
 		return healthUnknown(err)
 	}

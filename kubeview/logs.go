@@ -188,7 +188,7 @@ func (c *Cache) appPods(namespace, app string) []*corev1.Pod {
 		return nil
 	}
 	var out []*corev1.Pod
-	for _, n := range buildTree(a, c).Nodes {
+	for _, n := range buildTree(a, c, c.opts.AppResource.GroupVersion()).Nodes {
 		if n.Kind != "Pod" || n.Group != "" {
 			continue
 		}
