@@ -365,14 +365,12 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 	// The App CR goes last, so that the message names the workload first
 	// (its reason is the more useful one; the CR usually echoes it).
 	var items []HealthItem
-	var dep *appsv1.Deployment
-	for _, ch := range children(app, src) {
+	kids := children(app, src)
+	dep := appDeployment(kids, row.Name)
+	for _, ch := range kids {
 		obj, ok := ch.obj.(runtime.Object)
 		if !ok {
 			continue
-		}
-		if d, ok := obj.(*appsv1.Deployment); ok && (dep == nil || d.Name == row.Name) {
-			dep = d
 		}
 		h, ok := HealthOf(obj)
 		if !ok {
@@ -452,22 +450,7 @@ func syncVerdict(declared string, d *appsv1.Deployment) Sync {
 // one while it is meant to have pods, and the newest ReplicaSet's creation
 // time (the last deploy).
 func runningVersions(d *appsv1.Deployment, src objectSource) ([]VersionCount, time.Time) {
-	type rsInfo struct {
-		rs       *appsv1.ReplicaSet
-		revision int64
-	}
-	var rss []rsInfo
-	for _, o := range src.byIndex(d.Namespace, "apps/ReplicaSet", IndexOwner, string(d.UID)) {
-		rs, ok := o.(*appsv1.ReplicaSet)
-		if !ok {
-			continue
-		}
-		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
-		rss = append(rss, rsInfo{rs, rev})
-	}
-	slices.SortFunc(rss, func(a, b rsInfo) int {
-		return cmp.Or(cmp.Compare(a.revision, b.revision), a.rs.CreationTimestamp.Compare(b.rs.CreationTimestamp.Time))
-	})
+	rss := replicaSetsOf(d, src)
 	out := []VersionCount{}
 	var last time.Time
 	for i, ri := range rss {
