@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/appcr"
@@ -151,8 +152,9 @@ func (f *fleet) handler() cache.ResourceEventHandler {
 }
 
 // touch maps an object to the App keys it may affect: itself if it is an
-// App, its instance label, its controlling App, and its own name (a child
-// named after its App).
+// App, its instance label, its owners in the App resource's group (the
+// configured resource's kind is not known here, so any kind of that group
+// counts), and its own name (a child named after its App).
 func (f *fleet) touch(obj any) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -164,7 +166,7 @@ func (f *fleet) touch(obj any) {
 		keys = append(keys, ns+"/"+v)
 	}
 	for _, r := range m.GetOwnerReferences() {
-		if r.Kind == appcr.Kind.Kind {
+		if gv, err := schema.ParseGroupVersion(r.APIVersion); err == nil && gv.Group == f.c.opts.AppResource.Group {
 			keys = append(keys, ns+"/"+r.Name)
 		}
 	}
@@ -236,7 +238,7 @@ func (f *fleet) recompute(key string) {
 	if nc, ok := f.c.ns[ns]; ok {
 		if obj, ok, err := nc.apps.GetStore().GetByKey(key); err == nil && ok {
 			if app, ok := obj.(*unstructured.Unstructured); ok {
-				r := buildRow(app, f.c)
+				r := buildRow(app, f.c, f.c.opts.AppResource.GroupVersion())
 				row = &r
 			}
 		}
@@ -351,8 +353,9 @@ func nameOf(o any) string {
 	return ""
 }
 
-// buildRow computes an App's row from the cached objects.
-func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
+// buildRow computes the row of app, an App of version appGV (the configured
+// App resource's), from the cached objects.
+func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.GroupVersion) AppRow {
 	image, _, _ := unstructured.NestedString(app.Object, "spec", "image")
 	row := AppRow{
 		Name: app.GetName(), Namespace: app.GetNamespace(),
@@ -362,14 +365,12 @@ func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
 	// The App CR goes last, so that the message names the workload first
 	// (its reason is the more useful one; the CR usually echoes it).
 	var items []HealthItem
-	var dep *appsv1.Deployment
-	for _, ch := range children(app, src) {
+	kids := children(app, src)
+	dep := appDeployment(kids, row.Name)
+	for _, ch := range kids {
 		obj, ok := ch.obj.(runtime.Object)
 		if !ok {
 			continue
-		}
-		if d, ok := obj.(*appsv1.Deployment); ok && (dep == nil || d.Name == row.Name) {
-			dep = d
 		}
 		h, ok := HealthOf(obj)
 		if !ok {
@@ -377,7 +378,7 @@ func buildRow(app *unstructured.Unstructured, src objectSource) AppRow {
 		}
 		items = append(items, HealthItem{Group: ch.kind.Group, Kind: ch.kind.Kind, Namespace: ch.obj.GetNamespace(), Name: ch.obj.GetName(), Health: h})
 	}
-	items = append(items, HealthItem{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app)})
+	items = append(items, HealthItem{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app, appGV)})
 	row.HasDeployment = dep != nil
 	row.Health = AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
 	if dep == nil {
@@ -449,22 +450,7 @@ func syncVerdict(declared string, d *appsv1.Deployment) Sync {
 // one while it is meant to have pods, and the newest ReplicaSet's creation
 // time (the last deploy).
 func runningVersions(d *appsv1.Deployment, src objectSource) ([]VersionCount, time.Time) {
-	type rsInfo struct {
-		rs       *appsv1.ReplicaSet
-		revision int64
-	}
-	var rss []rsInfo
-	for _, o := range src.byIndex(d.Namespace, "apps/ReplicaSet", IndexOwner, string(d.UID)) {
-		rs, ok := o.(*appsv1.ReplicaSet)
-		if !ok {
-			continue
-		}
-		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
-		rss = append(rss, rsInfo{rs, rev})
-	}
-	slices.SortFunc(rss, func(a, b rsInfo) int {
-		return cmp.Or(cmp.Compare(a.revision, b.revision), a.rs.CreationTimestamp.Compare(b.rs.CreationTimestamp.Time))
-	})
+	rss := replicaSetsOf(d, src)
 	out := []VersionCount{}
 	var last time.Time
 	for i, ri := range rss {

@@ -16,6 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // healthCheck asserts that HealthOf(obj) has a rule, returns status want, and
@@ -646,8 +649,43 @@ func TestHealthAppCR(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			healthCheck(t, tt.obj, tt.want, tt.wantMsg)
-			if got, want := AppCRHealth(tt.obj).Status, tt.want; got != want {
+			if got, want := AppCRHealth(tt.obj, appcr.GroupVersion).Status, tt.want; got != want {
 				t.Errorf("AppCRHealth(%s) = %s, want %s", tt.name, got, want)
+			}
+		})
+	}
+}
+
+// TestHealthAppCROfAnotherResource reads Apps of a resource chosen with
+// --app-resource (another group, version and kind): AppCRHealth checks the
+// version it is given, not the default hanzo.ai/v1.
+func TestHealthAppCROfAnotherResource(t *testing.T) {
+	widgets := schema.GroupVersion{Group: "example.com", Version: "v1alpha1"}
+	widget := func(apiVersion string, status map[string]any) *unstructured.Unstructured {
+		u := healthApp(2, status)
+		u.SetAPIVersion(apiVersion)
+		u.SetKind("Widget")
+		return u
+	}
+	tests := []struct {
+		name    string
+		obj     *unstructured.Unstructured
+		gv      schema.GroupVersion
+		want    HealthStatus
+		wantMsg string
+	}{
+		{"Ready True", widget("example.com/v1alpha1", healthAppReady(2, "True", "Ready", "3 of 3 replicas ready")), widgets, HealthHealthy, "3 of 3 replicas ready"},
+		{"Ready False Fail", widget("example.com/v1alpha1", healthAppReady(2, "False", "ReconcileFailed", "no quota")), widgets, HealthDegraded, "ReconcileFailed: no quota"},
+		{"generation not observed", widget("example.com/v1alpha1", healthAppReady(1, "True", "Ready", "")), widgets, HealthProgressing, "operator has not observed generation 2"},
+		{"another version of the group", widget("example.com/v2", healthAppReady(2, "True", "Ready", "")), widgets, HealthUnknown, `unsupported apiVersion "example.com/v2", want "example.com/v1alpha1"`},
+		{"the default App read as a Widget", healthApp(2, healthAppReady(2, "True", "Ready", "")), widgets, HealthUnknown, `unsupported apiVersion "hanzo.ai/v1", want "example.com/v1alpha1"`},
+		{"a Widget read as the default App", widget("example.com/v1alpha1", healthAppReady(2, "True", "Ready", "")), appcr.GroupVersion, HealthUnknown, `want "hanzo.ai/v1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AppCRHealth(tt.obj, tt.gv)
+			if got.Status != tt.want || !strings.Contains(got.Message, tt.wantMsg) {
+				t.Errorf("AppCRHealth(%s, %s) = %+v, want status %s with message containing %q", tt.name, tt.gv, got, tt.want, tt.wantMsg)
 			}
 		})
 	}
@@ -705,7 +743,7 @@ func TestHealthPendingDeletion(t *testing.T) {
 		{"unstructured APIService", deletingUnstructured("apiregistration.k8s.io/v1", "APIService", nil),
 			func(o runtime.Object) Health { return APIServiceHealth(o.(*unstructured.Unstructured)) }},
 		{"unstructured App with a bad version", deletingUnstructured("hanzo.ai/v9", "App", map[string]any{"status": "bad"}),
-			func(o runtime.Object) Health { return AppCRHealth(o.(*unstructured.Unstructured)) }},
+			func(o runtime.Object) Health { return AppCRHealth(o.(*unstructured.Unstructured), appcr.GroupVersion) }},
 		{"unstructured Deployment that cannot be read", deletingUnstructured("apps/v1", "Deployment", map[string]any{"spec": "bad"}), nil},
 		{"unstructured Deployment of another version", deletingUnstructured("apps/v1beta2", "Deployment", nil), nil},
 		{"unstructured CronJob with no status", deletingUnstructured("batch/v1", "CronJob", nil), nil},

@@ -3,10 +3,8 @@ package kubeview
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/appcr"
@@ -54,24 +52,15 @@ func (c *Cache) HistoryImages(namespace, name string) ([]string, error) {
 }
 
 func buildHistory(app *unstructured.Unstructured, src objectSource) []Release {
-	var dep *appsv1.Deployment
-	for _, ch := range children(app, src) {
-		if d, ok := ch.obj.(*appsv1.Deployment); ok && (dep == nil || d.Name == app.GetName()) {
-			dep = d
-		}
-	}
+	dep := appDeployment(children(app, src), app.GetName())
 	if dep == nil {
 		return nil
 	}
 	image, _, _ := unstructured.NestedString(app.Object, "spec", "image")
 	declared := appcr.ImageTag(image)
 	var out []Release
-	for _, o := range src.byIndex(dep.Namespace, "apps/ReplicaSet", IndexOwner, string(dep.UID)) {
-		rs, ok := o.(*appsv1.ReplicaSet)
-		if !ok {
-			continue
-		}
-		rev, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+	for _, ri := range replicaSetsOf(dep, src) {
+		rs, rev := ri.rs, ri.revision
 		img := containerImage(rs.Spec.Template.Spec, dep.Name)
 		r := Release{Revision: rev, Image: img, Version: appcr.ImageTag(img), Created: rs.CreationTimestamp.Time, Ready: rs.Status.ReadyReplicas}
 		if rs.Spec.Replicas != nil {

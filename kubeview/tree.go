@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // NodeInfo is what a tree node shows beyond its health.
@@ -121,17 +122,19 @@ func (c *Cache) Tree(namespace, name string) (Tree, error) {
 	if err != nil {
 		return Tree{}, err
 	}
-	return buildTree(app, c), nil
+	return buildTree(app, c, c.opts.AppResource.GroupVersion()), nil
 }
 
-func buildTree(app *unstructured.Unstructured, src objectSource) Tree {
+// buildTree builds the tree of app, an App of version appGV (the configured
+// App resource's), from src.
+func buildTree(app *unstructured.Unstructured, src objectSource, appGV schema.GroupVersion) Tree {
 	gvk := app.GroupVersionKind()
 	root := TreeNode{
 		Ref:   Ref{Group: gvk.Group, Kind: gvk.Kind, Namespace: app.GetNamespace(), Name: app.GetName()}.String(),
 		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: app.GetNamespace(), Name: app.GetName(),
 		UID: string(app.GetUID()), CreatedAt: app.GetCreationTimestamp().Time,
 	}
-	h := AppCRHealth(app)
+	h := AppCRHealth(app, appGV)
 	root.Health = &h
 	if img, _, _ := unstructured.NestedString(app.Object, "spec", "image"); img != "" {
 		root.Info.Images = []string{img}
@@ -238,7 +241,7 @@ func (c *Cache) Object(namespace, app string, ref Ref) (*unstructured.Unstructur
 	if err != nil {
 		return nil, TreeNode{}, err
 	}
-	t := buildTree(a, c)
+	t := buildTree(a, c, c.opts.AppResource.GroupVersion())
 	want := ref.String()
 	for _, n := range t.Nodes {
 		if n.Ref != want {

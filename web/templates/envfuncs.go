@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 func urlPath(s string) string { return url.PathEscape(s) }
@@ -29,19 +30,11 @@ func titleWord(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return orDash(s)
-}
+// shortSHA is textfmt.ShortSHA, named for the templates.
+func shortSHA(s string) string { return textfmt.ShortSHA(s) }
 
-func shortDigest(s string) string {
-	if len(s) > 19 {
-		return s[:19] + "…"
-	}
-	return orDash(s)
-}
+// shortDigest is textfmt.ShortDigest, named for the templates.
+func shortDigest(s string) string { return textfmt.ShortDigest(s) }
 
 func yesNo(b bool) string {
 	if b {
@@ -52,7 +45,7 @@ func yesNo(b bool) string {
 
 func int64Ptr(p *int64) string {
 	if p == nil {
-		return "–"
+		return textfmt.Dash
 	}
 	return strconv.FormatInt(*p, 10)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -27,12 +28,8 @@ func u64(n uint64) string        { return strconv.FormatUint(n, 10) }
 func f2(f float64) string        { return strconv.FormatFloat(f, 'f', 2, 64) }
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
-}
+// orDash is textfmt.OrDash, named for the templates.
+func orDash(s string) string { return textfmt.OrDash(s) }
 
 // appURL is the app page of an App.
 func appURL(ns, name string) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -144,9 +145,11 @@ func infoLine(n kubeview.TreeNode) string {
 	return strings.Join(parts, " · ")
 }
 
+// imageTagOrName is what a card shows of an image: its tag ("1.2.0" also for
+// "repo:1.2.0@sha256:..."), else the reference as written.
 func imageTagOrName(img string) string {
-	if i := strings.LastIndex(img, ":"); i >= 0 && !strings.Contains(img[i:], "/") {
-		return img[i+1:]
+	if tag := appcr.ImageTag(img); tag != "" {
+		return tag
 	}
 	return img
 }

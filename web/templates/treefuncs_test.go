@@ -1,0 +1,29 @@
+package templates
+
+import (
+	"testing"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+func TestInfoLineImage(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		image, want string
+	}{
+		{"ghcr.io/acme/web:1.2.0", "1.2.0"},
+		// The tag, not the digest's hex (issue #14).
+		{"repo:1.2.0@" + digest, "1.2.0"},
+		{"host:5000/repo:tag", "tag"},
+		// No tag: the reference as written, never a port or a digest's hex.
+		{"host:5000/repo", "host:5000/repo"},
+		{"ghcr.io/acme/web@" + digest, "ghcr.io/acme/web@" + digest},
+		{"web", "web"},
+	}
+	for _, tt := range tests {
+		n := kubeview.TreeNode{Kind: "Deployment", Info: kubeview.NodeInfo{Images: []string{tt.image}}}
+		if got := infoLine(n); got != tt.want {
+			t.Errorf("infoLine(Deployment with image %q) = %q, want %q", tt.image, got, tt.want)
+		}
+	}
+}
