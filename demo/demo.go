@@ -149,7 +149,17 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, fmt.Errorf("demo: create namespace %s: %w", ns, err)
 		}
 	}
-	op, err := operator.New(cs, dyn, opts.Log, operator.Options{Namespaces: e.Namespaces})
+	// The operator has clients of its own, with its documented rate limits.
+	opCfg := operator.ClientConfig(e.Cluster.Config)
+	opCS, err := kubernetes.NewForConfig(opCfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	opDyn, err := dynamic.NewForConfig(opCfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces})
 	if err != nil {
 		return nil, err
 	}
