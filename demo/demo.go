@@ -42,6 +42,10 @@ type Options struct {
 	Progress io.Writer
 	// Log receives the operator's logs.
 	Log *slog.Logger
+	// OperatorResync is the reference operator's resync period (its
+	// default when zero); the scale benchmark shortens it to measure a
+	// resync at rest.
+	OperatorResync time.Duration
 }
 
 // Env is a running demo environment.
@@ -159,7 +163,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces})
+	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces, Resync: opts.OperatorResync})
 	if err != nil {
 		return nil, err
 	}
