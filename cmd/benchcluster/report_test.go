@@ -68,7 +68,7 @@ func TestWriteSection(t *testing.T) {
 
 func TestRenderResults(t *testing.T) {
 	out := renderResults([]result{{apps: 2000, total: 2014, ready: 1500 * time.Millisecond,
-		routes: []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000}},
+		routes:       []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000}},
 		firstRowNote: "not measured: no Chromium"}})
 	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size) | 17.0 ms / 20.0 ms, 1.14 MB |", "not measured: no Chromium", sectionStart, sectionEnd} {
 		if !strings.Contains(out, want) {
