@@ -56,8 +56,10 @@ type restRate struct {
 	topWrites             string
 }
 
-// bench runs the whole measurement.
-func bench(ctx context.Context, cfg config, stdout io.Writer) ([]result, error) {
+// bench runs the whole measurement; done is called with the results so far
+// after each fleet size, so a long run that is stopped keeps what it
+// measured.
+func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result) error) ([]result, error) {
 	ports, err := proc.FreePorts(2)
 	if err != nil {
 		return nil, err
@@ -140,6 +142,9 @@ func bench(ctx context.Context, cfg config, stdout io.Writer) ([]result, error) 
 		}
 		r.loadAfter = loadavg()
 		out = append(out, r)
+		if err := done(out); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }

@@ -85,17 +85,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := os.Stat(cfg.deployWeb); err != nil {
 		return fmt.Errorf("%s: build it first (make build): %w", cfg.deployWeb, err)
 	}
-	res, err := bench(ctx, cfg, stdout)
-	if err != nil {
-		return err
-	}
-	table := renderResults(res)
-	fmt.Fprintln(stdout, table)
-	if cfg.out != "" {
+	_, err = bench(ctx, cfg, stdout, func(res []result) error {
+		table := renderResults(res)
+		fmt.Fprintln(stdout, table)
+		if cfg.out == "" {
+			return nil
+		}
 		if err := writeSection(cfg.out, table); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "benchcluster: wrote the table into %s\n", cfg.out)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return nil
 }
