@@ -44,6 +44,10 @@ bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMA
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./e2e/perf/
 
+.PHONY: bench-cluster
+bench-cluster: cluster-bin build ## real-cluster scale benchmark: 2,000 then 10,000 Apps, dashboard as its own process; writes BENCHMARKS.md
+	$(GO) run ./cmd/benchcluster --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --apps $(or $(BENCH_APPS),2000,10000) --out BENCHMARKS.md
+
 .PHONY: build
 build: generate ## build bin/deploy-web
 	$(GO) build -o $(BIN)/deploy-web ./cmd/deploy-web

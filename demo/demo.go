@@ -42,6 +42,10 @@ type Options struct {
 	Progress io.Writer
 	// Log receives the operator's logs.
 	Log *slog.Logger
+	// OperatorResync is the reference operator's resync period (its
+	// default when zero); the scale benchmark shortens it to measure a
+	// resync at rest.
+	OperatorResync time.Duration
 }
 
 // Env is a running demo environment.
@@ -149,7 +153,17 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, fmt.Errorf("demo: create namespace %s: %w", ns, err)
 		}
 	}
-	op, err := operator.New(cs, dyn, opts.Log, operator.Options{Namespaces: e.Namespaces})
+	// The operator has clients of its own, with its documented rate limits.
+	opCfg := operator.ClientConfig(e.Cluster.Config)
+	opCS, err := kubernetes.NewForConfig(opCfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	opDyn, err := dynamic.NewForConfig(opCfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces, Resync: opts.OperatorResync})
 	if err != nil {
 		return nil, err
 	}

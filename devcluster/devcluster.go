@@ -47,6 +47,18 @@ const (
 // NodeName is the name of the cluster's one fake node.
 const NodeName = "kwok-node-0"
 
+// The cluster's address ranges, sized for a fleet of 10,000 Apps with a
+// Service and up to three pods each (the scale benchmark's largest fleet),
+// with room to spare: a /16 of Service IPs is 65,534 Services (the default
+// /24 of the examples held 254, so the 240th App failed "range is full"),
+// and KWOK hands out pod IPs from a /14 (262,142 pods). The node admits
+// NodeMaxPods pods. The two ranges do not overlap.
+const (
+	ServiceCIDR = "10.96.0.0/16"
+	PodCIDR     = "10.128.0.0/14"
+	NodeMaxPods = 100000
+)
+
 // LogSource tells KWOK where the logs of some containers come from: a file in
 // CRI log format ("2026-01-02T03:04:05.000000000Z stdout F text"). With no
 // Containers it is the default for every container.
@@ -213,7 +225,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--service-account-signing-key-file=" + pki.saKey,
 		"--token-auth-file=" + pki.tokens,
 		"--authorization-mode=Node,RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--allow-privileged",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--disable-admission-plugins=ServiceAccount",
@@ -288,6 +300,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
 		"--node-ip=127.0.0.1",
 		"--node-port=" + strconv.Itoa(kwokPort),
+		"--cidr=" + PodCIDR,
 		"--tls-cert-file=" + pki.kwokCert,
 		"--tls-private-key-file=" + pki.kwokKey,
 	}}); err != nil {
@@ -413,10 +426,10 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 		},
 		Status: corev1.NodeStatus{
 			Allocatable: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("100000"),
+				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
 			},
 			Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("100000"),
+				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
 			},
 		},
 	}

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -65,6 +66,20 @@ func TestCluster(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// Pods and Services get addresses from the documented ranges.
+	_, podNet, _ := net.ParseCIDR(PodCIDR)
+	if ip := net.ParseIP(pod.Status.PodIP); ip == nil || !podNet.Contains(ip) {
+		t.Errorf("pod IP = %q, want one in %s", pod.Status.PodIP, PodCIDR)
+	}
+	_, svcNet, _ := net.ParseCIDR(ServiceCIDR)
+	kube, err := cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(kube.Spec.ClusterIP); ip == nil || !svcNet.Contains(ip) {
+		t.Errorf("kubernetes Service IP = %q, want one in %s", kube.Spec.ClusterIP, ServiceCIDR)
+	}
+
 	rc, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Container: "hello"}).Stream(ctx)
 	if err != nil {
 		t.Fatalf("GetLogs: %v", err)
@@ -84,6 +99,33 @@ func TestCluster(t *testing.T) {
 		if err := syscall.Kill(-pid, 0); err == nil {
 			t.Errorf("process group of %s (%d) still alive after Stop", name, pid)
 		}
+	}
+}
+
+// TestRangesHoldTheBenchmarkFleet: the Service range holds a Service for
+// each of 10,000 Apps, the pod range and the node three pods each, and the
+// ranges do not overlap.
+func TestRangesHoldTheBenchmarkFleet(t *testing.T) {
+	const apps, podsPerApp = 10000, 3
+	size := func(cidr string) (*net.IPNet, int) {
+		t.Helper()
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			t.Fatalf("ParseCIDR(%q): %v", cidr, err)
+		}
+		ones, bits := n.Mask.Size()
+		return n, 1<<(bits-ones) - 2
+	}
+	svcNet, svcs := size(ServiceCIDR)
+	podNet, pods := size(PodCIDR)
+	if svcs < apps+1 { // +1: the kubernetes Service
+		t.Errorf("%s holds %d Services, want at least %d", ServiceCIDR, svcs, apps+1)
+	}
+	if pods < apps*podsPerApp || NodeMaxPods < apps*podsPerApp {
+		t.Errorf("pod range %s holds %d pods and the node %d, want at least %d", PodCIDR, pods, NodeMaxPods, apps*podsPerApp)
+	}
+	if svcNet.Contains(podNet.IP) || podNet.Contains(svcNet.IP) {
+		t.Errorf("Service range %s and pod range %s overlap", ServiceCIDR, PodCIDR)
 	}
 }
 

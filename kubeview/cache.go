@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -346,12 +348,34 @@ func indexByInstance(obj any) ([]string, error) {
 }
 
 // stripObject is the informers' transform: it drops managedFields, which are
-// large and never shown.
+// large and never shown, and keeps of an Event only what the events tab
+// shows (Events: type, reason, message, count, time) and the involved
+// object it is indexed by. Events outnumber every other kind in a fleet
+// (several per pod) and are never shown as manifests. Every other kind is
+// kept whole: the resource panel shows its cached manifest.
 func stripObject(obj any) (any, error) {
+	if e, ok := obj.(*corev1.Event); ok {
+		return leanEvent(e), nil
+	}
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+func leanEvent(e *corev1.Event) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: e.Name, Namespace: e.Namespace, UID: e.UID, ResourceVersion: e.ResourceVersion,
+			CreationTimestamp: e.CreationTimestamp,
+		},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: e.InvolvedObject.Kind, Namespace: e.InvolvedObject.Namespace,
+			Name: e.InvolvedObject.Name, UID: e.InvolvedObject.UID,
+		},
+		Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count,
+		LastTimestamp: e.LastTimestamp, EventTime: e.EventTime,
+	}
 }
 
 func kindOf(groupKind string) string {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -36,6 +38,44 @@ import (
 // ManagerName is the operator's field manager and managed-by label value.
 const ManagerName = "hanzo-operator"
 
+// The operator's request budget, chosen on purpose rather than left to
+// client-go's defaults (5/s, burst 10, far too slow to render a fleet) or to
+// the caller's config (the demo's admin config allows 200/s, which let a
+// fleet of failing Apps hold kube-apiserver at a full core). At rest the
+// operator sends nothing (see reconcile); these bound how hard it can push
+// while a fleet is created or changed: 10,000 new Apps are about 30,000
+// writes, some ten minutes at 50/s, leaving the apiserver room for the
+// controller-manager, the scheduler, KWOK and the dashboard.
+const (
+	// ClientQPS is the sustained request rate of ClientConfig.
+	ClientQPS = 50
+	// ClientBurst is the burst of ClientConfig.
+	ClientBurst = 100
+)
+
+// Retry defaults: a failing App is retried after RetryBase, doubling with
+// each consecutive failure up to RetryMax. The backoff is per App: one
+// failing App does not slow the others, and a thousand failing Apps cost at
+// most a thousand retries per RetryMax instead of the queue's whole rate.
+const (
+	DefaultRetryBase = time.Second
+	DefaultRetryMax  = 5 * time.Minute
+	// DefaultResync is how often every App is reconciled again even when no
+	// event arrived. A resync of unchanged Apps reads caches only.
+	DefaultResync = 10 * time.Minute
+)
+
+// ClientConfig returns a copy of cfg with the operator's own rate limits
+// (ClientQPS, ClientBurst) and user agent; build the clients passed to New
+// from it.
+func ClientConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = ClientQPS, ClientBurst
+	c.RateLimiter = nil
+	c.UserAgent = ManagerName
+	return c
+}
+
 // Options configures the operator.
 type Options struct {
 	// Namespaces to watch. Required: the operator, like the dashboard, works
@@ -43,6 +83,24 @@ type Options struct {
 	Namespaces []string
 	// Workers is the number of concurrent reconciles (default 4).
 	Workers int
+	// Resync is the informers' resync period (DefaultResync when zero).
+	Resync time.Duration
+	// RetryBase and RetryMax bound the per-App exponential backoff of a
+	// failing reconcile (DefaultRetryBase, DefaultRetryMax when zero).
+	RetryBase, RetryMax time.Duration
+}
+
+// Stats counts what the operator did since it started.
+type Stats struct {
+	// Reconciles is the number of reconciles run (events and resyncs).
+	Reconciles int64
+	// Applies and Deletes count child writes sent to the apiserver.
+	Applies, Deletes int64
+	// Unchanged counts child applies skipped because the live child already
+	// carries exactly what would be applied.
+	Unchanged int64
+	// StatusWrites counts App status updates.
+	StatusWrites int64
 }
 
 // Operator reconciles Apps.
@@ -56,13 +114,19 @@ type Operator struct {
 
 	appListers map[string]cache.GenericNamespaceLister
 	depListers map[string]appslisters.DeploymentNamespaceLister
-	synced     []cache.InformerSynced
+	// children holds, per namespace and child kind, the informer store of
+	// the rendered children (metadata only, see leanChild).
+	children map[string]map[string]cache.Store
+	synced   []cache.InformerSynced
+
+	reconciles, applies, deletes, unchanged, statusWrites atomic.Int64
 
 	mu      sync.Mutex // guards started
 	started bool
 }
 
-// New returns an operator; Run starts it.
+// New returns an operator; Run starts it. Build cs and dyn from
+// ClientConfig so that the operator keeps its documented rate limits.
 func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts Options) (*Operator, error) {
 	if len(opts.Namespaces) == 0 {
 		return nil, fmt.Errorf("operator: no namespaces to watch")
@@ -70,17 +134,45 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
+	if opts.Resync <= 0 {
+		opts.Resync = DefaultResync
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = DefaultRetryBase
+	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = DefaultRetryMax
+	}
+	if opts.RetryMax < opts.RetryBase {
+		return nil, fmt.Errorf("operator: RetryMax %s < RetryBase %s", opts.RetryMax, opts.RetryBase)
+	}
 	return &Operator{
 		cs: cs, dyn: dyn, log: log.With("component", "operator"), opts: opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			newRateLimiter(opts.RetryBase, opts.RetryMax),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "apps"}),
 		appListers: map[string]cache.GenericNamespaceLister{},
 		depListers: map[string]appslisters.DeploymentNamespaceLister{},
+		children:   map[string]map[string]cache.Store{},
 	}, nil
 }
 
-// Run watches Apps and their Deployments and reconciles until ctx ends.
+// newRateLimiter is the queue's retry policy: exponential per App, capped,
+// and no queue-wide token bucket (client-go's default controller limiter
+// adds one at 10/s, which a fleet of failing Apps holds forever).
+func newRateLimiter(base, max time.Duration) workqueue.TypedRateLimiter[types.NamespacedName] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](base, max)
+}
+
+// Stats returns the operator's counters.
+func (o *Operator) Stats() Stats {
+	return Stats{
+		Reconciles: o.reconciles.Load(), Applies: o.applies.Load(), Deletes: o.deletes.Load(),
+		Unchanged: o.unchanged.Load(), StatusWrites: o.statusWrites.Load(),
+	}
+}
+
+// Run watches Apps and their children and reconciles until ctx ends.
 func (o *Operator) Run(ctx context.Context) error {
 	o.mu.Lock()
 	if o.started {
@@ -93,7 +185,7 @@ func (o *Operator) Run(ctx context.Context) error {
 
 	managed := func(lo *metav1.ListOptions) { lo.LabelSelector = appcr.ManagedByLabel + "=" + ManagerName }
 	for _, ns := range o.opts.Namespaces {
-		dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.dyn, 10*time.Minute, ns, nil)
+		dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.dyn, o.opts.Resync, ns, nil)
 		appInf := dynf.ForResource(appcr.Resource)
 		if _, err := appInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    o.enqueueObject,
@@ -103,7 +195,10 @@ func (o *Operator) Run(ctx context.Context) error {
 		}
 		o.appListers[ns] = appInf.Lister().ByNamespace(ns)
 
-		tf := informers.NewSharedInformerFactoryWithOptions(o.cs, 10*time.Minute, informers.WithNamespace(ns), informers.WithTweakListOptions(managed))
+		// Children: no resync of their own (the Apps' resync covers them),
+		// and a lean cache (leanChild).
+		tf := informers.NewSharedInformerFactoryWithOptions(o.cs, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(managed), informers.WithTransform(leanChild))
 		depInf := tf.Apps().V1().Deployments()
 		if _, err := depInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    o.enqueueOwner,
@@ -114,6 +209,22 @@ func (o *Operator) Run(ctx context.Context) error {
 		}
 		o.depListers[ns] = depInf.Lister().Deployments(ns)
 		o.synced = append(o.synced, appInf.Informer().HasSynced, depInf.Informer().HasSynced)
+		stores := map[string]cache.Store{kindDeployment: depInf.Informer().GetStore()}
+		for kind, inf := range map[string]cache.SharedIndexInformer{
+			kindService:   tf.Core().V1().Services().Informer(),
+			kindConfigMap: tf.Core().V1().ConfigMaps().Informer(),
+			kindIngress:   tf.Networking().V1().Ingresses().Informer(),
+			kindHPA:       tf.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
+			kindPDB:       tf.Policy().V1().PodDisruptionBudgets().Informer(),
+		} {
+			// A deleted child is put back.
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: o.enqueueOwner}); err != nil {
+				return fmt.Errorf("operator: %w", err)
+			}
+			stores[kind] = inf.GetStore()
+			o.synced = append(o.synced, inf.HasSynced)
+		}
+		o.children[ns] = stores
 		dynf.Start(ctx.Done())
 		tf.Start(ctx.Done())
 	}
@@ -166,9 +277,10 @@ func (o *Operator) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer o.queue.Done(key)
+	o.reconciles.Add(1)
 	if err := o.reconcile(ctx, key); err != nil {
 		if ctx.Err() == nil {
-			o.log.Warn("reconcile failed, will retry", "app", key.String(), "err", err)
+			o.log.Warn("reconcile failed, will retry", "app", key.String(), "err", err, "retries", o.queue.NumRequeues(key))
 		}
 		o.queue.AddRateLimited(key)
 		return true
@@ -180,7 +292,12 @@ func (o *Operator) processNext(ctx context.Context) bool {
 var applyOpts = metav1.ApplyOptions{FieldManager: ManagerName, Force: true}
 
 // reconcile brings one App's children to what it declares and writes its
-// status.
+// status. It is quiet: a child whose live copy carries exactly the
+// last-applied configuration it would apply now is not applied again, a
+// child that is absent is not deleted, and an unchanged status is not
+// written, so reconciling an unchanged App (a resync) sends no request at
+// all. A pending sync request (the App's sync annotation differs from
+// status.syncRequestedAt) applies every child regardless.
 func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) error {
 	lister, ok := o.appListers[key.Namespace]
 	if !ok {
@@ -205,8 +322,10 @@ func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) erro
 	if err != nil {
 		return err
 	}
-	if err := o.apply(ctx, key.Namespace, r); err != nil {
-		_ = o.writeStatus(ctx, app, nil, readyCondition{status: metav1.ConditionFalse, reason: "ApplyFailed", message: err.Error()})
+	if err := o.apply(ctx, app, r, syncPending(app)); err != nil {
+		if serr := o.writeStatus(ctx, app, nil, readyCondition{status: metav1.ConditionFalse, reason: "ApplyFailed", message: err.Error()}); serr != nil && ctx.Err() == nil {
+			o.log.Warn("write status", "app", key.String(), "err", serr)
+		}
 		return err
 	}
 	dep, err := o.depListers[key.Namespace].Get(key.Name)
@@ -219,52 +338,80 @@ func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) erro
 	return o.writeStatus(ctx, app, dep, rolloutCondition(dep))
 }
 
-func (o *Operator) apply(ctx context.Context, ns string, r Rendered) error {
-	if _, err := o.cs.AppsV1().Deployments(ns).Apply(ctx, r.Deployment, applyOpts); err != nil {
-		return fmt.Errorf("operator: apply deployment: %w", err)
+// syncPending reports whether the App carries a sync request its status has
+// not answered yet.
+func syncPending(app *unstructured.Unstructured) bool {
+	req, ok := app.GetAnnotations()[appcr.SyncRequestedAnnotation]
+	if !ok {
+		return false
 	}
-	if _, err := o.cs.CoreV1().Services(ns).Apply(ctx, r.Service, applyOpts); err != nil {
-		return fmt.Errorf("operator: apply service: %w", err)
-	}
-	name := *r.Deployment.Name
-	type optional struct {
-		kind           string
-		present        bool
-		apply, destroy func() error
-	}
+	done, _, _ := unstructured.NestedString(app.Object, "status", "syncRequestedAt")
+	return req != done
+}
+
+func (o *Operator) apply(ctx context.Context, app *unstructured.Unstructured, r Rendered, force bool) error {
+	ns, name := app.GetNamespace(), app.GetName()
 	del := metav1.DeleteOptions{}
-	for _, c := range []optional{
-		{"configmap", r.ConfigMap != nil,
+	for _, c := range []child{
+		{kindDeployment, r.Deployment != nil, lastAppliedOf(r.Deployment),
+			func() error { _, err := o.cs.AppsV1().Deployments(ns).Apply(ctx, r.Deployment, applyOpts); return err },
+			nil},
+		{kindService, r.Service != nil, lastAppliedOf(r.Service),
+			func() error { _, err := o.cs.CoreV1().Services(ns).Apply(ctx, r.Service, applyOpts); return err },
+			nil},
+		{kindConfigMap, r.ConfigMap != nil, lastAppliedOf(r.ConfigMap),
 			func() error { _, err := o.cs.CoreV1().ConfigMaps(ns).Apply(ctx, r.ConfigMap, applyOpts); return err },
 			func() error { return o.cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, del) }},
-		{"ingress", r.Ingress != nil,
+		{kindIngress, r.Ingress != nil, lastAppliedOf(r.Ingress),
 			func() error { _, err := o.cs.NetworkingV1().Ingresses(ns).Apply(ctx, r.Ingress, applyOpts); return err },
 			func() error { return o.cs.NetworkingV1().Ingresses(ns).Delete(ctx, name, del) }},
-		{"horizontalpodautoscaler", r.HPA != nil,
+		{kindHPA, r.HPA != nil, lastAppliedOf(r.HPA),
 			func() error {
 				_, err := o.cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Apply(ctx, r.HPA, applyOpts)
 				return err
 			},
 			func() error { return o.cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Delete(ctx, name, del) }},
-		{"poddisruptionbudget", r.PDB != nil,
+		{kindPDB, r.PDB != nil, lastAppliedOf(r.PDB),
 			func() error {
 				_, err := o.cs.PolicyV1().PodDisruptionBudgets(ns).Apply(ctx, r.PDB, applyOpts)
 				return err
 			},
 			func() error { return o.cs.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, del) }},
 	} {
-		if c.present {
+		live := o.cached(ns, c.kind, name)
+		switch childAction(live, app.GetUID(), c.present, c.lastApplied, force) {
+		case actionNone:
+			if c.present {
+				o.unchanged.Add(1)
+			}
+		case actionApply:
+			o.applies.Add(1)
 			if err := c.apply(); err != nil {
 				return fmt.Errorf("operator: apply %s: %w", c.kind, err)
 			}
-			continue
-		}
-		// No longer asked for: remove what an earlier spec rendered.
-		if err := c.destroy(); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("operator: delete %s: %w", c.kind, err)
+		case actionDelete:
+			// No longer asked for: remove what an earlier spec rendered.
+			o.deletes.Add(1)
+			if err := c.destroy(); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("operator: delete %s: %w", c.kind, err)
+			}
 		}
 	}
 	return nil
+}
+
+// cached returns the informer's lean copy of a child, or nil.
+func (o *Operator) cached(ns, kind, name string) metav1.Object {
+	st := o.children[ns][kind]
+	if st == nil {
+		return nil
+	}
+	obj, ok, err := st.GetByKey(ns + "/" + name)
+	if err != nil || !ok {
+		return nil
+	}
+	m, _ := obj.(metav1.Object)
+	return m
 }
 
 type readyCondition struct {
@@ -345,6 +492,7 @@ func (o *Operator) writeStatus(ctx context.Context, app *unstructured.Unstructur
 	status["lastReconciledAt"] = now
 	u := app.DeepCopy()
 	u.Object["status"] = status
+	o.statusWrites.Add(1)
 	_, err := o.dyn.Resource(appcr.Resource).Namespace(app.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: ManagerName})
 	if apierrors.IsConflict(err) {
 		// A newer App is on its way through the informer; it is reconciled again.

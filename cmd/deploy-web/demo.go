@@ -12,10 +12,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/devcluster"
 )
+
+// maxDemoApps bounds --apps: the demo cluster's ranges are sized for 10,000
+// Apps with headroom (devcluster.ServiceCIDR).
+const maxDemoApps = 20000
 
 // demoState is written to --state-file once the demo is up, for scripts and
 // the browser tests.
@@ -44,6 +50,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dir := fs.String("dir", "", "working folder (default: a temporary folder, removed on exit)")
 	stateFile := fs.String("state-file", "", "write the demo's URL, kubeconfig and logins as JSON here once it is up")
 	logFormat := fs.String("log-format", "text", "log format: json or text")
+	apps := fs.Int("apps", 0, "seed this many extra Apps (a mix of healthy, progressing and degraded, 1-3 pods each) in batches once the demo is up, and print when the fleet has converged")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,6 +59,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
+	}
+	if *apps < 0 || *apps > maxDemoApps {
+		return fmt.Errorf("--apps: %d is not between 0 and %d", *apps, maxDemoApps)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--addr: the demo serves plain HTTP and listens on loopback only (got %q)", host)
@@ -71,6 +81,19 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer env.Stop()
+
+	if *apps > 0 {
+		dyn, err := dynamic.NewForConfig(env.Cluster.Config)
+		if err != nil {
+			return err
+		}
+		go func() {
+			// The dashboard is up meanwhile: the fleet fills it as it is created.
+			if _, err := demo.SeedFleet(ctx, dyn, demo.FleetOptions{Apps: *apps, Progress: stdout}); err != nil && ctx.Err() == nil {
+				log.Error("seed fleet", "err", err)
+			}
+		}()
+	}
 
 	keys, err := auth.GenerateSessionKeys()
 	if err != nil {

@@ -1,0 +1,530 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/internal/proc"
+)
+
+// result is one fleet size's measurements.
+type result struct {
+	apps, total           int // seeded, and all Apps (with the demo's own)
+	seed                  demo.FleetResult
+	loadBefore, loadAfter string
+	ready                 time.Duration
+	routes                []routeResult
+	rssMB, heapMB         float64
+	patch                 []time.Duration
+	rest                  restRate
+	firstRow              time.Duration
+	firstRowNote          string
+}
+
+type routeResult struct {
+	name, path  string
+	median, p90 time.Duration
+	bytes       int
+}
+
+// restRate is the apiserver's request rate over a window at rest.
+type restRate struct {
+	window                time.Duration
+	writes, operatorWrite float64 // per second
+	all                   float64
+	topWrites             string
+}
+
+// bench runs the whole measurement; done is called with the results so far
+// after each fleet size, so a long run that is stopped keeps what it
+// measured.
+func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result) error) ([]result, error) {
+	ports, err := proc.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	dir := cfg.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "deploy-web-bench-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	fmt.Fprintf(stdout, "benchcluster: starting the demo environment in %s\n", dir)
+	env, err := demo.Start(ctx, demo.Options{
+		BinDir: cfg.binDir, Dir: filepath.Join(dir, "demo"), CallbackURL: base + auth.CallbackPath,
+		Progress: stdout, OperatorResync: cfg.operatorResync,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer env.Stop()
+	dyn, err := dynamic.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		return nil, err
+	}
+	secretFile := filepath.Join(dir, "client-secret")
+	keyFile := filepath.Join(dir, "session-keys")
+	keys, err := auth.GenerateSessionKeys()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(secretFile, []byte(env.IdP.ClientSecret), 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(keyFile, keys.Marshal(), 0o600); err != nil {
+		return nil, err
+	}
+	user, pass := "", ""
+	for _, u := range env.Users {
+		if slices.Contains(u.Groups, auth.DefaultAdminValue) {
+			user, pass = u.Username, u.Password
+			break
+		}
+	}
+
+	var out []result
+	for _, n := range cfg.apps {
+		r := result{apps: n, loadBefore: loadavg()}
+		fmt.Fprintf(stdout, "benchcluster: seeding %d apps\n", n)
+		if r.seed, err = demo.SeedFleet(ctx, dyn, demo.FleetOptions{Apps: n, Progress: stdout}); err != nil {
+			return out, err
+		}
+		r.total = n + demoApps
+
+		fmt.Fprintf(stdout, "benchcluster: apiserver requests at rest for %s (the operator resyncs every %s)\n", cfg.restWindow, cfg.operatorResync)
+		if r.rest, err = restRequests(ctx, cs, cfg.restWindow); err != nil {
+			return out, err
+		}
+
+		dash, err := startDashboard(cfg, dir, base, metricsAddr, env, secretFile, keyFile)
+		if err != nil {
+			return out, err
+		}
+		begin := time.Now()
+		if err := proc.WaitHTTP(ctx, &http.Client{Timeout: 2 * time.Second}, base+"/readyz", dash, nil); err != nil {
+			dash.Stop(5 * time.Second)
+			return out, fmt.Errorf("dashboard not ready: %w", err)
+		}
+		r.ready = time.Since(begin)
+		fmt.Fprintf(stdout, "benchcluster: dashboard ready in %s with %d apps\n", r.ready.Round(time.Millisecond), r.total)
+		err = measure(ctx, cfg, &r, base, metricsAddr, dash.Pid(), user, pass, env.Cluster.Kubectl, env.Cluster.Kubeconfig)
+		dash.Stop(10 * time.Second)
+		if err != nil {
+			return out, err
+		}
+		r.loadAfter = loadavg()
+		out = append(out, r)
+		if err := done(out); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// demoApps is the number of Apps the demo seeds itself.
+const demoApps = 14
+
+func startDashboard(cfg config, dir, base, metricsAddr string, env *demo.Env, secretFile, keyFile string) (*proc.Process, error) {
+	return proc.Start(proc.Spec{Name: "deploy-web", Path: cfg.deployWeb, Dir: dir, Args: []string{
+		"serve",
+		"--addr", strings.TrimPrefix(base, "http://"),
+		"--kubeconfig", env.Cluster.Kubeconfig,
+		"--namespaces", strings.Join(env.Namespaces, ","),
+		"--oidc-issuer", env.IdP.IssuerURL,
+		"--oidc-client-id", env.IdP.ClientID,
+		"--oidc-client-secret-file", secretFile,
+		"--oidc-redirect-url", base + auth.CallbackPath,
+		"--session-key-file", keyFile,
+		"--insecure-cookies",
+		"--metrics-addr", metricsAddr,
+		"--log-format", "json",
+	}})
+}
+
+// measure signs in and measures every route, the memory, a patch's
+// visibility and the cold browser.
+func measure(ctx context.Context, cfg config, r *result, base, metricsAddr string, pid int, user, pass, kubectl, kubeconfig string) error {
+	client, err := signIn(ctx, base, user, pass)
+	if err != nil {
+		return err
+	}
+	const ns, app = "storefront", "web"
+	ref := url.PathEscape("apps:Deployment:" + ns + ":" + app)
+	routes := []struct{ name, path string }{
+		{"full JSON list", "/v1/deploy/applications"},
+		{"first HTML page (100 rows)", "/"},
+		{"filtered page (health=Degraded)", "/?health=Degraded"},
+		{"search page (q=fleet-0042)", "/?q=fleet-0042"},
+		{"app page", "/apps/" + ns + "/" + app},
+		{"tree JSON", "/v1/deploy/" + app + "/tree?namespace=" + ns},
+		{"resource JSON with diff", "/v1/deploy/" + app + "/resource/" + ref + "?namespace=" + ns},
+		{"logs read (tail 100)", "/v1/deploy/" + app + "/logs?namespace=" + ns + "&tail=100"},
+	}
+	for _, rt := range routes {
+		rr, err := timeRoute(ctx, client, base+rt.path, cfg.runs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", rt.name, err)
+		}
+		rr.name, rr.path = rt.name, rt.path
+		r.routes = append(r.routes, rr)
+	}
+	// Memory once the routes have run and the dashboard has idled a little.
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(5 * time.Second):
+	}
+	if r.rssMB, err = rssMB(pid); err != nil {
+		return err
+	}
+	if r.heapMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
+		return err
+	}
+	if r.patch, err = patchVisibility(ctx, client, base, kubectl, kubeconfig, r.apps); err != nil {
+		return err
+	}
+	r.firstRow, r.firstRowNote = coldFirstRow(ctx, cfg.chromium, base, user, pass)
+	return nil
+}
+
+var challengeRE = regexp.MustCompile(`name="login_challenge" value="([^"]*)"`)
+
+// signIn runs the OIDC login as a browser would (the dashboard's login,
+// Hydra, the IdP's form, consent, the callback) and returns a client that
+// carries the session cookie.
+func signIn(ctx context.Context, base, user, pass string) (*http.Client, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Jar: jar, Timeout: 60 * time.Second}
+	get := func(u string) (*http.Response, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp, string(b), err
+	}
+	resp, body, err := get(base + auth.LoginPath)
+	if err != nil {
+		return nil, fmt.Errorf("sign in: %w", err)
+	}
+	m := challengeRE.FindStringSubmatch(body)
+	if m == nil {
+		return nil, fmt.Errorf("sign in: no login form at %s (status %d)", resp.Request.URL, resp.StatusCode)
+	}
+	form := url.Values{"login_challenge": {html.UnescapeString(m[1])}, "username": {user}, "password": {pass}}
+	action := resp.Request.URL.ResolveReference(&url.URL{Path: "/login"})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err = client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("sign in: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Request.URL.String(), base+"/") {
+		return nil, fmt.Errorf("sign in: ended at %s with status %d, want the dashboard", resp.Request.URL, resp.StatusCode)
+	}
+	client.Timeout = 30 * time.Second
+	return client, nil
+}
+
+// timeRoute GETs u runs times (after one warm-up) and returns the median and
+// 90th percentile of the time to the last byte.
+func timeRoute(ctx context.Context, client *http.Client, u string, runs int) (routeResult, error) {
+	var rr routeResult
+	var ds []time.Duration
+	for i := range runs + 1 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return rr, err
+		}
+		begin := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return rr, err
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		d := time.Since(begin)
+		if err != nil {
+			return rr, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return rr, fmt.Errorf("GET %s: status %d", u, resp.StatusCode)
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		rr.bytes = int(n)
+		ds = append(ds, d)
+	}
+	slices.Sort(ds)
+	rr.median, rr.p90 = ds[len(ds)/2], ds[len(ds)*9/10]
+	return rr, nil
+}
+
+// patchVisibility patches the declared image of five healthy seeded Apps
+// with kubectl and times each until the JSON list shows the new version.
+func patchVisibility(ctx context.Context, client *http.Client, base, kubectl, kubeconfig string, apps int) ([]time.Duration, error) {
+	var out []time.Duration
+	stamp := time.Now().Unix() % 100000
+	for k := range 5 {
+		i := 20 + k*(apps/5) // healthy: i%200 >= 13
+		if i >= apps {
+			break
+		}
+		ns, name := demo.FleetApp(i, []string{"storefront", "payments"})
+		tag := fmt.Sprintf("9.%d.%d", stamp, k)
+		image := "registry.demo.local/" + ns + "/" + name + ":" + tag
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		begin := time.Now()
+		cmd := exec.CommandContext(pctx, kubectl, "--kubeconfig", kubeconfig, "-n", ns, "patch", "app", name,
+			"--type", "merge", "-p", `{"spec":{"image":"`+image+`"}}`)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			cancel()
+			return out, fmt.Errorf("kubectl patch: %v: %s", err, b)
+		}
+		for {
+			v, err := listedVersion(pctx, client, base, ns, name)
+			if err == nil && v == tag {
+				break
+			}
+			if pctx.Err() != nil {
+				cancel()
+				return out, fmt.Errorf("patch of %s/%s not visible on the list after 30s (last %q, %v)", ns, name, v, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		out = append(out, time.Since(begin))
+		cancel()
+	}
+	return out, nil
+}
+
+func listedVersion(ctx context.Context, client *http.Client, base, ns, name string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/deploy/applications?namespace="+ns+"&q="+name, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Items []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"items"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
+		return "", err
+	}
+	for _, it := range body.Items {
+		if it.Name == name {
+			return it.Version, nil
+		}
+	}
+	return "", errors.New("not listed")
+}
+
+// restRequests counts the apiserver's requests over window from its
+// apiserver_request_total metric: all of them, the writes, and the writes
+// to the kinds the operator writes (Apps and their children).
+func restRequests(ctx context.Context, cs kubernetes.Interface, window time.Duration) (restRate, error) {
+	scrape := func() (map[string]float64, error) {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(sctx)
+		if err != nil {
+			return nil, fmt.Errorf("apiserver metrics: %w", err)
+		}
+		return requestCounts(string(b)), nil
+	}
+	before, err := scrape()
+	if err != nil {
+		return restRate{}, err
+	}
+	select {
+	case <-ctx.Done():
+		return restRate{}, ctx.Err()
+	case <-time.After(window):
+	}
+	after, err := scrape()
+	if err != nil {
+		return restRate{}, err
+	}
+	return rates(before, after, window), nil
+}
+
+var requestLine = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$`)
+var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// requestCounts sums apiserver_request_total by "verb resource".
+func requestCounts(metrics string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(metrics))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		m := requestLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range labelRE.FindAllStringSubmatch(m[1], -1) {
+			labels[l[1]] = l[2]
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		res := labels["resource"]
+		if labels["subresource"] != "" {
+			res += "/" + labels["subresource"]
+		}
+		out[labels["verb"]+" "+res] += v
+	}
+	return out
+}
+
+// operatorResources are the kinds the reference operator writes.
+var operatorResources = []string{"apps", "apps/status", "deployments", "services", "configmaps", "ingresses", "horizontalpodautoscalers", "poddisruptionbudgets"}
+
+func isWrite(verb string) bool {
+	switch verb {
+	case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION", "CREATE", "UPDATE":
+		return true
+	}
+	return false
+}
+
+func rates(before, after map[string]float64, window time.Duration) restRate {
+	r := restRate{window: window}
+	secs := window.Seconds()
+	type kv struct {
+		k string
+		v float64
+	}
+	var writes []kv
+	for k, v := range after {
+		d := v - before[k]
+		if d <= 0 {
+			continue
+		}
+		verb, res, _ := strings.Cut(k, " ")
+		if verb == "WATCH" {
+			continue // a watch is counted once, when it starts; not a rate
+		}
+		r.all += d / secs
+		if isWrite(verb) {
+			r.writes += d / secs
+			writes = append(writes, kv{k, d})
+			if slices.Contains(operatorResources, res) {
+				r.operatorWrite += d / secs
+			}
+		}
+	}
+	slices.SortFunc(writes, func(a, b kv) int {
+		if a.v != b.v {
+			if a.v > b.v {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	var top []string
+	for _, w := range writes[:min(4, len(writes))] {
+		top = append(top, fmt.Sprintf("%s %.0f", w.k, w.v))
+	}
+	r.topWrites = strings.Join(top, ", ")
+	return r
+}
+
+func rssMB(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// heapMB reads go_memstats_heap_inuse_bytes from the dashboard's metrics.
+func heapMB(ctx context.Context, u string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f / (1 << 20), err
+		}
+	}
+	return 0, errors.New("no go_memstats_heap_inuse_bytes in the dashboard's metrics")
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

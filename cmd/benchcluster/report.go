@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Markers of the section benchcluster owns in BENCHMARKS.md.
+const (
+	sectionStart = "<!-- bench-cluster:start -->"
+	sectionEnd   = "<!-- bench-cluster:end -->"
+)
+
+func ms(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// renderResults returns the Markdown section with every fleet size.
+func renderResults(res []result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", sectionStart)
+	fmt.Fprintf(&b, "Measured by `make bench-cluster` (cmd/benchcluster) on %s, %d cores, %s, against the real local control plane (devcluster) with the reference operator; the dashboard ran as its own `deploy-web serve` process, signed in through the IdP (a session cookie). Times are medians and 90th percentiles of %s requests after one warm-up, to the last byte, over loopback.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), "the --runs")
+	fmt.Fprintf(&b, "| measure |")
+	for _, r := range res {
+		fmt.Fprintf(&b, " %d apps (+%d demo) |", r.apps, r.total-r.apps)
+	}
+	fmt.Fprintf(&b, "\n| --- |%s\n", strings.Repeat(" ---: |", len(res)))
+	row := func(name string, cell func(r result) string) {
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, r := range res {
+			fmt.Fprintf(&b, " %s |", cell(r))
+		}
+		b.WriteString("\n")
+	}
+	row("machine load (1/5/15 min) before, after", func(r result) string { return r.loadBefore + "; " + r.loadAfter })
+	row("fleet seeded: healthy / progressing / degraded", func(r result) string {
+		return fmt.Sprintf("%d / %d / %d", r.seed.Healthy, r.seed.Progressing, r.seed.Degraded)
+	})
+	row("seed: created, converged, second releases done", func(r result) string {
+		return fmt.Sprintf("%s, %s, %s", r.seed.Created.Round(time.Second), r.seed.Converged.Round(time.Second), r.seed.HistoryDone.Round(time.Second))
+	})
+	row("dashboard start to /readyz (caches synced)", func(r result) string { return ms(r.ready) })
+	if len(res) > 0 {
+		for i := range res[0].routes {
+			name := res[0].routes[i].name
+			row(name+" (median / p90, size)", func(r result) string {
+				if i >= len(r.routes) {
+					return "-"
+				}
+				rr := r.routes[i]
+				return fmt.Sprintf("%s / %s, %s", ms(rr.median), ms(rr.p90), size(rr.bytes))
+			})
+		}
+	}
+	row("RSS after the requests", func(r result) string { return fmt.Sprintf("%.0f MB", r.rssMB) })
+	row("Go heap in use (go_memstats_heap_inuse_bytes)", func(r result) string { return fmt.Sprintf("%.0f MB", r.heapMB) })
+	row("`kubectl patch` of an App's image to the new version on the JSON list (each of 5)", func(r result) string {
+		var s []string
+		for _, d := range r.patch {
+			s = append(s, fmt.Sprintf("%.0f", float64(d.Milliseconds())))
+		}
+		return strings.Join(s, ", ") + " ms"
+	})
+	row("cold Chromium: navigation to the first row visible", func(r result) string {
+		if r.firstRowNote != "" {
+			return r.firstRowNote
+		}
+		return ms(r.firstRow)
+	})
+	row("apiserver at rest: requests/s (all but watches)", func(r result) string { return fmt.Sprintf("%.1f", r.rest.all) })
+	row("apiserver at rest: writes/s, all clients", func(r result) string { return fmt.Sprintf("%.2f", r.rest.writes) })
+	row("apiserver at rest: writes/s to Apps and their children (what the operator writes)", func(r result) string {
+		return fmt.Sprintf("%.2f", r.rest.operatorWrite)
+	})
+	row("apiserver at rest: largest write counts in the window", func(r result) string {
+		return fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window)
+	})
+	fmt.Fprintf(&b, "%s\n", sectionEnd)
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func size(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// writeSection replaces the marked section of path with section, or
+// appends it under a heading when the file has none.
+func writeSection(path, section string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("benchcluster: %w", err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, sectionStart), strings.Index(s, sectionEnd)
+	if i >= 0 && j > i {
+		s = s[:i] + strings.TrimSuffix(section, "\n") + s[j+len(sectionEnd):]
+	} else {
+		s = strings.TrimRight(s, "\n") + "\n\n## Real cluster (make bench-cluster)\n\n" + section
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRequestCountsAndRates(t *testing.T) {
+	before := requestCounts(`# HELP apiserver_request_total x
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="",verb="APPLY",version="v1"} 10
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="hanzo.ai",resource="apps",scope="resource",subresource="status",verb="PUT",version="v1"} 4
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 100
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 7
+apiserver_request_total{code="0",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 3
+`)
+	after := requestCounts(`apiserver_request_total{code="200",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="",verb="APPLY",version="v1"} 10
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="hanzo.ai",resource="apps",scope="resource",subresource="status",verb="PUT",version="v1"} 14
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 120
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 17
+apiserver_request_total{code="0",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 13
+`)
+	if got := before["PUT apps/status"]; got != 4 {
+		t.Errorf(`requestCounts["PUT apps/status"] = %v, want 4`, got)
+	}
+	r := rates(before, after, 10*time.Second)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"all (no watches)", r.all, 4}, // (10 + 20 + 10) / 10 s
+		{"writes", r.writes, 3},        // (10 + 20) / 10 s
+		{"operator writes", r.operatorWrite, 1},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("rates: %s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if want := "PUT leases 20, PUT apps/status 10"; r.topWrites != want {
+		t.Errorf("rates: topWrites = %q, want %q", r.topWrites, want)
+	}
+}
+
+func TestWriteSection(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"appends a section", "# Benchmarks\n\ntext\n", "# Benchmarks\n\ntext\n\n## Real cluster (make bench-cluster)\n\n" + sectionStart + "\nnew\n" + sectionEnd + "\n"},
+		{"replaces the section", "a\n" + sectionStart + "\nold\n" + sectionEnd + "\nb\n", "a\n" + sectionStart + "\nnew\n" + sectionEnd + "\nb\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "B.md")
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeSection(path, sectionStart+"\nnew\n"+sectionEnd+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			if string(b) != tt.want {
+				t.Errorf("writeSection: file = %q, want %q", b, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderResults(t *testing.T) {
+	out := renderResults([]result{{apps: 2000, total: 2014, ready: 1500 * time.Millisecond,
+		routes:       []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000}},
+		firstRowNote: "not measured: no Chromium"}})
+	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size) | 17.0 ms / 20.0 ms, 1.14 MB |", "not measured: no Chromium", sectionStart, sectionEnd} {
+		if !strings.Contains(out, want) {
+			t.Errorf("renderResults lacks %q:\n%s", want, out)
+		}
+	}
+}

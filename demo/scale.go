@@ -1,0 +1,354 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/devcluster"
+)
+
+// FleetOptions configures SeedFleet.
+type FleetOptions struct {
+	// Apps is the number of extra Apps.
+	Apps int
+	// Namespaces receive the Apps in turn (default: storefront, payments).
+	Namespaces []string
+	// Batch is how many Apps are created before the next batch starts
+	// (default 200); Workers create a batch concurrently (default 8).
+	Batch, Workers int
+	// Timeout bounds the wait for convergence (default: 10 minutes plus
+	// 100 ms per App).
+	Timeout time.Duration
+	// Progress receives one line per batch and one when the fleet has
+	// converged (nil: quiet).
+	Progress io.Writer
+}
+
+// FleetResult is what SeedFleet did.
+type FleetResult struct {
+	Apps                            int
+	Healthy, Progressing, Degraded  int
+	WithHistory                     int
+	Created, Converged, HistoryDone time.Duration
+}
+
+// fleetClass is the state a seeded App is built to reach.
+type fleetClass int
+
+const (
+	classHealthy fleetClass = iota
+	// classProgressing: pods that take an hour to be ready.
+	classProgressing
+	// classImagePull: a tag that cannot be pulled (Progressing).
+	classImagePull
+	// classStuck: pods never ready and a 30 s progress deadline (Degraded,
+	// and quiet: nothing keeps changing).
+	classStuck
+	// classCrashLoop: pods in CrashLoopBackOff (Degraded; KWOK bumps their
+	// restart count every 30 s, so they are few).
+	classCrashLoop
+)
+
+// fleetApp is the i-th App of a seeded fleet.
+type fleetApp struct {
+	name, namespace string
+	class           fleetClass
+	spec            map[string]any
+	// next is the image of a second release, played once the fleet has
+	// converged ("" for none): the App then has ReplicaSet history.
+	next string
+}
+
+// FleetApp returns the name and namespace of the i-th App SeedFleet
+// creates.
+func FleetApp(i int, namespaces []string) (namespace, name string) {
+	return namespaces[i%len(namespaces)], fmt.Sprintf("fleet-%05d", i)
+}
+
+// fleetSpec builds the i-th App deterministically: out of every 200 Apps,
+// 6 are Progressing (4 slow, 2 an image that cannot be pulled), 7 Degraded
+// (6 never ready past a 30 s deadline, 1 crash-looping) and the rest
+// Healthy; 1-3 replicas; about one in five has an Ingress, one in five a
+// ConfigMap, one in ten a PodDisruptionBudget; one in four healthy Apps gets
+// a second release.
+func fleetSpec(i int, namespaces []string) fleetApp {
+	ns, name := FleetApp(i, namespaces)
+	repo := "registry.demo.local/" + ns + "/" + name
+	a := fleetApp{name: name, namespace: ns}
+	minor := i % 7
+	spec := map[string]any{
+		"image":    fmt.Sprintf("%s:1.%d.0", repo, minor),
+		"replicas": int64(1 + i%3),
+		"port":     int64(8080),
+	}
+	labels := map[string]any{}
+	switch r := i % 200; {
+	case r < 4:
+		a.class = classProgressing
+		labels[devcluster.BehaviorLabel] = devcluster.BehaviorSlow
+		spec["podAnnotations"] = map[string]any{devcluster.ReadyDelayAnnotation: "3600s"}
+		spec["progressDeadlineSeconds"] = int64(7200)
+	case r < 6:
+		a.class = classImagePull
+		labels[devcluster.BehaviorLabel] = devcluster.BehaviorImagePull
+		spec["progressDeadlineSeconds"] = int64(7200)
+	case r < 12:
+		a.class = classStuck
+		labels[devcluster.BehaviorLabel] = devcluster.BehaviorSlow
+		spec["podAnnotations"] = map[string]any{devcluster.ReadyDelayAnnotation: "86400s"}
+		spec["progressDeadlineSeconds"] = int64(30)
+	case r < 13:
+		a.class = classCrashLoop
+		labels[devcluster.BehaviorLabel] = devcluster.BehaviorCrashLoop
+		spec["progressDeadlineSeconds"] = int64(30)
+	default:
+		a.class = classHealthy
+		if i%4 == 1 {
+			a.next = fmt.Sprintf("%s:1.%d.1", repo, minor)
+		}
+	}
+	if len(labels) > 0 {
+		spec["podLabels"] = labels
+	}
+	if i%5 == 2 {
+		spec["host"] = name + ".demo.local"
+	}
+	if i%5 == 3 {
+		spec["env"] = []any{map[string]any{"name": "LOG_LEVEL", "value": "info"}, map[string]any{"name": "REGION", "value": "eu-west-1"}}
+	}
+	if i%10 == 4 && spec["replicas"].(int64) > 1 {
+		spec["minAvailable"] = int64(1)
+	}
+	a.spec = spec
+	return a
+}
+
+// SeedFleet creates opts.Apps extra Apps in batches (see fleetSpec for the
+// mix), waits until the operator and the cluster have brought every App to
+// the state it is built for, plays a second release on some healthy Apps,
+// waits again, and reports. The Apps are named fleet-00000, fleet-00001, ...
+// (FleetApp); an App that exists already is left as it is, so a second run
+// only adds the missing ones.
+func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (FleetResult, error) {
+	if opts.Apps <= 0 {
+		return FleetResult{}, fmt.Errorf("demo: fleet of %d apps", opts.Apps)
+	}
+	if len(opts.Namespaces) == 0 {
+		opts.Namespaces = []string{"storefront", "payments"}
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 200
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10*time.Minute + time.Duration(opts.Apps)*100*time.Millisecond
+	}
+	progress := func(format string, args ...any) {
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "fleet: "+format+"\n", args...)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	begin := time.Now()
+	res := FleetResult{Apps: opts.Apps}
+	apps := make([]fleetApp, opts.Apps)
+	for i := range apps {
+		apps[i] = fleetSpec(i, opts.Namespaces)
+		switch apps[i].class {
+		case classHealthy:
+			res.Healthy++
+		case classProgressing, classImagePull:
+			res.Progressing++
+		default:
+			res.Degraded++
+		}
+		if apps[i].next != "" {
+			res.WithHistory++
+		}
+	}
+	progress("creating %d apps (%d healthy, %d progressing, %d degraded) in batches of %d", opts.Apps, res.Healthy, res.Progressing, res.Degraded, opts.Batch)
+	for start := 0; start < len(apps); start += opts.Batch {
+		end := min(start+opts.Batch, len(apps))
+		if err := forEach(ctx, apps[start:end], opts.Workers, func(a fleetApp) error { return createApp(ctx, dyn, a) }); err != nil {
+			return res, err
+		}
+		progress("created %d/%d apps (%s)", end, len(apps), time.Since(begin).Round(time.Second))
+	}
+	res.Created = time.Since(begin)
+	if err := waitConverged(ctx, dyn, apps, opts.Namespaces, false, progress); err != nil {
+		return res, err
+	}
+	res.Converged = time.Since(begin)
+	progress("fleet converged: %d apps in %s", opts.Apps, res.Converged.Round(time.Second))
+
+	if res.WithHistory > 0 {
+		var hist []fleetApp
+		for _, a := range apps {
+			if a.next != "" {
+				hist = append(hist, a)
+			}
+		}
+		progress("playing a second release on %d apps", len(hist))
+		if err := forEach(ctx, hist, opts.Workers, func(a fleetApp) error {
+			patch, err := json.Marshal(map[string]any{"spec": map[string]any{"image": a.next}})
+			if err != nil {
+				return err
+			}
+			_, err = dyn.Resource(appcr.Resource).Namespace(a.namespace).Patch(ctx, a.name, types.MergePatchType, patch, metav1.PatchOptions{})
+			if err != nil {
+				return fmt.Errorf("demo: release %s/%s: %w", a.namespace, a.name, err)
+			}
+			return nil
+		}); err != nil {
+			return res, err
+		}
+		if err := waitConverged(ctx, dyn, apps, opts.Namespaces, true, progress); err != nil {
+			return res, err
+		}
+		res.HistoryDone = time.Since(begin)
+		progress("second releases rolled out: fleet converged in %s", res.HistoryDone.Round(time.Second))
+	}
+	return res, nil
+}
+
+func createApp(ctx context.Context, dyn dynamic.Interface, a fleetApp) error {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": appcr.GroupVersion.String(), "kind": appcr.Kind.Kind,
+		"metadata": map[string]any{"name": a.name, "namespace": a.namespace, "labels": map[string]any{"team": a.namespace, "fleet": "seeded"}},
+		"spec":     a.spec,
+	}}
+	_, err := dyn.Resource(appcr.Resource).Namespace(a.namespace).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("demo: create %s/%s: %w", a.namespace, a.name, err)
+	}
+	return nil
+}
+
+// forEach runs fn on every item with at most workers at a time and returns
+// the first error.
+func forEach[T any](ctx context.Context, items []T, workers int, fn func(T) error) error {
+	ch := make(chan T)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for range workers {
+		wg.Go(func() {
+			for it := range ch {
+				if err := fn(it); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		})
+	}
+feed:
+	for _, it := range items {
+		select {
+		case ch <- it:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = fmt.Errorf("demo: %w", ctx.Err())
+	}
+	return first
+}
+
+// waitConverged polls the Apps (paged) until each seeded App is in the
+// state it is built for: the operator observed its generation, and its
+// Ready condition says RolloutComplete (healthy), ProgressDeadlineExceeded
+// (stuck, crash-looping) or that the rollout is under way (progressing,
+// image pull); afterRelease also wants the second release's image.
+func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, namespaces []string, afterRelease bool, progress func(string, ...any)) error {
+	want := map[string]fleetApp{}
+	for _, a := range apps {
+		want[a.namespace+"/"+a.name] = a
+	}
+	last := time.Now()
+	for {
+		done, err := countConverged(ctx, dyn, want, namespaces, afterRelease)
+		if err == nil && done == len(apps) {
+			return nil
+		}
+		if time.Since(last) > 15*time.Second {
+			progress("%d/%d apps converged", done, len(apps))
+			last = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("demo: fleet not converged: %d/%d apps (last error %v): %w", done, len(apps), err, ctx.Err())
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+func countConverged(ctx context.Context, dyn dynamic.Interface, want map[string]fleetApp, namespaces []string, afterRelease bool) (int, error) {
+	done := 0
+	for _, ns := range namespaces {
+		cont := ""
+		for {
+			list, err := dyn.Resource(appcr.Resource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "fleet=seeded", Limit: 500, Continue: cont})
+			if err != nil {
+				return done, err
+			}
+			for i := range list.Items {
+				u := &list.Items[i]
+				a, ok := want[u.GetNamespace()+"/"+u.GetName()]
+				if ok && converged(u, a, afterRelease) {
+					done++
+				}
+			}
+			if cont = list.GetContinue(); cont == "" {
+				break
+			}
+		}
+	}
+	return done, nil
+}
+
+func converged(u *unstructured.Unstructured, a fleetApp, afterRelease bool) bool {
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if og != u.GetGeneration() {
+		return false
+	}
+	if afterRelease && a.next != "" {
+		img, _, _ := unstructured.NestedString(u.Object, "status", "image")
+		if img != a.next {
+			return false
+		}
+	}
+	var status, reason string
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+		}
+	}
+	switch a.class {
+	case classHealthy:
+		return status == "True" && reason == "RolloutComplete"
+	case classStuck, classCrashLoop:
+		return reason == "ProgressDeadlineExceeded"
+	default:
+		return reason == "RollingOut"
+	}
+}
