@@ -60,16 +60,16 @@ type Replicas struct {
 
 // AppRow is one App of the application list.
 type AppRow struct {
-	Name          string         `json:"name"`
-	Namespace     string         `json:"namespace"`
-	Image         string         `json:"image"`
-	Version       string         `json:"version"`
-	Running       []VersionCount `json:"running"`
-	Health        Health         `json:"health"`
-	Sync          Sync           `json:"sync"`
-	Replicas      Replicas       `json:"replicas"`
-	LastDeployed  time.Time      `json:"lastDeployedAt,omitzero"`
-	Created       time.Time      `json:"createdAt"`
+	Name         string         `json:"name"`
+	Namespace    string         `json:"namespace"`
+	Image        string         `json:"image"`
+	Version      string         `json:"version"`
+	Running      []VersionCount `json:"running"`
+	Health       Health         `json:"health"`
+	Sync         Sync           `json:"sync"`
+	Replicas     Replicas       `json:"replicas"`
+	LastDeployed time.Time      `json:"lastDeployedAt,omitzero"`
+	Created      time.Time      `json:"createdAt"`
 	// Drift is the number of the App's objects with fields changed outside
 	// its operator (see Drift); Sync.Drifted says the same as a flag.
 	Drift         int  `json:"drift"`
