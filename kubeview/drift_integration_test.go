@@ -2,6 +2,7 @@ package kubeview_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -55,8 +55,10 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 		if _, err := cs.CoreV1().Services(ns).Apply(ctx, r.Service, asOperator); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cs.CoreV1().ConfigMaps(ns).Apply(ctx, r.ConfigMap, asOperator); err != nil {
-			t.Fatal(err)
+		if r.ConfigMap != nil {
+			if _, err := cs.CoreV1().ConfigMaps(ns).Apply(ctx, r.ConfigMap, asOperator); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if r.HPA != nil {
 			if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Apply(ctx, r.HPA, asOperator); err != nil {
@@ -92,19 +94,13 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	}
 
 	// The HPA's controller scales "auto" up to its minimum through the
-	// scale subresource: that is not drift.
+	// scale subresource: that is not drift. (On this Kubernetes the scale
+	// write leaves spec.replicas with no manager at all; kubeview's rules
+	// also cover a server that records kube-controller-manager for it.)
 	waitFor(t, ctx, "the HPA to scale auto to 3", func() bool {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "auto", metav1.GetOptions{})
 		return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == 3
 	})
-	auto, err := cs.AppsV1().Deployments(ns).Get(ctx, "auto", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !hasManager(auto, "kube-controller-manager", "scale") {
-		t.Fatalf("auto's managedFields have no scale entry of kube-controller-manager: %+v", auto.ManagedFields)
-	}
-
 	// A rollout (a new image, applied by the operator) and a reconcile
 	// that changes nothing leave no drift either.
 	web.Object["spec"].(map[string]any)["image"] = "ghcr.io/acme/web:1.1.0"
@@ -146,6 +142,12 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	// managers, operations and live values; times are the server's).
 	expect := func(step string, want map[string][]kubeview.DriftField) {
 		t.Helper()
+		n := 0 // drifted objects of web
+		for key := range want {
+			if strings.HasSuffix(key, "/web") && len(want[key]) > 0 {
+				n++
+			}
+		}
 		var diff string
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -155,6 +157,10 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 					diff += key + ": " + d
 				}
 			}
+			// The row says the same (it is recomputed just after the cache).
+			if row, _ := view.Row(ns, "web"); row.Drift != n || row.Sync.Drifted != (n > 0) {
+				diff += fmt.Sprintf("row: drift = %d (drifted %v), want %d\n", row.Drift, row.Sync.Drifted, n)
+			}
 			if diff == "" || time.Now().After(deadline) {
 				break
 			}
@@ -162,17 +168,6 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 		}
 		if diff != "" {
 			t.Fatalf("%s: drift mismatch (-want +got):\n%s", step, diff)
-		}
-		// The row and the tree say the same.
-		row, _ := view.Row(ns, "web")
-		n := 0
-		for key := range want {
-			if strings.HasSuffix(key, "/web") && len(want[key]) > 0 {
-				n++
-			}
-		}
-		if row.Drift != n || row.Sync.Drifted != (n > 0) {
-			t.Errorf("%s: row drift = %d (drifted %v), want %d", step, row.Drift, row.Sync.Drifted, n)
 		}
 	}
 	expect("after create, HPA scaling, rollout and reconcile", nil)
@@ -193,7 +188,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 
 	kubectl("scale", "deployment/web", "--replicas=4")
 	expect("kubectl scale", map[string][]kubeview.DriftField{"Deployment/web": {{
-		Path: "spec.replicas", Manager: "kubectl-scale", Operation: "Update", Live: "4"}}})
+		Path: "spec.replicas", Manager: "kubectl", Operation: "Update", Live: "4"}}})
 	render(web) // the operator's next apply takes spec.replicas back
 	expect("kubectl scale undone by the operator", nil)
 
@@ -238,15 +233,6 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 			t.Errorf("tree node %s: drift %d after every change was undone, want 0", n.Ref, n.Drift)
 		}
 	}
-}
-
-func hasManager(d *appsv1.Deployment, manager, subresource string) bool {
-	for _, e := range d.ManagedFields {
-		if e.Manager == manager && e.Subresource == subresource {
-			return true
-		}
-	}
-	return false
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
