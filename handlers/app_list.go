@@ -46,6 +46,13 @@ func parseListRequest(v url.Values, namespaces []string) (listRequest, error) {
 	if q.Sync != "" && q.Sync != string(kubeview.SyncSynced) && q.Sync != string(kubeview.SyncOutOfSync) && q.Sync != string(kubeview.SyncUnknown) {
 		return lr, badRequest("sync: %q is not one of Synced, OutOfSync, Unknown", q.Sync)
 	}
+	switch d := v.Get("drift"); d {
+	case "", "false":
+	case "true":
+		q.Drift = true
+	default:
+		return lr, badRequest("drift: %q is not true or false", d)
+	}
 	q.Sort = v.Get("sort")
 	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
 		return lr, badRequest("sort: %q is not one of name, health, deployed", q.Sort)
@@ -81,7 +88,7 @@ func (lr listRequest) kubeQuery() kubeview.Query {
 	q := lr.query
 	return kubeview.Query{
 		Namespace: q.Namespace, Health: kubeview.HealthStatus(q.Health), Sync: kubeview.SyncStatus(q.Sync),
-		Search: q.Search, Sort: q.Sort,
+		Search: q.Search, Sort: q.Sort, Drift: q.Drift,
 	}
 }
 

@@ -60,6 +60,8 @@ type resourceDetail struct {
 	Desired       map[string]any
 	Git           *GitSource
 	Diff          diffrender.ManifestDiff
+	// Drift lists the fields changed outside the App's operator (never nil).
+	Drift []kubeview.DriftField
 }
 
 // loadResource finds a ref in an app's tree and computes its diff.
@@ -71,7 +73,10 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 	if err != nil {
 		return resourceDetail{}, err
 	}
-	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.view.DriftOf(node.UID)}
+	if d.Drift == nil {
+		d.Drift = []kubeview.DriftField{}
+	}
 	// The desired state: an environment's git source first, then the
 	// last-applied annotation, else none. The diff has the same shape.
 	if s.opts.Desired != nil {
@@ -133,6 +138,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
 		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
+		Drift: d.Drift,
 	}
 	if d.Git != nil {
 		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + shortCommit(d.Git.Commit) + ")"

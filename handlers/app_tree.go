@@ -58,6 +58,9 @@ type resourceResponse struct {
 	Git           *GitSource     `json:"git,omitempty"`
 	Desired       map[string]any `json:"desired,omitempty"`
 	Diff          diffJSON       `json:"diff"`
+	// Drift lists the fields changed outside the App's operator (empty
+	// when none).
+	Drift []kubeview.DriftField `json:"drift"`
 }
 
 type diffJSON struct {
@@ -83,7 +86,7 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Git: d.Git, Desired: d.Desired,
-		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}}
+		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}, Drift: d.Drift}
 	if !d.Diff.NoDesired && !d.Diff.Diff.Equal {
 		var b strings.Builder
 		for _, h := range d.Diff.Diff.Hunks(3) {

@@ -32,6 +32,7 @@ type FleetView interface {
 	Events(namespace, uid string) []kubeview.Event
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
+	DriftOf(uid string) []kubeview.DriftField
 }
 
 // Releaser is the write seam: rollback and sync (implemented by package

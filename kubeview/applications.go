@@ -22,6 +22,8 @@ type Query struct {
 	Namespace string
 	Health    HealthStatus
 	Sync      SyncStatus
+	// Drift, when true, selects the Apps with drifted objects.
+	Drift bool
 	// Search is a case-insensitive substring of the App's name.
 	Search string
 	// Sort is SortName (default), SortHealth (worst first) or SortDeployed
@@ -67,6 +69,7 @@ func (c *Cache) Applications(q Query) (Page, error) {
 		if q.Namespace != "" && r.Namespace != q.Namespace ||
 			q.Health != "" && r.Health.Status != q.Health ||
 			q.Sync != "" && r.Sync.Status != q.Sync ||
+			q.Drift && r.Drift == 0 ||
 			search != "" && !strings.Contains(strings.ToLower(r.Name), search) {
 			continue
 		}

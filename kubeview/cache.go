@@ -15,7 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -45,6 +47,10 @@ type Options struct {
 	// ProbeInterval is how often the apiserver's reachability is checked
 	// (default 5s).
 	ProbeInterval time.Duration
+	// OperatorManagers are the App operator's field managers (default
+	// DefaultOperatorManager): fields they own are the desired state, any
+	// other manager's fields are drift (see Drift).
+	OperatorManagers []string
 }
 
 // Cache holds informer caches of the registry kinds and the App CRs in the
@@ -62,6 +68,9 @@ type Cache struct {
 	mu        sync.Mutex
 	forbidden map[string]string // "ns/Kind" -> message
 	probe     probeState
+
+	// drift holds the drift summary of each cached registry object.
+	drift *driftStore
 
 	// lastEvent is when each informer ("ns/Kind") last delivered an
 	// event, in Unix nanoseconds; filled by New, read by InformerStates.
@@ -96,10 +105,14 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 	if opts.ProbeInterval == 0 {
 		opts.ProbeInterval = 5 * time.Second
 	}
+	if len(opts.OperatorManagers) == 0 {
+		opts.OperatorManagers = []string{DefaultOperatorManager}
+	}
 	c := &Cache{
 		opts: opts, log: log.With("component", "kubeview"), cs: cs, dyn: dyn,
 		ns: map[string]*nsCache{}, forbidden: map[string]string{},
 		lastEvent: map[string]*atomic.Int64{},
+		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner, IndexInstance: indexByInstance}
@@ -108,13 +121,16 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 			return nil, fmt.Errorf("kubeview: namespace %q given twice", ns)
 		}
 		nc := &nsCache{kinds: map[string]cache.SharedIndexInformer{}}
-		tf := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync, informers.WithNamespace(ns), informers.WithTransform(stripObject))
+		tf := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync, informers.WithNamespace(ns), informers.WithTransform(c.transform))
 		for _, k := range Kinds() {
 			inf := k.informer(tf)
 			if err := inf.AddIndexers(indexers); err != nil {
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			c.watchErrors(inf, ns, k.Kind)
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.drift.forget}); err != nil {
+				return nil, fmt.Errorf("kubeview: %w", err)
+			}
 			if err := c.trackEvents(inf, ns, k.Kind); err != nil {
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
@@ -347,6 +363,80 @@ func indexByInstance(obj any) ([]string, error) {
 	return nil, nil
 }
 
+// transform is the registry informers' transform: it keeps the object's
+// drift summary (from managedFields, see Drift) and then strips it like
+// stripObject. Only the summary is kept, so memory barely moves.
+func (c *Cache) transform(obj any) (any, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil
+	}
+	if ro, ok := obj.(runtime.Object); ok && driftKind(obj) {
+		content := func() map[string]any {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+			if err != nil {
+				return nil
+			}
+			return u
+		}
+		c.drift.set(m.GetUID(), Drift(kindName(obj), m.GetManagedFields(), content, DriftRules{OperatorManagers: c.opts.OperatorManagers}))
+	}
+	return stripObject(obj)
+}
+
+// driftKind reports whether obj is of a registry kind that can drift (not
+// an Event, not a derived Pod or ReplicaSet).
+func driftKind(obj any) bool {
+	if _, ok := obj.(*corev1.Event); ok {
+		return false
+	}
+	return !derivedKind(kindName(obj))
+}
+
+// kindName is the Go type name of a typed object: its kind.
+func kindName(obj any) string {
+	t := reflect.TypeOf(obj)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// driftStore holds the drift summary of each cached object by UID; an
+// object without drift has no entry.
+type driftStore struct {
+	mu    sync.RWMutex
+	byUID map[types.UID][]DriftField
+}
+
+func (s *driftStore) set(uid types.UID, d []DriftField) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(d) == 0 {
+		delete(s.byUID, uid)
+		return
+	}
+	s.byUID[uid] = d
+}
+
+func (s *driftStore) get(uid types.UID) []DriftField {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byUID[uid]
+}
+
+func (s *driftStore) forget(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		s.set(m.GetUID(), nil)
+	}
+}
+
+// driftOf returns the drift summary of a cached object (nil when none).
+func (c *Cache) driftOf(uid types.UID) []DriftField { return c.drift.get(uid) }
+
 // stripObject is the informers' transform: it drops managedFields, which are
 // large and never shown, and keeps of an Event only what the events tab
 // shows (Events: type, reason, message, count, time) and the involved
@@ -399,3 +489,8 @@ func isNilInterface(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
+
+// DriftOf returns the drift summary of a cached object of the kind
+// registry by UID, sorted by path (nil when none). The App CR itself has
+// none: it is the desired state.
+func (c *Cache) DriftOf(uid string) []DriftField { return c.drift.get(types.UID(uid)) }

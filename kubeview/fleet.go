@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/appcr"
@@ -35,6 +36,10 @@ const (
 type Sync struct {
 	Status  SyncStatus `json:"status"`
 	Message string     `json:"message,omitempty"`
+	// Drifted is true when some object of the App has fields changed
+	// outside its operator: the declared version may be running, but not
+	// as declared. It does not change Status.
+	Drifted bool `json:"drifted"`
 }
 
 // VersionCount is one version running in an App: the ready pods of one
@@ -56,17 +61,20 @@ type Replicas struct {
 
 // AppRow is one App of the application list.
 type AppRow struct {
-	Name          string         `json:"name"`
-	Namespace     string         `json:"namespace"`
-	Image         string         `json:"image"`
-	Version       string         `json:"version"`
-	Running       []VersionCount `json:"running"`
-	Health        Health         `json:"health"`
-	Sync          Sync           `json:"sync"`
-	Replicas      Replicas       `json:"replicas"`
-	LastDeployed  time.Time      `json:"lastDeployedAt,omitzero"`
-	Created       time.Time      `json:"createdAt"`
-	HasDeployment bool           `json:"-"`
+	Name         string         `json:"name"`
+	Namespace    string         `json:"namespace"`
+	Image        string         `json:"image"`
+	Version      string         `json:"version"`
+	Running      []VersionCount `json:"running"`
+	Health       Health         `json:"health"`
+	Sync         Sync           `json:"sync"`
+	Replicas     Replicas       `json:"replicas"`
+	LastDeployed time.Time      `json:"lastDeployedAt,omitzero"`
+	Created      time.Time      `json:"createdAt"`
+	// Drift is the number of the App's objects with fields changed outside
+	// its operator (see Drift); Sync.Drifted says the same as a flag.
+	Drift         int  `json:"drift"`
+	HasDeployment bool `json:"-"`
 }
 
 // Key returns "namespace/name".
@@ -87,10 +95,12 @@ type Counts struct {
 	Total  int                  `json:"total"`
 	Health map[HealthStatus]int `json:"health"`
 	Sync   map[SyncStatus]int   `json:"sync"`
+	// Drift counts the Apps with at least one drifted object.
+	Drift int `json:"drift"`
 }
 
 func (c Counts) clone() Counts {
-	out := Counts{Total: c.Total, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
+	out := Counts{Total: c.Total, Drift: c.Drift, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
 	for k, v := range c.Health {
 		out.Health[k] = v
 	}
@@ -104,6 +114,9 @@ func (c *Counts) add(r *AppRow, d int) {
 	c.Total += d
 	c.Health[r.Health.Status] += d
 	c.Sync[r.Sync.Status] += d
+	if r.Drift > 0 {
+		c.Drift += d
+	}
 }
 
 // fleet keeps one row per App, recomputed when an event touches the App or
@@ -300,13 +313,14 @@ func (f *fleet) snapshot() ([]*AppRow, Counts, uint64) {
 func rowEqual(a, b *AppRow) bool {
 	return a.Image == b.Image && a.Health == b.Health && a.Sync == b.Sync && a.Replicas == b.Replicas &&
 		a.LastDeployed.Equal(b.LastDeployed) && slices.Equal(a.Running, b.Running) && a.HasDeployment == b.HasDeployment &&
-		a.Created.Equal(b.Created)
+		a.Created.Equal(b.Created) && a.Drift == b.Drift
 }
 
 // objectSource is what buildRow reads: a cache of the registry kinds.
 type objectSource interface {
 	byIndex(ns, groupKind, index, value string) []any
 	get(ns, groupKind, name string) any
+	driftOf(uid types.UID) []DriftField
 }
 
 // child is a depth-1 child of an App with its registry kind.
@@ -368,6 +382,9 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 	kids := children(app, src)
 	dep := appDeployment(kids, row.Name)
 	for _, ch := range kids {
+		if len(src.driftOf(ch.obj.GetUID())) > 0 {
+			row.Drift++
+		}
 		obj, ok := ch.obj.(runtime.Object)
 		if !ok {
 			continue
@@ -382,7 +399,7 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 	row.HasDeployment = dep != nil
 	row.Health = AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
 	if dep == nil {
-		row.Sync = Sync{Status: SyncUnknown, Message: "the App has no Deployment"}
+		row.Sync = Sync{Status: SyncUnknown, Message: "the App has no Deployment", Drifted: row.Drift > 0}
 		row.Running = []VersionCount{}
 		return row
 	}
@@ -392,6 +409,7 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 		row.LastDeployed = dep.CreationTimestamp.Time
 	}
 	row.Sync = syncVerdict(image, dep)
+	row.Sync.Drifted = row.Drift > 0
 	return row
 }
 

@@ -44,6 +44,9 @@ type TreeNode struct {
 	Health     *Health   `json:"health,omitempty"`
 	Info       NodeInfo  `json:"info"`
 	CreatedAt  time.Time `json:"createdAt"`
+	// Drift is the number of the object's fields changed outside the
+	// App's operator (see Drift); the resource lists them.
+	Drift int `json:"drift"`
 	// Depth is 0 for the App, 1 for its children, and so on.
 	Depth int `json:"-"`
 }
@@ -150,6 +153,7 @@ func buildTree(app *unstructured.Unstructured, src objectSource, appGV schema.Gr
 			}
 			seen[uid] = true
 			n := nodeOf(ch.kind, ch.obj, parent.Ref, depth)
+			n.Drift = len(src.driftOf(ch.obj.GetUID()))
 			t.Nodes = append(t.Nodes, n)
 			if depth < maxTreeDepth {
 				walk(n, ownedBy(ch.obj, src), depth+1)

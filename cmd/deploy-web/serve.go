@@ -38,6 +38,8 @@ type serveConfig struct {
 	Context     string
 	Namespaces  string
 	AppResource string
+	// OperatorManagers are the App operator's field managers (drift).
+	OperatorManagers string
 
 	IssuerURL        string
 	ClientID         string
@@ -83,6 +85,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&c.Namespaces, "namespaces", "", "comma-separated platform namespaces: the only ones read or written (required)")
 	fs.StringVar(&c.AppResource, "app-resource", "apps.v1.hanzo.ai", "the App custom resource, as resource.version.group")
+	fs.StringVar(&c.OperatorManagers, "operator-managers", kubeview.DefaultOperatorManager, "comma-separated field managers of the App operator: fields any other manager set are shown as drift")
 	fs.StringVar(&c.IssuerURL, "oidc-issuer", "", "OIDC issuer URL (required)")
 	fs.StringVar(&c.ClientID, "oidc-client-id", "deploy-web", "OIDC client id registered at the identity provider")
 	fs.StringVar(&c.ClientSecretFile, "oidc-client-secret-file", "", "file holding the OIDC client secret (or $DEPLOY_WEB_OIDC_CLIENT_SECRET)")
@@ -232,7 +235,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if err := checkNamespaces(ctx, cs.CoreV1().Namespaces(), namespaces); err != nil {
 		return err
 	}
-	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr})
+	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr, OperatorManagers: splitList(cfg.OperatorManagers)})
 	if err != nil {
 		return err
 	}

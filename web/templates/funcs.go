@@ -161,3 +161,16 @@ func logLevelClass(line string) string {
 	}
 	return ""
 }
+
+// plural picks the singular or plural phrase for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// driftText says how many of an App's objects were changed by hand.
+func driftText(n int) string {
+	return strconv.Itoa(n) + " " + plural(n, "object", "objects") + " changed by hand"
+}

@@ -29,7 +29,9 @@ type LayoutProps struct {
 // FleetQuery is the application list's view state, all of it in the URL.
 type FleetQuery struct {
 	Search, Namespace, Health, Sync, Sort string
-	Page                                  int
+	// Drift selects the Apps with objects changed outside their operator.
+	Drift bool
+	Page  int
 }
 
 // Values encodes the query as URL parameters, omitting defaults.
@@ -44,6 +46,9 @@ func (q FleetQuery) Values() url.Values {
 	set("namespace", q.Namespace)
 	set("health", q.Health)
 	set("sync", q.Sync)
+	if q.Drift {
+		v.Set("drift", "true")
+	}
 	if q.Sort != "" && q.Sort != kubeview.SortName {
 		v.Set("sort", q.Sort)
 	}
@@ -66,6 +71,9 @@ func (q FleetQuery) WithPage(p int) FleetQuery { q.Page = p; return q }
 
 // WithHealth returns the query filtered by a health status (page reset).
 func (q FleetQuery) WithHealth(h string) FleetQuery { q.Health = h; q.Page = 0; return q }
+
+// WithDrift returns the query filtered (or not) by drift (page reset).
+func (q FleetQuery) WithDrift(d bool) FleetQuery { q.Drift = d; q.Page = 0; return q }
 
 // WithSync returns the query filtered by a sync status (page reset).
 func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; return q }
@@ -176,8 +184,10 @@ type ResourcePanel struct {
 	// GitOrigin names the environment source of a git desired state.
 	GitOrigin string
 	Diff      DiffView
-	Events    []EventRow
-	Now       time.Time
+	// Drift lists the fields changed outside the App's operator.
+	Drift  []kubeview.DriftField
+	Events []EventRow
+	Now    time.Time
 }
 
 // DiffView is a diff ready to draw.
