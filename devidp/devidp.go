@@ -298,7 +298,11 @@ func (p *IdP) startHydra(ctx context.Context, bin string, pub, adm int, admin *h
 		case <-wctx.Done():
 		}
 	}()
-	client := &http.Client{Timeout: 2 * time.Second}
+	// The first discovery request makes Hydra generate its signing keys,
+	// which on a loaded machine takes longer than a couple of seconds; a
+	// client that gives up sooner cancels the generation, and every retry
+	// starts it over. ctx (startTimeout) still bounds the whole wait.
+	client := &http.Client{Timeout: 60 * time.Second}
 	var disc struct {
 		Issuer string `json:"issuer"`
 	}
