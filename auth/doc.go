@@ -13,6 +13,12 @@
 // unsafe request, any error at all) is a denial, rendered by the [Denier]
 // the caller supplies.
 //
+// A session keeps the IdP's refresh token and re-checks its user with the
+// IdP every Config.SessionRecheck (see [Auth.Require]): a user the IdP no
+// longer vouches for, or who is no longer a superadmin, is signed out at the
+// next check. Logout revokes the refresh token and, when the IdP advertises
+// an end_session_endpoint, ends the IdP's session too.
+//
 // The package knows nothing about the rest of the application and renders
 // no pages itself. Its routes are [LoginPath], [CallbackPath] and
 // [LogoutPath]; the handlers package mounts them (see [Auth.Routes]).

@@ -1,8 +1,10 @@
 // Package devidp runs the demo's identity provider: Ory Hydra v2.3.0, a real
 // OpenID Connect provider, on loopback with in-memory storage, together with
 // the small login and consent app Hydra needs (Hydra has no login page of its
-// own). The app signs in a fixed list of demo users and puts their groups,
-// email and name into the ID token.
+// own). The app signs in a list of demo users and puts their groups, email
+// and name into the ID token; Hydra's token hook asks it again at every
+// refresh, so a user whose groups change (IdP.SetGroups) or who is disabled
+// (IdP.Disable) shows at the relying party's next refresh.
 //
 // deploy-web treats it as any other OIDC provider: Start returns the issuer
 // URL and a registered client, and the browser (or a test's HTTP client)
@@ -296,7 +298,11 @@ func (p *IdP) startHydra(ctx context.Context, bin string, pub, adm int, admin *h
 		case <-wctx.Done():
 		}
 	}()
-	client := &http.Client{Timeout: 2 * time.Second}
+	// The first discovery request makes Hydra generate its signing keys,
+	// which on a loaded machine takes longer than a couple of seconds; a
+	// client that gives up sooner cancels the generation, and every retry
+	// starts it over. ctx (startTimeout) still bounds the whole wait.
+	client := &http.Client{Timeout: 60 * time.Second}
 	var disc struct {
 		Issuer string `json:"issuer"`
 	}

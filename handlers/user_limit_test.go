@@ -158,3 +158,29 @@ func TestAuditName(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStreamRouteLimited: the plan-run stream's route goes through the
+// per-user cap: with the user's slots taken it is a 429 before the run is
+// even looked up (a 404 here once a slot is free).
+func TestRunStreamRouteLimited(t *testing.T) {
+	ts := newTestServer(t, newFakeView(nil))
+	var releases []func()
+	for {
+		rel, _ := ts.srv.runStreams.acquire(testIdentity.Subject)
+		if rel == nil {
+			break
+		}
+		releases = append(releases, rel)
+	}
+	const target = "/environments/dev/runs/r1/stream"
+	if w := ts.get(t, target, nil); w.Code != http.StatusTooManyRequests {
+		t.Errorf("GET %s with every slot of the user taken = %d, want 429", target, w.Code)
+	}
+	releases[0]()
+	if w := ts.get(t, target, nil); w.Code == http.StatusTooManyRequests {
+		t.Errorf("GET %s with a slot free = 429, want it to reach the handler", target)
+	}
+	if len(releases) != 10 {
+		t.Errorf("plan-run stream slots per user = %d, want 10", len(releases))
+	}
+}
