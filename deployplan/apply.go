@@ -51,8 +51,14 @@ type ApplyOptions struct {
 // applied or failed and is written to ReportPath.
 //
 // A refusal (protected environment, forbidden flag, missing confirmation,
-// blocked plan, lock held by another apply) is a *RefusalError and nothing
-// was touched; for a blocked plan the plan's report is returned with it.
+// a Reviewed plan whose source moved, blocked plan, lock held by another
+// apply) is a *RefusalError and nothing was touched; for a blocked plan the
+// plan's report is returned with it.
+//
+// The lock is held under a holder id unique to this apply and renewed,
+// conditionally on its resourceVersion, before every write: an apply whose
+// lock was taken over (it stalled past the lease) returns a
+// *LockLostError and no report, having written nothing more.
 func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
 	if err := CheckApplyRequest(env, opts.Request); err != nil {
 		return nil, err
@@ -382,6 +388,9 @@ func (ps *planState) stopped(opts ApplyOptions, err error) (*Report, error) {
 	if errors.As(err, &lost) {
 		opts.progress("stopped: %v", lost)
 		return nil, lost
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return ps.finish(opts, fmt.Sprintf("interrupted before the next write (%v); the objects already applied are in the report", err))
 	}
 	return ps.finish(opts, fmt.Sprintf("stopped before the next write: the lock could not be renewed, so this apply cannot prove it still holds it (%v); the objects already applied are in the report", err))
 }

@@ -84,9 +84,10 @@ type lease struct {
 	holder   string
 	duration time.Duration
 
-	mu   sync.Mutex
-	cur  *coordinationv1.Lease // as this apply last wrote it
-	lost *LockLostError
+	mu       sync.Mutex
+	cur      *coordinationv1.Lease // as this apply last wrote it
+	lost     *LockLostError
+	released bool
 }
 
 // acquireLock creates the Lease, or takes over one that expired; a live one
@@ -166,6 +167,9 @@ func (l *lease) renew(ctx context.Context, now time.Time) error {
 	if l.lost != nil {
 		return l.lost
 	}
+	if l.released {
+		return fmt.Errorf("deployplan: the lock was released")
+	}
 	next := l.cur.DeepCopy()
 	mt := metav1.NewMicroTime(now)
 	next.Spec.RenewTime = &mt
@@ -202,14 +206,14 @@ func (l *lease) lostErr() *LockLostError {
 func (l *lease) release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost != nil {
+	if l.lost != nil || l.released {
 		return nil
 	}
 	uid, rv := l.cur.UID, l.cur.ResourceVersion
 	err := l.kube.CoordinationV1().Leases(l.ns).Delete(ctx, LockName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	switch {
 	case err == nil:
-		l.lost = &LockLostError{Namespace: l.ns, Holder: l.holder} // released: no more writes under it
+		l.released = true
 		return nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil // not ours any more
