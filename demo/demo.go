@@ -163,7 +163,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces, Resync: opts.OperatorResync})
+	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces, Resync: opts.OperatorResync, Workers: operatorWorkers})
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +187,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	e.Users = e.IdP.Users
 	return e, nil
 }
+
+// operatorWorkers is the demo operator's concurrency: a reconcile mostly
+// waits on the apiserver, so more workers than cores keep a large fleet
+// moving (the client's rate limit still bounds the requests).
+const operatorWorkers = 8
 
 // Stop ends the operator, the log writer, the IdP and the cluster, and
 // removes a temporary working folder. It is safe to call more than once.

@@ -27,8 +27,8 @@ type FleetOptions struct {
 	// Batch is how many Apps are created before the next batch starts
 	// (default 200); Workers create a batch concurrently (default 8).
 	Batch, Workers int
-	// Timeout bounds the wait for convergence (default: 10 minutes plus
-	// 100 ms per App).
+	// Timeout bounds the whole seeding (default: 10 minutes plus a second
+	// per App; on a loaded 2-core machine 2,000 Apps took about 17 minutes).
 	Timeout time.Duration
 	// Progress receives one line per batch and one when the fleet has
 	// converged (nil: quiet).
@@ -154,7 +154,7 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 		opts.Workers = 8
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 10*time.Minute + time.Duration(opts.Apps)*100*time.Millisecond
+		opts.Timeout = 10*time.Minute + time.Duration(opts.Apps)*time.Second
 	}
 	progress := func(format string, args ...any) {
 		if opts.Progress != nil {

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s: build it first (make build): %w", cfg.deployWeb, err)
 	}
 	_, err = bench(ctx, cfg, stdout, func(res []result) error {
-		table := renderResults(res)
+		table := renderResults(res, cfg.runs)
 		fmt.Fprintln(stdout, table)
 		if cfg.out == "" {
 			return nil

@@ -21,12 +21,13 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 }
 
-// renderResults returns the Markdown section with every fleet size.
-func renderResults(res []result) string {
+// renderResults returns the Markdown section with every fleet size; runs
+// is the number of timed requests per route.
+func renderResults(res []result, runs int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", sectionStart)
-	fmt.Fprintf(&b, "Measured by `make bench-cluster` (cmd/benchcluster) on %s, %d cores, %s, against the real local control plane (devcluster) with the reference operator; the dashboard ran as its own `deploy-web serve` process, signed in through the IdP (a session cookie). Times are medians and 90th percentiles of %s requests after one warm-up, to the last byte, over loopback.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), "the --runs")
+	fmt.Fprintf(&b, "Measured by `make bench-cluster` (cmd/benchcluster) on %s, %d cores, %s, against the real local control plane (devcluster) with the reference operator; the dashboard ran as its own `deploy-web serve` process, signed in through the IdP (a session cookie). Times are medians and 90th percentiles of %d requests after one warm-up, to the last byte, over loopback.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runs)
 	fmt.Fprintf(&b, "| measure |")
 	for _, r := range res {
 		fmt.Fprintf(&b, " %d apps (+%d demo) |", r.apps, r.total-r.apps)

@@ -69,8 +69,8 @@ func TestWriteSection(t *testing.T) {
 func TestRenderResults(t *testing.T) {
 	out := renderResults([]result{{apps: 2000, total: 2014, ready: 1500 * time.Millisecond,
 		routes:       []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000}},
-		firstRowNote: "not measured: no Chromium"}})
-	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size) | 17.0 ms / 20.0 ms, 1.14 MB |", "not measured: no Chromium", sectionStart, sectionEnd} {
+		firstRowNote: "not measured: no Chromium"}}, 30)
+	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size) | 17.0 ms / 20.0 ms, 1.14 MB |", "not measured: no Chromium", "of 30 requests", sectionStart, sectionEnd} {
 		if !strings.Contains(out, want) {
 			t.Errorf("renderResults lacks %q:\n%s", want, out)
 		}
