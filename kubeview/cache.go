@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -149,7 +150,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		}
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, opts.Resync, ns, nil)
 		nc.apps = df.ForResource(opts.AppResource).Informer()
-		if err := nc.apps.SetTransform(stripObject); err != nil {
+		if err := nc.apps.SetTransform(c.appTransform); err != nil {
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		c.watchErrors(nc.apps, ns, "App")
@@ -382,6 +383,38 @@ func (c *Cache) transform(obj any) (any, error) {
 		c.drift.set(m.GetUID(), Drift(kindName(obj), m.GetManagedFields(), content, DriftRules{OperatorManagers: c.opts.OperatorManagers}))
 	}
 	return stripObject(obj)
+}
+
+// EngineManager is the field manager of deploy-web's own writes: the
+// deploy engine's server-side applies, rollbacks and sync requests.
+const EngineManager = "deploy-web"
+
+// appTransform is the App informer's transform. An App the deploy engine
+// applied (an Apply entry of EngineManager) is desired state that
+// deploy-web owns, so fields another manager set on it are drift (`kubectl
+// patch app ...` by hand); other Apps are the desired state themselves and
+// have none.
+func (c *Cache) appTransform(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		var d []DriftField
+		entries := u.GetManagedFields()
+		if engineApplied(entries) {
+			d = Drift("App", entries, func() map[string]any { return u.Object }, DriftRules{OperatorManagers: []string{EngineManager}})
+		}
+		c.drift.set(u.GetUID(), d)
+	}
+	return stripObject(obj)
+}
+
+// engineApplied reports whether the deploy engine server-side applied the
+// object.
+func engineApplied(entries []metav1.ManagedFieldsEntry) bool {
+	for _, e := range entries {
+		if e.Manager == EngineManager && e.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
 }
 
 // driftKind reports whether obj is of a registry kind that can drift (not

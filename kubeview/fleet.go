@@ -381,6 +381,9 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 	var items []HealthItem
 	kids := children(app, src)
 	dep := appDeployment(kids, row.Name)
+	if len(src.driftOf(app.GetUID())) > 0 {
+		row.Drift++
+	}
 	for _, ch := range kids {
 		if len(src.driftOf(ch.obj.GetUID())) > 0 {
 			row.Drift++
