@@ -95,7 +95,25 @@ func healthSegments(c kubeview.Counts) []segment {
 		classes = append(classes, "fill-health-"+lower(string(h)))
 		labels = append(labels, string(h))
 	}
-	return segments(c.Total, parts, classes, labels)
+	return segments(sum(parts), parts, classes, labels)
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// healthTotal is the number of Apps the health chips count: those in scope
+// that pass the sync and drift filters.
+func healthTotal(c kubeview.Counts) int {
+	t := 0
+	for _, n := range c.Health {
+		t += n
+	}
+	return t
 }
 
 func syncSegments(c kubeview.Counts) []segment {
@@ -106,7 +124,7 @@ func syncSegments(c kubeview.Counts) []segment {
 		classes = append(classes, "fill-sync-"+lower(string(s)))
 		labels = append(labels, statusText(string(s)))
 	}
-	return segments(c.Total, parts, classes, labels)
+	return segments(sum(parts), parts, classes, labels)
 }
 
 func segmentsLabel(segs []segment) string {
