@@ -195,3 +195,21 @@ func plural(n int, one, many string) string {
 func driftText(n int) string {
 	return strconv.Itoa(n) + " " + plural(n, "object", "objects") + " changed by hand"
 }
+
+// healthIconID and syncIconID name a status's symbol in IconSprite; an
+// unexpected status gets the "unknown" shape.
+func healthIconID(s kubeview.HealthStatus) string {
+	switch s {
+	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing:
+		return lower(string(s))
+	}
+	return "unknown"
+}
+
+func syncIconID(s kubeview.SyncStatus) string {
+	switch s {
+	case kubeview.SyncSynced, kubeview.SyncOutOfSync:
+		return lower(string(s))
+	}
+	return "unknown"
+}
