@@ -41,6 +41,20 @@ func oneRect(t *testing.T, ctx context.Context, sel string) rect {
 	return rs[0]
 }
 
+// checkNoSideScroll fails when the page is wider than the screen: part of
+// it would be off to the side on a phone.
+func checkNoSideScroll(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w[0] > w[1] {
+		screenshot(t, ctx, page+"-too-wide")
+		t.Errorf("%s on a phone is %dpx wide, the screen %dpx: part of it is off to the side", page, w[0], w[1])
+	}
+}
+
 func navigate(t *testing.T, ctx context.Context, path, visible string) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
@@ -147,6 +161,7 @@ func TestPhoneLayout(t *testing.T) {
 	}
 	navigate(t, ctx, "/?namespace=storefront", `[data-testid=app-row]`)
 	screenshot(t, ctx, "fleet")
+	checkNoSideScroll(t, ctx, "fleet")
 	for _, sel := range []string{
 		`[data-testid=app-row] .c-name a`, `[data-testid=app-row] [data-testid=health]`,
 		`[data-testid=app-row] [data-testid=sync]`, `[data-testid=app-row] [data-testid=version-chip]`,
@@ -186,6 +201,7 @@ func TestPhoneLayout(t *testing.T) {
 	navigate(t, ctx, "/apps/storefront/catalog", `[data-testid=tree]`)
 	waitVisible(t, ctx, `[data-testid=culprit-link]`, 60*time.Second)
 	screenshot(t, ctx, "app")
+	checkNoSideScroll(t, ctx, "app page")
 	facts := rects(t, ctx, `[data-testid=app-header] .facts > div`)
 	facts = append(facts, rects(t, ctx, `[data-testid=app-header] [data-testid=health-message]`)...)
 	for a := range facts {
@@ -203,6 +219,9 @@ func TestPhoneLayout(t *testing.T) {
 	screenshot(t, ctx, "app-panel")
 	navigate(t, ctx, "/environments", `header.topbar`)
 	screenshot(t, ctx, "environments")
+	checkNoSideScroll(t, ctx, "environments")
+	navigate(t, ctx, "/environments/dev", `header.topbar`)
+	screenshot(t, ctx, "environment-dev")
 }
 
 // TestScreenshotsDesktop keeps a 1440x900 screenshot of every page.
