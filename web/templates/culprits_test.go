@@ -9,7 +9,9 @@ import (
 )
 
 func TestCulprits(t *testing.T) {
-	h := func(s kubeview.HealthStatus, msg string) *kubeview.Health { return &kubeview.Health{Status: s, Message: msg} }
+	h := func(s kubeview.HealthStatus, msg string) *kubeview.Health {
+		return &kubeview.Health{Status: s, Message: msg}
+	}
 	tree := kubeview.Tree{Nodes: []kubeview.TreeNode{
 		{Ref: "hanzo.ai:App:shop:web", Kind: "App", Name: "web", Depth: 0, Health: h(kubeview.HealthDegraded, "ProgressDeadlineExceeded")},
 		{Ref: "apps:Deployment:shop:web", Kind: "Deployment", Name: "web", Depth: 1, Health: h(kubeview.HealthDegraded, "deadline exceeded")},
