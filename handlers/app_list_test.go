@@ -184,7 +184,7 @@ func rowViews(doc *html.Node) []rowView {
 			rv.Declared, rv.Image = text(n), attr(n, "title")
 		}
 		for _, n := range byTestID(tr, "running") {
-			for _, run := range findAll(n, func(e *html.Node) bool { return hasClass(e, "run") }) {
+			for _, run := range findAll(n, func(e *html.Node) bool { return attr(e, "data-testid") == "version-chip" }) {
 				rv.Running = append(rv.Running, text(run))
 			}
 		}

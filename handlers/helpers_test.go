@@ -131,6 +131,7 @@ func newFakeView(rows []kubeview.AppRow) *fakeView {
 func countsOf(rows []kubeview.AppRow) kubeview.Counts {
 	c := kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
 	for _, r := range rows {
+		c.Fleet++
 		c.Total++
 		c.Health[r.Health.Status]++
 		c.Sync[r.Sync.Status]++

@@ -44,7 +44,7 @@ type Page struct {
 	Offset  int
 	// Continue is the token of the next page, "" on the last one.
 	Continue string
-	// Counts cover the whole fleet, whatever the query.
+	// Counts are the facet counts of the query (see Counts).
 	Counts Counts
 	// Version changes whenever any row changes.
 	Version uint64
@@ -65,15 +65,26 @@ func (c *Cache) Applications(q Query) (Page, error) {
 		}
 	}
 	matched := make([]*AppRow, 0, min(len(all), 1024))
+	faceted := q.Namespace != "" || search != "" || q.Health != "" || q.Sync != "" || q.Drift
+	if faceted {
+		counts = Counts{Fleet: counts.Fleet, Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}}
+	}
 	for _, r := range all {
+		if !faceted {
+			matched = append(matched, r)
+			continue
+		}
 		if q.Namespace != "" && r.Namespace != q.Namespace ||
-			q.Health != "" && r.Health.Status != q.Health ||
-			q.Sync != "" && r.Sync.Status != q.Sync ||
-			q.Drift && r.Drift == 0 ||
 			search != "" && !strings.Contains(strings.ToLower(r.Name), search) {
 			continue
 		}
-		matched = append(matched, r)
+		okHealth := q.Health == "" || r.Health.Status == q.Health
+		okSync := q.Sync == "" || r.Sync.Status == q.Sync
+		okDrift := !q.Drift || r.Drift > 0
+		counts.tally(r, okHealth, okSync, okDrift)
+		if okHealth && okSync && okDrift {
+			matched = append(matched, r)
+		}
 	}
 	switch q.Sort {
 	case SortHealth:
@@ -116,6 +127,22 @@ func (c *Cache) Applications(q Query) (Page, error) {
 		}
 	}
 	return p, nil
+}
+
+// tally counts a row of the query's scope into each facet whose other
+// filters it passes: okHealth, okSync and okDrift say which filters the row
+// passes.
+func (c *Counts) tally(r *AppRow, okHealth, okSync, okDrift bool) {
+	c.Total++
+	if okSync && okDrift {
+		c.Health[r.Health.Status]++
+	}
+	if okHealth && okDrift {
+		c.Sync[r.Sync.Status]++
+	}
+	if okHealth && okSync && r.Drift > 0 {
+		c.Drift++
+	}
 }
 
 // Changed returns a channel closed at the next change of the application list.

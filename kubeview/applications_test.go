@@ -202,8 +202,11 @@ func TestApplicationsQuery(t *testing.T) {
 			if got := p.Continue != ""; got != tt.wantContinue {
 				t.Errorf("Applications(%+v).Continue = %q, want a token: %t", tt.q, p.Continue, tt.wantContinue)
 			}
-			if p.Counts.Total != n {
-				t.Errorf("Applications(%+v).Counts.Total = %d, want %d (the whole fleet)", tt.q, p.Counts.Total, n)
+			if p.Counts.Fleet != n {
+				t.Errorf("Applications(%+v).Counts.Fleet = %d, want %d (the whole fleet)", tt.q, p.Counts.Fleet, n)
+			}
+			if scope := len(wantQuery(gen, kubeview.Query{Namespace: tt.q.Namespace, Search: tt.q.Search})); p.Counts.Total != scope {
+				t.Errorf("Applications(%+v).Counts.Total = %d, want %d (namespace and search)", tt.q, p.Counts.Total, scope)
 			}
 		})
 	}

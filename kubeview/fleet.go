@@ -90,17 +90,30 @@ func (r *AppRow) RunningSummary() string {
 	return strings.Join(parts, " -> ")
 }
 
-// Counts are the fleet's totals per health and per sync.
+// Counts are the application list's facet counts: per health, per sync and
+// drifted, each counting the Apps that match every other active filter of
+// the query (namespace, search and the other facets), as search UIs count
+// their facets. Without filters they are the fleet's totals.
 type Counts struct {
-	Total  int                  `json:"total"`
+	// Fleet is the number of Apps in the platform namespaces, whatever the
+	// query.
+	Fleet int `json:"fleet"`
+	// Total is the number of Apps in the query's scope (namespace and
+	// search), before the health, sync and drift facets.
+	Total int `json:"total"`
+	// Health counts per health status the Apps in scope that match the sync
+	// and drift filters.
 	Health map[HealthStatus]int `json:"health"`
-	Sync   map[SyncStatus]int   `json:"sync"`
-	// Drift counts the Apps with at least one drifted object.
+	// Sync counts per sync status the Apps in scope that match the health
+	// and drift filters.
+	Sync map[SyncStatus]int `json:"sync"`
+	// Drift counts the Apps with at least one drifted object among those in
+	// scope that match the health and sync filters.
 	Drift int `json:"drift"`
 }
 
 func (c Counts) clone() Counts {
-	out := Counts{Total: c.Total, Drift: c.Drift, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
+	out := Counts{Fleet: c.Fleet, Total: c.Total, Drift: c.Drift, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
 	for k, v := range c.Health {
 		out.Health[k] = v
 	}
@@ -111,6 +124,7 @@ func (c Counts) clone() Counts {
 }
 
 func (c *Counts) add(r *AppRow, d int) {
+	c.Fleet += d
 	c.Total += d
 	c.Health[r.Health.Status] += d
 	c.Sync[r.Sync.Status] += d

@@ -1,10 +1,18 @@
 // deploy-web: the few lines of behaviour HTMX does not cover.
+// Keep the selected tree node in view (the tree scales to its column and
+// scrolls vertically); nothing here runs at load unless a node is selected.
+function showSelectedNode() {
+  var a = document.querySelector("svg.tree a .node.selected");
+  if (a && a.parentNode.scrollIntoView) a.parentNode.scrollIntoView({ block: "nearest", inline: "nearest" });
+}
+document.addEventListener("DOMContentLoaded", showSelectedNode);
 // After each swap, mark the tree node whose resource panel is open.
-document.addEventListener("htmx:afterSettle", function () {
+document.addEventListener("htmx:afterSettle", function (e) {
   var panel = document.querySelector("[data-testid=resource-panel]");
   var ref = panel ? panel.getAttribute("data-ref") : "";
   document.querySelectorAll("svg.tree a[data-ref]").forEach(function (a) {
     var node = a.querySelector(".node");
     if (node) node.classList.toggle("selected", a.getAttribute("data-ref") === ref);
   });
+  if (e.target && e.target.id === "panel") showSelectedNode();
 });

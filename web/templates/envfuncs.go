@@ -1,11 +1,13 @@
 package templates
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/envrun"
@@ -83,4 +85,14 @@ func changeRows(objs []deployplan.ObjectPlan, diffs []envrun.ObjectDiff) []chang
 		out[i] = changeRow{Obj: o, Diff: byKey[o.Kind+"/"+o.Namespace+"/"+o.Name]}
 	}
 	return out
+}
+
+// markdownDownloadURL carries the report's Markdown in a data: URL, so the
+// Markdown stays downloadable while the page shows the structured view
+// only. The content is base64 of our own rendering, never interpreted.
+func markdownDownloadURL(v ReportView) templ.SafeURL {
+	if v.Report == nil {
+		return ""
+	}
+	return templ.SafeURL("data:text/markdown;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte(v.Report.Markdown())))
 }

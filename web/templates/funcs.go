@@ -92,7 +92,25 @@ func healthSegments(c kubeview.Counts) []segment {
 		classes = append(classes, "fill-health-"+lower(string(h)))
 		labels = append(labels, string(h))
 	}
-	return segments(c.Total, parts, classes, labels)
+	return segments(sum(parts), parts, classes, labels)
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// healthTotal is the number of Apps the health chips count: those in scope
+// that pass the sync and drift filters.
+func healthTotal(c kubeview.Counts) int {
+	t := 0
+	for _, n := range c.Health {
+		t += n
+	}
+	return t
 }
 
 func syncSegments(c kubeview.Counts) []segment {
@@ -103,7 +121,7 @@ func syncSegments(c kubeview.Counts) []segment {
 		classes = append(classes, "fill-sync-"+lower(string(s)))
 		labels = append(labels, statusText(string(s)))
 	}
-	return segments(c.Total, parts, classes, labels)
+	return segments(sum(parts), parts, classes, labels)
 }
 
 func segmentsLabel(segs []segment) string {
@@ -173,4 +191,22 @@ func plural(n int, one, many string) string {
 // driftText says how many of an App's objects were changed by hand.
 func driftText(n int) string {
 	return strconv.Itoa(n) + " " + plural(n, "object", "objects") + " changed by hand"
+}
+
+// healthIconID and syncIconID name a status's symbol in IconSprite; an
+// unexpected status gets the "unknown" shape.
+func healthIconID(s kubeview.HealthStatus) string {
+	switch s {
+	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing:
+		return lower(string(s))
+	}
+	return "unknown"
+}
+
+func syncIconID(s kubeview.SyncStatus) string {
+	switch s {
+	case kubeview.SyncSynced, kubeview.SyncOutOfSync:
+		return lower(string(s))
+	}
+	return "unknown"
 }

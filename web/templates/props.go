@@ -80,7 +80,7 @@ func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; retu
 
 // Filtered reports whether any filter or search is set.
 func (q FleetQuery) Filtered() bool {
-	return q.Search != "" || q.Namespace != "" || q.Health != "" || q.Sync != ""
+	return q.Search != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift
 }
 
 // FleetPage is the home page.

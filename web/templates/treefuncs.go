@@ -215,3 +215,49 @@ func desiredSourceText(s string) string {
 	}
 	return "none"
 }
+
+// Culprit is one object that makes an App's health what it is: the App's
+// direct children (and the App itself) in the App's worst status.
+type Culprit struct {
+	Kind, Name, Ref string
+	Href            string
+	Status          kubeview.HealthStatus
+	Message         string
+}
+
+// maxCulprits bounds the header's list; the rest are counted.
+const maxCulprits = 6
+
+// culprits returns the objects of the tree that cause the App's health, as
+// kubeview.AggregateHealth names them: the App's children (depth 1) and
+// the App (depth 0, last) whose health is the App's, up to maxCulprits,
+// and how many more there are. None for a healthy App.
+func culprits(l AppLive) ([]Culprit, int) {
+	st := l.Row.Health.Status
+	if !l.HasRow || st == "" || st == kubeview.HealthHealthy {
+		return nil, 0
+	}
+	var out []Culprit
+	more := 0
+	add := func(n kubeview.TreeNode) {
+		if n.Health == nil || n.Health.Status != st {
+			return
+		}
+		if len(out) == maxCulprits {
+			more++
+			return
+		}
+		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: resourceURL(l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
+	}
+	for _, n := range l.Tree.Nodes {
+		if n.Depth == 1 {
+			add(n)
+		}
+	}
+	for _, n := range l.Tree.Nodes {
+		if n.Depth == 0 {
+			add(n)
+		}
+	}
+	return out, more
+}

@@ -1,0 +1,138 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// coldBrowser starts a headless Chromium with a new, empty profile (no
+// cache, no connections): a person opening a bookmark in a fresh browser.
+// The start itself is not measured; the returned stop ends it.
+func coldBrowser(b *testing.B) (context.Context, func()) {
+	b.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		b.Skip("needs Debian's chromium at /usr/bin/chromium")
+	}
+	dir, err := os.MkdirTemp("", "perf-cold-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath("/usr/bin/chromium"), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.UserDataDir(dir), chromedp.WindowSize(1440, 900),
+		chromedp.Flag("enable-precise-memory-info", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true))
+	ctx, cancelC := chromedp.NewContext(actx)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancelC()
+		cancelA()
+		b.Fatal(err)
+	}
+	return ctx, func() { cancelC(); cancelA(); os.RemoveAll(dir) }
+}
+
+// coldLoad is what one cold navigation measured.
+type coldLoad struct {
+	visible time.Duration // Navigate until sel is visible (wall clock)
+	fcp     float64       // first contentful paint, ms after navigation start
+	dom     int           // elements in the document
+	heap    float64       // used JS heap, MB
+}
+
+// loadCold opens url in a fresh browser and waits for sel.
+func loadCold(b *testing.B, url, sel string) coldLoad {
+	b.Helper()
+	ctx, stop := coldBrowser(b)
+	defer stop()
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		b.Fatalf("%s: wait for %s: %v", url, sel, err)
+	}
+	var l coldLoad
+	l.visible = time.Since(start)
+	type metrics struct {
+		FCP  float64 `json:"fcp"`
+		DOM  int     `json:"dom"`
+		Heap float64 `json:"heap"`
+	}
+	// FCP may be reported a frame after the element is visible.
+	for range 50 {
+		m, err := chromedp.Run(ctx, chromedp.Evaluate[metrics](`({
+			fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {startTime: 0}).startTime,
+			dom: document.getElementsByTagName('*').length,
+			heap: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : 0,
+		})`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.fcp, l.dom, l.heap = m.FCP, m.DOM, m.Heap
+		if m.FCP > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return l
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// BenchmarkBrowserCold loads each page in a fresh browser (new profile,
+// empty cache) per run, and a trivial page (/healthz, a few bytes of text)
+// the same way in the same run, and reports medians: ms-visible (navigation
+// until the first row / tree / panel is visible, wall clock), ms-fcp (first
+// contentful paint), the same two for the trivial page, their ratios, DOM
+// elements and the JS heap in MB. Run it with a small count:
+//
+//	go test -run '^$' -bench BrowserCold -benchtime 5x ./e2e/perf/
+func BenchmarkBrowserCold(b *testing.B) {
+	for _, tc := range []struct {
+		name, path, sel string
+		apps            int
+	}{
+		{"fleet/apps=2000", "/", `[data-testid=app-row]`, 2000},
+		{"fleet/apps=10000", "/", `[data-testid=app-row]`, 10000},
+		{"tree/apps=2000", "/apps/apps/svc-00000", `[data-testid=tree-node]`, 2000},
+		{"panel/apps=2000", "/apps/apps/svc-00000/resource/apps:Deployment:apps:svc-00000", `[data-testid=resource-panel]`, 2000},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			url := server(b, tc.apps, 100)
+			var vis, fcp, tvis, tfcp, dom, heap []float64
+			for b.Loop() {
+				triv := loadCold(b, url+"/healthz", "body")
+				page := loadCold(b, url+tc.path, tc.sel)
+				tvis = append(tvis, float64(triv.visible.Microseconds())/1000)
+				tfcp = append(tfcp, triv.fcp)
+				vis = append(vis, float64(page.visible.Microseconds())/1000)
+				fcp = append(fcp, page.fcp)
+				dom = append(dom, float64(page.dom))
+				heap = append(heap, page.heap)
+			}
+			b.ReportMetric(median(vis), "ms-visible")
+			b.ReportMetric(median(tvis), "ms-visible-trivial")
+			b.ReportMetric(median(vis)/median(tvis), "x-trivial-visible")
+			b.ReportMetric(median(fcp), "ms-fcp")
+			b.ReportMetric(median(tfcp), "ms-fcp-trivial")
+			if median(tfcp) > 0 {
+				b.ReportMetric(median(fcp)/median(tfcp), "x-trivial-fcp")
+			}
+			b.ReportMetric(median(dom), "dom-elements")
+			b.ReportMetric(median(heap), "MB-js-heap")
+			b.ReportMetric(0, "ns/op")
+			fmt.Fprintf(os.Stderr, "%s: visible %v (trivial %v), fcp %v (trivial %v)\n", tc.name, vis, tvis, fcp, tfcp)
+		})
+	}
+}
