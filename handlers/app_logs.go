@@ -394,20 +394,6 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, templates.LogsPageView(templates.LogsPage{Layout: s.layout(r, "apps", name+" logs"), View: v}))
 }
 
-// checkApp answers 404 unless ns/name is an App in a platform namespace.
-func (s *Server) checkApp(ns, name string) error {
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return notFound("app " + ns + "/" + name)
-	}
-	if _, err := s.view.LookupApp(name, ns); err != nil {
-		if errors.Is(err, kubeview.ErrAppNotFound) {
-			return notFound("app " + ns + "/" + name)
-		}
-		return err
-	}
-	return nil
-}
-
 // logsView builds the viewer's panel: when following, the stream's URL;
 // otherwise the lines, read now.
 func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templates.LogsView, error) {

@@ -118,34 +118,6 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiSync serves POST /v1/deploy/{name}/sync.
-func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
-	rel, err := s.releaser()
-	if err != nil {
-		return err
-	}
-	app, err := s.apiApp(r, "")
-	if err != nil {
-		s.auditRefusal(r, "sync", err)
-		return err
-	}
-	res, err := rel.Sync(r.Context(), app.GetNamespace(), app.GetName(), actor(r))
-	if err != nil {
-		return releaseError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}
-
-// appFromPath checks the {namespace}/{name} of a page route.
-func (s *Server) appFromPath(r *http.Request) (string, string, error) {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if err := s.checkApp(ns, name); err != nil {
-		return "", "", err
-	}
-	return ns, name, nil
-}
-
 // rollbackConfirm serves GET /apps/{namespace}/{name}/rollback?version=V:
 // the confirmation that names from -> to.
 func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
@@ -204,25 +176,6 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
-}
-
-// appSync serves POST /apps/{namespace}/{name}/sync.
-func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
-	if err != nil {
-		s.auditRefusal(r, "sync", err)
-		return err
-	}
-	rel, err := s.releaser()
-	if err != nil {
-		return err
-	}
-	res, err := rel.Sync(r.Context(), ns, name, actor(r))
-	if err != nil {
-		return releaseError(err)
-	}
-	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }
 
