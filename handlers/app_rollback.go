@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -35,19 +34,35 @@ func auditName(id auth.Identity) string {
 	return "sub " + id.Subject
 }
 
-// releaseError maps the release seam's errors to answers.
+// releaseError maps the release seam's errors to answers: a refusal keeps
+// its public text and gets the status of its kind; anything else is left
+// to the adapter (a 500).
 func releaseError(err error) error {
+	var ref *release.RefusalError
 	switch {
-	case errors.Is(err, release.ErrInvalidVersion):
-		return &httpError{Status: http.StatusBadRequest, Reason: "InvalidVersion", Public: strings.TrimPrefix(err.Error(), "release: ")}
-	case errors.Is(err, release.ErrNotInHistory):
-		return &httpError{Status: http.StatusBadRequest, Reason: "NotInHistory", Public: strings.TrimPrefix(err.Error(), "release: ") + ": roll back only to a version this app has run"}
-	case errors.Is(err, release.ErrConflict):
-		return &httpError{Status: http.StatusConflict, Reason: "Conflict", Public: "the app changed while it was being patched; reload and try again"}
-	case errors.Is(err, release.ErrNotFound), errors.Is(err, kubeview.ErrAppNotFound):
+	case errors.As(err, &ref):
+		status, reason := refusalStatus(ref)
+		return &httpError{Status: status, Reason: reason, Public: ref.Public}
+	case errors.Is(err, kubeview.ErrAppNotFound):
 		return notFound("app")
 	}
 	return err
+}
+
+// refusalStatus is the status and reason of a release refusal, by kind; a
+// kind added later is a plain 400.
+func refusalStatus(ref *release.RefusalError) (int, string) {
+	switch {
+	case errors.Is(ref, release.ErrInvalidVersion):
+		return http.StatusBadRequest, "InvalidVersion"
+	case errors.Is(ref, release.ErrNotInHistory):
+		return http.StatusBadRequest, "NotInHistory"
+	case errors.Is(ref, release.ErrConflict):
+		return http.StatusConflict, "Conflict"
+	case errors.Is(ref, release.ErrNotFound):
+		return http.StatusNotFound, "NotFound"
+	}
+	return http.StatusBadRequest, "Refused"
 }
 
 // readVersion reads {"version": "..."} (JSON) or version=... (form).
@@ -132,8 +147,11 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return releaseError(err)
 	}
-	if err := release.Gate(version, history); err != nil {
-		a.Kind, a.Error = "error", releaseError(err).(*httpError).Public
+	var ref *release.RefusalError
+	if err := release.Gate(version, history); errors.As(err, &ref) {
+		a.Kind, a.Error = "error", ref.Public
+	} else if err != nil {
+		return err
 	} else if version == row.Version {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
 	}
