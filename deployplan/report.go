@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Conclusion statuses.
@@ -389,8 +391,8 @@ func (r *Report) Summary() string {
 	d := &r.DeployApply
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", strings.ToUpper(d.Conclusion.Status), d.Conclusion.Summary)
-	fmt.Fprintf(&b, "  environment %s, namespace %s, cluster %s\n", d.Environment, d.Target.Namespace, orDash(d.Target.Cluster))
-	fmt.Fprintf(&b, "  source %s at %s; catalog commit %s\n", orDash(d.Source.Origin), short(d.ArtifactPlan.SourceCommit), short(d.ArtifactPlan.CatalogCommit))
+	fmt.Fprintf(&b, "  environment %s, namespace %s, cluster %s\n", d.Environment, d.Target.Namespace, textfmt.OrDash(d.Target.Cluster))
+	fmt.Fprintf(&b, "  source %s at %s; catalog commit %s\n", textfmt.OrDash(d.Source.Origin), textfmt.ShortSHA(d.ArtifactPlan.SourceCommit), textfmt.ShortSHA(d.ArtifactPlan.CatalogCommit))
 	counts := map[string]int{}
 	for _, o := range d.Objects {
 		k := o.Action
@@ -408,7 +410,7 @@ func (r *Report) Summary() string {
 		if j.Result == JobNotNeeded || j.Result == JobNotFound {
 			continue
 		}
-		fmt.Fprintf(&b, "  job %s: %s (%s -> %s)\n", j.Job, j.Result, orDash(j.OldImage), orDash(j.NewImage))
+		fmt.Fprintf(&b, "  job %s: %s (%s -> %s)\n", j.Job, j.Result, textfmt.OrDash(j.OldImage), textfmt.OrDash(j.NewImage))
 	}
 	for _, bl := range d.RemainingBlockers {
 		fmt.Fprintf(&b, "  BLOCKER %s: %s\n    fix: %s\n", bl.ID, bl.Message, bl.UnblockHint)
@@ -423,27 +425,6 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "  next: %s\n", c)
 	}
 	return b.String()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func short(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return orDash(c)
-}
-
-func shortDigest(d string) string {
-	if len(d) > 19 {
-		return d[:19] + "…"
-	}
-	return d
 }
 
 func sortedKeys[V any](m map[string]V) []string {

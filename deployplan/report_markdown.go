@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Markdown renders the report as CommonMark (tables are GFM), for the console.
@@ -41,7 +43,7 @@ func (r *Report) Markdown() string {
 	if len(a.Services) > 0 {
 		b.WriteString("| service | image | digest | published | registry |\n| --- | --- | --- | --- | --- |\n")
 		for _, s := range a.Services {
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(s.ID), mdCode(s.Image), mdCode(shortDigest(s.Digest)), s.Published, mdCell(s.Registry))
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(s.ID), mdCode(s.Image), mdCode(textfmt.ShortDigest(s.Digest)), s.Published, mdCell(s.Registry))
 		}
 		b.WriteString("\n")
 	}
@@ -67,12 +69,12 @@ func (r *Report) Markdown() string {
 			for _, p := range s.Ports {
 				ps = append(ps, fmt.Sprintf("%d->%s/%s", p.Port, p.TargetPort, p.Protocol))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(s.Name), mdCell(orDash(s.ServiceID)), mdCell(strings.Join(ps, ", ")))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(s.Name), mdCell(textfmt.OrDash(s.ServiceID)), mdCell(strings.Join(ps, ", ")))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("## Template Jobs\n\n")
-	fmt.Fprintf(&b, "Allowlist in `%s`: %s.\n\n", d.TemplateJobReplacementPolicy.Namespace, md(orDash(strings.Join(d.TemplateJobReplacementPolicy.Allowlist, ", "))))
+	fmt.Fprintf(&b, "Allowlist in `%s`: %s.\n\n", d.TemplateJobReplacementPolicy.Namespace, md(textfmt.OrDash(strings.Join(d.TemplateJobReplacementPolicy.Allowlist, ", "))))
 	if len(d.TemplateJobReplacements) > 0 {
 		b.WriteString("| job | old image | new image | result | reason |\n| --- | --- | --- | --- | --- |\n")
 		for _, j := range d.TemplateJobReplacements {
@@ -83,11 +85,11 @@ func (r *Report) Markdown() string {
 	if len(d.Objects) > 0 {
 		b.WriteString("## Objects\n\n| kind | name | action | result | message |\n| --- | --- | --- | --- | --- |\n")
 		for _, o := range d.Objects {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCell(o.Action), mdCell(orDash(o.Result)), mdCell(o.Message))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCell(o.Action), mdCell(textfmt.OrDash(o.Result)), mdCell(o.Message))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Health\n\nNamespace now: **%s** %s\n\n", md(orDash(d.CurrentHealth.Status)), md(d.CurrentHealth.Message))
+	fmt.Fprintf(&b, "## Health\n\nNamespace now: **%s** %s\n\n", md(textfmt.OrDash(d.CurrentHealth.Status)), md(d.CurrentHealth.Message))
 	if len(d.HealthChecks) > 0 {
 		b.WriteString("| check | required | ok | message |\n| --- | --- | --- | --- |\n")
 		for _, h := range d.HealthChecks {
@@ -103,7 +105,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "- Forbidden: %s\n\n", md(strings.Join(bd.ForbiddenActions, "; ")))
 	rb := d.RollbackHint
 	b.WriteString("## Rollback\n\n")
-	fmt.Fprintf(&b, "- Pre-apply capture: `%s`\n", mdCode(orDash(rb.PreApplyCapture)))
+	fmt.Fprintf(&b, "- Pre-apply capture: `%s`\n", mdCode(textfmt.OrDash(rb.PreApplyCapture)))
 	for _, group := range []struct {
 		title string
 		cmds  []string
