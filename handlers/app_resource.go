@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/diffrender"
@@ -107,9 +106,9 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 // appResource serves GET /apps/{namespace}/{name}/resource/{ref}: the
 // resource panel beside the tree (the panel alone for HTMX).
 func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return notFound("app " + ns + "/" + name)
+	ns, name, err := s.resolveApp(r, "")
+	if err != nil {
+		return err
 	}
 	ref, err := s.parseRef(r.PathValue("ref"))
 	if err != nil {
@@ -257,11 +256,11 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	app, err := s.apiApp(r, ref.Namespace)
+	ns, name, err := s.resolveApp(r, ref.Namespace)
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(app.GetNamespace(), app.GetName(), ref)
+	d, err := s.loadResource(ns, name, ref)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	app, err := s.apiApp(r, "")
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
@@ -125,7 +125,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 		s.auditRefusal(r, "rollback", err)
 		return err
 	}
-	res, err := rel.Rollback(r.Context(), app.GetNamespace(), app.GetName(), version, actor(r))
+	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
 	if err != nil {
 		return releaseError(err)
 	}
@@ -136,7 +136,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 // rollbackConfirm serves GET /apps/{namespace}/{name}/rollback?version=V:
 // the confirmation that names from -> to.
 func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 
 // appRollback serves POST /apps/{namespace}/{name}/rollback (form).
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err

@@ -12,12 +12,12 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	app, err := s.apiApp(r, "")
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "sync", err)
 		return err
 	}
-	res, err := rel.Sync(r.Context(), app.GetNamespace(), app.GetName(), actor(r))
+	res, err := rel.Sync(r.Context(), ns, name, actor(r))
 	if err != nil {
 		return releaseError(err)
 	}
@@ -27,7 +27,7 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 
 // appSync serves POST /apps/{namespace}/{name}/sync.
 func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "sync", err)
 		return err

@@ -9,13 +9,13 @@ import (
 
 // apiTree serves GET /v1/deploy/{name}/tree: the ArgoCD ApplicationTree shape.
 func (s *Server) apiTree(w http.ResponseWriter, r *http.Request) error {
-	app, err := s.apiApp(r, "")
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
-	tree, err := s.view.Tree(app.GetNamespace(), app.GetName())
+	tree, err := s.view.Tree(ns, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
-		return notFound("app " + app.GetName())
+		return notFound("app " + name)
 	}
 	if err != nil {
 		return err
