@@ -116,7 +116,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 	}
 	fv := newFakeView(nil)
 	fv.namespaces = []string{"apps"}
-	fv.FleetView = view
+	fv.Fleet = view
 	ts := newTestServer(t, fv, func(o *Options) {
 		o.Logs = kubeview.NewLogs(view, cs.CoreV1())
 		o.LogStreams = limits

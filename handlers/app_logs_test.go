@@ -376,7 +376,7 @@ func (f *fakeLogs) last() kubeview.LogQuery {
 // appView is a fakeView that knows the App apps/web.
 type appView struct{ *fakeView }
 
-func (v appView) LookupApp(name, ns string) (*unstructured.Unstructured, error) {
+func (v appView) LookupApp(ns, name string) (*unstructured.Unstructured, error) {
 	if name == "web" && (ns == "" || ns == "apps") {
 		u := &unstructured.Unstructured{}
 		u.SetNamespace("apps")

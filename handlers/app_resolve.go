@@ -37,11 +37,11 @@ func (s *Server) apiApp(r *http.Request, hintNamespace string) (string, string, 
 	if ns != "" && !slices.Contains(s.view.Namespaces(), ns) {
 		return "", "", badRequest("namespace: %q is not a platform namespace", ns)
 	}
-	app, err := s.view.LookupApp(name, ns)
+	app, err := s.view.LookupApp(ns, name)
 	var amb *kubeview.AmbiguousAppError
 	switch {
 	case errors.As(err, &amb) && hintNamespace != "" && slices.Contains(amb.Namespaces, hintNamespace):
-		app, err = s.view.LookupApp(name, hintNamespace)
+		app, err = s.view.LookupApp(hintNamespace, name)
 	case errors.As(err, &amb):
 		return "", "", &httpError{Status: http.StatusConflict, Reason: "Ambiguous",
 			Public: "app " + name + " exists in namespaces " + strings.Join(amb.Namespaces, ", ") + ": add ?namespace= to choose one"}
@@ -59,7 +59,7 @@ func (s *Server) checkApp(ns, name string) error {
 	if !slices.Contains(s.view.Namespaces(), ns) {
 		return notFound("app " + ns + "/" + name)
 	}
-	if _, err := s.view.LookupApp(name, ns); err != nil {
+	if _, err := s.view.LookupApp(ns, name); err != nil {
 		if errors.Is(err, kubeview.ErrAppNotFound) {
 			return notFound("app " + ns + "/" + name)
 		}

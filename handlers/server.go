@@ -19,14 +19,15 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 )
 
-// FleetView is what the handlers read from the cluster caches.
-type FleetView interface {
+// Fleet is what the handlers read from the cluster caches (implemented by
+// kubeview.Cache). Every method takes the namespace before the name.
+type Fleet interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 	Status() kubeview.Status
 	Synced() bool
 	Namespaces() []string
 	Row(namespace, name string) (kubeview.AppRow, bool)
-	LookupApp(name, namespace string) (*unstructured.Unstructured, error)
+	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
 	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
 	Events(namespace, uid string) []kubeview.Event
@@ -106,7 +107,7 @@ func NewSite(log *slog.Logger) (*Site, error) {
 // Server holds the handlers' dependencies.
 type Server struct {
 	*Site
-	view   FleetView
+	view   Fleet
 	auth   Authenticator
 	opts   Options
 	routes []route
@@ -119,7 +120,7 @@ type Server struct {
 }
 
 // New wires the handlers.
-func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
+func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
 	}
