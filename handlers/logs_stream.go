@@ -334,10 +334,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
-	shutdown := s.opts.ShutdownCtx
-	if shutdown == nil {
-		shutdown = context.Background()
-	}
+	shutdown := s.shutdownCtx()
 	stopOnShutdown := context.AfterFunc(shutdown, cancel)
 	queue := newEventQueue(limits)
 	filter := newLineFilter(p.Filter, p.Case)
@@ -358,17 +355,9 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 		wg.Wait()
 	}()
 
-	rc := http.NewResponseController(w)
-	startSSE(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	bw.WriteString("retry: 2000\n\n")
-	flush := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	st := openSSE(w, 32<<10, limits.WriteTimeout)
+	st.retry(2 * time.Second)
+	bw, flush := st.Writer, st.flush
 	if err := flush(); err != nil {
 		return nil
 	}
@@ -394,7 +383,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 			_ = flush()
 			return nil
 		case <-heartbeat.C:
-			bw.WriteString(": keep-alive\n\n")
+			st.heartbeat()
 		case <-queue.ready:
 			var done bool
 			var ferr error

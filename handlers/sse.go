@@ -3,7 +3,10 @@ package handlers
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // startSSE writes the headers of an event stream.
@@ -46,4 +49,51 @@ func writeEvent(w *bufio.Writer, event, id string, data []byte) {
 		data = data[i+1:]
 	}
 	w.WriteByte('\n')
+}
+
+// sseStream is an open event stream, shared by the log streams and the
+// plan-run stream: a buffered writer (write events with writeEvent) and the
+// response controller that flushes it under a write deadline.
+type sseStream struct {
+	*bufio.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// openSSE writes the headers of an event stream and returns its writer:
+// size is the buffer; timeout bounds each flush, so a client that stops
+// reading is dropped instead of holding the handler.
+func openSSE(w http.ResponseWriter, size int, timeout time.Duration) *sseStream {
+	rc := http.NewResponseController(w)
+	startSSE(w)
+	return &sseStream{Writer: bufio.NewWriterSize(w, size), rc: rc, timeout: timeout}
+}
+
+// flush sends what is buffered; an error means the client is gone (or
+// stuck past the write timeout).
+func (st *sseStream) flush() error {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	if err := st.Flush(); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+// heartbeat writes a comment, which clients ignore and which keeps proxies
+// from closing an idle stream.
+func (st *sseStream) heartbeat() { st.WriteString(": keep-alive\n\n") }
+
+// retry tells EventSource how long to wait before it reconnects.
+func (st *sseStream) retry(d time.Duration) {
+	st.WriteString("retry: " + strconv.FormatInt(d.Milliseconds(), 10) + "\n\n")
+}
+
+// shutdownCtx is done when the server shuts down gracefully (Options.
+// ShutdownCtx; never without one): every stream ends then, telling its
+// client to reconnect to another replica.
+func (s *Server) shutdownCtx() context.Context {
+	if s.opts.ShutdownCtx == nil {
+		return context.Background()
+	}
+	return s.opts.ShutdownCtx
 }
