@@ -2,55 +2,11 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/hanzoai/deploy-web/kubeview"
 )
-
-// streamLimiter counts the open streams.
-type streamLimiter struct {
-	limits LogStreamLimits
-
-	mu      sync.Mutex
-	total   int
-	perUser map[string]int
-}
-
-func newStreamLimiter(l LogStreamLimits) *streamLimiter {
-	return &streamLimiter{limits: l.withDefaults(), perUser: map[string]int{}}
-}
-
-// acquire takes a stream slot for user; it returns the release function,
-// or nil and the refusal users see.
-func (l *streamLimiter) acquire(user string) (func(), string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.total >= l.limits.Total {
-		return nil, fmt.Sprintf("the server is already streaming %d logs, its limit: try again in a minute", l.limits.Total)
-	}
-	if l.perUser[user] >= l.limits.PerUser {
-		return nil, fmt.Sprintf("you already have %d log streams open, the limit per user: close one (another tab or window) and reload", l.limits.PerUser)
-	}
-	l.total++
-	l.perUser[user]++
-	return sync.OnceFunc(func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.total--
-		if l.perUser[user]--; l.perUser[user] <= 0 {
-			delete(l.perUser, user)
-		}
-	}), ""
-}
-
-// open returns the number of open streams.
-func (l *streamLimiter) open() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
 
 // queued is one event waiting for the client: a log event, or (skipped >
 // 0) the count of lines dropped at this point because the client was slow.

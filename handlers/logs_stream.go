@@ -324,7 +324,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 		return enc.refuse(s, w, r, refusal)
 	}
 	defer release()
-	limits := s.logStreams.limits
+	limits := s.opts.LogStreams
 
 	var ids lineID
 	if id, ok := parseLineID(r.Header.Get("Last-Event-ID")); ok {

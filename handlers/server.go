@@ -112,11 +112,9 @@ type Server struct {
 	opts   Options
 	routes []route
 	m      *http.ServeMux
-	// logStreams counts the live log streams.
-	logStreams *streamLimiter
-	// logReads counts the non-follow log reads, runStreams the plan-run
-	// streams.
-	logReads, runStreams *userLimiter
+	// logStreams counts the live log streams, logReads the non-follow log
+	// reads, runStreams the plan-run streams.
+	logStreams, logReads, runStreams *userLimiter
 }
 
 // New wires the handlers.
@@ -131,7 +129,11 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 		opts.AppGroup, opts.AppKind = appcr.GroupVersion.Group, appcr.Kind.Kind
 	}
 	l := opts.LogStreams.withDefaults()
-	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: newStreamLimiter(l),
+	opts.LogStreams = l
+	logStreams := newUserLimiter("log streams", l.PerUser, l.Total)
+	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
+	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
+	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: logStreams,
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
 }
