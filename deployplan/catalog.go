@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // Catalog is the artifact catalog: which image each service ships at which
@@ -80,25 +82,15 @@ type Image struct {
 	Tag, Digest string
 }
 
-// ParseImage splits an image reference into repository, tag and digest.
+// ParseImage splits an image reference into repository, tag and digest
+// (appcr.ParseImageRef, the one parser) and normalises the repository.
 func ParseImage(s string) (Image, error) {
-	img := Image{Raw: s}
-	ref := s
-	if i := strings.Index(ref, "@"); i >= 0 {
-		img.Digest = ref[i+1:]
-		ref = ref[:i]
-	}
-	slash := strings.LastIndex(ref, "/")
-	if colon := strings.LastIndex(ref, ":"); colon > slash {
-		img.Tag = ref[colon+1:]
-		ref = ref[:colon]
-	}
-	repo, err := name.NewRepository(ref)
+	ref := appcr.ParseImageRef(s)
+	repo, err := name.NewRepository(ref.Repository)
 	if err != nil {
 		return Image{}, fmt.Errorf("invalid image %q: %v", s, err)
 	}
-	img.Repository = repo.Name()
-	return img, nil
+	return Image{Raw: s, Repository: repo.Name(), Tag: ref.Tag, Digest: ref.Digest}, nil
 }
 
 var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

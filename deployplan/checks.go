@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // This file holds the pure decisions of a plan: no I/O, table-tested.
@@ -284,7 +286,7 @@ func JobDecision(desired, live *unstructured.Unstructured, allowlisted, immutabl
 func JobBlocker(j JobReplacement, allowlistHint string) (Blocker, bool) {
 	switch j.Result {
 	case JobBlockedNotAllowlisted:
-		return Blocker{ID: "job-not-allowlisted:" + j.Job, Message: fmt.Sprintf("Job %s: %s (%s -> %s)", j.Job, j.Reason, orDash(j.OldImage), orDash(j.NewImage)),
+		return Blocker{ID: "job-not-allowlisted:" + j.Job, Message: fmt.Sprintf("Job %s: %s (%s -> %s)", j.Job, j.Reason, textfmt.OrDash(j.OldImage), textfmt.OrDash(j.NewImage)),
 			UnblockHint: allowlistHint}, true
 	case JobFailed:
 		return Blocker{ID: "job-template-changed:" + j.Job, Message: fmt.Sprintf("Job %s: %s", j.Job, j.Reason),

@@ -324,6 +324,10 @@ func TestParseImage(t *testing.T) {
 		{"nginx:1.2", "index.docker.io/library/nginx", "1.2", ""},
 		{"127.0.0.1:5000/acme/api:abc@" + digestA, "127.0.0.1:5000/acme/api", "abc", digestA},
 		{"ghcr.io/acme/api@" + digestA, "ghcr.io/acme/api", "", digestA},
+		{"localhost:5000/web", "localhost:5000/web", "", ""},
+		{"localhost:5000/web:1.0.0", "localhost:5000/web", "1.0.0", ""},
+		{"ghcr.io/acme/web:1.0.0@" + digestA, "ghcr.io/acme/web", "1.0.0", digestA},
+		{"acme/web:v1.2.3", "index.docker.io/acme/web", "v1.2.3", ""},
 	}
 	for _, tt := range tests {
 		got, err := ParseImage(tt.in)
@@ -332,6 +336,11 @@ func TestParseImage(t *testing.T) {
 		}
 		if got.Repository != tt.repo || got.Tag != tt.tag || got.Digest != tt.digest {
 			t.Errorf("ParseImage(%q) = %+v, want %s %s %s", tt.in, got, tt.repo, tt.tag, tt.digest)
+		}
+	}
+	for _, bad := range []string{"", "UPPER/web:1", "web:1:2"} {
+		if got, err := ParseImage(bad); err == nil {
+			t.Errorf("ParseImage(%q) = %+v, want an error", bad, got)
 		}
 	}
 }

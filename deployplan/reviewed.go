@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Reviewed is what a user reviewed before asking for an apply: the plan's
@@ -71,10 +73,10 @@ func CheckReviewed(rev *Reviewed, r *Rendered) error {
 	switch {
 	case rev.SourceCommit != r.Commit:
 		return &RefusalError{Reason: fmt.Sprintf("%s (plan %s rendered commit %s, the source is now at %s); nothing was touched",
-			SourceMovedReason, rev.PlanID, orDash(short(rev.SourceCommit)), orDash(short(r.Commit)))}
+			SourceMovedReason, rev.PlanID, textfmt.ShortSHA(rev.SourceCommit), textfmt.ShortSHA(r.Commit))}
 	case rev.RenderedDigest != digest:
 		return &RefusalError{Reason: fmt.Sprintf("%s (plan %s rendered objects %s, they now render as %s at the same commit %s); nothing was touched",
-			SourceMovedReason, rev.PlanID, shortDigest(rev.RenderedDigest), shortDigest(digest), orDash(short(r.Commit)))}
+			SourceMovedReason, rev.PlanID, textfmt.ShortDigest(rev.RenderedDigest), textfmt.ShortDigest(digest), textfmt.ShortSHA(r.Commit))}
 	}
 	return nil
 }

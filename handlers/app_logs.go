@@ -293,11 +293,10 @@ func (s *Server) checkLogTarget(ns, app string, p logParams) error {
 // text/plain or ?format=text), or with ?follow=true (or Accept:
 // text/event-stream) a stream of server-sent events.
 func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) error {
-	app, err := s.apiApp(r, "")
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
-	ns, name := app.GetNamespace(), app.GetName()
 	p, err := parseLogParams(r.URL.Query(), false)
 	if err != nil {
 		return err
@@ -376,8 +375,8 @@ func logsPath(ns, name string) string { return appPath(ns, name) + "/logs" }
 // logsPage serves GET /apps/{namespace}/{name}/logs: the viewer; an HTMX
 // request from its own form gets the panel alone.
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if err := s.checkApp(ns, name); err != nil {
+	ns, name, err := s.resolveApp(r, "")
+	if err != nil {
 		return err
 	}
 	p, err := parseLogParams(r.URL.Query(), true)
@@ -392,20 +391,6 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 		return s.render(w, r, http.StatusOK, templates.LogsPanel(v))
 	}
 	return s.render(w, r, http.StatusOK, templates.LogsPageView(templates.LogsPage{Layout: s.layout(r, "apps", name+" logs"), View: v}))
-}
-
-// checkApp answers 404 unless ns/name is an App in a platform namespace.
-func (s *Server) checkApp(ns, name string) error {
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return notFound("app " + ns + "/" + name)
-	}
-	if _, err := s.view.LookupApp(name, ns); err != nil {
-		if errors.Is(err, kubeview.ErrAppNotFound) {
-			return notFound("app " + ns + "/" + name)
-		}
-		return err
-	}
-	return nil
 }
 
 // logsView builds the viewer's panel: when following, the stream's URL;
@@ -486,8 +471,8 @@ func lineView(l kubeview.LogLine, timestamps bool) templates.LogLineView {
 // logsStream serves GET /apps/{namespace}/{name}/logs/stream: the viewer's
 // follow stream, HTML fragments for the htmx SSE extension.
 func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if err := s.checkApp(ns, name); err != nil {
+	ns, name, err := s.resolveApp(r, "")
+	if err != nil {
 		return err
 	}
 	p, err := parseLogParams(r.URL.Query(), true)

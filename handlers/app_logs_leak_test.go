@@ -116,7 +116,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 	}
 	fv := newFakeView(nil)
 	fv.namespaces = []string{"apps"}
-	fv.FleetView = view
+	fv.Fleet = view
 	ts := newTestServer(t, fv, func(o *Options) {
 		o.Logs = kubeview.NewLogs(view, cs.CoreV1())
 		o.LogStreams = limits
@@ -179,10 +179,10 @@ func TestLogStreamsLeaveNothingBehind(t *testing.T) {
 		t.Errorf("upstream log requests = %d, want %d", got, n)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for (api.active.Load() != 0 || ts.srv.logStreams.open() != 0) && time.Now().Before(deadline) {
+	for (api.active.Load() != 0 || ts.srv.logStreams.inUse() != 0) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if a, o := api.active.Load(), ts.srv.logStreams.open(); a != 0 || o != 0 {
+	if a, o := api.active.Load(), ts.srv.logStreams.inUse(); a != 0 || o != 0 {
 		t.Fatalf("after dropping %d streams: %d upstream log requests and %d streams still open", n, a, o)
 	}
 	client.CloseIdleConnections()

@@ -376,7 +376,7 @@ func (f *fakeLogs) last() kubeview.LogQuery {
 // appView is a fakeView that knows the App apps/web.
 type appView struct{ *fakeView }
 
-func (v appView) LookupApp(name, ns string) (*unstructured.Unstructured, error) {
+func (v appView) LookupApp(ns, name string) (*unstructured.Unstructured, error) {
 	if name == "web" && (ns == "" || ns == "apps") {
 		u := &unstructured.Unstructured{}
 		u.SetNamespace("apps")
@@ -683,7 +683,7 @@ func TestLogStreamLimits(t *testing.T) {
 		t.Errorf("viewer stream over the limit = %+v, want an end event with the limit", evs)
 	}
 	// The server-wide cap counts every user's streams.
-	ts.srv.logStreams.limits.PerUser = 100
+	ts.srv.logStreams.perUser = 100
 	resp3, cancel3 := stream(t, srv, "/v1/deploy/web/logs?follow=1", nil)
 	defer cancel3()
 	open = append(open, resp3)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +29,10 @@ func resourcePath(ns, name, ref string) string {
 // appPage serves GET /apps/{namespace}/{name}: header and tree; with
 // ?fragment=live (the page's own poll) only the live part.
 func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	ns, name, err := s.resolveApp(r, "")
+	if err != nil {
+		return err
+	}
 	live, etag, err := s.appLive(r, ns, name, r.URL.Query().Get("selected"))
 	if err != nil {
 		return err
@@ -50,11 +52,9 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", name), Live: live}))
 }
 
-// appLive builds the live part of the app page and its change tag.
+// appLive builds the live part of the app page and its change tag, for an
+// App resolveApp found.
 func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.AppLive, string, error) {
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)
-	}
 	tree, err := s.view.Tree(ns, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)

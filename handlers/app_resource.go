@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/diffrender"
@@ -107,9 +106,9 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 // appResource serves GET /apps/{namespace}/{name}/resource/{ref}: the
 // resource panel beside the tree (the panel alone for HTMX).
 func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if !slices.Contains(s.view.Namespaces(), ns) {
-		return notFound("app " + ns + "/" + name)
+	ns, name, err := s.resolveApp(r, "")
+	if err != nil {
+		return err
 	}
 	ref, err := s.parseRef(r.PathValue("ref"))
 	if err != nil {
@@ -228,4 +227,62 @@ func shortCommit(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// resourceResponse is the JSON of GET /v1/deploy/{name}/resource/{ref}.
+type resourceResponse struct {
+	Ref           string         `json:"ref"`
+	Live          map[string]any `json:"live"`
+	DesiredSource string         `json:"desiredSource"`
+	Git           *GitSource     `json:"git,omitempty"`
+	Desired       map[string]any `json:"desired,omitempty"`
+	Diff          diffJSON       `json:"diff"`
+	// Drift lists the fields changed outside the App's operator (empty
+	// when none).
+	Drift []kubeview.DriftField `json:"drift"`
+}
+
+type diffJSON struct {
+	Equal   bool `json:"equal"`
+	Added   int  `json:"added"`
+	Removed int  `json:"removed"`
+	// Unified is the diff in unified format with 3 lines of context.
+	Unified string `json:"unified,omitempty"`
+}
+
+// apiResource serves GET /v1/deploy/{name}/resource/{ref}.
+func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
+	ref, err := s.parseRef(r.PathValue("ref"))
+	if err != nil {
+		return err
+	}
+	ns, name, err := s.resolveApp(r, ref.Namespace)
+	if err != nil {
+		return err
+	}
+	d, err := s.loadResource(ns, name, ref)
+	if err != nil {
+		return err
+	}
+	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Git: d.Git, Desired: d.Desired,
+		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}, Drift: d.Drift}
+	if !d.Diff.NoDesired && !d.Diff.Diff.Equal {
+		var b strings.Builder
+		for _, h := range d.Diff.Diff.Hunks(3) {
+			b.WriteString(h.Header() + "\n")
+			for _, u := range h.Unified() {
+				sign := " "
+				switch u.Op.String() {
+				case "delete":
+					sign = "-"
+				case "insert":
+					sign = "+"
+				}
+				b.WriteString(sign + u.Text + "\n")
+			}
+		}
+		resp.Diff.Unified = b.String()
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
 }

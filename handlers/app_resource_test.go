@@ -95,7 +95,7 @@ func cacheServer(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	fv := newFakeView(nil)
-	fv.FleetView = view // the real cache answers every method the fake does not override
+	fv.Fleet = view // the real cache answers every method the fake does not override
 	ts := newTestServer(t, fv)
 	ts.srv.view = view
 	ts.handler = ts.srv.Handler()

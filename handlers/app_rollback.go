@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -35,19 +34,35 @@ func auditName(id auth.Identity) string {
 	return "sub " + id.Subject
 }
 
-// releaseError maps the release seam's errors to answers.
+// releaseError maps the release seam's errors to answers: a refusal keeps
+// its public text and gets the status of its kind; anything else is left
+// to the adapter (a 500).
 func releaseError(err error) error {
+	var ref *release.RefusalError
 	switch {
-	case errors.Is(err, release.ErrInvalidVersion):
-		return &httpError{Status: http.StatusBadRequest, Reason: "InvalidVersion", Public: strings.TrimPrefix(err.Error(), "release: ")}
-	case errors.Is(err, release.ErrNotInHistory):
-		return &httpError{Status: http.StatusBadRequest, Reason: "NotInHistory", Public: strings.TrimPrefix(err.Error(), "release: ") + ": roll back only to a version this app has run"}
-	case errors.Is(err, release.ErrConflict):
-		return &httpError{Status: http.StatusConflict, Reason: "Conflict", Public: "the app changed while it was being patched; reload and try again"}
-	case errors.Is(err, release.ErrNotFound), errors.Is(err, kubeview.ErrAppNotFound):
+	case errors.As(err, &ref):
+		status, reason := refusalStatus(ref)
+		return &httpError{Status: status, Reason: reason, Public: ref.Public}
+	case errors.Is(err, kubeview.ErrAppNotFound):
 		return notFound("app")
 	}
 	return err
+}
+
+// refusalStatus is the status and reason of a release refusal, by kind; a
+// kind added later is a plain 400.
+func refusalStatus(ref *release.RefusalError) (int, string) {
+	switch {
+	case errors.Is(ref, release.ErrInvalidVersion):
+		return http.StatusBadRequest, "InvalidVersion"
+	case errors.Is(ref, release.ErrNotInHistory):
+		return http.StatusBadRequest, "NotInHistory"
+	case errors.Is(ref, release.ErrConflict):
+		return http.StatusConflict, "Conflict"
+	case errors.Is(ref, release.ErrNotFound):
+		return http.StatusNotFound, "NotFound"
+	}
+	return http.StatusBadRequest, "Refused"
 }
 
 // readVersion reads {"version": "..."} (JSON) or version=... (form).
@@ -100,7 +115,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	app, err := s.apiApp(r, "")
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
@@ -110,46 +125,18 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 		s.auditRefusal(r, "rollback", err)
 		return err
 	}
-	res, err := rel.Rollback(r.Context(), app.GetNamespace(), app.GetName(), version, actor(r))
+	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
 	if err != nil {
 		return releaseError(err)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
-}
-
-// apiSync serves POST /v1/deploy/{name}/sync.
-func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
-	rel, err := s.releaser()
-	if err != nil {
-		return err
-	}
-	app, err := s.apiApp(r, "")
-	if err != nil {
-		s.auditRefusal(r, "sync", err)
-		return err
-	}
-	res, err := rel.Sync(r.Context(), app.GetNamespace(), app.GetName(), actor(r))
-	if err != nil {
-		return releaseError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}
-
-// appFromPath checks the {namespace}/{name} of a page route.
-func (s *Server) appFromPath(r *http.Request) (string, string, error) {
-	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	if err := s.checkApp(ns, name); err != nil {
-		return "", "", err
-	}
-	return ns, name, nil
 }
 
 // rollbackConfirm serves GET /apps/{namespace}/{name}/rollback?version=V:
 // the confirmation that names from -> to.
 func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
@@ -160,8 +147,11 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return releaseError(err)
 	}
-	if err := release.Gate(version, history); err != nil {
-		a.Kind, a.Error = "error", releaseError(err).(*httpError).Public
+	var ref *release.RefusalError
+	if err := release.Gate(version, history); errors.As(err, &ref) {
+		a.Kind, a.Error = "error", ref.Public
+	} else if err != nil {
+		return err
 	} else if version == row.Version {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
 	}
@@ -170,7 +160,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 
 // appRollback serves POST /apps/{namespace}/{name}/rollback (form).
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
+	ns, name, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
@@ -204,25 +194,6 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
-}
-
-// appSync serves POST /apps/{namespace}/{name}/sync.
-func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.appFromPath(r)
-	if err != nil {
-		s.auditRefusal(r, "sync", err)
-		return err
-	}
-	rel, err := s.releaser()
-	if err != nil {
-		return err
-	}
-	res, err := rel.Sync(r.Context(), ns, name, actor(r))
-	if err != nil {
-		return releaseError(err)
-	}
-	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }
 

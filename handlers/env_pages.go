@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -294,25 +293,11 @@ func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
 	if !ok || run.Env != r.PathValue("env") {
 		return notFound("run")
 	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriter(w)
-	shutdown := s.opts.ShutdownCtx
-	if shutdown == nil {
-		shutdown = context.Background()
-	}
-	// flush writes what is buffered; a client that stops reading for 10s
-	// is dropped instead of holding this goroutine until the run ends.
-	flush := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	// A client that stops reading for 10s is dropped instead of holding
+	// this goroutine until the run ends.
+	st := openSSE(w, 4096, 10*time.Second)
+	bw, flush := st.Writer, st.flush
+	shutdown := s.shutdownCtx()
 	sent := 0
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
@@ -341,12 +326,12 @@ func (s *Server) envRunStream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-shutdown.Done():
 			// Graceful shutdown: the browser reconnects to another replica.
-			bw.WriteString("retry: 1000\n\n")
+			st.retry(time.Second)
 			_ = flush()
 			return nil
 		case <-snap.Changed:
 		case <-heartbeat.C:
-			bw.WriteString(": heartbeat\n\n")
+			st.heartbeat()
 		}
 	}
 }

@@ -36,12 +36,12 @@ var testIdentity = auth.Identity{
 // testCSRF is the CSRF token fakeAuth injects.
 const testCSRF = "csrf-token"
 
-// fakeView is a FleetView with canned answers that records the queries it
+// fakeView is a Fleet with canned answers that records the queries it
 // got. It knows no single app: Row, LookupApp, Tree and Object answer "not
-// found". The embedded (nil) FleetView only fills in methods added to the
+// found". The embedded (nil) Fleet only fills in methods added to the
 // interface later; calling one of those panics, so give it a real method.
 type fakeView struct {
-	FleetView
+	Fleet
 
 	mu         sync.Mutex
 	page       kubeview.Page
@@ -81,7 +81,7 @@ func (v *fakeView) Row(namespace, name string) (kubeview.AppRow, bool) {
 	return kubeview.AppRow{}, false
 }
 
-func (v *fakeView) LookupApp(name, namespace string) (*unstructured.Unstructured, error) {
+func (v *fakeView) LookupApp(namespace, name string) (*unstructured.Unstructured, error) {
 	return nil, kubeview.ErrAppNotFound
 }
 

@@ -2,21 +2,16 @@ package handlers
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/web/templates"
 )
 
 // LogStreamLimits bound the live log streams (server-sent events). Zero
@@ -71,160 +66,6 @@ func (l LogStreamLimits) withDefaults() LogStreamLimits {
 	return l
 }
 
-// streamLimiter counts the open streams.
-type streamLimiter struct {
-	limits LogStreamLimits
-
-	mu      sync.Mutex
-	total   int
-	perUser map[string]int
-}
-
-func newStreamLimiter(l LogStreamLimits) *streamLimiter {
-	return &streamLimiter{limits: l.withDefaults(), perUser: map[string]int{}}
-}
-
-// acquire takes a stream slot for user; it returns the release function,
-// or nil and the refusal users see.
-func (l *streamLimiter) acquire(user string) (func(), string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.total >= l.limits.Total {
-		return nil, fmt.Sprintf("the server is already streaming %d logs, its limit: try again in a minute", l.limits.Total)
-	}
-	if l.perUser[user] >= l.limits.PerUser {
-		return nil, fmt.Sprintf("you already have %d log streams open, the limit per user: close one (another tab or window) and reload", l.limits.PerUser)
-	}
-	l.total++
-	l.perUser[user]++
-	return sync.OnceFunc(func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.total--
-		if l.perUser[user]--; l.perUser[user] <= 0 {
-			delete(l.perUser, user)
-		}
-	}), ""
-}
-
-// open returns the number of open streams.
-func (l *streamLimiter) open() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total
-}
-
-// queued is one event waiting for the client: a log event, or (skipped >
-// 0) the count of lines dropped at this point because the client was slow.
-type queued struct {
-	ev      kubeview.LogEvent
-	skipped int
-}
-
-// eventQueue is the bounded buffer between a log stream (the producer) and
-// its client (the writer). When it is full the producer waits a little for
-// the client, then drops lines and counts them; the writer tells the client
-// how many were skipped, where they were.
-type eventQueue struct {
-	maxItems, maxBytes int
-	wait               time.Duration
-
-	mu       sync.Mutex
-	items    []queued
-	bytes    int
-	dropping bool
-	closed   bool
-	err      error
-
-	ready chan struct{} // something to write (or closed)
-	space chan struct{} // the writer took everything
-}
-
-func newEventQueue(l LogStreamLimits) *eventQueue {
-	return &eventQueue{maxItems: l.BufferLines, maxBytes: l.BufferBytes, wait: l.SlowWait,
-		ready: make(chan struct{}, 1), space: make(chan struct{}, 1)}
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}
-
-// itemOverhead is what one queued line costs beyond its text.
-const itemOverhead = 96
-
-// push queues ev. Status events always fit (they are few); lines wait up to
-// q.wait for room, then are dropped and counted until the writer catches up.
-func (q *eventQueue) push(ctx context.Context, ev kubeview.LogEvent) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		q.mu.Lock()
-		if ev.Status != nil || len(q.items) < q.maxItems && q.bytes < q.maxBytes {
-			q.items = append(q.items, queued{ev: ev})
-			q.bytes += len(ev.Line.Line) + itemOverhead
-			q.mu.Unlock()
-			signal(q.ready)
-			return
-		}
-		if q.dropping {
-			q.skipLocked()
-			q.mu.Unlock()
-			return
-		}
-		q.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(q.wait)
-		}
-		select {
-		case <-q.space:
-		case <-timer.C:
-			q.mu.Lock()
-			q.dropping = true
-			q.skipLocked()
-			q.mu.Unlock()
-			signal(q.ready)
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-func (q *eventQueue) skipLocked() {
-	if n := len(q.items); n > 0 && q.items[n-1].skipped > 0 {
-		q.items[n-1].skipped++
-		return
-	}
-	q.items = append(q.items, queued{skipped: 1})
-}
-
-// close marks the end of the producer (err: why, if it failed).
-func (q *eventQueue) close(err error) {
-	q.mu.Lock()
-	q.closed, q.err = true, err
-	q.mu.Unlock()
-	signal(q.ready)
-}
-
-// take returns everything queued, handing dst over as the new buffer, and
-// whether the producer is done.
-func (q *eventQueue) take(dst []queued) ([]queued, bool, error) {
-	q.mu.Lock()
-	out := q.items
-	q.items, q.bytes, q.dropping = dst[:0], 0, false
-	closed, err := q.closed, q.err
-	q.mu.Unlock()
-	signal(q.space)
-	return out, closed, err
-}
-
 // lineID is the resume token of a stream: the timestamp of the last line
 // written and how many lines carried it. It is each batch's SSE id, which
 // a reconnecting EventSource sends back as Last-Event-ID.
@@ -264,231 +105,6 @@ func parseLineID(s string) (lineID, bool) {
 	return lineID{last: time.Unix(0, nano).UTC(), seen: seen}, true
 }
 
-// writeEvent writes one server-sent event. data is meant to be one line;
-// should it hold a CR or LF anyway, each piece goes on its own data: line
-// (which clients join with "\n"), so no byte of data can end the event or
-// start another field.
-func writeEvent(w *bufio.Writer, event, id string, data []byte) {
-	if event != "" {
-		w.WriteString("event: ")
-		w.WriteString(event)
-		w.WriteByte('\n')
-	}
-	if id != "" {
-		w.WriteString("id: ")
-		w.WriteString(id)
-		w.WriteByte('\n')
-	}
-	for {
-		w.WriteString("data: ")
-		i := bytes.IndexAny(data, "\r\n")
-		if i < 0 {
-			w.Write(data)
-			w.WriteByte('\n')
-			break
-		}
-		w.Write(data[:i])
-		w.WriteByte('\n')
-		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
-			i++
-		}
-		data = data[i+1:]
-	}
-	w.WriteByte('\n')
-}
-
-// streamEncoder frames a log stream's events for one kind of client.
-type streamEncoder interface {
-	// batch writes queued events in order; ids follows the lines written.
-	batch(w *bufio.Writer, items []queued, ids *lineID) error
-	// notice writes a status of the server's own (shutting down).
-	notice(w *bufio.Writer, status, message string) error
-	// end writes the last event: nothing more will come, do not reconnect.
-	end(w *bufio.Writer, message string) error
-	// refuse answers a stream that may not start (too many streams).
-	refuse(s *Server, w http.ResponseWriter, r *http.Request, message string) error
-}
-
-func skippedMessage(n int) string {
-	if n == 1 {
-		return "1 line skipped: the client did not keep up"
-	}
-	return strconv.Itoa(n) + " lines skipped: the client did not keep up"
-}
-
-// jsonEvents is the API's framing: each line is one event whose data is
-// one JSON object {"ts":...,"line":...} (the default "message" type);
-// status, skipped and end events carry JSON objects too.
-type jsonEvents struct{}
-
-type skippedJSON struct {
-	Skipped int    `json:"skipped"`
-	Message string `json:"message"`
-}
-
-func (jsonEvents) batch(w *bufio.Writer, items []queued, ids *lineID) error {
-	lastLine := -1
-	for i, it := range items {
-		if it.skipped == 0 && it.ev.Status == nil {
-			lastLine = i
-		}
-	}
-	for i, it := range items {
-		var (
-			event string
-			v     any
-			id    string
-		)
-		switch {
-		case it.skipped > 0:
-			event, v = "skipped", skippedJSON{it.skipped, skippedMessage(it.skipped)}
-		case it.ev.Status != nil:
-			event, v = "status", it.ev.Status
-		default:
-			l := it.ev.Line
-			l.Line = validUTF8(l.Line)
-			v = l
-			ids.add(l.TS)
-			if i == lastLine {
-				id = ids.String()
-			}
-		}
-		b, err := json.Marshal(v) // never a raw newline; <, >, & escaped
-		if err != nil {
-			return err
-		}
-		writeEvent(w, event, id, b)
-	}
-	return nil
-}
-
-func (jsonEvents) notice(w *bufio.Writer, status, message string) error {
-	b, err := json.Marshal(kubeview.LogStatus{Status: status, Message: message})
-	if err != nil {
-		return err
-	}
-	writeEvent(w, "status", "", b)
-	return nil
-}
-
-func (jsonEvents) end(w *bufio.Writer, message string) error {
-	b, err := json.Marshal(kubeview.LogStatus{Status: kubeview.StatusDone, Message: message})
-	if err != nil {
-		return err
-	}
-	writeEvent(w, "end", "", b)
-	return nil
-}
-
-func (jsonEvents) refuse(_ *Server, _ http.ResponseWriter, _ *http.Request, message string) error {
-	return &httpError{Status: http.StatusTooManyRequests, Reason: "TooManyStreams", Public: message}
-}
-
-// htmlEvents is the viewer's framing for the htmx SSE extension: "lines"
-// events carry rows of escaped HTML (templates.LogLines) to append, and
-// "status" / "end" events the status line; each event's data is one line.
-type htmlEvents struct {
-	timestamps bool
-}
-
-// htmlChunk bounds the rows of one "lines" event.
-const htmlChunk = 256
-
-func (e htmlEvents) batch(w *bufio.Writer, items []queued, ids *lineID) error {
-	rows := make([]templates.LogLineView, 0, min(len(items), htmlChunk))
-	var buf bytes.Buffer
-	flushRows := func() error {
-		if len(rows) == 0 {
-			return nil
-		}
-		buf.Reset()
-		if err := templates.LogLines(rows).Render(context.Background(), &buf); err != nil {
-			return fmt.Errorf("handlers: render log lines: %w", err)
-		}
-		writeEvent(w, "lines", ids.String(), oneLine(buf.Bytes()))
-		rows = rows[:0]
-		return nil
-	}
-	for _, it := range items {
-		switch {
-		case it.skipped > 0:
-			rows = append(rows, templates.LogLineView{Kind: "skipped", Text: skippedMessage(it.skipped)})
-		case it.ev.Status != nil:
-			st := it.ev.Status
-			rows = append(rows, templates.LogLineView{Kind: st.Status, Text: "— " + st.Message + " —"})
-			if err := flushRows(); err != nil {
-				return err
-			}
-			if err := e.status(w, "status", st.Status, st.Pod, st.Container, st.Message); err != nil {
-				return err
-			}
-		default:
-			rows = append(rows, lineView(it.ev.Line, e.timestamps))
-			ids.add(it.ev.Line.TS)
-		}
-		if len(rows) >= htmlChunk {
-			if err := flushRows(); err != nil {
-				return err
-			}
-		}
-	}
-	return flushRows()
-}
-
-func (e htmlEvents) status(w *bufio.Writer, event, status, pod, container, message string) error {
-	var buf bytes.Buffer
-	if err := templates.LogStatusLine(status, pod, container, message).Render(context.Background(), &buf); err != nil {
-		return fmt.Errorf("handlers: render log status: %w", err)
-	}
-	writeEvent(w, event, "", oneLine(buf.Bytes()))
-	return nil
-}
-
-func (e htmlEvents) notice(w *bufio.Writer, status, message string) error {
-	return e.batch(w, []queued{{ev: kubeview.LogEvent{Status: &kubeview.LogStatus{Status: status, Message: message}}}}, &lineID{})
-}
-
-func (e htmlEvents) end(w *bufio.Writer, message string) error {
-	var buf bytes.Buffer
-	if err := templates.LogLines([]templates.LogLineView{{Kind: "end", Text: "— " + message + " —"}}).Render(context.Background(), &buf); err != nil {
-		return fmt.Errorf("handlers: render log lines: %w", err)
-	}
-	writeEvent(w, "lines", "", oneLine(buf.Bytes()))
-	return e.status(w, "end", kubeview.StatusDone, "", "", message)
-}
-
-func (e htmlEvents) refuse(s *Server, w http.ResponseWriter, r *http.Request, message string) error {
-	return s.endStream(w, r, e, message)
-}
-
-// validUTF8 replaces each run of invalid bytes with U+FFFD, as kubeview
-// already does (the encoders do not rely on it).
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// oneLine turns the CR and LF left in rendered HTML (only log text can
-// hold them) into character references: the same text, on one line.
-func oneLine(b []byte) []byte {
-	if !bytes.ContainsAny(b, "\r\n") {
-		return b
-	}
-	b = bytes.ReplaceAll(b, []byte("\r"), []byte("&#13;"))
-	return bytes.ReplaceAll(b, []byte("\n"), []byte("&#10;"))
-}
-
-// startSSE writes the headers of an event stream.
-func startSSE(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	w.WriteHeader(http.StatusOK)
-}
-
 // endStream answers with a stream that only says why it ends.
 func (s *Server) endStream(w http.ResponseWriter, r *http.Request, enc streamEncoder, message string) error {
 	startSSE(w)
@@ -520,7 +136,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 		return enc.refuse(s, w, r, refusal)
 	}
 	defer release()
-	limits := s.logStreams.limits
+	limits := s.opts.LogStreams
 
 	var ids lineID
 	if id, ok := parseLineID(r.Header.Get("Last-Event-ID")); ok {
@@ -530,10 +146,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
-	shutdown := s.opts.ShutdownCtx
-	if shutdown == nil {
-		shutdown = context.Background()
-	}
+	shutdown := s.shutdownCtx()
 	stopOnShutdown := context.AfterFunc(shutdown, cancel)
 	queue := newEventQueue(limits)
 	filter := newLineFilter(p.Filter, p.Case)
@@ -554,17 +167,9 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 		wg.Wait()
 	}()
 
-	rc := http.NewResponseController(w)
-	startSSE(w)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	bw.WriteString("retry: 2000\n\n")
-	flush := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	st := openSSE(w, 32<<10, limits.WriteTimeout)
+	st.retry(2 * time.Second)
+	bw, flush := st.Writer, st.flush
 	if err := flush(); err != nil {
 		return nil
 	}
@@ -590,7 +195,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 			_ = flush()
 			return nil
 		case <-heartbeat.C:
-			bw.WriteString(": keep-alive\n\n")
+			st.heartbeat()
 		case <-queue.ready:
 			var done bool
 			var ferr error

@@ -19,14 +19,15 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 )
 
-// FleetView is what the handlers read from the cluster caches.
-type FleetView interface {
+// Fleet is what the handlers read from the cluster caches (implemented by
+// kubeview.Cache). Every method takes the namespace before the name.
+type Fleet interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 	Status() kubeview.Status
 	Synced() bool
 	Namespaces() []string
 	Row(namespace, name string) (kubeview.AppRow, bool)
-	LookupApp(name, namespace string) (*unstructured.Unstructured, error)
+	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
 	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
 	Events(namespace, uid string) []kubeview.Event
@@ -106,20 +107,18 @@ func NewSite(log *slog.Logger) (*Site, error) {
 // Server holds the handlers' dependencies.
 type Server struct {
 	*Site
-	view   FleetView
+	view   Fleet
 	auth   Authenticator
 	opts   Options
 	routes []route
 	m      *http.ServeMux
-	// logStreams counts the live log streams.
-	logStreams *streamLimiter
-	// logReads counts the non-follow log reads, runStreams the plan-run
-	// streams.
-	logReads, runStreams *userLimiter
+	// logStreams counts the live log streams, logReads the non-follow log
+	// reads, runStreams the plan-run streams.
+	logStreams, logReads, runStreams *userLimiter
 }
 
 // New wires the handlers.
-func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
+func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
 	}
@@ -130,7 +129,11 @@ func New(site *Site, view FleetView, auth Authenticator, opts Options) *Server {
 		opts.AppGroup, opts.AppKind = appcr.GroupVersion.Group, appcr.Kind.Kind
 	}
 	l := opts.LogStreams.withDefaults()
-	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: newStreamLimiter(l),
+	opts.LogStreams = l
+	logStreams := newUserLimiter("log streams", l.PerUser, l.Total)
+	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
+	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
+	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: logStreams,
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
 }

@@ -9,11 +9,15 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 )
 
-// userLimiter caps concurrent requests of one kind (non-follow log reads,
-// plan-run streams) per user (by OIDC subject) and for the whole server.
+// userLimiter caps concurrent requests of one kind (live log streams,
+// non-follow log reads, plan-run streams) per user (by OIDC subject) and
+// for the whole server.
 type userLimiter struct {
 	what           string // plural noun for refusals, e.g. "log reads"
 	perUser, total int
+	// full and busy, when set, replace the refusals for a full server and
+	// for a user at the limit; %d is the limit.
+	full, busy string
 
 	mu       sync.Mutex
 	n        int
@@ -30,9 +34,15 @@ func (l *userLimiter) acquire(user string) (func(), string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n >= l.total {
+		if l.full != "" {
+			return nil, fmt.Sprintf(l.full, l.total)
+		}
 		return nil, fmt.Sprintf("the server is already serving %d %s, its limit: try again in a moment", l.total, l.what)
 	}
 	if l.perUserN[user] >= l.perUser {
+		if l.busy != "" {
+			return nil, fmt.Sprintf(l.busy, l.perUser)
+		}
 		return nil, fmt.Sprintf("you already have %d %s in progress, the limit per user: wait for one to finish and try again", l.perUser, l.what)
 	}
 	l.n++

@@ -30,7 +30,7 @@ type Release struct {
 // History returns an App's deploy history from its Deployment's
 // ReplicaSets, newest first. An App without a Deployment has none.
 func (c *Cache) History(namespace, name string) ([]Release, error) {
-	app, err := c.LookupApp(name, namespace)
+	app, err := c.LookupApp(namespace, name)
 	if err != nil {
 		return nil, err
 	}

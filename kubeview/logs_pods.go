@@ -13,7 +13,7 @@ import (
 // (ReplicaSet, Job, workload) leads to the App, not merely pods carrying its
 // instance label, so user input (?pod=) never reaches another pod.
 func (c *Cache) appPods(namespace, app string) []*corev1.Pod {
-	a, err := c.LookupApp(app, namespace)
+	a, err := c.LookupApp(namespace, app)
 	if err != nil {
 		return nil
 	}

@@ -74,9 +74,9 @@ func (e *AmbiguousAppError) Error() string {
 	return fmt.Sprintf("kubeview: app %q exists in namespaces %v", e.Name, e.Namespaces)
 }
 
-// LookupApp finds an App by name in the platform namespaces (or in
-// namespace, when given).
-func (c *Cache) LookupApp(name, namespace string) (*unstructured.Unstructured, error) {
+// LookupApp finds an App by name in namespace, or in every platform
+// namespace when namespace is "" (then the name may be ambiguous).
+func (c *Cache) LookupApp(namespace, name string) (*unstructured.Unstructured, error) {
 	var found []*unstructured.Unstructured
 	for _, ns := range c.Namespaces() {
 		if namespace != "" && ns != namespace {
@@ -121,7 +121,7 @@ const maxTreeDepth = 5
 // Tree builds the owned-resource tree of an App from the caches. Secrets are
 // never in it: they are not in the kind registry and never cached.
 func (c *Cache) Tree(namespace, name string) (Tree, error) {
-	app, err := c.LookupApp(name, namespace)
+	app, err := c.LookupApp(namespace, name)
 	if err != nil {
 		return Tree{}, err
 	}
@@ -241,7 +241,7 @@ func images(spec corev1.PodSpec) []string {
 // cache: the ref must name a node of that App's tree (so user input never
 // selects an arbitrary object). It also returns the node.
 func (c *Cache) Object(namespace, app string, ref Ref) (*unstructured.Unstructured, TreeNode, error) {
-	a, err := c.LookupApp(app, namespace)
+	a, err := c.LookupApp(namespace, app)
 	if err != nil {
 		return nil, TreeNode{}, err
 	}

@@ -36,7 +36,9 @@ const (
 // appcr.IsCleanSemver).
 func IsCleanSemver(v string) bool { return appcr.IsCleanSemver(v) }
 
-// Errors a caller maps to answers; each wraps a message a user may see.
+// The kinds of refusal a caller maps to answers (errors.Is). Rollback, Sync
+// and Gate return each one inside a *RefusalError, which carries the text a
+// user may see.
 var (
 	ErrInvalidVersion = errors.New("release: not a clean semver version")
 	ErrNotInHistory   = errors.New("release: version not in the app's history")
@@ -44,14 +46,36 @@ var (
 	ErrNotFound       = errors.New("release: app not found")
 )
 
+// RefusalError is a request the release seam refuses: Err is the kind
+// (ErrInvalidVersion, ErrNotInHistory, ErrConflict or ErrNotFound), Public
+// says why in words a user may read, as it is. Callers map the kind to a
+// status and show Public; they never cut up Error().
+type RefusalError struct {
+	Err    error
+	Public string
+}
+
+func (e *RefusalError) Error() string { return "release: " + e.Public }
+
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// notInHistoryHint ends every ErrNotInHistory refusal.
+const notInHistoryHint = ": roll back only to a version this app has run"
+
+// Refusals whose text never varies.
+var (
+	refusedConflict = &RefusalError{Err: ErrConflict, Public: "the app changed while it was being patched; reload and try again"}
+	refusedNotFound = &RefusalError{Err: ErrNotFound, Public: "app not found"}
+)
+
 // Gate checks a requested version against the app's history: it must be a
 // clean semver (MAJOR.MINOR.PATCH, optional v) and a tag the app has run.
 func Gate(version string, history []string) error {
 	if !IsCleanSemver(version) {
-		return fmt.Errorf("%w: %q (want MAJOR.MINOR.PATCH, e.g. 1.2.0)", ErrInvalidVersion, version)
+		return &RefusalError{Err: ErrInvalidVersion, Public: fmt.Sprintf("not a clean semver version: %q (want MAJOR.MINOR.PATCH, e.g. 1.2.0)", version)}
 	}
 	if !slices.Contains(history, version) {
-		return fmt.Errorf("%w: %s", ErrNotInHistory, version)
+		return &RefusalError{Err: ErrNotInHistory, Public: "version not in the app's history: " + version + notInHistoryHint}
 	}
 	return nil
 }
@@ -96,7 +120,7 @@ type Result struct {
 // Rollback pins app namespace/name to version. It is idempotent (the
 // declared version already equal: Changed false, nothing patched). On a
 // conflict it re-reads the App and tries once more, then answers
-// ErrConflict. Every attempt is logged; an accepted one also writes an
+// ErrConflict. A refusal is a *RefusalError. Every attempt is logged; an accepted one also writes an
 // Event on the App naming the user.
 func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user string) (res Result, err error) {
 	res = Result{App: name, Namespace: namespace, To: version}
@@ -124,7 +148,7 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 	for attempt := 0; ; attempt++ {
 		app, err := r.apps.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return res, ErrNotFound
+			return res, refusedNotFound
 		}
 		if err != nil {
 			return res, fmt.Errorf("release: get app: %w", err)
@@ -148,7 +172,7 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 			continue
 		}
 		if apierrors.IsConflict(err) {
-			return res, ErrConflict
+			return res, refusedConflict
 		}
 		if err != nil {
 			return res, fmt.Errorf("release: patch app: %w", err)
@@ -183,7 +207,7 @@ func (r *Releaser) Sync(ctx context.Context, namespace, name, user string) (res 
 	}
 	app, err := r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "deploy-web"})
 	if apierrors.IsNotFound(err) {
-		return res, ErrNotFound
+		return res, refusedNotFound
 	}
 	if err != nil {
 		return res, fmt.Errorf("release: patch app: %w", err)
@@ -233,5 +257,5 @@ func ranBefore(images []string, current, version string) error {
 		}
 		ranAs = h
 	}
-	return fmt.Errorf("%w: %s ran as %s, but the app now declares the repository of %s; change the image by hand", ErrNotInHistory, version, ranAs, current)
+	return &RefusalError{Err: ErrNotInHistory, Public: fmt.Sprintf("version not in the app's history: %s ran as %s, but the app now declares the repository of %s; change the image by hand", version, ranAs, current) + notInHistoryHint}
 }

@@ -88,3 +88,30 @@ func TestRanBefore(t *testing.T) {
 		}
 	}
 }
+
+func TestGateRefusalText(t *testing.T) {
+	tests := []struct {
+		version, want string
+	}{
+		{"latest", `not a clean semver version: "latest" (want MAJOR.MINOR.PATCH, e.g. 1.2.0)`},
+		{"1.3.0", "version not in the app's history: 1.3.0: roll back only to a version this app has run"},
+	}
+	for _, tt := range tests {
+		var ref *RefusalError
+		if err := Gate(tt.version, []string{"1.2.0"}); !errors.As(err, &ref) || ref.Public != tt.want {
+			t.Errorf("Gate(%q) = %v, want a refusal saying %q", tt.version, err, tt.want)
+		}
+	}
+}
+
+func TestRanBeforeRefusal(t *testing.T) {
+	err := ranBefore([]string{"ghcr.io/old/web:1.0.0"}, "ghcr.io/new/web:1.2.0", "1.0.0")
+	var ref *RefusalError
+	if !errors.As(err, &ref) || !errors.Is(err, ErrNotInHistory) {
+		t.Fatalf("ranBefore = %v, want a RefusalError of kind ErrNotInHistory", err)
+	}
+	want := "version not in the app's history: 1.0.0 ran as ghcr.io/old/web:1.0.0, but the app now declares the repository of ghcr.io/new/web:1.2.0; change the image by hand: roll back only to a version this app has run"
+	if ref.Public != want {
+		t.Errorf("ranBefore public = %q, want %q", ref.Public, want)
+	}
+}
