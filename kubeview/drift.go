@@ -166,11 +166,15 @@ func Drift(kind string, entries []metav1.ManagedFieldsEntry, content func() map[
 }
 
 func parseFields(f *metav1.FieldsV1) *fieldpath.Set {
-	if f == nil || len(f.Raw) == 0 {
+	if f == nil {
+		return nil
+	}
+	raw := f.GetRawBytes()
+	if len(raw) == 0 {
 		return nil
 	}
 	s := &fieldpath.Set{}
-	if err := s.FromJSON(bytes.NewReader(f.Raw)); err != nil {
+	if err := s.FromJSON(bytes.NewReader(raw)); err != nil {
 		return nil
 	}
 	return s
