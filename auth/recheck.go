@@ -243,7 +243,7 @@ func (a *Auth) revoke(ctx context.Context, rt string) error {
 	req.SetBasicAuth(url.QueryEscape(a.cfg.ClientID), url.QueryEscape(a.cfg.ClientSecret))
 	client := a.cfg.HTTPClient
 	if client == nil {
-		client = http.DefaultClient
+		client = &http.Client{Timeout: revokeTimeout}
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -502,7 +502,7 @@ func heapMB(ctx context.Context, u string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return 0, err
 	}
