@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -140,7 +141,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		Drift: d.Drift,
 	}
 	if d.Git != nil {
-		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + shortCommit(d.Git.Commit) + ")"
+		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + textfmt.ShortSHA(d.Git.Commit) + ")"
 		if d.Git.Repo == "" {
 			p.GitOrigin = d.Git.Environment + ": " + d.Git.Path
 		}
@@ -220,13 +221,6 @@ func diffView(md diffrender.ManifestDiff, mode string, compact bool) templates.D
 		v.Hunks = append(v.Hunks, dh)
 	}
 	return v
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }
 
 // resourceResponse is the JSON of GET /v1/deploy/{name}/resource/{ref}.
