@@ -23,19 +23,49 @@ func objRef(kind, name, container string) string {
 	return s
 }
 
-// SourceChecks is the offline source planner: every workload image is in
-// the catalog, its tag is the catalog commit (or its 7+ character prefix),
-// a digest it pins is the catalog's, and the environment variables that
-// mirror the image or the commit agree. It returns one Blocker per
-// divergence, sorted by id.
+// imageMatch is what the catalog says about one workload image.
+type imageMatch struct {
+	// svc is the catalog service with the image's repository, if any.
+	svc *CatalogService
+	// thirdParty is set when a thirdParty entry admits the image (same
+	// repository and digest); thirdPartyRepo when an entry has the
+	// repository but not this digest (or the image pins none).
+	thirdParty     *Image
+	thirdPartyRepo bool
+}
+
+func (c *Catalog) match(img Image) imageMatch {
+	for i := range c.Services {
+		if ci, err := ParseImage(c.Services[i].Image); err == nil && ci.Repository == img.Repository {
+			return imageMatch{svc: &c.Services[i]}
+		}
+	}
+	tp, byRepo, ok := c.lookupThirdParty(img)
+	if ok {
+		return imageMatch{thirdParty: &tp}
+	}
+	return imageMatch{thirdPartyRepo: byRepo}
+}
+
+// SourceChecks is the offline source planner. Every workload image is a
+// catalog service's or an admitted third-party image; a service's image is
+// tagged with the catalog commit (commit mode: the full hash or a 7+
+// character prefix) or with the service's own tag (version mode), and a
+// digest it pins is the service's; a third-party image pins the digest of
+// its thirdParty entry; the environment variables that mirror the image or
+// the commit agree. Findings are grouped: one Blocker per kind of problem,
+// with the affected containers (README "The report"), sorted by id.
 func SourceChecks(workloads []Workload, cat *Catalog, mirrors EnvMirrors) []Blocker {
-	var out []Blocker
-	add := func(id, msg, hint string) { out = append(out, Blocker{ID: id, Message: msg, UnblockHint: hint}) }
-	for _, s := range cat.Services {
-		if ci, err := ParseImage(s.Image); err == nil && ci.Tag != "" && !commitMatches(ci.Tag, cat.Commit) {
-			add("catalog-tag-not-commit:"+s.ID,
-				fmt.Sprintf("catalog service %s has image %s whose tag is not the catalog commit %s", s.ID, s.Image, cat.Commit),
-				"regenerate the catalog so every image is tagged with its commit")
+	is := newIssues()
+	var wrongTags []string // tags that are not the catalog commit (commit mode)
+	const tagID = "tag-not-catalog-commit"
+	tagSummary := fmt.Sprintf("image tags are not the catalog commit %s", cat.Commit)
+	if !cat.versionMode() {
+		for _, s := range cat.Services {
+			if ci, err := ParseImage(s.Image); err == nil && ci.Tag != "" && !commitMatches(ci.Tag, cat.Commit) {
+				is.add(tagID, "catalog/"+s.ID, fmt.Sprintf("catalog service %s is %s", s.ID, s.Image), tagSummary, "")
+				wrongTags = append(wrongTags, ci.Tag)
+			}
 		}
 	}
 	imageVars := toSet(mirrors.Image)
@@ -45,45 +75,119 @@ func SourceChecks(workloads []Workload, cat *Catalog, mirrors EnvMirrors) []Bloc
 			ref := objRef(w.Kind, w.Name, c.Name)
 			img, err := ParseImage(c.Image)
 			if c.Image == "" || err != nil {
-				add("invalid-image:"+ref, fmt.Sprintf("%s has no valid image (%q)", ref, c.Image), "set a valid image reference in the manifest")
+				is.add("invalid-image", ref, fmt.Sprintf("%s: %q", ref, c.Image), "containers without a valid image reference", "set a valid image reference in the manifest")
 				continue
 			}
-			svc, ok := cat.Lookup(img)
-			if !ok {
-				add("image-not-in-catalog:"+ref,
-					fmt.Sprintf("%s runs %s, whose repository %s is not in the catalog", ref, c.Image, img.Repository),
-					"add the service to the artifact catalog, or fix the image repository in the manifest")
-			} else {
-				if !commitMatches(img.Tag, cat.Commit) {
-					add("tag-not-catalog-commit:"+ref,
-						fmt.Sprintf("%s runs %s: tag %q is not the catalog commit %s", ref, c.Image, img.Tag, cat.Commit),
-						fmt.Sprintf("set the image tag to %s (the catalog commit), or publish a catalog for commit %q", cat.Commit, img.Tag))
+			m := cat.match(img)
+			switch {
+			case m.svc != nil:
+				svc := m.svc
+				if cat.versionMode() {
+					if img.Tag != svc.Tag {
+						is.add("tag-not-catalog-version", ref, fmt.Sprintf("%s runs %s, the catalog has %s at %s", ref, c.Image, svc.ID, svc.Tag),
+							"image tags are not their service's tag in the catalog (version mode)",
+							"set each image's tag to its service's tag in the catalog, or publish a catalog with the versions the manifests use")
+					}
+				} else if !commitMatches(img.Tag, cat.Commit) {
+					is.add(tagID, ref, fmt.Sprintf("%s runs %s", ref, c.Image), tagSummary, "")
+					wrongTags = append(wrongTags, img.Tag)
 				}
 				if img.Digest != "" && svc.Digest != "" && img.Digest != svc.Digest {
-					add("digest-not-catalog-digest:"+ref,
-						fmt.Sprintf("%s pins digest %s but the catalog has %s for %s", ref, img.Digest, svc.Digest, svc.ID),
-						"pin the catalog's digest, or drop the digest from the manifest")
+					is.add("digest-not-catalog-digest", ref, fmt.Sprintf("%s pins %s, the catalog has %s for %s", ref, img.Digest, svc.Digest, svc.ID),
+						"pinned digests differ from the catalog's", "pin the catalog's digest, or drop the digest from the manifest")
 				}
+			case m.thirdParty != nil:
+			case m.thirdPartyRepo && img.Digest == "":
+				is.add("third-party-not-pinned", ref, fmt.Sprintf("%s runs %s without a digest", ref, c.Image),
+					"third-party images must be pinned by digest",
+					"pin the image by the digest of its catalog thirdParty entry (repository[:tag]@sha256:...)")
+			case m.thirdPartyRepo:
+				is.add("third-party-not-in-catalog", ref, fmt.Sprintf("%s runs %s", ref, c.Image),
+					"third-party images whose digest (or tag) is not a catalog thirdParty entry",
+					"pin a digest listed in the catalog's thirdParty, or add this image (with its digest) to thirdParty")
+			default:
+				hint := "add the service to the catalog's services, or fix the image repository in the manifest; an image the application does not build goes in the catalog's thirdParty list with its digest: {\"image\": \"" + img.Repository + ":<tag>@sha256:<digest>\"}"
+				is.add("image-not-in-catalog", ref, fmt.Sprintf("%s runs %s (repository %s)", ref, c.Image, img.Repository),
+					"images whose repository is in neither the catalog's services nor its thirdParty list", hint)
 			}
 			for _, e := range c.Env {
+				vref := ref + "/" + e.Name
 				switch {
 				case imageVars[e.Name] && e.FromRef:
-					add("env-mirror-unverifiable:"+ref+"/"+e.Name, fmt.Sprintf("%s sets %s from a reference, so it cannot be checked against the image", ref, e.Name), "set "+e.Name+" to a literal value")
+					is.add("env-mirror-unverifiable", vref, fmt.Sprintf("%s sets %s from a reference", ref, e.Name),
+						"mirror variables set from a reference cannot be checked", "set the mirror variables to literal values")
 				case imageVars[e.Name] && e.Value != c.Image:
-					add("env-mirror-image:"+ref+"/"+e.Name,
-						fmt.Sprintf("%s: %s=%q does not mirror the image %s", ref, e.Name, e.Value, c.Image),
-						fmt.Sprintf("set %s to %q", e.Name, c.Image))
+					is.add("env-mirror-image", vref, fmt.Sprintf("%s: %s=%q, the image is %s", ref, e.Name, e.Value, c.Image),
+						"image mirror variables differ from their container's image", "set each image mirror variable to its container's image")
+				case commitVars[e.Name] && m.thirdParty != nil:
+					// A third-party image carries no application commit.
 				case commitVars[e.Name] && e.FromRef:
-					add("env-mirror-unverifiable:"+ref+"/"+e.Name, fmt.Sprintf("%s sets %s from a reference, so it cannot be checked against the commit", ref, e.Name), "set "+e.Name+" to a literal value")
+					is.add("env-mirror-unverifiable", vref, fmt.Sprintf("%s sets %s from a reference", ref, e.Name),
+						"mirror variables set from a reference cannot be checked", "set the mirror variables to literal values")
+				case commitVars[e.Name] && cat.versionMode():
+					if m.svc == nil {
+						break
+					}
+					if e.Value != m.svc.Tag && !(cat.Commit != "" && commitMatches(e.Value, cat.Commit)) {
+						want := fmt.Sprintf("the service's tag %s", m.svc.Tag)
+						if cat.Commit != "" {
+							want += fmt.Sprintf(" or the catalog commit %s", cat.Commit)
+						}
+						is.add("env-mirror-commit", vref, fmt.Sprintf("%s: %s=%q, want %s", ref, e.Name, e.Value, want),
+							"commit mirror variables differ from the version or commit they mirror", "set each commit mirror variable to its service's tag (or the catalog commit)")
+					}
 				case commitVars[e.Name] && !commitMatches(e.Value, cat.Commit):
-					add("env-mirror-commit:"+ref+"/"+e.Name,
-						fmt.Sprintf("%s: %s=%q does not mirror the catalog commit %s", ref, e.Name, e.Value, cat.Commit),
-						fmt.Sprintf("set %s to %q", e.Name, cat.Commit))
+					is.add("env-mirror-commit", vref, fmt.Sprintf("%s: %s=%q", ref, e.Name, e.Value),
+						fmt.Sprintf("commit mirror variables differ from the catalog commit %s", cat.Commit), fmt.Sprintf("set each commit mirror variable to %s", cat.Commit))
 				}
 			}
 		}
 	}
-	return dedupeBlockers(out)
+	if is.has(tagID) {
+		is.setHint(tagID, tagHint(wrongTags, cat.Commit))
+	}
+	return is.blockers()
+}
+
+// tagHint says how to fix images whose tags are not the catalog commit.
+// It never proposes a version, or nothing, as a commit.
+func tagHint(tags []string, commit string) string {
+	var versions, commits []string
+	untagged := false
+	for _, t := range tags {
+		switch {
+		case t == "":
+			untagged = true
+		case commitRE.MatchString(t):
+			if !contains(commits, t) {
+				commits = append(commits, t)
+			}
+		default:
+			if !contains(versions, t) {
+				versions = append(versions, t)
+			}
+		}
+	}
+	switch {
+	case len(versions) > 0:
+		return fmt.Sprintf("these images are tagged with versions (%s), not commits: use a catalog in version mode (\"mode\": \"version\", each service with its \"tag\" and \"digest\"; README \"The artifact catalog\"), or tag the images with the commit %s", quoteList(versions, 3), commit)
+	case len(commits) == 1 && !untagged:
+		return fmt.Sprintf("tag the images with %s (the catalog commit), or publish the catalog of commit %s", commit, commits[0])
+	default:
+		return fmt.Sprintf("tag every image with the catalog commit %s (or its first 7+ characters)", commit)
+	}
+}
+
+func quoteList(ss []string, max int) string {
+	var q []string
+	for i, s := range ss {
+		if i == max {
+			q = append(q, "…")
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	return strings.Join(q, ", ")
 }
 
 func toSet(ss []string) map[string]bool {
@@ -95,17 +199,34 @@ func toSet(ss []string) map[string]bool {
 }
 
 // ArtifactGates checks the artifacts the workloads use: published, not a
-// skeleton image, a sha256 digest, and tags naming the expected commit. It
-// also fills the artifact plan (without the registry fields).
+// skeleton image, a sha256 digest, and (with an expected commit other than
+// the catalog's, commit mode) tags naming the expected commit. It also fills
+// the artifact plan (without the registry fields); admitted third-party
+// images in use are listed among its services with thirdParty set, so the
+// registry check covers them too.
 func ArtifactGates(workloads []Workload, cat *Catalog, expected string, skeleton []string) (ArtifactPlan, []Blocker) {
-	plan := ArtifactPlan{ExpectedArtifactCommit: expected, CatalogCommit: cat.Commit, RegistryStatus: "not-checked"}
-	var out []Blocker
-	add := func(id, msg, hint string) { out = append(out, Blocker{ID: id, Message: msg, UnblockHint: hint}) }
-	if expected != "" && !commitMatches(expected, cat.Commit) && !commitMatches(cat.Commit, expected) {
-		add("catalog-not-expected-commit", fmt.Sprintf("the catalog is for commit %s, not the expected artifact commit %s", cat.Commit, expected),
-			"publish the catalog of the expected commit, or plan with the catalog's commit")
+	plan := ArtifactPlan{ExpectedArtifactCommit: expected, CatalogCommit: cat.Commit, CatalogMode: cat.Mode, RegistryStatus: "not-checked"}
+	if plan.CatalogMode == "" {
+		plan.CatalogMode = CatalogModeCommit
 	}
+	is := newIssues()
+	var out []Blocker
+	switch {
+	case expected == "":
+	case cat.Commit == "":
+		out = append(out, Blocker{ID: "catalog-not-expected-commit", Message: fmt.Sprintf("the catalog (version mode) names no commit, so it cannot be shown to be the expected artifact commit %s", expected),
+			UnblockHint: "record the application commit in the catalog's commit field, or plan without --expect-commit"})
+	case !commitMatches(expected, cat.Commit) && !commitMatches(cat.Commit, expected):
+		out = append(out, Blocker{ID: "catalog-not-expected-commit", Message: fmt.Sprintf("the catalog is for commit %s, not the expected artifact commit %s", cat.Commit, expected),
+			UnblockHint: "publish the catalog of the expected commit, or plan with the catalog's commit"})
+	}
+	// Tags are checked against the catalog by SourceChecks; an expected
+	// commit other than the catalog's is checked here (commit mode only:
+	// in version mode tags are versions).
+	checkExpectedTags := expected != "" && !cat.versionMode() && !(commitMatches(expected, cat.Commit) || commitMatches(cat.Commit, expected))
 	inUse := map[string]bool{}
+	tpInUse := map[string]Image{}
+	var tpOrder []string
 	tags := map[string]bool{}
 	for _, w := range workloads {
 		for _, c := range w.Containers {
@@ -115,14 +236,23 @@ func ArtifactGates(workloads []Workload, cat *Catalog, expected string, skeleton
 			}
 			ref := objRef(w.Kind, w.Name, c.Name)
 			if isSkeleton(img, skeleton) {
-				add("skeleton-image:"+ref, fmt.Sprintf("%s runs the placeholder image %s", ref, c.Image), "replace the placeholder with the service's published image")
+				is.add("skeleton-image", ref, fmt.Sprintf("%s runs %s", ref, c.Image), "placeholder images", "replace each placeholder with the service's published image")
 			}
-			if expected != "" && !commitMatches(img.Tag, expected) {
-				add("tag-not-expected-commit:"+ref, fmt.Sprintf("%s runs %s: tag %q is not the expected commit %s", ref, c.Image, img.Tag, expected),
-					fmt.Sprintf("tag the image with %s", expected))
+			m := cat.match(img)
+			if m.thirdParty != nil {
+				k := m.thirdParty.Raw
+				if _, ok := tpInUse[k]; !ok {
+					tpInUse[k] = *m.thirdParty
+					tpOrder = append(tpOrder, k)
+				}
+				continue
 			}
-			if svc, ok := cat.Lookup(img); ok {
-				inUse[svc.ID] = true
+			if checkExpectedTags && !commitMatches(img.Tag, expected) {
+				is.add("tag-not-expected-commit", ref, fmt.Sprintf("%s runs %s", ref, c.Image), fmt.Sprintf("image tags are not the expected commit %s", expected),
+					fmt.Sprintf("tag the images with %s", expected))
+			}
+			if m.svc != nil {
+				inUse[m.svc.ID] = true
 			}
 			tags[img.Tag] = true
 		}
@@ -137,11 +267,11 @@ func ArtifactGates(workloads []Workload, cat *Catalog, expected string, skeleton
 		plan.DeployCommit = "mixed"
 	}
 	plan.PublishStatus = "none"
-	if len(inUse) > 0 {
+	if len(inUse) > 0 || len(tpInUse) > 0 {
 		plan.PublishStatus = "published"
 	}
 	for _, s := range cat.Services {
-		plan.Services = append(plan.Services, ArtifactService{ID: s.ID, Image: s.Image, Digest: s.Digest, Published: s.Published, InUse: inUse[s.ID], Registry: "not-checked"})
+		plan.Services = append(plan.Services, ArtifactService{ID: s.ID, Image: s.Image, Tag: s.Tag, Digest: s.Digest, Published: s.Published, InUse: inUse[s.ID], Registry: "not-checked"})
 		if !s.Published {
 			plan.UnpublishedServices = append(plan.UnpublishedServices, s.ID)
 		}
@@ -150,22 +280,30 @@ func ArtifactGates(workloads []Workload, cat *Catalog, expected string, skeleton
 		}
 		if !s.Published {
 			plan.PublishStatus = "unpublished"
-			add("unpublished:"+s.ID, fmt.Sprintf("service %s (%s) is not published in the catalog", s.ID, s.Image),
-				"publish the image (and its digest) and mark it published in the catalog")
+			is.add("unpublished", s.ID, fmt.Sprintf("service %s (%s)", s.ID, s.Image), "services in use are not published in the catalog",
+				"publish the images (and their digests) and mark them published in the catalog")
 		}
 		if ci, err := ParseImage(s.Image); err == nil && isSkeleton(ci, skeleton) {
-			add("skeleton-image:catalog/"+s.ID, fmt.Sprintf("catalog service %s is the placeholder image %s", s.ID, s.Image), "publish the real image in the catalog")
+			is.add("skeleton-image", "catalog/"+s.ID, fmt.Sprintf("catalog service %s is %s", s.ID, s.Image), "placeholder images", "replace each placeholder with the service's published image")
 		}
 		if !ValidDigest(s.Digest) {
-			msg := fmt.Sprintf("catalog service %s has no sha256 digest", s.ID)
+			d := fmt.Sprintf("catalog service %s has none", s.ID)
 			if s.Digest != "" {
-				msg = fmt.Sprintf("catalog service %s has digest %q, not sha256:<64 hex>", s.ID, s.Digest)
+				d = fmt.Sprintf("catalog service %s has %q", s.ID, s.Digest)
 			}
-			add("missing-digest:"+s.ID, msg, "record the pushed image's sha256 digest in the catalog")
+			is.add("missing-digest", s.ID, d, "services in use have no sha256 digest in the catalog", "record each pushed image's sha256 digest in the catalog")
 		}
 	}
+	for _, k := range tpOrder {
+		tp := tpInUse[k]
+		shown := tp.Repository
+		if tp.Tag != "" {
+			shown += ":" + tp.Tag
+		}
+		plan.Services = append(plan.Services, ArtifactService{ID: shown, Image: tp.Raw, Tag: tp.Tag, Digest: tp.Digest, Published: true, InUse: true, ThirdParty: true, Registry: "not-checked"})
+	}
 	sort.Strings(plan.UnpublishedServices)
-	return plan, dedupeBlockers(out)
+	return plan, dedupeBlockers(append(out, is.blockers()...))
 }
 
 func isSkeleton(img Image, patterns []string) bool {

@@ -20,10 +20,16 @@ const (
 	digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 )
 
+// ids writes each blocker as its id, then ":" and its affected list
+// (comma-separated) when it has one.
 func ids(bs []Blocker) []string {
 	out := []string{}
 	for _, b := range bs {
-		out = append(out, b.ID)
+		s := b.ID
+		if len(b.Affected) > 0 {
+			s += ":" + strings.Join(b.Affected, ",")
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -72,7 +78,7 @@ func TestSourceChecks(t *testing.T) {
 		cat := testCatalog(true)
 		cat.Services[0].Image = "registry.example.com/acme/api:v1"
 		got := ids(SourceChecks(nil, cat, mirrors))
-		if diff := cmp.Diff([]string{"catalog-tag-not-commit:api"}, got); diff != "" {
+		if diff := cmp.Diff([]string{"tag-not-catalog-commit:catalog/api"}, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
@@ -107,7 +113,9 @@ func TestArtifactGates(t *testing.T) {
 		{name: "expected commit differs", workloads: api, expected: commitB,
 			want: []string{"catalog-not-expected-commit", "tag-not-expected-commit:Deployment/api/api"}, publish: "published", deploy: commitA, unpublished: []string{}},
 		{name: "mixed tags", workloads: append(append([]Workload{}, api...), Workload{Kind: "Deployment", Name: "w", Containers: []Container{{Name: "w", Image: "registry.example.com/acme/worker:" + commitB}}}),
-			expected: commitA, want: []string{"tag-not-expected-commit:Deployment/w/w"}, publish: "published", deploy: "mixed", unpublished: []string{}},
+			// The expected commit is the catalog's: SourceChecks reports the
+			// tag once (tag-not-catalog-commit), not a second time here.
+			expected: commitA, want: []string{}, publish: "published", deploy: "mixed", unpublished: []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -95,11 +95,11 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
 	res.Divergences = SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors)
-	if opts.ExpectCommit != "" && !commitMatches(opts.ExpectCommit, r.Catalog.Commit) && !commitMatches(r.Catalog.Commit, opts.ExpectCommit) {
-		res.Divergences = dedupeBlockers(append(res.Divergences, Blocker{ID: "catalog-not-expected-commit",
-			Message:     fmt.Sprintf("the catalog is for commit %s, not the expected commit %s", r.Catalog.Commit, opts.ExpectCommit),
-			UnblockHint: "publish the catalog of the expected commit"}))
-	}
+	// What the artifact gates can see offline (unpublished services,
+	// placeholders, missing digests, the expected commit) is a divergence
+	// here too, with the same ids as in the dry-run.
+	_, gates := ArtifactGates(res.Workloads, r.Catalog, opts.ExpectCommit, env.skeletonPatterns())
+	res.Divergences = dedupeBlockers(append(res.Divergences, gates...))
 	return res, nil
 }
 

@@ -112,8 +112,11 @@ type ArtifactPlan struct {
 	// DeployCommit is the commit the rendered workload images are tagged
 	// with ("mixed" when they disagree, "" without workloads).
 	DeployCommit string `json:"deployCommit"`
-	// CatalogCommit is the catalog's commit field.
+	// CatalogCommit is the catalog's commit field ("" in version mode
+	// without one).
 	CatalogCommit string `json:"catalogCommit"`
+	// CatalogMode is the catalog's mode: "commit" or "version".
+	CatalogMode string `json:"catalogMode,omitempty"`
 	// PublishStatus: published, unpublished or none (no image in use).
 	PublishStatus string `json:"publishStatus"`
 	// RegistryStatus: verified, missing, unreachable, not-checked.
@@ -124,11 +127,17 @@ type ArtifactPlan struct {
 
 // ArtifactService is one catalog service as used by the plan.
 type ArtifactService struct {
-	ID        string `json:"id"`
-	Image     string `json:"image"`
+	ID    string `json:"id"`
+	Image string `json:"image"`
+	// Tag is the service's version (version mode) or a third-party
+	// image's tag.
+	Tag       string `json:"tag,omitempty"`
 	Digest    string `json:"digest"`
 	Published bool   `json:"published"`
 	InUse     bool   `json:"inUse"`
+	// ThirdParty marks an image admitted by the catalog's thirdParty list
+	// (its id is the repository and tag).
+	ThirdParty bool `json:"thirdParty,omitempty"`
 	// Registry: present, missing, unreachable, not-checked.
 	Registry string `json:"registry"`
 }
@@ -200,6 +209,10 @@ type Blocker struct {
 	ID          string `json:"id"`
 	Message     string `json:"message"`
 	UnblockHint string `json:"unblockHint"`
+	// Affected names every object, container or catalog entry with this
+	// problem (one blocker per root cause): "Deployment/api/api",
+	// "catalog/api", "Job/db-migrate".
+	Affected []string `json:"affected,omitempty"`
 }
 
 // SourceInfo says what was rendered.
@@ -307,19 +320,9 @@ func (d *DeployApply) normalize() {
 	d.RemainingBlockers = dedupeBlockers(d.RemainingBlockers)
 }
 
-func dedupeBlockers(bs []Blocker) []Blocker {
-	seen := map[string]bool{}
-	out := []Blocker{}
-	for _, b := range bs {
-		if seen[b.ID] {
-			continue
-		}
-		seen[b.ID] = true
-		out = append(out, b)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
+// dedupeBlockers makes one blocker per root cause (groupBlockers), sorted
+// by id.
+func dedupeBlockers(bs []Blocker) []Blocker { return groupBlockers(bs) }
 
 // Status is the conclusion's status.
 func (r *Report) Status() string { return r.DeployApply.Conclusion.Status }

@@ -127,6 +127,17 @@ func (p *planFlags) options(stderr io.Writer) deployplan.Options {
 	return o
 }
 
+// planErrCode is the exit code of a plan that could not be made: a
+// configuration mistake (the catalog's fields included) is a usage error
+// (2), anything else (the source cannot be read or rendered) an error (1).
+func planErrCode(err error) int {
+	var ce *deployplan.ConfigError
+	if errors.As(err, &ce) {
+		return exitRefused
+	}
+	return exitFailed
+}
+
 func usageErr(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err
@@ -149,7 +160,7 @@ func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	res, err := deployplan.SourcePlan(ctx, env, pf.options(stderr))
 	if err != nil {
-		return exitWith(exitFailed, err)
+		return exitWith(planErrCode(err), err)
 	}
 	if pf.output == "json" {
 		b, _ := json.MarshalIndent(map[string]any{
@@ -247,7 +258,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !*doApply {
 		rep, err := deployplan.Plan(ctx, env, opts)
 		if err != nil {
-			return exitWith(exitFailed, err)
+			return exitWith(planErrCode(err), err)
 		}
 		if report.set {
 			if err := writeReports(rep, reportPath); err != nil {
