@@ -157,3 +157,23 @@ func groupBlockers(bs []Blocker) []Blocker {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
+
+// affectedList joins at most max entries of an affected list.
+func affectedList(affected []string, max int) string {
+	if len(affected) <= max {
+		return strings.Join(affected, ", ")
+	}
+	return strings.Join(affected[:max], ", ") + fmt.Sprintf(", and %d more", len(affected)-max)
+}
+
+// driftLines is the terminal form of the objects' drift, one line per
+// field; nil when no object drifted.
+func driftLines(objs []ObjectPlan) []string {
+	var out []string
+	for _, o := range objs {
+		for _, f := range o.Drift {
+			out = append(out, fmt.Sprintf("%s/%s %s = %s (by %s, %s)", o.Kind, o.Name, f.Path, f.Live, f.Manager, f.Operation))
+		}
+	}
+	return out
+}

@@ -88,7 +88,7 @@ func TestSourceChecksVersionModeAndThirdParty(t *testing.T) {
 		want      []string
 	}{
 		{"version mode converged", versionCatalog, w(apiRepo+":6.14.1", workerImg+":6.14.0@"+digestA, redisRef), []string{}},
-		{"version mode, wrong version", versionCatalog, w(apiRepo+":6.14.0"), []string{"tag-not-catalog-version:Deployment/app/c0"}},
+		{"version mode, wrong version", versionCatalog, w(apiRepo + ":6.14.0"), []string{"tag-not-catalog-version:Deployment/app/c0"}},
 		{"version mode, untagged", versionCatalog, w(apiRepo), []string{"tag-not-catalog-version:Deployment/app/c0"}},
 		{"version mode, digest differs", versionCatalog, w(apiRepo + ":6.14.1@" + digestB), []string{"digest-not-catalog-digest:Deployment/app/c0"}},
 		{"version mode, a commit tag is not the version", versionCatalog, w(apiRepo + ":" + commitA), []string{"tag-not-catalog-version:Deployment/app/c0"}},

@@ -69,6 +69,12 @@ func newClients(cfg *rest.Config) (*clients, error) {
 		cfg.Timeout = 30 * time.Second
 	}
 	cfg.UserAgent = "deploy-web/plan"
+	if cfg.QPS < ClientQPS {
+		cfg.QPS = ClientQPS
+	}
+	if cfg.Burst < ClientBurst {
+		cfg.Burst = ClientBurst
+	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: %w", err)

@@ -228,7 +228,8 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 		if a == "" {
 			a = ActionUnknown
 		}
-		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a}
+		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
+			Drift: objectDrift(ps.live[key(o)])}
 		if isSecret(o) {
 			op.Message = "Secret: values are never read, printed or stored"
 		}
@@ -296,10 +297,11 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 	}
 	sortForApply(ps.objs)
 	opts.progress("server-side dry-run apply of %d object(s) as %s", len(ps.objs), FieldManager)
-	for _, o := range ps.objs {
+	results := cl.dryRunAll(ctx, ps.objs)
+	for i, o := range ps.objs {
 		k := key(o)
 		ref := o.GetKind() + "/" + o.GetName()
-		live, err := cl.get(ctx, o)
+		live, err := results[i].live, results[i].readErr
 		if err != nil {
 			blockers = append(blockers, Blocker{ID: "read:" + ref, Message: fmt.Sprintf("cannot read %s: %v", ref, objErr(o, err)), UnblockHint: "grant deploy-web get on this kind in the namespace"})
 			actions[k] = ActionBlocked
@@ -308,7 +310,7 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		if live != nil {
 			ps.live[k] = live
 		}
-		dry, err := cl.apply(ctx, o, true)
+		dry, err := results[i].dry, results[i].dryErr
 		isJob := o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job"
 		immutable := err != nil && isJob && IsImmutableTemplate(err)
 		if isJob {
@@ -499,11 +501,11 @@ func servicePlan(objs []*unstructured.Unstructured, workloads []Workload, cat *C
 			}
 			switch tp := pm["targetPort"].(type) {
 			case string:
-				port.TargetPort = tp
+				port.TargetPort = TargetPort{Name: tp}
 			case nil:
-				port.TargetPort = fmt.Sprint(port.Port)
+				port.TargetPort = TargetPort{Number: port.Port}
 			default:
-				port.TargetPort = fmt.Sprint(toInt64(tp))
+				port.TargetPort = TargetPort{Number: toInt64(tp)}
 			}
 			sp.Ports = append(sp.Ports, port)
 		}

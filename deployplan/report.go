@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
+	"github.com/hanzoai/deploy-web/kubeview"
 )
 
 // Conclusion statuses.
@@ -170,7 +171,8 @@ type ServicePlan struct {
 type ServicePort struct {
 	Name       string `json:"name"`
 	Port       int64  `json:"port"`
-	TargetPort string `json:"targetPort"`
+	// TargetPort is a number, or a string for a named port.
+	TargetPort TargetPort `json:"targetPort"`
 	Protocol   string `json:"protocol"`
 }
 
@@ -237,6 +239,10 @@ type ObjectPlan struct {
 	Result     string `json:"result,omitempty"`
 	Message    string `json:"message,omitempty"`
 	Health     string `json:"health,omitempty"`
+	// Drift lists, for a live object, the fields that managers other than
+	// deploy-web changed and deploy-web does not own (kubectl edit, scale,
+	// set, annotate, another tool's apply); absent when there are none.
+	Drift []kubeview.DriftField `json:"drift,omitempty"`
 }
 
 // NamespaceHealth is the health of the namespace's workloads.
@@ -417,6 +423,12 @@ func (r *Report) Summary() string {
 	}
 	for _, bl := range d.RemainingBlockers {
 		fmt.Fprintf(&b, "  BLOCKER %s: %s\n    fix: %s\n", bl.ID, bl.Message, bl.UnblockHint)
+		if len(bl.Affected) > 1 {
+			fmt.Fprintf(&b, "    affected (%d): %s\n", len(bl.Affected), affectedList(bl.Affected, 10))
+		}
+	}
+	for _, line := range driftLines(d.Objects) {
+		fmt.Fprintf(&b, "  drift %s\n", line)
 	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)

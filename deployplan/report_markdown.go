@@ -26,7 +26,11 @@ func (r *Report) Markdown() string {
 	if len(d.RemainingBlockers) > 0 {
 		b.WriteString("## Blockers\n\n| id | problem | how to unblock |\n| --- | --- | --- |\n")
 		for _, bl := range d.RemainingBlockers {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mdCode(bl.ID), mdCell(bl.Message), mdCell(bl.UnblockHint))
+			msg := bl.Message
+			if len(bl.Affected) > 1 {
+				msg += fmt.Sprintf(" (affected, %d: %s)", len(bl.Affected), affectedList(bl.Affected, 20))
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mdCode(bl.ID), mdCell(msg), mdCell(bl.UnblockHint))
 		}
 		b.WriteString("\n")
 	}
@@ -86,6 +90,19 @@ func (r *Report) Markdown() string {
 		b.WriteString("## Objects\n\n| kind | name | action | result | message |\n| --- | --- | --- | --- | --- |\n")
 		for _, o := range d.Objects {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCell(o.Action), mdCell(textfmt.OrDash(o.Result)), mdCell(o.Message))
+		}
+		b.WriteString("\n")
+	}
+	if driftLines(d.Objects) != nil {
+		b.WriteString("## Changed outside deploy-web\n\nLive fields set by another manager than deploy-web (kubectl edit, scale, set, annotate, another tool):\n\n| object | field | live value | manager | operation | time |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, o := range d.Objects {
+			for _, f := range o.Drift {
+				when := "–"
+				if f.Time != nil {
+					when = f.Time.UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(&b, "| %s/%s | `%s` | `%s` | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCode(f.Path), mdCode(f.Live), mdCell(f.Manager), mdCell(f.Operation), when)
+			}
 		}
 		b.WriteString("\n")
 	}

@@ -19,7 +19,7 @@ func sampleReport() *Report {
 	d.ArtifactPlan = ArtifactPlan{ExpectedArtifactCommit: commitA, SourceCommit: commitB, DeployCommit: commitA, CatalogCommit: commitA, PublishStatus: "published", RegistryStatus: "verified"}
 	d.Objects = []ObjectPlan{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: env.Namespace, Name: "api", Action: ActionUpdate}, {APIVersion: "batch/v1", Kind: "Job", Namespace: env.Namespace, Name: "migrate", Action: ActionReplace}}
 	d.WorkloadPlan = []WorkloadPlan{{Kind: "Deployment", Name: "api", Containers: []Container{{Name: "api", Image: "x:" + commitA}}, Action: ActionUpdate}}
-	d.ServicePlan = []ServicePlan{{Name: "api", ServiceID: "api", Ports: []ServicePort{{Port: 80, TargetPort: "8080", Protocol: "TCP"}}}}
+	d.ServicePlan = []ServicePlan{{Name: "api", ServiceID: "api", Ports: []ServicePort{{Port: 80, TargetPort: TargetPort{Number: 8080}, Protocol: "TCP"}}}}
 	d.TemplateJobReplacements = []JobReplacement{{Namespace: env.Namespace, Job: "migrate", OldImage: "x:old", NewImage: "x:new", Result: JobPlanned, Reason: "r", Allowlisted: true, Suspended: true}}
 	d.Source = SourceInfo{Origin: "file:///repo@main:deploy/dev", Commit: commitB, Objects: 2, RenderedDigest: "sha256:" + strings.Repeat("ab", 32)}
 	Conclude(d)

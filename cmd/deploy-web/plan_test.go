@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -441,8 +442,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if d.Conclusion.Status != deployplan.StatusBlocked {
 			t.Fatalf("status = %q, want blocked", d.Conclusion.Status)
 		}
-		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "unpublished:api" {
-			t.Errorf("blockers = %+v, want only unpublished:api", d.RemainingBlockers)
+		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "unpublished" || !slices.Equal(d.RemainingBlockers[0].Affected, []string{"api"}) {
+			t.Errorf("blockers = %+v, want only unpublished (api)", d.RemainingBlockers)
 		}
 		if d.ArtifactPlan.PublishStatus != "unpublished" || d.ArtifactPlan.RegistryStatus != "verified" {
 			t.Errorf("artifactPlan = %+v", d.ArtifactPlan)
@@ -791,8 +792,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 			t.Errorf("plan = %d, want 3", code)
 		}
 		d := s.readReport(blocked).DeployApply
-		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "job-not-allowlisted:report" {
-			t.Errorf("blockers = %+v, want job-not-allowlisted:report", d.RemainingBlockers)
+		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "job-not-allowlisted" || !slices.Equal(d.RemainingBlockers[0].Affected, []string{"report"}) {
+			t.Errorf("blockers = %+v, want job-not-allowlisted (report)", d.RemainingBlockers)
 		}
 		if code, _, stderr := s.cli(append(applyArgs, "--write-report", blocked)...); code != 2 || !strings.Contains(stderr, "blocked") {
 			t.Errorf("apply of a blocked plan = %d, want 2", code)

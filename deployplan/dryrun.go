@@ -1,0 +1,66 @@
+package deployplan
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// Client rate limits of the engine (client-go's defaults, 5 QPS and a
+// burst of 10, throttle a plan of a few dozen objects to tens of seconds).
+// README "Plan and apply" documents them.
+const (
+	ClientQPS   = 50
+	ClientBurst = 100
+)
+
+// dryRunParallelism bounds the objects read and dry-run at the same time.
+const dryRunParallelism = 8
+
+// dryResult is one object's live state and server-side dry-run apply.
+type dryResult struct {
+	live    *unstructured.Unstructured // nil when absent
+	readErr error                      // the live read failed (then dry is not tried)
+	dry     *unstructured.Unstructured
+	dryErr  error
+}
+
+// dryRunAll reads every object's live state and dry-runs its apply, at
+// most dryRunParallelism at a time; results[i] is objs[i]'s. Nothing is
+// written (every apply is DryRunAll).
+func (c *clients) dryRunAll(ctx context.Context, objs []*unstructured.Unstructured) []dryResult {
+	results := make([]dryResult, len(objs))
+	sem := make(chan struct{}, dryRunParallelism)
+	var wg sync.WaitGroup
+	for i, o := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := &results[i]
+			r.live, r.readErr = c.get(ctx, o)
+			if r.readErr != nil {
+				return
+			}
+			r.dry, r.dryErr = c.apply(ctx, o, true)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// objectDrift is the drift of a live object: the fields that managers
+// other than deploy-web set and deploy-web does not own (kubeview.Drift,
+// the console's model: Kubernetes' own writes are not drift). A Secret has
+// none: its managed fields are never kept.
+func objectDrift(live *unstructured.Unstructured) []kubeview.DriftField {
+	if live == nil || isSecret(live) {
+		return nil
+	}
+	return kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
+		kubeview.DriftRules{OperatorManagers: []string{FieldManager}})
+}
