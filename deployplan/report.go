@@ -169,11 +169,11 @@ type ServicePlan struct {
 
 // ServicePort is a port of a Service.
 type ServicePort struct {
-	Name       string `json:"name"`
-	Port       int64  `json:"port"`
+	Name string `json:"name"`
+	Port int64  `json:"port"`
 	// TargetPort is a number, or a string for a named port.
 	TargetPort TargetPort `json:"targetPort"`
-	Protocol   string `json:"protocol"`
+	Protocol   string     `json:"protocol"`
 }
 
 // JobPolicy is the template Job replacement policy.
