@@ -45,6 +45,10 @@ bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMA
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./e2e/perf/
 
+.PHONY: bench-plan
+bench-plan: cluster-bin ## plan and no-op apply of a 47-object project on the local control plane (see BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench BenchmarkPlan47 -benchtime 3x ./deployplan/
+
 .PHONY: bench-cluster
 bench-cluster: cluster-bin build ## real-cluster scale benchmark: 2,000 then 10,000 Apps, dashboard as its own process; writes BENCHMARKS.md
 	$(GO) run ./cmd/benchcluster --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --apps $(or $(BENCH_APPS),2000,10000) --out BENCHMARKS.md
