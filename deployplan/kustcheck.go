@@ -33,7 +33,7 @@ func (e *KustomizationError) Error() string {
 const (
 	reasonRemote   = "remote resources are not supported: vendor the base into the repository"
 	reasonAbsolute = "absolute paths are not supported: use a path relative to the kustomization"
-	reasonOutside  = "the path leaves the repository: vendor what it points to into the repository"
+	reasonOutside  = "the path leaves the repository (only files inside it are read): vendor what it points to into the repository"
 	reasonHelm     = "Helm charts are not supported (rendering never runs a program): render the chart into plain manifests in the repository"
 	reasonPlugins  = "kustomize plugins are not supported (rendering never runs a program nor loads plugin configuration): use the kustomization's own fields (patches, replacements, configMapGenerator, ...)"
 )
@@ -139,6 +139,92 @@ func (c *kustChecker) dirEntry(field, p string) error {
 	return nil
 }
 
+// kustEntry is one path-valued entry of a kustomization.
+type kustEntry struct {
+	field, value string
+	// exact: the entry is certainly a path (not an inline patch), so a
+	// missing file is reported before kustomize runs.
+	exact bool
+}
+
+// kustEntries lists the path entries of a kustomization: trees (resources,
+// bases, components: a file or a folder with its own kustomization) and
+// files (everything else that names a file). The same list serves the
+// checker and the git source's reader, so what is checked is what is read.
+func kustEntries(k *types.Kustomization) (trees, files []kustEntry) {
+	// The deprecated fields (bases, patchesJson6902, patchesStrategicMerge)
+	// are still read by kustomize, so they are checked like the others.
+	//lint:ignore SA1019 checked because kustomize still reads it
+	bases, json6902, psm := k.Bases, k.PatchesJson6902, k.PatchesStrategicMerge
+	for _, f := range []struct {
+		field  string
+		values []string
+	}{{"resources", k.Resources}, {"bases", bases}, {"components", k.Components}} {
+		for _, v := range f.values {
+			trees = append(trees, kustEntry{f.field, v, true})
+		}
+	}
+	for _, f := range []struct {
+		field  string
+		values []string
+	}{{"crds", k.Crds}, {"configurations", k.Configurations}} {
+		for _, v := range f.values {
+			files = append(files, kustEntry{f.field, v, true})
+		}
+	}
+	for _, p := range k.Patches {
+		if p.Path != "" {
+			files = append(files, kustEntry{"patches", p.Path, true})
+		}
+	}
+	for _, p := range json6902 {
+		if p.Path != "" {
+			files = append(files, kustEntry{"patchesJson6902", p.Path, true})
+		}
+	}
+	for _, p := range psm {
+		// An entry is a file path or an inline patch.
+		// kustomize reads an entry that does not parse as an object as a
+		// file, so every one-line entry is checked as a path (a URL cannot
+		// start with '{').
+		s := strings.TrimSpace(string(p))
+		if !strings.Contains(s, "\n") && !strings.HasPrefix(s, "{") {
+			files = append(files, kustEntry{"patchesStrategicMerge", s, false})
+		}
+	}
+	for _, r := range k.Replacements {
+		if r.Path != "" {
+			files = append(files, kustEntry{"replacements", r.Path, true})
+		}
+	}
+	gens := func(field string, g types.GeneratorArgs) {
+		for _, fsrc := range g.FileSources {
+			// "key=path" or "path".
+			if _, p, ok := strings.Cut(fsrc, "="); ok {
+				fsrc = p
+			}
+			files = append(files, kustEntry{field + " files", fsrc, true})
+		}
+		for _, e := range g.EnvSources {
+			files = append(files, kustEntry{field + " envs", e, true})
+		}
+		if g.EnvSource != "" {
+			files = append(files, kustEntry{field + " env", g.EnvSource, true})
+		}
+	}
+	for _, g := range k.ConfigMapGenerator {
+		gens("configMapGenerator", g.GeneratorArgs)
+	}
+	for _, g := range k.SecretGenerator {
+		gens("secretGenerator", g.GeneratorArgs)
+	}
+	if p, ok := k.OpenAPI["path"]; ok {
+		files = append(files, kustEntry{"openapi", p, true})
+	}
+
+	return trees, files
+}
+
 func (c *kustChecker) check(dir string) error {
 	if c.seen[dir] {
 		return nil
@@ -174,88 +260,26 @@ func (c *kustChecker) check(dir string) error {
 		return whole("validators", reasonPlugins)
 	}
 
-	// Folders (kustomizations) and files.
-	type entry struct{ field, value string }
-	var trees, files []entry
-	// The deprecated fields (bases, patchesJson6902, patchesStrategicMerge)
-	// are still read by kustomize, so they are checked like the others.
-	//lint:ignore SA1019 checked because kustomize still reads it
-	bases, json6902, psm := k.Bases, k.PatchesJson6902, k.PatchesStrategicMerge
-	for _, f := range []struct {
-		field  string
-		values []string
-	}{{"resources", k.Resources}, {"bases", bases}, {"components", k.Components}} {
-		for _, v := range f.values {
-			trees = append(trees, entry{f.field, v})
-		}
+	trees, files := kustEntries(&k)
+	missing := func(e kustEntry, p string) error {
+		return &KustomizationError{File: relRepo(kf), Field: e.field, Entry: e.value, Reason: relRepo(p) + " is not in the repository"}
 	}
-	for _, f := range []struct {
-		field  string
-		values []string
-	}{{"crds", k.Crds}, {"configurations", k.Configurations}} {
-		for _, v := range f.values {
-			files = append(files, entry{f.field, v})
-		}
-	}
-	for _, p := range k.Patches {
-		if p.Path != "" {
-			files = append(files, entry{"patches", p.Path})
-		}
-	}
-	for _, p := range json6902 {
-		if p.Path != "" {
-			files = append(files, entry{"patchesJson6902", p.Path})
-		}
-	}
-	for _, p := range psm {
-		// An entry is a file path or an inline patch.
-		// kustomize reads an entry that does not parse as an object as a
-		// file, so every one-line entry is checked as a path (a URL cannot
-		// start with '{').
-		s := strings.TrimSpace(string(p))
-		if !strings.Contains(s, "\n") && !strings.HasPrefix(s, "{") {
-			files = append(files, entry{"patchesStrategicMerge", s})
-		}
-	}
-	for _, r := range k.Replacements {
-		if r.Path != "" {
-			files = append(files, entry{"replacements", r.Path})
-		}
-	}
-	gens := func(field string, g types.GeneratorArgs) {
-		for _, fsrc := range g.FileSources {
-			// "key=path" or "path".
-			if _, p, ok := strings.Cut(fsrc, "="); ok {
-				fsrc = p
-			}
-			files = append(files, entry{field + " files", fsrc})
-		}
-		for _, e := range g.EnvSources {
-			files = append(files, entry{field + " envs", e})
-		}
-		if g.EnvSource != "" {
-			files = append(files, entry{field + " env", g.EnvSource})
-		}
-	}
-	for _, g := range k.ConfigMapGenerator {
-		gens("configMapGenerator", g.GeneratorArgs)
-	}
-	for _, g := range k.SecretGenerator {
-		gens("secretGenerator", g.GeneratorArgs)
-	}
-	if p, ok := k.OpenAPI["path"]; ok {
-		files = append(files, entry{"openapi", p})
-	}
-
 	for _, e := range files {
-		if _, err := c.resolve(kf, dir, e.field, e.value); err != nil {
+		p, err := c.resolve(kf, dir, e.field, e.value)
+		if err != nil {
 			return err
+		}
+		if e.exact && !c.rfs.fs.Exists(p) {
+			return missing(e, p)
 		}
 	}
 	for _, e := range trees {
 		p, err := c.resolve(kf, dir, e.field, e.value)
 		if err != nil {
 			return err
+		}
+		if !c.rfs.fs.Exists(p) {
+			return missing(e, p)
 		}
 		if c.rfs.fs.IsDir(p) {
 			if err := c.check(p); err != nil {

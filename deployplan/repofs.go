@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
+
+// linkReasonGit is why a symbolic link in a git tree is not read.
+const linkReasonGit = "a symbolic link: symlinks are not followed"
 
 // memRoot is where a repository's files live in the in-memory file system
 // kustomize renders from.
@@ -63,56 +64,6 @@ func (r *repoFS) write(rel string, data []byte) error {
 	return r.fs.WriteFile(p, data)
 }
 
-// repoFSFromTree copies a git tree's regular files into memory. Symbolic
-// links and submodules are not followed. The tree's file count and total
-// size are checked against the limits before any content is read.
-func repoFSFromTree(tree *object.Tree, what string, lim Limits) (*repoFS, error) {
-	r := newRepoFS(what)
-	b := &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
-	var files []*object.File
-	err := tree.Files().ForEach(func(f *object.File) error {
-		switch f.Mode {
-		case filemode.Regular, filemode.Executable:
-		case filemode.Symlink:
-			r.links[path.Join(memRoot, f.Name)] = "a symbolic link (links in a repository are not followed)"
-			return nil
-		default:
-			return nil // submodules
-		}
-		if err := b.add(f.Size); err != nil {
-			return err
-		}
-		files = append(files, f)
-		return nil
-	})
-	if err != nil {
-		return nil, readTreeErr(err)
-	}
-	for _, f := range files {
-		rd, err := f.Reader()
-		if err != nil {
-			return nil, readTreeErr(err)
-		}
-		data, err := io.ReadAll(io.LimitReader(rd, f.Size))
-		rd.Close()
-		if err != nil {
-			return nil, readTreeErr(err)
-		}
-		if err := r.write(f.Name, data); err != nil {
-			return nil, readTreeErr(err)
-		}
-	}
-	return r, nil
-}
-
-func readTreeErr(err error) error {
-	var tl *TooLargeError
-	if errors.As(err, &tl) {
-		return err
-	}
-	return fmt.Errorf("deployplan: read source tree: %w", err)
-}
-
 // repoFSFromDir copies a folder on disk into memory (without .git). A
 // symbolic link to a file inside the folder is copied as that file; a link
 // that leaves the folder, or to a folder, is not followed.
@@ -142,11 +93,11 @@ func repoFSFromDir(root string, lim Limits) (*repoFS, error) {
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				r.links[path.Join(memRoot, rel)] = "a broken symbolic link"
+				r.links[path.Join(memRoot, rel)] = "a broken symbolic link (symlinks are not followed)"
 				return nil
 			}
 			if !within(realRoot, target) {
-				r.links[path.Join(memRoot, rel)] = "a symbolic link that leaves the repository (" + root + ")"
+				r.links[path.Join(memRoot, rel)] = "a symbolic link that leaves the repository (" + root + "): symlinks are not followed"
 				return nil
 			}
 			st, err := os.Stat(target)
@@ -154,7 +105,7 @@ func repoFSFromDir(root string, lim Limits) (*repoFS, error) {
 				return err
 			}
 			if !st.Mode().IsRegular() {
-				r.links[path.Join(memRoot, rel)] = "a symbolic link to a folder (not followed)"
+				r.links[path.Join(memRoot, rel)] = "a symbolic link to a folder: symlinks are not followed"
 				return nil
 			}
 			src = target

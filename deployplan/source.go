@@ -130,11 +130,18 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		return nil, fmt.Errorf("deployplan: source tree %s: %w", hash, err)
 	}
 	origin := fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), src.Ref, src.Path)
-	rfs, err := repoFSFromTree(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits)
+	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
+	// Only the kustomize folder, what it references and the catalog are
+	// read from the tree.
+	var extra []string
+	if !filepath.IsAbs(env.Catalog) {
+		extra = append(extra, path.Clean(filepath.ToSlash(env.Catalog)))
+	}
+	rfs, err := repoFSForRender(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits,
+		relRepo(kdir), extra...)
 	if err != nil {
 		return nil, err
 	}
-	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
 	objs, err := renderFS(ctx, rfs, kdir)
 	if err != nil {
 		return nil, err
@@ -246,7 +253,11 @@ func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured,
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: kustomize build %s: %w", dir, err)
+		// Paths in the in-memory copy ("/repo/k/x.yaml") are shown relative
+		// to the repository ("k/x.yaml").
+		msg := strings.ReplaceAll(err.Error(), "'"+memRoot+"/", "'")
+		msg = strings.ReplaceAll(msg, memRoot+"/", "")
+		return nil, fmt.Errorf("deployplan: kustomize build %s: %s", relRepo(dir), msg)
 	}
 	var out []*unstructured.Unstructured
 	for _, r := range m.Resources() {

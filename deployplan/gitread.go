@@ -1,0 +1,192 @@
+package deployplan
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// treeReader copies into memory only what a render of a git source needs:
+// the kustomization of the kustomize folder (source.path), every file and
+// folder its path entries name (kustEntries: the same list the checker
+// checks), transitively through bases and components, and the catalog. The
+// rest of the tree is never read, so a large repository, or a missing blob
+// elsewhere in it, does not matter. Each file is counted against the limits
+// before it is read. Symbolic links are not followed: they are recorded so
+// the checker names them.
+type treeReader struct {
+	root  *object.Tree
+	rfs   *repoFS
+	b     *repoBudget
+	dirs  map[string]bool
+	files map[string]bool
+}
+
+// repoFSForRender reads kdir's kustomizations and what they reference, and
+// the files named in extra (repository-relative paths), from tree.
+func repoFSForRender(tree *object.Tree, what string, lim Limits, kdir string, extra ...string) (*repoFS, error) {
+	r := &treeReader{root: tree, rfs: newRepoFS(what), dirs: map[string]bool{}, files: map[string]bool{},
+		b: &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}}
+	for _, f := range extra {
+		if err := r.file(f); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.dir(kdir); err != nil {
+		return nil, err
+	}
+	return r.rfs, nil
+}
+
+// treeEntry is what lookup found at a path.
+type treeEntry struct {
+	found bool
+	mode  filemode.FileMode
+	// link is the path of a symbolic link on the way (the entry itself or
+	// a folder above it), "" when there is none.
+	link string
+}
+
+// lookup walks rel (clean, relative) through the tree, one folder at a
+// time, stopping at a symbolic link. A folder object missing from the
+// fetched pack is an error naming the folder.
+func (r *treeReader) lookup(rel string) (treeEntry, error) {
+	if rel == "." || rel == "" {
+		return treeEntry{found: true, mode: filemode.Dir}, nil
+	}
+	cur := r.root
+	parts := strings.Split(rel, "/")
+	for i, name := range parts {
+		var e *object.TreeEntry
+		for j := range cur.Entries {
+			if cur.Entries[j].Name == name {
+				e = &cur.Entries[j]
+				break
+			}
+		}
+		p := strings.Join(parts[:i+1], "/")
+		switch {
+		case e == nil:
+			return treeEntry{}, nil
+		case e.Mode == filemode.Symlink:
+			return treeEntry{found: true, mode: e.Mode, link: p}, nil
+		case i == len(parts)-1:
+			return treeEntry{found: true, mode: e.Mode}, nil
+		case e.Mode != filemode.Dir:
+			return treeEntry{}, nil
+		}
+		next, err := cur.Tree(name)
+		if err != nil {
+			return treeEntry{}, fmt.Errorf("deployplan: read source folder %s in %s: %w", p, r.rfs.what, err)
+		}
+		cur = next
+	}
+	return treeEntry{}, nil
+}
+
+// file copies the regular file rel into memory (once).
+func (r *treeReader) file(rel string) error {
+	if r.files[rel] || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	r.files[rel] = true
+	e, err := r.lookup(rel)
+	if err != nil || !e.found {
+		return err
+	}
+	if e.link != "" {
+		r.rfs.links[path.Join(memRoot, e.link)] = linkReasonGit
+		return nil
+	}
+	if e.mode != filemode.Regular && e.mode != filemode.Executable {
+		return nil // a folder where a file is expected, a submodule: kustomize says
+	}
+	f, err := r.root.File(rel)
+	if err != nil {
+		// The tree lists the file but its blob is not in the repository
+		// (a lost object, an incomplete fetch).
+		blob := ""
+		if te, ferr := r.root.FindEntry(rel); ferr == nil {
+			blob = " " + te.Hash.String()
+		}
+		return fmt.Errorf("deployplan: read source file %s in %s: its content (blob%s) is missing from the repository: %w", rel, r.rfs.what, blob, err)
+	}
+	if err := r.b.add(f.Size); err != nil {
+		return err
+	}
+	rd, err := f.Reader()
+	if err != nil {
+		return fmt.Errorf("deployplan: read source file %s in %s: %w", rel, r.rfs.what, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, f.Size))
+	rd.Close()
+	if err != nil {
+		return fmt.Errorf("deployplan: read source file %s in %s: %w", rel, r.rfs.what, err)
+	}
+	return r.rfs.write(rel, data)
+}
+
+// dir copies the kustomization of folder rel and everything it references.
+func (r *treeReader) dir(rel string) error {
+	if r.dirs[rel] || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	r.dirs[rel] = true
+	e, err := r.lookup(rel)
+	if err != nil || !e.found {
+		return err
+	}
+	if e.link != "" {
+		r.rfs.links[path.Join(memRoot, e.link)] = linkReasonGit
+		return nil
+	}
+	if e.mode != filemode.Dir {
+		return r.file(rel) // a resource file
+	}
+	if err := r.rfs.fs.MkdirAll(path.Join(memRoot, rel)); err != nil {
+		return err
+	}
+	var kf string
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		p := path.Join(rel, n)
+		if err := r.file(p); err != nil {
+			return err
+		}
+		if r.rfs.fs.Exists(path.Join(memRoot, p)) {
+			kf = p
+			break
+		}
+	}
+	if kf == "" {
+		return nil // the checker says there is no kustomization
+	}
+	data, err := r.rfs.fs.ReadFile(path.Join(memRoot, kf))
+	if err != nil {
+		return err
+	}
+	var k types.Kustomization
+	if err := k.Unmarshal(data); err != nil {
+		return nil // the checker reports it with the file
+	}
+	trees, files := kustEntries(&k)
+	for _, list := range []struct {
+		entries []kustEntry
+		read    func(string) error
+	}{{files, r.file}, {trees, r.dir}} {
+		for _, ent := range list.entries {
+			if isRemoteRef(ent.value) || path.IsAbs(ent.value) || strings.HasPrefix(ent.value, `\`) {
+				continue // refused by the checker
+			}
+			if err := list.read(path.Join(rel, ent.value)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
