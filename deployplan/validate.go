@@ -103,6 +103,7 @@ func ValidateReport(data []byte) []Violation {
 		return sortViolations(vs)
 	}
 	checkInvariants(d, bad)
+	checkEnums(d, bad)
 	findSecretPayload(d, "deployApply", bad)
 	return sortViolations(vs)
 }

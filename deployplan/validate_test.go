@@ -74,6 +74,19 @@ func TestValidateReportViolations(t *testing.T) {
 		{"wrong element type", func(d map[string]any) { d["applyBoundary"].(map[string]any)["noWriteScope"] = []any{1} }, "noWriteScope[0]: is number, want string"},
 		{"replicas string", func(d map[string]any) { d["workloadPlan"].([]any)[0].(map[string]any)["replicas"] = "3" }, "replicas: is string, want number"},
 		{"bad status", func(d map[string]any) { d["conclusion"].(map[string]any)["status"] = "ok" }, "\"ok\" is not one of"},
+		{"bogus registry status", func(d map[string]any) { d["artifactPlan"].(map[string]any)["registryStatus"] = "bogus" }, "artifactPlan.registryStatus: \"bogus\" is not one of"},
+		{"bogus publish status", func(d map[string]any) { d["artifactPlan"].(map[string]any)["publishStatus"] = "bogus" }, "artifactPlan.publishStatus: \"bogus\" is not one of"},
+		{"bogus catalog mode", func(d map[string]any) { d["artifactPlan"].(map[string]any)["catalogMode"] = "semver" }, "artifactPlan.catalogMode: \"semver\" is not one of"},
+		{"bogus object action", func(d map[string]any) { d["objects"] = []any{map[string]any{"kind": "ConfigMap", "action": "yolo"}} }, "objects[0].action: \"yolo\" is not one of"},
+		{"drift not a list", func(d map[string]any) { d["objects"] = []any{map[string]any{"action": "update", "drift": "x"}} }, "objects[0].drift: is string, want array"},
+		{"drift without manager", func(d map[string]any) {
+			d["objects"] = []any{map[string]any{"action": "update", "drift": []any{map[string]any{"path": "spec.replicas", "operation": "Update", "live": "3"}}}}
+		}, "objects[0].drift[0].manager: is"},
+		{"affected not strings", func(d map[string]any) {
+			d["conclusion"].(map[string]any)["status"] = "blocked"
+			d["manualCommands"] = []any{}
+			d["remainingBlockers"] = []any{map[string]any{"id": "x", "message": "m", "unblockHint": "h", "affected": []any{1}}}
+		}, "remainingBlockers[0].affected[0]: is number, want string"},
 		{"blocked without blockers", func(d map[string]any) { d["conclusion"].(map[string]any)["status"] = "blocked" }, "is blocked but remainingBlockers is empty"},
 		{"ready with blockers", func(d map[string]any) {
 			d["remainingBlockers"] = []any{map[string]any{"id": "x", "message": "m", "unblockHint": "h"}}

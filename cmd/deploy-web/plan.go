@@ -395,7 +395,9 @@ func validateReportCmd(_ context.Context, args []string, stdout, stderr io.Write
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return exitWith(exitFailed, err)
+			// A missing or unreadable file is a usage mistake (2), not a
+			// report that breaks the contract (1).
+			return exitWith(exitRefused, err)
 		}
 		vs := deployplan.ValidateReport(data)
 		if len(vs) == 0 {

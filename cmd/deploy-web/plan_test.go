@@ -92,7 +92,7 @@ environments:
 		{"plan without apply", []string{"apply", "--config", cfg, "--env", "dev", "--plan", badPlan}, 2, "--plan goes with --apply"},
 		{"plan missing", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", filepath.Join(dir, "none.json")}, 2, "no such file"},
 		{"plan not a report", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", badPlan}, 2, "not a valid report"},
-		{"validate nothing", []string{"validate-report", filepath.Join(dir, "missing.json")}, 1, "no such file"},
+		{"validate a missing file", []string{"validate-report", filepath.Join(dir, "missing.json")}, 2, "no such file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
