@@ -171,7 +171,8 @@ func TestBoundaryCheck(t *testing.T) {
 		newObj("example.com/v1", "Widget", "sample-dev", "w"),
 	}
 	got := ids(BoundaryCheck(objs, "sample-dev", scope))
-	want := []string{"cluster-scoped:ClusterRole/admin", "cluster-scoped:Namespace/sample-dev", "outside-namespace:ConfigMap/elsewhere", "unknown-kind:Widget/w"}
+	// One blocker per root cause: both cluster-scoped objects in one.
+	want := []string{"cluster-scoped:Namespace/sample-dev,ClusterRole/admin", "outside-namespace:ConfigMap/elsewhere", "unknown-kind:Widget/w"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("BoundaryCheck (-want +got):\n%s", diff)
 	}

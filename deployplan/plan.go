@@ -71,9 +71,11 @@ type SourceResult struct {
 	Origin        string
 	SourceCommit  string
 	CatalogCommit string
-	CatalogPath   string
-	Workloads     []Workload
-	Divergences   []Blocker
+	// CatalogMode is the catalog's mode: commit or version.
+	CatalogMode string
+	CatalogPath string
+	Workloads   []Workload
+	Divergences []Blocker
 }
 
 // SourceDisclaimer is printed with every source plan.
@@ -87,7 +89,7 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	if err != nil {
 		return nil, err
 	}
-	res := &SourceResult{Environment: env.Name, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogPath: r.CatalogPath}
+	res := &SourceResult{Environment: env.Name, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogMode: r.Catalog.Mode, CatalogPath: r.CatalogPath}
 	for _, o := range r.Objects {
 		if w, ok := WorkloadOf(o); ok {
 			res.Workloads = append(res.Workloads, w)
