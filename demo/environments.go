@@ -46,6 +46,11 @@ const (
 	// included, to be the catalog commit.
 	AppCommit = "7d1c4e9a2b3f60158c0ad1e2b4c6f8a9e0d3b5c7"
 
+	// ProdVersion is the release the prod overlay deploys: its images are
+	// tagged with this version, and prod's catalog
+	// (artifacts/catalog-prod.json) is in version mode.
+	ProdVersion = "1.4.2"
+
 	manifestRegistry = "registry.demo.local/inventory/"
 )
 
@@ -85,11 +90,35 @@ func manifestFiles() map[string]string {
 	if err != nil {
 		panic(err) // static data
 	}
+	// prod's catalog is in version mode: each service at its version with
+	// its digest; the commit is only reported.
+	type versioned struct {
+		ID        string `json:"id"`
+		Image     string `json:"image"`
+		Tag       string `json:"tag"`
+		Digest    string `json:"digest"`
+		Published bool   `json:"published"`
+	}
+	prodCat := struct {
+		Mode     string      `json:"mode"`
+		Commit   string      `json:"commit"`
+		Services []versioned `json:"services"`
+	}{Mode: "version", Commit: AppCommit}
+	var prodPatches strings.Builder
+	for _, s := range EnvironmentApps() {
+		prodCat.Services = append(prodCat.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: ProdVersion, Digest: digest(s + " " + ProdVersion), Published: true})
+		fmt.Fprintf(&prodPatches, "  - target: {group: hanzo.ai, kind: App, name: %s}\n    patch: |\n      - {op: replace, path: /spec/image, value: %s}\n", s, manifestRegistry+s+":"+ProdVersion)
+	}
+	prodJSON, err := json.MarshalIndent(prodCat, "", "  ")
+	if err != nil {
+		panic(err) // static data
+	}
 	return map[string]string{
 		"README.md": "# inventory manifests (deploy-web demo)\n\n" +
 			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
 			"`overlays/dev` deploys them to namespace `staging`, `overlays/prod` to `production`.\n" +
-			"`artifacts/catalog.json` is the artifact catalog of the application commit the images are tagged with.\n",
+			"`artifacts/catalog.json` is the artifact catalog of the application commit the images are tagged with (dev);\n" +
+			"`artifacts/catalog-prod.json` is prod's, in version mode: release " + ProdVersion + ", a tag and digest per service.\n",
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"labels:\n  - pairs: {team: inventory}\n" +
 			"resources:\n  - api.yaml\n  - worker.yaml\n  - db-migrate.yaml\n",
@@ -106,11 +135,15 @@ func manifestFiles() map[string]string {
 			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
 		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n",
+		// prod runs the release ProdVersion: the Apps' images by patch, the
+		// Job's through kustomize's images field.
 		"overlays/prod/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"namespace: " + ProductionNamespace + "\nresources:\n  - ../../base\n" +
+			"images:\n  - {name: " + manifestRegistry + "api, newTag: \"" + ProdVersion + "\"}\n" +
 			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n" +
-			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n",
-		"artifacts/catalog.json": string(catJSON) + "\n",
+			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n" + prodPatches.String(),
+		"artifacts/catalog.json":      string(catJSON) + "\n",
+		"artifacts/catalog-prod.json": string(prodJSON) + "\n",
 	}
 }
 
@@ -165,22 +198,22 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 
 // environmentsYAML is the demo's deploy config (the README's format).
 func environmentsYAML(repoURL, kubeconfig string) string {
-	env := func(name, ns string, protected bool, path, comment string) string {
+	env := func(name, ns string, protected bool, path, catalog, comment string) string {
 		return fmt.Sprintf(`  # %s
   - name: %s
     cluster: {context: devcluster, kubeconfig: %q}
     namespace: %s
     protected: %t
     source: {repo: %q, ref: %s, path: %s}
-    catalog: artifacts/catalog.json
+    catalog: %s
     templateJobs: {allowlist: [db-migrate]}
     # registry.demo.local does not exist: the digests cannot be proven.
     registry: {skip: true}
-`, comment, name, kubeconfig, ns, protected, repoURL, ManifestBranch, path)
+`, comment, name, kubeconfig, ns, protected, repoURL, ManifestBranch, path, catalog)
 	}
 	return strings.Join([]string{
 		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
-		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "dev: plan and apply from the console (/environments/dev)"),
-		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "prod: protected, so the plan is shown but every apply is refused"),
+		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)"),
+		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused"),
 	}, "")
 }

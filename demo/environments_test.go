@@ -63,9 +63,23 @@ func TestManifestsOffline(t *testing.T) {
 		if len(res.Divergences) != 0 || res.CatalogCommit != AppCommit || res.SourceCommit == "" {
 			t.Errorf("SourcePlan(%s): divergences %+v, catalog %s, source commit %q", e.Name, res.Divergences, res.CatalogCommit, res.SourceCommit)
 		}
+		// dev's catalog is in commit mode, prod's in version mode (release
+		// ProdVersion): every image carries the tag its mode asks for.
+		mode, tag := deployplan.CatalogModeCommit, ImageTag
+		if e.Name == ProdEnvironment {
+			mode, tag = deployplan.CatalogModeVersion, ProdVersion
+		}
+		if res.CatalogMode != mode {
+			t.Errorf("SourcePlan(%s): catalog mode %q, want %q", e.Name, res.CatalogMode, mode)
+		}
 		var got []string
 		for _, w := range res.Workloads {
 			got = append(got, w.Kind+"/"+w.Name)
+			for _, ct := range w.Containers {
+				if !strings.HasSuffix(ct.Image, ":"+tag) {
+					t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, tag)
+				}
+			}
 		}
 		slices.Sort(got)
 		if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
