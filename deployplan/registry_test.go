@@ -80,6 +80,39 @@ func registryScenarios(t *testing.T, host string) {
 	}
 }
 
+// thirdPartyRegistryScenario: a third-party image admitted by the
+// catalog's thirdParty list is HEAD-checked like a service's: present when
+// the registry has its digest, a registry-missing blocker naming it when
+// not.
+func thirdPartyRegistryScenario(t *testing.T, host string) {
+	t.Run("third party through the gates", func(t *testing.T) {
+		pushed := pushImage(t, host+"/library/redis:7.4")
+		absent := "sha256:" + strings.Repeat("0", 64)
+		for _, tt := range []struct {
+			digest, want string
+		}{{pushed, RegistryPresent}, {absent, RegistryMissing}} {
+			img := host + "/library/redis:7.4@" + tt.digest
+			cat := &Catalog{Mode: CatalogModeCommit, Commit: commitA, ThirdParty: []ThirdPartyImage{{Image: img}}}
+			ws := []Workload{{Kind: "StatefulSet", Name: "cache", Containers: []Container{{Name: "redis", Image: img}}}}
+			if bs := SourceChecks(ws, cat, EnvMirrors{}); len(bs) != 0 {
+				t.Fatalf("SourceChecks = %+v, want none", bs)
+			}
+			plan, bs := ArtifactGates(ws, cat, commitA, nil)
+			if len(bs) != 0 || len(plan.Services) != 1 || !plan.Services[0].ThirdParty {
+				t.Fatalf("ArtifactGates = %+v, %+v", plan, bs)
+			}
+			bs, _ = RegistryCheck(context.Background(), &plan, false, 5*time.Second, nil)
+			bs = dedupeBlockers(bs)
+			if got := plan.Services[0].Registry; got != tt.want {
+				t.Errorf("digest %s: registry %q, want %q", tt.digest, got, tt.want)
+			}
+			if tt.want == RegistryMissing && (len(bs) != 1 || bs[0].ID != "registry-missing" || len(bs[0].Affected) != 1 || bs[0].Affected[0] != host+"/library/redis:7.4") {
+				t.Errorf("blockers = %+v, want registry-missing naming the image", bs)
+			}
+		}
+	})
+}
+
 func closedPort(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,6 +129,7 @@ func TestRegistryCheckInProcess(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	registryScenarios(t, strings.TrimPrefix(srv.URL, "http://"))
+	thirdPartyRegistryScenario(t, strings.TrimPrefix(srv.URL, "http://"))
 }
 
 // TestRegistryCheckDockerRegistry runs against Debian's docker-registry
@@ -137,6 +171,7 @@ func TestRegistryCheckDockerRegistry(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	registryScenarios(t, addr)
+	thirdPartyRegistryScenario(t, addr)
 }
 
 // TestNetworkStepsThatNeverAnswer: a registry and a health check that

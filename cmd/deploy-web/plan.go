@@ -177,7 +177,7 @@ func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		fmt.Fprintf(stdout, "  %d workload(s), %d container(s) checked\n", len(res.Workloads), n)
 		if len(res.Divergences) == 0 {
-			fmt.Fprintln(stdout, "  converged: every image is in the catalog, tagged with its commit, and the env mirrors agree")
+			fmt.Fprintln(stdout, "  converged: every image is in the catalog (a service tagged as its mode asks, or an admitted third-party image), its digest recorded, and the env mirrors agree")
 		}
 		for _, d := range res.Divergences {
 			fmt.Fprintf(stdout, "  DIVERGENCE %s: %s\n    fix: %s\n", d.ID, d.Message, d.UnblockHint)
