@@ -60,11 +60,15 @@ type ThirdPartyImage struct {
 	Image string `json:"image"`
 }
 
-// CatalogVersion reports whether the catalog is in version mode.
+// versionMode reports whether the catalog is in version mode.
 func (c *Catalog) versionMode() bool { return c.Mode == CatalogModeVersion }
 
 // commitRE is what a catalog commit may be: 7 to 40 lowercase hex digits.
 var commitRE = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+
+// ValidCommit reports whether s is a commit as the catalog and
+// --expect-commit take it: 7 to 40 lowercase hex characters.
+func ValidCommit(s string) bool { return commitRE.MatchString(s) }
 
 // maxCatalogEntries bounds the services and third-party images of a catalog.
 const maxCatalogEntries = 10000

@@ -108,6 +108,9 @@ func (p *planFlags) load() (*deployplan.Environment, error) {
 	default:
 		return nil, exitWith(exitRefused, fmt.Errorf("--output %q: want summary, markdown or json", p.output))
 	}
+	if p.expectCommit != "" && !deployplan.ValidCommit(p.expectCommit) {
+		return nil, exitWith(exitRefused, fmt.Errorf("--expect-commit %q: want a commit (7 to 40 lowercase hex characters)", p.expectCommit))
+	}
 	cfg, err := deployplan.LoadConfig(p.config)
 	if err != nil {
 		return nil, exitWith(exitRefused, err)

@@ -45,6 +45,7 @@ func TestCatalogConfigErrors(t *testing.T) {
 		{"source-plan, a version as commit", []string{"source-plan", "--config", cfg, "--env", "v"}, 2, `catalog.commit: "6.14.1" is not a commit`},
 		{"dry-run, a version as commit", []string{"apply", "--dry-run", "--config", cfg, "--env", "v"}, 2, `catalog.commit: "6.14.1" is not a commit`},
 		{"source-plan, unknown mode", []string{"source-plan", "--config", cfg, "--env", "m"}, 2, `catalog.mode: "semver"`},
+		{"expect-commit is a version", []string{"source-plan", "--config", cfg, "--env", "d", "--expect-commit", "6.14.1"}, 2, `--expect-commit "6.14.1": want a commit`},
 		{"source-plan sees a missing digest", []string{"source-plan", "--check", "--config", cfg, "--env", "d"}, 3, "DIVERGENCE missing-digest"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

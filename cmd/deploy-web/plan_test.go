@@ -425,10 +425,12 @@ func TestPlanApplyScenarios(t *testing.T) {
 	report := filepath.Join(s.reports, "plan.json")
 	base := []string{"--config", s.cfgPath, "--env", "sample-dev"}
 
-	t.Run("source-plan is converged and says it proves nothing", func(t *testing.T) {
+	t.Run("source-plan sees the unpublished entry offline and says it proves nothing", func(t *testing.T) {
+		// What the artifact gates can see without the cluster (here an
+		// unpublished service) is a divergence of source-plan too.
 		code, out, _ := s.cli(append([]string{"source-plan", "--check"}, base...)...)
-		if code != 0 || !strings.Contains(out, "proves nothing about the registry or the cluster") {
-			t.Errorf("source-plan --check = %d, want 0 with the disclaimer", code)
+		if code != 3 || !strings.Contains(out, "DIVERGENCE unpublished") || !strings.Contains(out, "proves nothing about the registry or the cluster") {
+			t.Errorf("source-plan --check = %d, want 3 with the unpublished divergence and the disclaimer:\n%s", code, out)
 		}
 	})
 
