@@ -53,12 +53,24 @@ func (c *clients) dryRunAll(ctx context.Context, objs []*unstructured.Unstructur
 	return results
 }
 
-// objectDrift is the drift of a live object: the fields that managers
-// other than deploy-web set and deploy-web does not own (kubeview.Drift,
-// the console's model: Kubernetes' own writes are not drift). A Secret has
-// none: its managed fields are never kept.
+// objectDrift is the drift of a live object that deploy-web applied: the
+// fields that managers other than deploy-web set and deploy-web does not
+// own (kubeview.Drift, the console's model: Kubernetes' own writes are not
+// drift). An object deploy-web never applied has none (it is not yet
+// managed: everything on it was set by someone else), and neither has a
+// Secret (its managed fields are never kept).
 func objectDrift(live *unstructured.Unstructured) []kubeview.DriftField {
 	if live == nil || isSecret(live) {
+		return nil
+	}
+	applied := false
+	for _, e := range live.GetManagedFields() {
+		if e.Manager == FieldManager {
+			applied = true
+			break
+		}
+	}
+	if !applied {
 		return nil
 	}
 	return kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
