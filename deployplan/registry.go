@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
+
+// registryParallelism bounds the registry HEAD requests in flight.
+const registryParallelism = 8
 
 // Registry statuses of the artifact plan and of each service.
 const (
@@ -40,8 +45,24 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 	rt = &capTransport{rt: rt, max: maxResponseBytes, what: "a registry"}
 	var blockers []Blocker
 	var warnings []string
-	down := map[string]error{}
 	checked, missing, unreachable := 0, 0, 0
+
+	// The HEADs run in parallel (registryParallelism at a time); once a
+	// registry host failed to answer, its other digests are not tried.
+	// Results are gathered per service, so the output keeps the services'
+	// order whatever the timing.
+	type result struct {
+		host string
+		desc *v1.Descriptor
+		err  error
+		skip bool // not checked (bad reference)
+		down bool // its host was already unreachable
+	}
+	results := make([]*result, len(plan.Services))
+	var mu sync.Mutex
+	down := map[string]bool{}
+	sem := make(chan struct{}, registryParallelism)
+	var wg sync.WaitGroup
 	for i := range plan.Services {
 		s := &plan.Services[i]
 		if !s.InUse || !ValidDigest(s.Digest) {
@@ -57,39 +78,70 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 		}
 		ref, err := name.NewDigest(img.Repository+"@"+s.Digest, opts...)
 		if err != nil {
-			s.Registry = RegistryNotChecked
+			results[i] = &result{skip: true}
 			continue
 		}
-		host := ref.Context().RegistryStr()
-		if err, ok := down[host]; ok {
-			s.Registry = RegistryUnreachable
-			_ = err
-			unreachable++
+		r := &result{host: ref.Context().RegistryStr()}
+		results[i] = r
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			mu.Lock()
+			isDown := down[r.host]
+			mu.Unlock()
+			if isDown {
+				r.down = true
+				return
+			}
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			r.desc, r.err = remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
+			var terr *transport.Error
+			if r.err != nil && !(errors.As(r.err, &terr) && terr.StatusCode == http.StatusNotFound) {
+				mu.Lock()
+				down[r.host] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	warned := map[string]bool{}
+	for i, r := range results {
+		if r == nil {
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, timeout)
-		desc, err := remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
-		cancel()
+		s := &plan.Services[i]
+		host := r.host
 		var terr *transport.Error
 		switch {
-		case err == nil && desc.Digest.String() == s.Digest:
+		case r.skip:
+			s.Registry = RegistryNotChecked
+		case r.down:
+			s.Registry = RegistryUnreachable
+			unreachable++
+		case r.err == nil && r.desc.Digest.String() == s.Digest:
 			s.Registry = RegistryPresent
 			checked++
-		case err == nil:
+		case r.err == nil:
 			s.Registry = RegistryMissing
 			missing++
-			blockers = append(blockers, Blocker{ID: "registry-digest-mismatch:" + s.ID, Message: fmt.Sprintf("registry %s answered digest %s for %s, not %s", host, desc.Digest, s.ID, s.Digest), UnblockHint: "record the pushed digest in the catalog"})
-		case errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound:
+			blockers = append(blockers, Blocker{ID: "registry-digest-mismatch:" + s.ID, Message: fmt.Sprintf("registry %s answered digest %s for %s, not %s", host, r.desc.Digest, s.ID, s.Digest), UnblockHint: "record the pushed digest in the catalog"})
+		case errors.As(r.err, &terr) && terr.StatusCode == http.StatusNotFound:
 			s.Registry = RegistryMissing
 			missing++
 			blockers = append(blockers, Blocker{ID: "registry-missing:" + s.ID, Message: fmt.Sprintf("registry %s has no manifest %s for service %s", host, s.Digest, s.ID),
 				UnblockHint: fmt.Sprintf("push %s (digest %s), or fix the catalog digest", s.Image, s.Digest)})
 		default:
-			down[host] = err
 			s.Registry = RegistryUnreachable
 			unreachable++
-			why := shortErr(err)
-			if isTimeout(err) && ctx.Err() == nil {
+			if warned[host] {
+				continue
+			}
+			warned[host] = true
+			why := shortErr(r.err)
+			if isTimeout(r.err) && ctx.Err() == nil {
 				why = fmt.Sprintf("no answer within %s (limits.registryTimeout)", timeout)
 			}
 			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%s): digests there are not proven", host, why))
