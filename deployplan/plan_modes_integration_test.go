@@ -127,6 +127,9 @@ spec:
 		if third == nil || third.Registry != RegistryPresent || third.Digest != redisDigest || !third.InUse {
 			t.Errorf("third-party service = %+v, want present in the registry", third)
 		}
+		if md := rep.Markdown(); !strings.Contains(md, "Catalog mode: **version**") || !strings.Contains(md, "(third party)") {
+			t.Errorf("markdown does not show the catalog mode and the third-party image")
+		}
 		b, _ := rep.JSON()
 		if vs := ValidateReport(b); len(vs) != 0 {
 			t.Errorf("report violations: %v", vs)

@@ -39,6 +39,9 @@ func (r *Report) Markdown() string {
 	for _, kv := range [][2]string{{"expected artifact", a.ExpectedArtifactCommit}, {"source", a.SourceCommit}, {"deploy (image tags)", a.DeployCommit}, {"catalog", a.CatalogCommit}} {
 		fmt.Fprintf(&b, "| %s | `%s` |\n", kv[0], mdCode(kv[1]))
 	}
+	if a.CatalogMode != "" {
+		fmt.Fprintf(&b, "\nCatalog mode: **%s**.", md(a.CatalogMode))
+	}
 	fmt.Fprintf(&b, "\nPublish status: **%s**; registry: **%s**.", md(a.PublishStatus), md(a.RegistryStatus))
 	if len(a.UnpublishedServices) > 0 {
 		fmt.Fprintf(&b, " Unpublished: %s.", md(strings.Join(a.UnpublishedServices, ", ")))
@@ -47,7 +50,11 @@ func (r *Report) Markdown() string {
 	if len(a.Services) > 0 {
 		b.WriteString("| service | image | digest | published | registry |\n| --- | --- | --- | --- | --- |\n")
 		for _, s := range a.Services {
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(s.ID), mdCode(s.Image), mdCode(textfmt.ShortDigest(s.Digest)), s.Published, mdCell(s.Registry))
+			id := s.ID
+			if s.ThirdParty {
+				id += " (third party)"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(id), mdCode(s.Image), mdCode(textfmt.ShortDigest(s.Digest)), s.Published, mdCell(s.Registry))
 		}
 		b.WriteString("\n")
 	}
