@@ -60,7 +60,7 @@ func OwnedFields(live *unstructured.Unstructured, manager string) (*unstructured
 			continue
 		}
 		var set map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &set); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set); err != nil {
 			return nil, fmt.Errorf("deployplan: managed fields of %s: %w", key(live), err)
 		}
 		v, _ := extractOwned(live.Object, set)

@@ -186,7 +186,9 @@ func TestReadCapture(t *testing.T) {
 		{"symlink", func(dir string) { os.Symlink("/etc/passwd", filepath.Join(dir, "x.json")) }, "symlinks are not followed"},
 		{"list", func(dir string) { write(dir, "l.json", `{"apiVersion":"v1","kind":"List","items":[]}`) }, "lists are not accepted"},
 		{"no kind", func(dir string) { write(dir, "k.json", `{"metadata":{"name":"x"}}`) }, "without apiVersion or kind"},
-		{"no name", func(dir string) { write(dir, "n.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"x-"}}`) }, "without a name"},
+		{"no name", func(dir string) {
+			write(dir, "n.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"x-"}}`)
+		}, "without a name"},
 		{"not yaml", func(dir string) { write(dir, "b.yaml", "\x00\x01: [") }, "not an object"},
 		{"too large", func(dir string) { write(dir, "big.json", strings.Repeat(" ", MaxCaptureFileBytes+1)) }, "larger than"},
 		{"too many", func(dir string) {

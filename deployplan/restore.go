@@ -45,12 +45,6 @@ type RestoreOptions struct {
 	BeforeWrite  func(ctx context.Context, what string)
 }
 
-// CaptureFile is one object file of a capture as Restore reads it.
-type captureFile struct {
-	name string
-	objs []*unstructured.Unstructured
-}
-
 // ReadCapture reads a capture folder as kubectl apply -f DIR would see it
 // (the .json, .yaml and .yml files directly inside it, each one or more
 // objects), bounded by the Max* limits, refusing symbolic links and
