@@ -124,8 +124,15 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 					if em == nil {
 						em = map[string]any{}
 					}
-					for kk := range keys {
-						em[kk] = deepCopyJSON(im[kk])
+					if len(em) == 0 {
+						// Owned as an element without fields: its keys
+						// name it. Otherwise the key fields it owns are
+						// there, and the ones it does not own were
+						// defaulted (a port's protocol): sending them
+						// would take them over.
+						for kk := range keys {
+							em[kk] = deepCopyJSON(im[kk])
+						}
 					}
 					out = append(out, em)
 				case strings.HasPrefix(k, "v:"):

@@ -56,7 +56,7 @@ func TestOwnedFields(t *testing.T) {
 	  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api"}},
 	    "template": {"metadata": {"labels": {"app": "api"}},
 	      "spec": {"containers": [{"name": "api", "image": "r/api:v1", "args": ["a", "b"],
-	         "ports": [{"containerPort": 8080, "protocol": "TCP"}]}],
+	         "ports": [{"containerPort": 8080}]}],
 	       "finalizersLike": ["y"]}}}}`)
 	gb, _ := json.Marshal(got.Object)
 	wb, _ := json.Marshal(want)
