@@ -538,8 +538,12 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused apply changed the cluster:\nbefore %v\nafter  %v", before, after)
 		}
-		if _, err := os.Stat(prodReports); err == nil {
-			t.Error("the protected refusal wrote a report")
+		// A refused apply still writes the report it was asked for: refused, and why.
+		if d := s.readReport(prodReports).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, "protected") {
+			t.Errorf("the protected refusal's report = %+v, want refused saying protected", d.Conclusion)
+		}
+		if d := s.readReport(filepath.Join(s.reports, "locked.json")).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, "alice@ops-box") {
+			t.Errorf("the lock refusal's report = %+v, want refused naming the holder", d.Conclusion)
 		}
 		if err := s.kube.CoordinationV1().Leases(ns).Delete(ctx, deployplan.LockName, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -558,8 +562,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a stale apply changed the cluster:\nbefore %v\nafter  %v", before, after)
 		}
-		if _, err := os.Stat(stale); !os.IsNotExist(err) {
-			t.Errorf("a stale apply wrote its report (%v)", err)
+		if d := s.readReport(stale).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, deployplan.SourceMovedReason) {
+			t.Errorf("a stale apply's report = %+v, want refused saying the source moved", d.Conclusion)
 		}
 		// Plan again: the new plan is what the next apply applies.
 		if code, _, _ := s.cli(append([]string{"apply", "--dry-run", "--write-report", report}, base...)...); code != 0 {
@@ -623,11 +627,11 @@ func TestPlanApplyScenarios(t *testing.T) {
 			}
 		}
 		capture := d.RollbackHint.PreApplyCapture
-		idx, err := os.ReadFile(filepath.Join(capture, "index.json"))
+		idx, err := os.ReadFile(filepath.Join(capture, deployplan.CaptureIndexFile))
 		if err != nil {
 			t.Fatalf("no capture index: %v", err)
 		}
-		if !strings.Contains(string(idx), `"name": "migrate"`) {
+		if !strings.Contains(string(idx), `"name":"migrate"`) {
 			t.Errorf("capture index lacks the migrate Job:\n%s", idx)
 		}
 		matches, _ := filepath.Glob(filepath.Join(capture, "*-job-migrate.json"))
@@ -639,8 +643,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 			t.Errorf("capture of migrate lacks the old image:\n%s", b)
 		}
 		secretFiles, _ := filepath.Glob(filepath.Join(capture, "*-secret-api-secret.json"))
-		if len(secretFiles) != 1 {
-			t.Errorf("capture of the live Secret: %v, want one file", secretFiles)
+		if len(secretFiles) != 0 {
+			t.Errorf("capture of the live Secret: %v, want none (a restore never writes Secrets)", secretFiles)
 		}
 		walked := 0
 		filepath.Walk(s.reports, func(p string, info os.FileInfo, err error) error {
@@ -843,7 +847,7 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if !strings.Contains(d.Conclusion.Summary, "has not finished") {
 			t.Errorf("summary = %q, want it to say the apply has not finished", d.Conclusion.Summary)
 		}
-		if _, err := os.Stat(filepath.Join(d.RollbackHint.PreApplyCapture, "index.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(d.RollbackHint.PreApplyCapture, deployplan.CaptureIndexFile)); err != nil {
 			t.Errorf("no capture after kill -9: %v", err)
 		}
 		// The dead apply's lock is still held until it expires: a new apply is refused, naming it.
