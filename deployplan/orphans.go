@@ -198,3 +198,19 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	return "", nil
 }
+
+// SharedNamespace names the other environments of cfg that write the same
+// namespace of the same cluster as env: their objects carry the same field
+// manager, so each one's objects look like the other's orphans and a prune
+// must be refused.
+func SharedNamespace(cfg *Config, env *Environment) []string {
+	var out []string
+	for i := range cfg.Environments {
+		o := &cfg.Environments[i]
+		if o.Name != env.Name && o.Namespace == env.Namespace && o.Cluster == env.Cluster {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -290,6 +290,14 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return exitWith(exitRefused, err)
 	}
+	if *prune {
+		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
+			return refuse(err, nil)
+		}
+		if err := checkPrune(pf.config, env); err != nil {
+			return refuse(err, nil)
+		}
+	}
 	var reviewed *deployplan.Reviewed
 	if *planPath != "" {
 		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {

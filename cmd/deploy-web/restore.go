@@ -107,3 +107,18 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// checkPrune refuses --prune when another environment of the config
+// writes the same namespace of the same cluster: their objects would look
+// like each other's orphans.
+func checkPrune(configPath string, env *deployplan.Environment) error {
+	cfg, err := deployplan.LoadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	if others := deployplan.SharedNamespace(cfg, env); len(others) > 0 {
+		return &deployplan.RefusalError{Reason: fmt.Sprintf("--prune: environment(s) %s write the same namespace %s of the same cluster, so their objects look like orphans of %s; nothing was touched",
+			strings.Join(others, ", "), env.Namespace, env.Name)}
+	}
+	return nil
+}

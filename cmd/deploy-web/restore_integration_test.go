@@ -143,10 +143,25 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 	})
 
+	// sample-prod shares sample-dev's namespace: a prune is refused there,
+	// since each one's objects would look like the other's orphans. A
+	// config with sample-dev alone may prune.
+	raw, _ := os.ReadFile(s.cfgPath)
+	devOnly := filepath.Join(s.dir, "dev-only.yaml")
+	os.WriteFile(devOnly, []byte(string(raw)[:strings.Index(string(raw), "  - name: sample-prod")]), 0o644)
+	pruneArgs := []string{"apply", "--apply", "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m", "--prune", "--config", devOnly, "--env", "sample-dev"}
+
 	var postSecretRV string
 	t.Run("apply --prune deletes the orphan after capturing it", func(t *testing.T) {
+		before := s.snapshot()
+		if code, _, stderr := s.cli(append(applyArgs, "--prune")...); code != 2 || !strings.Contains(stderr, "sample-prod write the same namespace") {
+			t.Errorf("--prune with another environment in the namespace = %d (%s), want 2 naming it", code, stderr)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused prune changed the cluster")
+		}
 		p := filepath.Join(s.reports, "v2.json")
-		if code, _, _ := s.cli(append(applyArgs, "--prune", "--write-report", p)...); code != 0 {
+		if code, _, _ := s.cli(append(pruneArgs, "--write-report", p)...); code != 0 {
 			t.Fatalf("apply v2 --prune = %d, want 0", code)
 		}
 		d := s.readReport(p).DeployApply
