@@ -216,3 +216,22 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+func TestKubectlPrefix(t *testing.T) {
+	tests := []struct {
+		env  Environment
+		flag string
+		want string
+	}{
+		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "/k/dev.yaml"}}, "/ignored", "kubectl --kubeconfig /k/dev.yaml --context dev"},
+		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "kc.yaml"}, configDir: "/etc/dw"}, "", "kubectl --kubeconfig /etc/dw/kc.yaml --context dev"},
+		{Environment{Cluster: ClusterRef{Context: "my ctx"}}, "/home/a/.kube/x", "kubectl --kubeconfig /home/a/.kube/x --context 'my ctx'"},
+		{Environment{Cluster: ClusterRef{Context: "dev"}}, "", "kubectl --context dev"},
+		{Environment{Cluster: ClusterRef{InCluster: true}}, "/x", "kubectl"},
+	}
+	for _, tt := range tests {
+		if got := kubectlPrefix(&tt.env, tt.flag); got != tt.want {
+			t.Errorf("kubectlPrefix(%+v, %q) = %q, want %q", tt.env.Cluster, tt.flag, got, tt.want)
+		}
+	}
+}

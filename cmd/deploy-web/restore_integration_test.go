@@ -226,6 +226,17 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 	})
 
 	t.Run("restore puts the pre-apply state back and leaves Secrets alone", func(t *testing.T) {
+		before := s.snapshot()
+		dry := filepath.Join(s.reports, "restore-plan.json")
+		if code, _, _ := s.cli(append([]string{"restore", "--dry-run", "--capture", capture, "--write-report", dry}, base...)...); code != 0 {
+			t.Errorf("restore --dry-run = %d, want 0", code)
+		}
+		if d := s.readReport(dry).DeployApply; d.Mode != "restore-dry-run" || d.Conclusion.Status != deployplan.StatusReady || action(&d, "Deployment", "api") != deployplan.ActionUpdate || action(&d, "Service", "api") != deployplan.ActionUnchanged {
+			t.Errorf("restore plan: mode %q, %+v, Deployment %q, Service %q; want ready, update and unchanged", d.Mode, d.Conclusion, action(&d, "Deployment", "api"), action(&d, "Service", "api"))
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("restore --dry-run changed the cluster")
+		}
 		r := filepath.Join(s.reports, "restore.json")
 		if code, _, _ := s.cli(append([]string{"restore", "--capture", capture, "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m", "--write-report", r}, base...)...); code != 0 {
 			t.Fatalf("restore = %d, want 0", code)
