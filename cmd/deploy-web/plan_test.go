@@ -665,6 +665,25 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if _, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the lock is still there after the apply: %v", err)
 		}
+		// A restore of this capture would replace the two Jobs back to
+		// their old images, as an apply replaces template Jobs.
+		rp := filepath.Join(s.dir, "restore-plan", "r.json")
+		if code, _, _ := s.cli(append([]string{"restore", "--dry-run", "--capture", capture, "--write-report", rp}, base...)...); code != 0 {
+			t.Errorf("restore --dry-run of the capture = %d, want 0", code)
+		}
+		rd := s.readReport(rp).DeployApply
+		restoreJobs := map[string]deployplan.JobReplacement{}
+		for _, j := range rd.TemplateJobReplacements {
+			restoreJobs[j.Job] = j
+		}
+		for _, j := range []string{"migrate", "seed"} {
+			if r := restoreJobs[j]; r.Result != deployplan.JobPlanned || !strings.Contains(r.NewImage, "oldoldo") {
+				t.Errorf("restore plan of Job %s = %+v, want planned back to the old image", j, r)
+			}
+		}
+		if r := restoreJobs["report"]; r.Result != deployplan.JobNotNeeded {
+			t.Errorf("restore plan of Job report = %+v, want not_needed", r)
+		}
 	})
 
 	t.Run("a second apply changes nothing", func(t *testing.T) {
