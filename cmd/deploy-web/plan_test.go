@@ -91,6 +91,12 @@ environments:
 		{"plan without apply", []string{"apply", "--config", cfg, "--env", "dev", "--plan", badPlan}, 2, "--plan goes with --apply"},
 		{"plan missing", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", filepath.Join(dir, "none.json")}, 2, "no such file"},
 		{"plan not a report", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", badPlan}, 2, "not a valid report"},
+		{"prune without apply", []string{"apply", "--config", cfg, "--env", "dev", "--prune"}, 2, "--prune goes with --apply"},
+		{"restore without capture", []string{"restore", "--config", cfg, "--env", "dev", "--confirm-env=dev", "--confirmed-non-production"}, 2, "--capture DIR is required"},
+		{"restore force", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir, "--force"}, 2, "--force asks for something"},
+		{"restore protected", []string{"restore", "--config", cfg, "--env", "prod", "--capture", dir, "--confirm-env=prod", "--confirmed-non-production"}, 2, "protected"},
+		{"restore no confirmation", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir}, 2, "--confirm-env=dev"},
+		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production"}, 2, "is not a folder"},
 		{"validate nothing", []string{"validate-report", filepath.Join(dir, "missing.json")}, 1, "no such file"},
 	}
 	for _, tt := range tests {
