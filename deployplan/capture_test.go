@@ -235,3 +235,25 @@ func TestKubectlPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestOthersOwnSecretValues(t *testing.T) {
+	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(fields)}
+	}
+	tests := []struct {
+		name string
+		mfs  []metav1.ManagedFieldsEntry
+		want bool
+	}{
+		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, false},
+		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, false},
+		{"a value by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-edit", `{"f:data":{"f:a":{}}}`)}, true},
+		{"kubectl apply beside", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", `{"f:stringData":{}}`)}, true},
+		{"the type by hand", []metav1.ManagedFieldsEntry{entry("kubectl-edit", `{"f:type":{}}`)}, true},
+	}
+	for _, tt := range tests {
+		if got := othersOwnSecretValues(tt.mfs); got != tt.want {
+			t.Errorf("%s: othersOwnSecretValues = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	if len(pom.Labels) > 0 {
 		out.SetLabels(pom.Labels)
 	}
-	if h, ok := pom.Annotations[SecretHashAnnotation]; ok {
+	if h, ok := pom.Annotations[SecretHashAnnotation]; ok && !othersOwnSecretValues(pom.ManagedFields) {
 		// deploy-web's own hash of the rendered values: what a plan
 		// compares; SecretSafe drops it before anything is stored.
 		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})

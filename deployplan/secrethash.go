@@ -1,12 +1,14 @@
 package deployplan
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -106,4 +108,25 @@ func secretUnchanged(rendered, live *unstructured.Unstructured) bool {
 	}
 	h, err := SecretHash(rendered)
 	return err == nil && live.GetAnnotations()[SecretHashAnnotation] == h
+}
+
+// othersOwnSecretValues reports whether a field manager other than
+// deploy-web owns any value, the type or immutable of a Secret (its
+// managed fields name the keys, never the values): someone wrote values
+// since, or beside, deploy-web's apply, so its hash annotation no longer
+// proves what the values are. The managed fields are looked at in memory
+// only; nothing of them is kept.
+func othersOwnSecretValues(mfs []metav1.ManagedFieldsEntry) bool {
+	for _, mf := range mfs {
+		if mf.Manager == FieldManager || mf.FieldsV1 == nil {
+			continue
+		}
+		raw := mf.FieldsV1.GetRawBytes()
+		for _, f := range []string{`"f:data"`, `"f:stringData"`, `"f:type"`, `"f:immutable"`} {
+			if bytes.Contains(raw, []byte(f)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -346,4 +346,23 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 			t.Errorf("refused apply report = %+v, blockers %d", d2.Conclusion, len(d2.RemainingBlockers))
 		}
 	})
+
+	t.Run("a Secret value changed by hand plans update, not unchanged", func(t *testing.T) {
+		sec, err := s.kube.CoreV1().Secrets(ns).Get(ctx, "api-secret", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec.Data["password"] = []byte("changed-by-hand")
+		if _, err := s.kube.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		_, d := plan("hand-edit.json")
+		if a := action(d, "Secret", "api-secret"); a != deployplan.ActionUpdate {
+			t.Errorf("a Secret whose value another manager wrote plans %q, want update", a)
+		}
+		raw, _ := os.ReadFile(filepath.Join(s.reports, "hand-edit.json"))
+		if bytes.Contains(raw, []byte("changed-by-hand")) || bytes.Contains(raw, []byte("kubectl-edit")) {
+			t.Error("the report carries the hand-written value or its managed fields")
+		}
+	})
 }
