@@ -154,8 +154,9 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 		out.SetLabels(pom.Labels)
 	}
 	if h, ok := pom.Annotations[SecretHashAnnotation]; ok && !othersOwnSecretValues(pom.ManagedFields) {
-		// deploy-web's own hash of the rendered values: what a plan
-		// compares; SecretSafe drops it before anything is stored.
+		// deploy-web's own hash of the rendered values, kept in memory for
+		// the plan's comparison (only while no other manager owns a value):
+		// captures hold no Secret and SecretSafe drops it too.
 		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})
 	}
 	return out, nil
