@@ -457,6 +457,15 @@ func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) 
 		}
 		d.Conclusion = Conclusion{Status: StatusApplied, Summary: fmt.Sprintf("applied: %d created, %d configured, %d unchanged, %d template Job(s) replaced; workloads healthy",
 			counts["created"], counts["configured"], counts["unchanged"], replaced)}
+		pruned := 0
+		for _, o := range d.Orphans {
+			if o.Result == OrphanDeleted {
+				pruned++
+			}
+		}
+		if pruned > 0 {
+			d.Conclusion.Summary += fmt.Sprintf("; %d orphan(s) pruned", pruned)
+		}
 	} else {
 		d.Conclusion = Conclusion{Status: StatusFailed, Summary: "apply failed: " + failure}
 	}

@@ -165,6 +165,9 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 			t.Fatalf("apply v2 --prune = %d, want 0", code)
 		}
 		d := s.readReport(p).DeployApply
+		if !strings.Contains(d.Conclusion.Summary, "1 orphan(s) pruned") {
+			t.Errorf("summary = %q, want it to count the pruned orphan", d.Conclusion.Summary)
+		}
 		if len(d.Orphans) != 1 || d.Orphans[0].Result != deployplan.OrphanDeleted {
 			t.Errorf("orphans after --prune = %+v, want old-config deleted", d.Orphans)
 		}
