@@ -66,14 +66,14 @@ type resourceDetail struct {
 
 // loadResource finds a ref in an app's tree and computes its diff.
 func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail, error) {
-	obj, node, err := s.view.Object(ns, app, ref)
+	obj, node, err := s.fleet.Object(ns, app, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
 		return resourceDetail{}, err
 	}
-	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.view.DriftOf(node.UID)}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.fleet.DriftOf(node.UID)}
 	if d.Drift == nil {
 		d.Drift = []kubeview.DriftField{}
 	}
@@ -161,7 +161,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		text := d.Diff.LiveFullYAML
 		if p.ManagedFields {
 			// The cache drops managedFields: read this one object afresh.
-			u, err := s.view.FetchLive(r.Context(), ns, app, d.ref)
+			u, err := s.fleet.FetchLive(r.Context(), ns, app, d.ref)
 			if err != nil {
 				return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 			}
@@ -176,7 +176,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 		p.ManifestHTML = c
 	case "events":
-		for _, e := range s.view.Events(d.Node.Namespace, d.Node.UID) {
+		for _, e := range s.fleet.Events(d.Node.Namespace, d.Node.UID) {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
 	}

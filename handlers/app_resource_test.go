@@ -97,7 +97,7 @@ func cacheServer(t *testing.T) *testServer {
 	fv := newFakeView(nil)
 	fv.Fleet = view // the real cache answers every method the fake does not override
 	ts := newTestServer(t, fv)
-	ts.srv.view = view
+	ts.srv.fleet = view
 	ts.handler = ts.srv.Handler()
 	return ts
 }
