@@ -115,7 +115,7 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	if src != "git" {
 		t.Errorf("desired source of the applied App = %q, want git", src)
 	}
-	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.right`)
+	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`) // live
 	if len(changed) != 1 || !strings.Contains(changed[0], "replicas: 3") {
 		screenshot(t, ctx, "git-diff-wrong")
 		t.Errorf("git diff after kubectl edit = %q, want replicas: 3 live", changed)

@@ -198,23 +198,15 @@ func TestTreeAPI(t *testing.T) {
 	}
 }
 
-// TestResourcePanelOfAnotherAppResource: with --app-resource naming another
-// CRD (serve sets Options.AppGroup/AppKind from it), the App node's panel
-// and JSON answer for that group and kind, and hanzo.ai's App is just a
-// kind deploy-web does not show.
-func TestResourcePanelOfAnotherAppResource(t *testing.T) {
-	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "widgets"}
-	widget := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1alpha1", "kind": "Widget",
-		"metadata": map[string]any{"name": "shop", "namespace": "apps", "uid": "widget-shop"},
-		"spec":     map[string]any{"image": "registry.test/shop:1.2.0"},
-	}}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "apps", UID: "svc-shop",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1alpha1", Kind: "Widget", Name: "shop", UID: "widget-shop", Controller: ptr.To(true)}}}}
+// realCacheServer is a test server over a real kubeview cache of the App
+// resource appRes filled from client-go fakes (kube objects and Apps), in
+// namespace apps.
+func realCacheServer(t *testing.T, appRes schema.GroupVersionResource, kube []runtime.Object, apps []runtime.Object, opts ...func(*Options)) *testServer {
+	t.Helper()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{widgets: "WidgetList"}, widget)
-	view, err := kubeview.New(fake.NewClientset(svc), dyn, slog.New(slog.DiscardHandler),
-		kubeview.Options{Namespaces: []string{"apps"}, AppResource: widgets, ProbeInterval: time.Hour})
+		map[schema.GroupVersionResource]string{appRes: "AppList"}, apps...)
+	view, err := kubeview.New(fake.NewClientset(kube...), dyn, slog.New(slog.DiscardHandler),
+		kubeview.Options{Namespaces: []string{"apps"}, AppResource: appRes, ProbeInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,9 +220,27 @@ func TestResourcePanelOfAnotherAppResource(t *testing.T) {
 	}
 	fv := newFakeView(nil)
 	fv.Fleet = view
-	ts := newTestServer(t, fv, func(o *Options) { o.AppGroup, o.AppKind = "example.com", "Widget" })
+	ts := newTestServer(t, fv, opts...)
 	ts.srv.fleet = view
 	ts.handler = ts.srv.Handler()
+	return ts
+}
+
+// TestResourcePanelOfAnotherAppResource: with --app-resource naming another
+// CRD (serve sets Options.AppGroup/AppKind from it), the App node's panel
+// and JSON answer for that group and kind, and hanzo.ai's App is just a
+// kind deploy-web does not show.
+func TestResourcePanelOfAnotherAppResource(t *testing.T) {
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "widgets"}
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1alpha1", "kind": "Widget",
+		"metadata": map[string]any{"name": "shop", "namespace": "apps", "uid": "widget-shop"},
+		"spec":     map[string]any{"image": "registry.test/shop:1.2.0"},
+	}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "apps", UID: "svc-shop",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1alpha1", Kind: "Widget", Name: "shop", UID: "widget-shop", Controller: ptr.To(true)}}}}
+	ts := realCacheServer(t, widgets, []runtime.Object{svc}, []runtime.Object{widget},
+		func(o *Options) { o.AppGroup, o.AppKind = "example.com", "Widget" })
 
 	tests := []struct {
 		ref        string
