@@ -47,6 +47,10 @@ const (
 // NodeName is the name of the cluster's one fake node.
 const NodeName = "kwok-node-0"
 
+// nodeIP is the fake node's InternalIP: KWOK serves the kubelet API (logs)
+// there.
+const nodeIP = "127.0.0.1"
+
 // The cluster's address ranges, sized for a fleet of 10,000 Apps with a
 // Service and up to three pods each (the scale benchmark's largest fleet),
 // with room to spare: a /16 of Service IPs is 65,534 Services (the default
@@ -298,7 +302,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
-		"--node-ip=127.0.0.1",
+		"--node-ip=" + nodeIP,
+		// The node-initialize stage writes a Hostname address from this;
+		// without it, see createNode.
+		"--node-name=" + NodeName,
 		"--node-port=" + strconv.Itoa(kwokPort),
 		"--cidr=" + PodCIDR,
 		"--tls-cert-file=" + pki.kwokCert,
@@ -425,6 +432,19 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 			},
 		},
 		Status: corev1.NodeStatus{
+			// Both addresses from the start. KWOK's node-initialize stage
+			// runs whenever the node is not Ready (after any stall of the
+			// API server longer than the node monitor's grace period) and
+			// writes `addresses:` when either is missing: with only the
+			// InternalIP (no Hostname, as KWOK knew no node name), that key
+			// rendered empty and the merge patch removed every address, so
+			// each later stall toggled them and pod logs failed for good
+			// ("no preferred addresses found"). With both, it leaves them
+			// alone.
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: nodeIP},
+				{Type: corev1.NodeHostName, Address: NodeName},
+			},
 			Allocatable: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
 			},
