@@ -111,4 +111,12 @@ func TestDriftInBrowser(t *testing.T) {
 		t.Errorf("URL after the drift toggle = %q, want drift=0", loc)
 	}
 	screenshot(t, ctx, "drift-diff-off")
+
+	// On a phone, with the drift shown.
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(strings.Replace(loc, "drift=0", "drift=1", 1)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-drift][aria-pressed=true]`))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "drift-diff-phone")
 }
