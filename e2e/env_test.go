@@ -131,7 +131,18 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	if src != "git" {
 		t.Errorf("desired source of the applied App = %q, want git", src)
 	}
-	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`) // live
+	// The cache sees the edit a moment later: reload until it shows.
+	var changed []string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		changed = texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`) // live
+		if len(changed) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(changed) != 1 || !strings.Contains(changed[0], "replicas: 3") {
 		screenshot(t, ctx, "git-diff-wrong")
 		t.Errorf("git diff after kubectl edit = %q, want replicas: 3 live", changed)
