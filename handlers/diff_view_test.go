@@ -48,9 +48,10 @@ func TestIncludeDrift(t *testing.T) {
 }
 
 // driftedServer serves App web in namespace apps whose Deployment was
-// edited by hand twice: kubectl scale took replicas from 2 to 5 (a field
-// the desired state sets) and kubectl label added tier=front (one it does
-// not set). managedFields say who did what, as the API server records it.
+// edited by hand three times: kubectl scale took replicas from 2 to 5 (a
+// field the desired state sets), kubectl label added tier=front and kubectl
+// annotate a hostile note (fields it does not set). managedFields say who
+// did what, as the API server records it.
 func driftedServer(t *testing.T) *testServer {
 	t.Helper()
 	desired := map[string]any{
@@ -71,7 +72,7 @@ func driftedServer(t *testing.T) *testServer {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "dep-web",
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "hanzo.ai/v1", Kind: "App", Name: "web", UID: "app-web", Controller: ptr.To(true)}},
 			Labels:          map[string]string{"app": "web", "tier": "front"},
-			Annotations:     map[string]string{appcr.LastAppliedAnnotation: string(lastApplied)},
+			Annotations:     map[string]string{appcr.LastAppliedAnnotation: string(lastApplied), "note": "<script>alert(1)</script>"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: kubeview.DefaultOperatorManager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &when, FieldsType: "FieldsV1",
 					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{"f:app":{}}},"f:spec":{"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)},
@@ -79,6 +80,8 @@ func driftedServer(t *testing.T) *testServer {
 					FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
 				{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate, Time: &when, FieldsType: "FieldsV1",
 					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:tier":{}}}}`)},
+				{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate, Time: &when, FieldsType: "FieldsV1",
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:note":{}}}}`)},
 			}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](5),
@@ -129,12 +132,16 @@ func TestResourceDiffDirectionAndDrift(t *testing.T) {
 	ts := driftedServer(t)
 	base := "/apps/apps/web/resource/apps:Deployment:apps:web?tab=diff"
 
-	page := parseHTML(t, ts.get(t, base, nil).Body.String())
+	body := ts.get(t, base, nil).Body.String()
+	if strings.Contains(body, "<script>alert") || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the hand-written annotation is not escaped in the diff")
+	}
+	page := parseHTML(t, body)
 	heads := byTag(oneByTestID(t, page, "diff"), "th")
 	if len(heads) != 2 || text(heads[0]) != "Live" || text(heads[1]) != "Desired" {
 		t.Errorf("diff columns = %v, want Live, Desired", heads)
 	}
-	want := []string{"delete|tier: front|", "change|replicas: 5|replicas: 2"}
+	want := []string{"delete|annotations:|", "delete|note: <script>alert(1)</script>|", "delete|tier: front|", "change|replicas: 5|replicas: 2"}
 	if diff := cmp.Diff(want, diffCells(t, page)); diff != "" {
 		t.Errorf("default diff rows mismatch (-want +got):\n%s", diff)
 	}
@@ -193,8 +200,8 @@ func TestResourceDiffDirectionAndDrift(t *testing.T) {
 				t.Errorf("resource%s: unified %q lacks %q", tt.query, got.Diff.Unified, s)
 			}
 		}
-		if len(got.Drift) != 2 {
-			t.Errorf("resource%s: drift = %+v, want replicas and the label", tt.query, got.Drift)
+		if len(got.Drift) != 3 {
+			t.Errorf("resource%s: drift = %+v, want replicas, the label and the annotation", tt.query, got.Drift)
 		}
 	}
 	if w := ts.get(t, "/v1/deploy/web/resource/apps:Deployment:apps:web", nil); w.Code != http.StatusOK {
