@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -454,7 +456,16 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 		},
 	}
 	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if apierrors.IsAlreadyExists(err) {
+		// A cluster started again on its old data: a node created by an
+		// older devcluster, or emptied by KWOK, gets its addresses back.
+		patch, perr := json.Marshal(map[string]any{"status": map[string]any{"addresses": node.Status.Addresses}})
+		if perr != nil {
+			return fmt.Errorf("devcluster: node addresses: %w", perr)
+		}
+		_, err = cs.CoreV1().Nodes().Patch(ctx, NodeName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	}
+	if err != nil {
 		return fmt.Errorf("devcluster: create node: %w", err)
 	}
 	return nil
