@@ -101,7 +101,7 @@ func unchanged(since string, version uint64, now time.Time) bool {
 // appList serves GET /: the application list page, or its results fragment
 // for HTMX (filters and the self-refresh).
 func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseListRequest(r.URL.Query(), s.view.Namespaces())
+	lr, err := parseListRequest(r.URL.Query(), s.fleet.Namespaces())
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	kq := lr.kubeQuery()
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
-	res, err := s.view.Applications(kq)
+	res, err := s.fleet.Applications(kq)
 	if err != nil {
 		return err
 	}
@@ -126,14 +126,14 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Status: s.view.Status(), Now: now, PollURL: "/?" + poll.Encode(),
+		Status: s.fleet.Status(), Now: now, PollURL: "/?" + poll.Encode(),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))
 	}
 	return s.render(w, r, http.StatusOK, templates.FleetView(templates.FleetPage{
 		Layout:     s.layout(r, "apps", "Applications"),
-		Namespaces: s.view.Namespaces(),
+		Namespaces: s.fleet.Namespaces(),
 		Results:    results,
 	}))
 }
@@ -148,13 +148,13 @@ type applicationsResponse struct {
 
 // apiApplications serves GET /v1/deploy/applications.
 func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseListRequest(r.URL.Query(), s.view.Namespaces())
+	lr, err := parseListRequest(r.URL.Query(), s.fleet.Namespaces())
 	if err != nil {
 		return err
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.view.Applications(kq)
+	res, err := s.fleet.Applications(kq)
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

@@ -121,7 +121,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 		o.Logs = kubeview.NewLogs(view, cs.CoreV1())
 		o.LogStreams = limits
 	})
-	ts.srv.view = view
+	ts.srv.fleet = view
 	ts.handler = ts.srv.Handler()
 	return ts, tr
 }

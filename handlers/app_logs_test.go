@@ -400,7 +400,7 @@ func newLogsServer(t testing.TB, logs *fakeLogs, opts ...func(*Options)) *testSe
 			o.Logs = logs
 		}
 	}}, opts...)...)
-	ts.srv.view = appView{ts.view}
+	ts.srv.fleet = appView{ts.view}
 	ts.handler = ts.srv.Handler()
 	return ts
 }

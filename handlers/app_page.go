@@ -55,14 +55,14 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 // appLive builds the live part of the app page and its change tag, for an
 // App resolveApp found.
 func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.AppLive, string, error) {
-	tree, err := s.view.Tree(ns, name)
+	tree, err := s.fleet.Tree(ns, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)
 	}
 	if err != nil {
 		return templates.AppLive{}, "", err
 	}
-	row, hasRow := s.view.Row(ns, name)
+	row, hasRow := s.fleet.Row(ns, name)
 	view := "tree"
 	if r.URL.Query().Get("view") == "list" {
 		view = "list"
@@ -70,9 +70,9 @@ func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.
 	now := s.opts.Now()
 	l := templates.AppLive{
 		Namespace: ns, Name: name, Row: row, HasRow: hasRow, Tree: tree, View: view, Selected: selected,
-		Now: now, Status: s.view.Status(),
+		Now: now, Status: s.fleet.Status(),
 	}
-	if l.History, err = s.view.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
+	if l.History, err = s.fleet.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", err
 	}
 	l.CanWrite = s.opts.Release != nil

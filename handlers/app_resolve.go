@@ -34,14 +34,14 @@ func (s *Server) resolveApp(r *http.Request, hintNamespace string) (namespace, n
 func (s *Server) apiApp(r *http.Request, hintNamespace string) (string, string, error) {
 	name := r.PathValue("name")
 	ns := r.URL.Query().Get("namespace")
-	if ns != "" && !slices.Contains(s.view.Namespaces(), ns) {
+	if ns != "" && !slices.Contains(s.fleet.Namespaces(), ns) {
 		return "", "", badRequest("namespace: %q is not a platform namespace", ns)
 	}
-	app, err := s.view.LookupApp(ns, name)
+	app, err := s.fleet.LookupApp(ns, name)
 	var amb *kubeview.AmbiguousAppError
 	switch {
 	case errors.As(err, &amb) && hintNamespace != "" && slices.Contains(amb.Namespaces, hintNamespace):
-		app, err = s.view.LookupApp(hintNamespace, name)
+		app, err = s.fleet.LookupApp(hintNamespace, name)
 	case errors.As(err, &amb):
 		return "", "", &httpError{Status: http.StatusConflict, Reason: "Ambiguous",
 			Public: "app " + name + " exists in namespaces " + strings.Join(amb.Namespaces, ", ") + ": add ?namespace= to choose one"}
@@ -56,10 +56,10 @@ func (s *Server) apiApp(r *http.Request, hintNamespace string) (string, string, 
 
 // checkApp answers 404 unless ns/name is an App in a platform namespace.
 func (s *Server) checkApp(ns, name string) error {
-	if !slices.Contains(s.view.Namespaces(), ns) {
+	if !slices.Contains(s.fleet.Namespaces(), ns) {
 		return notFound("app " + ns + "/" + name)
 	}
-	if _, err := s.view.LookupApp(ns, name); err != nil {
+	if _, err := s.fleet.LookupApp(ns, name); err != nil {
 		if errors.Is(err, kubeview.ErrAppNotFound) {
 			return notFound("app " + ns + "/" + name)
 		}

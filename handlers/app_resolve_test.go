@@ -43,7 +43,7 @@ func (v twinView) LookupApp(ns, name string) (*unstructured.Unstructured, error)
 func TestResolveApp(t *testing.T) {
 	ts := newTestServer(t, newFakeView(nil))
 	ts.view.namespaces = []string{"apps", "shop"}
-	ts.srv.view = twinView{ts.view}
+	ts.srv.fleet = twinView{ts.view}
 	tests := []struct {
 		name           string
 		target         string // the URL

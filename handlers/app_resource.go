@@ -62,18 +62,35 @@ type resourceDetail struct {
 	Diff          diffrender.ManifestDiff
 	// Drift lists the fields changed outside the App's operator (never nil).
 	Drift []kubeview.DriftField
+	// DriftInDiff: Diff shows the drifted fields on the live side too.
+	DriftInDiff bool
 }
 
-// loadResource finds a ref in an app's tree and computes its diff.
-func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail, error) {
-	obj, node, err := s.view.Object(ns, app, ref)
+// includeDrift decides whether a diff shows the fields changed outside the
+// operator (?drift=): "1" or "true" asks for them, "0" or "false" not,
+// anything else (none) takes def. An object without drift has none to show.
+func includeDrift(param string, drifted, def bool) bool {
+	switch param {
+	case "1", "true":
+		return drifted
+	case "0", "false":
+		return false
+	}
+	return drifted && def
+}
+
+// loadResource finds a ref in an app's tree and computes its diff, with the
+// fields changed outside the operator when withDrift, given whether the
+// object has any, says so.
+func (s *Server) loadResource(ns, app string, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
+	obj, node, err := s.fleet.Object(ns, app, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
 		return resourceDetail{}, err
 	}
-	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.view.DriftOf(node.UID)}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.fleet.DriftOf(node.UID)}
 	if d.Drift == nil {
 		d.Drift = []kubeview.DriftField{}
 	}
@@ -94,7 +111,11 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail,
 			d.Desired, d.DesiredSource = desired, desiredLastApplied
 		}
 	}
-	d.Diff, err = diffrender.Manifests(d.Desired, obj.Object)
+	var extra map[string]any
+	if d.DriftInDiff = withDrift(len(d.Drift) > 0) && d.Desired != nil; d.DriftInDiff {
+		extra = kubeview.DriftValues(obj.Object, d.Drift)
+	}
+	d.Diff, err = diffrender.ManifestsIncluding(d.Desired, obj.Object, extra)
 	if errors.Is(err, diffrender.ErrSecret) {
 		return resourceDetail{}, resourceNotFound()
 	}
@@ -115,7 +136,10 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(ns, name, ref)
+	// The panel's diff shows the fields changed outside the operator
+	// unless ?drift=0.
+	q := r.URL.Query()
+	d, err := s.loadResource(ns, name, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
 	if err != nil {
 		return err
 	}
@@ -138,7 +162,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
 		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
-		Drift: d.Drift,
+		Drift: d.Drift, DriftInDiff: d.DriftInDiff,
 	}
 	if d.Git != nil {
 		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + textfmt.ShortSHA(d.Git.Commit) + ")"
@@ -154,14 +178,14 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 	default:
 		p.Tab = "summary"
 	}
-	p.Diff = diffView(d.Diff, q.Get("mode"), q.Get("context") != "full")
+	p.Diff = resourceDiffView(d.Diff, q.Get("mode"), q.Get("context") != "full")
 	switch p.Tab {
 	case "manifest":
 		p.ManagedFields = q.Get("managed") == "1"
 		text := d.Diff.LiveFullYAML
 		if p.ManagedFields {
 			// The cache drops managedFields: read this one object afresh.
-			u, err := s.view.FetchLive(r.Context(), ns, app, d.ref)
+			u, err := s.fleet.FetchLive(r.Context(), ns, app, d.ref)
 			if err != nil {
 				return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 			}
@@ -176,51 +200,11 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 		p.ManifestHTML = c
 	case "events":
-		for _, e := range s.view.Events(d.Node.Namespace, d.Node.UID) {
+		for _, e := range s.fleet.Events(d.Node.Namespace, d.Node.UID) {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
 	}
 	return p, nil
-}
-
-// diffView turns a manifest diff into rows for the template.
-func diffView(md diffrender.ManifestDiff, mode string, compact bool) templates.DiffView {
-	v := templates.DiffView{NoDesired: md.NoDesired, Equal: md.Diff.Equal, Added: md.Diff.Added, Removed: md.Diff.Removed, Mode: "split", Compact: compact}
-	if mode == "unified" {
-		v.Mode = "unified"
-	}
-	if md.NoDesired {
-		return v
-	}
-	var hunks []diffrender.Hunk
-	if compact {
-		hunks = md.Diff.Hunks(3)
-	} else if len(md.Diff.Rows) > 0 {
-		hunks = []diffrender.Hunk{{Rows: md.Diff.Rows}}
-	}
-	for _, h := range hunks {
-		dh := templates.DiffHunk{Skipped: h.Skipped}
-		if v.Mode == "unified" {
-			for _, u := range h.Unified() {
-				row := templates.DiffRow{Op: u.Op.String(), LeftNum: u.LeftNum, RightNum: u.RightNum, UnifiedSign: " "}
-				switch u.Op {
-				case diffrender.Delete:
-					row.UnifiedSign, row.LeftText = "−", u.Text
-				case diffrender.Insert:
-					row.UnifiedSign, row.RightText = "+", u.Text
-				default:
-					row.LeftText = u.Text
-				}
-				dh.Rows = append(dh.Rows, row)
-			}
-		} else {
-			for _, r := range h.Rows {
-				dh.Rows = append(dh.Rows, templates.DiffRow{Op: r.Op.String(), LeftNum: r.Left.Num, LeftText: r.Left.Text, RightNum: r.Right.Num, RightText: r.Right.Text})
-			}
-		}
-		v.Hunks = append(v.Hunks, dh)
-	}
-	return v
 }
 
 // resourceResponse is the JSON of GET /v1/deploy/{name}/resource/{ref}.
@@ -236,11 +220,18 @@ type resourceResponse struct {
 	Drift []kubeview.DriftField `json:"drift"`
 }
 
+// diffJSON reads as every diff does, from the live object to the desired
+// state: Added counts the lines only the desired state has (a sync adds
+// them), Removed those only the live object has.
 type diffJSON struct {
 	Equal   bool `json:"equal"`
 	Added   int  `json:"added"`
 	Removed int  `json:"removed"`
-	// Unified is the diff in unified format with 3 lines of context.
+	// IncludesDrift: the diff shows the fields changed outside the operator
+	// on the live side (?drift=true).
+	IncludesDrift bool `json:"includesDrift"`
+	// Unified is the diff in unified format with 3 lines of context, from
+	// the live object ("-") to the desired state ("+").
 	Unified string `json:"unified,omitempty"`
 }
 
@@ -254,28 +245,16 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(ns, name, ref)
+	// The JSON's diff is of the desired fields only, unless ?drift=true.
+	q := r.URL.Query()
+	d, err := s.loadResource(ns, name, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
 	if err != nil {
 		return err
 	}
 	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Git: d.Git, Desired: d.Desired,
-		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}, Drift: d.Drift}
-	if !d.Diff.NoDesired && !d.Diff.Diff.Equal {
-		var b strings.Builder
-		for _, h := range d.Diff.Diff.Hunks(3) {
-			b.WriteString(h.Header() + "\n")
-			for _, u := range h.Unified() {
-				sign := " "
-				switch u.Op.String() {
-				case "delete":
-					sign = "-"
-				case "insert":
-					sign = "+"
-				}
-				b.WriteString(sign + u.Text + "\n")
-			}
-		}
-		resp.Diff.Unified = b.String()
+		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed, IncludesDrift: d.DriftInDiff}, Drift: d.Drift}
+	if !d.Diff.NoDesired {
+		resp.Diff.Unified = d.Diff.Diff.UnifiedText(3)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -141,7 +141,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	version := r.URL.Query().Get("version")
-	row, _ := s.view.Row(ns, name)
+	row, _ := s.fleet.Row(ns, name)
 	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
 	history, err := s.historyVersions(ns, name)
 	if err != nil {
@@ -199,7 +199,7 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 
 // historyVersions returns the versions an App has run.
 func (s *Server) historyVersions(ns, name string) ([]string, error) {
-	h, err := s.view.History(ns, name)
+	h, err := s.fleet.History(ns, name)
 	if err != nil {
 		return nil, err
 	}

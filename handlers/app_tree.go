@@ -13,7 +13,7 @@ func (s *Server) apiTree(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tree, err := s.view.Tree(ns, name)
+	tree, err := s.fleet.Tree(ns, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
 		return notFound("app " + name)
 	}

@@ -126,7 +126,7 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if err != nil {
 		return templates.ReportView{}, err
 	}
-	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Diffs: diffs, JSONURL: "/environments/" + env + "/reports/" + id + "/json"}
+	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Changes: changeRows(rep.DeployApply.Objects, diffs), JSONURL: "/environments/" + env + "/reports/" + id + "/json"}
 	if files["diffs.json"] == nil {
 		v.DiffNote = "No per-object diffs were kept for this run."
 	}
@@ -214,7 +214,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
-		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Diffs: snap.Diffs, Markdown: markdownHTML(snap.Report.Markdown())}
+		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs), Markdown: markdownHTML(snap.Report.Markdown())}
 		if snap.Entry.ID != "" {
 			rv.JSONURL = "/environments/" + run.Env + "/reports/" + snap.Entry.ID + "/json"
 		}

@@ -12,7 +12,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // readyz: ready only once the informer caches have synced.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if !s.view.Synced() {
+	if !s.fleet.Synced() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "caches not synced"})
 		return
 	}

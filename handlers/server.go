@@ -107,7 +107,7 @@ func NewSite(log *slog.Logger) (*Site, error) {
 // Server holds the handlers' dependencies.
 type Server struct {
 	*Site
-	view   Fleet
+	fleet  Fleet
 	auth   Authenticator
 	opts   Options
 	routes []route
@@ -118,7 +118,7 @@ type Server struct {
 }
 
 // New wires the handlers.
-func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
+func New(site *Site, fleet Fleet, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
 	}
@@ -133,7 +133,7 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	logStreams := newUserLimiter("log streams", l.PerUser, l.Total)
 	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
-	return &Server{Site: site, view: view, auth: auth, opts: opts, logStreams: logStreams,
+	return &Server{Site: site, fleet: fleet, auth: auth, opts: opts, logStreams: logStreams,
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -211,6 +212,23 @@ func sessionKeys(path string) (auth.SessionKeys, error) {
 	return auth.LoadSessionKeys(path)
 }
 
+// appResourceKind asks the API server for the kind of the App resource
+// (--app-resource names a resource, the tree's refs a kind): the App node's
+// panel accepts refs of that group and kind. A resource the cluster does
+// not serve fails start-up, as the App informer could never sync.
+func appResourceKind(disc discovery.ServerResourcesInterface, gvr schema.GroupVersionResource) (string, error) {
+	list, err := disc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return "", fmt.Errorf("--app-resource: the cluster does not serve %s: %w", gvr.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource && r.Kind != "" && !strings.Contains(r.Name, "/") {
+			return r.Kind, nil
+		}
+	}
+	return "", fmt.Errorf("--app-resource: %s serves no resource %q", gvr.GroupVersion(), gvr.Resource)
+}
+
 // serve runs the dashboard on ln until ctx ends, then shuts down gracefully.
 func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret string, keys auth.SessionKeys, ln net.Listener, log *slog.Logger, ready func()) error {
 	defer ln.Close()
@@ -233,6 +251,10 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	if err := checkNamespaces(ctx, cs.CoreV1().Namespaces(), namespaces); err != nil {
+		return err
+	}
+	appKind, err := appResourceKind(cs.Discovery(), *gvr)
+	if err != nil {
 		return err
 	}
 	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr, OperatorManagers: splitList(cfg.OperatorManagers)})
@@ -260,7 +282,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryImages, log)
-	hopts := handlers.Options{PerPage: cfg.PerPage, Release: met.Releaser(rel),
+	hopts := handlers.Options{PerPage: cfg.PerPage, Release: met.Releaser(rel), AppGroup: gvr.Group, AppKind: appKind,
 		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx, Metrics: met}
 	if cfg.Environments != "" {
 		envCfg, err := deployplan.LoadConfig(cfg.Environments)

@@ -185,17 +185,28 @@ type ResourcePanel struct {
 	GitOrigin string
 	Diff      DiffView
 	// Drift lists the fields changed outside the App's operator.
-	Drift  []kubeview.DriftField
-	Events []EventRow
-	Now    time.Time
+	Drift []kubeview.DriftField
+	// DriftInDiff: the diff shows the drifted fields on the live side
+	// (?drift=1, the default when there is drift).
+	DriftInDiff bool
+	Events      []EventRow
+	Now         time.Time
 }
 
-// DiffView is a diff ready to draw.
+// DiffView is a diff ready to draw, in the one direction of every diff
+// (diffrender's): the live object on the left ("before"), the desired state
+// on the right ("after"); an "insert" row is a line only the desired state
+// has, a "delete" row one only the live object has.
 type DiffView struct {
 	NoDesired bool
 	Equal     bool
-	Added     int
-	Removed   int
+	// Added and Removed count the lines only on the right and only on the
+	// left.
+	Added   int
+	Removed int
+	// Before and After label the left and right columns ("Live",
+	// "Desired").
+	Before, After string
 	// Mode is "split" (side by side) or "unified"; Compact shows 3 lines of
 	// context around changes.
 	Mode    string

@@ -184,10 +184,19 @@ func managedQuery(on bool) string {
 	return ""
 }
 
-func diffQuery(mode string, compact bool) string {
+// diffQuery is the query of the diff tab's view: mode, context and, for
+// an object with drift, whether the drift shows (drift=1 or drift=0).
+func diffQuery(p ResourcePanel, mode string, compact, drift bool) string {
 	q := "mode=" + mode
 	if !compact {
 		q += "&context=full"
+	}
+	if len(p.Drift) > 0 {
+		if drift {
+			q += "&drift=1"
+		} else {
+			q += "&drift=0"
+		}
 	}
 	return q
 }
