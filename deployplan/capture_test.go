@@ -144,7 +144,8 @@ func TestReservedName(t *testing.T) {
 		}
 	}
 	bs := ReservedCheck([]*unstructured.Unstructured{tests[0].o, tests[1].o})
-	if len(bs) != 1 || bs[0].ID != "reserved-name:Lease/"+LockName || bs[0].UnblockHint == "" {
+	// One blocker per root cause: reserved-name, naming the Lease.
+	if len(bs) != 1 || bs[0].ID != "reserved-name" || len(bs[0].Affected) != 1 || bs[0].Affected[0] != "Lease/"+LockName || bs[0].UnblockHint == "" {
 		t.Errorf("ReservedCheck = %+v, want one reserved-name blocker for the lock", bs)
 	}
 }
