@@ -298,7 +298,8 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		before := s.snapshot()
 		r := filepath.Join(s.reports, "restore-bad.json")
 		code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production", "--write-report", r}, base...)...)
-		for _, want := range []string{"outside-namespace:ConfigMap/x", "capture-secret:y", "reserved-name:Lease/deploy-web-apply"} {
+		// One blocker per root cause, its message naming the object.
+		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER reserved-name: Lease/deploy-web-apply"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("restore of a tampered capture: stderr lacks %s", want)
 			}
