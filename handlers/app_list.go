@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Status: s.view.Status(), Now: now, PollURL: "/?" + poll.Encode(),
+		Status: s.view.Status(), Now: now, PollURL: paths.Fleet(poll),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))

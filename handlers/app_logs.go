@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -369,9 +370,6 @@ func headerSafe(s string) string {
 	}, s)
 }
 
-// logsPath is the viewer's path.
-func logsPath(ns, name string) string { return appPath(ns, name) + "/logs" }
-
 // logsPage serves GET /apps/{namespace}/{name}/logs: the viewer; an HTMX
 // request from its own form gets the panel alone.
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
@@ -397,7 +395,7 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 // otherwise the lines, read now.
 func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templates.LogsView, error) {
 	v := templates.LogsView{
-		Namespace: ns, Name: name, PageURL: logsPath(ns, name), AppURL: appPath(ns, name),
+		Namespace: ns, Name: name, PageURL: paths.AppLogs(ns, name), AppURL: paths.App(ns, name),
 		PodParam: p.Pod, Tail: p.Tail, Since: p.Since, Timestamps: p.Timestamps, Follow: p.Follow,
 		Previous: p.Previous, Filter: p.Filter, CaseSensitive: p.Case, Pods: []kubeview.LogPod{},
 	}
@@ -428,12 +426,9 @@ func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templa
 	if v.Container != "" {
 		dl.Set("container", v.Container)
 	}
-	v.DownloadURL = "/v1/deploy/" + url.PathEscape(name) + "/logs?" + dl.Encode()
+	v.DownloadURL = paths.WithQuery(paths.APILogs(name), dl)
 	if p.Follow {
-		v.StreamURL = logsPath(ns, name) + "/stream"
-		if q := p.values().Encode(); q != "" {
-			v.StreamURL += "?" + q
-		}
+		v.StreamURL = paths.WithQuery(paths.AppLogsStream(ns, name), p.values())
 		return v, nil
 	}
 	res, err := s.readLogs(r.Context(), ns, name, p)

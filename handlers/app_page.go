@@ -13,18 +13,9 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
-
-// appPath is the app page's path.
-func appPath(ns, name string) string {
-	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
-}
-
-// resourcePath is the bookmarkable path of a resource's panel.
-func resourcePath(ns, name, ref string) string {
-	return appPath(ns, name) + "/resource/" + url.PathEscape(ref)
-}
 
 // appPage serves GET /apps/{namespace}/{name}: header and tree; with
 // ?fragment=live (the page's own poll) only the live part.
@@ -77,7 +68,7 @@ func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.
 	}
 	l.CanWrite = s.opts.Release != nil
 	l.CSRF = auth.CSRFToken(r.Context())
-	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return resourcePath(ns, name, n.Ref) })
+	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return paths.AppResource(ns, name, n.Ref) })
 	etag := changeTag(row, tree, l.History)
 	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
 	if view == "list" {
@@ -86,7 +77,7 @@ func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.
 	if selected != "" {
 		q.Set("selected", selected)
 	}
-	l.PollURL = appPath(ns, name) + "?" + q.Encode()
+	l.PollURL = paths.WithQuery(paths.App(ns, name), q)
 	return l, etag, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if err != nil {
 		return templates.ReportView{}, err
 	}
-	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Diffs: diffs, JSONURL: "/environments/" + env + "/reports/" + id + "/json"}
+	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Diffs: diffs, JSONURL: paths.EnvReportJSON(env, id)}
 	if files["diffs.json"] == nil {
 		v.DiffNote = "No per-object diffs were kept for this run."
 	}
@@ -207,16 +208,15 @@ func (s *Server) envStart(action string) handlerFunc {
 // runView builds the panel of a run.
 func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView {
 	snap := run.Snapshot()
-	base := "/environments/" + run.Env + "/runs/" + run.ID
 	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
-		StreamURL: base + "/stream", URL: base, Refusal: snap.Refusal}
+		StreamURL: paths.EnvRunStream(run.Env, run.ID), URL: paths.EnvRun(run.Env, run.ID), Refusal: snap.Refusal}
 	if snap.Err != nil && snap.Refusal == "" {
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
 		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Diffs: snap.Diffs, Markdown: markdownHTML(snap.Report.Markdown())}
 		if snap.Entry.ID != "" {
-			rv.JSONURL = "/environments/" + run.Env + "/reports/" + snap.Entry.ID + "/json"
+			rv.JSONURL = paths.EnvReportJSON(run.Env, snap.Entry.ID)
 		}
 		if snap.DiffErr != nil {
 			rv.DiffNote = "Per-object diffs are not available: " + publicRunError(snap.DiffErr, run.ID)

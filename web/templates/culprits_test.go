@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 func TestCulprits(t *testing.T) {
@@ -43,7 +44,7 @@ func TestCulprits(t *testing.T) {
 			var refs []string
 			for _, c := range got {
 				refs = append(refs, c.Ref)
-				if c.Href != resourceURL("shop", "web", c.Ref) {
+				if c.Href != paths.AppResource("shop", "web", c.Ref) {
 					t.Errorf("culprit %s Href = %q, want its panel URL", c.Ref, c.Href)
 				}
 			}

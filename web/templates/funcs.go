@@ -3,7 +3,6 @@ package templates
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -30,11 +29,6 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // orDash is textfmt.OrDash, named for the templates.
 func orDash(s string) string { return textfmt.OrDash(s) }
-
-// appURL is the app page of an App.
-func appURL(ns, name string) string {
-	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
-}
 
 // ago formats a past time relative to now: "45s ago", "3m ago", "5h ago", "2d ago".
 func ago(now, t time.Time) string {
@@ -157,8 +151,6 @@ func rangeStart(r FleetResults) int {
 func rangeEnd(r FleetResults) int {
 	return rangeStart(r) + len(r.Rows) - 1
 }
-
-func urlQuery(s string) string { return url.QueryEscape(s) }
 
 // logLevelClass marks warning and error lines so they stand out in the
 // viewer: a heuristic over common formats (logfmt level=, JSON "level",

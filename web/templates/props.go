@@ -10,6 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // LayoutProps are what every page's frame needs.
@@ -60,10 +61,7 @@ func (q FleetQuery) Values() url.Values {
 
 // URL returns the home page URL of this query.
 func (q FleetQuery) URL() string {
-	if e := q.Values().Encode(); e != "" {
-		return "/?" + e
-	}
-	return "/"
+	return paths.Fleet(q.Values())
 }
 
 // WithPage returns the query on another page.
