@@ -97,7 +97,7 @@ func cacheServer(t *testing.T) *testServer {
 	fv := newFakeView(nil)
 	fv.Fleet = view // the real cache answers every method the fake does not override
 	ts := newTestServer(t, fv)
-	ts.srv.view = view
+	ts.srv.clusters[0].View = view
 	ts.handler = ts.srv.Handler()
 	return ts
 }
@@ -126,7 +126,7 @@ func TestResourceRefs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/apps/apps/web/resource/" + tt.ref} {
+			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/clusters/in-cluster/apps/apps/web/resource/" + tt.ref} {
 				w := ts.get(t, path, nil)
 				if w.Code != tt.wantStatus {
 					t.Fatalf("GET %s = %d, want %d (%s)", path, w.Code, tt.wantStatus, w.Body)

@@ -59,7 +59,7 @@ func BenchmarkHomePageFromCache(b *testing.B) {
 			c := bc.get(b, n)
 			fv := newFakeView(nil)
 			ts := newTestServer(b, fv)
-			ts.srv.view = c
+			ts.srv.clusters[0].View = c
 			h := ts.srv.Handler()
 			for _, route := range []struct{ name, path string }{{"html", "/"}, {"json-all", "/v1/deploy/applications"}} {
 				b.Run(route.name, func(b *testing.B) {

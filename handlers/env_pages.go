@@ -38,8 +38,8 @@ func (s *Server) envRunner() (EnvRunner, error) {
 	return s.opts.Environments, nil
 }
 
-func summaryOf(e *deployplan.Environment) templates.EnvSummary {
-	return templates.EnvSummary{Name: e.Name, Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
+func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
+	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
 }
 
 // envList serves GET /environments.
@@ -48,7 +48,7 @@ func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.Environments != nil {
 		for i := range s.opts.Environments.Config().Environments {
 			e := &s.opts.Environments.Config().Environments[i]
-			sum := summaryOf(e)
+			sum := s.summaryOf(e)
 			entries, err := s.opts.Environments.Store().List(r.Context(), e.Name)
 			if err != nil {
 				s.log.Warn("plan history unreadable", "err", err)
@@ -72,7 +72,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
 	p.History, err = er.Store().List(r.Context(), env.Name)
 	if err != nil {
 		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
@@ -267,7 +267,7 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
 	var herr error
 	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)

@@ -57,17 +57,19 @@ func TestPathsServeTheirRoute(t *testing.T) {
 	}
 	var cases []tc
 	for _, h := range hostileSegments {
-		ns, name, ref, env, id := h, "n"+h, h, h, "id"+h
-		app := map[string]string{"namespace": ns, "name": name}
+		cl, ns, name, ref, env, id := "c"+h, h, "n"+h, h, h, "id"+h
+		app := map[string]string{"cluster": cl, "namespace": ns, "name": name}
 		cases = append(cases,
-			tc{"App", "GET", paths.App(ns, name), "GET /apps/{namespace}/{name}", app, nil},
-			tc{"AppResource", "GET", paths.AppResource(ns, name, ref), "GET /apps/{namespace}/{name}/resource/{ref}", map[string]string{"namespace": ns, "name": name, "ref": ref}, nil},
-			tc{"AppLogs", "GET", paths.AppLogs(ns, name), "GET /apps/{namespace}/{name}/logs", app, nil},
-			tc{"AppLogsStream", "GET", paths.AppLogsStream(ns, name), "GET /apps/{namespace}/{name}/logs/stream", app, nil},
-			tc{"AppRollback GET", "GET", paths.AppRollback(ns, name), "GET /apps/{namespace}/{name}/rollback", app, nil},
-			tc{"AppRollback POST", "POST", paths.AppRollback(ns, name), "POST /apps/{namespace}/{name}/rollback", app, nil},
-			tc{"AppSync", "POST", paths.AppSync(ns, name), "POST /apps/{namespace}/{name}/sync", app, nil},
-			tc{"AppActionsClear", "GET", paths.AppActionsClear(ns, name), "GET /apps/{namespace}/{name}/actions/clear", app, nil},
+			tc{"App", "GET", paths.App(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}", app, nil},
+			tc{"AppResource", "GET", paths.AppResource(cl, ns, name, ref), "GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}", map[string]string{"cluster": cl, "namespace": ns, "name": name, "ref": ref}, nil},
+			tc{"AppLogs", "GET", paths.AppLogs(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/logs", app, nil},
+			tc{"AppLogsStream", "GET", paths.AppLogsStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/logs/stream", app, nil},
+			tc{"AppRollback GET", "GET", paths.AppRollback(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/rollback", app, nil},
+			tc{"AppRollback POST", "POST", paths.AppRollback(cl, ns, name), "POST /clusters/{cluster}/apps/{namespace}/{name}/rollback", app, nil},
+			tc{"AppSync", "POST", paths.AppSync(cl, ns, name), "POST /clusters/{cluster}/apps/{namespace}/{name}/sync", app, nil},
+			tc{"AppActionsClear", "GET", paths.AppActionsClear(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/actions/clear", app, nil},
+			tc{"LegacyApp", "GET", paths.LegacyApp(ns, name, ""), "/apps/{namespace}/{name}", map[string]string{"namespace": ns, "name": name}, nil},
+			tc{"LegacyApp rest", "POST", paths.LegacyApp(ns, name, "/rollback"), "/apps/{namespace}/{name}/{rest...}", map[string]string{"namespace": ns, "name": name, "rest": "rollback"}, nil},
 			tc{"Env", "GET", paths.Env(env), "GET /environments/{env}", map[string]string{"env": env}, nil},
 			tc{"EnvPlan", "POST", paths.EnvPlan(env), "POST /environments/{env}/plan", map[string]string{"env": env}, nil},
 			tc{"EnvApply", "POST", paths.EnvApply(env), "POST /environments/{env}/apply", map[string]string{"env": env}, nil},
@@ -82,7 +84,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APISync", "POST", paths.APISync(name), "POST /v1/deploy/{name}/sync", map[string]string{"name": name}, nil},
 			tc{"Static", "GET", paths.Static(h), "GET /static/{file}", map[string]string{"file": h}, nil},
 			tc{"Fleet", "GET", paths.Fleet(url.Values{"namespace": {h}, "q": {h}}), "GET /{$}", map[string]string{}, url.Values{"namespace": {h}, "q": {h}}},
-			tc{"FleetNamespace", "GET", paths.FleetNamespace(h), "GET /{$}", map[string]string{}, url.Values{"namespace": {h}}},
+			tc{"FleetNamespace", "GET", paths.FleetNamespace("", h), "GET /{$}", map[string]string{}, url.Values{"namespace": {h}}},
+			tc{"FleetNamespace of a cluster", "GET", paths.FleetNamespace(cl, h), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}, "namespace": {h}}},
+			tc{"FleetCluster", "GET", paths.FleetCluster(cl), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}}},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
@@ -126,9 +130,10 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 	built := map[string]bool{}
 	rr := newRouteRecorder(t, ts.srv.routes)
 	for _, c := range []struct{ method, path string }{
-		{"GET", paths.Fleet(nil)}, {"GET", paths.App("n", "a")}, {"GET", paths.AppResource("n", "a", "r")},
-		{"GET", paths.AppLogs("n", "a")}, {"GET", paths.AppLogsStream("n", "a")}, {"GET", paths.AppRollback("n", "a")},
-		{"POST", paths.AppRollback("n", "a")}, {"POST", paths.AppSync("n", "a")}, {"GET", paths.AppActionsClear("n", "a")},
+		{"GET", paths.Fleet(nil)}, {"GET", paths.App("c", "n", "a")}, {"GET", paths.AppResource("c", "n", "a", "r")},
+		{"GET", paths.AppLogs("c", "n", "a")}, {"GET", paths.AppLogsStream("c", "n", "a")}, {"GET", paths.AppRollback("c", "n", "a")},
+		{"POST", paths.AppRollback("c", "n", "a")}, {"POST", paths.AppSync("c", "n", "a")}, {"GET", paths.AppActionsClear("c", "n", "a")},
+		{"GET", paths.LegacyApp("n", "a", "")}, {"GET", paths.LegacyApp("n", "a", "/logs")},
 		{"GET", paths.Environments()}, {"GET", paths.Env("e")}, {"POST", paths.EnvPlan("e")}, {"POST", paths.EnvApply("e")},
 		{"GET", paths.EnvRun("e", "i")}, {"GET", paths.EnvRunStream("e", "i")}, {"GET", paths.EnvReport("e", "i")},
 		{"GET", paths.EnvReportJSON("e", "i")}, {"GET", paths.APIApplications()}, {"GET", paths.APITree("a")},

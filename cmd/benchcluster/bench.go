@@ -185,7 +185,7 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		{"first HTML page (100 rows)", paths.Fleet(nil)},
 		{"filtered page (health=Degraded)", paths.Fleet(url.Values{"health": {"Degraded"}})},
 		{"search page (q=fleet-0042)", paths.Fleet(url.Values{"q": {"fleet-0042"}})},
-		{"app page", paths.App(ns, app)},
+		{"app page", paths.App("devcluster", ns, app)}, // the demo's cluster name
 		{"tree JSON", paths.WithQuery(paths.APITree(app), inNS)},
 		{"resource JSON with diff", paths.WithQuery(paths.APIResource(app, ref), inNS)},
 		{"logs read (tail 100)", paths.WithQuery(paths.APILogs(app), url.Values{"namespace": {ns}, "tail": {"100"}})},

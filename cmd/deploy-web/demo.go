@@ -101,6 +101,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg := serveConfig{
 		Namespaces: strings.Join(env.Namespaces, ","), AppResource: "apps.v1.hanzo.ai",
+		// The demo cluster is named after its kubeconfig context, as a
+		// cluster of --kubeconfig is (and as the demo's environments name it).
+		ClusterName: "devcluster",
 		IssuerURL: env.IdP.IssuerURL, ClientID: env.IdP.ClientID, RedirectURL: base + auth.CallbackPath,
 		AdminClaim: auth.DefaultAdminClaim, AdminValue: auth.DefaultAdminValue, SessionTTL: auth.DefaultSessionTTL,
 		InsecureCookies: true, PerPage: 100,

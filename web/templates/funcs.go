@@ -30,6 +30,15 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // orDash is textfmt.OrDash, named for the templates.
 func orDash(s string) string { return textfmt.OrDash(s) }
 
+// clusterIf is cluster when several clusters are configured, else "" (a
+// single cluster is not named on the pages).
+func clusterIf(multi bool, cluster string) string {
+	if multi {
+		return cluster
+	}
+	return ""
+}
+
 // ago formats a past time relative to now: "45s ago", "3m ago", "5h ago", "2d ago".
 func ago(now, t time.Time) string {
 	d := now.Sub(t)
@@ -132,6 +141,23 @@ func toggleHealth(q FleetQuery, h string) FleetQuery {
 		return q.WithHealth("")
 	}
 	return q.WithHealth(h)
+}
+
+// toggleCluster filters by a cluster, or clears the filter when it is on.
+func toggleCluster(q FleetQuery, c string) FleetQuery {
+	if q.Cluster == c {
+		c = ""
+	}
+	q.Cluster, q.Page = c, 0
+	return q
+}
+
+// clusterPrefix is "name: " for a named cluster, "" otherwise.
+func clusterPrefix(cluster string) string {
+	if cluster == "" {
+		return ""
+	}
+	return cluster + ": "
 }
 
 func toggleSync(q FleetQuery, s string) FleetQuery {

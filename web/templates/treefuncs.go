@@ -12,9 +12,9 @@ import (
 
 // appViewURL is the app page in the tree or list view, keeping the panel.
 func appViewURL(l AppLive, view string) string {
-	base := paths.App(l.Namespace, l.Name)
+	base := paths.App(l.Cluster, l.Namespace, l.Name)
 	if l.Selected != "" {
-		base = paths.AppResource(l.Namespace, l.Name, l.Selected)
+		base = paths.AppResource(l.Cluster, l.Namespace, l.Name, l.Selected)
 	}
 	if view == "list" {
 		return base + "?view=list"
@@ -165,7 +165,7 @@ func panelTabs() []panelTab {
 
 // panelURL is the URL of a panel tab, with extra query parameters.
 func panelURL(p ResourcePanel, tab, extra string) string {
-	u := paths.AppResource(p.AppNamespace, p.AppName, p.Node.Ref) + "?tab=" + tab
+	u := paths.AppResource(p.AppCluster, p.AppNamespace, p.AppName, p.Node.Ref) + "?tab=" + tab
 	if extra != "" {
 		u += "&" + extra
 	}
@@ -242,7 +242,7 @@ func culprits(l AppLive) ([]Culprit, int) {
 			more++
 			return
 		}
-		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: paths.AppResource(l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
+		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: paths.AppResource(l.Cluster, l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
 	}
 	for _, n := range l.Tree.Nodes {
 		if n.Depth == 1 {
