@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,8 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 )
 
@@ -249,5 +254,31 @@ func TestDecideReady(t *testing.T) {
 	w := ts.do(t, request{target: "/readyz"})
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"unreachable":["eu-west"]`) {
 		t.Errorf("GET /readyz = %d %s, want 200 naming eu-west unreachable", w.Code, w.Body)
+	}
+}
+
+// TestEnvironmentsNameTheirCluster: the environments page shows the
+// configured cluster an environment deploys to, when it is one.
+func TestEnvironmentsNameTheirCluster(t *testing.T) {
+	cfg, err := deployplan.ParseConfig([]byte(testEnvConfig), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10)})
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+		o.Environments = runner
+		o.EnvClusters = map[string]string{"dev": "eu-west"}
+	})
+	doc := parseHTML(t, ts.get(t, "/environments", nil).Body.String())
+	got := map[string]string{}
+	for _, r := range byTestID(doc, "env-row") {
+		c := ""
+		if n := byTestID(r, "env-cluster"); len(n) == 1 {
+			c = text(n[0])
+		}
+		got[attr(r, "data-env")] = c
+	}
+	if diff := cmp.Diff(map[string]string{"dev": "in eu-west", "prod": ""}, got); diff != "" {
+		t.Errorf("environments' clusters mismatch (-want +got):\n%s", diff)
 	}
 }
