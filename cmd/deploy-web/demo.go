@@ -108,6 +108,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Environments: env.EnvironmentsFile, HistoryNamespace: env.HistoryNamespace,
 		ReportsDir: filepath.Join(env.Dir, "reports"),
 	}
+	// The demo cluster is named after its kubeconfig context, as a cluster
+	// of --kubeconfig is (and as the demo's environments name it).
+	cfg.ClusterName = "devcluster"
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
 		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile}
 		for _, u := range env.Users {
