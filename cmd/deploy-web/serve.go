@@ -168,11 +168,6 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 }
 
-func restConfig(kubeconfig, context string) (*rest.Config, error) {
-	rc, _, err := restConfigNamed(kubeconfig, context)
-	return rc, err
-}
-
 // restConfigNamed is restConfig and the default name of that cluster:
 // in-cluster, or the context's name (fleetset.DefaultName).
 func restConfigNamed(kubeconfig, context string) (*rest.Config, string, error) {

@@ -89,7 +89,7 @@ type FleetPage struct {
 	// Clusters names every configured cluster (the cluster filter, shown
 	// with more than one).
 	Clusters []string
-	Results    FleetResults
+	Results  FleetResults
 }
 
 // FleetResults is the self-refreshing part of the home page: summary,
@@ -199,7 +199,7 @@ type ActionView struct {
 // and events, in tabs.
 type ResourcePanel struct {
 	AppCluster, AppNamespace, AppName string
-	Node                  kubeview.TreeNode
+	Node                              kubeview.TreeNode
 	// Tab is "summary", "manifest", "diff" or "events".
 	Tab string
 	// Owner is the ref of the node's parent.
