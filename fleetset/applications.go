@@ -32,10 +32,11 @@ var ErrUnknownCluster = errors.New("fleetset: unknown cluster")
 // the Apps that match every other filter.
 //
 // With one member the member's own page is returned (its paging and
-// continue tokens). With several, each member lists every match, the rows
-// are merged (by namespace, name, then cluster; the health and deploy
-// sorts are stable over that order) and paged here, with continue tokens
-// of this package.
+// continue tokens). With several, the rows are merged (by namespace, name,
+// then cluster; the health and deploy sorts order first by their key) and
+// paged here, with continue tokens of this package. Each member's list is
+// already in that order (without the cluster), so a page needs only the
+// first offset+limit rows of each member, not every row.
 func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.Page, error) {
 	if cluster != "" && !slices.ContainsFunc(members, func(m Member) bool { return m.Name == cluster }) {
 		return kubeview.Page{}, fmt.Errorf("%w %q", ErrUnknownCluster, cluster)
@@ -63,6 +64,9 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 	}
 	all := q
 	all.Offset, all.Limit, all.After = 0, 0, ""
+	if q.Limit > 0 {
+		all.Limit = offset + q.Limit
+	}
 	out := kubeview.Page{Counts: kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
 	var rows []kubeview.AppRow
 	for _, m := range members {
@@ -90,23 +94,26 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		}
 	}
 	slices.SortFunc(rows, func(a, b kubeview.AppRow) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
-	})
-	switch q.Sort {
-	case kubeview.SortHealth:
-		slices.SortStableFunc(rows, func(a, b kubeview.AppRow) int {
+		first := 0
+		switch q.Sort {
+		case kubeview.SortHealth:
 			switch {
 			case a.Health.Status.Worse(b.Health.Status):
-				return -1
+				first = -1
 			case b.Health.Status.Worse(a.Health.Status):
-				return 1
+				first = 1
 			}
-			return 0
-		})
-	case kubeview.SortDeployed:
-		slices.SortStableFunc(rows, func(a, b kubeview.AppRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
+		case kubeview.SortDeployed:
+			first = b.LastDeployed.Compare(a.LastDeployed)
+		}
+		return cmp.Or(first, cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
+	})
+	// Matched counts every match, not only the rows fetched.
+	for name, n := range out.Counts.Cluster {
+		if cluster == "" || name == cluster {
+			out.Matched += n
+		}
 	}
-	out.Matched = len(rows)
 	start := min(offset, len(rows))
 	end := len(rows)
 	if q.Limit > 0 {
@@ -117,7 +124,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 	if out.Rows == nil {
 		out.Rows = []kubeview.AppRow{}
 	}
-	if q.Limit > 0 && end < len(rows) {
+	if q.Limit > 0 && start+q.Limit < out.Matched {
 		out.Continue = continuePrefix + strconv.Itoa(end)
 	}
 	return out, nil

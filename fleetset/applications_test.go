@@ -1,7 +1,9 @@
 package fleetset
 
 import (
+	stdcmp "cmp"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,6 +41,24 @@ func (f *fakeLister) Applications(q kubeview.Query) (kubeview.Page, error) {
 			continue
 		}
 		matched = append(matched, r)
+	}
+	// kubeview's order: namespace and name, then stable by the sort's key.
+	slices.SortFunc(matched, func(a, b kubeview.AppRow) int {
+		return stdcmp.Or(stdcmp.Compare(a.Namespace, b.Namespace), stdcmp.Compare(a.Name, b.Name))
+	})
+	switch q.Sort {
+	case kubeview.SortHealth:
+		slices.SortStableFunc(matched, func(a, b kubeview.AppRow) int {
+			switch {
+			case a.Health.Status.Worse(b.Health.Status):
+				return -1
+			case b.Health.Status.Worse(a.Health.Status):
+				return 1
+			}
+			return 0
+		})
+	case kubeview.SortDeployed:
+		slices.SortStableFunc(matched, func(a, b kubeview.AppRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
 	}
 	p.Matched = len(matched)
 	end := len(matched)
@@ -114,6 +134,18 @@ func TestApplications(t *testing.T) {
 			wantKeys: []string{"eu-west/shop/search", "eu-west/shop/web"}, wantMatched: 5, wantCont: "set.4",
 		},
 		{
+			name: "worst first, second page", q: kubeview.Query{Sort: kubeview.SortHealth, Offset: 2, Limit: 2},
+			wantKeys: []string{"us/pay/ledger", "eu-west/shop/search"}, wantMatched: 5, wantCont: "set.4",
+		},
+		{
+			name: "newest first, after a token", q: kubeview.Query{Sort: kubeview.SortDeployed, After: "set.1", Limit: 3},
+			wantKeys: []string{"us/shop/web", "us/pay/ledger", "us/shop/cart"}, wantMatched: 5, wantCont: "set.4",
+		},
+		{
+			name: "one cluster's second page", cluster: "us", q: kubeview.Query{Offset: 2, Limit: 2},
+			wantKeys: []string{"us/shop/web"}, wantMatched: 3,
+		},
+		{
 			name: "an offset past the end", q: kubeview.Query{Offset: 50, Limit: 2},
 			wantKeys: nil, wantMatched: 5,
 		},
@@ -135,6 +167,14 @@ func TestApplications(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A page asks each member for the rows up to its end only.
+	us.queries, eu.queries = nil, nil
+	if _, err := Applications(members, "", kubeview.Query{Offset: 100, Limit: 100, Sort: kubeview.SortHealth}); err != nil {
+		t.Fatal(err)
+	}
+	if q := us.queries[0]; q.Offset != 0 || q.Limit != 200 || q.After != "" || q.Sort != kubeview.SortHealth {
+		t.Errorf("query to a member = %+v, want offset 0, limit 200, the sort", q)
 	}
 	for _, tok := range []string{"abc", "set.", "set.-1", "set.01", "set.1e3", "set.9999999999", "set. 1"} {
 		if _, err := Applications(members, "", kubeview.Query{After: tok, Limit: 1}); !errors.Is(err, kubeview.ErrBadContinue) {
@@ -162,7 +202,7 @@ func TestApplicationsOneCluster(t *testing.T) {
 	if diff := cmp.Diff([]kubeview.Query{q}, us.queries); diff != "" {
 		t.Errorf("query passed to the member mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"us/shop/web"}, keys(got.Rows)); diff != "" {
+	if diff := cmp.Diff([]string{"us/shop/cart"}, keys(got.Rows)); diff != "" {
 		t.Errorf("rows mismatch (-want +got):\n%s", diff)
 	}
 	if got.Counts.Cluster["us"] != 2 || us.rows[0].Cluster != "" {

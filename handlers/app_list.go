@@ -38,17 +38,14 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 		return lr, badRequest("q: at most 253 characters")
 	}
 	q.Cluster = v.Get("cluster")
+	if _, ok := clusters[q.Cluster]; q.Cluster != "" && !ok {
+		return lr, notFound("cluster " + q.Cluster)
+	}
+	// A namespace of any cluster: with a cluster filter, one of another
+	// cluster matches nothing (the filters change one at a time).
 	var namespaces []string
-	if q.Cluster != "" {
-		ns, ok := clusters[q.Cluster]
-		if !ok {
-			return lr, notFound("cluster " + q.Cluster)
-		}
-		namespaces = ns
-	} else {
-		for _, ns := range clusters {
-			namespaces = append(namespaces, ns...)
-		}
+	for _, ns := range clusters {
+		namespaces = append(namespaces, ns...)
 	}
 	q.Namespace = v.Get("namespace")
 	if q.Namespace != "" && !slices.Contains(namespaces, q.Namespace) {
@@ -177,7 +174,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.render(w, r, http.StatusOK, templates.FleetView(templates.FleetPage{
 		Layout:     s.layout(r, "apps", "Applications"),
-		Namespaces: s.namespaces(lr.query.Cluster),
+		Namespaces: s.namespaces(),
 		Clusters:   s.clusterNames(),
 		Results:    results,
 	}))
@@ -210,14 +207,12 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// namespaces are the platform namespaces of a cluster, or of every
-// cluster ("" ), sorted and without repeats.
-func (s *Server) namespaces(cluster string) []string {
+// namespaces are the platform namespaces of every cluster, sorted and
+// without repeats.
+func (s *Server) namespaces() []string {
 	var out []string
 	for _, c := range s.clusters {
-		if cluster == "" || c.Name == cluster {
-			out = append(out, c.View.Namespaces()...)
-		}
+		out = append(out, c.View.Namespaces()...)
 	}
 	if len(s.clusters) == 1 {
 		return out // the cluster's own order, as before clusters

@@ -97,7 +97,8 @@ func TestParseListRequest(t *testing.T) {
 		{name: "cluster", query: "cluster=eu-west", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west"}}},
 		{name: "namespace of another cluster", query: "namespace=eu-only", want: listRequest{query: templates.FleetQuery{Namespace: "eu-only"}}},
 		{name: "namespace of the cluster", query: "cluster=eu-west&namespace=eu-only", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west", Namespace: "eu-only"}}},
-		{name: "namespace not of the cluster", query: "cluster=eu-west&namespace=apps", wantErr: `namespace: "apps" is not a platform namespace`},
+		{name: "namespace of another cluster than the filter's", query: "cluster=eu-west&namespace=apps", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west", Namespace: "apps"}}},
+		{name: "namespace of no cluster", query: "cluster=eu-west&namespace=kube-system", wantErr: `namespace: "kube-system" is not a platform namespace`},
 		{
 			name:  "everything",
 			query: "q=web&namespace=apps&health=Degraded&sync=OutOfSync&sort=deployed&page=2&limit=50&continue=tok&since=1.2",

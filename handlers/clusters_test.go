@@ -127,8 +127,8 @@ func TestFleetManyClusters(t *testing.T) {
 			t.Errorf("GET %s: status = %d, want 404 (unknown cluster)", target, w.Code)
 		}
 	}
-	if w := ts.get(t, "/?cluster=us&namespace=eu-only", nil); w.Code != http.StatusBadRequest {
-		t.Errorf("GET a namespace that is no platform namespace of the cluster: status = %d, want 400", w.Code)
+	if w := ts.get(t, "/?cluster=us&namespace=kube-system", nil); w.Code != http.StatusBadRequest {
+		t.Errorf("GET a namespace that is no cluster's platform namespace: status = %d, want 400", w.Code)
 	}
 
 	// The JSON list: rows carry their cluster, counts per cluster.

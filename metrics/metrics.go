@@ -60,6 +60,9 @@ type InformerSource interface {
 type ClusterInformers struct {
 	Cluster string
 	Source  InformerSource
+	// Reachable, if set, says whether the cluster's apiserver answered its
+	// last probe (deploy_web_cluster_reachable).
+	Reachable func() bool
 }
 
 // Metrics holds the registry and the instruments. Its methods are safe for
@@ -212,6 +215,9 @@ var (
 	informerForbiddenDesc = prometheus.NewDesc("deploy_web_informer_forbidden",
 		"1 when the service account may not read the kind in the namespace (RBAC).",
 		[]string{"cluster", "namespace", "kind"}, nil)
+	clusterReachableDesc = prometheus.NewDesc("deploy_web_cluster_reachable",
+		"1 when the cluster's apiserver answered the last reachability probe; 0 while its rows are shown stale.",
+		[]string{"cluster"}, nil)
 	informerAgeDesc = prometheus.NewDesc("deploy_web_informer_last_event_age_seconds",
 		"Seconds since the informer last delivered an add, update or delete (resyncs every 10 minutes included); absent until the first event, so a kind with no objects has none.",
 		[]string{"cluster", "namespace", "kind"}, nil)
@@ -221,11 +227,15 @@ func (c informerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- informerSyncedDesc
 	ch <- informerForbiddenDesc
 	ch <- informerAgeDesc
+	ch <- clusterReachableDesc
 }
 
 func (c informerCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	for _, ci := range c.src {
+		if ci.Reachable != nil {
+			ch <- prometheus.MustNewConstMetric(clusterReachableDesc, prometheus.GaugeValue, b2f(ci.Reachable()), ci.Cluster)
+		}
 		for _, s := range ci.Source.InformerStates() {
 			ch <- prometheus.MustNewConstMetric(informerSyncedDesc, prometheus.GaugeValue, b2f(s.Synced), ci.Cluster, s.Namespace, s.Kind)
 			ch <- prometheus.MustNewConstMetric(informerForbiddenDesc, prometheus.GaugeValue, b2f(s.Forbidden), ci.Cluster, s.Namespace, s.Kind)

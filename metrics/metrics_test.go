@@ -62,9 +62,9 @@ func TestScrape(t *testing.T) {
 		{Namespace: "shop", Kind: "Deployment", Synced: true, LastEvent: time.Now().Add(-90 * time.Second)},
 		{Namespace: "shop", Kind: "CronJob", Synced: true},
 		{Namespace: "pay", Kind: "Pod", Synced: false, Forbidden: true},
-	}}, metrics.ClusterInformers{Cluster: "eu-west", Source: fakeInformers{
+	}, Reachable: func() bool { return true }}, metrics.ClusterInformers{Cluster: "eu-west", Source: fakeInformers{
 		{Namespace: "shop", Kind: "Deployment", Synced: false},
-	}})
+	}, Reachable: func() bool { return false }})
 	m.ObserveRequest("GET /apps/{namespace}/{name}", 200, 20*time.Millisecond)
 	m.ObserveRequest("GET /apps/{namespace}/{name}", 404, time.Millisecond)
 	m.ObserveRequest("POST /v1/deploy/{name}/rollback", 503, time.Millisecond)
@@ -100,6 +100,8 @@ func TestScrape(t *testing.T) {
 		`deploy_web_informer_synced{cluster="us",kind="Deployment",namespace="shop"} 1`,
 		`deploy_web_informer_synced{cluster="us",kind="Pod",namespace="pay"} 0`,
 		`deploy_web_informer_synced{cluster="eu-west",kind="Deployment",namespace="shop"} 0`,
+		`deploy_web_cluster_reachable{cluster="us"} 1`,
+		`deploy_web_cluster_reachable{cluster="eu-west"} 0`,
 		`deploy_web_informer_forbidden{cluster="us",kind="Pod",namespace="pay"} 1`,
 		`deploy_web_informer_forbidden{cluster="us",kind="Deployment",namespace="shop"} 0`,
 		`deploy_web_informer_last_event_age_seconds{cluster="us",kind="Deployment",namespace="shop"} `,

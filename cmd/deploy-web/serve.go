@@ -252,7 +252,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	rc, cs := home.rc, home.cs
 	var informers []metrics.ClusterInformers
 	for _, m := range members {
-		informers = append(informers, metrics.ClusterInformers{Cluster: m.cfg.Name, Source: m.view})
+		informers = append(informers, metrics.ClusterInformers{Cluster: m.cfg.Name, Source: m.view,
+			Reachable: func() bool { return m.view.Status().Reachable }})
 	}
 	met := metrics.New(informers...)
 
