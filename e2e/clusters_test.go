@@ -187,6 +187,10 @@ func TestSecondClusterUnreachable(t *testing.T) {
 	}
 
 	// The page left open shows the banner by itself (its HTMX refresh).
+	// Not yet within the 10 s: the refresh answers 204 "unchanged" while
+	// the list's version and the minute are the same, and a cluster going
+	// stale changes neither, so this waits up to 60 s (observed 12.9 s and
+	// 59.2 s). The time is logged; the bound here only catches "never".
 	openStart := time.Now()
 	waitVisibleOrErr(t, ctx, `[data-testid=stale-banner][data-cluster=`+secondCluster+`]`, 90*time.Second)
 	t.Logf("the open fleet page showed eu-west's banner %.1fs after the server did", time.Since(openStart).Seconds())
@@ -389,11 +393,17 @@ func TestSecondClusterInBrowser(t *testing.T) {
 	if !strings.HasSuffix(loc, "/clusters/"+secondCluster+"/apps/storefront/pricing/logs") {
 		t.Errorf("Logs link went to %s", loc)
 	}
-	rows := waitRowsGrow(t, ctx, "pricing's log lines", 0)
-	if pod := texts(t, ctx, `[data-testid=log-stream-pod]`); len(pod) == 0 || !strings.HasPrefix(pod[0], "pricing-") {
-		t.Errorf("streaming pod = %q, want one of pricing's", pod)
+	// The newest pod crash-loops (its container is often waiting, and the
+	// cluster then refuses its logs, as a kubelet does): pick one of
+	// 2.1.0's, which keep serving, in the pod menu.
+	pod := readyPod(t, secondCluster, "storefront", "pricing", ":2.1.0")
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid=log-pod]`), pod),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=log-pod]').dispatchEvent(new Event('change', {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d log lines, first %q", len(rows), rows[0])
+	waitText(t, ctx, `[data-testid=log-stream-pod]`, func(s string) bool { return s == pod }, 30*time.Second)
+	rows := waitRowsGrow(t, ctx, "pricing's log lines", 0)
+	t.Logf("%d log lines of %s, first %q", len(rows), pod, rows[0])
 	screenshot(t, ctx, "pricing-logs")
 
 	// The same on a phone.
@@ -408,9 +418,34 @@ func TestSecondClusterInBrowser(t *testing.T) {
 	screenshot(t, ctx, "phone-pricing")
 	navigate(t, ctx, "/clusters/"+secondCluster+"/apps/storefront/pricing/resource/apps:Deployment:storefront:pricing", `[data-testid=resource-panel]`)
 	screenshot(t, ctx, "phone-pricing-deployment")
-	navigate(t, ctx, "/clusters/"+secondCluster+"/apps/storefront/pricing/logs", `[data-testid=log-box]`)
+	navigate(t, ctx, "/clusters/"+secondCluster+"/apps/storefront/pricing/logs?pod="+pod, `[data-testid=log-box]`)
 	waitRowsGrow(t, ctx, "pricing's log lines on a phone", 0)
 	screenshot(t, ctx, "phone-pricing-logs")
+}
+
+// readyPod returns a ready pod of an App in a demo cluster whose image
+// ends with imageSuffix.
+func readyPod(t *testing.T, cluster, namespace, app, imageSuffix string) string {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(demoEnv.clusterConfig(t, cluster))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if len(p.Spec.Containers) == 0 || !strings.HasSuffix(p.Spec.Containers[0].Image, imageSuffix) {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == "Ready" && c.Status == "True" {
+				return p.Name
+			}
+		}
+	}
+	t.Fatalf("no ready pod of %s/%s with image *%s in %s", namespace, app, imageSuffix, cluster)
+	return ""
 }
 
 // waitVisibleOrErr is waitVisible that reports instead of stopping the
