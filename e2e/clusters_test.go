@@ -420,6 +420,7 @@ func TestSecondClusterInBrowser(t *testing.T) {
 	screenshot(t, ctx, "phone-pricing-deployment")
 	navigate(t, ctx, "/clusters/"+secondCluster+"/apps/storefront/pricing/logs?pod="+pod, `[data-testid=log-box]`)
 	waitRowsGrow(t, ctx, "pricing's log lines on a phone", 0)
+	checkNoSideScroll(t, ctx, "eu-west pricing logs")
 	screenshot(t, ctx, "phone-pricing-logs")
 }
 
