@@ -174,6 +174,18 @@ func TestTwoRealClusters(t *testing.T) {
 		t.Errorf("GET tree of web in eu-west = %d %s, want 200", w.Code, w.Body)
 	}
 
+	// eu-west's app page, tree and logs come from eu-west.
+	doc := parseHTML(t, ts.get(t, "/clusters/eu-west/apps/shop/web", nil).Body.String())
+	if got := text(oneByTestID(t, doc, "app-cluster")); got != "eu-west" {
+		t.Errorf("eu-west's app page names cluster %q, want eu-west", got)
+	}
+	if w := ts.get(t, "/clusters/eu-west/apps/shop/cart", nil); w.Code != http.StatusNotFound {
+		t.Errorf("GET us-east's cart under eu-west = %d, want 404", w.Code)
+	}
+	if w := ts.get(t, "/v1/deploy/web/logs?cluster=eu-west&tail=5", nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"pod":"web-`) {
+		t.Errorf("GET web's logs in eu-west = %d %s, want 200 from one of its pods", w.Code, w.Body)
+	}
+
 	// A rollback in eu-west leaves us-east's web untouched.
 	usBefore := us.app(t, "web").GetResourceVersion()
 	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}

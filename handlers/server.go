@@ -21,8 +21,8 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 )
 
-// Fleet is what the handlers read from the cluster caches (implemented by
-// kubeview.Cache). Every method takes the namespace before the name.
+// Fleet is what the handlers read from one cluster's caches (implemented
+// by kubeview.Cache). Every method takes the namespace before the name.
 type Fleet interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 	Status() kubeview.Status
@@ -145,7 +145,10 @@ type Server struct {
 	logStreams, logReads, runStreams *userLimiter
 }
 
-// New wires the handlers.
+// New wires the handlers. view, opts.Release and opts.Logs are the one
+// cluster named opts.ClusterName; when opts.Clusters lists the clusters
+// instead, view may be nil. Cluster names must be unique (fleetset
+// validates them).
 func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
