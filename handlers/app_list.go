@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"slices"
@@ -111,6 +113,29 @@ func unchanged(since string, version uint64, now time.Time) bool {
 	return unchangedTag(since, strconv.FormatUint(version, 10), now)
 }
 
+// fleetVersion is the list's version with each cluster's reachability
+// (a hash of both when several clusters are configured), so an open
+// page shows a cluster going stale, or coming back, at its next poll
+// rather than at its minute's refresh.
+func fleetVersion(version uint64, states []templates.ClusterState) uint64 {
+	if len(states) < 2 {
+		return version
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], version)
+	h.Write(b[:])
+	for _, c := range states {
+		h.Write([]byte(c.Name))
+		if c.Status.Reachable {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+		}
+	}
+	return h.Sum64()
+}
+
 // clusterNamespaces maps each cluster to its platform namespaces.
 func (s *Server) clusterNamespaces() map[string][]string {
 	out := make(map[string][]string, len(s.clusters))
@@ -154,7 +179,9 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if isHTMX(r) && lr.since != "" && unchanged(lr.since, res.Version, now) {
+	states := s.clusterStates()
+	version := fleetVersion(res.Version, states)
+	if isHTMX(r) && lr.since != "" && unchanged(lr.since, version, now) {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -163,11 +190,11 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 		return notFound("page " + strconv.Itoa(lr.query.Page))
 	}
 	poll := lr.query.Values()
-	poll.Set("since", strconv.FormatUint(res.Version, 10)+"."+strconv.FormatInt(now.Unix(), 10))
+	poll.Set("since", strconv.FormatUint(version, 10)+"."+strconv.FormatInt(now.Unix(), 10))
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Clusters: s.clusterStates(), Now: now, PollURL: paths.Fleet(poll),
+		Clusters: states, Now: now, PollURL: paths.Fleet(poll),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))

@@ -655,3 +655,23 @@ func TestAppListHistoryRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestFleetVersionFollowsReachability: with several clusters, a cluster
+// going stale (or coming back) changes the list's poll version, so an open
+// page redraws at its next poll; with one, the version is the list's own.
+func TestFleetVersionFollowsReachability(t *testing.T) {
+	up := []templates.ClusterState{{Name: "a", Status: kubeview.Status{Reachable: true}}, {Name: "b", Status: kubeview.Status{Reachable: true}}}
+	down := []templates.ClusterState{{Name: "a", Status: kubeview.Status{Reachable: true}}, {Name: "b"}}
+	if fleetVersion(7, up) == fleetVersion(7, down) {
+		t.Error("a cluster going unreachable leaves the poll version unchanged")
+	}
+	if fleetVersion(7, up) != fleetVersion(7, up) {
+		t.Error("the poll version is not stable")
+	}
+	if fleetVersion(7, up) == fleetVersion(8, up) {
+		t.Error("a new list version leaves the poll version unchanged")
+	}
+	if got := fleetVersion(7, up[:1]); got != 7 {
+		t.Errorf("one cluster: version %d, want the list's 7", got)
+	}
+}

@@ -73,7 +73,9 @@ func (s *Server) appLive(r *http.Request, a appRef, selected string) (templates.
 	l.CanWrite = a.c.Release != nil
 	l.CSRF = auth.CSRFToken(r.Context())
 	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return paths.AppResource(a.Cluster(), ns, name, n.Ref) })
-	etag := changeTag(row, tree, l.History)
+	// The cluster's reachability is in the tag: the page shows it going
+	// stale, or coming back, at its next poll.
+	etag := changeTag(row, tree, l.History, l.Status.Reachable)
 	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
 	if mode == "list" {
 		q.Set("view", "list")
