@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -64,14 +65,15 @@ type resourceDetail struct {
 	Drift []kubeview.DriftField
 }
 
-// loadResource finds a ref in an app's tree and computes its diff.
-func (s *Server) loadResource(ns, app string, ref kubeview.Ref) (resourceDetail, error) {
-	obj, node, err := s.view.Object(ns, app, ref)
+// loadResource finds a ref in an app's tree, reads the object from the
+// cluster and computes its diff.
+func (s *Server) loadResource(ctx context.Context, ns, app string, ref kubeview.Ref) (resourceDetail, error) {
+	obj, node, err := s.view.Object(ctx, ns, app, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
-		return resourceDetail{}, err
+		return resourceDetail{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 	}
 	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.view.DriftOf(node.UID)}
 	if d.Drift == nil {
@@ -115,7 +117,7 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(ns, name, ref)
+	d, err := s.loadResource(r.Context(), ns, name, ref)
 	if err != nil {
 		return err
 	}
@@ -254,7 +256,7 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(ns, name, ref)
+	d, err := s.loadResource(r.Context(), ns, name, ref)
 	if err != nil {
 		return err
 	}

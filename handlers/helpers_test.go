@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -89,7 +90,7 @@ func (v *fakeView) Tree(namespace, name string) (kubeview.Tree, error) {
 	return kubeview.Tree{}, kubeview.ErrAppNotFound
 }
 
-func (v *fakeView) Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error) {
+func (v *fakeView) Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error) {
 	return nil, kubeview.TreeNode{}, kubeview.ErrAppNotFound
 }
 

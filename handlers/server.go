@@ -29,7 +29,7 @@ type Fleet interface {
 	Row(namespace, name string) (kubeview.AppRow, bool)
 	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
-	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
+	Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
 	Events(namespace, uid string) []kubeview.Event
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)

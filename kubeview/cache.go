@@ -470,22 +470,6 @@ func (s *driftStore) forget(obj any) {
 // driftOf returns the drift summary of a cached object (nil when none).
 func (c *Cache) driftOf(uid types.UID) []DriftField { return c.drift.get(uid) }
 
-// stripObject is the informers' transform: it drops managedFields, which are
-// large and never shown, and keeps of an Event only what the events tab
-// shows (Events: type, reason, message, count, time) and the involved
-// object it is indexed by. Events outnumber every other kind in a fleet
-// (several per pod) and are never shown as manifests. Every other kind is
-// kept whole: the resource panel shows its cached manifest.
-func stripObject(obj any) (any, error) {
-	if e, ok := obj.(*corev1.Event); ok {
-		return leanEvent(e), nil
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 func leanEvent(e *corev1.Event) *corev1.Event {
 	return &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
