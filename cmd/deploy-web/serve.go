@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -173,6 +174,26 @@ func restConfig(kubeconfig, context string) (*rest.Config, error) {
 	return rc, nil
 }
 
+// The dashboard's request budget, set on purpose rather than left to
+// client-go's default (5/s, burst 10): at start every informer (13 kinds,
+// Events and Apps per platform namespace) sends a list or watch, which at
+// 5/s held /readyz back by seconds. The dashboard only reads, apart from
+// rollbacks and sync requests; the same budget as the reference operator's
+// (operator.ClientQPS, ClientBurst).
+const (
+	dashboardQPS   = 50
+	dashboardBurst = 100
+)
+
+// dashboardClientConfig returns a copy of rc with the dashboard's user
+// agent and request budget.
+func dashboardClientConfig(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.UserAgent = "deploy-web"
+	c.QPS, c.Burst, c.RateLimiter = dashboardQPS, dashboardBurst, nil
+	return c
+}
+
 func readSecret(path, env, flagName string) (string, error) {
 	if path != "" {
 		b, err := os.ReadFile(path)
@@ -222,9 +243,15 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if gvr == nil || gvr.Version == "" || gvr.Group == "" {
 		return fmt.Errorf("--app-resource: %q is not resource.version.group (like apps.v1.hanzo.ai)", cfg.AppResource)
 	}
-	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "deploy-web"
-	cs, err := kubernetes.NewForConfig(rc)
+	rc = dashboardClientConfig(rc)
+	// The typed clients speak protobuf: the informers decode every pod and
+	// ReplicaSet of the fleet at start, and protobuf decodes in a fraction
+	// of JSON's time and garbage. The dynamic client (the App CRD) stays on
+	// JSON: custom resources have no protobuf encoding.
+	tc := rest.CopyConfig(rc)
+	tc.ContentType = runtime.ContentTypeProtobuf
+	tc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cs, err := kubernetes.NewForConfig(tc)
 	if err != nil {
 		return err
 	}
