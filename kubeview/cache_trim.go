@@ -1,10 +1,13 @@
 package kubeview
 
 import (
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/appcr"
 )
@@ -15,57 +18,141 @@ import (
 // reads the whole object from the apiserver per request (Object), so no
 // page shows a cached manifest.
 //
-// Every object loses its managedFields (the drift summary was taken before)
-// and the last-applied annotation (a copy of the desired object; the panel
-// reads it from the live object). Per kind:
+// Every registry object loses its managedFields (the drift summary was
+// taken before), every label but the instance label (indexed) and every
+// annotation but the few that are read (keptAnnotations). Per kind:
 //   - Event: what the events tab shows and the involved object (leanEvent);
-//   - Pod: metadata, the containers' names and images, the restart policy
-//     and node, and the status without addresses and per-container
-//     resources (the health rule, the tree's ready and restart counts, the
-//     running versions and the log picker read these);
+//   - Pod: the containers' names and images, the restart policy and node,
+//     and the status without addresses and per-container resources (the
+//     health rule, the tree's ready and restart counts, the running
+//     versions and the log picker read these);
 //   - ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob: the pod
-//     template is cut the same way (images for the tree, the sync verdict,
-//     the running versions and the history; its labels and annotations
-//     stay), the rest of the spec and the status stay (health);
-//   - ConfigMap: no data (never shown from the cache);
-//   - everything else (Services, Ingresses, HPAs, PDBs, PVCs, Apps) keeps
-//     its spec and status, which are small.
+//     template is cut the same way and loses its metadata, the selector
+//     goes; the rest of the spec and the status stay (health, replicas);
+//   - Service: its type and status (health);
+//   - ConfigMap: no data;
+//   - HPA, PDB, Ingress, PVC keep spec and status (few and small);
+//   - the App (unstructured): see leanApp.
 func stripObject(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Event:
 		return leanEvent(o), nil
+	case *unstructured.Unstructured:
+		return leanApp(o), nil
 	case *corev1.Pod:
 		o.Spec = leanPodSpec(o.Spec)
 		o.Status = leanPodStatus(o.Status)
 	case *appsv1.ReplicaSet:
-		o.Spec.Template.Spec = leanPodSpec(o.Spec.Template.Spec)
+		o.Spec.Template = leanTemplate(o.Spec.Template)
+		o.Spec.Selector = nil
 	case *appsv1.Deployment:
-		o.Spec.Template.Spec = leanPodSpec(o.Spec.Template.Spec)
+		o.Spec.Template = leanTemplate(o.Spec.Template)
+		o.Spec.Selector = nil
 	case *appsv1.StatefulSet:
-		o.Spec.Template.Spec = leanPodSpec(o.Spec.Template.Spec)
-		o.Spec.VolumeClaimTemplates = nil
+		o.Spec.Template = leanTemplate(o.Spec.Template)
+		o.Spec.Selector, o.Spec.VolumeClaimTemplates = nil, nil
 	case *appsv1.DaemonSet:
-		o.Spec.Template.Spec = leanPodSpec(o.Spec.Template.Spec)
+		o.Spec.Template = leanTemplate(o.Spec.Template)
+		o.Spec.Selector = nil
 	case *batchv1.Job:
-		o.Spec.Template.Spec = leanPodSpec(o.Spec.Template.Spec)
+		o.Spec.Template = leanTemplate(o.Spec.Template)
+		o.Spec.Selector = nil
 	case *batchv1.CronJob:
-		o.Spec.JobTemplate.Spec.Template.Spec = leanPodSpec(o.Spec.JobTemplate.Spec.Template.Spec)
+		o.Spec.JobTemplate = batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: leanTemplate(o.Spec.JobTemplate.Spec.Template)}}
+	case *corev1.Service:
+		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type}
 	case *corev1.ConfigMap:
 		o.Data, o.BinaryData = nil, nil
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
-		if a := m.GetAnnotations(); a != nil {
-			if _, ok := a[appcr.LastAppliedAnnotation]; ok {
-				delete(a, appcr.LastAppliedAnnotation)
-				if len(a) == 0 {
-					a = nil
-				}
-				m.SetAnnotations(a) // an Unstructured copies, a typed object keeps the map
+		m.SetLabels(keepKeys(m.GetLabels(), keptLabels))
+		m.SetAnnotations(keepKeys(m.GetAnnotations(), keptAnnotations))
+	}
+	return obj, nil
+}
+
+// keptLabels are the labels the cache keeps: the instance label (indexed,
+// and how a child names its App).
+var keptLabels = []string{appcr.InstanceLabel}
+
+// keptAnnotations are the annotations the cache keeps, each read by a page:
+// the Deployment controller's revision (tree, history, running versions),
+// a pod's default container (log picker), the HPA v1 conditions (health).
+var keptAnnotations = []string{
+	"deployment.kubernetes.io/revision",
+	"kubectl.kubernetes.io/default-container",
+	"autoscaling.alpha.kubernetes.io/conditions",
+}
+
+// keepKeys returns the entries of m whose key is in keep: m itself when it
+// has no others, nil when none is left.
+func keepKeys(m map[string]string, keep []string) map[string]string {
+	drop := false
+	for k := range m {
+		if !slices.Contains(keep, k) {
+			drop = true
+			break
+		}
+	}
+	if !drop {
+		if len(m) == 0 {
+			return nil
+		}
+		return m
+	}
+	var out map[string]string
+	for _, k := range keep {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, 1)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// leanApp keeps of an App what the list, the tree and the App's health
+// read: its identity and owners, generation and deletion, the labels and
+// annotations kept for every object, spec.image (the App contract) and the
+// status's observedGeneration and conditions. Other fields of a hostile or
+// simply large custom resource never reach the cache.
+func leanApp(u *unstructured.Unstructured) *unstructured.Unstructured {
+	md := map[string]any{}
+	if m, ok := u.Object["metadata"].(map[string]any); ok {
+		for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "ownerReferences"} {
+			if v, ok := m[k]; ok {
+				md[k] = v
 			}
 		}
 	}
-	return obj, nil
+	out := &unstructured.Unstructured{Object: map[string]any{"metadata": md}}
+	for _, k := range []string{"apiVersion", "kind"} {
+		if v, ok := u.Object[k]; ok {
+			out.Object[k] = v
+		}
+	}
+	out.SetLabels(keepKeys(u.GetLabels(), keptLabels))
+	out.SetAnnotations(keepKeys(u.GetAnnotations(), keptAnnotations))
+	if img, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "image"); ok {
+		out.Object["spec"] = map[string]any{"image": img}
+	}
+	if st, ok := u.Object["status"].(map[string]any); ok {
+		lean := map[string]any{}
+		for _, k := range []string{"observedGeneration", "conditions"} {
+			if v, ok := st[k]; ok {
+				lean[k] = v
+			}
+		}
+		out.Object["status"] = lean
+	}
+	return out
+}
+
+// leanTemplate keeps of a pod template its lean spec (leanPodSpec).
+func leanTemplate(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: leanPodSpec(t.Spec)}
 }
 
 // leanPodSpec keeps of a pod spec the containers' names and images (init

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -90,8 +91,9 @@ func leanSpecWant(name, image string) corev1.PodSpec {
 func fullMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: name, Namespace: "shop", UID: k8stypes.UID("uid-" + name), ResourceVersion: "7", Generation: 2, CreationTimestamp: trimT0,
-		Labels:          map[string]string{appcr.InstanceLabel: "web"},
-		Annotations:     map[string]string{appcr.LastAppliedAnnotation: `{"big":"copy"}`, "deployment.kubernetes.io/revision": "3"},
+		Labels: map[string]string{appcr.InstanceLabel: "web", "app.kubernetes.io/managed-by": "hanzo-operator", "pod-template-hash": "5d8f"},
+		Annotations: map[string]string{appcr.LastAppliedAnnotation: `{"big":"copy"}`, "deployment.kubernetes.io/revision": "3",
+			"hanzo.ai/applied-hash": "0123456789abcdef", "kubectl.kubernetes.io/default-container": "web"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "hanzo.ai/v1", Kind: "App", Name: "web", UID: "app-web", Controller: ptr.To(true)}},
 		ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "hanzo-operator", Operation: metav1.ManagedFieldsOperationApply}},
 	}
@@ -100,7 +102,8 @@ func fullMeta(name string) metav1.ObjectMeta {
 func leanMeta(name string) metav1.ObjectMeta {
 	m := fullMeta(name)
 	m.ManagedFields = nil
-	m.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3"}
+	m.Labels = map[string]string{appcr.InstanceLabel: "web"}
+	m.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3", "kubectl.kubernetes.io/default-container": "web"}
 	return m
 }
 
@@ -131,45 +134,46 @@ func TestStripObject(t *testing.T) {
 		}},
 		InitContainerStatuses: []corev1.ContainerStatus{{Name: "migrate", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: "done"}}}},
 	}
-	tmpl := func(spec corev1.PodSpec) corev1.PodTemplateSpec {
-		return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"pod-template-hash": "5d8f"}, Annotations: map[string]string{"a": "b"}}, Spec: spec}
-	}
-	full, lean := fullPodSpec("web", "r/web:1"), leanSpecWant("web", "r/web:1")
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{appcr.InstanceLabel: "web"}}
+	full := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"pod-template-hash": "5d8f"}, Annotations: map[string]string{"a": "b"}}, Spec: fullPodSpec("web", "r/web:1")}
+	lean := corev1.PodTemplateSpec{Spec: leanSpecWant("web", "r/web:1")}
 	depStatus := appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}
 	tests := []struct {
 		name     string
 		in, want runtime.Object
 	}{
 		{"Pod",
-			&corev1.Pod{ObjectMeta: fullMeta("web-1"), Spec: full, Status: podStatus},
-			&corev1.Pod{ObjectMeta: leanMeta("web-1"), Spec: lean, Status: leanStatus}},
+			&corev1.Pod{ObjectMeta: fullMeta("web-1"), Spec: full.Spec, Status: podStatus},
+			&corev1.Pod{ObjectMeta: leanMeta("web-1"), Spec: lean.Spec, Status: leanStatus}},
 		{"ReplicaSet",
-			&appsv1.ReplicaSet{ObjectMeta: fullMeta("web-5d8f"), Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: tmpl(full)}, Status: appsv1.ReplicaSetStatus{Replicas: 3, ReadyReplicas: 2}},
-			&appsv1.ReplicaSet{ObjectMeta: leanMeta("web-5d8f"), Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: tmpl(lean)}, Status: appsv1.ReplicaSetStatus{Replicas: 3, ReadyReplicas: 2}}},
+			&appsv1.ReplicaSet{ObjectMeta: fullMeta("web-5d8f"), Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Selector: sel, Template: full}, Status: appsv1.ReplicaSetStatus{Replicas: 3, ReadyReplicas: 2}},
+			&appsv1.ReplicaSet{ObjectMeta: leanMeta("web-5d8f"), Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: lean}, Status: appsv1.ReplicaSetStatus{Replicas: 3, ReadyReplicas: 2}}},
 		{"Deployment",
-			&appsv1.Deployment{ObjectMeta: fullMeta("web"), Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Paused: true, Template: tmpl(full)}, Status: depStatus},
-			&appsv1.Deployment{ObjectMeta: leanMeta("web"), Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Paused: true, Template: tmpl(lean)}, Status: depStatus}},
+			&appsv1.Deployment{ObjectMeta: fullMeta("web"), Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Paused: true, Selector: sel, Template: full}, Status: depStatus},
+			&appsv1.Deployment{ObjectMeta: leanMeta("web"), Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Paused: true, Template: lean}, Status: depStatus}},
 		{"StatefulSet",
-			&appsv1.StatefulSet{ObjectMeta: fullMeta("db"), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Template: tmpl(full),
+			&appsv1.StatefulSet{ObjectMeta: fullMeta("db"), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: sel, Template: full,
 				UpdateStrategy:       appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType, RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}},
 				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}},
-			&appsv1.StatefulSet{ObjectMeta: leanMeta("db"), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Template: tmpl(lean),
+			&appsv1.StatefulSet{ObjectMeta: leanMeta("db"), Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Template: lean,
 				UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType, RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}}}}},
 		{"DaemonSet",
-			&appsv1.DaemonSet{ObjectMeta: fullMeta("agent"), Spec: appsv1.DaemonSetSpec{Template: tmpl(full), UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}}},
-			&appsv1.DaemonSet{ObjectMeta: leanMeta("agent"), Spec: appsv1.DaemonSetSpec{Template: tmpl(lean), UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}}}},
+			&appsv1.DaemonSet{ObjectMeta: fullMeta("agent"), Spec: appsv1.DaemonSetSpec{Selector: sel, Template: full, UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}}},
+			&appsv1.DaemonSet{ObjectMeta: leanMeta("agent"), Spec: appsv1.DaemonSetSpec{Template: lean, UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}}}},
 		{"Job",
-			&batchv1.Job{ObjectMeta: fullMeta("seed"), Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: tmpl(full)}},
-			&batchv1.Job{ObjectMeta: leanMeta("seed"), Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: tmpl(lean)}}},
+			&batchv1.Job{ObjectMeta: fullMeta("seed"), Spec: batchv1.JobSpec{Suspend: ptr.To(true), Selector: sel, Template: full}},
+			&batchv1.Job{ObjectMeta: leanMeta("seed"), Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: lean}}},
 		{"CronJob",
-			&batchv1.CronJob{ObjectMeta: fullMeta("nightly"), Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: tmpl(full)}}}},
-			&batchv1.CronJob{ObjectMeta: leanMeta("nightly"), Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: tmpl(lean)}}}}},
+			&batchv1.CronJob{ObjectMeta: fullMeta("nightly"), Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}, Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](6), Template: full}}}},
+			&batchv1.CronJob{ObjectMeta: leanMeta("nightly"), Spec: batchv1.CronJobSpec{Schedule: "@daily", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: lean}}}}},
 		{"ConfigMap: no data",
 			&corev1.ConfigMap{ObjectMeta: fullMeta("cfg"), Data: map[string]string{"big": "x"}, BinaryData: map[string][]byte{"b": {1}}},
 			&corev1.ConfigMap{ObjectMeta: leanMeta("cfg")}},
-		{"Service: spec and status stay",
-			&corev1.Service{ObjectMeta: fullMeta("web"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.9"}},
-			&corev1.Service{ObjectMeta: leanMeta("web"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.9"}}},
+		{"Service: type and status",
+			&corev1.Service{ObjectMeta: fullMeta("web"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.9", Selector: map[string]string{"a": "b"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}, Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}}},
+			&corev1.Service{ObjectMeta: leanMeta("web"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
+				Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}}}},
 		{"only a last-applied annotation: none left",
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "x", Annotations: map[string]string{appcr.LastAppliedAnnotation: "{}"}}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "x"}}},
@@ -187,16 +191,25 @@ func TestStripObject(t *testing.T) {
 	}
 }
 
-// TestStripApp: the App keeps its spec and status (the row, the tree and
-// its health read them) and loses managedFields and last-applied.
+// TestStripApp: the App keeps what the row, the tree and its health read
+// (identity, owners, generation, deletion, the instance label, spec.image,
+// status.observedGeneration and conditions) and nothing else of a custom
+// resource that may carry anything.
 func TestStripApp(t *testing.T) {
+	conds := []any{map[string]any{"type": "Ready", "status": "True", "reason": "RolloutComplete", "message": "ok"}}
+	owners := []any{map[string]any{"apiVersion": "x/v1", "kind": "Team", "name": "t", "uid": "t1"}}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hanzo.ai/v1", "kind": "App",
-		"metadata": map[string]any{"name": "web", "namespace": "shop", "annotations": map[string]any{
-			appcr.LastAppliedAnnotation: "{}", appcr.SyncRequestedAnnotation: "2026-11-30T12:00:00Z"},
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "9", "generation": int64(3),
+			"creationTimestamp": "2026-11-30T12:00:00Z", "deletionTimestamp": "2026-11-30T13:00:00Z", "ownerReferences": owners,
+			"finalizers": []any{"hanzo.ai/finalizer"},
+			"labels":     map[string]any{appcr.InstanceLabel: "web", "team": "shop"},
+			"annotations": map[string]any{
+				appcr.LastAppliedAnnotation: "{}", appcr.SyncRequestedAnnotation: "2026-11-30T12:00:00Z"},
 			"managedFields": []any{map[string]any{"manager": "kubectl"}}},
-		"spec":   map[string]any{"image": "r/web:1.2.0"},
-		"status": map[string]any{"observedGeneration": int64(1)},
+		"spec":   map[string]any{"image": "r/web:1.2.0", "env": []any{map[string]any{"name": "A", "value": "b"}}, "replicas": int64(3)},
+		"status": map[string]any{"observedGeneration": int64(3), "conditions": conds, "history": []any{"big"}},
+		"extra":  "x",
 	}}
 	got, err := stripObject(u)
 	if err != nil {
@@ -204,12 +217,20 @@ func TestStripApp(t *testing.T) {
 	}
 	want := map[string]any{
 		"apiVersion": "hanzo.ai/v1", "kind": "App",
-		"metadata": map[string]any{"name": "web", "namespace": "shop", "annotations": map[string]any{appcr.SyncRequestedAnnotation: "2026-11-30T12:00:00Z"}},
-		"spec":     map[string]any{"image": "r/web:1.2.0"},
-		"status":   map[string]any{"observedGeneration": int64(1)},
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "9", "generation": int64(3),
+			"creationTimestamp": "2026-11-30T12:00:00Z", "deletionTimestamp": "2026-11-30T13:00:00Z", "ownerReferences": owners,
+			"labels": map[string]any{appcr.InstanceLabel: "web"}},
+		"spec":   map[string]any{"image": "r/web:1.2.0"},
+		"status": map[string]any{"observedGeneration": int64(3), "conditions": conds},
 	}
 	if diff := cmp.Diff(want, got.(*unstructured.Unstructured).Object); diff != "" {
 		t.Errorf("stripObject(App) (-want +got):\n%s", diff)
+	}
+	gv := schema.GroupVersion{Group: "hanzo.ai", Version: "v1"}
+	u.SetDeletionTimestamp(nil)
+	lean := leanApp(u)
+	if got, want := AppCRHealth(lean, gv), AppCRHealth(u, gv); got != want {
+		t.Errorf("AppCRHealth(stripped) = %+v, want %+v", got, want)
 	}
 }
 
@@ -253,6 +274,7 @@ func TestStripKeepsWhatPagesRead(t *testing.T) {
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}}, Status: appsv1.DaemonSetStatus{ObservedGeneration: 2}},
 		&batchv1.Job{ObjectMeta: fullMeta("seed"), Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: fullPodSpec("seed", "r/seed:1")}},
 			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Message: "BackoffLimitExceeded"}}}},
+		&corev1.Service{ObjectMeta: fullMeta("lb"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}},
 		&batchv1.CronJob{ObjectMeta: fullMeta("nightly"), Spec: batchv1.CronJobSpec{Suspend: ptr.To(true), JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: fullPodSpec("n", "r/n:1")}}}}},
 	}
 	for _, full := range objs {
