@@ -178,7 +178,11 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 		p.ManifestHTML = c
 	case "events":
-		for _, e := range s.view.Events(d.Node.Namespace, d.Node.UID) {
+		evs, err := s.view.Events(r.Context(), d.Node.Namespace, d.Node.UID)
+		if err != nil {
+			return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the events from the cluster", Err: err}
+		}
+		for _, e := range evs {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
 	}

@@ -94,7 +94,9 @@ func (v *fakeView) Object(ctx context.Context, namespace, app string, ref kubevi
 	return nil, kubeview.TreeNode{}, kubeview.ErrAppNotFound
 }
 
-func (v *fakeView) Events(namespace, uid string) []kubeview.Event { return nil }
+func (v *fakeView) Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error) {
+	return nil, nil
+}
 
 func (v *fakeView) setSynced(b bool) {
 	v.mu.Lock()

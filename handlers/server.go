@@ -30,7 +30,7 @@ type Fleet interface {
 	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
 	Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
-	Events(namespace, uid string) []kubeview.Event
+	Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error)
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
 	DriftOf(uid string) []kubeview.DriftField

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,10 +78,9 @@ type Cache struct {
 }
 
 type nsCache struct {
-	apps   cache.SharedIndexInformer
-	events cache.SharedIndexInformer
-	kinds  map[string]cache.SharedIndexInformer // by Kind.GroupKind()
-	start  []func(<-chan struct{})
+	apps  cache.SharedIndexInformer
+	kinds map[string]cache.SharedIndexInformer // by Kind.GroupKind()
+	start []func(<-chan struct{})
 }
 
 type probeState struct {
@@ -139,14 +137,6 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			nc.kinds[k.GroupKind()] = inf
-		}
-		nc.events = tf.Core().V1().Events().Informer()
-		if err := nc.events.AddIndexers(cache.Indexers{IndexInvolved: indexByInvolved}); err != nil {
-			return nil, fmt.Errorf("kubeview: %w", err)
-		}
-		c.watchErrors(nc.events, ns, "Event")
-		if err := c.trackEvents(nc.events, ns, "Event"); err != nil {
-			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, opts.Resync, ns, nil)
 		nc.apps = df.ForResource(opts.AppResource).Informer()
@@ -208,9 +198,6 @@ func (c *Cache) informersSynced() bool {
 	c.mu.Unlock()
 	for ns, nc := range c.ns {
 		if !nc.apps.HasSynced() && !slices.Contains(forbidden, ns+"/App") {
-			return false
-		}
-		if !nc.events.HasSynced() && !slices.Contains(forbidden, ns+"/Event") {
 			return false
 		}
 		for gk, inf := range nc.kinds {
@@ -418,11 +405,8 @@ func engineApplied(entries []metav1.ManagedFieldsEntry) bool {
 }
 
 // driftKind reports whether obj is of a registry kind that can drift (not
-// an Event, not a derived Pod or ReplicaSet).
+// a derived Pod or ReplicaSet).
 func driftKind(obj any) bool {
-	if _, ok := obj.(*corev1.Event); ok {
-		return false
-	}
 	return !derivedKind(kindName(obj))
 }
 
@@ -469,21 +453,6 @@ func (s *driftStore) forget(obj any) {
 
 // driftOf returns the drift summary of a cached object (nil when none).
 func (c *Cache) driftOf(uid types.UID) []DriftField { return c.drift.get(uid) }
-
-func leanEvent(e *corev1.Event) *corev1.Event {
-	return &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: e.Name, Namespace: e.Namespace, UID: e.UID, ResourceVersion: e.ResourceVersion,
-			CreationTimestamp: e.CreationTimestamp,
-		},
-		InvolvedObject: corev1.ObjectReference{
-			Kind: e.InvolvedObject.Kind, Namespace: e.InvolvedObject.Namespace,
-			Name: e.InvolvedObject.Name, UID: e.InvolvedObject.UID,
-		},
-		Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count,
-		LastTimestamp: e.LastTimestamp, EventTime: e.EventTime,
-	}
-}
 
 func kindOf(groupKind string) string {
 	for i := len(groupKind) - 1; i >= 0; i-- {

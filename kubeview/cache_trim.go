@@ -21,7 +21,6 @@ import (
 // Every registry object loses its managedFields (the drift summary was
 // taken before), every label but the instance label (indexed) and every
 // annotation but the few that are read (keptAnnotations). Per kind:
-//   - Event: what the events tab shows and the involved object (leanEvent);
 //   - Pod: the containers' names and images, the restart policy and node,
 //     and the status without addresses and per-container resources (the
 //     health rule, the tree's ready and restart counts, the running
@@ -35,8 +34,6 @@ import (
 //   - the App (unstructured): see leanApp.
 func stripObject(obj any) (any, error) {
 	switch o := obj.(type) {
-	case *corev1.Event:
-		return leanEvent(o), nil
 	case *unstructured.Unstructured:
 		return leanApp(o), nil
 	case *corev1.Pod:

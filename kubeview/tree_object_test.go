@@ -3,12 +3,17 @@ package kubeview_test
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/appcr"
@@ -71,5 +76,45 @@ func TestObjectReadsTheLiveObject(t *testing.T) {
 	other := kubeview.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "other"}
 	if _, _, err := env.cache.Object(ctx, "shop", "web", other); !errors.Is(err, kubeview.ErrNotInTree) {
 		t.Errorf("Object(%s) outside the tree = %v, want ErrNotInTree", other, err)
+	}
+}
+
+// TestEventsReadPerRequest: the events of an object are read from the
+// apiserver per request, only that object's (whatever the server returns),
+// newest first; a failing apiserver is an error, not an empty list.
+func TestEventsReadPerRequest(t *testing.T) {
+	f := fixApp{ns: "shop", name: "web"}
+	apps, objs := fixObjects([]fixApp{f})
+	ev := func(name, uid, reason string, last time.Time, count int32) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Namespace: "shop", Name: "web", UID: k8stypes.UID(uid)},
+			Reason:         reason, Message: reason + " <script>", Type: corev1.EventTypeNormal, Count: count, LastTimestamp: metav1.NewTime(last)}
+	}
+	depUID := string(f.uid("Deployment"))
+	objs = append(objs,
+		ev("a", depUID, "ScalingReplicaSet", fixT0, 2),
+		ev("b", depUID, "Rollback", fixT0.Add(time.Minute), 0),
+		ev("c", "another-uid", "NotMine", fixT0.Add(2*time.Minute), 1))
+	cs := newTestClientset(objs...)
+	env := startCache(t.Context(), t, cs, newTestDynamic(apps...), []string{"shop"})
+	got, err := env.cache.Events(t.Context(), "shop", depUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []kubeview.Event{
+		{Type: "Normal", Reason: "Rollback", Message: "Rollback <script>", Count: 1, Last: fixT0.Add(time.Minute)},
+		{Type: "Normal", Reason: "ScalingReplicaSet", Message: "ScalingReplicaSet <script>", Count: 2, Last: fixT0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Events(shop, %s) (-want +got):\n%s", depUID, diff)
+	}
+	if got, err := env.cache.Events(t.Context(), "elsewhere", depUID); err != nil || len(got) != 0 {
+		t.Errorf("Events(elsewhere, ...) = %v, %v, want nothing: not a platform namespace", got, err)
+	}
+	cs.PrependReactor("list", "events", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd timeout"))
+	})
+	if _, err := env.cache.Events(t.Context(), "shop", depUID); err == nil {
+		t.Errorf("Events with a failing apiserver = nil error, want one")
 	}
 }
