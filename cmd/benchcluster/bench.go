@@ -40,6 +40,11 @@ type result struct {
 	rest                  restRate
 	firstRow              time.Duration
 	firstRowNote          string
+	// attached is a measurement of a running environment (--attach-*):
+	// fleetNote says what the fleet was, nothing was seeded and the
+	// apiserver was not at rest.
+	attached  bool
+	fleetNote string
 }
 
 type routeResult struct {
@@ -124,7 +129,9 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 			return out, err
 		}
 
-		dash, err := startDashboard(cfg, dir, base, metricsAddr, env, secretFile, keyFile)
+		dash, err := startDashboard(cfg, dir, base, metricsAddr, dashboardEnv{
+			kubeconfig: env.Cluster.Kubeconfig, namespaces: env.Namespaces, issuer: env.IdP.IssuerURL, clientID: env.IdP.ClientID,
+		}, secretFile, keyFile)
 		if err != nil {
 			return out, err
 		}
@@ -152,14 +159,22 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 // demoApps is the number of Apps the demo seeds itself.
 const demoApps = 14
 
-func startDashboard(cfg config, dir, base, metricsAddr string, env *demo.Env, secretFile, keyFile string) (*proc.Process, error) {
+// dashboardEnv is what the dashboard is pointed at: the cluster, the
+// platform namespaces and the IdP.
+type dashboardEnv struct {
+	kubeconfig       string
+	namespaces       []string
+	issuer, clientID string
+}
+
+func startDashboard(cfg config, dir, base, metricsAddr string, env dashboardEnv, secretFile, keyFile string) (*proc.Process, error) {
 	return proc.Start(proc.Spec{Name: "deploy-web", Path: cfg.deployWeb, Dir: dir, Args: []string{
 		"serve",
 		"--addr", strings.TrimPrefix(base, "http://"),
-		"--kubeconfig", env.Cluster.Kubeconfig,
-		"--namespaces", strings.Join(env.Namespaces, ","),
-		"--oidc-issuer", env.IdP.IssuerURL,
-		"--oidc-client-id", env.IdP.ClientID,
+		"--kubeconfig", env.kubeconfig,
+		"--namespaces", strings.Join(env.namespaces, ","),
+		"--oidc-issuer", env.issuer,
+		"--oidc-client-id", env.clientID,
 		"--oidc-client-secret-file", secretFile,
 		"--oidc-redirect-url", base + auth.CallbackPath,
 		"--session-key-file", keyFile,

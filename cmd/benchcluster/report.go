@@ -42,9 +42,15 @@ func renderResults(res []result, runs int) string {
 	}
 	row("machine load (1/5/15 min) before, after", func(r result) string { return r.loadBefore + "; " + r.loadAfter })
 	row("fleet seeded: healthy / progressing / degraded", func(r result) string {
+		if r.attached {
+			return "not seeded by this run: " + r.fleetNote
+		}
 		return fmt.Sprintf("%d / %d / %d", r.seed.Healthy, r.seed.Progressing, r.seed.Degraded)
 	})
 	row("seed: created, converged, second releases done", func(r result) string {
+		if r.attached {
+			return "-"
+		}
 		return fmt.Sprintf("%s, %s, %s", r.seed.Created.Round(time.Second), r.seed.Converged.Round(time.Second), r.seed.HistoryDone.Round(time.Second))
 	})
 	row("dashboard start to /readyz (caches synced)", func(r result) string { return ms(r.ready) })
@@ -75,13 +81,19 @@ func renderResults(res []result, runs int) string {
 		}
 		return ms(r.firstRow)
 	})
-	row("apiserver at rest: requests/s (all but watches)", func(r result) string { return fmt.Sprintf("%.1f", r.rest.all) })
-	row("apiserver at rest: writes/s, all clients", func(r result) string { return fmt.Sprintf("%.2f", r.rest.writes) })
+	notAtRest := func(r result, v string) string {
+		if r.attached {
+			return "- (not measured: attached)"
+		}
+		return v
+	}
+	row("apiserver at rest: requests/s (all but watches)", func(r result) string { return notAtRest(r, fmt.Sprintf("%.1f", r.rest.all)) })
+	row("apiserver at rest: writes/s, all clients", func(r result) string { return notAtRest(r, fmt.Sprintf("%.2f", r.rest.writes)) })
 	row("apiserver at rest: writes/s to Apps and their children (what the operator writes)", func(r result) string {
-		return fmt.Sprintf("%.2f", r.rest.operatorWrite)
+		return notAtRest(r, fmt.Sprintf("%.2f", r.rest.operatorWrite))
 	})
 	row("apiserver at rest: largest write counts in the window", func(r result) string {
-		return fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window)
+		return notAtRest(r, fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window))
 	})
 	fmt.Fprintf(&b, "%s\n", sectionEnd)
 	return b.String()

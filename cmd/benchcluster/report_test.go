@@ -76,3 +76,21 @@ func TestRenderResults(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderAttached: a measurement of a running environment says what the
+// fleet was and does not claim apiserver figures at rest it did not take.
+func TestRenderAttached(t *testing.T) {
+	res := []result{
+		{apps: 2000, total: 2014, rest: restRate{all: 1.5, window: time.Minute}},
+		{apps: 10000, total: 10014, attached: true, fleetNote: "10014 Apps, 6000 Deployments"},
+	}
+	got := renderResults(res, 30)
+	for _, want := range []string{
+		"| fleet seeded: healthy / progressing / degraded | 0 / 0 / 0 | not seeded by this run: 10014 Apps, 6000 Deployments |",
+		"| apiserver at rest: requests/s (all but watches) | 1.5 | - (not measured: attached) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("renderResults() lacks %q:\n%s", want, got)
+		}
+	}
+}
