@@ -31,9 +31,6 @@ import (
 const (
 	// IndexOwner maps an owner's UID to the objects it owns.
 	IndexOwner = "owner"
-	// IndexInstance maps an app.kubernetes.io/instance value to the objects
-	// carrying it.
-	IndexInstance = "instance"
 )
 
 // Options configures a Cache.
@@ -114,7 +111,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
 	}
 	c.fleet = newFleet(c)
-	indexers := cache.Indexers{IndexOwner: indexByOwner, IndexInstance: indexByInstance}
+	indexers := cache.Indexers{IndexOwner: indexByOwner}
 	for _, ns := range opts.Namespaces {
 		if _, dup := c.ns[ns]; dup {
 			return nil, fmt.Errorf("kubeview: namespace %q given twice", ns)
@@ -338,17 +335,6 @@ func indexByOwner(obj any) ([]string, error) {
 		out[i] = string(r.UID)
 	}
 	return out, nil
-}
-
-func indexByInstance(obj any) ([]string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, nil
-	}
-	if v, ok := m.GetLabels()[appcr.InstanceLabel]; ok {
-		return []string{v}, nil
-	}
-	return nil, nil
 }
 
 // transform is the registry informers' transform: it keeps the object's
