@@ -36,6 +36,8 @@ type result struct {
 	ready                 time.Duration
 	routes                []routeResult
 	rssMB, heapMB         float64
+	nextGCMB              float64 // go_memstats_next_gc_bytes
+	rssAnonMB, rssFileMB  float64 // of rssMB: anonymous memory (heap, stacks), mapped files (the binary)
 	patch                 []time.Duration
 	rest                  restRate
 	firstRow              time.Duration
@@ -217,10 +219,10 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		return ctx.Err()
 	case <-time.After(5 * time.Second):
 	}
-	if r.rssMB, err = rssMB(pid); err != nil {
+	if r.rssMB, r.rssAnonMB, r.rssFileMB, err = rssMB(pid); err != nil {
 		return err
 	}
-	if r.heapMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
+	if r.heapMB, r.nextGCMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
 		return err
 	}
 	if r.patch, err = patchVisibility(ctx, client, base, kubectl, kubeconfig, r.apps); err != nil {
@@ -495,41 +497,69 @@ func rates(before, after map[string]float64, window time.Duration) restRate {
 	return r
 }
 
-func rssMB(pid int) (float64, error) {
+// rssMB returns the process's VmRSS and, of it, RssAnon and RssFile, in MB.
+func rssMB(pid int) (total, anon, file float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
+	found := false
 	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, perr := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			total, err, found = kb/1024, perr, true
+		case "RssAnon:":
+			anon = kb / 1024
+		case "RssFile:":
+			file = kb / 1024
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	if !found {
+		return 0, 0, 0, errors.New("no VmRSS")
+	}
+	return total, anon, file, err
 }
 
-// heapMB reads go_memstats_heap_inuse_bytes from the dashboard's metrics.
-func heapMB(ctx context.Context, u string) (float64, error) {
+// heapMB reads go_memstats_heap_inuse_bytes and go_memstats_next_gc_bytes
+// (the heap size at which the next collection starts: about twice the live
+// heap of the last one) from the dashboard's metrics.
+func heapMB(ctx context.Context, u string) (inuse, nextGC float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
+	found := false
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f / (1 << 20), err
+			f, perr := strconv.ParseFloat(v, 64)
+			if perr != nil {
+				return 0, 0, perr
+			}
+			inuse, found = f/(1<<20), true
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_next_gc_bytes "); ok {
+			if f, perr := strconv.ParseFloat(v, 64); perr == nil {
+				nextGC = f / (1 << 20)
+			}
 		}
 	}
-	return 0, errors.New("no go_memstats_heap_inuse_bytes in the dashboard's metrics")
+	if !found {
+		return 0, 0, errors.New("no go_memstats_heap_inuse_bytes in the dashboard's metrics")
+	}
+	return inuse, nextGC, nil
 }
 
 func loadavg() string {

@@ -66,8 +66,19 @@ func renderResults(res []result, runs int) string {
 			})
 		}
 	}
-	row("RSS after the requests", func(r result) string { return fmt.Sprintf("%.0f MB", r.rssMB) })
+	row("RSS after the requests (anonymous + mapped files, i.e. the binary)", func(r result) string {
+		if r.rssAnonMB == 0 && r.rssFileMB == 0 {
+			return fmt.Sprintf("%.0f MB", r.rssMB)
+		}
+		return fmt.Sprintf("%.0f MB (%.0f + %.0f)", r.rssMB, r.rssAnonMB, r.rssFileMB)
+	})
 	row("Go heap in use (go_memstats_heap_inuse_bytes)", func(r result) string { return fmt.Sprintf("%.0f MB", r.heapMB) })
+	row("Go GC goal (go_memstats_next_gc_bytes: about 2x the live heap)", func(r result) string {
+		if r.nextGCMB == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f MB", r.nextGCMB)
+	})
 	row("`kubectl patch` of an App's image to the new version on the JSON list (each of 5)", func(r result) string {
 		var s []string
 		for _, d := range r.patch {
