@@ -47,12 +47,19 @@ type result struct {
 	// apiserver was not at rest.
 	attached  bool
 	fleetNote string
+	// idleCPU is the dashboard's CPU time per second of wall time while no
+	// request was sent (informer events), measured before the routes.
+	idleCPU time.Duration
 }
 
 type routeResult struct {
 	name, path  string
 	median, p90 time.Duration
 	bytes       int
+	// cpu is the dashboard process's CPU time (user + system) per
+	// request over the timed requests, its background work included
+	// (see result.idleCPU); 0 when it could not be read.
+	cpu time.Duration
 }
 
 // restRate is the apiserver's request rate over a window at rest.
@@ -205,8 +212,22 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		{"resource JSON with diff", "/v1/deploy/" + app + "/resource/" + ref + "?namespace=" + ns},
 		{"logs read (tail 100)", "/v1/deploy/" + app + "/logs?namespace=" + ns + "&tail=100"},
 	}
+	if c0, err := processCPU(pid); err == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+		}
+		if c1, err := processCPU(pid); err == nil {
+			r.idleCPU = (c1 - c0) / 5
+		}
+	}
 	for _, rt := range routes {
+		c0, cerr := processCPU(pid)
 		rr, err := timeRoute(ctx, client, base+rt.path, cfg.runs)
+		if c1, err := processCPU(pid); err == nil && cerr == nil {
+			rr.cpu = (c1 - c0) / time.Duration(cfg.runs+1)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", rt.name, err)
 		}
@@ -495,6 +516,30 @@ func rates(before, after map[string]float64, window time.Duration) restRate {
 	}
 	r.topWrites = strings.Join(top, ", ")
 	return r
+}
+
+// processCPU returns the user and system CPU time of a process so far,
+// from /proc/PID/stat (in clock ticks of 10 ms).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc stat")
+	}
+	f := strings.Fields(string(b)[i+1:])
+	if len(f) < 13 { // utime and stime are fields 14 and 15: 12 and 13 here
+		return 0, errors.New("malformed /proc stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("malformed /proc stat")
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // rssMB returns the process's VmRSS and, of it, RssAnon and RssFile, in MB.

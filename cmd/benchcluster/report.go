@@ -54,14 +54,18 @@ func renderResults(res []result, runs int) string {
 		return fmt.Sprintf("%s, %s, %s", r.seed.Created.Round(time.Second), r.seed.Converged.Round(time.Second), r.seed.HistoryDone.Round(time.Second))
 	})
 	row("dashboard start to /readyz (caches synced)", func(r result) string { return ms(r.ready) })
+	row("dashboard CPU while idle (informer events), per second", func(r result) string { return ms(r.idleCPU) })
 	if len(res) > 0 {
 		for i := range res[0].routes {
 			name := res[0].routes[i].name
-			row(name+" (median / p90, size)", func(r result) string {
+			row(name+" (median / p90, size; dashboard CPU per request)", func(r result) string {
 				if i >= len(r.routes) {
 					return "-"
 				}
 				rr := r.routes[i]
+				if rr.cpu > 0 {
+					return fmt.Sprintf("%s / %s, %s; CPU %s", ms(rr.median), ms(rr.p90), size(rr.bytes), ms(rr.cpu))
+				}
 				return fmt.Sprintf("%s / %s, %s", ms(rr.median), ms(rr.p90), size(rr.bytes))
 			})
 		}
