@@ -22,7 +22,8 @@ import (
 // taken before), every label but the instance label (indexed) and every
 // annotation but the few that are read (keptAnnotations). Per kind:
 //   - Pod: the containers' names and images, the restart policy and node,
-//     and the status without addresses and per-container resources (the
+//     and the status without addresses, per-container resources and
+//     conditions other than Ready (the
 //     health rule, the tree's ready and restart counts, the running
 //     versions and the log picker read these);
 //   - ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob: the pod
@@ -174,11 +175,18 @@ func leanContainers(cs []corev1.Container) []corev1.Container {
 }
 
 // leanPodStatus keeps what PodHealth, the tree and the log picker read: the
-// phase, reason and message, the conditions, the start time and each
-// container's state, readiness and restarts.
+// phase, reason and message, the Ready condition (the only one read), the
+// start time and each container's state, readiness and restarts.
 func leanPodStatus(s corev1.PodStatus) corev1.PodStatus {
+	var conds []corev1.PodCondition
+	for _, c := range s.Conditions {
+		if c.Type == corev1.PodReady {
+			conds = []corev1.PodCondition{c}
+			break
+		}
+	}
 	return corev1.PodStatus{
-		Phase: s.Phase, Reason: s.Reason, Message: s.Message, Conditions: s.Conditions, StartTime: s.StartTime,
+		Phase: s.Phase, Reason: s.Reason, Message: s.Message, Conditions: conds, StartTime: s.StartTime,
 		ObservedGeneration:    s.ObservedGeneration,
 		ContainerStatuses:     leanContainerStatuses(s.ContainerStatuses),
 		InitContainerStatuses: leanContainerStatuses(s.InitContainerStatuses),

@@ -81,7 +81,8 @@ func TestStripObject(t *testing.T) {
 	podStatus := corev1.PodStatus{
 		Phase: corev1.PodRunning, Message: "m", Reason: "r", StartTime: &trimT0,
 		HostIP: "10.0.0.1", PodIP: "10.244.0.9", PodIPs: []corev1.PodIP{{IP: "10.244.0.9"}}, QOSClass: corev1.PodQOSBurstable,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}},
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "web", Image: "r/web:1", ImageID: "r/web@sha256:abc", ContainerID: "containerd://1", Ready: true, Started: ptr.To(true), RestartCount: 4,
 			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: trimT0}},
@@ -220,6 +221,9 @@ func TestStripKeepsWhatPagesRead(t *testing.T) {
 	objs := []runtime.Object{
 		pod(corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "web", Ready: true, RestartCount: 1}}}, corev1.RestartPolicyAlways),
+		pod(corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}, {Type: corev1.ContainersReady, Status: corev1.ConditionFalse}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "web"}}}, corev1.RestartPolicyAlways),
 		pod(corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{waiting("CrashLoopBackOff")}}, corev1.RestartPolicyAlways),
 		pod(corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{waiting("ImagePullBackOff")}}, corev1.RestartPolicyAlways),
 		pod(corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "web",
