@@ -40,6 +40,14 @@ type ApplyOptions struct {
 	// cluster (a Job deletion or an object's apply), before the lock is
 	// checked; what names the write. Tests use it to stall an apply.
 	BeforeWrite func(ctx context.Context, what string)
+	// Prune deletes, after every object applied, the plan's orphans
+	// (objects applied by deploy-web that the render no longer holds),
+	// each only if it still has the uid the plan saw and is still applied
+	// by deploy-web. They are captured first, like every object touched.
+	Prune bool
+
+	// mode is the report's mode when it is not "apply" (a restore).
+	mode string
 }
 
 // Apply checks the request, plans, and, only if the plan is ready, takes
@@ -97,7 +105,12 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 		}
 		return rep, &RefusalError{Reason: fmt.Sprintf("the plan is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
 	}
+	return ps.lockAndApply(ctx, env, opts)
+}
 
+// lockAndApply takes the environment's lock, keeps it renewed and runs
+// the apply of a ready plan under it (Apply, Restore).
+func (ps *planState) lockAndApply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
 	opts.progress("take the lock (Lease %s/%s)", env.Namespace, LockName)
 	l, err := acquireLock(ctx, ps.cl.kube, env.Namespace, opts.Holder, opts.LockDuration, opts.now())
 	if err != nil {
@@ -162,9 +175,14 @@ func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) 
 func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
 	d := &ps.report.DeployApply
 	d.Mode = "apply"
+	if opts.mode != "" {
+		d.Mode = opts.mode
+	}
 	start := opts.now().UTC()
 	d.GeneratedAt = start
-	d.ManualCommands = manualCommands(env, opts.Options, false)
+	if opts.mode == "" {
+		d.ManualCommands = manualCommands(env, opts.Options, false)
+	}
 	cl := ps.cl
 
 	// Re-read the live state under the lock: it is what the capture keeps
@@ -186,11 +204,25 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			}
 		}
 	}
+	captured := ps.objs
+	if opts.Prune {
+		for _, orphan := range d.Orphans {
+			o := orphanObject(orphan, env.Namespace)
+			l, err := cl.get(ctx, o)
+			if err != nil {
+				return ps.fail(opts, "nothing was changed: reading orphan %s/%s failed: %v", o.GetKind(), o.GetName(), shortErr(err))
+			}
+			if l != nil {
+				live[key(o)] = l
+				captured = append(captured[:len(captured):len(captured)], o)
+			}
+		}
+	}
 	capDir := filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z"))
-	if err := writeCapture(capDir, ps.objs, live); err != nil {
+	if err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder}); err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
 	}
-	d.RollbackHint = rollbackHint(env, d, capDir)
+	d.RollbackHint = rollbackHint(env, d, capDir, opts.Options)
 	d.Conclusion = Conclusion{Status: StatusFailed, Summary: fmt.Sprintf(
 		"apply started at %s by %s and has not finished: if this is the final report, it was interrupted; the pre-apply state is in %s",
 		start.Format(time.RFC3339), opts.Holder, capDir)}
@@ -267,6 +299,13 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	if failure != "" {
 		return ps.finish(opts, failure)
+	}
+	if opts.Prune {
+		if msg, err := ps.prune(ctx, env, opts); err != nil {
+			return ps.stopped(opts, err)
+		} else if msg != "" {
+			return ps.finish(opts, msg)
+		}
 	}
 
 	// Wait for health.
@@ -404,6 +443,7 @@ func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) 
 		}
 	}
 	d := &ps.report.DeployApply
+	d.GeneratedAt = opts.now().UTC() // the apply's own time, not its plan's
 	if failure == "" {
 		counts := map[string]int{}
 		for _, o := range d.Objects {
@@ -417,6 +457,15 @@ func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) 
 		}
 		d.Conclusion = Conclusion{Status: StatusApplied, Summary: fmt.Sprintf("applied: %d created, %d configured, %d unchanged, %d template Job(s) replaced; workloads healthy",
 			counts["created"], counts["configured"], counts["unchanged"], replaced)}
+		pruned := 0
+		for _, o := range d.Orphans {
+			if o.Result == OrphanDeleted {
+				pruned++
+			}
+		}
+		if pruned > 0 {
+			d.Conclusion.Summary += fmt.Sprintf("; %d orphan(s) pruned", pruned)
+		}
 	} else {
 		d.Conclusion = Conclusion{Status: StatusFailed, Summary: "apply failed: " + failure}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -136,7 +134,8 @@ func (c *clients) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 
 // metadataOnly turns a Secret read through the metadata API into the only
 // part of it deploy-web keeps: name, namespace, labels, uid and
-// resourceVersion. Annotations go (kubectl's last-applied-configuration
+// resourceVersion, and deploy-web's own SecretHashAnnotation. Other
+// annotations go (kubectl's last-applied-configuration
 // annotation of a Secret holds its data), and so do managedFields (their
 // field sets name the keys) and everything else: nothing of a Secret beyond
 // these fields can reach a capture, a report, the history or a log.
@@ -153,6 +152,12 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	out.SetResourceVersion(pom.ResourceVersion)
 	if len(pom.Labels) > 0 {
 		out.SetLabels(pom.Labels)
+	}
+	if h, ok := pom.Annotations[SecretHashAnnotation]; ok && !othersOwnSecretValues(pom.ManagedFields) {
+		// deploy-web's own hash of the rendered values, kept in memory for
+		// the plan's comparison (only while no other manager owns a value):
+		// captures hold no Secret and SecretSafe drops it too.
+		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})
 	}
 	return out, nil
 }
@@ -191,7 +196,11 @@ func (c *clients) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 		dr = []string{metav1.DryRunAll}
 	}
 	if isSecret(u) {
-		body, err := json.Marshal(u.Object)
+		hashed, err := withSecretHash(u)
+		if err != nil {
+			return nil, err
+		}
+		body, err := json.Marshal(hashed.Object)
 		if err != nil {
 			return nil, err
 		}
@@ -254,63 +263,6 @@ func (c *clients) namespaceHealth(ctx context.Context, ns string) NamespaceHealt
 		}
 	}
 	return out
-}
-
-// captureEntry is one object of the pre-apply capture.
-type captureEntry struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	Existed    bool   `json:"existed"`
-	UID        string `json:"uid,omitempty"`
-	File       string `json:"file,omitempty"`
-	Note       string `json:"note,omitempty"`
-}
-
-// writeCapture stores the pre-apply state of every object in dir: one
-// re-appliable JSON manifest per existing object (status, uid,
-// resourceVersion and managedFields removed) and index.json listing every
-// object, existing or not. Secrets are stored as metadata only.
-func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("deployplan: capture: %w", err)
-	}
-	var index []captureEntry
-	for i, d := range desired {
-		e := captureEntry{APIVersion: d.GetAPIVersion(), Kind: d.GetKind(), Namespace: d.GetNamespace(), Name: d.GetName()}
-		l := live[key(d)]
-		if l != nil {
-			e.Existed, e.UID = true, string(l.GetUID())
-			c := l.DeepCopy()
-			unstructured.RemoveNestedField(c.Object, "status")
-			for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink"} {
-				unstructured.RemoveNestedField(c.Object, "metadata", f)
-			}
-			if isSecret(d) {
-				// Name, namespace and labels only: no data, no annotations
-				// (last-applied-configuration holds the data), no managedFields.
-				c = SecretSafe(c)
-				unstructured.RemoveNestedField(c.Object, "metadata", "uid")
-				unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
-				e.Note = "Secret: name, namespace and labels only; its values are never read or stored"
-			}
-			b, err := json.MarshalIndent(c.Object, "", "  ")
-			if err != nil {
-				return fmt.Errorf("deployplan: capture %s: %w", key(d), err)
-			}
-			e.File = fmt.Sprintf("%03d-%s-%s.json", i, lower(d.GetKind()), d.GetName())
-			if err := writeFileAtomic(filepath.Join(dir, e.File), append(b, '\n')); err != nil {
-				return err
-			}
-		}
-		index = append(index, e)
-	}
-	b, err := json.MarshalIndent(map[string]any{"objects": index}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(dir, "index.json"), append(b, '\n'))
 }
 
 func key(u *unstructured.Unstructured) string {

@@ -214,6 +214,10 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	if reachable {
 		bs, ws := ps.clusterChecks(ctx, env, opts, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+		warnings = append(warnings, newJobWarnings(ps.jobs)...)
+		opts.progress("look for orphans (objects deploy-web applied that are no longer rendered)")
+		orphans, ows := ps.cl.findOrphans(ctx, env, r.Objects, opts)
+		d.Orphans, warnings = orphans, append(warnings, ows...)
 		opts.progress("read the namespace's current health")
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	} else {
@@ -266,7 +270,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	d.normalize()
 	Conclude(d)
 	d.ManualCommands = manualCommands(env, opts, d.Conclusion.Status == StatusReady)
-	d.RollbackHint = rollbackHint(env, d, "")
+	d.RollbackHint = rollbackHint(env, d, "", opts)
 	return ps, nil
 }
 
@@ -283,8 +287,9 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 	}
 	opts.progress("check every object is inside namespace %s", env.Namespace)
 	blockers = append(blockers, BoundaryCheck(ps.rendered.Objects, env.Namespace, cl.scope)...)
+	blockers = append(blockers, ReservedCheck(ps.rendered.Objects)...)
 	for _, o := range ps.rendered.Objects {
-		if o.GetNamespace() != env.Namespace {
+		if o.GetNamespace() != env.Namespace || ReservedName(o) != "" {
 			actions[key(o)] = ActionBlocked
 			continue
 		}
@@ -327,8 +332,8 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		switch {
 		case err == nil:
 			actions[k] = ObjectAction(live, dry)
-			if isSecret(o) && live != nil {
-				actions[k] = ActionUpdate // values are not compared
+			if isSecret(o) && live != nil && !secretUnchanged(o, live) {
+				actions[k] = ActionUpdate // values are compared by hash only
 			}
 		case apierrors.IsConflict(err):
 			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
@@ -419,12 +424,9 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 	return cmds
 }
 
-func rollbackHint(env *Environment, d *DeployApply, capture string) RollbackHint {
+func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options) RollbackHint {
 	ns := env.Namespace
-	kc := "kubectl"
-	if env.Cluster.Context != "" {
-		kc = "kubectl --context " + quoteArg(env.Cluster.Context)
-	}
+	kc := kubectlPrefix(env, opts.Kubeconfig)
 	h := RollbackHint{PreApplyCapture: capture}
 	if capture == "" {
 		h.PreApplyCapture = "none yet: an apply writes it to " + filepath.Join("reports", env.Name, "pre-apply-<time>") + " before it changes anything"
@@ -442,7 +444,9 @@ func rollbackHint(env *Environment, d *DeployApply, capture string) RollbackHint
 		}
 	}
 	if len(h.DeploymentRollbacks) > 0 {
-		h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s apply --server-side --field-manager=%s -f %s   # restore every captured object", kc, ns, FieldManager, capRef))
+		h.DeploymentRollbacks = append(h.DeploymentRollbacks,
+			restoreCommand(env, opts.ConfigPath, capRef)+"   # restore every captured object (lock, boundary, dry-run first)",
+			fmt.Sprintf("%s -n %s apply --server-side --field-manager=%s -f %s   # the same with kubectl; Secrets are not captured: see %s", kc, ns, FieldManager, quoteArg(capRef), filepath.Join(capRef, CaptureReadmeFile)))
 	}
 	for _, j := range d.TemplateJobReplacements {
 		if j.Result != JobPlanned && j.Result != JobReplaced {

@@ -18,6 +18,9 @@ const (
 	StatusReady   = "ready"
 	StatusApplied = "applied"
 	StatusFailed  = "failed"
+	// StatusRefused is an apply (or restore) refused before it touched
+	// anything; the summary says why.
+	StatusRefused = "refused"
 )
 
 // Template Job replacement results.
@@ -78,6 +81,9 @@ type DeployApply struct {
 	CurrentHealth NamespaceHealth     `json:"currentHealth"`
 	HealthChecks  []HealthCheckResult `json:"healthChecks"`
 	Warnings      []string            `json:"warnings"`
+	// Orphans are objects an earlier apply wrote that the render no longer
+	// holds (orphans.go); an apply with prune records each one's result.
+	Orphans []Orphan `json:"orphans"`
 }
 
 // Conclusion is the verdict: blocked or ready for a plan, applied or failed
@@ -304,6 +310,9 @@ func (d *DeployApply) normalize() {
 	if d.HealthChecks == nil {
 		d.HealthChecks = []HealthCheckResult{}
 	}
+	if d.Orphans == nil {
+		d.Orphans = []Orphan{}
+	}
 	d.RemainingBlockers = dedupeBlockers(d.RemainingBlockers)
 }
 
@@ -414,6 +423,13 @@ func (r *Report) Summary() string {
 	}
 	for _, bl := range d.RemainingBlockers {
 		fmt.Fprintf(&b, "  BLOCKER %s: %s\n    fix: %s\n", bl.ID, bl.Message, bl.UnblockHint)
+	}
+	for _, o := range d.Orphans {
+		if o.Result != "" {
+			fmt.Fprintf(&b, "  orphan %s/%s: %s %s\n", o.Kind, o.Name, o.Result, o.Message)
+			continue
+		}
+		fmt.Fprintf(&b, "  ORPHAN %s/%s: %s\n", o.Kind, o.Name, o.Hint)
 	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)

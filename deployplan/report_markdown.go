@@ -89,6 +89,17 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(d.Orphans) > 0 {
+		b.WriteString("## Orphans\n\nApplied by deploy-web earlier, no longer rendered.\n\n| kind | name | result | hint |\n| --- | --- | --- | --- |\n")
+		for _, o := range d.Orphans {
+			res := textfmt.OrDash(o.Result)
+			if o.Message != "" {
+				res += ": " + o.Message
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCell(res), mdCell(o.Hint))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "## Health\n\nNamespace now: **%s** %s\n\n", md(textfmt.OrDash(d.CurrentHealth.Status)), md(d.CurrentHealth.Message))
 	if len(d.HealthChecks) > 0 {
 		b.WriteString("| check | required | ok | message |\n| --- | --- | --- | --- |\n")

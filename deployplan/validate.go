@@ -71,7 +71,7 @@ var reportSchema = obj("deployApply",
 )
 
 var (
-	validStatuses   = []string{StatusBlocked, StatusReady, StatusApplied, StatusFailed}
+	validStatuses   = []string{StatusBlocked, StatusReady, StatusApplied, StatusFailed, StatusRefused}
 	validJobResults = []string{JobPlanned, JobReplaced, JobNotNeeded, JobNotFound, JobBlockedNotSuspended, JobBlockedNotAllowlisted, JobFailed}
 	validActions    = []string{ActionCreate, ActionUpdate, ActionUnchanged, ActionReplace, ActionBlocked, ActionUnknown}
 )
@@ -226,7 +226,7 @@ func checkInvariants(d map[string]any, bad func(string, string, ...any)) {
 	switch {
 	case status == StatusBlocked && len(blockers) == 0:
 		bad("deployApply.conclusion.status", "is blocked but remainingBlockers is empty")
-	case status != StatusBlocked && status != "" && len(blockers) > 0:
+	case status != StatusBlocked && status != StatusRefused && status != "" && len(blockers) > 0:
 		bad("deployApply.remainingBlockers", "has %d blocker(s) but the status is %q, not blocked", len(blockers), status)
 	}
 	for i, b := range blockers {
@@ -237,7 +237,7 @@ func checkInvariants(d map[string]any, bad func(string, string, ...any)) {
 			}
 		}
 	}
-	if dg, ok := getPath(d, "source", "renderedDigest").(string); ok && !validDigest(dg) {
+	if dg, ok := getPath(d, "source", "renderedDigest").(string); ok && !validDigest(dg) && (status != StatusRefused || dg != "") {
 		bad("deployApply.source.renderedDigest", "%q is not sha256:<64 hex digits>", dg)
 	}
 	if sc, ok := getPath(d, "source", "commit").(string); ok {
@@ -312,6 +312,7 @@ func checkInvariants(d map[string]any, bad func(string, string, ...any)) {
 			bad(fmt.Sprintf("deployApply.workloadPlan[%d].action", i), "%q is not one of %s", a, strings.Join(validActions, ", "))
 		}
 	}
+	checkOrphans(d, bad)
 	if status == StatusApplied {
 		for i, o := range getArray(d, "objects") {
 			om, _ := o.(map[string]any)
@@ -354,4 +355,30 @@ func validDigest(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkOrphans checks the optional orphans list (reports before it existed
+// have none): objects with a kind, a name and a hint.
+func checkOrphans(d map[string]any, bad func(string, string, ...any)) {
+	v, present := d["orphans"]
+	if !present {
+		return
+	}
+	list, ok := v.([]any)
+	if !ok {
+		bad("deployApply.orphans", "is %s, want array", describe(v))
+		return
+	}
+	for i, o := range list {
+		om, ok := o.(map[string]any)
+		if !ok {
+			bad(fmt.Sprintf("deployApply.orphans[%d]", i), "is %s, want object", describe(o))
+			continue
+		}
+		for _, k := range []string{"kind", "name", "hint"} {
+			if s, ok := om[k].(string); !ok || s == "" {
+				bad(fmt.Sprintf("deployApply.orphans[%d].%s", i, k), "missing or empty (want string)")
+			}
+		}
+	}
 }

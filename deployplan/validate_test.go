@@ -24,7 +24,7 @@ func sampleReport() *Report {
 	d.Source = SourceInfo{Origin: "file:///repo@main:deploy/dev", Commit: commitB, Objects: 2, RenderedDigest: "sha256:" + strings.Repeat("ab", 32)}
 	Conclude(d)
 	d.ManualCommands = manualCommands(env, Options{ConfigPath: "deploy.yaml"}, true)
-	d.RollbackHint = rollbackHint(env, d, "")
+	d.RollbackHint = rollbackHint(env, d, "", Options{})
 	return r
 }
 

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -46,6 +48,10 @@ const (
 
 // NodeName is the name of the cluster's one fake node.
 const NodeName = "kwok-node-0"
+
+// nodeIP is the fake node's InternalIP: KWOK serves the kubelet API (logs)
+// there.
+const nodeIP = "127.0.0.1"
 
 // The cluster's address ranges, sized for a fleet of 10,000 Apps with a
 // Service and up to three pods each (the scale benchmark's largest fleet),
@@ -150,11 +156,15 @@ type Cluster struct {
 	Kubectl string
 
 	removeDir bool
-	stopLB    context.CancelFunc
-	lbDone    chan struct{}
-	mu        sync.Mutex
-	procs     []*proc.Process
-	stopped   bool
+	// apiSpec, apiURL and token restart the apiserver (StartAPIServer).
+	apiSpec proc.Spec
+	apiURL  string
+	token   string
+	stopLB  context.CancelFunc
+	lbDone  chan struct{}
+	mu      sync.Mutex
+	procs   []*proc.Process
+	stopped bool
 }
 
 // Start starts the control plane and returns once it serves, the fake node is
@@ -215,7 +225,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	progress("starting kube-apiserver %s", KubernetesVersion)
 	apiServer := "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	certDir := filepath.Join(c.Dir, "apiserver-certs")
-	if err := c.start(proc.Spec{Name: "kube-apiserver", Path: bins.APIServer, Dir: c.Dir, Args: []string{
+	c.apiURL, c.token = apiServer, pki.token
+	c.apiSpec = proc.Spec{Name: "kube-apiserver", Path: bins.APIServer, Dir: c.Dir, Args: []string{
 		"--etcd-servers=" + etcdURL,
 		"--cert-dir=" + certDir,
 		"--secure-port=" + strconv.Itoa(apiPort),
@@ -230,12 +241,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--kubelet-preferred-address-types=InternalIP",
 		"--disable-admission-plugins=ServiceAccount",
 		"--enable-priority-and-fairness=false",
-	}}); err != nil {
+	}}
+	if err := c.start(c.apiSpec); err != nil {
 		return nil, err
 	}
-	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe of our own loopback apiserver before its CA is known
-	readyz := func(r *http.Response) bool { return r.StatusCode == http.StatusOK }
-	if err := waitAuthed(ctx, insecure, apiServer+"/readyz", pki.token, c.last(), readyz); err != nil {
+	if err := c.waitAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	ca, err := os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
@@ -298,7 +308,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
-		"--node-ip=127.0.0.1",
+		"--node-ip=" + nodeIP,
+		// The node-initialize stage writes a Hostname address from this;
+		// without it, see createNode.
+		"--node-name=" + NodeName,
 		"--node-port=" + strconv.Itoa(kwokPort),
 		"--cidr=" + PodCIDR,
 		"--tls-cert-file=" + pki.kwokCert,
@@ -320,6 +333,44 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}()
 	progress("ready: kubeconfig %s", c.Kubeconfig)
 	return c, nil
+}
+
+// waitAPIServer waits until the apiserver (the last process started)
+// answers /readyz.
+func (c *Cluster) waitAPIServer(ctx context.Context) error {
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe of our own loopback apiserver before its CA is known
+	readyz := func(r *http.Response) bool { return r.StatusCode == http.StatusOK }
+	return waitAuthed(ctx, insecure, c.apiURL+"/readyz", c.token, c.last(), readyz)
+}
+
+// StopAPIServer stops the kube-apiserver alone (etcd, the controllers and
+// KWOK keep running): the cluster stops answering, as when it is
+// unreachable. StartAPIServer brings it back.
+func (c *Cluster) StopAPIServer() error {
+	c.mu.Lock()
+	var api *proc.Process
+	for i, p := range c.procs {
+		if p.Name == "kube-apiserver" {
+			api = p
+			c.procs = append(c.procs[:i:i], c.procs[i+1:]...)
+			break
+		}
+	}
+	c.mu.Unlock()
+	if api == nil {
+		return errors.New("devcluster: the apiserver is not running")
+	}
+	api.Stop(5 * time.Second)
+	return nil
+}
+
+// StartAPIServer starts the kube-apiserver again, on the same port,
+// certificates and etcd, and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if err := c.start(c.apiSpec); err != nil {
+		return err
+	}
+	return c.waitAPIServer(ctx)
 }
 
 func (c *Cluster) start(spec proc.Spec) error {
@@ -425,6 +476,19 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 			},
 		},
 		Status: corev1.NodeStatus{
+			// Both addresses from the start. KWOK's node-initialize stage
+			// runs whenever the node is not Ready (after any stall of the
+			// API server longer than the node monitor's grace period) and
+			// writes `addresses:` when either is missing: with only the
+			// InternalIP (no Hostname, as KWOK knew no node name), that key
+			// rendered empty and the merge patch removed every address, so
+			// each later stall toggled them and pod logs failed for good
+			// ("no preferred addresses found"). With both, it leaves them
+			// alone.
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: nodeIP},
+				{Type: corev1.NodeHostName, Address: NodeName},
+			},
 			Allocatable: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
 			},
@@ -434,7 +498,16 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 		},
 	}
 	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if apierrors.IsAlreadyExists(err) {
+		// A cluster started again on its old data: a node created by an
+		// older devcluster, or emptied by KWOK, gets its addresses back.
+		patch, perr := json.Marshal(map[string]any{"status": map[string]any{"addresses": node.Status.Addresses}})
+		if perr != nil {
+			return fmt.Errorf("devcluster: node addresses: %w", perr)
+		}
+		_, err = cs.CoreV1().Nodes().Patch(ctx, NodeName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	}
+	if err != nil {
 		return fmt.Errorf("devcluster: create node: %w", err)
 	}
 	return nil

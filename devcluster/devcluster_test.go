@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
 
@@ -151,6 +153,29 @@ func TestVersionsMatchTools(t *testing.T) {
 		}
 		if !strings.Contains(string(mk), tt.want) {
 			t.Errorf("Makefile does not mention %s %s", tt.module, tt.want)
+		}
+	}
+}
+
+// TestCreateNodeAddresses: the fake node has its InternalIP and Hostname
+// from the start, and a node that exists without them (old data, or
+// emptied by KWOK) gets them back.
+func TestCreateNodeAddresses(t *testing.T) {
+	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: NodeName}}
+	ctx := context.Background()
+	for name, cs := range map[string]*fake.Clientset{
+		"new":      fake.NewClientset(),
+		"existing": fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName}}),
+	} {
+		if err := createNode(ctx, cs); err != nil {
+			t.Fatalf("%s: createNode: %v", name, err)
+		}
+		n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(n.Status.Addresses, want) {
+			t.Errorf("%s node: addresses = %v, want %v", name, n.Status.Addresses, want)
 		}
 	}
 }

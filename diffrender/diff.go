@@ -7,15 +7,18 @@ import (
 )
 
 // Op is what a [Row] or [UnifiedLine] shows happened to a line on its way
-// from the left (desired) text to the right (live) text.
+// from the left text to the right one. For a manifest ([Manifests]) the
+// left is the live object ("before") and the right the desired state
+// ("after"), as in ArgoCD and kubectl diff: Insert is a line that a sync or
+// an apply would add, Delete one it would take away.
 type Op int
 
 const (
 	// Equal is a line present on both sides.
 	Equal Op = iota
-	// Insert is a line only in the right (live) text.
+	// Insert is a line only in the right (after, desired) text.
 	Insert
-	// Delete is a line only in the left (desired) text.
+	// Delete is a line only in the left (before, live) text.
 	Delete
 	// Change is a deleted line and an inserted line shown on one row.
 	Change

@@ -385,3 +385,43 @@ func TestAppendEdit(t *testing.T) {
 		t.Errorf("appendEdit mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestUnifiedText(t *testing.T) {
+	tests := []struct {
+		left, right string
+		want        string
+	}{
+		{"a\nb\n", "a\nb\n", ""},
+		{"a\nb\nc\n", "a\nB\nc\n", "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
+		{"", "x\n", "@@ -0,0 +1,1 @@\n+x\n"},
+		{"x\n", "", "@@ -1,1 +0,0 @@\n-x\n"},
+		// A hostile line that looks like a header stays one prefixed line.
+		{"@@ -1 +1 @@\n", "a\n", "@@ -1,1 +1,1 @@\n-@@ -1 +1 @@\n+a\n"},
+	}
+	for _, tt := range tests {
+		if got := Compute(tt.left, tt.right).UnifiedText(3); got != tt.want {
+			t.Errorf("Compute(%q, %q).UnifiedText(3) = %q, want %q", tt.left, tt.right, got, tt.want)
+		}
+	}
+}
+
+// TestHunkReversed: a hunk read the other way is the hunk of the swapped
+// texts.
+func TestHunkReversed(t *testing.T) {
+	pairs := [][2]string{
+		{"a\nb\nc\n", "a\nB\nc\nd\n"},
+		{"", "x\ny\n"},
+		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "1\n2\nthree\n4\n5\n6\n7\n8\n9\n10\neleven\n"},
+	}
+	for _, p := range pairs {
+		fwd := Compute(p[0], p[1]).Hunks(1)
+		back := Compute(p[1], p[0]).Hunks(1)
+		var got []Hunk
+		for _, h := range fwd {
+			got = append(got, h.Reversed())
+		}
+		if diff := cmp.Diff(back, got); diff != "" {
+			t.Errorf("reversed hunks of %q -> %q mismatch (-want +got):\n%s", p[0], p[1], diff)
+		}
+	}
+}

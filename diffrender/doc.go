@@ -12,8 +12,17 @@
 //     the desired state sets does.
 //  3. [YAML] renders both with a stable key order and [Compute] diffs the
 //     two texts line by line (Myers' algorithm) into aligned side-by-side
-//     rows ([Row]), which [Diff.Hunks] groups for the compact view and
-//     [Diff.Unified] orders for the inline view.
+//     rows ([Row]), which [Diff.Hunks] groups for the compact view,
+//     [Diff.Unified] orders for the inline view and [Diff.UnifiedText]
+//     writes as a unified diff.
+//
+// One direction everywhere, ArgoCD's and kubectl diff's: the live object
+// is the left side, "before", and the desired state the right side,
+// "after". A line only in the desired state is an [Insert] (green, "+":
+// a sync or an apply adds it), a line only in the live object a [Delete]
+// (red, "-"), and Added and Removed count those. The resource panel, the
+// JSON API's unified text and an environment plan's per-object diffs all
+// read a diff this way; nothing downstream swaps the sides.
 //
 // The package is pure: it does no I/O, knows nothing of HTTP, the cluster or
 // HTML, and never mutates its arguments. Manifests are the JSON-shaped values

@@ -91,7 +91,7 @@ func renderGolden(name string, md ManifestDiff) string {
 		line("%d added, %d removed", md.Diff.Added, md.Diff.Removed)
 	}
 	line("")
-	line("## side by side (desired | live)")
+	line("## side by side (live | desired)")
 	for _, r := range md.Diff.Rows {
 		line("%s", sideBySide(r))
 	}
@@ -121,6 +121,9 @@ func renderGolden(name string, md ManifestDiff) string {
 	for _, u := range md.Diff.Unified() {
 		line("%4s %4s %s %s", num(u.LeftNum), num(u.RightNum), sign(u.Op), u.Text)
 	}
+	line("")
+	line("## unified text (3 lines of context)")
+	b.WriteString(md.Diff.UnifiedText(3))
 	return b.String()
 }
 

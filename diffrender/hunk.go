@@ -1,6 +1,9 @@
 package diffrender
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Hunk is a run of rows of a [Diff] for the compact view: changed rows with
 // the unchanged rows of context around them that [Diff.Hunks] asked for.
@@ -126,6 +129,51 @@ func unified(rows []Row) []UnifiedLine {
 				UnifiedLine{Delete, r.Left.Num, 0, r.Left.Text},
 				UnifiedLine{Insert, 0, r.Right.Num, r.Right.Text})
 		}
+	}
+	return out
+}
+
+// UnifiedText writes d as a unified diff with n lines of context: each
+// hunk's header ([Hunk.Header]) and its lines prefixed with " ", "-" (only
+// in the left text) or "+" (only in the right one), each ending in "\n".
+// An equal diff is "".
+func (d Diff) UnifiedText(n int) string {
+	var b strings.Builder
+	for _, h := range d.Hunks(n) {
+		b.WriteString(h.Header())
+		b.WriteByte('\n')
+		for _, u := range h.Unified() {
+			switch u.Op {
+			case Delete:
+				b.WriteByte('-')
+			case Insert:
+				b.WriteByte('+')
+			default:
+				b.WriteByte(' ')
+			}
+			b.WriteString(u.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Reversed returns the hunk read the other way: the left and right sides
+// swapped, so an Insert becomes a Delete and the reverse. It reads hunks
+// stored before this package fixed its direction (desired on the left).
+// The result shares no rows with h.
+func (h Hunk) Reversed() Hunk {
+	out := Hunk{Rows: make([]Row, len(h.Rows)), LeftStart: h.RightStart, RightStart: h.LeftStart,
+		LeftLines: h.RightLines, RightLines: h.LeftLines, First: h.First, Skipped: h.Skipped}
+	for i, r := range h.Rows {
+		op := r.Op
+		switch op {
+		case Insert:
+			op = Delete
+		case Delete:
+			op = Insert
+		}
+		out.Rows[i] = Row{Op: op, Left: r.Right, Right: r.Left}
 	}
 	return out
 }

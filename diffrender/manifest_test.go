@@ -173,7 +173,8 @@ func TestManifests(t *testing.T) {
 			desired: desired,
 			live:    liveHandEdited,
 			want: func(t *testing.T, md ManifestDiff) {
-				want := []UnifiedLine{{Delete, 8, 0, "  replicas: 3"}, {Insert, 0, 8, "  replicas: 5"}}
+				// Live (5) is before, desired (3) after: a sync takes 5 away.
+				want := []UnifiedLine{{Delete, 8, 0, "  replicas: 5"}, {Insert, 0, 8, "  replicas: 3"}}
 				var got []UnifiedLine
 				for _, u := range md.Diff.Unified() {
 					if u.Op != Equal {
@@ -205,8 +206,8 @@ func TestManifests(t *testing.T) {
 			live:    nil,
 			want: func(t *testing.T, md ManifestDiff) {
 				n := strings.Count(md.DesiredYAML, "\n")
-				if !md.NoLive || md.Diff.Equal || md.Diff.Removed != n || md.Diff.Added != 0 || md.LiveYAML != "" {
-					t.Errorf("got NoLive %v, Equal %v, -%d +%d, LiveYAML %q; want true, false, -%d +0, empty",
+				if !md.NoLive || md.Diff.Equal || md.Diff.Added != n || md.Diff.Removed != 0 || md.LiveYAML != "" {
+					t.Errorf("got NoLive %v, Equal %v, -%d +%d, LiveYAML %q; want true, false, -0 +%d, empty",
 						md.NoLive, md.Diff.Equal, md.Diff.Removed, md.Diff.Added, md.LiveYAML, n)
 				}
 			},
@@ -274,5 +275,92 @@ func TestManifestsErrors(t *testing.T) {
 				t.Errorf("Manifests() error = %v, want prefix %q", err, tt.wantPrefix)
 			}
 		})
+	}
+}
+
+// TestManifestsIncluding: fields changed outside the operator show on the
+// live side, with live's values, only when asked for.
+func TestManifestsIncluding(t *testing.T) {
+	desired := y(t, `
+		apiVersion: apps/v1
+		kind: Deployment
+		metadata:
+		  name: web
+		  labels: {app: web}
+		spec:
+		  replicas: 2
+		  template:
+		    spec:
+		      containers:
+		      - name: web
+		        image: web:1.0.0
+		        env:
+		        - {name: A, value: "1"}
+		`)
+	live := y(t, `
+		apiVersion: apps/v1
+		kind: Deployment
+		metadata:
+		  name: web
+		  labels: {app: web, tier: front}
+		  annotations: {team.example.com/owner: ops}
+		spec:
+		  replicas: 2
+		  paused: true
+		  template:
+		    spec:
+		      containers:
+		      - name: web
+		        image: web:1.0.0
+		        imagePullPolicy: IfNotPresent
+		        resources: {limits: {cpu: 500m}}
+		        env:
+		        - {name: A, value: "1"}
+		status: {replicas: 2}
+		`)
+	extra := y(t, `
+		metadata:
+		  labels: {tier: not-the-live-value}
+		  annotations: {team.example.com/owner: x, gone.example.com/x: y}
+		spec:
+		  paused: true
+		  template:
+		    spec:
+		      containers:
+		      - name: web
+		        resources: {limits: {cpu: "0.5"}}
+		`)
+	plain, err := Manifests(desired, live)
+	if err != nil || !plain.Diff.Equal {
+		t.Fatalf("Manifests() = equal %v, %v; want equal (defaults and drift are not desired fields)", plain.Diff.Equal, err)
+	}
+	if same, err := ManifestsIncluding(desired, live, nil); err != nil || !cmp.Equal(plain, same) {
+		t.Errorf("ManifestsIncluding(nil extra) differs from Manifests (%v)", err)
+	}
+	desiredBefore, liveBefore, extraBefore := deepCopy(t, desired), deepCopy(t, live), deepCopy(t, extra)
+	md, err := ManifestsIncluding(desired, live, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onlyLive []string
+	for _, u := range md.Diff.Unified() {
+		if u.Op == Insert {
+			t.Errorf("line only in the desired state: %q", u.Text)
+		}
+		if u.Op == Delete {
+			onlyLive = append(onlyLive, strings.TrimSpace(u.Text))
+		}
+	}
+	want := []string{"annotations:", "team.example.com/owner: ops", "tier: front", "paused: true", "resources:", "limits:", "cpu: 500m"}
+	if diff := cmp.Diff(want, onlyLive); diff != "" {
+		t.Errorf("live-only lines mismatch (-want +got):\n%s\nlive side:\n%s", diff, md.LiveYAML)
+	}
+	if md.DesiredYAML != plain.DesiredYAML || md.Diff.Added != 0 || md.Diff.Removed != len(want) {
+		t.Errorf("desired side changed or counts wrong: +%d -%d", md.Diff.Added, md.Diff.Removed)
+	}
+	for name, pair := range map[string][2]map[string]any{"desired": {desiredBefore, desired}, "live": {liveBefore, live}, "extra": {extraBefore, extra}} {
+		if diff := cmp.Diff(pair[0], pair[1]); diff != "" {
+			t.Errorf("ManifestsIncluding changed %s:\n%s", name, diff)
+		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // TestResourceDiff drifts a Service by hand (its port, a field the operator
 // rendered), opens the app page, clicks the Service in the tree and sees
-// exactly that change in the side-by-side diff; the untouched Deployment
-// shows no differences.
+// exactly that change in the side-by-side diff (live on the left, desired
+// on the right); the untouched Deployment shows no differences.
 func TestResourceDiff(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(demoEnv.restConfig(t))
 	patch := `[{"op":"replace","path":"/spec/ports/0/port","value":8081}]`
@@ -31,7 +31,7 @@ func TestResourceDiff(t *testing.T) {
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/apps/storefront/web"),
+		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/clusters/devcluster/apps/storefront/web"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree]`)),
 	); err != nil {
 		screenshot(t, ctx, "no-tree")
@@ -42,14 +42,15 @@ func TestResourceDiff(t *testing.T) {
 	// The Service: the panel opens beside the tree; its diff shows the port.
 	clickNode(t, ctx, ":Service:storefront:web")
 	clickTab(t, ctx, "diff")
-	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.right`)
+	// Live on the left (before), desired on the right (after), as ArgoCD.
+	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`)
 	if len(changed) != 1 || !strings.Contains(changed[0], "8081") {
 		screenshot(t, ctx, "diff-wrong")
 		t.Fatalf("changed live lines = %q, want exactly the port 8081", changed)
 	}
-	left := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`)
-	if len(left) != 1 || !strings.Contains(left[0], "80") {
-		t.Errorf("changed desired lines = %q, want the port 80", left)
+	right := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.right`)
+	if len(right) != 1 || !strings.Contains(right[0], "80") {
+		t.Errorf("changed desired lines = %q, want the port 80", right)
 	}
 	loc, _ := chromedp.Run(ctx, chromedp.Location())
 	if !strings.Contains(loc, "/resource/") || !strings.Contains(loc, "tab=diff") {
@@ -83,7 +84,7 @@ func TestTreeMidRollout(t *testing.T) {
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/apps/storefront/catalog"),
+		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/clusters/devcluster/apps/storefront/catalog"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree]`)),
 	); err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestDriftInBrowser(t *testing.T) {
 
 	// The app page: header note, marker on the Deployment, panel section.
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/apps/payments/gateway"),
+		chromedp.Navigate(base+"/clusters/devcluster/apps/payments/gateway"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=drift-note]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree-node][data-ref="apps:Deployment:payments:gateway"] [data-testid=drift-marker]`)),
 	); err != nil {
@@ -85,4 +85,38 @@ func TestDriftInBrowser(t *testing.T) {
 		t.Errorf("drift 'changed by' = %q, want kubectl-set", who)
 	}
 	screenshot(t, ctx, "drift-panel")
+
+	// The diff includes the hand-added variable on the live side by
+	// default; the toggle leaves it out, in the URL (bookmarkable).
+	clickTab(t, ctx, "diff")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-drift][aria-pressed=true]`))); err != nil {
+		screenshot(t, ctx, "drift-diff-no-toggle")
+		t.Fatal(err)
+	}
+	if live := strings.Join(texts(t, ctx, `[data-testid=diff] td.left`), "\n"); !strings.Contains(live, "EXTRA_FLAG") {
+		screenshot(t, ctx, "drift-diff-missing")
+		t.Errorf("live side of the diff with drift = %q, want EXTRA_FLAG", live)
+	}
+	screenshot(t, ctx, "drift-diff")
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid=diff-drift]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-drift][aria-pressed=false]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if live := strings.Join(texts(t, ctx, `[data-testid=diff] td.left`), "\n"); strings.Contains(live, "EXTRA_FLAG") {
+		t.Errorf("live side of the diff without drift = %q, want no EXTRA_FLAG", live)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "drift=0") {
+		t.Errorf("URL after the drift toggle = %q, want drift=0", loc)
+	}
+	screenshot(t, ctx, "drift-diff-off")
+
+	// On a phone, with the drift shown.
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(strings.Replace(loc, "drift=0", "drift=1", 1)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-drift][aria-pressed=true]`))); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "drift-diff-phone")
 }

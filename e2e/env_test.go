@@ -57,7 +57,23 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	if n := len(texts(t, ctx, `[data-testid=run-done] [data-testid=change]`)); n == 0 {
 		t.Errorf("the plan lists no object changes")
 	}
+	// The plan's diffs read as every diff does: live on the left, the
+	// planned manifest on the right.
+	if heads := texts(t, ctx, `[data-testid=run-done] [data-testid=change] [data-testid=diff] thead th`); len(heads) < 2 || heads[0] != "Live" || heads[1] != "Planned" {
+		t.Errorf("plan diff columns = %q, want Live, Planned", heads)
+	}
 	screenshot(t, ctx, "dev-plan")
+	// The same report, stored, on a phone.
+	report, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=history-entry] a').href`))
+	if report != "" {
+		phone := browser(t)
+		login(t, phone, user, pass)
+		if err := chromedp.Do(phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(report),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=changes]`))); err != nil {
+			t.Errorf("stored report on a phone: %v", err)
+		}
+		screenshot(t, phone, "dev-plan-report-phone")
+	}
 
 	// The finished ready plan brings the Apply form, carrying its id: the
 	// newest plan in the history.
@@ -108,14 +124,25 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	if _, err := dyn.Resource(appcr.Resource).Namespace("staging").Patch(context.Background(), "api", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/apps/staging/api/resource/hanzo.ai:App:staging:api?tab=diff"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/clusters/devcluster/apps/staging/api/resource/hanzo.ai:App:staging:api?tab=diff"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=diff-source]').dataset.source`))
 	if src != "git" {
 		t.Errorf("desired source of the applied App = %q, want git", src)
 	}
-	changed := texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.right`)
+	// The cache sees the edit a moment later: reload until it shows.
+	var changed []string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		changed = texts(t, ctx, `[data-testid=diff] tr[data-op=change] td.left`) // live
+		if len(changed) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(changed) != 1 || !strings.Contains(changed[0], "replicas: 3") {
 		screenshot(t, ctx, "git-diff-wrong")
 		t.Errorf("git diff after kubectl edit = %q, want replicas: 3 live", changed)

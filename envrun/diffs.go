@@ -16,6 +16,12 @@ import (
 	"github.com/hanzoai/deploy-web/diffrender"
 )
 
+// DirectionLiveDesired is the Direction of an [ObjectDiff] read as
+// diffrender reads every diff: the live object on the left ("before"), the
+// rendered one on the right ("after"), so Added counts the lines the apply
+// adds.
+const DirectionLiveDesired = "live-desired"
+
 // ObjectDiff is the diff of one rendered object against the live one, kept
 // with a run's report.
 type ObjectDiff struct {
@@ -34,6 +40,10 @@ type ObjectDiff struct {
 	Hunks   []diffrender.Hunk `json:"hunks"`
 	// Error says why no diff could be made.
 	Error string `json:"error,omitempty"`
+	// Direction is DirectionLiveDesired. Diffs stored before it existed
+	// have none and the rendered object on the left; DecodeDiffs turns
+	// them around.
+	Direction string `json:"direction,omitempty"`
 }
 
 // objectDiffs renders env again and diffs each object against the live
@@ -66,7 +76,8 @@ func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, r
 		if ns == "" {
 			ns = env.Namespace
 		}
-		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]}
+		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()],
+			Direction: DirectionLiveDesired}
 		// Outside the apply boundary (another namespace, or blocked by the
 		// plan): nothing is read, so nothing of it can show.
 		if ns != env.Namespace || d.Action == "blocked" {
@@ -110,7 +121,10 @@ func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, r
 	return out, nil
 }
 
-// DecodeDiffs reads the diffs stored with a run.
+// DecodeDiffs reads the diffs stored with a run, each in
+// DirectionLiveDesired: a diff stored before the direction was fixed (the
+// rendered object on the left) is read the other way round. A direction it
+// does not know is an error, never a guess.
 func DecodeDiffs(b []byte) ([]ObjectDiff, error) {
 	var out []ObjectDiff
 	if len(b) == 0 {
@@ -118,6 +132,19 @@ func DecodeDiffs(b []byte) ([]ObjectDiff, error) {
 	}
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("envrun: decode diffs: %w", err)
+	}
+	for i := range out {
+		d := &out[i]
+		switch d.Direction {
+		case DirectionLiveDesired:
+		case "":
+			for j, h := range d.Hunks {
+				d.Hunks[j] = h.Reversed()
+			}
+			d.Added, d.Removed, d.Direction = d.Removed, d.Added, DirectionLiveDesired
+		default:
+			return nil, fmt.Errorf("envrun: decode diffs: unknown direction %.40q", d.Direction)
+		}
 	}
 	return out, nil
 }

@@ -2,16 +2,19 @@ package envrun
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -85,5 +88,41 @@ func TestObjectDiffsStayInsideTheBoundary(t *testing.T) {
 				t.Errorf("prod diff = %+v, want it not read (outside the boundary)", d)
 			}
 		}
+	}
+}
+
+// TestDecodeDiffsDirection: a stored diff in diffrender's direction reads
+// as stored; one stored before the direction was fixed (the rendered
+// manifest on the left) reads turned around; an unknown direction fails.
+func TestDecodeDiffsDirection(t *testing.T) {
+	now := diffrender.Compute("mode: old\n", "mode: new\n") // live -> rendered
+	old := diffrender.Compute("mode: new\n", "mode: old\n") // rendered -> live, as once stored
+	enc := func(d ObjectDiff) []byte {
+		b, err := json.Marshal([]ObjectDiff{d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	want := []ObjectDiff{{Kind: "ConfigMap", Name: "settings", Added: 1, Removed: 1, Hunks: now.Hunks(3), Direction: DirectionLiveDesired}}
+	for name, b := range map[string][]byte{
+		"current": enc(want[0]),
+		"legacy":  enc(ObjectDiff{Kind: "ConfigMap", Name: "settings", Added: 1, Removed: 1, Hunks: old.Hunks(3)}),
+	} {
+		got, err := DecodeDiffs(b)
+		if err != nil {
+			t.Fatalf("%s: DecodeDiffs: %v", name, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: DecodeDiffs mismatch (-want +got):\n%s", name, diff)
+		}
+	}
+	added := diffrender.Compute("", "a\nb\n")
+	legacy, err := DecodeDiffs(enc(ObjectDiff{Kind: "ConfigMap", Name: "new", NoLive: true, Removed: 2, Hunks: diffrender.Compute("a\nb\n", "").Hunks(3)}))
+	if err != nil || legacy[0].Added != 2 || legacy[0].Removed != 0 || !cmp.Equal(legacy[0].Hunks, added.Hunks(3)) {
+		t.Errorf("legacy new object = %+v, %v; want 2 added lines on the right", legacy, err)
+	}
+	if _, err := DecodeDiffs(enc(ObjectDiff{Direction: "sideways"})); err == nil {
+		t.Error("DecodeDiffs accepted an unknown direction")
 	}
 }

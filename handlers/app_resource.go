@@ -32,9 +32,18 @@ type GitSource struct {
 // tree, does not exist, or is a Secret: no existence oracle.
 func resourceNotFound() *httpError { return notFound("resource") }
 
-// parseRef validates a ref from the URL (pure; see kubeview.ParseRef).
+// parseRef validates a ref from the URL (pure; see kubeview.ParseRef). The
+// App kind of any configured cluster is accepted (the ref must still be in
+// the resolved app's tree).
 func (s *Server) parseRef(raw string) (kubeview.Ref, error) {
-	ref, err := kubeview.ParseRef(raw, s.opts.AppGroup, s.opts.AppKind)
+	var ref kubeview.Ref
+	var err error
+	for _, c := range s.clusters {
+		ref, err = kubeview.ParseRef(raw, c.AppGroup, c.AppKind)
+		if !errors.Is(err, kubeview.ErrUnknownKind) {
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		return ref, nil
@@ -63,26 +72,43 @@ type resourceDetail struct {
 	Diff          diffrender.ManifestDiff
 	// Drift lists the fields changed outside the App's operator (never nil).
 	Drift []kubeview.DriftField
+	// DriftInDiff: Diff shows the drifted fields on the live side too.
+	DriftInDiff bool
+}
+
+// includeDrift decides whether a diff shows the fields changed outside the
+// operator (?drift=): "1" or "true" asks for them, "0" or "false" not,
+// anything else (none) takes def. An object without drift has none to show.
+func includeDrift(param string, drifted, def bool) bool {
+	switch param {
+	case "1", "true":
+		return drifted
+	case "0", "false":
+		return false
+	}
+	return drifted && def
 }
 
 // loadResource finds a ref in an app's tree, reads the object from the
-// cluster and computes its diff.
-func (s *Server) loadResource(ctx context.Context, ns, app string, ref kubeview.Ref) (resourceDetail, error) {
-	obj, node, err := s.view.Object(ctx, ns, app, ref)
+// cluster and computes its diff, with the
+// fields changed outside the operator when withDrift, given whether the
+// object has any, says so.
+func (s *Server) loadResource(ctx context.Context, a appRef, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
+	obj, node, err := a.c.View.Object(ctx, a.Namespace, a.Name, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
 		return resourceDetail{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 	}
-	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.view.DriftOf(node.UID)}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: a.c.View.DriftOf(node.UID)}
 	if d.Drift == nil {
 		d.Drift = []kubeview.DriftField{}
 	}
 	// The desired state: an environment's git source first, then the
 	// last-applied annotation, else none. The diff has the same shape.
 	if s.opts.Desired != nil {
-		if g, ok := s.opts.Desired.Lookup(ref.Group, ref.Kind, ref.Namespace, ref.Name); ok {
+		if g, ok := s.opts.Desired.Lookup(ref.Group, ref.Kind, ref.Namespace, ref.Name); ok && s.envTargets(g.Environment, a.c) {
 			d.Desired, d.DesiredSource = g.Object.Object, desiredGit
 			d.Git = &GitSource{Environment: g.Environment, Repo: g.Repo, Ref: g.Ref, Commit: g.Commit, Path: g.Path}
 		}
@@ -96,7 +122,11 @@ func (s *Server) loadResource(ctx context.Context, ns, app string, ref kubeview.
 			d.Desired, d.DesiredSource = desired, desiredLastApplied
 		}
 	}
-	d.Diff, err = diffrender.Manifests(d.Desired, obj.Object)
+	var extra map[string]any
+	if d.DriftInDiff = withDrift(len(d.Drift) > 0) && d.Desired != nil; d.DriftInDiff {
+		extra = kubeview.DriftValues(obj.Object, d.Drift)
+	}
+	d.Diff, err = diffrender.ManifestsIncluding(d.Desired, obj.Object, extra)
 	if errors.Is(err, diffrender.ErrSecret) {
 		return resourceDetail{}, resourceNotFound()
 	}
@@ -106,10 +136,10 @@ func (s *Server) loadResource(ctx context.Context, ns, app string, ref kubeview.
 	return d, nil
 }
 
-// appResource serves GET /apps/{namespace}/{name}/resource/{ref}: the
-// resource panel beside the tree (the panel alone for HTMX).
+// appResource serves GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}:
+// the resource panel beside the tree (the panel alone for HTMX).
 func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
@@ -117,18 +147,22 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(r.Context(), ns, name, ref)
+	name := a.Name
+	// The panel's diff shows the fields changed outside the operator
+	// unless ?drift=0.
+	q := r.URL.Query()
+	d, err := s.loadResource(r.Context(), a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
 	if err != nil {
 		return err
 	}
-	panel, err := s.resourcePanel(r, ns, name, d)
+	panel, err := s.resourcePanel(r, a, d)
 	if err != nil {
 		return err
 	}
 	if isHTMX(r) && r.Header.Get("HX-Target") == "panel" {
 		return s.render(w, r, http.StatusOK, templates.ResourcePanelView(panel))
 	}
-	live, _, err := s.appLive(r, ns, name, ref.String())
+	live, _, err := s.appLive(r, a, ref.String())
 	if err != nil {
 		return err
 	}
@@ -136,11 +170,11 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 }
 
 // resourcePanel builds the panel's props for the requested tab.
-func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail) (templates.ResourcePanel, error) {
+func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (templates.ResourcePanel, error) {
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
-		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
-		Drift: d.Drift,
+		AppCluster: a.Cluster(), AppNamespace: a.Namespace, AppName: a.Name, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
+		Drift: d.Drift, DriftInDiff: d.DriftInDiff,
 	}
 	if d.Git != nil {
 		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + textfmt.ShortSHA(d.Git.Commit) + ")"
@@ -156,14 +190,14 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 	default:
 		p.Tab = "summary"
 	}
-	p.Diff = diffView(d.Diff, q.Get("mode"), q.Get("context") != "full")
+	p.Diff = resourceDiffView(d.Diff, q.Get("mode"), q.Get("context") != "full")
 	switch p.Tab {
 	case "manifest":
 		p.ManagedFields = q.Get("managed") == "1"
 		text := d.Diff.LiveFullYAML
 		if p.ManagedFields {
 			// The cache drops managedFields: read this one object afresh.
-			u, err := s.view.FetchLive(r.Context(), ns, app, d.ref)
+			u, err := a.c.View.FetchLive(r.Context(), a.Namespace, a.Name, d.ref)
 			if err != nil {
 				return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 			}
@@ -178,7 +212,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 		p.ManifestHTML = c
 	case "events":
-		evs, err := s.view.Events(r.Context(), d.Node.Namespace, d.Node.UID)
+		evs, err := a.c.View.Events(r.Context(), d.Node.Namespace, d.Node.UID)
 		if err != nil {
 			return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the events from the cluster", Err: err}
 		}
@@ -187,46 +221,6 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 	}
 	return p, nil
-}
-
-// diffView turns a manifest diff into rows for the template.
-func diffView(md diffrender.ManifestDiff, mode string, compact bool) templates.DiffView {
-	v := templates.DiffView{NoDesired: md.NoDesired, Equal: md.Diff.Equal, Added: md.Diff.Added, Removed: md.Diff.Removed, Mode: "split", Compact: compact}
-	if mode == "unified" {
-		v.Mode = "unified"
-	}
-	if md.NoDesired {
-		return v
-	}
-	var hunks []diffrender.Hunk
-	if compact {
-		hunks = md.Diff.Hunks(3)
-	} else if len(md.Diff.Rows) > 0 {
-		hunks = []diffrender.Hunk{{Rows: md.Diff.Rows}}
-	}
-	for _, h := range hunks {
-		dh := templates.DiffHunk{Skipped: h.Skipped}
-		if v.Mode == "unified" {
-			for _, u := range h.Unified() {
-				row := templates.DiffRow{Op: u.Op.String(), LeftNum: u.LeftNum, RightNum: u.RightNum, UnifiedSign: " "}
-				switch u.Op {
-				case diffrender.Delete:
-					row.UnifiedSign, row.LeftText = "−", u.Text
-				case diffrender.Insert:
-					row.UnifiedSign, row.RightText = "+", u.Text
-				default:
-					row.LeftText = u.Text
-				}
-				dh.Rows = append(dh.Rows, row)
-			}
-		} else {
-			for _, r := range h.Rows {
-				dh.Rows = append(dh.Rows, templates.DiffRow{Op: r.Op.String(), LeftNum: r.Left.Num, LeftText: r.Left.Text, RightNum: r.Right.Num, RightText: r.Right.Text})
-			}
-		}
-		v.Hunks = append(v.Hunks, dh)
-	}
-	return v
 }
 
 // resourceResponse is the JSON of GET /v1/deploy/{name}/resource/{ref}.
@@ -242,11 +236,18 @@ type resourceResponse struct {
 	Drift []kubeview.DriftField `json:"drift"`
 }
 
+// diffJSON reads as every diff does, from the live object to the desired
+// state: Added counts the lines only the desired state has (a sync adds
+// them), Removed those only the live object has.
 type diffJSON struct {
 	Equal   bool `json:"equal"`
 	Added   int  `json:"added"`
 	Removed int  `json:"removed"`
-	// Unified is the diff in unified format with 3 lines of context.
+	// IncludesDrift: the diff shows the fields changed outside the operator
+	// on the live side (?drift=true).
+	IncludesDrift bool `json:"includesDrift"`
+	// Unified is the diff in unified format with 3 lines of context, from
+	// the live object ("-") to the desired state ("+").
 	Unified string `json:"unified,omitempty"`
 }
 
@@ -256,32 +257,20 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, name, err := s.resolveApp(r, ref.Namespace)
+	a, err := s.resolveApp(r, ref.Namespace)
 	if err != nil {
 		return err
 	}
-	d, err := s.loadResource(r.Context(), ns, name, ref)
+	// The JSON's diff is of the desired fields only, unless ?drift=true.
+	q := r.URL.Query()
+	d, err := s.loadResource(r.Context(), a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
 	if err != nil {
 		return err
 	}
 	resp := resourceResponse{Ref: ref.String(), Live: d.Live, DesiredSource: d.DesiredSource, Git: d.Git, Desired: d.Desired,
-		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed}, Drift: d.Drift}
-	if !d.Diff.NoDesired && !d.Diff.Diff.Equal {
-		var b strings.Builder
-		for _, h := range d.Diff.Diff.Hunks(3) {
-			b.WriteString(h.Header() + "\n")
-			for _, u := range h.Unified() {
-				sign := " "
-				switch u.Op.String() {
-				case "delete":
-					sign = "-"
-				case "insert":
-					sign = "+"
-				}
-				b.WriteString(sign + u.Text + "\n")
-			}
-		}
-		resp.Diff.Unified = b.String()
+		Diff: diffJSON{Equal: d.Diff.Diff.Equal, Added: d.Diff.Diff.Added, Removed: d.Diff.Diff.Removed, IncludesDrift: d.DriftInDiff}, Drift: d.Drift}
+	if !d.Diff.NoDesired {
+		resp.Diff.Unified = d.Diff.Diff.UnifiedText(3)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -99,7 +99,7 @@ func cacheServer(t *testing.T) *testServer {
 	fv := newFakeView(nil)
 	fv.Fleet = view // the real cache answers every method the fake does not override
 	ts := newTestServer(t, fv)
-	ts.srv.view = view
+	ts.srv.clusters[0].View = view
 	ts.handler = ts.srv.Handler()
 	return ts
 }
@@ -128,7 +128,7 @@ func TestResourceRefs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/apps/apps/web/resource/" + tt.ref} {
+			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/clusters/in-cluster/apps/apps/web/resource/" + tt.ref} {
 				w := ts.get(t, path, nil)
 				if w.Code != tt.wantStatus {
 					t.Fatalf("GET %s = %d, want %d (%s)", path, w.Code, tt.wantStatus, w.Body)
@@ -170,7 +170,7 @@ func TestResourceDiffOfUntouchedObject(t *testing.T) {
 // read from the cluster per request, escaped.
 func TestResourceEventsTab(t *testing.T) {
 	ts := cacheServer(t)
-	w := ts.get(t, "/apps/apps/web/resource/apps:Deployment:apps:web?tab=events", nil)
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web?tab=events", nil)
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, `data-testid="events"`) || !strings.Contains(body, "ScalingReplicaSet") {
 		t.Fatalf("events tab = %d, want the Deployment's event (%s)", w.Code, body)
@@ -178,7 +178,7 @@ func TestResourceEventsTab(t *testing.T) {
 	if strings.Contains(body, "<script>x</script>") {
 		t.Errorf("events tab shows an event message unescaped")
 	}
-	if w := ts.get(t, "/apps/apps/web/resource/:Service:apps:web?tab=events", nil); !strings.Contains(w.Body.String(), `data-testid="events-none"`) {
+	if w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/:Service:apps:web?tab=events", nil); !strings.Contains(w.Body.String(), `data-testid="events-none"`) {
 		t.Errorf("events tab of the Service = %d, want no events (%s)", w.Code, w.Body)
 	}
 }
@@ -214,5 +214,72 @@ func TestTreeAPI(t *testing.T) {
 	}
 	if w := ts.get(t, "/v1/deploy/nope/tree", nil); w.Code != http.StatusNotFound {
 		t.Errorf("GET missing app tree = %d, want 404", w.Code)
+	}
+}
+
+// realCacheServer is a test server over a real kubeview cache of the App
+// resource appRes filled from client-go fakes (kube objects and Apps), in
+// namespace apps.
+func realCacheServer(t *testing.T, appRes schema.GroupVersionResource, kube []runtime.Object, apps []runtime.Object, opts ...func(*Options)) *testServer {
+	t.Helper()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{appRes: "AppList"}, apps...)
+	view, err := kubeview.New(fake.NewClientset(kube...), dyn, slog.New(slog.DiscardHandler),
+		kubeview.Options{Namespaces: []string{"apps"}, AppResource: appRes, ProbeInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	view.Start(ctx)
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := view.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	fv := newFakeView(nil)
+	fv.Fleet = view
+	ts := newTestServer(t, fv, opts...)
+	ts.srv.clusters[0].View = view
+	ts.handler = ts.srv.Handler()
+	return ts
+}
+
+// TestResourcePanelOfAnotherAppResource: with --app-resource naming another
+// CRD (serve sets Options.AppGroup/AppKind from it), the App node's panel
+// and JSON answer for that group and kind, and hanzo.ai's App is just a
+// kind deploy-web does not show.
+func TestResourcePanelOfAnotherAppResource(t *testing.T) {
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "widgets"}
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1alpha1", "kind": "Widget",
+		"metadata": map[string]any{"name": "shop", "namespace": "apps", "uid": "widget-shop"},
+		"spec":     map[string]any{"image": "registry.test/shop:1.2.0"},
+	}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "apps", UID: "svc-shop",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1alpha1", Kind: "Widget", Name: "shop", UID: "widget-shop", Controller: ptr.To(true)}}}}
+	ts := realCacheServer(t, widgets, []runtime.Object{svc}, []runtime.Object{widget},
+		func(o *Options) { o.AppGroup, o.AppKind = "example.com", "Widget" })
+
+	tests := []struct {
+		ref        string
+		wantStatus int
+	}{
+		{"example.com:Widget:apps:shop", http.StatusOK},
+		{":Service:apps:shop", http.StatusOK},
+		{"hanzo.ai:App:apps:shop", http.StatusBadRequest},
+		{"example.com:Widget:apps:nope", http.StatusNotFound},
+		{"example.com:Gadget:apps:shop", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		for _, path := range []string{"/v1/deploy/shop/resource/" + tt.ref, "/clusters/in-cluster/apps/apps/shop/resource/" + tt.ref} {
+			if w := ts.get(t, path, nil); w.Code != tt.wantStatus {
+				t.Errorf("GET %s = %d, want %d (%.200s)", path, w.Code, tt.wantStatus, w.Body)
+			}
+		}
+	}
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/shop/resource/example.com:Widget:apps:shop", nil)
+	if !strings.Contains(w.Body.String(), `data-ref="example.com:Widget:apps:shop"`) {
+		t.Errorf("Widget panel does not show the Widget node: %.300s", w.Body)
 	}
 }

@@ -32,6 +32,8 @@ type DriftField struct {
 	// Live is the field's live value as compact JSON, at most
 	// maxDriftValue bytes ("…" marks a cut).
 	Live string `json:"live"`
+	// at is Path as structured-merge-diff reads it, for DriftValues.
+	at fieldpath.Path
 }
 
 // DriftRules say whose writes are expected on an object.
@@ -150,7 +152,7 @@ func Drift(kind string, entries []metav1.ManagedFieldsEntry, content func() map[
 			if obj == nil && content != nil {
 				obj = content()
 			}
-			d := DriftField{Path: path, Manager: e.Manager, Operation: string(e.Operation), Live: liveValue(obj, p)}
+			d := DriftField{Path: path, Manager: e.Manager, Operation: string(e.Operation), Live: liveValue(obj, p), at: p.Copy()}
 			if e.Time != nil {
 				t := e.Time.Time
 				d.Time = &t

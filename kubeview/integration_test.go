@@ -103,8 +103,9 @@ func TestDriftOnRealCluster(t *testing.T) {
 					changed = append(changed, strings.TrimSpace(row.Left.Text)+" -> "+strings.TrimSpace(row.Right.Text))
 				}
 			}
-			if len(changed) != 1 || changed[0] != "replicas: 2 -> replicas: 5" {
-				t.Errorf("diff after the hand patch = %q, want exactly replicas: 2 -> replicas: 5", changed)
+			// Live (5) on the left, desired (2) on the right.
+			if len(changed) != 1 || changed[0] != "replicas: 5 -> replicas: 2" {
+				t.Errorf("diff after the hand patch = %q, want exactly replicas: 5 -> replicas: 2", changed)
 			}
 			break
 		}

@@ -8,6 +8,7 @@
 //	deploy-web source-plan --env E --check     offline check of images, tags and env mirrors against the catalog
 //	deploy-web apply --env E --dry-run         plan a deploy: blockers, unblock hints, rollback hints
 //	deploy-web apply --env E --apply ...       apply inside the environment's boundary, with confirmation
+//	deploy-web restore --env E --capture DIR ...  re-apply a pre-apply capture, with the guards of an apply
 //	deploy-web validate-report [PATH]          check a report against the contract
 //
 // Run `deploy-web <command> -h` for the flags of a command.
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = sourcePlanCmd(ctx, args[1:], stdout, stderr)
 	case "apply":
 		err = applyCmd(ctx, args[1:], stdout, stderr)
+	case "restore":
+		err = restoreCmd(ctx, args[1:], stdout, stderr)
 	case "validate-report":
 		err = validateReportCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -92,6 +95,10 @@ Commands:
           plan a deploy (the default, writes nothing to the cluster)
   apply --env E --apply --confirm-env=E --confirmed-non-production
           apply inside the environment's namespace, under a lock
+          (--prune also deletes the plan's orphans)
+  restore --env E --capture DIR --confirm-env=E --confirmed-non-production
+          re-apply a pre-apply capture with the guards of an apply
+          (--dry-run plans it)
   validate-report [PATH]
           check a report against the contract
 

@@ -204,6 +204,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm an apply")
 	confirmedNonProd := fs.Bool("confirmed-non-production", false, "confirm the environment is not production")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long an apply waits for workload health")
+	prune := fs.Bool("prune", false, "with --apply: after the apply, delete the plan's orphans (objects deploy-web applied earlier that the render no longer holds), each captured first")
 	planPath := fs.String("plan", "", "with --apply: a ready plan report (from --dry-run --write-report); the apply is refused unless the source commit and the rendered objects are unchanged since that plan")
 	var report reportFlag
 	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/deploy-report.json; an apply always writes it")
@@ -219,6 +220,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *planPath != "" && !*doApply {
 		return exitWith(exitRefused, errors.New("--plan goes with --apply: it names the plan to apply"))
+	}
+	if *prune && !*doApply {
+		return exitWith(exitRefused, errors.New("--prune goes with --apply: a plan lists the orphans it would delete"))
 	}
 	if *expectBlocked && *doApply {
 		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
@@ -268,17 +272,43 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
+	// A refusal writes its report when --write-report names a PATH (never
+	// over the default path, which an apply holding the lock may be writing).
+	refuse := func(err error, plan *deployplan.Report) error {
+		if report.path != "" {
+			reason := err.Error()
+			var r *deployplan.RefusalError
+			if errors.As(err, &r) {
+				reason = "refused: " + r.Reason
+			}
+			rep := deployplan.RefusedReport(env, opts, "apply", reason, plan, time.Now())
+			if werr := writeReports(rep, reportPath); werr != nil {
+				fmt.Fprintf(stderr, "deploy-web: warning: %v\n", werr)
+			} else {
+				fmt.Fprintf(stderr, "deploy-web: refusal report written to %s\n", reportPath)
+			}
+		}
+		return exitWith(exitRefused, err)
+	}
+	if *prune {
+		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
+			return refuse(err, nil)
+		}
+		if err := checkPrune(pf.config, env); err != nil {
+			return refuse(err, nil)
+		}
+	}
 	var reviewed *deployplan.Reviewed
 	if *planPath != "" {
 		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
-			return exitWith(exitRefused, err)
+			return refuse(err, nil)
 		}
 		data, err := readBounded(*planPath, maxPlanReport)
 		if err != nil {
-			return exitWith(exitRefused, fmt.Errorf("--plan: %w", err))
+			return refuse(fmt.Errorf("--plan: %w", err), nil)
 		}
 		if reviewed, err = deployplan.ReviewedPlan(data, env.Name, *planPath); err != nil {
-			return exitWith(exitRefused, err)
+			return refuse(err, nil)
 		}
 	}
 	rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{
@@ -287,6 +317,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ReportPath: reportPath,
 		Timeout:    *timeout,
 		Reviewed:   reviewed,
+		Prune:      *prune,
 	})
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
@@ -295,7 +326,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
 			}
 		}
-		return exitWith(exitRefused, err)
+		return refuse(err, rep)
 	}
 	if rep != nil {
 		if werr := writeMarkdown(rep, reportPath); werr != nil && err == nil {

@@ -91,6 +91,12 @@ environments:
 		{"plan without apply", []string{"apply", "--config", cfg, "--env", "dev", "--plan", badPlan}, 2, "--plan goes with --apply"},
 		{"plan missing", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", filepath.Join(dir, "none.json")}, 2, "no such file"},
 		{"plan not a report", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--plan", badPlan}, 2, "not a valid report"},
+		{"prune without apply", []string{"apply", "--config", cfg, "--env", "dev", "--prune"}, 2, "--prune goes with --apply"},
+		{"restore without capture", []string{"restore", "--config", cfg, "--env", "dev", "--confirm-env=dev", "--confirmed-non-production"}, 2, "--capture DIR is required"},
+		{"restore force", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir, "--force"}, 2, "--force asks for something"},
+		{"restore protected", []string{"restore", "--config", cfg, "--env", "prod", "--capture", dir, "--confirm-env=prod", "--confirmed-non-production"}, 2, "protected"},
+		{"restore no confirmation", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir}, 2, "--confirm-env=dev"},
+		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production"}, 2, "is not a folder"},
 		{"validate nothing", []string{"validate-report", filepath.Join(dir, "missing.json")}, 1, "no such file"},
 	}
 	for _, tt := range tests {
@@ -538,8 +544,12 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused apply changed the cluster:\nbefore %v\nafter  %v", before, after)
 		}
-		if _, err := os.Stat(prodReports); err == nil {
-			t.Error("the protected refusal wrote a report")
+		// A refused apply still writes the report it was asked for: refused, and why.
+		if d := s.readReport(prodReports).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, "protected") {
+			t.Errorf("the protected refusal's report = %+v, want refused saying protected", d.Conclusion)
+		}
+		if d := s.readReport(filepath.Join(s.reports, "locked.json")).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, "alice@ops-box") {
+			t.Errorf("the lock refusal's report = %+v, want refused naming the holder", d.Conclusion)
 		}
 		if err := s.kube.CoordinationV1().Leases(ns).Delete(ctx, deployplan.LockName, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -558,8 +568,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a stale apply changed the cluster:\nbefore %v\nafter  %v", before, after)
 		}
-		if _, err := os.Stat(stale); !os.IsNotExist(err) {
-			t.Errorf("a stale apply wrote its report (%v)", err)
+		if d := s.readReport(stale).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, deployplan.SourceMovedReason) {
+			t.Errorf("a stale apply's report = %+v, want refused saying the source moved", d.Conclusion)
 		}
 		// Plan again: the new plan is what the next apply applies.
 		if code, _, _ := s.cli(append([]string{"apply", "--dry-run", "--write-report", report}, base...)...); code != 0 {
@@ -623,11 +633,11 @@ func TestPlanApplyScenarios(t *testing.T) {
 			}
 		}
 		capture := d.RollbackHint.PreApplyCapture
-		idx, err := os.ReadFile(filepath.Join(capture, "index.json"))
+		idx, err := os.ReadFile(filepath.Join(capture, deployplan.CaptureIndexFile))
 		if err != nil {
 			t.Fatalf("no capture index: %v", err)
 		}
-		if !strings.Contains(string(idx), `"name": "migrate"`) {
+		if !strings.Contains(string(idx), `"name":"migrate"`) {
 			t.Errorf("capture index lacks the migrate Job:\n%s", idx)
 		}
 		matches, _ := filepath.Glob(filepath.Join(capture, "*-job-migrate.json"))
@@ -639,8 +649,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 			t.Errorf("capture of migrate lacks the old image:\n%s", b)
 		}
 		secretFiles, _ := filepath.Glob(filepath.Join(capture, "*-secret-api-secret.json"))
-		if len(secretFiles) != 1 {
-			t.Errorf("capture of the live Secret: %v, want one file", secretFiles)
+		if len(secretFiles) != 0 {
+			t.Errorf("capture of the live Secret: %v, want none (a restore never writes Secrets)", secretFiles)
 		}
 		walked := 0
 		filepath.Walk(s.reports, func(p string, info os.FileInfo, err error) error {
@@ -660,6 +670,25 @@ func TestPlanApplyScenarios(t *testing.T) {
 		}
 		if _, err := s.kube.CoordinationV1().Leases(ns).Get(ctx, deployplan.LockName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the lock is still there after the apply: %v", err)
+		}
+		// A restore of this capture would replace the two Jobs back to
+		// their old images, as an apply replaces template Jobs.
+		rp := filepath.Join(s.dir, "restore-plan", "r.json")
+		if code, _, _ := s.cli(append([]string{"restore", "--dry-run", "--capture", capture, "--write-report", rp}, base...)...); code != 0 {
+			t.Errorf("restore --dry-run of the capture = %d, want 0", code)
+		}
+		rd := s.readReport(rp).DeployApply
+		restoreJobs := map[string]deployplan.JobReplacement{}
+		for _, j := range rd.TemplateJobReplacements {
+			restoreJobs[j.Job] = j
+		}
+		for _, j := range []string{"migrate", "seed"} {
+			if r := restoreJobs[j]; r.Result != deployplan.JobPlanned || !strings.Contains(r.NewImage, "oldoldo") {
+				t.Errorf("restore plan of Job %s = %+v, want planned back to the old image", j, r)
+			}
+		}
+		if r := restoreJobs["report"]; r.Result != deployplan.JobNotNeeded {
+			t.Errorf("restore plan of Job report = %+v, want not_needed", r)
 		}
 	})
 
@@ -843,7 +872,7 @@ func TestPlanApplyScenarios(t *testing.T) {
 		if !strings.Contains(d.Conclusion.Summary, "has not finished") {
 			t.Errorf("summary = %q, want it to say the apply has not finished", d.Conclusion.Summary)
 		}
-		if _, err := os.Stat(filepath.Join(d.RollbackHint.PreApplyCapture, "index.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(d.RollbackHint.PreApplyCapture, deployplan.CaptureIndexFile)); err != nil {
 			t.Errorf("no capture after kill -9: %v", err)
 		}
 		// The dead apply's lock is still held until it expires: a new apply is refused, naming it.

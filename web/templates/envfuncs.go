@@ -3,20 +3,13 @@ package templates
 import (
 	"encoding/base64"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/diffrender"
-	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
-
-func urlPath(s string) string { return url.PathEscape(s) }
-
-func envURL(name string) string { return "/environments/" + url.PathEscape(name) }
 
 func sourceText(e EnvSummary) string {
 	if e.Repo == "" {
@@ -58,33 +51,6 @@ func portsText(ps []deployplan.ServicePort) string {
 		parts[i] = fmt.Sprintf("%d→%s/%s", p.Port, p.TargetPort, p.Protocol)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// planOp names a diff row's op from the plan's point of view: the left side
-// of the stored diff is the planned manifest, the right the live object, so
-// what is only on the left will be added.
-func planOp(op diffrender.Op) string {
-	switch op {
-	case diffrender.Delete:
-		return "insert"
-	case diffrender.Insert:
-		return "delete"
-	}
-	return op.String()
-}
-
-// changeRows pairs each planned object with its diff.
-func changeRows(objs []deployplan.ObjectPlan, diffs []envrun.ObjectDiff) []changeRow {
-	byKey := map[string]*envrun.ObjectDiff{}
-	for i := range diffs {
-		d := &diffs[i]
-		byKey[d.Kind+"/"+d.Namespace+"/"+d.Name] = d
-	}
-	out := make([]changeRow, len(objs))
-	for i, o := range objs {
-		out[i] = changeRow{Obj: o, Diff: byKey[o.Kind+"/"+o.Namespace+"/"+o.Name]}
-	}
-	return out
 }
 
 // markdownDownloadURL carries the report's Markdown in a data: URL, so the

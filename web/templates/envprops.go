@@ -4,13 +4,15 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
 // EnvSummary is one environment as the console lists it.
 type EnvSummary struct {
 	Name, Namespace string
+	// Cluster names the configured cluster the environment deploys to,
+	// when it is one ("" otherwise).
+	Cluster         string
 	Protected       bool
 	Repo, Ref, Path string
 	// Last is the newest plan or apply, nil when there is none.
@@ -71,12 +73,31 @@ type RunView struct {
 
 // ReportView is a stored or fresh report, ready to draw.
 type ReportView struct {
-	Env      string
-	Entry    planstore.Entry
-	Report   *deployplan.Report
-	Diffs    []envrun.ObjectDiff
+	Env    string
+	Entry  planstore.Entry
+	Report *deployplan.Report
+	// Changes are the plan's objects, each with its diff.
+	Changes  []ChangeRow
 	DiffNote string
 	// Markdown is the report's Markdown rendered with goldmark.
 	Markdown templ.Component
 	JSONURL  string
+}
+
+// ChangeRow is one object of a plan with its diff.
+type ChangeRow struct {
+	Obj deployplan.ObjectPlan
+	// Diff is nil when no diff was kept for the object.
+	Diff *ChangeDiff
+}
+
+// ChangeDiff is the diff of one planned object against the live one.
+type ChangeDiff struct {
+	// Hidden: a Secret, whose contents are never shown.
+	Hidden bool
+	// NoLive: the object does not exist yet (every line is added).
+	NoLive bool
+	// Error says why no diff could be made.
+	Error string
+	View  DiffView
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+)
+
+// restoreCmd re-applies a pre-apply capture with the guards of an apply.
+func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	var pf planFlags
+	pf.register(fs)
+	capture := fs.String("capture", "", "the pre-apply capture folder to re-apply (required)")
+	dryRun := fs.Bool("dry-run", false, "plan the restore only: write nothing to the cluster")
+	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm the restore")
+	confirmedNonProd := fs.Bool("confirmed-non-production", false, "confirm the environment is not production")
+	timeout := fs.Duration("timeout", 5*time.Minute, "how long a restore waits for workload health")
+	var report reportFlag
+	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/restore-report.json; a restore always writes it")
+	forbidden := map[string]*bool{}
+	for _, f := range forbiddenFlags {
+		forbidden[f] = fs.Bool(f, false, "refused: deploy-web never does this")
+	}
+	if err := parseFlags(fs, joinOptionalValue(args, "write-report")); err != nil {
+		return usageErr(err)
+	}
+	var asked []string
+	for _, f := range forbiddenFlags {
+		if *forbidden[f] {
+			asked = append(asked, "--"+f)
+		}
+	}
+	if len(asked) > 0 {
+		return exitWith(exitRefused, &deployplan.RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(asked, ", "))})
+	}
+	if *capture == "" {
+		return exitWith(exitRefused, errors.New("--capture DIR is required: the pre-apply-<time> folder an apply wrote beside its report"))
+	}
+	env, err := pf.load()
+	if err != nil {
+		return err
+	}
+	reportPath := report.path
+	if reportPath == "" {
+		reportPath = deployplan.DefaultRestoreReportPath(env.Name)
+	}
+	opts := pf.options(stderr)
+	opts.ReportPath = reportPath
+	rep, err := deployplan.Restore(ctx, env, deployplan.RestoreOptions{
+		Options:    opts,
+		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
+		Capture:    *capture,
+		DryRun:     *dryRun,
+		ReportPath: reportPath,
+		Timeout:    *timeout,
+	})
+	var refusal *deployplan.RefusalError
+	if errors.As(err, &refusal) {
+		if rep != nil {
+			for _, b := range rep.DeployApply.RemainingBlockers {
+				fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
+			}
+		}
+		if report.path != "" {
+			r := deployplan.RefusedReport(env, opts, "restore", "refused: "+refusal.Reason, rep, time.Now())
+			if werr := writeReports(r, reportPath); werr != nil {
+				fmt.Fprintf(stderr, "deploy-web: warning: %v\n", werr)
+			} else {
+				fmt.Fprintf(stderr, "deploy-web: refusal report written to %s\n", reportPath)
+			}
+		}
+		return exitWith(exitRefused, err)
+	}
+	if err != nil && rep == nil {
+		return exitWith(exitFailed, err)
+	}
+	if *dryRun {
+		if report.set {
+			if werr := writeReports(rep, reportPath); werr != nil {
+				return exitWith(exitFailed, werr)
+			}
+			fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+		}
+		printReport(stdout, rep, pf.output)
+		if rep.Status() == deployplan.StatusBlocked {
+			return exitWith(exitBlocked, nil)
+		}
+		return nil
+	}
+	if werr := writeMarkdown(rep, reportPath); werr != nil && err == nil {
+		err = werr
+	}
+	printReport(stdout, rep, pf.output)
+	fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+	if err != nil {
+		return exitWith(exitFailed, err)
+	}
+	if rep.Status() != deployplan.StatusApplied {
+		return exitWith(exitFailed, errors.New(rep.DeployApply.Conclusion.Summary))
+	}
+	return nil
+}
+
+// checkPrune refuses --prune when another environment of the config
+// writes the same namespace of the same cluster: their objects would look
+// like each other's orphans.
+func checkPrune(configPath string, env *deployplan.Environment) error {
+	cfg, err := deployplan.LoadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	if others := deployplan.SharedNamespace(cfg, env); len(others) > 0 {
+		return &deployplan.RefusalError{Reason: fmt.Sprintf("--prune: environment(s) %s write the same namespace %s of the same cluster, so their objects look like orphans of %s; nothing was touched",
+			strings.Join(others, ", "), env.Namespace, env.Name)}
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/devcluster"
+)
+
+// TestRestoreSecretHashOrphansReserved walks issue 15's apply half on a
+// real control plane: Secrets compared by hash, orphans and --prune, a
+// capture kubectl accepts, a restore that restores, reserved names, and a
+// report for every refused apply.
+func TestRestoreSecretHashOrphansReserved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration: needs the local control plane")
+	}
+	c := devcluster.ForTest(t, devcluster.Options{})
+	s := newSample(t)
+	s.kube = kubernetes.NewForConfigOrDie(c.Config)
+	s.dyn = dynamic.NewForConfigOrDie(c.Config)
+	s.meta = metadata.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	if _, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.writeConfig(c.Kubeconfig)
+	base := []string{"--config", s.cfgPath, "--env", "sample-dev"}
+	applyArgs := append([]string{"apply", "--apply", "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m"}, base...)
+	plan := func(name string) (int, *deployplan.DeployApply) {
+		t.Helper()
+		p := filepath.Join(s.reports, name)
+		code, _, _ := s.cli(append([]string{"apply", "--dry-run", "--write-report", p}, base...)...)
+		return code, &s.readReport(p).DeployApply
+	}
+	action := func(d *deployplan.DeployApply, kind, name string) string {
+		for _, o := range d.Objects {
+			if o.Kind == kind && o.Name == name {
+				return o.Action
+			}
+		}
+		return "(absent)"
+	}
+
+	// Version 1: the sample plus a ConfigMap that version 2 drops.
+	v1 := s.manifests("")
+	v1["catalog.json"] = s.catalog()
+	v1["deploy/dev/kustomization.yaml"] = "namespace: sample-dev\nresources:\n  - app.yaml\n  - jobs.yaml\n  - old.yaml\n"
+	v1["deploy/dev/old.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: old-config}\ndata: {K: v1}\n"
+	s.commitFiles("v1", v1)
+	if code, _, _ := s.cli(append(applyArgs, "--write-report", filepath.Join(s.reports, "v1.json"))...); code != 0 {
+		t.Fatalf("apply v1 = %d, want 0", code)
+	}
+	s.waitDeploymentHealthy("api")
+
+	t.Run("an applied Secret plans unchanged; a changed value would change", func(t *testing.T) {
+		m, err := s.kube.CoreV1().Secrets(ns).Get(ctx, "api-secret", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := m.Annotations[deployplan.SecretHashAnnotation]; !strings.HasPrefix(h, "sha256:") {
+			t.Errorf("the applied Secret carries %s = %q, want a sha256", deployplan.SecretHashAnnotation, h)
+		}
+		code, d := plan("replan.json")
+		if code != 0 {
+			t.Fatalf("re-plan = %d", code)
+		}
+		for _, o := range d.Objects {
+			if o.Action != deployplan.ActionUnchanged {
+				t.Errorf("re-plan after the apply: %s/%s is %q, want unchanged", o.Kind, o.Name, o.Action)
+			}
+		}
+		raw, _ := os.ReadFile(filepath.Join(s.reports, "replan.json"))
+		if bytes.Contains(raw, []byte(m.Annotations[deployplan.SecretHashAnnotation])) {
+			t.Error("the report carries the Secret's hash")
+		}
+	})
+
+	// Version 2: another log level, 2 replicas, a new Secret value, and
+	// old-config is no longer rendered.
+	v2 := s.manifests("")
+	v2["deploy/dev/app.yaml"] = strings.NewReplacer("LOG_LEVEL: info", "LOG_LEVEL: debug", "replicas: 1", "replicas: 2", "s3cr3t-value-never-printed", "s3cr3t-value-never-printed-2").Replace(v2["deploy/dev/app.yaml"])
+	s.commitFiles("v2", v2)
+
+	preDeploy, err := s.kube.AppsV1().Deployments(ns).Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preCM, _ := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "api-config", metav1.GetOptions{})
+	var capture string
+
+	t.Run("the plan lists the orphan and the changed Secret", func(t *testing.T) {
+		code, d := plan("v2-plan.json")
+		if code != 0 {
+			t.Fatalf("plan v2 = %d", code)
+		}
+		if a := action(d, "Secret", "api-secret"); a != deployplan.ActionUpdate {
+			t.Errorf("Secret with a changed value plans %q, want update", a)
+		}
+		if len(d.Orphans) != 1 || d.Orphans[0].Kind != "ConfigMap" || d.Orphans[0].Name != "old-config" || !strings.Contains(d.Orphans[0].Hint, "--prune") {
+			t.Errorf("orphans = %+v, want ConfigMap/old-config with a hint", d.Orphans)
+		}
+		md, _ := os.ReadFile(filepath.Join(s.reports, "v2-plan.md"))
+		if !strings.Contains(string(md), "## Orphans") || !strings.Contains(string(md), "old-config") {
+			t.Errorf("the Markdown report does not list the orphan:\n%s", md)
+		}
+		_, out, _ := s.cli(append([]string{"apply", "--dry-run"}, base...)...)
+		if !strings.Contains(out, "ORPHAN ConfigMap/old-config") {
+			t.Errorf("the summary does not list the orphan:\n%s", out)
+		}
+	})
+
+	t.Run("a protected environment refuses --prune, with a report", func(t *testing.T) {
+		refused := filepath.Join(s.reports, "prod-prune.json")
+		code, _, stderr := s.cli("apply", "--config", s.cfgPath, "--env", "sample-prod", "--apply", "--confirm-env=sample-prod", "--confirmed-non-production", "--prune", "--write-report", refused)
+		if code != 2 || !strings.Contains(stderr, "protected") {
+			t.Errorf("protected --prune = %d, want 2 saying protected", code)
+		}
+		if d := s.readReport(refused).DeployApply; d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(d.Conclusion.Summary, "protected") {
+			t.Errorf("refusal report = %+v, want refused saying protected", d.Conclusion)
+		}
+		if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); err != nil {
+			t.Errorf("old-config after a refused prune: %v", err)
+		}
+		if code, _, _ := s.cli(append([]string{"apply", "--dry-run", "--prune"}, base...)...); code != 2 {
+			t.Errorf("--prune without --apply = %d, want 2", code)
+		}
+	})
+
+	// sample-prod shares sample-dev's namespace: a prune is refused there,
+	// since each one's objects would look like the other's orphans. A
+	// config with sample-dev alone may prune.
+	raw, _ := os.ReadFile(s.cfgPath)
+	devOnly := filepath.Join(s.dir, "dev-only.yaml")
+	os.WriteFile(devOnly, []byte(string(raw)[:strings.Index(string(raw), "  - name: sample-prod")]), 0o644)
+	pruneArgs := []string{"apply", "--apply", "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m", "--prune", "--config", devOnly, "--env", "sample-dev"}
+
+	var postSecretRV string
+	t.Run("apply --prune deletes the orphan after capturing it", func(t *testing.T) {
+		before := s.snapshot()
+		if code, _, stderr := s.cli(append(applyArgs, "--prune")...); code != 2 || !strings.Contains(stderr, "sample-prod write the same namespace") {
+			t.Errorf("--prune with another environment in the namespace = %d (%s), want 2 naming it", code, stderr)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused prune changed the cluster")
+		}
+		p := filepath.Join(s.reports, "v2.json")
+		if code, _, _ := s.cli(append(pruneArgs, "--write-report", p)...); code != 0 {
+			t.Fatalf("apply v2 --prune = %d, want 0", code)
+		}
+		d := s.readReport(p).DeployApply
+		if !strings.Contains(d.Conclusion.Summary, "1 orphan(s) pruned") {
+			t.Errorf("summary = %q, want it to count the pruned orphan", d.Conclusion.Summary)
+		}
+		if len(d.Orphans) != 1 || d.Orphans[0].Result != deployplan.OrphanDeleted {
+			t.Errorf("orphans after --prune = %+v, want old-config deleted", d.Orphans)
+		}
+		if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("old-config after --prune: %v, want not found", err)
+		}
+		if d.GeneratedAt.Before(s.readReport(filepath.Join(s.reports, "v2-plan.json")).DeployApply.GeneratedAt) {
+			t.Errorf("the applied report's generatedAt %s is not the apply's time", d.GeneratedAt)
+		}
+		capture = d.RollbackHint.PreApplyCapture
+		for _, h := range d.RollbackHint.DeploymentRollbacks {
+			if strings.HasPrefix(h, "kubectl") && (!strings.Contains(h, "--kubeconfig "+c.Kubeconfig) || !strings.Contains(h, "--context devcluster")) {
+				t.Errorf("rollback hint %q lacks the configured --kubeconfig and --context", h)
+			}
+		}
+		sec, _ := s.kube.CoreV1().Secrets(ns).Get(ctx, "api-secret", metav1.GetOptions{})
+		postSecretRV = sec.ResourceVersion
+	})
+	if capture == "" {
+		t.Fatal("no capture")
+	}
+
+	t.Run("the capture is a folder kubectl applies, without Secrets", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(capture, "*"))
+		var names []string
+		for _, f := range files {
+			names = append(names, filepath.Base(f))
+			b, _ := os.ReadFile(f)
+			if bytes.Contains(b, []byte("s3cr3t")) {
+				t.Errorf("%s holds a Secret value", f)
+			}
+			if strings.Contains(f, "-secret-") {
+				t.Errorf("the capture holds a Secret file: %s", f)
+			}
+		}
+		joined := strings.Join(names, " ")
+		for _, want := range []string{deployplan.CaptureIndexFile, deployplan.CaptureReadmeFile, "-configmap-old-config.json", "-deployment-api.json"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("capture files %v lack %s", names, want)
+			}
+		}
+		readme, _ := os.ReadFile(filepath.Join(capture, deployplan.CaptureReadmeFile))
+		if !strings.Contains(string(readme), "Secret/api-secret") || !strings.Contains(string(readme), "deploy-web restore") {
+			t.Errorf("%s does not name the Secret to restore by hand or the restore command:\n%s", deployplan.CaptureReadmeFile, readme)
+		}
+		bins, err := devcluster.FindBinaries("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"apply", "--dry-run=server", "-f", capture},
+			{"apply", "--server-side", "--field-manager=" + deployplan.FieldManager, "--dry-run=server", "-f", capture},
+		} {
+			out, err := exec.Command(bins.Kubectl, append([]string{"--kubeconfig", c.Kubeconfig, "-n", ns}, args...)...).CombinedOutput()
+			if err != nil {
+				t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	})
+
+	t.Run("restore puts the pre-apply state back and leaves Secrets alone", func(t *testing.T) {
+		before := s.snapshot()
+		dry := filepath.Join(s.reports, "restore-plan.json")
+		if code, _, _ := s.cli(append([]string{"restore", "--dry-run", "--capture", capture, "--write-report", dry}, base...)...); code != 0 {
+			t.Errorf("restore --dry-run = %d, want 0", code)
+		}
+		if d := s.readReport(dry).DeployApply; d.Mode != "restore-dry-run" || d.Conclusion.Status != deployplan.StatusReady || action(&d, "Deployment", "api") != deployplan.ActionUpdate || action(&d, "Service", "api") != deployplan.ActionUnchanged {
+			t.Errorf("restore plan: mode %q, %+v, Deployment %q, Service %q; want ready, update and unchanged", d.Mode, d.Conclusion, action(&d, "Deployment", "api"), action(&d, "Service", "api"))
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("restore --dry-run changed the cluster")
+		}
+		r := filepath.Join(s.reports, "restore.json")
+		if code, _, _ := s.cli(append([]string{"restore", "--capture", capture, "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m", "--write-report", r}, base...)...); code != 0 {
+			t.Fatalf("restore = %d, want 0", code)
+		}
+		d := s.readReport(r).DeployApply
+		if d.Mode != "restore" || d.Conclusion.Status != deployplan.StatusApplied {
+			t.Errorf("restore report: mode %q, %+v", d.Mode, d.Conclusion)
+		}
+		// What version 2 did not change is re-applied as it is: the
+		// capture holds every field deploy-web owned, nothing less.
+		for _, o := range d.Objects {
+			want := "unchanged"
+			switch o.Kind + "/" + o.Name {
+			case "ConfigMap/api-config", "Deployment/api":
+				want = "configured"
+			case "ConfigMap/old-config":
+				want = "created"
+			}
+			if o.Result != want {
+				t.Errorf("restore of %s/%s: %q, want %q", o.Kind, o.Name, o.Result, want)
+			}
+		}
+		warned := false
+		for _, w := range d.Warnings {
+			warned = warned || strings.Contains(w, "Secret api-secret")
+		}
+		if !warned {
+			t.Errorf("the restore report does not name the Secret to restore by hand: %q", d.Warnings)
+		}
+		dep, _ := s.kube.AppsV1().Deployments(ns).Get(ctx, "api", metav1.GetOptions{})
+		if !reflect.DeepEqual(dep.Spec, preDeploy.Spec) {
+			a, _ := json.Marshal(preDeploy.Spec)
+			b, _ := json.Marshal(dep.Spec)
+			t.Errorf("Deployment spec after restore differs from before the apply:\nbefore %s\nafter  %s", a, b)
+		}
+		cm, _ := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "api-config", metav1.GetOptions{})
+		if !reflect.DeepEqual(cm.Data, preCM.Data) {
+			t.Errorf("ConfigMap data after restore = %v, want %v", cm.Data, preCM.Data)
+		}
+		old, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{})
+		if err != nil || old.Data["K"] != "v1" {
+			t.Errorf("the pruned old-config after restore: %v %v, want it back with K=v1", old, err)
+		}
+		sec, _ := s.kube.CoreV1().Secrets(ns).Get(ctx, "api-secret", metav1.GetOptions{})
+		if sec.ResourceVersion != postSecretRV {
+			t.Errorf("the restore touched the Secret (resourceVersion %s -> %s)", postSecretRV, sec.ResourceVersion)
+		}
+	})
+
+	t.Run("a tampered capture is refused before anything is written", func(t *testing.T) {
+		bad := t.TempDir()
+		os.WriteFile(filepath.Join(bad, "a.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"kube-system"},"data":{"a":"b"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "b.json"), []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"y"},"stringData":{"a":"b"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "c.json"), []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"deploy-web-apply"}}`), 0o644)
+		before := s.snapshot()
+		r := filepath.Join(s.reports, "restore-bad.json")
+		code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production", "--write-report", r}, base...)...)
+		for _, want := range []string{"outside-namespace:ConfigMap/x", "capture-secret:y", "reserved-name:Lease/deploy-web-apply"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("restore of a tampered capture: stderr lacks %s", want)
+			}
+		}
+		if code != 2 {
+			t.Errorf("restore of a tampered capture = %d, want 2", code)
+		}
+		if d := s.readReport(r).DeployApply; d.Conclusion.Status != deployplan.StatusRefused {
+			t.Errorf("refused restore report = %+v", d.Conclusion)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused restore changed the cluster")
+		}
+		os.Symlink("/etc/hostname", filepath.Join(bad, "d.json"))
+		if code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production"}, base...)...); code != 2 || !strings.Contains(stderr, "symlinks are not followed") {
+			t.Errorf("restore of a capture with a symlink = %d (%s), want 2", code, stderr)
+		}
+		if code, _, _ := s.cli("restore", "--config", s.cfgPath, "--env", "sample-prod", "--capture", capture, "--confirm-env=sample-prod", "--confirmed-non-production"); code != 2 {
+			t.Errorf("restore in a protected environment = %d, want 2", code)
+		}
+	})
+
+	t.Run("the lock Lease in a manifest blocks the plan and the apply writes nothing", func(t *testing.T) {
+		v3 := s.manifests("")
+		v3["deploy/dev/kustomization.yaml"] = "namespace: sample-dev\nresources:\n  - app.yaml\n  - jobs.yaml\n  - lease.yaml\n"
+		v3["deploy/dev/lease.yaml"] = "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: deploy-web-apply}\nspec: {holderIdentity: me}\n"
+		s.commitFiles("v3: a Lease named like the lock", v3)
+		code, d := plan("lease-plan.json")
+		if code != 3 {
+			t.Errorf("plan with Lease deploy-web-apply = %d, want 3", code)
+		}
+		found := false
+		for _, b := range d.RemainingBlockers {
+			found = found || b.ID == "reserved-name:Lease/deploy-web-apply"
+		}
+		if !found {
+			t.Errorf("blockers = %+v, want reserved-name:Lease/deploy-web-apply", d.RemainingBlockers)
+		}
+		before := s.snapshot()
+		r := filepath.Join(s.reports, "lease-apply.json")
+		if code, _, _ := s.cli(append(applyArgs, "--write-report", r)...); code != 2 {
+			t.Errorf("apply with Lease deploy-web-apply = %d, want 2", code)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the refused apply changed the cluster:\nbefore %v\nafter  %v", before, after)
+		}
+		d2 := s.readReport(r).DeployApply
+		if d2.Conclusion.Status != deployplan.StatusRefused || len(d2.RemainingBlockers) == 0 {
+			t.Errorf("refused apply report = %+v, blockers %d", d2.Conclusion, len(d2.RemainingBlockers))
+		}
+	})
+
+	t.Run("a Secret value changed by hand plans update, not unchanged", func(t *testing.T) {
+		sec, err := s.kube.CoreV1().Secrets(ns).Get(ctx, "api-secret", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec.Data["password"] = []byte("changed-by-hand")
+		if _, err := s.kube.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		_, d := plan("hand-edit.json")
+		if a := action(d, "Secret", "api-secret"); a != deployplan.ActionUpdate {
+			t.Errorf("a Secret whose value another manager wrote plans %q, want update", a)
+		}
+		raw, _ := os.ReadFile(filepath.Join(s.reports, "hand-edit.json"))
+		if bytes.Contains(raw, []byte("changed-by-hand")) || bytes.Contains(raw, []byte("kubectl-edit")) {
+			t.Error("the report carries the hand-written value or its managed fields")
+		}
+	})
+}

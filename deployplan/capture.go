@@ -1,0 +1,297 @@
+package deployplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The pre-apply capture is a folder that `kubectl apply --server-side
+// --field-manager=deploy-web -f DIR` and `deploy-web restore --capture DIR`
+// both accept: only object files end in .json; the index (CaptureIndexFile,
+// JSON Lines) and the instructions (CaptureReadmeFile) have extensions
+// kubectl ignores. Each object file holds the fields deploy-web had applied
+// to that object before the apply (extracted from its managed fields), so
+// re-applying them as deploy-web restores deploy-web's part of the object
+// and nothing else; Secrets are never captured (their values are never
+// read) and are named in the instructions as a manual step.
+const (
+	CaptureIndexFile  = "index.jsonl"
+	CaptureReadmeFile = "RESTORE.txt"
+)
+
+// captureEntry is one line of the capture index.
+type captureEntry struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Existed    bool   `json:"existed"`
+	UID        string `json:"uid,omitempty"`
+	File       string `json:"file,omitempty"`
+	Note       string `json:"note,omitempty"`
+}
+
+// captureInfo is what the capture's instructions name.
+type captureInfo struct {
+	Env        *Environment
+	ConfigPath string
+	Kubeconfig string // the --kubeconfig flag
+	Time       time.Time
+	Holder     string
+}
+
+// OwnedFields returns the part of a live object that field manager
+// manager set with server-side apply (its managedFields entry of
+// operation Apply, main resource), plus apiVersion, kind, name and
+// namespace: what that manager would apply to get the object as it is. An
+// object the manager never applied gives the identity alone.
+func OwnedFields(live *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != "Apply" || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set); err != nil {
+			return nil, fmt.Errorf("deployplan: managed fields of %s: %w", key(live), err)
+		}
+		v, _ := extractOwned(live.Object, set)
+		if m, ok := v.(map[string]any); ok {
+			out.Object = m
+		}
+	}
+	out.SetAPIVersion(live.GetAPIVersion())
+	out.SetKind(live.GetKind())
+	out.SetName(live.GetName())
+	out.SetNamespace(live.GetNamespace())
+	return out, nil
+}
+
+// extractOwned keeps the parts of v named by the FieldsV1 set: "f:name"
+// a map key, "k:{...}" the list element with those key fields, "v:value"
+// the set element of that value, "i:N" the list element at N, "." the
+// node itself. An empty set owns the whole value.
+func extractOwned(v any, set map[string]any) (any, bool) {
+	children := 0
+	for k := range set {
+		if k != "." {
+			children++
+		}
+	}
+	if children == 0 {
+		return deepCopyJSON(v), true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, sub := range set {
+			name, ok := strings.CutPrefix(k, "f:")
+			if !ok {
+				continue
+			}
+			child, present := x[name]
+			if !present {
+				continue
+			}
+			subSet, _ := sub.(map[string]any)
+			if ev, ok := extractOwned(child, subSet); ok {
+				out[name] = ev
+			}
+		}
+		return out, true
+	case []any:
+		out := []any{}
+		for i, item := range x {
+			for k, sub := range set {
+				subSet, _ := sub.(map[string]any)
+				switch {
+				case strings.HasPrefix(k, "k:"):
+					var keys map[string]any
+					im, isMap := item.(map[string]any)
+					if !isMap || json.Unmarshal([]byte(k[2:]), &keys) != nil || !matchesKeys(im, keys) {
+						continue
+					}
+					ev, _ := extractOwned(item, subSet)
+					em, _ := ev.(map[string]any)
+					if em == nil {
+						em = map[string]any{}
+					}
+					if len(em) == 0 {
+						// Owned as an element without fields: its keys
+						// name it. Otherwise the key fields it owns are
+						// there, and the ones it does not own were
+						// defaulted (a port's protocol): sending them
+						// would take them over.
+						for kk := range keys {
+							em[kk] = deepCopyJSON(im[kk])
+						}
+					}
+					out = append(out, em)
+				case strings.HasPrefix(k, "v:"):
+					var val any
+					if json.Unmarshal([]byte(k[2:]), &val) == nil && jsonEqual(item, val) {
+						out = append(out, deepCopyJSON(item))
+					}
+				case k == fmt.Sprintf("i:%d", i):
+					ev, _ := extractOwned(item, subSet)
+					out = append(out, ev)
+				}
+			}
+		}
+		return out, true
+	}
+	return deepCopyJSON(v), true
+}
+
+func matchesKeys(item, keys map[string]any) bool {
+	for k, want := range keys {
+		if !jsonEqual(item[k], want) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonEqual compares two JSON values by their encoding (an int64 from the
+// cluster equals a float64 from a field set).
+func jsonEqual(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func deepCopyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopyJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = deepCopyJSON(e)
+		}
+		return s
+	}
+	return v
+}
+
+// writeCapture stores the pre-apply state of every object in dir: one
+// JSON manifest per existing object that is not a Secret, holding the
+// fields deploy-web had applied to it (OwnedFields), the index of every
+// object (existing or not, Secrets included by name) and the restore
+// instructions, which name the Secrets to restore by hand.
+func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured, info captureInfo) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("deployplan: capture: %w", err)
+	}
+	var index bytes.Buffer
+	var secrets, created, files []string
+	for i, d := range desired {
+		e := captureEntry{APIVersion: d.GetAPIVersion(), Kind: d.GetKind(), Namespace: d.GetNamespace(), Name: d.GetName()}
+		l := live[key(d)]
+		switch {
+		case l == nil:
+			e.Note = "did not exist before the apply"
+			created = append(created, d.GetKind()+"/"+d.GetName())
+		case isSecret(d):
+			e.Existed, e.UID = true, string(l.GetUID())
+			e.Note = "Secret: not captured (its values are never read); restore it by hand"
+			secrets = append(secrets, d.GetName())
+		default:
+			e.Existed, e.UID = true, string(l.GetUID())
+			c, err := OwnedFields(l, FieldManager)
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(c.Object, "", "  ")
+			if err != nil {
+				return fmt.Errorf("deployplan: capture %s: %w", key(d), err)
+			}
+			e.File = fmt.Sprintf("%03d-%s-%s.json", i, lower(d.GetKind()), d.GetName())
+			if err := writeFileAtomic(filepath.Join(dir, e.File), append(b, '\n')); err != nil {
+				return err
+			}
+			files = append(files, e.File)
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		index.Write(append(line, '\n'))
+	}
+	if err := writeFileAtomic(filepath.Join(dir, CaptureIndexFile), index.Bytes()); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, CaptureReadmeFile), []byte(captureReadme(dir, info, files, secrets, created)))
+}
+
+func captureReadme(dir string, info captureInfo, files, secrets, created []string) string {
+	env := info.Env
+	var b strings.Builder
+	fmt.Fprintf(&b, "Pre-apply capture of environment %s (namespace %s), taken %s by %s.\n\n",
+		env.Name, env.Namespace, info.Time.UTC().Format(time.RFC3339), info.Holder)
+	fmt.Fprintf(&b, "The %d .json file(s) hold the fields deploy-web had applied to each object\n"+
+		"before the apply (taken from its managed fields). Re-applying them as field\n"+
+		"manager %s puts deploy-web's part of each object back as it was.\n\n", len(files), FieldManager)
+	b.WriteString("Restore, with the guards of an apply (lock, namespace boundary, reserved\nnames, dry-run first, a report):\n\n")
+	fmt.Fprintf(&b, "  %s\n\n", restoreCommand(env, info.ConfigPath, dir))
+	b.WriteString("or with kubectl:\n\n")
+	fmt.Fprintf(&b, "  %s -n %s apply --server-side --field-manager=%s -f %s\n\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, FieldManager, quoteArg(dir))
+	if len(secrets) > 0 {
+		sort.Strings(secrets)
+		b.WriteString("Not captured: Secrets. deploy-web never reads their values, so it cannot put\nthem back. Restore each by hand from where its values come from:\n\n")
+		for _, s := range secrets {
+			fmt.Fprintf(&b, "  Secret/%s\n", s)
+		}
+		b.WriteString("\n")
+	}
+	if len(created) > 0 {
+		b.WriteString("Did not exist before the apply (a restore leaves them; delete them by hand\nif they must go):\n\n")
+		for _, c := range created {
+			fmt.Fprintf(&b, "  %s -n %s delete %s\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, lower(c))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s lists every object (JSON Lines). kubectl applies only the .json files.\n", CaptureIndexFile)
+	return b.String()
+}
+
+// kubectlPrefix is kubectl with the environment's cluster as configured:
+// its kubeconfig (the environment's, else the --kubeconfig flag) and its
+// context.
+func kubectlPrefix(env *Environment, kubeconfig string) string {
+	kc := "kubectl"
+	if env.Cluster.InCluster {
+		return kc
+	}
+	switch {
+	case env.Cluster.Kubeconfig != "":
+		kc += " --kubeconfig " + quoteArg(env.resolve(env.Cluster.Kubeconfig))
+	case kubeconfig != "":
+		kc += " --kubeconfig " + quoteArg(kubeconfig)
+	}
+	if env.Cluster.Context != "" {
+		kc += " --context " + quoteArg(env.Cluster.Context)
+	}
+	return kc
+}
+
+// restoreCommand is the deploy-web restore of a capture.
+func restoreCommand(env *Environment, configPath, dir string) string {
+	if configPath == "" {
+		configPath = "deploy.yaml"
+	}
+	return fmt.Sprintf("deploy-web restore --config %s --env %s --capture %s --confirm-env=%s --confirmed-non-production --write-report",
+		quoteArg(configPath), env.Name, quoteArg(dir), env.Name)
+}

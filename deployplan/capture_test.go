@@ -1,0 +1,259 @@
+package deployplan
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func mustJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestOwnedFields: the capture keeps exactly what deploy-web applied.
+func TestOwnedFields(t *testing.T) {
+	live := &unstructured.Unstructured{Object: mustJSON(t, `{
+	  "apiVersion": "apps/v1", "kind": "Deployment",
+	  "metadata": {"name": "api", "namespace": "dev", "uid": "u1", "resourceVersion": "7",
+	    "labels": {"app": "api", "team": "x"},
+	    "annotations": {"deployment.kubernetes.io/revision": "3"}},
+	  "spec": {"replicas": 2, "revisionHistoryLimit": 10,
+	    "selector": {"matchLabels": {"app": "api"}},
+	    "template": {"metadata": {"labels": {"app": "api"}},
+	      "spec": {"containers": [
+	        {"name": "api", "image": "r/api:v1", "imagePullPolicy": "IfNotPresent",
+	         "ports": [{"containerPort": 8080, "protocol": "TCP"}], "args": ["a", "b"]},
+	        {"name": "sidecar", "image": "r/side:1"}],
+	       "finalizersLike": ["x", "y"]}}},
+	  "status": {"replicas": 2}}`)}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "kube-controller-manager", Operation: "Update", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}}}`)},
+		{Manager: "kubectl-label", Operation: "Update", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)},
+		{Manager: FieldManager, Operation: "Apply", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}},
+		  "f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},
+		  "f:spec":{"f:containers":{"k:{\"name\":\"api\"}":{".":{},"f:image":{},"f:name":{},"f:args":{},
+		    "f:ports":{"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}},
+		  "f:finalizersLike":{"v:\"y\"":{}}}}}}`)},
+	})
+	got, err := OwnedFields(live, FieldManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustJSON(t, `{
+	  "apiVersion": "apps/v1", "kind": "Deployment",
+	  "metadata": {"name": "api", "namespace": "dev", "labels": {"app": "api"}},
+	  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api"}},
+	    "template": {"metadata": {"labels": {"app": "api"}},
+	      "spec": {"containers": [{"name": "api", "image": "r/api:v1", "args": ["a", "b"],
+	         "ports": [{"containerPort": 8080}]}],
+	       "finalizersLike": ["y"]}}}}`)
+	gb, _ := json.Marshal(got.Object)
+	wb, _ := json.Marshal(want)
+	if diff := cmp.Diff(string(wb), string(gb)); diff != "" {
+		t.Errorf("OwnedFields (-want +got):\n%s", diff)
+	}
+
+	// Never applied by deploy-web: the identity alone.
+	live.SetManagedFields(live.GetManagedFields()[:2])
+	got, _ = OwnedFields(live, FieldManager)
+	if len(got.Object) != 3 || got.GetName() != "api" || got.GetNamespace() != "dev" {
+		t.Errorf("OwnedFields of an object deploy-web never applied = %v, want its identity", got.Object)
+	}
+}
+
+// TestSecretHash: canonical over data and stringData; any change of a
+// value, the type or an annotation changes it.
+func TestSecretHash(t *testing.T) {
+	sec := func(s string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: mustJSON(t, s)}
+	}
+	base := sec(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"a":"1","b":"2"}}`)
+	h, err := SecretHash(base)
+	if err != nil || !strings.HasPrefix(h, "sha256:") || len(h) != 71 {
+		t.Fatalf("SecretHash = %q, %v", h, err)
+	}
+	same := []string{
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":"MQ==","b":"Mg=="}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"type":"Opaque","data":{"b":"Mg=="},"stringData":{"a":"1"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":"bm8=","b":"Mg=="},"stringData":{"a":"1"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"other","annotations":{"` + SecretHashAnnotation + `":"x"}},"stringData":{"a":"1","b":"2"}}`,
+	}
+	for _, s := range same {
+		if got, _ := SecretHash(sec(s)); got != h {
+			t.Errorf("SecretHash(%s) = %s, want %s (same values)", s, got, h)
+		}
+	}
+	differ := []string{
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"a":"1","b":"3"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"a":"1"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"type":"kubernetes.io/basic-auth","stringData":{"a":"1","b":"2"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"immutable":true,"stringData":{"a":"1","b":"2"}}`,
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","annotations":{"x":"y"}},"stringData":{"a":"1","b":"2"}}`,
+	}
+	for _, s := range differ {
+		if got, _ := SecretHash(sec(s)); got == h {
+			t.Errorf("SecretHash(%s) = the hash of another Secret", s)
+		}
+	}
+	if _, err := SecretHash(sec(`{"kind":"Secret","data":{"a":"not base64!"}}`)); err == nil {
+		t.Error("SecretHash of a data value that is not base64: no error")
+	}
+	live := &unstructured.Unstructured{Object: map[string]any{}}
+	live.SetAnnotations(map[string]string{SecretHashAnnotation: h})
+	if !secretUnchanged(base, live) || secretUnchanged(sec(differ[0]), live) || secretUnchanged(base, nil) {
+		t.Error("secretUnchanged does not follow the hash")
+	}
+}
+
+func TestReservedName(t *testing.T) {
+	obj := func(apiVersion, kind, name string, labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetName(name)
+		u.SetLabels(labels)
+		return u
+	}
+	tests := []struct {
+		o        *unstructured.Unstructured
+		reserved bool
+	}{
+		{obj("coordination.k8s.io/v1", "Lease", LockName, nil), true},
+		{obj("coordination.k8s.io/v1", "Lease", "other-lock", nil), false},
+		{obj("v1", "ConfigMap", "deploy-web-plan-20260101-120000-abcdef", nil), true},
+		{obj("v1", "ConfigMap", "settings", map[string]string{historyLabel: "run"}), true},
+		{obj("v1", "ConfigMap", "api-config", nil), false},
+		{obj("apps/v1", "Deployment", "deploy-web", nil), true},
+		{obj("v1", "ServiceAccount", "deploy-web", nil), true},
+		{obj("apps/v1", "Deployment", "api", nil), false},
+	}
+	for _, tt := range tests {
+		if got := ReservedName(tt.o) != ""; got != tt.reserved {
+			t.Errorf("ReservedName(%s/%s) reserved = %t, want %t", tt.o.GetKind(), tt.o.GetName(), got, tt.reserved)
+		}
+	}
+	bs := ReservedCheck([]*unstructured.Unstructured{tests[0].o, tests[1].o})
+	if len(bs) != 1 || bs[0].ID != "reserved-name:Lease/"+LockName || bs[0].UnblockHint == "" {
+		t.Errorf("ReservedCheck = %+v, want one reserved-name blocker for the lock", bs)
+	}
+}
+
+// TestReadCapture: a capture is read as kubectl would read it, and a
+// tampered one is refused with the file named.
+func TestReadCapture(t *testing.T) {
+	write := func(dir, name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := t.TempDir()
+	write(good, "000-configmap-a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"9","managedFields":[{}]},"data":{"k":"v"}}`)
+	write(good, "001-service-b.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: b}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: c}\n")
+	write(good, CaptureIndexFile, `{"kind":"Secret","name":"db","existed":true}`+"\n"+`{"kind":"ConfigMap","name":"a","existed":true}`+"\n")
+	write(good, CaptureReadmeFile, "not an object")
+	os.Mkdir(filepath.Join(good, "sub"), 0o755)
+	objs, secrets, err := ReadCapture(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetKind()+"/"+o.GetName())
+		if o.GetResourceVersion() != "" || o.GetManagedFields() != nil {
+			t.Errorf("%s keeps server fields: %v", o.GetName(), o.Object["metadata"])
+		}
+	}
+	if strings.Join(names, ",") != "ConfigMap/a,Service/b,Service/c" || strings.Join(secrets, ",") != "db" {
+		t.Errorf("ReadCapture = %v, secrets %v", names, secrets)
+	}
+
+	tests := []struct {
+		name  string
+		setup func(dir string)
+		want  string
+	}{
+		{"symlink", func(dir string) { os.Symlink("/etc/passwd", filepath.Join(dir, "x.json")) }, "symlinks are not followed"},
+		{"list", func(dir string) { write(dir, "l.json", `{"apiVersion":"v1","kind":"List","items":[]}`) }, "lists are not accepted"},
+		{"no kind", func(dir string) { write(dir, "k.json", `{"metadata":{"name":"x"}}`) }, "without apiVersion or kind"},
+		{"no name", func(dir string) {
+			write(dir, "n.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"x-"}}`)
+		}, "without a name"},
+		{"not yaml", func(dir string) { write(dir, "b.yaml", "\x00\x01: [") }, "not an object"},
+		{"too large", func(dir string) { write(dir, "big.json", strings.Repeat(" ", MaxCaptureFileBytes+1)) }, "larger than"},
+		{"too many", func(dir string) {
+			for i := 0; i <= MaxCaptureFiles; i++ {
+				write(dir, filepath.Base(filepath.Join(dir, strings.Repeat("f", 1)+string(rune('a'+i%26))+"-"+itoa(i)+".txt")), "")
+			}
+		}, "more than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.setup(dir)
+			_, _, err := ReadCapture(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadCapture = %v, want an error saying %q", err, tt.want)
+			}
+		})
+	}
+	if _, _, err := ReadCapture(filepath.Join(good, "000-configmap-a.json")); err == nil {
+		t.Error("ReadCapture of a file: no error")
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+func TestKubectlPrefix(t *testing.T) {
+	tests := []struct {
+		env  Environment
+		flag string
+		want string
+	}{
+		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "/k/dev.yaml"}}, "/ignored", "kubectl --kubeconfig /k/dev.yaml --context dev"},
+		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "kc.yaml"}, configDir: "/etc/dw"}, "", "kubectl --kubeconfig /etc/dw/kc.yaml --context dev"},
+		{Environment{Cluster: ClusterRef{Context: "my ctx"}}, "/home/a/.kube/x", "kubectl --kubeconfig /home/a/.kube/x --context 'my ctx'"},
+		{Environment{Cluster: ClusterRef{Context: "dev"}}, "", "kubectl --context dev"},
+		{Environment{Cluster: ClusterRef{InCluster: true}}, "/x", "kubectl"},
+	}
+	for _, tt := range tests {
+		if got := kubectlPrefix(&tt.env, tt.flag); got != tt.want {
+			t.Errorf("kubectlPrefix(%+v, %q) = %q, want %q", tt.env.Cluster, tt.flag, got, tt.want)
+		}
+	}
+}
+
+func TestOthersOwnSecretValues(t *testing.T) {
+	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(fields)}
+	}
+	tests := []struct {
+		name string
+		mfs  []metav1.ManagedFieldsEntry
+		want bool
+	}{
+		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, false},
+		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, false},
+		{"a value by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-edit", `{"f:data":{"f:a":{}}}`)}, true},
+		{"kubectl apply beside", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", `{"f:stringData":{}}`)}, true},
+		{"the type by hand", []metav1.ManagedFieldsEntry{entry("kubectl-edit", `{"f:type":{}}`)}, true},
+	}
+	for _, tt := range tests {
+		if got := othersOwnSecretValues(tt.mfs); got != tt.want {
+			t.Errorf("%s: othersOwnSecretValues = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package deployplan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Orphan results after an apply with prune.
+const (
+	OrphanDeleted = "deleted"
+	OrphanGone    = "gone"
+	OrphanKept    = "kept"
+	OrphanFailed  = "failed"
+)
+
+// Orphan is an object of the environment's namespace that an earlier
+// apply wrote (it carries deploy-web's server-side apply field manager)
+// and the current render no longer holds.
+type Orphan struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
+	Hint       string `json:"hint"`
+	// Result is set by an apply with --prune: deleted, gone (already
+	// deleted), kept (it changed since the plan) or failed.
+	Result  string `json:"result,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// orphanKinds are the kinds an apply may prune: the namespaced kinds the
+// engine writes (deploy/base/rbac.yaml, deploy-web-apply). Never Secrets
+// (their metadata is not listed), Leases, or anything cluster-scoped.
+var orphanKinds = []schema.GroupVersionResource{
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "services"},
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Version: "v1", Resource: "persistentvolumeclaims"},
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"},
+	{Group: "batch", Version: "v1", Resource: "jobs"},
+	{Group: "batch", Version: "v1", Resource: "cronjobs"},
+	{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+	{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	{Group: "hanzo.ai", Version: "v1", Resource: "apps"},
+}
+
+// appliedByEngine reports whether deploy-web server-side applied the object.
+func appliedByEngine(mfs []metav1.ManagedFieldsEntry) bool {
+	for _, mf := range mfs {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// findOrphans lists, per kind of orphanKinds, the objects of ns applied by
+// deploy-web that rendered does not hold (matched by group, kind and
+// name). Objects being deleted and reserved names are skipped; a kind the
+// cluster does not serve is skipped, one it may not list is a warning.
+func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []*unstructured.Unstructured, opts Options) ([]Orphan, []string) {
+	want := map[string]bool{}
+	for _, o := range rendered {
+		want[o.GroupVersionKind().Group+"/"+o.GetKind()+"/"+o.GetName()] = true
+	}
+	var out []Orphan
+	var warnings []string
+	for _, gvr := range orphanKinds {
+		list, err := c.meta.Resource(gvr).Namespace(env.Namespace).List(ctx, metav1.ListOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("orphans: could not list %s in %s: %s", gvr.Resource, env.Namespace, shortErr(err)))
+			continue
+		}
+		for i := range list.Items {
+			m := &list.Items[i]
+			if m.DeletionTimestamp != nil || !appliedByEngine(m.ManagedFields) {
+				continue
+			}
+			kind := m.Kind
+			if kind == "" || kind == "PartialObjectMetadata" {
+				kind = kindOf(gvr)
+			}
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetAPIVersion(gvr.GroupVersion().String())
+			u.SetKind(kind)
+			u.SetName(m.Name)
+			u.SetNamespace(m.Namespace)
+			u.SetLabels(m.Labels)
+			if want[gvr.Group+"/"+kind+"/"+m.Name] || ReservedName(u) != "" {
+				continue
+			}
+			out = append(out, Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID),
+				Hint: fmt.Sprintf("applied by deploy-web earlier, no longer rendered: delete it with --prune on the next apply, or %s -n %s delete %s/%s",
+					kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, warnings
+}
+
+// kindOf names the kind of one of orphanKinds.
+func kindOf(gvr schema.GroupVersionResource) string {
+	return map[string]string{
+		"configmaps": "ConfigMap", "services": "Service", "serviceaccounts": "ServiceAccount",
+		"persistentvolumeclaims": "PersistentVolumeClaim", "deployments": "Deployment", "statefulsets": "StatefulSet",
+		"daemonsets": "DaemonSet", "jobs": "Job", "cronjobs": "CronJob", "ingresses": "Ingress",
+		"horizontalpodautoscalers": "HorizontalPodAutoscaler", "poddisruptionbudgets": "PodDisruptionBudget", "apps": "App",
+	}[gvr.Resource]
+}
+
+// orphanObject is the identity of an orphan as an object (for the capture
+// and the client's mapping).
+func orphanObject(o Orphan, ns string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(o.APIVersion)
+	u.SetKind(o.Kind)
+	u.SetName(o.Name)
+	u.SetNamespace(ns)
+	return u
+}
+
+// pruneOne deletes one orphan if it is still the object the plan saw (same
+// uid, still applied by deploy-web): the deletion carries the uid as a
+// precondition. It returns the result and a message.
+func (c *clients) pruneOne(ctx context.Context, o Orphan, ns string) (string, string) {
+	u := orphanObject(o, ns)
+	ri, gvr, err := c.resource(u)
+	if err != nil {
+		return OrphanFailed, shortErr(err)
+	}
+	cur, err := c.meta.Resource(gvr).Namespace(ns).Get(ctx, o.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return OrphanGone, "already deleted"
+	case err != nil:
+		return OrphanFailed, shortErr(err)
+	case string(cur.UID) != o.UID:
+		return OrphanKept, "re-created since the plan (another uid): not deleted"
+	case !appliedByEngine(cur.ManagedFields):
+		return OrphanKept, "no longer applied by deploy-web: not deleted"
+	}
+	uid := types.UID(o.UID)
+	bg := metav1.DeletePropagationBackground
+	err = ri.Delete(ctx, o.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &bg})
+	switch {
+	case apierrors.IsNotFound(err):
+		return OrphanGone, "already deleted"
+	case apierrors.IsConflict(err):
+		return OrphanKept, "re-created since the plan (another uid): not deleted"
+	case err != nil:
+		return OrphanFailed, shortErr(err)
+	}
+	return OrphanDeleted, ""
+}
+
+// prune deletes the plan's orphans under the lock, each after a guard,
+// recording every result in the report. It returns a failure message when
+// an orphan could not be deleted, and the guard's error when the apply
+// must stop.
+func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOptions) (string, error) {
+	d := &ps.report.DeployApply
+	var failed []string
+	for i := range d.Orphans {
+		o := &d.Orphans[i]
+		if err := ps.guard(ctx, opts, "delete orphan "+o.Kind+"/"+o.Name); err != nil {
+			return "", err
+		}
+		opts.progress("prune orphan %s/%s", o.Kind, o.Name)
+		o.Result, o.Message = ps.cl.pruneOne(ctx, *o, env.Namespace)
+		if o.Result == OrphanFailed {
+			failed = append(failed, fmt.Sprintf("%s/%s (%s)", o.Kind, o.Name, o.Message))
+		}
+		if err := ps.report.WriteFile(opts.ReportPath); err != nil {
+			opts.progress("warning: %v", err)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Sprintf("pruning failed for %d orphan(s): %s", len(failed), strings.Join(failed, "; ")), nil
+	}
+	return "", nil
+}
+
+// SharedNamespace names the other environments of cfg that write the same
+// namespace of the same cluster as env: their objects carry the same field
+// manager, so each one's objects look like the other's orphans and a prune
+// must be refused.
+func SharedNamespace(cfg *Config, env *Environment) []string {
+	var out []string
+	for i := range cfg.Environments {
+		o := &cfg.Environments[i]
+		if o.Name != env.Name && o.Namespace == env.Namespace && o.Cluster == env.Cluster {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

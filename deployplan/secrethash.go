@@ -1,0 +1,132 @@
+package deployplan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// SecretHashAnnotation is written by every apply on every Secret it
+// applies: "sha256:" and the hex SHA-256 of the Secret as rendered
+// (SecretHash). A plan compares it, read through the metadata API, with the
+// hash of the rendered Secret, so an unchanged Secret plans unchanged
+// without its values ever being read. The hash is kept only on the Secret
+// itself (whoever can read it can read the values anyway): reports,
+// captures and the history never carry it.
+const SecretHashAnnotation = "deploy-web.hanzo.ai/secret-hash"
+
+// secretHashDomain separates these hashes from any other SHA-256 of the
+// same bytes.
+const secretHashDomain = "deploy-web secret v1\n"
+
+// SecretHash is the canonical hash of a rendered Secret: its type (Opaque
+// when unset, as the API server defaults it), immutable, its annotations
+// (without SecretHashAnnotation) and its values with stringData merged over
+// data as the API server merges them, keys sorted. A data value that is not
+// base64 is an error (the API server would refuse it too).
+func SecretHash(u *unstructured.Unstructured) (string, error) {
+	vals := map[string]string{} // key -> base64 of the bytes
+	data, _, err := unstructured.NestedMap(u.Object, "data")
+	if err != nil {
+		return "", fmt.Errorf("deployplan: Secret %s: data: %w", u.GetName(), err)
+	}
+	for k, v := range data {
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("deployplan: Secret %s: data.%s is not a string", u.GetName(), k)
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return "", fmt.Errorf("deployplan: Secret %s: data.%s is not base64", u.GetName(), k)
+		}
+		vals[k] = base64.StdEncoding.EncodeToString(raw)
+	}
+	sd, _, err := unstructured.NestedMap(u.Object, "stringData")
+	if err != nil {
+		return "", fmt.Errorf("deployplan: Secret %s: stringData: %w", u.GetName(), err)
+	}
+	for k, v := range sd {
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("deployplan: Secret %s: stringData.%s is not a string", u.GetName(), k)
+		}
+		vals[k] = base64.StdEncoding.EncodeToString([]byte(s))
+	}
+	typ, _, _ := unstructured.NestedString(u.Object, "type")
+	if typ == "" {
+		typ = "Opaque"
+	}
+	ann := map[string]string{}
+	for k, v := range u.GetAnnotations() {
+		if k != SecretHashAnnotation {
+			ann[k] = v
+		}
+	}
+	canon := struct {
+		Type        string            `json:"type"`
+		Immutable   any               `json:"immutable"`
+		Annotations map[string]string `json:"annotations"`
+		Data        map[string]string `json:"data"`
+	}{typ, u.Object["immutable"], ann, vals}
+	b, err := json.Marshal(canon) // maps marshal with sorted keys
+	if err != nil {
+		return "", fmt.Errorf("deployplan: Secret %s: %w", u.GetName(), err)
+	}
+	sum := sha256.Sum256(append([]byte(secretHashDomain), b...))
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// withSecretHash returns a copy of the rendered Secret u carrying
+// SecretHashAnnotation; what an apply (and its dry-run) sends.
+func withSecretHash(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	h, err := SecretHash(u)
+	if err != nil {
+		return nil, err
+	}
+	c := u.DeepCopy()
+	ann := c.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[SecretHashAnnotation] = h
+	c.SetAnnotations(ann)
+	return c, nil
+}
+
+// secretUnchanged reports whether the live Secret (metadata only) carries
+// the hash of the rendered one: the values, type and annotations are those
+// an earlier apply wrote.
+func secretUnchanged(rendered, live *unstructured.Unstructured) bool {
+	if live == nil {
+		return false
+	}
+	h, err := SecretHash(rendered)
+	return err == nil && live.GetAnnotations()[SecretHashAnnotation] == h
+}
+
+// othersOwnSecretValues reports whether a field manager other than
+// deploy-web owns any value, the type or immutable of a Secret (its
+// managed fields name the keys, never the values): someone wrote values
+// since, or beside, deploy-web's apply, so its hash annotation no longer
+// proves what the values are. The managed fields are looked at in memory
+// only; nothing of them is kept.
+func othersOwnSecretValues(mfs []metav1.ManagedFieldsEntry) bool {
+	for _, mf := range mfs {
+		if mf.Manager == FieldManager || mf.FieldsV1 == nil {
+			continue
+		}
+		raw := mf.FieldsV1.GetRawBytes()
+		for _, f := range []string{`"f:data"`, `"f:stringData"`, `"f:type"`, `"f:immutable"`} {
+			if bytes.Contains(raw, []byte(f)) {
+				return true
+			}
+		}
+	}
+	return false
+}
