@@ -382,7 +382,7 @@ func TestDashboardFlowsWithServiceAccountToken(t *testing.T) {
 			t.Errorf("ParseRef(%q) = %v", n.Ref, err)
 			continue
 		}
-		if _, _, err := view.Object("storefront", "web", ref); err != nil {
+		if _, _, err := view.Object(ctx, "storefront", "web", ref); err != nil {
 			t.Errorf("Object(%s) = %v", n.Ref, err)
 		}
 		if n.Kind == "App" {

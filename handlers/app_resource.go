@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -88,16 +89,17 @@ func includeDrift(param string, drifted, def bool) bool {
 	return drifted && def
 }
 
-// loadResource finds a ref in an app's tree and computes its diff, with the
+// loadResource finds a ref in an app's tree, reads the object from the
+// cluster and computes its diff, with the
 // fields changed outside the operator when withDrift, given whether the
 // object has any, says so.
-func (s *Server) loadResource(a appRef, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
-	obj, node, err := a.c.View.Object(a.Namespace, a.Name, ref)
+func (s *Server) loadResource(ctx context.Context, a appRef, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
+	obj, node, err := a.c.View.Object(ctx, a.Namespace, a.Name, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
-		return resourceDetail{}, err
+		return resourceDetail{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 	}
 	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: a.c.View.DriftOf(node.UID)}
 	if d.Drift == nil {
@@ -149,7 +151,7 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	// The panel's diff shows the fields changed outside the operator
 	// unless ?drift=0.
 	q := r.URL.Query()
-	d, err := s.loadResource(a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
+	d, err := s.loadResource(r.Context(), a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
 	if err != nil {
 		return err
 	}
@@ -210,7 +212,11 @@ func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (tem
 		}
 		p.ManifestHTML = c
 	case "events":
-		for _, e := range a.c.View.Events(d.Node.Namespace, d.Node.UID) {
+		evs, err := a.c.View.Events(r.Context(), d.Node.Namespace, d.Node.UID)
+		if err != nil {
+			return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the events from the cluster", Err: err}
+		}
+		for _, e := range evs {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
 	}
@@ -257,7 +263,7 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The JSON's diff is of the desired fields only, unless ?drift=true.
 	q := r.URL.Query()
-	d, err := s.loadResource(a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
+	d, err := s.loadResource(r.Context(), a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,8 @@ func cacheServer(t *testing.T) *testServer {
 			Data: map[string][]byte{"password": []byte("hunter2")}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "apps", UID: "dep-other", OwnerReferences: owner("other", "app-other")}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "infra", UID: "svc-infra-web"}},
+		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web.1", Namespace: "apps"}, Type: corev1.EventTypeWarning, Reason: "ScalingReplicaSet",
+			Message: "Scaled up <script>x</script>", InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Namespace: "apps", Name: "web", UID: "dep-web"}},
 	}
 	cs := fake.NewClientset(objs...)
 	scheme := runtime.NewScheme()
@@ -161,6 +163,23 @@ func TestResourceDiffOfUntouchedObject(t *testing.T) {
 	svc := ts.get(t, "/v1/deploy/web/resource/:Service:apps:web", nil)
 	if !strings.Contains(svc.Body.String(), `"desiredSource":"none"`) {
 		t.Errorf("service without last-applied = %s, want desiredSource none", svc.Body)
+	}
+}
+
+// TestResourceEventsTab: the panel's events tab shows the object's events,
+// read from the cluster per request, escaped.
+func TestResourceEventsTab(t *testing.T) {
+	ts := cacheServer(t)
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web?tab=events", nil)
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, `data-testid="events"`) || !strings.Contains(body, "ScalingReplicaSet") {
+		t.Fatalf("events tab = %d, want the Deployment's event (%s)", w.Code, body)
+	}
+	if strings.Contains(body, "<script>x</script>") {
+		t.Errorf("events tab shows an event message unescaped")
+	}
+	if w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/:Service:apps:web?tab=events", nil); !strings.Contains(w.Body.String(), `data-testid="events-none"`) {
+		t.Errorf("events tab of the Service = %d, want no events (%s)", w.Code, w.Body)
 	}
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -89,11 +90,13 @@ func (v *fakeView) Tree(namespace, name string) (kubeview.Tree, error) {
 	return kubeview.Tree{}, kubeview.ErrAppNotFound
 }
 
-func (v *fakeView) Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error) {
+func (v *fakeView) Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error) {
 	return nil, kubeview.TreeNode{}, kubeview.ErrAppNotFound
 }
 
-func (v *fakeView) Events(namespace, uid string) []kubeview.Event { return nil }
+func (v *fakeView) Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error) {
+	return nil, nil
+}
 
 func (v *fakeView) setSynced(b bool) {
 	v.mu.Lock()

@@ -31,8 +31,8 @@ type Fleet interface {
 	Row(namespace, name string) (kubeview.AppRow, bool)
 	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
-	Object(namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
-	Events(namespace, uid string) []kubeview.Event
+	Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
+	Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error)
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
 	DriftOf(uid string) []kubeview.DriftField

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +31,6 @@ import (
 const (
 	// IndexOwner maps an owner's UID to the objects it owns.
 	IndexOwner = "owner"
-	// IndexInstance maps an app.kubernetes.io/instance value to the objects
-	// carrying it.
-	IndexInstance = "instance"
 )
 
 // Options configures a Cache.
@@ -79,10 +75,9 @@ type Cache struct {
 }
 
 type nsCache struct {
-	apps   cache.SharedIndexInformer
-	events cache.SharedIndexInformer
-	kinds  map[string]cache.SharedIndexInformer // by Kind.GroupKind()
-	start  []func(<-chan struct{})
+	apps  cache.SharedIndexInformer
+	kinds map[string]cache.SharedIndexInformer // by Kind.GroupKind()
+	start []func(<-chan struct{})
 }
 
 type probeState struct {
@@ -116,7 +111,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
 	}
 	c.fleet = newFleet(c)
-	indexers := cache.Indexers{IndexOwner: indexByOwner, IndexInstance: indexByInstance}
+	indexers := cache.Indexers{IndexOwner: indexByOwner}
 	for _, ns := range opts.Namespaces {
 		if _, dup := c.ns[ns]; dup {
 			return nil, fmt.Errorf("kubeview: namespace %q given twice", ns)
@@ -139,14 +134,6 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			nc.kinds[k.GroupKind()] = inf
-		}
-		nc.events = tf.Core().V1().Events().Informer()
-		if err := nc.events.AddIndexers(cache.Indexers{IndexInvolved: indexByInvolved}); err != nil {
-			return nil, fmt.Errorf("kubeview: %w", err)
-		}
-		c.watchErrors(nc.events, ns, "Event")
-		if err := c.trackEvents(nc.events, ns, "Event"); err != nil {
-			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, opts.Resync, ns, nil)
 		nc.apps = df.ForResource(opts.AppResource).Informer()
@@ -208,9 +195,6 @@ func (c *Cache) informersSynced() bool {
 	c.mu.Unlock()
 	for ns, nc := range c.ns {
 		if !nc.apps.HasSynced() && !slices.Contains(forbidden, ns+"/App") {
-			return false
-		}
-		if !nc.events.HasSynced() && !slices.Contains(forbidden, ns+"/Event") {
 			return false
 		}
 		for gk, inf := range nc.kinds {
@@ -353,17 +337,6 @@ func indexByOwner(obj any) ([]string, error) {
 	return out, nil
 }
 
-func indexByInstance(obj any) ([]string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, nil
-	}
-	if v, ok := m.GetLabels()[appcr.InstanceLabel]; ok {
-		return []string{v}, nil
-	}
-	return nil, nil
-}
-
 // transform is the registry informers' transform: it keeps the object's
 // drift summary (from managedFields, see Drift) and then strips it like
 // stripObject. Only the summary is kept, so memory barely moves.
@@ -418,11 +391,8 @@ func engineApplied(entries []metav1.ManagedFieldsEntry) bool {
 }
 
 // driftKind reports whether obj is of a registry kind that can drift (not
-// an Event, not a derived Pod or ReplicaSet).
+// a derived Pod or ReplicaSet).
 func driftKind(obj any) bool {
-	if _, ok := obj.(*corev1.Event); ok {
-		return false
-	}
 	return !derivedKind(kindName(obj))
 }
 
@@ -469,37 +439,6 @@ func (s *driftStore) forget(obj any) {
 
 // driftOf returns the drift summary of a cached object (nil when none).
 func (c *Cache) driftOf(uid types.UID) []DriftField { return c.drift.get(uid) }
-
-// stripObject is the informers' transform: it drops managedFields, which are
-// large and never shown, and keeps of an Event only what the events tab
-// shows (Events: type, reason, message, count, time) and the involved
-// object it is indexed by. Events outnumber every other kind in a fleet
-// (several per pod) and are never shown as manifests. Every other kind is
-// kept whole: the resource panel shows its cached manifest.
-func stripObject(obj any) (any, error) {
-	if e, ok := obj.(*corev1.Event); ok {
-		return leanEvent(e), nil
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-func leanEvent(e *corev1.Event) *corev1.Event {
-	return &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: e.Name, Namespace: e.Namespace, UID: e.UID, ResourceVersion: e.ResourceVersion,
-			CreationTimestamp: e.CreationTimestamp,
-		},
-		InvolvedObject: corev1.ObjectReference{
-			Kind: e.InvolvedObject.Kind, Namespace: e.InvolvedObject.Namespace,
-			Name: e.InvolvedObject.Name, UID: e.InvolvedObject.UID,
-		},
-		Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count,
-		LastTimestamp: e.LastTimestamp, EventTime: e.EventTime,
-	}
-}
 
 func kindOf(groupKind string) string {
 	for i := len(groupKind) - 1; i >= 0; i-- {

@@ -2,14 +2,14 @@ package kubeview
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 )
-
-// IndexInvolved maps an event's involvedObject UID to the event.
-const IndexInvolved = "involved"
 
 // Event is one Kubernetes event about an object.
 type Event struct {
@@ -20,29 +20,32 @@ type Event struct {
 	Last    time.Time `json:"lastSeen"`
 }
 
-func indexByInvolved(obj any) ([]string, error) {
-	if e, ok := obj.(*corev1.Event); ok && e.InvolvedObject.UID != "" {
-		return []string{string(e.InvolvedObject.UID)}, nil
-	}
-	return nil, nil
-}
+// maxEvents bounds the events read for one object.
+const maxEvents = 500
 
-// Events returns the cached events about the object with uid in namespace,
-// newest first.
-func (c *Cache) Events(namespace, uid string) []Event {
-	nc, ok := c.ns[namespace]
-	if !ok || nc.events == nil {
-		return nil
+// Events reads the events about the object with uid in a platform
+// namespace from the apiserver, newest first, at most maxEvents. They are
+// read per request (the resource panel's events tab) rather than cached:
+// a fleet has several events per pod, more than any other kind, and only
+// this tab shows them. The read has a deadline of its own
+// (liveReadTimeout) within ctx's.
+func (c *Cache) Events(ctx context.Context, namespace, uid string) ([]Event, error) {
+	if _, ok := c.ns[namespace]; !ok || uid == "" {
+		return nil, nil
 	}
-	objs, err := nc.events.GetIndexer().ByIndex(IndexInvolved, uid)
+	ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+	defer cancel()
+	list, err := c.cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", uid).String(),
+		Limit:         maxEvents,
+	})
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("kubeview: list events of %s in %s: %w", uid, namespace, err)
 	}
-	out := make([]Event, 0, len(objs))
-	for _, o := range objs {
-		e, ok := o.(*corev1.Event)
-		if !ok {
-			continue
+	out := make([]Event, 0, len(list.Items))
+	for _, e := range list.Items {
+		if string(e.InvolvedObject.UID) != uid || e.Namespace != namespace {
+			continue // a server that ignored the selector
 		}
 		last := e.LastTimestamp.Time
 		if last.IsZero() {
@@ -58,5 +61,5 @@ func (c *Cache) Events(namespace, uid string) []Event {
 		out = append(out, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: count, Last: last})
 	}
 	slices.SortFunc(out, func(a, b Event) int { return cmp.Or(b.Last.Compare(a.Last), cmp.Compare(a.Reason, b.Reason)) })
-	return out
+	return out, nil
 }

@@ -22,8 +22,8 @@ type InformerState struct {
 	LastEvent time.Time
 }
 
-// InformerStates returns the state of every informer (the registry kinds,
-// Events and Apps of each platform namespace), sorted by namespace and kind.
+// InformerStates returns the state of every informer (the registry kinds
+// and Apps of each platform namespace), sorted by namespace and kind.
 // It only reads.
 func (c *Cache) InformerStates() []InformerState {
 	c.mu.Lock()
@@ -41,7 +41,6 @@ func (c *Cache) InformerStates() []InformerState {
 	}
 	for ns, nc := range c.ns {
 		add(ns, "App", nc.apps)
-		add(ns, "Event", nc.events)
 		for gk, inf := range nc.kinds {
 			add(ns, kindOf(gk), inf)
 		}

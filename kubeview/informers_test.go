@@ -14,7 +14,7 @@ func TestInformerStates(t *testing.T) {
 	before := time.Now()
 	env := newTestEnv(t, []string{"shop", "pay"}, fixApp{ns: "shop", name: "web"})
 	states := env.cache.InformerStates()
-	want := 2 * (len(kubeview.Kinds()) + 2) // the registry, Events and Apps per namespace
+	want := 2 * (len(kubeview.Kinds()) + 1) // the registry and Apps per namespace (Events are read per request)
 	if len(states) != want {
 		t.Fatalf("len(InformerStates()) = %d, want %d", len(states), want)
 	}

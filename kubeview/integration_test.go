@@ -67,7 +67,7 @@ func TestDriftOnRealCluster(t *testing.T) {
 	}
 	diffOf := func(ref kubeview.Ref) diffrender.ManifestDiff {
 		t.Helper()
-		obj, _, err := view.Object(ns, "web", ref)
+		obj, _, err := view.Object(ctx, ns, "web", ref)
 		if err != nil {
 			t.Fatalf("Object(%s): %v", ref, err)
 		}

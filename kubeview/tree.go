@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -237,58 +238,95 @@ func images(spec corev1.PodSpec) []string {
 	return out
 }
 
-// Object returns one object of an App's tree as unstructured, from the
-// cache: the ref must name a node of that App's tree (so user input never
-// selects an arbitrary object). It also returns the node.
-func (c *Cache) Object(namespace, app string, ref Ref) (*unstructured.Unstructured, TreeNode, error) {
+// liveReadTimeout bounds one read of a live object from the apiserver.
+const liveReadTimeout = 5 * time.Second
+
+// member finds ref among the nodes of an App's tree, from the cache (so
+// user input never selects an arbitrary object), and returns the node.
+func (c *Cache) member(namespace, app string, ref Ref) (TreeNode, error) {
 	a, err := c.LookupApp(namespace, app)
+	if err != nil {
+		return TreeNode{}, err
+	}
+	want := ref.String()
+	for _, n := range buildTree(a, c, c.opts.AppResource.GroupVersion()).Nodes {
+		if n.Ref == want {
+			return n, nil
+		}
+	}
+	return TreeNode{}, ErrNotInTree
+}
+
+// Object returns one object of an App's tree as it is now, read from the
+// apiserver (the cache keeps only what the pages need, not the manifest),
+// without its managedFields, and the object's tree node. The ref must name
+// a node of that App's tree in the cache; an object that is gone, or was
+// replaced by another of the same name, is ErrNotInTree. The read has a
+// deadline of its own (liveReadTimeout) within ctx's.
+func (c *Cache) Object(ctx context.Context, namespace, app string, ref Ref) (*unstructured.Unstructured, TreeNode, error) {
+	n, err := c.member(namespace, app, ref)
 	if err != nil {
 		return nil, TreeNode{}, err
 	}
-	t := buildTree(a, c, c.opts.AppResource.GroupVersion())
-	want := ref.String()
-	for _, n := range t.Nodes {
-		if n.Ref != want {
-			continue
-		}
-		if n.Depth == 0 {
-			return a.DeepCopy(), n, nil
-		}
-		k, ok := LookupKind(n.Group, n.Kind)
-		if !ok {
-			return nil, TreeNode{}, ErrNotInTree
-		}
-		obj := c.get(n.Namespace, k.GroupKind(), n.Name)
-		ro, ok := obj.(runtime.Object)
-		if !ok {
-			return nil, TreeNode{}, ErrNotInTree
-		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro.DeepCopyObject())
-		if err != nil {
-			return nil, TreeNode{}, fmt.Errorf("kubeview: convert %s: %w", want, err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetAPIVersion(k.GVR().GroupVersion().String())
-		u.SetKind(k.Kind)
-		return u, n, nil
+	u, err := c.readLive(ctx, n)
+	if err != nil {
+		return nil, TreeNode{}, err
 	}
-	return nil, TreeNode{}, ErrNotInTree
+	u.SetManagedFields(nil)
+	return u, n, nil
 }
 
-// FetchLive reads one object of an App's tree from the apiserver, with its
-// managedFields (the cache drops them). It is for an explicit user request
+// FetchLive reads one object of an App's tree from the apiserver with its
+// managedFields (Object drops them). It is for an explicit user request
 // ("show managed fields"); membership is checked against the cache first.
 func (c *Cache) FetchLive(ctx context.Context, namespace, app string, ref Ref) (*unstructured.Unstructured, error) {
-	if _, _, err := c.Object(namespace, app, ref); err != nil {
+	n, err := c.member(namespace, app, ref)
+	if err != nil {
 		return nil, err
 	}
-	gvr := c.opts.AppResource
-	if k, ok := LookupKind(ref.Group, ref.Kind); ok {
-		gvr = k.GVR()
+	return c.readLive(ctx, n)
+}
+
+// readLive reads the object of a tree node from the apiserver: a registry
+// kind through the typed client, the App through the dynamic one.
+func (c *Cache) readLive(ctx context.Context, n TreeNode) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, liveReadTimeout)
+	defer cancel()
+	var u *unstructured.Unstructured
+	if n.Depth == 0 {
+		got, err := c.dyn.Resource(c.opts.AppResource).Namespace(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return nil, liveReadError(n.Ref, err)
+		}
+		u = got
+	} else {
+		k, ok := LookupKind(n.Group, n.Kind)
+		if !ok {
+			return nil, ErrNotInTree
+		}
+		obj, err := k.get(ctx, c.cs, n.Namespace, n.Name)
+		if err != nil {
+			return nil, liveReadError(n.Ref, err)
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("kubeview: convert %s: %w", n.Ref, err)
+		}
+		u = &unstructured.Unstructured{Object: m}
+		u.SetAPIVersion(k.GVR().GroupVersion().String())
+		u.SetKind(k.Kind)
 	}
-	u, err := c.dyn.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("kubeview: get %s: %w", ref, err)
+	if string(u.GetUID()) != n.UID {
+		return nil, ErrNotInTree // replaced since the cache saw it
 	}
 	return u, nil
+}
+
+// liveReadError maps an apiserver error of a live read: an object that is
+// gone is not in the tree (any more).
+func liveReadError(ref string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return ErrNotInTree
+	}
+	return fmt.Errorf("kubeview: get %s: %w", ref, err)
 }

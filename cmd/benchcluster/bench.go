@@ -37,16 +37,30 @@ type result struct {
 	ready                 time.Duration
 	routes                []routeResult
 	rssMB, heapMB         float64
+	nextGCMB              float64 // go_memstats_next_gc_bytes
+	rssAnonMB, rssFileMB  float64 // of rssMB: anonymous memory (heap, stacks), mapped files (the binary)
 	patch                 []time.Duration
 	rest                  restRate
 	firstRow              time.Duration
 	firstRowNote          string
+	// attached is a measurement of a running environment (--attach-*):
+	// fleetNote says what the fleet was, nothing was seeded and the
+	// apiserver was not at rest.
+	attached  bool
+	fleetNote string
+	// idleCPU is the dashboard's CPU time per second of wall time while no
+	// request was sent (informer events), measured before the routes.
+	idleCPU time.Duration
 }
 
 type routeResult struct {
 	name, path  string
 	median, p90 time.Duration
 	bytes       int
+	// cpu is the dashboard process's CPU time (user + system) per
+	// request over the timed requests, its background work included
+	// (see result.idleCPU); 0 when it could not be read.
+	cpu time.Duration
 }
 
 // restRate is the apiserver's request rate over a window at rest.
@@ -125,7 +139,9 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 			return out, err
 		}
 
-		dash, err := startDashboard(cfg, dir, base, metricsAddr, env, secretFile, keyFile)
+		dash, err := startDashboard(cfg, dir, base, metricsAddr, dashboardEnv{
+			kubeconfig: env.Cluster.Kubeconfig, namespaces: env.Namespaces, issuer: env.IdP.IssuerURL, clientID: env.IdP.ClientID,
+		}, secretFile, keyFile)
 		if err != nil {
 			return out, err
 		}
@@ -153,14 +169,22 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 // demoApps is the number of Apps the demo seeds itself.
 const demoApps = 14
 
-func startDashboard(cfg config, dir, base, metricsAddr string, env *demo.Env, secretFile, keyFile string) (*proc.Process, error) {
+// dashboardEnv is what the dashboard is pointed at: the cluster, the
+// platform namespaces and the IdP.
+type dashboardEnv struct {
+	kubeconfig       string
+	namespaces       []string
+	issuer, clientID string
+}
+
+func startDashboard(cfg config, dir, base, metricsAddr string, env dashboardEnv, secretFile, keyFile string) (*proc.Process, error) {
 	return proc.Start(proc.Spec{Name: "deploy-web", Path: cfg.deployWeb, Dir: dir, Args: []string{
 		"serve",
 		"--addr", strings.TrimPrefix(base, "http://"),
-		"--kubeconfig", env.Cluster.Kubeconfig,
-		"--namespaces", strings.Join(env.Namespaces, ","),
-		"--oidc-issuer", env.IdP.IssuerURL,
-		"--oidc-client-id", env.IdP.ClientID,
+		"--kubeconfig", env.kubeconfig,
+		"--namespaces", strings.Join(env.namespaces, ","),
+		"--oidc-issuer", env.issuer,
+		"--oidc-client-id", env.clientID,
 		"--oidc-client-secret-file", secretFile,
 		"--oidc-redirect-url", base + auth.CallbackPath,
 		"--session-key-file", keyFile,
@@ -190,8 +214,22 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		{"resource JSON with diff", paths.WithQuery(paths.APIResource(app, ref), inNS)},
 		{"logs read (tail 100)", paths.WithQuery(paths.APILogs(app), url.Values{"namespace": {ns}, "tail": {"100"}})},
 	}
+	if c0, err := processCPU(pid); err == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+		}
+		if c1, err := processCPU(pid); err == nil {
+			r.idleCPU = (c1 - c0) / 5
+		}
+	}
 	for _, rt := range routes {
+		c0, cerr := processCPU(pid)
 		rr, err := timeRoute(ctx, client, base+rt.path, cfg.runs)
+		if c1, err := processCPU(pid); err == nil && cerr == nil {
+			rr.cpu = (c1 - c0) / time.Duration(cfg.runs+1)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", rt.name, err)
 		}
@@ -204,10 +242,10 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		return ctx.Err()
 	case <-time.After(5 * time.Second):
 	}
-	if r.rssMB, err = rssMB(pid); err != nil {
+	if r.rssMB, r.rssAnonMB, r.rssFileMB, err = rssMB(pid); err != nil {
 		return err
 	}
-	if r.heapMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
+	if r.heapMB, r.nextGCMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
 		return err
 	}
 	if r.patch, err = patchVisibility(ctx, client, base, kubectl, kubeconfig, r.apps); err != nil {
@@ -482,41 +520,93 @@ func rates(before, after map[string]float64, window time.Duration) restRate {
 	return r
 }
 
-func rssMB(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// processCPU returns the user and system CPU time of a process so far,
+// from /proc/PID/stat (in clock ticks of 10 ms).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
-		}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc stat")
 	}
-	return 0, errors.New("no VmRSS")
+	f := strings.Fields(string(b)[i+1:])
+	if len(f) < 13 { // utime and stime are fields 14 and 15: 12 and 13 here
+		return 0, errors.New("malformed /proc stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("malformed /proc stat")
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
-// heapMB reads go_memstats_heap_inuse_bytes from the dashboard's metrics.
-func heapMB(ctx context.Context, u string) (float64, error) {
+// rssMB returns the process's VmRSS and, of it, RssAnon and RssFile, in MB.
+func rssMB(pid int) (total, anon, file float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	found := false
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, perr := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			total, err, found = kb/1024, perr, true
+		case "RssAnon:":
+			anon = kb / 1024
+		case "RssFile:":
+			file = kb / 1024
+		}
+	}
+	if !found {
+		return 0, 0, 0, errors.New("no VmRSS")
+	}
+	return total, anon, file, err
+}
+
+// heapMB reads go_memstats_heap_inuse_bytes and go_memstats_next_gc_bytes
+// (the heap size at which the next collection starts: about twice the live
+// heap of the last one) from the dashboard's metrics.
+func heapMB(ctx context.Context, u string) (inuse, nextGC float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
+	found := false
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f / (1 << 20), err
+			f, perr := strconv.ParseFloat(v, 64)
+			if perr != nil {
+				return 0, 0, perr
+			}
+			inuse, found = f/(1<<20), true
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_next_gc_bytes "); ok {
+			if f, perr := strconv.ParseFloat(v, 64); perr == nil {
+				nextGC = f / (1 << 20)
+			}
 		}
 	}
-	return 0, errors.New("no go_memstats_heap_inuse_bytes in the dashboard's metrics")
+	if !found {
+		return 0, 0, errors.New("no go_memstats_heap_inuse_bytes in the dashboard's metrics")
+	}
+	return inuse, nextGC, nil
 }
 
 func loadavg() string {

@@ -62,6 +62,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.restWindow, "rest-window", 90*time.Second, "how long apiserver requests are counted at rest (covers a resync of the operator)")
 	fs.DurationVar(&cfg.operatorResync, "operator-resync", 60*time.Second, "the reference operator's resync period during the run")
 	fs.StringVar(&cfg.dir, "dir", "", "working folder (default: a temporary folder, removed at the end)")
+	var a attachConfig
+	fs.StringVar(&a.kubeconfig, "attach-kubeconfig", "", "measure a running environment instead of starting one: its kubeconfig (nothing is seeded; --apps is ignored; the --attach-* flags are then required)")
+	fs.StringVar(&a.kubectl, "attach-kubectl", "", "kubectl for the patch measurement (attached)")
+	fs.StringVar(&a.namespaces, "attach-namespaces", "storefront,payments,staging", "platform namespaces, comma-separated (attached)")
+	fs.StringVar(&a.issuer, "attach-issuer", "", "the IdP's issuer URL (attached)")
+	fs.StringVar(&a.clientID, "attach-client-id", "deploy-web", "the OIDC client id (attached)")
+	fs.StringVar(&a.secretFile, "attach-secret-file", "", "file with the OIDC client secret (attached)")
+	fs.StringVar(&a.keyFile, "attach-session-keys", "", "file with the session keys (attached)")
+	fs.StringVar(&a.base, "attach-base", "", "http://127.0.0.1:PORT the dashboard listens on: the callback registered with the IdP (attached)")
+	fs.StringVar(&a.metricsAddr, "attach-metrics-addr", "", "127.0.0.1:PORT for the dashboard's metrics (attached)")
+	fs.StringVar(&a.user, "attach-user", "admin", "an admin user of the IdP (attached)")
+	fs.StringVar(&a.password, "attach-password", "admin", "its password (attached)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,7 +97,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := os.Stat(cfg.deployWeb); err != nil {
 		return fmt.Errorf("%s: build it first (make build): %w", cfg.deployWeb, err)
 	}
-	_, err = bench(ctx, cfg, stdout, func(res []result) error {
+	report := func(res []result) error {
 		table := renderResults(res, cfg.runs)
 		fmt.Fprintln(stdout, table)
 		if cfg.out == "" {
@@ -96,9 +108,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "benchcluster: wrote the table into %s\n", cfg.out)
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	return nil
+	if a.kubeconfig != "" {
+		if err := a.check(); err != nil {
+			return err
+		}
+		r, err := benchAttached(ctx, cfg, a, stdout)
+		if err != nil {
+			return err
+		}
+		return report([]result{r})
+	}
+	_, err = bench(ctx, cfg, stdout, report)
+	return err
 }

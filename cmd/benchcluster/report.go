@@ -42,26 +42,47 @@ func renderResults(res []result, runs int) string {
 	}
 	row("machine load (1/5/15 min) before, after", func(r result) string { return r.loadBefore + "; " + r.loadAfter })
 	row("fleet seeded: healthy / progressing / degraded", func(r result) string {
+		if r.attached {
+			return "not seeded by this run: " + r.fleetNote
+		}
 		return fmt.Sprintf("%d / %d / %d", r.seed.Healthy, r.seed.Progressing, r.seed.Degraded)
 	})
 	row("seed: created, converged, second releases done", func(r result) string {
+		if r.attached {
+			return "-"
+		}
 		return fmt.Sprintf("%s, %s, %s", r.seed.Created.Round(time.Second), r.seed.Converged.Round(time.Second), r.seed.HistoryDone.Round(time.Second))
 	})
 	row("dashboard start to /readyz (caches synced)", func(r result) string { return ms(r.ready) })
+	row("dashboard CPU while idle (informer events), per second", func(r result) string { return ms(r.idleCPU) })
 	if len(res) > 0 {
 		for i := range res[0].routes {
 			name := res[0].routes[i].name
-			row(name+" (median / p90, size)", func(r result) string {
+			row(name+" (median / p90, size; dashboard CPU per request)", func(r result) string {
 				if i >= len(r.routes) {
 					return "-"
 				}
 				rr := r.routes[i]
+				if rr.cpu > 0 {
+					return fmt.Sprintf("%s / %s, %s; CPU %s", ms(rr.median), ms(rr.p90), size(rr.bytes), ms(rr.cpu))
+				}
 				return fmt.Sprintf("%s / %s, %s", ms(rr.median), ms(rr.p90), size(rr.bytes))
 			})
 		}
 	}
-	row("RSS after the requests", func(r result) string { return fmt.Sprintf("%.0f MB", r.rssMB) })
+	row("RSS after the requests (anonymous + mapped files, i.e. the binary)", func(r result) string {
+		if r.rssAnonMB == 0 && r.rssFileMB == 0 {
+			return fmt.Sprintf("%.0f MB", r.rssMB)
+		}
+		return fmt.Sprintf("%.0f MB (%.0f + %.0f)", r.rssMB, r.rssAnonMB, r.rssFileMB)
+	})
 	row("Go heap in use (go_memstats_heap_inuse_bytes)", func(r result) string { return fmt.Sprintf("%.0f MB", r.heapMB) })
+	row("Go GC goal (go_memstats_next_gc_bytes: about 2x the live heap)", func(r result) string {
+		if r.nextGCMB == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f MB", r.nextGCMB)
+	})
 	row("`kubectl patch` of an App's image to the new version on the JSON list (each of 5)", func(r result) string {
 		var s []string
 		for _, d := range r.patch {
@@ -75,13 +96,19 @@ func renderResults(res []result, runs int) string {
 		}
 		return ms(r.firstRow)
 	})
-	row("apiserver at rest: requests/s (all but watches)", func(r result) string { return fmt.Sprintf("%.1f", r.rest.all) })
-	row("apiserver at rest: writes/s, all clients", func(r result) string { return fmt.Sprintf("%.2f", r.rest.writes) })
+	notAtRest := func(r result, v string) string {
+		if r.attached {
+			return "- (not measured: attached)"
+		}
+		return v
+	}
+	row("apiserver at rest: requests/s (all but watches)", func(r result) string { return notAtRest(r, fmt.Sprintf("%.1f", r.rest.all)) })
+	row("apiserver at rest: writes/s, all clients", func(r result) string { return notAtRest(r, fmt.Sprintf("%.2f", r.rest.writes)) })
 	row("apiserver at rest: writes/s to Apps and their children (what the operator writes)", func(r result) string {
-		return fmt.Sprintf("%.2f", r.rest.operatorWrite)
+		return notAtRest(r, fmt.Sprintf("%.2f", r.rest.operatorWrite))
 	})
 	row("apiserver at rest: largest write counts in the window", func(r result) string {
-		return fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window)
+		return notAtRest(r, fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window))
 	})
 	fmt.Fprintf(&b, "%s\n", sectionEnd)
 	return b.String()

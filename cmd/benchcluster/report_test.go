@@ -68,11 +68,38 @@ func TestWriteSection(t *testing.T) {
 
 func TestRenderResults(t *testing.T) {
 	out := renderResults([]result{{apps: 2000, total: 2014, ready: 1500 * time.Millisecond,
-		routes:       []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000}},
+		routes: []routeResult{{name: "full JSON list", median: 17 * time.Millisecond, p90: 20 * time.Millisecond, bytes: 1200000},
+			{name: "app page", median: time.Millisecond, p90: 2 * time.Millisecond, bytes: 2048, cpu: 3 * time.Millisecond}},
 		firstRowNote: "not measured: no Chromium"}}, 30)
-	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size) | 17.0 ms / 20.0 ms, 1.14 MB |", "not measured: no Chromium", "of 30 requests", sectionStart, sectionEnd} {
+	for _, want := range []string{"| 2000 apps (+14 demo) |", "| full JSON list (median / p90, size; dashboard CPU per request) | 17.0 ms / 20.0 ms, 1.14 MB |", "| app page (median / p90, size; dashboard CPU per request) | 1.0 ms / 2.0 ms, 2 KB; CPU 3.0 ms |", "not measured: no Chromium", "of 30 requests", sectionStart, sectionEnd} {
 		if !strings.Contains(out, want) {
 			t.Errorf("renderResults lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestRenderAttached: a measurement of a running environment says what the
+// fleet was and does not claim apiserver figures at rest it did not take.
+func TestRenderAttached(t *testing.T) {
+	res := []result{
+		{apps: 2000, total: 2014, rest: restRate{all: 1.5, window: time.Minute}},
+		{apps: 10000, total: 10014, attached: true, fleetNote: "10014 Apps, 6000 Deployments"},
+	}
+	got := renderResults(res, 30)
+	for _, want := range []string{
+		"| fleet seeded: healthy / progressing / degraded | 0 / 0 / 0 | not seeded by this run: 10014 Apps, 6000 Deployments |",
+		"| apiserver at rest: requests/s (all but watches) | 1.5 | - (not measured: attached) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("renderResults() lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestProcessCPU reads this process's own CPU time.
+func TestProcessCPU(t *testing.T) {
+	c, err := processCPU(os.Getpid())
+	if err != nil || c < 0 {
+		t.Errorf("processCPU(self) = %v, %v, want a duration", c, err)
 	}
 }

@@ -193,6 +193,26 @@ func restConfigNamed(kubeconfig, context string) (*rest.Config, string, error) {
 	return rc, fleetset.DefaultName(false, context), nil
 }
 
+// The dashboard's request budget, set on purpose rather than left to
+// client-go's default (5/s, burst 10): at start every informer (13 kinds,
+// Events and Apps per platform namespace) sends a list or watch, which at
+// 5/s held /readyz back by seconds. The dashboard only reads, apart from
+// rollbacks and sync requests; the same budget as the reference operator's
+// (operator.ClientQPS, ClientBurst).
+const (
+	dashboardQPS   = 50
+	dashboardBurst = 100
+)
+
+// dashboardClientConfig returns a copy of rc with the dashboard's user
+// agent and request budget.
+func dashboardClientConfig(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.UserAgent = "deploy-web"
+	c.QPS, c.Burst, c.RateLimiter = dashboardQPS, dashboardBurst, nil
+	return c
+}
+
 func readSecret(path, env, flagName string) (string, error) {
 	if path != "" {
 		b, err := os.ReadFile(path)

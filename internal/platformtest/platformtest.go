@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/operator"
@@ -37,6 +38,24 @@ type Options struct {
 	Cluster devcluster.Options
 }
 
+// Request budget of the tests' admin clients (Env.Kube, Env.Dyn), set on
+// purpose instead of inheriting the control plane's 200/s: the same as the
+// reference operator's (operator.ClientQPS, ClientBurst), so a test that
+// seeds many objects pushes the apiserver no harder than the operator may,
+// on a machine whose cores other tests share.
+const (
+	AdminQPS   = operator.ClientQPS
+	AdminBurst = operator.ClientBurst
+)
+
+// AdminConfig returns a copy of cfg with the tests' admin request budget
+// (AdminQPS, AdminBurst).
+func AdminConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst, c.RateLimiter = AdminQPS, AdminBurst, nil
+	return c
+}
+
 // Start starts the platform for one test; it skips in -short mode.
 func Start(t *testing.T, opts Options) *Env {
 	t.Helper()
@@ -46,7 +65,8 @@ func Start(t *testing.T, opts Options) *Env {
 	c := devcluster.ForTest(t, opts.Cluster)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e := &Env{Cluster: c, Kube: kubernetes.NewForConfigOrDie(c.Config), Dyn: dynamic.NewForConfigOrDie(c.Config)}
+	admin := AdminConfig(c.Config)
+	e := &Env{Cluster: c, Kube: kubernetes.NewForConfigOrDie(admin), Dyn: dynamic.NewForConfigOrDie(admin)}
 	if err := operator.InstallCRD(ctx, apiextensionsclient.NewForConfigOrDie(c.Config)); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +76,10 @@ func Start(t *testing.T, opts Options) *Env {
 		}
 	}
 	if opts.Operator {
-		op, err := operator.New(e.Kube, e.Dyn, slog.New(slog.DiscardHandler), operator.Options{Namespaces: opts.Namespaces})
+		// The operator's own clients, with its documented rate limits, as
+		// the demo builds them: not the test's admin clients.
+		opCfg := operator.ClientConfig(c.Config)
+		op, err := operator.New(kubernetes.NewForConfigOrDie(opCfg), dynamic.NewForConfigOrDie(opCfg), slog.New(slog.DiscardHandler), operator.Options{Namespaces: opts.Namespaces})
 		if err != nil {
 			t.Fatal(err)
 		}
