@@ -123,4 +123,14 @@ func TestLayoutEveryPage(t *testing.T) {
 			}
 		}
 	}
+
+	// On the phone the panel sits below the tree and the history: a tap on
+	// a tree node brings it into view.
+	navigate(t, ctx, "/apps/storefront/catalog", `[data-testid=tree]`)
+	clickNode(t, ctx, "apps:Deployment:storefront:catalog")
+	waitFor(t, ctx, "the panel in view after a tap on a tree node", func() bool {
+		top, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('[data-testid=resource-panel]').getBoundingClientRect().top`))
+		return err == nil && top >= 0 && top < 844/2
+	})
+	screenshot(t, ctx, "panel-tapped-phone")
 }
