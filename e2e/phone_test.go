@@ -53,9 +53,9 @@ func checkNotCramped(t *testing.T, ctx context.Context, page string) {
 // and no text is squeezed into a column a few characters wide.
 //
 // It plans dev first (read-only: nothing is written to the cluster) so the
-// environment page has a report, the Apply form and a run; in the
-// package's file order it runs after TestEnvironmentPlanApply, which wants
-// dev without a plan at its start.
+// environment page has a report, a run and, when the plan is ready, the
+// Apply form; in the package's file order it runs after
+// TestEnvironmentPlanApply, which wants dev without a plan at its start.
 func TestLayoutEveryPage(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
@@ -66,7 +66,16 @@ func TestLayoutEveryPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitVisible(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner]`, 90*time.Second)
-	waitVisible(t, ctx, `[data-testid=apply-form]`, 15*time.Second)
+	// Ready on a fresh demo (the plan is then offered for Apply); blocked
+	// after TestEnvironmentPlanApply's kubectl edit of staging/api (a field
+	// of another manager), which checks the Apply form on the phone itself.
+	devVisible := `[data-testid=report]`
+	if c := texts(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner] [data-testid=conclusion]`); len(c) == 1 && c[0] == "ready" {
+		waitVisible(t, ctx, `[data-testid=apply-form]`, 15*time.Second)
+		devVisible = `[data-testid=apply-form]`
+	} else {
+		t.Logf("dev plan conclusion %q: the Apply form is not offered, the report is checked without it", c)
+	}
 	runID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=run-done]').dataset.run`))
 	if err != nil || runID == "" {
 		t.Fatalf("run id of the dev plan: %q, %v", runID, err)
@@ -90,7 +99,7 @@ func TestLayoutEveryPage(t *testing.T) {
 		{"panel-events", checkout + "?tab=events", `[data-testid=resource-panel]`},
 		{"logs", "/apps/storefront/web/logs", `[data-testid=log-box]`},
 		{"environments", "/environments", `[data-testid=envs-table]`},
-		{"environment-dev", "/environments/dev", `[data-testid=apply-form]`},
+		{"environment-dev", "/environments/dev", devVisible},
 		{"environment-dev-run", "/environments/dev/runs/" + runID, `[data-testid=run-done]`},
 		{"environment-dev-report", "/environments/dev/reports/" + reportID, `[data-testid=changes]`},
 		{"environment-prod", "/environments/prod", `[data-testid=apply-protected]`},
