@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,15 +47,25 @@ type Options struct {
 	// default when zero); the scale benchmark shortens it to measure a
 	// resync at rest.
 	OperatorResync time.Duration
+	// Clusters is how many clusters to start: 1 (0 too) the first alone,
+	// 2 also SecondCluster, its own control plane with its own fleet,
+	// started beside the first and stopped with it.
+	Clusters int
 }
 
 // Env is a running demo environment.
 type Env struct {
+	// Cluster is the first cluster (HomeCluster), with Namespaces.
 	Cluster    *devcluster.Cluster
 	IdP        *devidp.IdP
 	Namespaces []string
 	Users      []devidp.User
 	Dir        string
+
+	// Members are every cluster, HomeCluster first.
+	Members []Member
+	// ClustersFile is the clusters file (--clusters) naming Members.
+	ClustersFile string
 
 	// EnvironmentsFile is the deploy config (deployplan.LoadConfig) of the
 	// demo's two environments, DevEnvironment and ProdEnvironment.
@@ -75,6 +86,9 @@ type Env struct {
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.CallbackURL == "" {
 		return nil, fmt.Errorf("demo: no callback URL")
+	}
+	if opts.Clusters < 0 || opts.Clusters > 2 {
+		return nil, fmt.Errorf("demo: %d clusters: the demo starts 1 or 2", opts.Clusters)
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -119,60 +133,58 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		e.IdP = idp
 		idpErr <- err
 	}()
+	// The second cluster starts beside them, with logs of its own.
+	second := secondFleet()
+	secondLogDir := filepath.Join(e.Dir, "pod-logs-"+SecondCluster)
+	secondErr := make(chan error, 1)
+	var secondCluster *devcluster.Cluster
+	if opts.Clusters == 2 {
+		go func() {
+			logs, err := logFiles(secondLogDir, second, time.Now())
+			if err == nil {
+				secondCluster, err = devcluster.Start(ctx, devcluster.Options{
+					BinDir: opts.BinDir, Dir: filepath.Join(e.Dir, "cluster-"+SecondCluster), Logs: logs,
+					Progress: prefixWriter{opts.Progress, SecondCluster + ": "},
+				})
+			}
+			secondErr <- err
+		}()
+	} else {
+		secondErr <- nil
+	}
 	e.Cluster, err = devcluster.Start(ctx, devcluster.Options{
 		BinDir: opts.BinDir, Dir: filepath.Join(e.Dir, "cluster"), Logs: logs, Progress: opts.Progress,
 	})
 	if ierr := <-idpErr; err == nil && ierr != nil {
 		err = ierr
 	}
+	serr := <-secondErr
+	e.Members = append(e.Members, Member{Name: HomeCluster, Cluster: e.Cluster, Namespaces: e.Namespaces})
+	if secondCluster != nil {
+		e.Members = append(e.Members, Member{Name: SecondCluster, Cluster: secondCluster, Namespaces: SecondNamespaces()})
+	}
+	if err == nil {
+		err = serr
+	}
 	if err != nil {
 		return nil, err
 	}
 	progress("identity provider at %s", e.IdP.IssuerURL)
 
-	cs, err := kubernetes.NewForConfig(e.Cluster.Config)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(e.Cluster.Config)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	ext, err := apiextensionsclient.NewForConfig(e.Cluster.Config)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	if err := operator.InstallCRD(ctx, ext); err != nil {
-		return nil, err
-	}
-	// The platform namespaces, and those of the deploy environments that
-	// are not platform namespaces.
-	for _, ns := range append(append([]string{}, e.Namespaces...), ProductionNamespace, HistoryNamespace) {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("demo: create namespace %s: %w", ns, err)
-		}
-	}
-	// The operator has clients of its own, with its documented rate limits.
-	opCfg := operator.ClientConfig(e.Cluster.Config)
-	opCS, err := kubernetes.NewForConfig(opCfg)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	opDyn, err := dynamic.NewForConfig(opCfg)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	op, err := operator.New(opCS, opDyn, opts.Log, operator.Options{Namespaces: e.Namespaces, Resync: opts.OperatorResync, Workers: operatorWorkers})
+	cs, dyn, err := e.startMember(ctx, runCtx, e.Members[0], []string{ProductionNamespace, HistoryNamespace}, opts, logDir, logApps)
 	if err != nil {
 		return nil, err
 	}
-	e.wg.Go(func() {
-		if err := op.Run(runCtx); err != nil {
-			opts.Log.Error("operator stopped", "err", err)
+	var secondCS kubernetes.Interface
+	var secondDyn dynamic.Interface
+	if len(e.Members) > 1 {
+		if secondCS, secondDyn, err = e.startMember(ctx, runCtx, e.Members[1], nil, opts, secondLogDir, second); err != nil {
+			return nil, err
 		}
-	})
-	e.wg.Go(func() { appendLogs(runCtx, logDir, logApps) })
+	}
+	if e.ClustersFile, err = writeClustersFile(e.Dir, e.Members); err != nil {
+		return nil, err
+	}
 
 	if e.EnvironmentsFile, e.ManifestRepo, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
 		return nil, err
@@ -181,11 +193,93 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
 
 	progress("seeding %d apps with their release histories", len(apps))
-	if err := seed(ctx, cs, dyn, apps, progress); err != nil {
+	var wg sync.WaitGroup
+	var secondSeedErr error
+	if secondCS != nil {
+		progress("seeding %d apps in cluster %s", len(second), SecondCluster)
+		wg.Go(func() {
+			secondSeedErr = seed(ctx, secondCS, secondDyn, second, func(format string, args ...any) {
+				progress(SecondCluster+": "+format, args...)
+			})
+		})
+	}
+	err = seed(ctx, cs, dyn, apps, progress)
+	wg.Wait()
+	if err == nil {
+		err = secondSeedErr
+	}
+	if err != nil {
 		return nil, err
 	}
 	e.Users = e.IdP.Users
 	return e, nil
+}
+
+// startMember readies one started cluster: the App CRD, its platform
+// namespaces and extra ones, the reference operator (until runCtx ends)
+// and its growing pod logs. It returns the cluster's clients.
+func (e *Env) startMember(ctx, runCtx context.Context, m Member, extraNamespaces []string, opts Options, logDir string, logApps []seedApp) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg := m.Cluster.Config
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := operator.InstallCRD(ctx, ext); err != nil {
+		return nil, nil, fmt.Errorf("demo: cluster %s: %w", m.Name, err)
+	}
+	for _, ns := range append(slices.Clone(m.Namespaces), extraNamespaces...) {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("demo: cluster %s: create namespace %s: %w", m.Name, ns, err)
+		}
+	}
+	// The operator has clients of its own, with its documented rate limits.
+	opCfg := operator.ClientConfig(cfg)
+	opCS, err := kubernetes.NewForConfig(opCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	opDyn, err := dynamic.NewForConfig(opCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	log := opts.Log.With("cluster", m.Name)
+	op, err := operator.New(opCS, opDyn, log, operator.Options{Namespaces: m.Namespaces, Resync: opts.OperatorResync, Workers: operatorWorkers})
+	if err != nil {
+		return nil, nil, err
+	}
+	e.wg.Go(func() {
+		if err := op.Run(runCtx); err != nil {
+			log.Error("operator stopped", "err", err)
+		}
+	})
+	e.wg.Go(func() { appendLogs(runCtx, logDir, logApps) })
+	return cs, dyn, nil
+}
+
+// prefixWriter prefixes what is written to it (whole progress lines) with
+// a cluster's name; a nil W discards.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if p.w == nil {
+		return len(b), nil
+	}
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // operatorWorkers is the demo operator's concurrency: a reconcile mostly
@@ -204,9 +298,15 @@ func (e *Env) Stop() {
 		if e.IdP != nil {
 			e.IdP.Stop()
 		}
+		// Every cluster stops, the second side by side with the first.
+		var wg sync.WaitGroup
+		for _, m := range e.Members[min(1, len(e.Members)):] {
+			wg.Go(m.Cluster.Stop)
+		}
 		if e.Cluster != nil {
 			e.Cluster.Stop()
 		}
+		wg.Wait()
 		if e.removeDir {
 			os.RemoveAll(e.Dir)
 		}

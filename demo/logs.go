@@ -108,13 +108,13 @@ func (g *logGen) next(t time.Time) []string {
 				line("stderr", ``),
 				line("stderr", `goroutine 1 [running]:`),
 				line("stderr", `main.(*PaymentClient).Authorize(0x0, {0xc000126000, 0x24})`),
-				line("stderr", `	/src/checkout/payment.go:88 +0x21`),
+				line("stderr", `	/src/`+g.app.name+`/payment.go:88 +0x21`),
 				line("stderr", `main.main()`),
-				line("stderr", `	/src/checkout/main.go:41 +0x1c5`),
+				line("stderr", `	/src/`+g.app.name+`/main.go:41 +0x1c5`),
 			}
 		}
 		if g.tick%12 == 1 {
-			return []string{line("stdout", fmt.Sprintf(`level=info msg="starting checkout" version=%s`, g.version()))}
+			return []string{line("stdout", fmt.Sprintf(`level=info msg="starting %s" version=%s`, g.app.name, g.version()))}
 		}
 		return []string{line("stdout", fmt.Sprintf(`level=info msg="loading config" source=env keys=%d`, 10+g.rnd.IntN(5)))}
 	case "worker":

@@ -156,11 +156,15 @@ type Cluster struct {
 	Kubectl string
 
 	removeDir bool
-	stopLB    context.CancelFunc
-	lbDone    chan struct{}
-	mu        sync.Mutex
-	procs     []*proc.Process
-	stopped   bool
+	// apiSpec, apiURL and token restart the apiserver (StartAPIServer).
+	apiSpec proc.Spec
+	apiURL  string
+	token   string
+	stopLB  context.CancelFunc
+	lbDone  chan struct{}
+	mu      sync.Mutex
+	procs   []*proc.Process
+	stopped bool
 }
 
 // Start starts the control plane and returns once it serves, the fake node is
@@ -221,7 +225,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	progress("starting kube-apiserver %s", KubernetesVersion)
 	apiServer := "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	certDir := filepath.Join(c.Dir, "apiserver-certs")
-	if err := c.start(proc.Spec{Name: "kube-apiserver", Path: bins.APIServer, Dir: c.Dir, Args: []string{
+	c.apiURL, c.token = apiServer, pki.token
+	c.apiSpec = proc.Spec{Name: "kube-apiserver", Path: bins.APIServer, Dir: c.Dir, Args: []string{
 		"--etcd-servers=" + etcdURL,
 		"--cert-dir=" + certDir,
 		"--secure-port=" + strconv.Itoa(apiPort),
@@ -236,12 +241,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--kubelet-preferred-address-types=InternalIP",
 		"--disable-admission-plugins=ServiceAccount",
 		"--enable-priority-and-fairness=false",
-	}}); err != nil {
+	}}
+	if err := c.start(c.apiSpec); err != nil {
 		return nil, err
 	}
-	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe of our own loopback apiserver before its CA is known
-	readyz := func(r *http.Response) bool { return r.StatusCode == http.StatusOK }
-	if err := waitAuthed(ctx, insecure, apiServer+"/readyz", pki.token, c.last(), readyz); err != nil {
+	if err := c.waitAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	ca, err := os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
@@ -329,6 +333,44 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}()
 	progress("ready: kubeconfig %s", c.Kubeconfig)
 	return c, nil
+}
+
+// waitAPIServer waits until the apiserver (the last process started)
+// answers /readyz.
+func (c *Cluster) waitAPIServer(ctx context.Context) error {
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // readiness probe of our own loopback apiserver before its CA is known
+	readyz := func(r *http.Response) bool { return r.StatusCode == http.StatusOK }
+	return waitAuthed(ctx, insecure, c.apiURL+"/readyz", c.token, c.last(), readyz)
+}
+
+// StopAPIServer stops the kube-apiserver alone (etcd, the controllers and
+// KWOK keep running): the cluster stops answering, as when it is
+// unreachable. StartAPIServer brings it back.
+func (c *Cluster) StopAPIServer() error {
+	c.mu.Lock()
+	var api *proc.Process
+	for i, p := range c.procs {
+		if p.Name == "kube-apiserver" {
+			api = p
+			c.procs = append(c.procs[:i:i], c.procs[i+1:]...)
+			break
+		}
+	}
+	c.mu.Unlock()
+	if api == nil {
+		return errors.New("devcluster: the apiserver is not running")
+	}
+	api.Stop(5 * time.Second)
+	return nil
+}
+
+// StartAPIServer starts the kube-apiserver again, on the same port,
+// certificates and etcd, and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if err := c.start(c.apiSpec); err != nil {
+		return err
+	}
+	return c.waitAPIServer(ctx)
 }
 
 func (c *Cluster) start(spec proc.Spec) error {

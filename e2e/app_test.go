@@ -31,7 +31,7 @@ func TestResourceDiff(t *testing.T) {
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/apps/storefront/web"),
+		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/clusters/devcluster/apps/storefront/web"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree]`)),
 	); err != nil {
 		screenshot(t, ctx, "no-tree")
@@ -84,7 +84,7 @@ func TestTreeMidRollout(t *testing.T) {
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/apps/storefront/catalog"),
+		chromedp.Navigate(strings.TrimSuffix(demoEnv.state.URL, "/")+"/clusters/devcluster/apps/storefront/catalog"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree]`)),
 	); err != nil {
 		t.Fatal(err)

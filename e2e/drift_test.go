@@ -60,7 +60,7 @@ func TestDriftInBrowser(t *testing.T) {
 
 	// The app page: header note, marker on the Deployment, panel section.
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/apps/payments/gateway"),
+		chromedp.Navigate(base+"/clusters/devcluster/apps/payments/gateway"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=drift-note]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tree-node][data-ref="apps:Deployment:payments:gateway"] [data-testid=drift-marker]`)),
 	); err != nil {

@@ -131,7 +131,7 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	if _, err := dyn.Resource(appcr.Resource).Namespace("staging").Patch(context.Background(), "api", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/apps/staging/api/resource/hanzo.ai:App:staging:api?tab=diff"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/clusters/devcluster/apps/staging/api/resource/hanzo.ai:App:staging:api?tab=diff"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-source]`))); err != nil {
 		t.Fatal(err)
 	}
 	src, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid=diff-source]').dataset.source`))

@@ -36,6 +36,17 @@ type demoState struct {
 		Groups   []string `json:"groups"`
 	} `json:"users"`
 	Pid int `json:"pid"`
+	// Clusters are the demo's clusters, the first (devcluster) first.
+	Clusters []demoCluster `json:"clusters"`
+}
+
+// demoCluster is one cluster of the demo.
+type demoCluster struct {
+	Name       string         `json:"name"`
+	Kubeconfig string         `json:"kubeconfig"`
+	Namespaces []string       `json:"namespaces"`
+	Dir        string         `json:"dir"`
+	Processes  map[string]int `json:"processes"`
 }
 
 // env is the running demo shared by the package's tests.
@@ -198,6 +209,28 @@ func tail(b []byte, n int) []byte {
 func (e *env) restConfig(t *testing.T) *rest.Config {
 	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", e.state.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// cluster returns a demo cluster by name.
+func (e *env) cluster(t *testing.T, name string) demoCluster {
+	t.Helper()
+	for _, c := range e.state.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("demo has no cluster %q (clusters %v)", name, e.state.Clusters)
+	return demoCluster{}
+}
+
+// clusterConfig reaches a demo cluster by name as its admin.
+func (e *env) clusterConfig(t *testing.T, name string) *rest.Config {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", e.cluster(t, name).Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestRoutesNeedASession(t *testing.T) {
 	}{
 		{"/", http.StatusFound, "/auth/login?next=%2F"},
 		{"/?health=Degraded", http.StatusFound, "/auth/login?next="},
-		{"/apps/storefront/web", http.StatusFound, "/auth/login?next="},
+		{"/clusters/devcluster/apps/storefront/web", http.StatusFound, "/auth/login?next="},
 		{"/no-such-page", http.StatusFound, "/auth/login?next="},
 		{"/v1/deploy/applications", http.StatusUnauthorized, ""},
 		{"/v1/deploy/web/tree", http.StatusUnauthorized, ""},

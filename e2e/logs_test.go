@@ -33,7 +33,7 @@ func waitRowsGrow(t *testing.T, ctx context.Context, what string, n int) []strin
 // not following (query "-"), a panel without a stream.
 func waitPanel(t *testing.T, ctx context.Context, query string) {
 	t.Helper()
-	want := "/apps/storefront/web/logs/stream"
+	want := "/clusters/devcluster/apps/storefront/web/logs/stream"
 	if query != "" {
 		want += "?" + query
 	}
@@ -78,7 +78,7 @@ func TestLogsViewer(t *testing.T) {
 	login(t, ctx, user, pass)
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/apps/storefront/web"),
+		chromedp.Navigate(base+"/clusters/devcluster/apps/storefront/web"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=logs-link]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=logs-link]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=log-box]`)),
@@ -87,7 +87,7 @@ func TestLogsViewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	loc, _ := chromedp.Run(ctx, chromedp.Location())
-	if !strings.HasSuffix(loc, "/apps/storefront/web/logs") {
+	if !strings.HasSuffix(loc, "/clusters/devcluster/apps/storefront/web/logs") {
 		t.Errorf("Logs link went to %s", loc)
 	}
 
@@ -207,7 +207,7 @@ func TestLogsNoPods(t *testing.T) {
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/apps/payments/reports/logs")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/clusters/devcluster/apps/payments/reports/logs")); err != nil {
 		t.Fatal(err)
 	}
 	waitText(t, ctx, `[data-testid=log-reason]`, func(s string) bool { return strings.Contains(s, "no pods") }, 15*time.Second)

@@ -78,7 +78,7 @@ func TestCulpritLinksAndTreeFit(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
-	navigate(t, ctx, "/apps/storefront/catalog", `[data-testid=tree]`)
+	navigate(t, ctx, "/clusters/devcluster/apps/storefront/catalog", `[data-testid=tree]`)
 	waitVisible(t, ctx, `[data-testid=culprit-link]`, 60*time.Second)
 	screenshot(t, ctx, "header")
 
@@ -117,7 +117,7 @@ func TestCulpritLinksAndTreeFit(t *testing.T) {
 	screenshot(t, ctx, "panel-open")
 
 	// The same on a fresh load of the bookmark (panel rendered by the server).
-	navigate(t, ctx, "/apps/storefront/checkout/resource/apps:Deployment:storefront:checkout", `[data-testid=resource-panel]`)
+	navigate(t, ctx, "/clusters/devcluster/apps/storefront/checkout/resource/apps:Deployment:storefront:checkout", `[data-testid=resource-panel]`)
 	checkTreeFits(t, ctx)
 	screenshot(t, ctx, "bookmark-panel-open")
 }
@@ -201,7 +201,7 @@ func TestPhoneLayout(t *testing.T) {
 		}
 	}
 
-	navigate(t, ctx, "/apps/storefront/catalog", `[data-testid=tree]`)
+	navigate(t, ctx, "/clusters/devcluster/apps/storefront/catalog", `[data-testid=tree]`)
 	waitVisible(t, ctx, `[data-testid=culprit-link]`, 60*time.Second)
 	screenshot(t, ctx, "app")
 	checkNoSideScroll(t, ctx, "app page")
@@ -218,7 +218,7 @@ func TestPhoneLayout(t *testing.T) {
 			}
 		}
 	}
-	navigate(t, ctx, "/apps/storefront/catalog/resource/apps:Deployment:storefront:catalog", `[data-testid=resource-panel]`)
+	navigate(t, ctx, "/clusters/devcluster/apps/storefront/catalog/resource/apps:Deployment:storefront:catalog", `[data-testid=resource-panel]`)
 	screenshot(t, ctx, "app-panel")
 	navigate(t, ctx, "/environments", `header.topbar`)
 	screenshot(t, ctx, "environments")
@@ -235,10 +235,10 @@ func TestScreenshotsDesktop(t *testing.T) {
 	for _, p := range []struct{ name, path, visible string }{
 		{"fleet", "/", `[data-testid=app-row]`},
 		{"fleet-storefront", "/?namespace=storefront", `[data-testid=app-row]`},
-		{"app", "/apps/storefront/checkout", `[data-testid=tree]`},
-		{"app-list", "/apps/storefront/checkout?view=list", `[data-testid=tree-list]`},
-		{"app-panel", "/apps/storefront/web/resource/apps:Deployment:storefront:web", `[data-testid=resource-panel]`},
-		{"logs", "/apps/storefront/web/logs", `header.topbar`},
+		{"app", "/clusters/devcluster/apps/storefront/checkout", `[data-testid=tree]`},
+		{"app-list", "/clusters/devcluster/apps/storefront/checkout?view=list", `[data-testid=tree-list]`},
+		{"app-panel", "/clusters/devcluster/apps/storefront/web/resource/apps:Deployment:storefront:web", `[data-testid=resource-panel]`},
+		{"logs", "/clusters/devcluster/apps/storefront/web/logs", `header.topbar`},
 		{"environments", "/environments", `header.topbar`},
 		{"environment-dev", "/environments/dev", `header.topbar`},
 	} {

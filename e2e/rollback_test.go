@@ -27,7 +27,7 @@ func TestRollbackInBrowser(t *testing.T) {
 	login(t, ctx, user, pass)
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"/apps/payments/ledger"),
+		chromedp.Navigate(base+"/clusters/devcluster/apps/payments/ledger"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=history]`)),
 	); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestWritesRefused(t *testing.T) {
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
 	admin := sessionClient(t, "admin")
 	viewer := sessionClient(t, "viewer")
-	csrf := admin.csrf(t, base+"/apps/payments/billing")
+	csrf := admin.csrf(t, base+"/clusters/devcluster/apps/payments/billing")
 
 	tests := []struct {
 		name       string
@@ -101,9 +101,9 @@ func TestWritesRefused(t *testing.T) {
 		form       url.Values
 		wantStatus int
 	}{
-		{"no csrf token", admin, "POST", "/apps/payments/billing/rollback", nil, url.Values{"version": {"4.1.0"}}, http.StatusForbidden},
-		{"wrong csrf token", admin, "POST", "/apps/payments/billing/rollback", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {"x" + csrf}}, http.StatusForbidden},
-		{"cross-origin", admin, "POST", "/apps/payments/billing/rollback", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusForbidden},
+		{"no csrf token", admin, "POST", "/clusters/devcluster/apps/payments/billing/rollback", nil, url.Values{"version": {"4.1.0"}}, http.StatusForbidden},
+		{"wrong csrf token", admin, "POST", "/clusters/devcluster/apps/payments/billing/rollback", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {"x" + csrf}}, http.StatusForbidden},
+		{"cross-origin", admin, "POST", "/clusters/devcluster/apps/payments/billing/rollback", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusForbidden},
 		{"GET to a POST route", admin, "GET", "/v1/deploy/billing/rollback", nil, nil, http.StatusMethodNotAllowed},
 		{"non-admin", viewer, "POST", "/v1/deploy/billing/sync", nil, url.Values{"csrf_token": {csrf}}, http.StatusForbidden},
 		{"non-semver", admin, "POST", "/v1/deploy/billing/rollback?namespace=payments", nil, url.Values{"version": {"latest"}, "csrf_token": {csrf}}, http.StatusBadRequest},

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -26,13 +30,24 @@ type listRequest struct {
 }
 
 // parseListRequest validates the list's query parameters. It is a pure
-// function of the parameters and the platform namespaces.
-func parseListRequest(v url.Values, namespaces []string) (listRequest, error) {
+// function of the parameters and the clusters' platform namespaces (by
+// cluster name).
+func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, error) {
 	var lr listRequest
 	q := &lr.query
 	q.Search = strings.TrimSpace(v.Get("q"))
 	if len(q.Search) > 253 {
 		return lr, badRequest("q: at most 253 characters")
+	}
+	q.Cluster = v.Get("cluster")
+	if _, ok := clusters[q.Cluster]; q.Cluster != "" && !ok {
+		return lr, notFound("cluster " + q.Cluster)
+	}
+	// A namespace of any cluster: with a cluster filter, one of another
+	// cluster matches nothing (the filters change one at a time).
+	var namespaces []string
+	for _, ns := range clusters {
+		namespaces = append(namespaces, ns...)
 	}
 	q.Namespace = v.Get("namespace")
 	if q.Namespace != "" && !slices.Contains(namespaces, q.Namespace) {
@@ -98,10 +113,61 @@ func unchanged(since string, version uint64, now time.Time) bool {
 	return unchangedTag(since, strconv.FormatUint(version, 10), now)
 }
 
+// fleetVersion is the list's version with each cluster's reachability
+// (a hash of both when several clusters are configured), so an open
+// page shows a cluster going stale, or coming back, at its next poll
+// rather than at its minute's refresh.
+func fleetVersion(version uint64, states []templates.ClusterState) uint64 {
+	if len(states) < 2 {
+		return version
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], version)
+	h.Write(b[:])
+	for _, c := range states {
+		h.Write([]byte(c.Name))
+		if c.Status.Reachable {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+		}
+	}
+	return h.Sum64()
+}
+
+// clusterNamespaces maps each cluster to its platform namespaces.
+func (s *Server) clusterNamespaces() map[string][]string {
+	out := make(map[string][]string, len(s.clusters))
+	for _, c := range s.clusters {
+		out[c.Name] = c.View.Namespaces()
+	}
+	return out
+}
+
+// applications is the application list over every cluster (fleetset
+// merges; the one-cluster case is the cluster's own list).
+func (s *Server) applications(cluster string, q kubeview.Query) (kubeview.Page, error) {
+	members := make([]fleetset.Member, len(s.clusters))
+	for i, c := range s.clusters {
+		members[i] = fleetset.Member{Name: c.Name, Apps: c.View}
+	}
+	return fleetset.Applications(members, cluster, q)
+}
+
+// clusterStates are the clusters with their caches' state, by name.
+func (s *Server) clusterStates() []templates.ClusterState {
+	out := make([]templates.ClusterState, len(s.clusters))
+	for i, c := range s.clusters {
+		out[i] = templates.ClusterState{Name: c.Name, Status: c.View.Status()}
+	}
+	return out
+}
+
 // appList serves GET /: the application list page, or its results fragment
 // for HTMX (filters and the self-refresh).
 func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseListRequest(r.URL.Query(), s.fleet.Namespaces())
+	lr, err := parseListRequest(r.URL.Query(), s.clusterNamespaces())
 	if err != nil {
 		return err
 	}
@@ -109,11 +175,13 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	kq := lr.kubeQuery()
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
-	res, err := s.fleet.Applications(kq)
+	res, err := s.applications(lr.query.Cluster, kq)
 	if err != nil {
 		return err
 	}
-	if isHTMX(r) && lr.since != "" && unchanged(lr.since, res.Version, now) {
+	states := s.clusterStates()
+	version := fleetVersion(res.Version, states)
+	if isHTMX(r) && lr.since != "" && unchanged(lr.since, version, now) {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -122,18 +190,19 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 		return notFound("page " + strconv.Itoa(lr.query.Page))
 	}
 	poll := lr.query.Values()
-	poll.Set("since", strconv.FormatUint(res.Version, 10)+"."+strconv.FormatInt(now.Unix(), 10))
+	poll.Set("since", strconv.FormatUint(version, 10)+"."+strconv.FormatInt(now.Unix(), 10))
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Status: s.fleet.Status(), Now: now, PollURL: "/?" + poll.Encode(),
+		Clusters: states, Now: now, PollURL: paths.Fleet(poll),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))
 	}
 	return s.render(w, r, http.StatusOK, templates.FleetView(templates.FleetPage{
 		Layout:     s.layout(r, "apps", "Applications"),
-		Namespaces: s.fleet.Namespaces(),
+		Namespaces: s.namespaces(),
+		Clusters:   s.clusterNames(),
 		Results:    results,
 	}))
 }
@@ -148,13 +217,13 @@ type applicationsResponse struct {
 
 // apiApplications serves GET /v1/deploy/applications.
 func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
-	lr, err := parseListRequest(r.URL.Query(), s.fleet.Namespaces())
+	lr, err := parseListRequest(r.URL.Query(), s.clusterNamespaces())
 	if err != nil {
 		return err
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.fleet.Applications(kq)
+	res, err := s.applications(lr.query.Cluster, kq)
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}
@@ -163,4 +232,27 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, applicationsResponse{Items: res.Rows, Total: res.Matched, Continue: res.Continue, Counts: res.Counts})
 	return nil
+}
+
+// namespaces are the platform namespaces of every cluster, sorted and
+// without repeats.
+func (s *Server) namespaces() []string {
+	var out []string
+	for _, c := range s.clusters {
+		out = append(out, c.View.Namespaces()...)
+	}
+	if len(s.clusters) == 1 {
+		return out // the cluster's own order, as before clusters
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// clusterNames are the configured clusters' names, sorted.
+func (s *Server) clusterNames() []string {
+	out := make([]string, len(s.clusters))
+	for i, c := range s.clusters {
+		out[i] = c.Name
+	}
+	return out
 }

@@ -94,6 +94,11 @@ func TestParseListRequest(t *testing.T) {
 		{name: "limit not a number", query: "limit=all", wantErr: `limit: "all" is not between 1 and 10000`},
 		{name: "continue", query: "continue=abc", want: listRequest{after: "abc"}},
 		{name: "since", query: "since=42.1782907200", want: listRequest{since: "42.1782907200"}},
+		{name: "cluster", query: "cluster=eu-west", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west"}}},
+		{name: "namespace of another cluster", query: "namespace=eu-only", want: listRequest{query: templates.FleetQuery{Namespace: "eu-only"}}},
+		{name: "namespace of the cluster", query: "cluster=eu-west&namespace=eu-only", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west", Namespace: "eu-only"}}},
+		{name: "namespace of another cluster than the filter's", query: "cluster=eu-west&namespace=apps", want: listRequest{query: templates.FleetQuery{Cluster: "eu-west", Namespace: "apps"}}},
+		{name: "namespace of no cluster", query: "cluster=eu-west&namespace=kube-system", wantErr: `namespace: "kube-system" is not a platform namespace`},
 		{
 			name:  "everything",
 			query: "q=web&namespace=apps&health=Degraded&sync=OutOfSync&sort=deployed&page=2&limit=50&continue=tok&since=1.2",
@@ -108,7 +113,7 @@ func TestParseListRequest(t *testing.T) {
 			if err != nil {
 				t.Fatalf("url.ParseQuery(%q) error = %v", tt.query, err)
 			}
-			got, err := parseListRequest(v, namespaces)
+			got, err := parseListRequest(v, map[string][]string{"in-cluster": namespaces, "eu-west": {"eu-only"}})
 			if tt.wantErr != "" {
 				var he *httpError
 				if !errors.As(err, &he) {
@@ -218,20 +223,20 @@ func TestAppListPage(t *testing.T) {
 
 	want := []rowView{
 		{
-			App: "api", Namespace: "apps", Href: "/apps/apps/api",
+			App: "api", Namespace: "apps", Href: "/clusters/in-cluster/apps/apps/api",
 			Health: "Healthy", Sync: "Synced",
 			Declared: "2.0.0", Image: "ghcr.io/hanzoai/api:2.0.0",
 			Running: []string{"2.0.0 (2)"}, Replicas: "2/2",
 		},
 		{
-			App: "web", Namespace: "apps", Href: "/apps/apps/web",
+			App: "web", Namespace: "apps", Href: "/clusters/in-cluster/apps/apps/web",
 			Health: "Progressing", HealthTitle: "Deployment web: 1 of 3 updated replicas are available",
 			Sync: "Out of sync", SyncTitle: "running 1.1.0, declared 1.2.0",
 			Declared: "1.2.0", Image: "ghcr.io/hanzoai/web:1.2.0",
 			Running: []string{"1.1.0 (2)", "1.2.0 (1)"}, Replicas: "1/3",
 		},
 		{
-			App: "cron", Namespace: "infra", Href: "/apps/infra/cron",
+			App: "cron", Namespace: "infra", Href: "/clusters/in-cluster/apps/infra/cron",
 			Health: "Missing", HealthTitle: "Deployment cron not found",
 			Sync:     "Unknown",
 			Declared: "–", Replicas: "–",
@@ -520,8 +525,11 @@ func TestAPIApplications(t *testing.T) {
 	wantRows := testRows()
 	for i := range wantRows {
 		wantRows[i].HasDeployment = false // not on the wire
+		wantRows[i].Cluster = "in-cluster"
 	}
-	want := applicationsJSON{Items: wantRows, Total: 7, Continue: "next-token", Counts: countsOf(testRows())}
+	wantCounts := countsOf(testRows())
+	wantCounts.Cluster = map[string]int{"in-cluster": 7}
+	want := applicationsJSON{Items: wantRows, Total: 7, Continue: "next-token", Counts: wantCounts}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GET %s: body mismatch (-want +got):\n%s", target, diff)
 	}
@@ -645,5 +653,25 @@ func TestAppListHistoryRestore(t *testing.T) {
 				t.Errorf("GET %s (history restore): want the full page (header, filters, 3 rows)", target)
 			}
 		})
+	}
+}
+
+// TestFleetVersionFollowsReachability: with several clusters, a cluster
+// going stale (or coming back) changes the list's poll version, so an open
+// page redraws at its next poll; with one, the version is the list's own.
+func TestFleetVersionFollowsReachability(t *testing.T) {
+	up := []templates.ClusterState{{Name: "a", Status: kubeview.Status{Reachable: true}}, {Name: "b", Status: kubeview.Status{Reachable: true}}}
+	down := []templates.ClusterState{{Name: "a", Status: kubeview.Status{Reachable: true}}, {Name: "b"}}
+	if fleetVersion(7, up) == fleetVersion(7, down) {
+		t.Error("a cluster going unreachable leaves the poll version unchanged")
+	}
+	if fleetVersion(7, up) != fleetVersion(7, up) {
+		t.Error("the poll version is not stable")
+	}
+	if fleetVersion(7, up) == fleetVersion(8, up) {
+		t.Error("a new list version leaves the poll version unchanged")
+	}
+	if got := fleetVersion(7, up[:1]); got != 7 {
+		t.Errorf("one cluster: version %d, want the list's 7", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -226,8 +227,9 @@ const noLogSourceReason = "reading logs is not configured on this server"
 
 // readLogs reads once and applies the filter; a pod or container that is
 // not the app's is a 404 / 400.
-func (s *Server) readLogs(ctx context.Context, ns, app string, p logParams) (kubeview.LogResult, error) {
-	if s.opts.Logs == nil {
+func (s *Server) readLogs(ctx context.Context, a appRef, p logParams) (kubeview.LogResult, error) {
+	ns, app := a.Namespace, a.Name
+	if a.c.Logs == nil {
 		return kubeview.LogResult{Pods: []kubeview.LogPod{}, Lines: []kubeview.LogLine{}, Reason: noLogSourceReason}, nil
 	}
 	release, refusal := s.logReads.acquire(subjectOf(ctx))
@@ -235,7 +237,7 @@ func (s *Server) readLogs(ctx context.Context, ns, app string, p logParams) (kub
 		return kubeview.LogResult{}, tooMany(refusal)
 	}
 	defer release()
-	res, err := s.opts.Logs.Read(ctx, p.query(ns, app))
+	res, err := a.c.Logs.Read(ctx, p.query(ns, app))
 	if err != nil {
 		return res, logQueryError(err, app, p)
 	}
@@ -271,11 +273,12 @@ func logQueryError(err error, app string, p logParams) error {
 
 // checkLogTarget checks a chosen pod and container against the app's pods
 // before a stream starts (afterwards errors can only be stream events).
-func (s *Server) checkLogTarget(ns, app string, p logParams) error {
-	if s.opts.Logs == nil || p.Pod == "" && p.Container == "" {
+func (s *Server) checkLogTarget(a appRef, p logParams) error {
+	app := a.Name
+	if a.c.Logs == nil || p.Pod == "" && p.Container == "" {
 		return nil
 	}
-	pods := s.opts.Logs.Pods(ns, app)
+	pods := a.c.Logs.Pods(a.Namespace, app)
 	if p.Pod != "" {
 		i := slices.IndexFunc(pods, func(x kubeview.LogPod) bool { return x.Name == p.Pod })
 		if i < 0 {
@@ -293,10 +296,11 @@ func (s *Server) checkLogTarget(ns, app string, p logParams) error {
 // text/plain or ?format=text), or with ?follow=true (or Accept:
 // text/event-stream) a stream of server-sent events.
 func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
+	ns, name := a.Namespace, a.Name
 	p, err := parseLogParams(r.URL.Query(), false)
 	if err != nil {
 		return err
@@ -309,12 +313,12 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) error {
 		p.Text = true
 	}
 	if p.Follow {
-		if err := s.checkLogTarget(ns, name, p); err != nil {
+		if err := s.checkLogTarget(a, p); err != nil {
 			return err
 		}
-		return s.serveLogStream(w, r, p.query(ns, name), p, jsonEvents{})
+		return s.serveLogStream(w, r, a.c.Logs, p.query(ns, name), p, jsonEvents{})
 	}
-	res, err := s.readLogs(r.Context(), ns, name, p)
+	res, err := s.readLogs(r.Context(), a, p)
 	if err != nil {
 		return err
 	}
@@ -369,21 +373,19 @@ func headerSafe(s string) string {
 	}, s)
 }
 
-// logsPath is the viewer's path.
-func logsPath(ns, name string) string { return appPath(ns, name) + "/logs" }
-
-// logsPage serves GET /apps/{namespace}/{name}/logs: the viewer; an HTMX
+// logsPage serves GET /clusters/{cluster}/apps/{namespace}/{name}/logs: the viewer; an HTMX
 // request from its own form gets the panel alone.
 func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
+	name := a.Name
 	p, err := parseLogParams(r.URL.Query(), true)
 	if err != nil {
 		return err
 	}
-	v, err := s.logsView(r, ns, name, p)
+	v, err := s.logsView(r, a, p)
 	if err != nil {
 		return err
 	}
@@ -395,14 +397,16 @@ func (s *Server) logsPage(w http.ResponseWriter, r *http.Request) error {
 
 // logsView builds the viewer's panel: when following, the stream's URL;
 // otherwise the lines, read now.
-func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templates.LogsView, error) {
+func (s *Server) logsView(r *http.Request, a appRef, p logParams) (templates.LogsView, error) {
+	ns, name, cl := a.Namespace, a.Name, a.Cluster()
 	v := templates.LogsView{
-		Namespace: ns, Name: name, PageURL: logsPath(ns, name), AppURL: appPath(ns, name),
+		Cluster: cl, Multi: s.multiCluster(),
+		Namespace: ns, Name: name, PageURL: paths.AppLogs(cl, ns, name), AppURL: paths.App(cl, ns, name),
 		PodParam: p.Pod, Tail: p.Tail, Since: p.Since, Timestamps: p.Timestamps, Follow: p.Follow,
 		Previous: p.Previous, Filter: p.Filter, CaseSensitive: p.Case, Pods: []kubeview.LogPod{},
 	}
-	if s.opts.Logs != nil {
-		v.Pods = s.opts.Logs.Pods(ns, name)
+	if a.c.Logs != nil {
+		v.Pods = a.c.Logs.Pods(ns, name)
 	}
 	// The pod shown: the chosen one, else the newest running one.
 	var shown *kubeview.LogPod
@@ -420,6 +424,9 @@ func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templa
 	}
 	dl := p.values()
 	dl.Set("namespace", ns)
+	if s.multiCluster() {
+		dl.Set("cluster", cl)
+	}
 	dl.Set("format", "text")
 	dl.Set("download", "1")
 	if v.Pod != "" {
@@ -428,15 +435,12 @@ func (s *Server) logsView(r *http.Request, ns, name string, p logParams) (templa
 	if v.Container != "" {
 		dl.Set("container", v.Container)
 	}
-	v.DownloadURL = "/v1/deploy/" + url.PathEscape(name) + "/logs?" + dl.Encode()
+	v.DownloadURL = paths.WithQuery(paths.APILogs(name), dl)
 	if p.Follow {
-		v.StreamURL = logsPath(ns, name) + "/stream"
-		if q := p.values().Encode(); q != "" {
-			v.StreamURL += "?" + q
-		}
+		v.StreamURL = paths.WithQuery(paths.AppLogsStream(cl, ns, name), p.values())
 		return v, nil
 	}
-	res, err := s.readLogs(r.Context(), ns, name, p)
+	res, err := s.readLogs(r.Context(), a, p)
 	var he *httpError
 	if errors.As(err, &he) && he.Status < 500 && he.Status != http.StatusTooManyRequests {
 		// A pod gone since the URL was made: say so beside the selector.
@@ -468,19 +472,20 @@ func lineView(l kubeview.LogLine, timestamps bool) templates.LogLineView {
 	return lv
 }
 
-// logsStream serves GET /apps/{namespace}/{name}/logs/stream: the viewer's
+// logsStream serves GET /clusters/{cluster}/apps/{namespace}/{name}/logs/stream: the viewer's
 // follow stream, HTML fragments for the htmx SSE extension.
 func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
+	ns, name := a.Namespace, a.Name
 	p, err := parseLogParams(r.URL.Query(), true)
 	if err != nil {
 		return err
 	}
 	enc := htmlEvents{timestamps: p.Timestamps}
-	if err := s.checkLogTarget(ns, name, p); err != nil {
+	if err := s.checkLogTarget(a, p); err != nil {
 		var he *httpError
 		if errors.As(err, &he) && he.Status < 500 {
 			// EventSource cannot read an error's body: tell it in the stream.
@@ -488,5 +493,5 @@ func (s *Server) logsStream(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	return s.serveLogStream(w, r, p.query(ns, name), p, enc)
+	return s.serveLogStream(w, r, a.c.Logs, p.query(ns, name), p, enc)
 }

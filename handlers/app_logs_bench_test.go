@@ -82,7 +82,7 @@ func BenchmarkLogStream(b *testing.B) {
 		html         bool
 	}{
 		{"json", "/v1/deploy/web/logs?follow=1&tail=1", false},
-		{"html", "/apps/apps/web/logs/stream?tail=1", true},
+		{"html", "/clusters/in-cluster/apps/apps/web/logs/stream?tail=1", true},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			total := max(b.N, 1000)
@@ -135,7 +135,7 @@ func BenchmarkLogFollowers50(b *testing.B) {
 		for i := range 50 {
 			target := "/v1/deploy/web/logs?follow=1&tail=500"
 			if i%2 == 1 {
-				target = "/apps/apps/web/logs/stream?tail=500"
+				target = "/clusters/in-cluster/apps/apps/web/logs/stream?tail=500"
 			}
 			wg.Go(func() {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+target, nil)
@@ -196,7 +196,7 @@ func BenchmarkLogFollowers50Stalled(b *testing.B) {
 		for i := range 50 {
 			target := "/v1/deploy/web/logs?follow=1"
 			if i%2 == 1 {
-				target = "/apps/apps/web/logs/stream"
+				target = "/clusters/in-cluster/apps/apps/web/logs/stream"
 			}
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+target, nil)
 			req.Header.Set(testUserHeader, "admin")

@@ -121,7 +121,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 		o.Logs = kubeview.NewLogs(view, cs.CoreV1())
 		o.LogStreams = limits
 	})
-	ts.srv.fleet = view
+	ts.srv.clusters[0].View = view
 	ts.handler = ts.srv.Handler()
 	return ts, tr
 }
@@ -144,7 +144,7 @@ func TestLogStreamsLeaveNothingBehind(t *testing.T) {
 	for i := range n {
 		target := "/v1/deploy/web/logs?follow=1"
 		if i%2 == 1 {
-			target = "/apps/apps/web/logs/stream"
+			target = "/clusters/in-cluster/apps/apps/web/logs/stream"
 		}
 		wg.Go(func() {
 			ctx, cancel := context.WithCancel(context.Background())

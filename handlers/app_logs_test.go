@@ -400,7 +400,7 @@ func newLogsServer(t testing.TB, logs *fakeLogs, opts ...func(*Options)) *testSe
 			o.Logs = logs
 		}
 	}}, opts...)...)
-	ts.srv.fleet = appView{ts.view}
+	ts.srv.clusters[0].View = appView{ts.view}
 	ts.handler = ts.srv.Handler()
 	return ts
 }
@@ -592,7 +592,7 @@ func TestLogsStreamResume(t *testing.T) {
 	srv := httptest.NewServer(ts.handler)
 	defer srv.Close()
 	id := lineID{last: logT0, seen: 2}
-	resp, cancel := stream(t, srv, "/apps/apps/web/logs/stream?tail=100", map[string]string{"Last-Event-ID": id.String()})
+	resp, cancel := stream(t, srv, "/clusters/in-cluster/apps/apps/web/logs/stream?tail=100", map[string]string{"Last-Event-ID": id.String()})
 	defer cancel()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -609,7 +609,7 @@ func TestLogsStreamHTML(t *testing.T) {
 	ts := newLogsServer(t, logs)
 	srv := httptest.NewServer(ts.handler)
 	defer srv.Close()
-	resp, cancel := stream(t, srv, "/apps/apps/web/logs/stream?filter=GET", nil)
+	resp, cancel := stream(t, srv, "/clusters/in-cluster/apps/apps/web/logs/stream?filter=GET", nil)
 	defer cancel()
 	defer resp.Body.Close()
 	evs := parseSSE(t, resp.Body, nil)
@@ -675,7 +675,7 @@ func TestLogStreamLimits(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "you already have 2 log streams open") {
 		t.Errorf("third stream of one user = %d %s, want 429 with the per-user limit", resp.StatusCode, body)
 	}
-	resp, cancel = stream(t, srv, "/apps/apps/web/logs/stream", nil)
+	resp, cancel = stream(t, srv, "/clusters/in-cluster/apps/apps/web/logs/stream", nil)
 	defer cancel()
 	evs := parseSSE(t, resp.Body, nil)
 	resp.Body.Close()
@@ -811,13 +811,13 @@ func TestLogsPage(t *testing.T) {
 	ts := newLogsServer(t, logs)
 
 	// Following (the default): the stream's URL carries the choices.
-	w := ts.get(t, "/apps/apps/web/logs?filter=%21healthz&tail=100", nil)
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/web/logs?filter=%21healthz&tail=100", nil)
 	if w.Code != http.StatusOK {
 		t.Fatalf("GET logs page = %d: %s", w.Code, w.Body)
 	}
 	doc := parseHTML(t, w.Body.String())
 	box := findAll(doc, func(n *html.Node) bool { return attr(n, "sse-connect") != "" })
-	if len(box) != 1 || attr(box[0], "sse-connect") != "/apps/apps/web/logs/stream?filter=%21healthz&tail=100" || attr(box[0], "sse-close") != "end" {
+	if len(box) != 1 || attr(box[0], "sse-connect") != "/clusters/in-cluster/apps/apps/web/logs/stream?filter=%21healthz&tail=100" || attr(box[0], "sse-close") != "end" {
 		t.Fatalf("sse-connect elements = %d, want one to the stream with the filter", len(box))
 	}
 	if opts := byTag(oneByTestID(t, doc, "log-pod"), "option"); len(opts) != 3 {
@@ -835,7 +835,7 @@ func TestLogsPage(t *testing.T) {
 	}
 
 	// Not following: the lines, read now, escaped.
-	w = ts.get(t, "/apps/apps/web/logs?set=1&timestamps=1", nil)
+	w = ts.get(t, "/clusters/in-cluster/apps/apps/web/logs?set=1&timestamps=1", nil)
 	assertInert(t, "log line", w.Body.String(), "<script>alert('x')</script>")
 	doc = parseHTML(t, w.Body.String())
 	if rows := byTestID(doc, "log-line"); len(rows) != 2 || text(rows[0]) != "2026-07-01T11:59:00.000Z <script>alert('x')</script>" {
@@ -846,18 +846,18 @@ func TestLogsPage(t *testing.T) {
 	}
 
 	// The form's HTMX request gets the panel alone.
-	w = ts.get(t, "/apps/apps/web/logs?set=1", htmxHeader)
+	w = ts.get(t, "/clusters/in-cluster/apps/apps/web/logs?set=1", htmxHeader)
 	if body := w.Body.String(); strings.Contains(body, "<html") || !strings.Contains(body, `id="logs"`) {
 		t.Errorf("HTMX answer is not the panel alone: %.200s", body)
 	}
 
 	// A pod gone since the URL was made: the page says so.
 	logs.err = kubeview.ErrPodNotInApp
-	w = ts.get(t, "/apps/apps/web/logs?set=1&pod=web-0", nil)
+	w = ts.get(t, "/clusters/in-cluster/apps/apps/web/logs?set=1&pod=web-0", nil)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "pod web-0 of app web not found") {
 		t.Errorf("page for a gone pod = %d, want 200 with the reason", w.Code)
 	}
-	for _, target := range []string{"/apps/apps/nope/logs", "/apps/secret-ns/web/logs", "/apps/apps/nope/logs/stream"} {
+	for _, target := range []string{"/clusters/in-cluster/apps/apps/nope/logs", "/clusters/in-cluster/apps/secret-ns/web/logs", "/clusters/in-cluster/apps/apps/nope/logs/stream"} {
 		if w := ts.get(t, target, nil); w.Code != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", target, w.Code)
 		}
@@ -871,7 +871,7 @@ func TestLogsPageLargeTail(t *testing.T) {
 		lines[i] = kubeview.LogLine{Line: "line"}
 	}
 	ts := newLogsServer(t, &fakeLogs{pods: webPods, result: kubeview.LogResult{Pod: "web-2", Lines: lines}})
-	doc := parseHTML(t, ts.get(t, "/apps/apps/web/logs?set=1&tail=10000", nil).Body.String())
+	doc := parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/apps/web/logs?set=1&tail=10000", nil).Body.String())
 	if n := len(byTestID(doc, "log-line")); n != 5000 {
 		t.Errorf("rows = %d, want 5000", n)
 	}

@@ -13,27 +13,19 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
-// appPath is the app page's path.
-func appPath(ns, name string) string {
-	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
-}
-
-// resourcePath is the bookmarkable path of a resource's panel.
-func resourcePath(ns, name, ref string) string {
-	return appPath(ns, name) + "/resource/" + url.PathEscape(ref)
-}
-
-// appPage serves GET /apps/{namespace}/{name}: header and tree; with
-// ?fragment=live (the page's own poll) only the live part.
+// appPage serves GET /clusters/{cluster}/apps/{namespace}/{name}: header
+// and tree; with ?fragment=live (the page's own poll) only the live part.
 func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
-	live, etag, err := s.appLive(r, ns, name, r.URL.Query().Get("selected"))
+	name := a.Name
+	live, etag, err := s.appLive(r, a, r.URL.Query().Get("selected"))
 	if err != nil {
 		return err
 	}
@@ -54,39 +46,44 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 
 // appLive builds the live part of the app page and its change tag, for an
 // App resolveApp found.
-func (s *Server) appLive(r *http.Request, ns, name, selected string) (templates.AppLive, string, error) {
-	tree, err := s.fleet.Tree(ns, name)
+func (s *Server) appLive(r *http.Request, a appRef, selected string) (templates.AppLive, string, error) {
+	ns, name, view := a.Namespace, a.Name, a.c.View
+	tree, err := view.Tree(ns, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", notFound("app " + ns + "/" + name)
 	}
 	if err != nil {
 		return templates.AppLive{}, "", err
 	}
-	row, hasRow := s.fleet.Row(ns, name)
-	view := "tree"
+	row, hasRow := view.Row(ns, name)
+	row.Cluster = a.Cluster()
+	mode := "tree"
 	if r.URL.Query().Get("view") == "list" {
-		view = "list"
+		mode = "list"
 	}
 	now := s.opts.Now()
 	l := templates.AppLive{
-		Namespace: ns, Name: name, Row: row, HasRow: hasRow, Tree: tree, View: view, Selected: selected,
-		Now: now, Status: s.fleet.Status(),
+		Cluster: a.Cluster(), Multi: s.multiCluster(),
+		Namespace: ns, Name: name, Row: row, HasRow: hasRow, Tree: tree, View: mode, Selected: selected,
+		Now: now, Status: view.Status(),
 	}
-	if l.History, err = s.fleet.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
+	if l.History, err = view.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", err
 	}
-	l.CanWrite = s.opts.Release != nil
+	l.CanWrite = a.c.Release != nil
 	l.CSRF = auth.CSRFToken(r.Context())
-	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return resourcePath(ns, name, n.Ref) })
-	etag := changeTag(row, tree, l.History)
+	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return paths.AppResource(a.Cluster(), ns, name, n.Ref) })
+	// The cluster's reachability is in the tag: the page shows it going
+	// stale, or coming back, at its next poll.
+	etag := changeTag(row, tree, l.History, l.Status.Reachable)
 	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
-	if view == "list" {
+	if mode == "list" {
 		q.Set("view", "list")
 	}
 	if selected != "" {
 		q.Set("selected", selected)
 	}
-	l.PollURL = appPath(ns, name) + "?" + q.Encode()
+	l.PollURL = paths.WithQuery(paths.App(a.Cluster(), ns, name), q)
 	return l, etag, nil
 }
 
@@ -112,7 +109,7 @@ func unchangedTag(since, tag string, now time.Time) bool {
 	return err == nil && now.Unix()-unix < 60
 }
 
-// clearActions serves GET /apps/{namespace}/{name}/actions/clear: an empty
+// clearActions serves GET /clusters/{cluster}/apps/{namespace}/{name}/actions/clear: an empty
 // actions area (the confirmation's Cancel).
 func (s *Server) clearActions(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -31,9 +31,18 @@ type GitSource struct {
 // tree, does not exist, or is a Secret: no existence oracle.
 func resourceNotFound() *httpError { return notFound("resource") }
 
-// parseRef validates a ref from the URL (pure; see kubeview.ParseRef).
+// parseRef validates a ref from the URL (pure; see kubeview.ParseRef). The
+// App kind of any configured cluster is accepted (the ref must still be in
+// the resolved app's tree).
 func (s *Server) parseRef(raw string) (kubeview.Ref, error) {
-	ref, err := kubeview.ParseRef(raw, s.opts.AppGroup, s.opts.AppKind)
+	var ref kubeview.Ref
+	var err error
+	for _, c := range s.clusters {
+		ref, err = kubeview.ParseRef(raw, c.AppGroup, c.AppKind)
+		if !errors.Is(err, kubeview.ErrUnknownKind) {
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		return ref, nil
@@ -82,22 +91,22 @@ func includeDrift(param string, drifted, def bool) bool {
 // loadResource finds a ref in an app's tree and computes its diff, with the
 // fields changed outside the operator when withDrift, given whether the
 // object has any, says so.
-func (s *Server) loadResource(ns, app string, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
-	obj, node, err := s.fleet.Object(ns, app, ref)
+func (s *Server) loadResource(a appRef, ref kubeview.Ref, withDrift func(drifted bool) bool) (resourceDetail, error) {
+	obj, node, err := a.c.View.Object(a.Namespace, a.Name, ref)
 	if errors.Is(err, kubeview.ErrNotInTree) || errors.Is(err, kubeview.ErrAppNotFound) {
 		return resourceDetail{}, resourceNotFound()
 	}
 	if err != nil {
 		return resourceDetail{}, err
 	}
-	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: s.fleet.DriftOf(node.UID)}
+	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: a.c.View.DriftOf(node.UID)}
 	if d.Drift == nil {
 		d.Drift = []kubeview.DriftField{}
 	}
 	// The desired state: an environment's git source first, then the
 	// last-applied annotation, else none. The diff has the same shape.
 	if s.opts.Desired != nil {
-		if g, ok := s.opts.Desired.Lookup(ref.Group, ref.Kind, ref.Namespace, ref.Name); ok {
+		if g, ok := s.opts.Desired.Lookup(ref.Group, ref.Kind, ref.Namespace, ref.Name); ok && s.envTargets(g.Environment, a.c) {
 			d.Desired, d.DesiredSource = g.Object.Object, desiredGit
 			d.Git = &GitSource{Environment: g.Environment, Repo: g.Repo, Ref: g.Ref, Commit: g.Commit, Path: g.Path}
 		}
@@ -125,10 +134,10 @@ func (s *Server) loadResource(ns, app string, ref kubeview.Ref, withDrift func(d
 	return d, nil
 }
 
-// appResource serves GET /apps/{namespace}/{name}/resource/{ref}: the
-// resource panel beside the tree (the panel alone for HTMX).
+// appResource serves GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}:
+// the resource panel beside the tree (the panel alone for HTMX).
 func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
@@ -136,21 +145,22 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	name := a.Name
 	// The panel's diff shows the fields changed outside the operator
 	// unless ?drift=0.
 	q := r.URL.Query()
-	d, err := s.loadResource(ns, name, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
+	d, err := s.loadResource(a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, true) })
 	if err != nil {
 		return err
 	}
-	panel, err := s.resourcePanel(r, ns, name, d)
+	panel, err := s.resourcePanel(r, a, d)
 	if err != nil {
 		return err
 	}
 	if isHTMX(r) && r.Header.Get("HX-Target") == "panel" {
 		return s.render(w, r, http.StatusOK, templates.ResourcePanelView(panel))
 	}
-	live, _, err := s.appLive(r, ns, name, ref.String())
+	live, _, err := s.appLive(r, a, ref.String())
 	if err != nil {
 		return err
 	}
@@ -158,10 +168,10 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 }
 
 // resourcePanel builds the panel's props for the requested tab.
-func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail) (templates.ResourcePanel, error) {
+func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (templates.ResourcePanel, error) {
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
-		AppNamespace: ns, AppName: app, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
+		AppCluster: a.Cluster(), AppNamespace: a.Namespace, AppName: a.Name, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
 		Drift: d.Drift, DriftInDiff: d.DriftInDiff,
 	}
 	if d.Git != nil {
@@ -185,7 +195,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		text := d.Diff.LiveFullYAML
 		if p.ManagedFields {
 			// The cache drops managedFields: read this one object afresh.
-			u, err := s.fleet.FetchLive(r.Context(), ns, app, d.ref)
+			u, err := a.c.View.FetchLive(r.Context(), a.Namespace, a.Name, d.ref)
 			if err != nil {
 				return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the object from the cluster", Err: err}
 			}
@@ -200,7 +210,7 @@ func (s *Server) resourcePanel(r *http.Request, ns, app string, d resourceDetail
 		}
 		p.ManifestHTML = c
 	case "events":
-		for _, e := range s.fleet.Events(d.Node.Namespace, d.Node.UID) {
+		for _, e := range a.c.View.Events(d.Node.Namespace, d.Node.UID) {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
 	}
@@ -241,13 +251,13 @@ func (s *Server) apiResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, name, err := s.resolveApp(r, ref.Namespace)
+	a, err := s.resolveApp(r, ref.Namespace)
 	if err != nil {
 		return err
 	}
 	// The JSON's diff is of the desired fields only, unless ?drift=true.
 	q := r.URL.Query()
-	d, err := s.loadResource(ns, name, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
+	d, err := s.loadResource(a, ref, func(drifted bool) bool { return includeDrift(q.Get("drift"), drifted, false) })
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func cacheServer(t *testing.T) *testServer {
 	fv := newFakeView(nil)
 	fv.Fleet = view // the real cache answers every method the fake does not override
 	ts := newTestServer(t, fv)
-	ts.srv.fleet = view
+	ts.srv.clusters[0].View = view
 	ts.handler = ts.srv.Handler()
 	return ts
 }
@@ -126,7 +126,7 @@ func TestResourceRefs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/apps/apps/web/resource/" + tt.ref} {
+			for _, path := range []string{"/v1/deploy/web/resource/" + tt.ref, "/clusters/in-cluster/apps/apps/web/resource/" + tt.ref} {
 				w := ts.get(t, path, nil)
 				if w.Code != tt.wantStatus {
 					t.Fatalf("GET %s = %d, want %d (%s)", path, w.Code, tt.wantStatus, w.Body)
@@ -221,7 +221,7 @@ func realCacheServer(t *testing.T, appRes schema.GroupVersionResource, kube []ru
 	fv := newFakeView(nil)
 	fv.Fleet = view
 	ts := newTestServer(t, fv, opts...)
-	ts.srv.fleet = view
+	ts.srv.clusters[0].View = view
 	ts.handler = ts.srv.Handler()
 	return ts
 }
@@ -253,13 +253,13 @@ func TestResourcePanelOfAnotherAppResource(t *testing.T) {
 		{"example.com:Gadget:apps:shop", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
-		for _, path := range []string{"/v1/deploy/shop/resource/" + tt.ref, "/apps/apps/shop/resource/" + tt.ref} {
+		for _, path := range []string{"/v1/deploy/shop/resource/" + tt.ref, "/clusters/in-cluster/apps/apps/shop/resource/" + tt.ref} {
 			if w := ts.get(t, path, nil); w.Code != tt.wantStatus {
 				t.Errorf("GET %s = %d, want %d (%.200s)", path, w.Code, tt.wantStatus, w.Body)
 			}
 		}
 	}
-	w := ts.get(t, "/apps/apps/shop/resource/example.com:Widget:apps:shop", nil)
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/shop/resource/example.com:Widget:apps:shop", nil)
 	if !strings.Contains(w.Body.String(), `data-ref="example.com:Widget:apps:shop"`) {
 		t.Errorf("Widget panel does not show the Widget node: %.300s", w.Body)
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -92,11 +93,35 @@ func readVersion(r *http.Request) (string, error) {
 	return r.PostForm.Get("version"), nil
 }
 
-func (s *Server) releaser() (Releaser, error) {
-	if s.opts.Release == nil {
-		return nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "ReadOnly", Public: "this deploy-web is read-only: rollback and sync are not configured"}
+// releaser is the write seam of a cluster (nil: any cluster's, to answer
+// 503 before resolving the App when no cluster has one).
+func (s *Server) releaser(c *Cluster) (Releaser, error) {
+	readOnly := &httpError{Status: http.StatusServiceUnavailable, Reason: "ReadOnly", Public: "this deploy-web is read-only: rollback and sync are not configured"}
+	if c == nil {
+		for _, c := range s.clusters {
+			if c.Release != nil {
+				return c.Release, nil
+			}
+		}
+		return nil, readOnly
 	}
-	return s.opts.Release, nil
+	if c.Release == nil {
+		return nil, readOnly
+	}
+	return c.Release, nil
+}
+
+// rollbackResponse is the JSON of a rollback: release's answer and the
+// cluster it wrote to.
+type rollbackResponse struct {
+	Cluster string `json:"cluster"`
+	release.Result
+}
+
+// syncResponse is the JSON of a sync request.
+type syncResponse struct {
+	Cluster string `json:"cluster"`
+	release.SyncResult
 }
 
 // auditRefusal logs a write refused before it reached the release seam
@@ -106,18 +131,22 @@ func (s *Server) auditRefusal(r *http.Request, action string, err error) {
 	if err == nil {
 		return
 	}
-	s.log.Info(action, "user", actor(r), "app", r.PathValue("name"), "namespace", r.PathValue("namespace"), "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
+	s.log.Info(action, "user", actor(r), "app", r.PathValue("name"), "cluster", cmp.Or(r.PathValue("cluster"), r.URL.Query().Get("cluster")), "namespace", cmp.Or(r.PathValue("namespace"), r.URL.Query().Get("namespace")), "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
 }
 
 // apiRollback serves POST /v1/deploy/{name}/rollback.
 func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
-	rel, err := s.releaser()
-	if err != nil {
+	if _, err := s.releaser(nil); err != nil {
 		return err
 	}
-	ns, name, err := s.resolveApp(r, "")
+	app, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
+		return err
+	}
+	ns, name := app.Namespace, app.Name
+	rel, err := s.releaser(app.c)
+	if err != nil {
 		return err
 	}
 	version, err := readVersion(r)
@@ -129,21 +158,22 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return releaseError(err)
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, rollbackResponse{Cluster: app.Cluster(), Result: res})
 	return nil
 }
 
-// rollbackConfirm serves GET /apps/{namespace}/{name}/rollback?version=V:
+// rollbackConfirm serves GET /clusters/{cluster}/apps/{namespace}/{name}/rollback?version=V:
 // the confirmation that names from -> to.
 func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	app, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
+	ns, name := app.Namespace, app.Name
 	version := r.URL.Query().Get("version")
-	row, _ := s.fleet.Row(ns, name)
-	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
-	history, err := s.historyVersions(ns, name)
+	row, _ := app.c.View.Row(ns, name)
+	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
+	history, err := historyVersions(app)
 	if err != nil {
 		return releaseError(err)
 	}
@@ -158,14 +188,15 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }
 
-// appRollback serves POST /apps/{namespace}/{name}/rollback (form).
+// appRollback serves POST /clusters/{cluster}/apps/{namespace}/{name}/rollback (form).
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	app, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
 	}
-	rel, err := s.releaser()
+	ns, name := app.Namespace, app.Name
+	rel, err := s.releaser(app.c)
 	if err != nil {
 		return err
 	}
@@ -174,7 +205,7 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 		s.auditRefusal(r, "rollback", err)
 		return err
 	}
-	a := templates.ActionView{AppNamespace: ns, AppName: name, To: version}
+	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, To: version}
 	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
 	var he *httpError
 	switch {
@@ -198,8 +229,8 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 }
 
 // historyVersions returns the versions an App has run.
-func (s *Server) historyVersions(ns, name string) ([]string, error) {
-	h, err := s.fleet.History(ns, name)
+func historyVersions(a appRef) ([]string, error) {
+	h, err := a.c.View.History(a.Namespace, a.Name)
 	if err != nil {
 		return nil, err
 	}

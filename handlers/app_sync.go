@@ -8,31 +8,35 @@ import (
 
 // apiSync serves POST /v1/deploy/{name}/sync.
 func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
-	rel, err := s.releaser()
-	if err != nil {
+	if _, err := s.releaser(nil); err != nil {
 		return err
 	}
-	ns, name, err := s.resolveApp(r, "")
+	app, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "sync", err)
 		return err
 	}
-	res, err := rel.Sync(r.Context(), ns, name, actor(r))
+	rel, err := s.releaser(app.c)
+	if err != nil {
+		return err
+	}
+	res, err := rel.Sync(r.Context(), app.Namespace, app.Name, actor(r))
 	if err != nil {
 		return releaseError(err)
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, syncResponse{Cluster: app.Cluster(), SyncResult: res})
 	return nil
 }
 
-// appSync serves POST /apps/{namespace}/{name}/sync.
+// appSync serves POST /clusters/{cluster}/apps/{namespace}/{name}/sync.
 func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	app, err := s.resolveApp(r, "")
 	if err != nil {
 		s.auditRefusal(r, "sync", err)
 		return err
 	}
-	rel, err := s.releaser()
+	ns, name := app.Namespace, app.Name
+	rel, err := s.releaser(app.c)
 	if err != nil {
 		return err
 	}
@@ -40,6 +44,6 @@ func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return releaseError(err)
 	}
-	a := templates.ActionView{AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}
+	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }

@@ -9,11 +9,12 @@ import (
 
 // apiTree serves GET /v1/deploy/{name}/tree: the ArgoCD ApplicationTree shape.
 func (s *Server) apiTree(w http.ResponseWriter, r *http.Request) error {
-	ns, name, err := s.resolveApp(r, "")
+	a, err := s.resolveApp(r, "")
 	if err != nil {
 		return err
 	}
-	tree, err := s.fleet.Tree(ns, name)
+	name := a.Name
+	tree, err := a.c.View.Tree(a.Namespace, name)
 	if errors.Is(err, kubeview.ErrAppNotFound) {
 		return notFound("app " + name)
 	}

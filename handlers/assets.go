@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/static"
 )
 
@@ -38,7 +40,7 @@ func newAssets() (*assets, error) {
 
 // url returns the cache-busting URL of a static file.
 func (a *assets) url(name string) string {
-	return "/static/" + name + "?v=" + a.hash[name]
+	return paths.WithQuery(paths.Static(name), url.Values{"v": {a.hash[name]}})
 }
 
 // static serves GET /static/{file}.

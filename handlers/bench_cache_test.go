@@ -59,21 +59,34 @@ func BenchmarkHomePageFromCache(b *testing.B) {
 			c := bc.get(b, n)
 			fv := newFakeView(nil)
 			ts := newTestServer(b, fv)
-			ts.srv.fleet = c
-			h := ts.srv.Handler()
-			for _, route := range []struct{ name, path string }{{"html", "/"}, {"json-all", "/v1/deploy/applications"}} {
-				b.Run(route.name, func(b *testing.B) {
-					r := httptest.NewRequest(http.MethodGet, route.path, nil)
-					r.Header.Set(testUserHeader, "admin")
-					b.ReportAllocs()
-					for b.Loop() {
-						w := httptest.NewRecorder()
-						h.ServeHTTP(w, r)
-						if w.Code != http.StatusOK {
-							b.Fatalf("GET %s = %d", route.path, w.Code)
-						}
-					}
-				})
+			ts.srv.clusters[0].View = c
+			benchHomeRoutes(b, ts.srv.Handler())
+		})
+	}
+	// Two clusters of 2,000 Apps each (the same cache under two names):
+	// the merged list, beside apps=2000 above.
+	b.Run("clusters=2/apps=2x2000", func(b *testing.B) {
+		c := bc.get(b, 2000)
+		ts := newTestServer(b, newFakeView(nil), func(o *Options) {
+			o.Clusters = []Cluster{{Name: "us-east", View: c}, {Name: "eu-west", View: c}}
+		})
+		benchHomeRoutes(b, ts.srv.Handler())
+	})
+}
+
+// benchHomeRoutes measures the first HTML page and the whole JSON list.
+func benchHomeRoutes(b *testing.B, h http.Handler) {
+	for _, route := range []struct{ name, path string }{{"html", "/"}, {"json-all", "/v1/deploy/applications"}} {
+		b.Run(route.name, func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodGet, route.path, nil)
+			r.Header.Set(testUserHeader, "admin")
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("GET %s = %d", route.path, w.Code)
+				}
 			}
 		})
 	}

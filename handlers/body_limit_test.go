@@ -68,11 +68,11 @@ func TestBodyLimit(t *testing.T) {
 		wantRoute  bool
 	}{
 		{"10 MB form to logout", "/auth/logout", big, int64(len(big)), "application/x-www-form-urlencoded", false, http.StatusRequestEntityTooLarge, 0, false},
-		{"10 MB form to a protected route", "/apps/storefront/web/sync", big, int64(len(big)), "application/x-www-form-urlencoded", false, http.StatusRequestEntityTooLarge, 0, false},
+		{"10 MB form to a protected route", "/clusters/in-cluster/apps/storefront/web/sync", big, int64(len(big)), "application/x-www-form-urlencoded", false, http.StatusRequestEntityTooLarge, 0, false},
 		{"10 MB JSON to the API", "/v1/deploy/web/rollback", big, int64(len(big)), "application/json", true, http.StatusRequestEntityTooLarge, 0, false},
 		{"10 MB chunked", "/auth/logout", big, -1, "application/x-www-form-urlencoded", false, http.StatusRequestEntityTooLarge, MaxRequestBody + 1, false},
 		{"multipart to logout", "/auth/logout", []byte("--x\r\n\r\n--x--"), 13, "multipart/form-data; boundary=x", false, http.StatusUnsupportedMediaType, 0, false},
-		{"multipart 10 MB", "/apps/storefront/web/sync", big, int64(len(big)), "multipart/form-data; boundary=x", false, http.StatusUnsupportedMediaType, 0, false},
+		{"multipart 10 MB", "/clusters/in-cluster/apps/storefront/web/sync", big, int64(len(big)), "multipart/form-data; boundary=x", false, http.StatusUnsupportedMediaType, 0, false},
 		{"small form", "/auth/logout", []byte("csrf_token=x"), 12, "application/x-www-form-urlencoded", false, http.StatusOK, 12, true},
 		{"small chunked form", "/auth/logout", []byte("csrf_token=x"), -1, "application/x-www-form-urlencoded", false, http.StatusOK, 12, true},
 	} {

@@ -130,7 +130,7 @@ func diffCells(t *testing.T, n *html.Node) []string {
 // HTMX request gets the panel alone.
 func TestResourceDiffDirectionAndDrift(t *testing.T) {
 	ts := driftedServer(t)
-	base := "/apps/apps/web/resource/apps:Deployment:apps:web?tab=diff"
+	base := "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web?tab=diff"
 
 	body := ts.get(t, base, nil).Body.String()
 	if strings.Contains(body, "<script>alert") || !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {

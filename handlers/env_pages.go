@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -37,8 +38,8 @@ func (s *Server) envRunner() (EnvRunner, error) {
 	return s.opts.Environments, nil
 }
 
-func summaryOf(e *deployplan.Environment) templates.EnvSummary {
-	return templates.EnvSummary{Name: e.Name, Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
+func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
+	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
 }
 
 // envList serves GET /environments.
@@ -47,7 +48,7 @@ func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.Environments != nil {
 		for i := range s.opts.Environments.Config().Environments {
 			e := &s.opts.Environments.Config().Environments[i]
-			sum := summaryOf(e)
+			sum := s.summaryOf(e)
 			entries, err := s.opts.Environments.Store().List(r.Context(), e.Name)
 			if err != nil {
 				s.log.Warn("plan history unreadable", "err", err)
@@ -71,7 +72,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
 	p.History, err = er.Store().List(r.Context(), env.Name)
 	if err != nil {
 		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
@@ -126,7 +127,7 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if err != nil {
 		return templates.ReportView{}, err
 	}
-	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Changes: changeRows(rep.DeployApply.Objects, diffs), JSONURL: "/environments/" + env + "/reports/" + id + "/json"}
+	v := templates.ReportView{Env: env, Entry: e, Report: &rep, Changes: changeRows(rep.DeployApply.Objects, diffs), JSONURL: paths.EnvReportJSON(env, id)}
 	if files["diffs.json"] == nil {
 		v.DiffNote = "No per-object diffs were kept for this run."
 	}
@@ -207,16 +208,15 @@ func (s *Server) envStart(action string) handlerFunc {
 // runView builds the panel of a run.
 func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView {
 	snap := run.Snapshot()
-	base := "/environments/" + run.Env + "/runs/" + run.ID
 	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
-		StreamURL: base + "/stream", URL: base, Refusal: snap.Refusal}
+		StreamURL: paths.EnvRunStream(run.Env, run.ID), URL: paths.EnvRun(run.Env, run.ID), Refusal: snap.Refusal}
 	if snap.Err != nil && snap.Refusal == "" {
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
 		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs), Markdown: markdownHTML(snap.Report.Markdown())}
 		if snap.Entry.ID != "" {
-			rv.JSONURL = "/environments/" + run.Env + "/reports/" + snap.Entry.ID + "/json"
+			rv.JSONURL = paths.EnvReportJSON(run.Env, snap.Entry.ID)
 		}
 		if snap.DiffErr != nil {
 			rv.DiffNote = "Per-object diffs are not available: " + publicRunError(snap.DiffErr, run.ID)
@@ -267,7 +267,7 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
 	var herr error
 	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)

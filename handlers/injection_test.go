@@ -93,7 +93,7 @@ func TestHTMLInjection(t *testing.T) {
 					rv := got[0]
 					for _, f := range []struct{ field, got, want string }{
 						{"data-app", rv.App, p},
-						{"href", rv.Href, "/apps/apps/" + url.PathEscape(p)},
+						{"href", rv.Href, "/clusters/in-cluster/apps/apps/" + url.PathEscape(p)},
 						{"health title", rv.HealthTitle, p},
 						{"sync title", rv.SyncTitle, p},
 						{"declared", rv.Declared, p},
@@ -141,7 +141,7 @@ func TestHTMLInjection(t *testing.T) {
 			})
 
 			t.Run("app not found", func(t *testing.T) {
-				target := "/apps/apps/" + url.PathEscape(p)
+				target := "/clusters/in-cluster/apps/apps/" + url.PathEscape(p)
 				w := ts.get(t, target, nil)
 				if w.Code != http.StatusNotFound {
 					t.Errorf("GET %s: status = %d, want %d", target, w.Code, http.StatusNotFound)

@@ -123,8 +123,8 @@ func (s *Server) endStream(w http.ResponseWriter, r *http.Request, enc streamEnc
 // client goes away, the stream is over, or the server shuts down. One
 // goroutine reads the logs into a bounded queue; this one writes. Both end
 // before it returns.
-func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubeview.LogQuery, p logParams, enc streamEncoder) error {
-	if s.opts.Logs == nil {
+func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, logs LogSource, q kubeview.LogQuery, p logParams, enc streamEncoder) error {
+	if logs == nil {
 		return s.endStream(w, r, enc, noLogSourceReason)
 	}
 	user := ""
@@ -152,7 +152,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, q kubevi
 	filter := newLineFilter(p.Filter, p.Case)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		err := s.opts.Logs.Follow(ctx, q, func(ev kubeview.LogEvent) error {
+		err := logs.Follow(ctx, q, func(ev kubeview.LogEvent) error {
 			if ev.Status == nil && !filter.match(ev.Line.Line) {
 				return nil
 			}

@@ -60,7 +60,7 @@ func TestMetricsRoutePatterns(t *testing.T) {
 		{request{target: "/static/nope.css"}, "GET /static/{file} 404"},
 		{request{target: "/", admin: true}, "GET /{$} 200"},
 		{request{target: "/"}, "GET /{$} 401"},
-		{request{target: "/apps/shop/does-not-exist", admin: true}, "GET /apps/{namespace}/{name} 404"},
+		{request{target: "/clusters/in-cluster/apps/shop/does-not-exist", admin: true}, "GET /clusters/{cluster}/apps/{namespace}/{name} 404"},
 		{request{target: "/v1/deploy/applications?limit=1", admin: true}, "GET /v1/deploy/applications 200"},
 		{request{target: "/metrics"}, "/ 401"},
 		{request{target: "/metrics", admin: true}, "/ 404"},

@@ -10,13 +10,66 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz: ready only once the informer caches have synced.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if !s.fleet.Synced() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "caches not synced"})
-		return
+// readiness is the answer of /readyz.
+type readiness struct {
+	Status string `json:"status"`
+	// NotSynced names the reachable clusters whose caches have not synced.
+	NotSynced []string `json:"notSynced,omitempty"`
+	// Unreachable names the clusters whose apiserver does not answer (not
+	// waited for, their rows are shown stale).
+	Unreachable []string `json:"unreachable,omitempty"`
+}
+
+// decideReady is the readiness rule: every reachable cluster has synced,
+// and at least one cluster has (an unreachable cluster is not waited for,
+// but a console with no synced cluster has nothing to serve).
+func decideReady(names []string, synced, reachable []bool) readiness {
+	var rd readiness
+	anySynced := false
+	for i, n := range names {
+		switch {
+		case synced[i]:
+			anySynced = true
+		case !reachable[i]:
+		default:
+			rd.NotSynced = append(rd.NotSynced, n)
+		}
+		if !reachable[i] {
+			rd.Unreachable = append(rd.Unreachable, n)
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	rd.Status = "ready"
+	if len(rd.NotSynced) > 0 || !anySynced {
+		rd.Status = "caches not synced"
+		if len(rd.NotSynced) == 0 {
+			for i, n := range names {
+				if !synced[i] {
+					rd.NotSynced = append(rd.NotSynced, n)
+				}
+			}
+		}
+	}
+	return rd
+}
+
+// readyz: ready once the informer caches of every reachable cluster have
+// synced; says which clusters are not synced or unreachable.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	names := make([]string, len(s.clusters))
+	synced := make([]bool, len(s.clusters))
+	reachable := make([]bool, len(s.clusters))
+	for i, c := range s.clusters {
+		names[i], synced[i], reachable[i] = c.Name, c.View.Synced(), c.View.Status().Reachable
+	}
+	rd := decideReady(names, synced, reachable)
+	if !s.multiCluster() {
+		rd.NotSynced, rd.Unreachable = nil, nil // one cluster: the status says it all, as before clusters
+	}
+	status := http.StatusOK
+	if rd.Status != "ready" {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, rd)
 }
 
 // notFound answers every URL the route table does not know, and a GET to a

@@ -254,7 +254,7 @@ func TestRoutesRegisteredOnlyThroughTable(t *testing.T) {
 
 func TestUnknownPathsAreProtected(t *testing.T) {
 	ts := newTestServer(t, newFakeView(testRows()))
-	for _, target := range []string{"/no/such/page", "/apps/apps/web", "/v1/deploy/nope"} {
+	for _, target := range []string{"/no/such/page", "/clusters/in-cluster/nope", "/v1/deploy/nope"} {
 		t.Run(target, func(t *testing.T) {
 			if w := ts.do(t, request{target: target}); w.Code != http.StatusUnauthorized {
 				t.Errorf("GET %s unauthenticated: status = %d, want %d", target, w.Code, http.StatusUnauthorized)

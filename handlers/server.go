@@ -6,9 +6,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,8 +21,8 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 )
 
-// Fleet is what the handlers read from the cluster caches (implemented by
-// kubeview.Cache). Every method takes the namespace before the name.
+// Fleet is what the handlers read from one cluster's caches (implemented
+// by kubeview.Cache). Every method takes the namespace before the name.
 type Fleet interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 	Status() kubeview.Status
@@ -52,8 +54,35 @@ type Authenticator interface {
 	HandleLogout(http.ResponseWriter, *http.Request)
 }
 
+// Cluster is one cluster the console reads and writes: its caches, its
+// write seam and its logs.
+type Cluster struct {
+	// Name names the cluster in URLs, rows, filters and the audit trail
+	// (a DNS label, unique).
+	Name string
+	View Fleet
+	// Release performs rollbacks and syncs in this cluster only (nil: the
+	// write routes answer 503).
+	Release Releaser
+	// Logs reads this cluster's pod logs (nil: logs are not configured).
+	Logs LogSource
+	// AppGroup and AppKind name this cluster's App resource (default
+	// Options.AppGroup and AppKind): the App node's panel accepts its refs.
+	AppGroup, AppKind string
+}
+
 // Options tune the server.
 type Options struct {
+	// ClusterName names the one cluster of New's view, Release and Logs
+	// (default "in-cluster"); ignored when Clusters is set.
+	ClusterName string
+	// Clusters, when set, are every cluster the console spans; New's view,
+	// Release and Logs are then unused.
+	Clusters []Cluster
+	// EnvClusters maps an environment of the plan engine to the name of
+	// the configured cluster it deploys to, when it is one (the
+	// environments page shows it).
+	EnvClusters map[string]string
 	// PerPage is the application list's page size (default 100).
 	PerPage int
 	// Now returns the current time (tests pin it).
@@ -107,18 +136,23 @@ func NewSite(log *slog.Logger) (*Site, error) {
 // Server holds the handlers' dependencies.
 type Server struct {
 	*Site
-	fleet  Fleet
-	auth   Authenticator
-	opts   Options
-	routes []route
-	m      *http.ServeMux
+	// clusters are sorted by name; byName finds one.
+	clusters []*Cluster
+	byName   map[string]*Cluster
+	auth     Authenticator
+	opts     Options
+	routes   []route
+	m        *http.ServeMux
 	// logStreams counts the live log streams, logReads the non-follow log
 	// reads, runStreams the plan-run streams.
 	logStreams, logReads, runStreams *userLimiter
 }
 
-// New wires the handlers.
-func New(site *Site, fleet Fleet, auth Authenticator, opts Options) *Server {
+// New wires the handlers. view, opts.Release and opts.Logs are the one
+// cluster named opts.ClusterName; when opts.Clusters lists the clusters
+// instead, view may be nil. Cluster names must be unique (fleetset
+// validates them).
+func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
 	}
@@ -133,10 +167,31 @@ func New(site *Site, fleet Fleet, auth Authenticator, opts Options) *Server {
 	logStreams := newUserLimiter("log streams", l.PerUser, l.Total)
 	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
-	return &Server{Site: site, fleet: fleet, auth: auth, opts: opts, logStreams: logStreams,
+	clusters := opts.Clusters
+	if len(clusters) == 0 {
+		clusters = []Cluster{{Name: cmp.Or(opts.ClusterName, "in-cluster"), View: view, Release: opts.Release, Logs: opts.Logs}}
+	}
+	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
+	for i := range clusters {
+		c := &clusters[i]
+		if c.AppKind == "" {
+			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
+		}
+		s.clusters = append(s.clusters, c)
+		s.byName[c.Name] = c
+	}
+	slices.SortFunc(s.clusters, func(a, b *Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	return s
 }
+
+// cluster finds a configured cluster by name (nil for an unknown one).
+func (s *Server) cluster(name string) *Cluster { return s.byName[name] }
+
+// multiCluster says whether several clusters are configured (the pages
+// then show which cluster each row is in).
+func (s *Server) multiCluster() bool { return len(s.clusters) > 1 }
 
 // Handler returns the whole site: the route table behind the common
 // middleware (request id and logging, security headers, the body cap).

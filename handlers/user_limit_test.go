@@ -80,7 +80,7 @@ func TestLogReadsPerUserCap(t *testing.T) {
 	for i := range n {
 		target := "/v1/deploy/web/logs"
 		if i%2 == 1 {
-			target = "/apps/apps/web/logs?follow=false" // the viewer reads too
+			target = "/clusters/in-cluster/apps/apps/web/logs?follow=false" // the viewer reads too
 		}
 		go func() { results <- ts.get(t, target, nil) }()
 	}

@@ -61,6 +61,10 @@ type Replicas struct {
 
 // AppRow is one App of the application list.
 type AppRow struct {
+	// Cluster names the cluster the App lives in; kubeview reads one
+	// cluster and leaves it empty, the layer over several clusters
+	// (package fleetset) sets it.
+	Cluster      string         `json:"cluster"`
 	Name         string         `json:"name"`
 	Namespace    string         `json:"namespace"`
 	Image        string         `json:"image"`
@@ -110,6 +114,9 @@ type Counts struct {
 	// Drift counts the Apps with at least one drifted object among those in
 	// scope that match the health and sync filters.
 	Drift int `json:"drift"`
+	// Cluster counts per cluster the Apps that match every other filter
+	// (set by package fleetset; kubeview leaves it nil).
+	Cluster map[string]int `json:"cluster,omitempty"`
 }
 
 func (c Counts) clone() Counts {

@@ -55,6 +55,16 @@ type InformerSource interface {
 	InformerStates() []kubeview.InformerState
 }
 
+// ClusterInformers are the informers of one cluster, named by the
+// cluster label of the informer series.
+type ClusterInformers struct {
+	Cluster string
+	Source  InformerSource
+	// Reachable, if set, says whether the cluster's apiserver answered its
+	// last probe (deploy_web_cluster_reachable).
+	Reachable func() bool
+}
+
 // Metrics holds the registry and the instruments. Its methods are safe for
 // concurrent use.
 type Metrics struct {
@@ -65,9 +75,9 @@ type Metrics struct {
 }
 
 // New builds a registry with the Go and process collectors, deploy-web's
-// instruments and, if informers is not nil, the informer collector (read at
-// scrape time).
-func New(informers InformerSource) *Metrics {
+// instruments and, for the clusters given, the informer collector (read at
+// scrape time, each series labelled with its cluster).
+func New(informers ...ClusterInformers) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -94,7 +104,7 @@ func New(informers InformerSource) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.streams, m.operations,
 	)
-	if informers != nil {
+	if len(informers) > 0 {
 		m.reg.MustRegister(informerCollector{src: informers, now: time.Now})
 	}
 	return m
@@ -194,35 +204,44 @@ func (c *CountingReleaser) Sync(ctx context.Context, namespace, name, user strin
 // informerCollector turns kubeview's informer states into gauges at scrape
 // time.
 type informerCollector struct {
-	src InformerSource
+	src []ClusterInformers
 	now func() time.Time
 }
 
 var (
 	informerSyncedDesc = prometheus.NewDesc("deploy_web_informer_synced",
 		"1 when the informer of a kind in a platform namespace has synced its initial list.",
-		[]string{"namespace", "kind"}, nil)
+		[]string{"cluster", "namespace", "kind"}, nil)
 	informerForbiddenDesc = prometheus.NewDesc("deploy_web_informer_forbidden",
 		"1 when the service account may not read the kind in the namespace (RBAC).",
-		[]string{"namespace", "kind"}, nil)
+		[]string{"cluster", "namespace", "kind"}, nil)
+	clusterReachableDesc = prometheus.NewDesc("deploy_web_cluster_reachable",
+		"1 when the cluster's apiserver answered the last reachability probe; 0 while its rows are shown stale.",
+		[]string{"cluster"}, nil)
 	informerAgeDesc = prometheus.NewDesc("deploy_web_informer_last_event_age_seconds",
 		"Seconds since the informer last delivered an add, update or delete (resyncs every 10 minutes included); absent until the first event, so a kind with no objects has none.",
-		[]string{"namespace", "kind"}, nil)
+		[]string{"cluster", "namespace", "kind"}, nil)
 )
 
 func (c informerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- informerSyncedDesc
 	ch <- informerForbiddenDesc
 	ch <- informerAgeDesc
+	ch <- clusterReachableDesc
 }
 
 func (c informerCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
-	for _, s := range c.src.InformerStates() {
-		ch <- prometheus.MustNewConstMetric(informerSyncedDesc, prometheus.GaugeValue, b2f(s.Synced), s.Namespace, s.Kind)
-		ch <- prometheus.MustNewConstMetric(informerForbiddenDesc, prometheus.GaugeValue, b2f(s.Forbidden), s.Namespace, s.Kind)
-		if !s.LastEvent.IsZero() {
-			ch <- prometheus.MustNewConstMetric(informerAgeDesc, prometheus.GaugeValue, max(0, now.Sub(s.LastEvent).Seconds()), s.Namespace, s.Kind)
+	for _, ci := range c.src {
+		if ci.Reachable != nil {
+			ch <- prometheus.MustNewConstMetric(clusterReachableDesc, prometheus.GaugeValue, b2f(ci.Reachable()), ci.Cluster)
+		}
+		for _, s := range ci.Source.InformerStates() {
+			ch <- prometheus.MustNewConstMetric(informerSyncedDesc, prometheus.GaugeValue, b2f(s.Synced), ci.Cluster, s.Namespace, s.Kind)
+			ch <- prometheus.MustNewConstMetric(informerForbiddenDesc, prometheus.GaugeValue, b2f(s.Forbidden), ci.Cluster, s.Namespace, s.Kind)
+			if !s.LastEvent.IsZero() {
+				ch <- prometheus.MustNewConstMetric(informerAgeDesc, prometheus.GaugeValue, max(0, now.Sub(s.LastEvent).Seconds()), ci.Cluster, s.Namespace, s.Kind)
+			}
 		}
 	}
 }

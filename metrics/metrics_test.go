@@ -58,11 +58,13 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 // TestScrape records one of each measurement and checks the series are in
 // the scrape with the right labels and values.
 func TestScrape(t *testing.T) {
-	m := metrics.New(fakeInformers{
+	m := metrics.New(metrics.ClusterInformers{Cluster: "us", Source: fakeInformers{
 		{Namespace: "shop", Kind: "Deployment", Synced: true, LastEvent: time.Now().Add(-90 * time.Second)},
 		{Namespace: "shop", Kind: "CronJob", Synced: true},
 		{Namespace: "pay", Kind: "Pod", Synced: false, Forbidden: true},
-	})
+	}, Reachable: func() bool { return true }}, metrics.ClusterInformers{Cluster: "eu-west", Source: fakeInformers{
+		{Namespace: "shop", Kind: "Deployment", Synced: false},
+	}, Reachable: func() bool { return false }})
 	m.ObserveRequest("GET /apps/{namespace}/{name}", 200, 20*time.Millisecond)
 	m.ObserveRequest("GET /apps/{namespace}/{name}", 404, time.Millisecond)
 	m.ObserveRequest("POST /v1/deploy/{name}/rollback", 503, time.Millisecond)
@@ -95,11 +97,14 @@ func TestScrape(t *testing.T) {
 		`deploy_web_operations_total{operation="apply",outcome="refused"} 1`,
 		`deploy_web_operations_total{operation="apply",outcome="error"} 1`,
 		`deploy_web_operations_total{operation="apply",outcome="accepted"} 0`,
-		`deploy_web_informer_synced{kind="Deployment",namespace="shop"} 1`,
-		`deploy_web_informer_synced{kind="Pod",namespace="pay"} 0`,
-		`deploy_web_informer_forbidden{kind="Pod",namespace="pay"} 1`,
-		`deploy_web_informer_forbidden{kind="Deployment",namespace="shop"} 0`,
-		`deploy_web_informer_last_event_age_seconds{kind="Deployment",namespace="shop"} `,
+		`deploy_web_informer_synced{cluster="us",kind="Deployment",namespace="shop"} 1`,
+		`deploy_web_informer_synced{cluster="us",kind="Pod",namespace="pay"} 0`,
+		`deploy_web_informer_synced{cluster="eu-west",kind="Deployment",namespace="shop"} 0`,
+		`deploy_web_cluster_reachable{cluster="us"} 1`,
+		`deploy_web_cluster_reachable{cluster="eu-west"} 0`,
+		`deploy_web_informer_forbidden{cluster="us",kind="Pod",namespace="pay"} 1`,
+		`deploy_web_informer_forbidden{cluster="us",kind="Deployment",namespace="shop"} 0`,
+		`deploy_web_informer_last_event_age_seconds{cluster="us",kind="Deployment",namespace="shop"} `,
 		`go_goroutines `,
 		`process_start_time_seconds `,
 	} {
@@ -107,12 +112,12 @@ func TestScrape(t *testing.T) {
 			t.Errorf("scrape lacks %q", want)
 		}
 	}
-	if strings.Contains(out, `deploy_web_informer_last_event_age_seconds{kind="CronJob"`) {
+	if strings.Contains(out, `deploy_web_informer_last_event_age_seconds{cluster="us",kind="CronJob"`) {
 		t.Errorf("scrape has a last-event age for an informer that never had an event")
 	}
 	// The age is about 90s.
 	for _, line := range strings.Split(out, "\n") {
-		if rest, ok := strings.CutPrefix(line, `deploy_web_informer_last_event_age_seconds{kind="Deployment",namespace="shop"} `); ok {
+		if rest, ok := strings.CutPrefix(line, `deploy_web_informer_last_event_age_seconds{cluster="us",kind="Deployment",namespace="shop"} `); ok {
 			var age float64
 			if _, err := fmt.Sscan(rest, &age); err != nil || age < 89 || age > 120 {
 				t.Errorf("last event age = %q, want about 90", rest)
@@ -149,7 +154,7 @@ func TestOutcome(t *testing.T) {
 // TestNoGlobalState checks that two Metrics do not share instruments (no
 // default registry): each can be built and scraped on its own.
 func TestNoGlobalState(t *testing.T) {
-	a, b := metrics.New(nil), metrics.New(nil)
+	a, b := metrics.New(), metrics.New()
 	a.StreamOpened()
 	if out := scrape(t, b); !strings.Contains(out, "deploy_web_sse_streams_open 0") {
 		t.Errorf("a second Metrics sees the first's stream")

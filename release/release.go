@@ -101,11 +101,31 @@ type Releaser struct {
 	history HistorySource
 	log     *slog.Logger
 	now     func() time.Time
+	// cluster names the cluster in the audit Events and log lines ("":
+	// none named).
+	cluster string
 }
 
 // New returns a Releaser for the App resource gvr.
 func New(dyn dynamic.Interface, events typedcorev1.EventsGetter, gvr schema.GroupVersionResource, history HistorySource, log *slog.Logger) *Releaser {
 	return &Releaser{apps: dyn.Resource(gvr), events: events, history: history, log: log.With("component", "release"), now: time.Now}
+}
+
+// InCluster returns a Releaser like r whose audit Events and log lines
+// name the cluster it writes to.
+func (r *Releaser) InCluster(name string) *Releaser {
+	c := *r
+	c.cluster = name
+	c.log = r.log.With("cluster", name)
+	return &c
+}
+
+// inCluster is the suffix of an Event message naming the cluster.
+func (r *Releaser) inCluster() string {
+	if r.cluster == "" {
+		return ""
+	}
+	return " in cluster " + r.cluster
 }
 
 // Result is the outcome of a rollback.
@@ -178,7 +198,7 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 			return res, fmt.Errorf("release: patch app: %w", err)
 		}
 		res.Changed = true
-		r.event(ctx, app, ReasonRollback, fmt.Sprintf("%s rolled %s back from %s to %s", user, name, res.From, version))
+		r.event(ctx, app, ReasonRollback, fmt.Sprintf("%s rolled %s back from %s to %s%s", user, name, res.From, version, r.inCluster()))
 		return res, nil
 	}
 }
@@ -212,7 +232,7 @@ func (r *Releaser) Sync(ctx context.Context, namespace, name, user string) (res 
 	if err != nil {
 		return res, fmt.Errorf("release: patch app: %w", err)
 	}
-	r.event(ctx, app, ReasonSync, fmt.Sprintf("%s requested a sync of %s", user, name))
+	r.event(ctx, app, ReasonSync, fmt.Sprintf("%s requested a sync of %s%s", user, name, r.inCluster()))
 	return res, nil
 }
 

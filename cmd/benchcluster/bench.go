@@ -26,6 +26,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/internal/proc"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // result is one fleet size's measurements.
@@ -177,16 +178,17 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 		return err
 	}
 	const ns, app = "storefront", "web"
-	ref := url.PathEscape("apps:Deployment:" + ns + ":" + app)
+	ref := "apps:Deployment:" + ns + ":" + app
+	inNS := url.Values{"namespace": {ns}}
 	routes := []struct{ name, path string }{
-		{"full JSON list", "/v1/deploy/applications"},
-		{"first HTML page (100 rows)", "/"},
-		{"filtered page (health=Degraded)", "/?health=Degraded"},
-		{"search page (q=fleet-0042)", "/?q=fleet-0042"},
-		{"app page", "/apps/" + ns + "/" + app},
-		{"tree JSON", "/v1/deploy/" + app + "/tree?namespace=" + ns},
-		{"resource JSON with diff", "/v1/deploy/" + app + "/resource/" + ref + "?namespace=" + ns},
-		{"logs read (tail 100)", "/v1/deploy/" + app + "/logs?namespace=" + ns + "&tail=100"},
+		{"full JSON list", paths.APIApplications()},
+		{"first HTML page (100 rows)", paths.Fleet(nil)},
+		{"filtered page (health=Degraded)", paths.Fleet(url.Values{"health": {"Degraded"}})},
+		{"search page (q=fleet-0042)", paths.Fleet(url.Values{"q": {"fleet-0042"}})},
+		{"app page", paths.App("devcluster", ns, app)}, // the demo's cluster name
+		{"tree JSON", paths.WithQuery(paths.APITree(app), inNS)},
+		{"resource JSON with diff", paths.WithQuery(paths.APIResource(app, ref), inNS)},
+		{"logs read (tail 100)", paths.WithQuery(paths.APILogs(app), url.Values{"namespace": {ns}, "tail": {"100"}})},
 	}
 	for _, rt := range routes {
 		rr, err := timeRoute(ctx, client, base+rt.path, cfg.runs)
@@ -341,7 +343,7 @@ func patchVisibility(ctx context.Context, client *http.Client, base, kubectl, ku
 }
 
 func listedVersion(ctx context.Context, client *http.Client, base, ns, name string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/deploy/applications?namespace="+ns+"&q="+name, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+paths.WithQuery(paths.APIApplications(), url.Values{"namespace": {ns}, "q": {name}}), nil)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/fleetset"
 )
 
 // maxDemoApps bounds --apps: the demo cluster's ranges are sized for 10,000
@@ -35,6 +36,23 @@ type demoState struct {
 	Pid        int         `json:"pid"`
 	// Environments is the plan/apply config the dashboard was started with.
 	Environments string `json:"environments"`
+	// ClustersFile is the clusters file (--clusters) the dashboard was
+	// started with; Clusters are its clusters, the first one's kubeconfig
+	// is Kubeconfig.
+	ClustersFile string             `json:"clustersFile"`
+	Clusters     []demoClusterState `json:"clusters"`
+}
+
+// demoClusterState is one cluster of the demo.
+type demoClusterState struct {
+	Name       string   `json:"name"`
+	Kubeconfig string   `json:"kubeconfig"`
+	Namespaces []string `json:"namespaces"`
+	// Dir is its control plane's folder (data, process logs).
+	Dir string `json:"dir"`
+	// Processes are the pids of its control plane's processes, by name
+	// (etcd, kube-apiserver, ...).
+	Processes map[string]int `json:"processes"`
 }
 
 type demoLogin struct {
@@ -50,6 +68,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dir := fs.String("dir", "", "working folder (default: a temporary folder, removed on exit)")
 	stateFile := fs.String("state-file", "", "write the demo's URL, kubeconfig and logins as JSON here once it is up")
 	logFormat := fs.String("log-format", "text", "log format: json or text")
+	clusters := fs.Int("clusters", 2, "how many local clusters to start: 2 (the first, "+demo.HomeCluster+", and "+demo.SecondCluster+", a second control plane with Apps of its own) or 1 for a faster start")
 	apps := fs.Int("apps", 0, "seed this many extra Apps (a mix of healthy, progressing and degraded, 1-3 pods each) in batches once the demo is up, and print when the fleet has converged")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -63,6 +82,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *apps < 0 || *apps > maxDemoApps {
 		return fmt.Errorf("--apps: %d is not between 0 and %d", *apps, maxDemoApps)
 	}
+	if *clusters != 1 && *clusters != 2 {
+		return fmt.Errorf("--clusters: %d: the demo starts 1 or 2 clusters", *clusters)
+	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--addr: the demo serves plain HTTP and listens on loopback only (got %q)", host)
 	}
@@ -75,6 +97,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	env, err := demo.Start(ctx, demo.Options{
 		BinDir: *binDir, Dir: *dir, CallbackURL: base + auth.CallbackPath, Progress: stdout, Log: log,
+		Clusters: *clusters,
 	})
 	if err != nil {
 		ln.Close()
@@ -99,8 +122,11 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The dashboard reads every demo cluster through the clusters file the
+	// demo wrote (the first cluster, HomeCluster, is named after its
+	// kubeconfig context, as the demo's environments name it).
 	cfg := serveConfig{
-		Namespaces: strings.Join(env.Namespaces, ","), AppResource: "apps.v1.hanzo.ai",
+		Clusters: env.ClustersFile, AppResource: fleetset.DefaultAppResource,
 		IssuerURL: env.IdP.IssuerURL, ClientID: env.IdP.ClientID, RedirectURL: base + auth.CallbackPath,
 		AdminClaim: auth.DefaultAdminClaim, AdminValue: auth.DefaultAdminValue, SessionTTL: auth.DefaultSessionTTL,
 		InsecureCookies: true, PerPage: 100,
@@ -109,7 +135,11 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ReportsDir: filepath.Join(env.Dir, "reports"),
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
-		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile}
+		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile,
+			ClustersFile: env.ClustersFile}
+		for _, m := range env.Members {
+			st.Clusters = append(st.Clusters, demoClusterState{Name: m.Name, Kubeconfig: m.Cluster.Kubeconfig, Namespaces: m.Namespaces, Dir: m.Cluster.Dir, Processes: m.Cluster.Processes()})
+		}
 		for _, u := range env.Users {
 			st.Users = append(st.Users, demoLogin{u.Username, u.Password, u.Groups})
 		}
@@ -129,7 +159,10 @@ func printBanner(w io.Writer, st demoState) {
 		fmt.Fprintf(w, "  Login:       %s / %s   (groups: %s)\n", u.Username, u.Password, strings.Join(u.Groups, ", "))
 	}
 	fmt.Fprintf(w, "  Deploy:      %senvironments   (dev, and prod which refuses applies; config %s)\n", st.URL, st.Environments)
-	fmt.Fprintf(w, "  Kubeconfig:  %s\n", st.Kubeconfig)
+	for _, c := range st.Clusters {
+		fmt.Fprintf(w, "  Cluster:     %-11s %s (namespaces %s)\n", c.Name, c.Kubeconfig, strings.Join(c.Namespaces, ", "))
+	}
+	fmt.Fprintf(w, "  Clusters:    %s\n", st.ClustersFile)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")
 }

@@ -14,10 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -25,6 +21,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/handlers"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
@@ -34,7 +31,11 @@ import (
 
 // serveConfig is the dashboard's configuration.
 type serveConfig struct {
-	Addr        string
+	Addr string
+	// Clusters is the clusters file ("": the one cluster of the flags
+	// below, named ClusterName).
+	Clusters    string
+	ClusterName string
 	Kubeconfig  string
 	Context     string
 	Namespaces  string
@@ -82,6 +83,8 @@ const defaultShutdownGrace = 20 * time.Second
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address of the dashboard (HTTP; put TLS in front of it)")
+	fs.StringVar(&c.Clusters, "clusters", "", "clusters file (YAML, see README \"Many clusters\"): every cluster the console spans, each with its kubeconfig or inCluster, namespaces and App resource; replaces --kubeconfig, --context, --namespaces and --app-resource")
+	fs.StringVar(&c.ClusterName, "cluster-name", "", "name of the one cluster of --kubeconfig/--context (a DNS label; default: in-cluster, or the context's name)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, else $KUBECONFIG)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&c.Namespaces, "namespaces", "", "comma-separated platform namespaces: the only ones read or written (required)")
@@ -136,9 +139,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	log := newLogger(stderr, cfg.LogFormat, slog.LevelInfo)
-	rc, err := restConfig(cfg.Kubeconfig, cfg.Context)
-	if err != nil {
-		return err
+	var rc *rest.Config
+	if cfg.Clusters == "" {
+		var name string
+		var err error
+		rc, name, err = restConfigNamed(cfg.Kubeconfig, cfg.Context)
+		if err != nil {
+			return err
+		}
+		if cfg.ClusterName == "" {
+			cfg.ClusterName = name
+		}
 	}
 	secret, err := readSecret(cfg.ClientSecretFile, "DEPLOY_WEB_OIDC_CLIENT_SECRET", "--oidc-client-secret-file")
 	if err != nil {
@@ -157,21 +168,29 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 }
 
-func restConfig(kubeconfig, context string) (*rest.Config, error) {
+// restConfigNamed is restConfig and the default name of that cluster:
+// in-cluster, or the context's name (fleetset.DefaultName).
+func restConfigNamed(kubeconfig, context string) (*rest.Config, string, error) {
 	if kubeconfig == "" && context == "" {
 		if rc, err := rest.InClusterConfig(); err == nil {
-			return rc, nil
+			return rc, fleetset.DefaultName(true, ""), nil
 		}
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
 	}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	rc, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
 	}
-	return rc, nil
+	if context == "" {
+		if raw, err := cc.RawConfig(); err == nil {
+			context = raw.CurrentContext
+		}
+	}
+	return rc, fleetset.DefaultName(false, context), nil
 }
 
 func readSecret(path, env, flagName string) (string, error) {
@@ -212,52 +231,12 @@ func sessionKeys(path string) (auth.SessionKeys, error) {
 	return auth.LoadSessionKeys(path)
 }
 
-// appResourceKind asks the API server for the kind of the App resource
-// (--app-resource names a resource, the tree's refs a kind): the App node's
-// panel accepts refs of that group and kind. A resource the cluster does
-// not serve fails start-up, as the App informer could never sync.
-func appResourceKind(disc discovery.ServerResourcesInterface, gvr schema.GroupVersionResource) (string, error) {
-	list, err := disc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-	if err != nil {
-		return "", fmt.Errorf("--app-resource: the cluster does not serve %s: %w", gvr.GroupVersion(), err)
-	}
-	for _, r := range list.APIResources {
-		if r.Name == gvr.Resource && r.Kind != "" && !strings.Contains(r.Name, "/") {
-			return r.Kind, nil
-		}
-	}
-	return "", fmt.Errorf("--app-resource: %s serves no resource %q", gvr.GroupVersion(), gvr.Resource)
-}
-
 // serve runs the dashboard on ln until ctx ends, then shuts down gracefully.
+// Without cfg.Clusters it reads the one cluster of rc (named
+// cfg.ClusterName); with it, every cluster of the file (rc is unused).
 func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret string, keys auth.SessionKeys, ln net.Listener, log *slog.Logger, ready func()) error {
 	defer ln.Close()
-	namespaces := splitList(cfg.Namespaces)
-	if len(namespaces) == 0 {
-		return errors.New("--namespaces: give at least one platform namespace")
-	}
-	gvr, _ := schema.ParseResourceArg(cfg.AppResource)
-	if gvr == nil || gvr.Version == "" || gvr.Group == "" {
-		return fmt.Errorf("--app-resource: %q is not resource.version.group (like apps.v1.hanzo.ai)", cfg.AppResource)
-	}
-	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "deploy-web"
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return err
-	}
-	if err := checkNamespaces(ctx, cs.CoreV1().Namespaces(), namespaces); err != nil {
-		return err
-	}
-	appKind, err := appResourceKind(cs.Discovery(), *gvr)
-	if err != nil {
-		return err
-	}
-	view, err := kubeview.New(cs, dyn, log, kubeview.Options{Namespaces: namespaces, AppResource: *gvr, OperatorManagers: splitList(cfg.OperatorManagers)})
+	targets, err := clusterTargets(cfg, rc)
 	if err != nil {
 		return err
 	}
@@ -265,8 +244,18 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	// them during a graceful shutdown.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
-	view.Start(runCtx)
-	met := metrics.New(view)
+	members, err := startClusters(ctx, runCtx, targets, splitList(cfg.OperatorManagers), log)
+	if err != nil {
+		return err
+	}
+	home := members[homeCluster(targets)]
+	rc, cs := home.rc, home.cs
+	var informers []metrics.ClusterInformers
+	for _, m := range members {
+		informers = append(informers, metrics.ClusterInformers{Cluster: m.cfg.Name, Source: m.view,
+			Reachable: func() bool { return m.view.Status().Reachable }})
+	}
+	met := metrics.New(informers...)
 
 	site, err := handlers.NewSite(log)
 	if err != nil {
@@ -281,9 +270,16 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if err != nil {
 		return err
 	}
-	rel := release.New(dyn, cs.CoreV1(), *gvr, view.HistoryImages, log)
-	hopts := handlers.Options{PerPage: cfg.PerPage, Release: met.Releaser(rel), AppGroup: gvr.Group, AppKind: appKind,
-		Logs: kubeview.NewLogs(view, cs.CoreV1()), ShutdownCtx: ctx, Metrics: met}
+	hopts := handlers.Options{PerPage: cfg.PerPage, ShutdownCtx: ctx, Metrics: met}
+	for _, m := range members {
+		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
+		c := handlers.Cluster{Name: m.cfg.Name, View: m.view,
+			Release: met.Releaser(rel), Logs: kubeview.NewLogs(m.view, m.cs.CoreV1())}
+		if m.appKind != "" {
+			c.AppGroup, c.AppKind = m.cfg.GVR().Group, m.appKind
+		}
+		hopts.Clusters = append(hopts.Clusters, c)
+	}
 	if cfg.Environments != "" {
 		envCfg, err := deployplan.LoadConfig(cfg.Environments)
 		if err != nil {
@@ -293,6 +289,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if err != nil {
 			return err
 		}
+		hopts.EnvClusters = envClusters(envCfg, targets)
 		index := envsource.New(envCfg, log, time.Minute)
 		go index.Run(ctx)
 		hopts.Desired = index
@@ -306,7 +303,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			},
 		})
 	}
-	srv := handlers.New(site, view, a, hopts)
+	srv := handlers.New(site, nil, a, hopts)
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		// Headers in 10s, a whole request (bodies are at most 64 KiB) in
@@ -326,7 +323,10 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		defer ms.Close()
 	}
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "namespaces", namespaces, "app_resource", gvr.String())
+	for _, t := range targets {
+		log.Info("cluster", "cluster", t.cfg.Name, "namespaces", t.cfg.Namespaces, "app_resource", t.cfg.AppResource)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "clusters", len(targets))
 	if ready != nil {
 		ready()
 	}

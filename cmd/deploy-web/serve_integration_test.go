@@ -107,9 +107,9 @@ func TestServeOnRealCluster(t *testing.T) {
 		t.Fatalf("GET /metrics = %d", code)
 	}
 	for _, want := range []string{
-		`deploy_web_informer_synced{kind="Deployment",namespace="shop"} 1`,
-		`deploy_web_informer_synced{kind="App",namespace="shop"} 1`,
-		`deploy_web_informer_forbidden{kind="Pod",namespace="shop"} 0`,
+		`deploy_web_informer_synced{cluster="in-cluster",kind="Deployment",namespace="shop"} 1`,
+		`deploy_web_informer_synced{cluster="in-cluster",kind="App",namespace="shop"} 1`,
+		`deploy_web_informer_forbidden{cluster="in-cluster",kind="Pod",namespace="shop"} 0`,
 		`deploy_web_http_request_duration_seconds_count{code="2xx",route="GET /readyz"}`,
 		`deploy_web_sse_streams_open 0`,
 		`deploy_web_operations_total{operation="rollback",outcome="accepted"} 0`,

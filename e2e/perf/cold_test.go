@@ -105,8 +105,8 @@ func BenchmarkBrowserCold(b *testing.B) {
 	}{
 		{"fleet/apps=2000", "/", `[data-testid=app-row]`, 2000},
 		{"fleet/apps=10000", "/", `[data-testid=app-row]`, 10000},
-		{"tree/apps=2000", "/apps/apps/svc-00000", `[data-testid=tree-node]`, 2000},
-		{"panel/apps=2000", "/apps/apps/svc-00000/resource/apps:Deployment:apps:svc-00000", `[data-testid=resource-panel]`, 2000},
+		{"tree/apps=2000", "/clusters/in-cluster/apps/apps/svc-00000", `[data-testid=tree-node]`, 2000},
+		{"panel/apps=2000", "/clusters/in-cluster/apps/apps/svc-00000/resource/apps:Deployment:apps:svc-00000", `[data-testid=resource-panel]`, 2000},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			url := server(b, tc.apps, 100)

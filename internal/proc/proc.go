@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -145,18 +147,24 @@ func TailFile(path string, n int64) string {
 	return string(b)
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago
+// (see FreePorts).
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("proc: free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
-// FreePorts returns n distinct free ports.
+// FreePorts returns n distinct ports on 127.0.0.1 that were free a moment
+// ago, chosen below the kernel's ephemeral range: a port the kernel hands
+// out for ":0" is also the source port of outgoing connections, so a
+// process started a moment later could find it taken by a client socket
+// ("address already in use"), as happened with two control planes starting
+// side by side. The ports are held until all n are chosen.
 func FreePorts(n int) ([]int, error) {
+	lo, hi := 10000, ephemeralLow()-1
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -164,15 +172,33 @@ func FreePorts(n int) ([]int, error) {
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 200*n {
+			return nil, fmt.Errorf("proc: no free port in %d-%d after %d tries", lo, hi, tries)
+		}
+		port := lo + rand.IntN(hi-lo+1)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return nil, fmt.Errorf("proc: free port: %w", err)
+			continue
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// ephemeralLow is the low end of the kernel's ephemeral port range
+// (32768 where it cannot be read, Linux's default).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if lo, err := strconv.Atoi(f[0]); err == nil && lo > 11000 {
+				return lo
+			}
+		}
+	}
+	return 32768
 }
 
 // WaitHTTP polls url until check accepts a response, ctx ends, or the process

@@ -91,3 +91,22 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// TestFreePortsAvoidTheEphemeralRange: the ports are distinct, bindable and
+// below the range the kernel uses for outgoing connections' source ports.
+func TestFreePortsAvoidTheEphemeralRange(t *testing.T) {
+	ports, err := FreePorts(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if seen[p] {
+			t.Errorf("port %d returned twice", p)
+		}
+		seen[p] = true
+		if p < 10000 || p >= ephemeralLow() {
+			t.Errorf("port %d is outside 10000-%d", p, ephemeralLow()-1)
+		}
+	}
+}

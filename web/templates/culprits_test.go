@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 func TestCulprits(t *testing.T) {
@@ -19,7 +20,7 @@ func TestCulprits(t *testing.T) {
 		{Ref: ":Pod:shop:web-1", Kind: "Pod", Name: "web-1", Depth: 3, Health: h(kubeview.HealthDegraded, "CrashLoopBackOff")},
 	}}
 	live := func(st kubeview.HealthStatus, nodes kubeview.Tree) AppLive {
-		return AppLive{Namespace: "shop", Name: "web", HasRow: true, Row: kubeview.AppRow{Health: kubeview.Health{Status: st}}, Tree: nodes}
+		return AppLive{Cluster: "eu-west", Namespace: "shop", Name: "web", HasRow: true, Row: kubeview.AppRow{Health: kubeview.Health{Status: st}}, Tree: nodes}
 	}
 	many := kubeview.Tree{}
 	for i := range maxCulprits + 2 {
@@ -43,7 +44,7 @@ func TestCulprits(t *testing.T) {
 			var refs []string
 			for _, c := range got {
 				refs = append(refs, c.Ref)
-				if c.Href != resourceURL("shop", "web", c.Ref) {
+				if c.Href != paths.AppResource("eu-west", "shop", "web", c.Ref) {
 					t.Errorf("culprit %s Href = %q, want its panel URL", c.Ref, c.Href)
 				}
 			}

@@ -3,7 +3,6 @@ package templates
 import (
 	"encoding/base64"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -11,10 +10,6 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
-
-func urlPath(s string) string { return url.PathEscape(s) }
-
-func envURL(name string) string { return "/environments/" + url.PathEscape(name) }
 
 func sourceText(e EnvSummary) string {
 	if e.Repo == "" {

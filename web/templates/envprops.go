@@ -10,6 +10,9 @@ import (
 // EnvSummary is one environment as the console lists it.
 type EnvSummary struct {
 	Name, Namespace string
+	// Cluster names the configured cluster the environment deploys to,
+	// when it is one ("" otherwise).
+	Cluster         string
 	Protected       bool
 	Repo, Ref, Path string
 	// Last is the newest plan or apply, nil when there is none.

@@ -3,7 +3,6 @@ package templates
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +30,13 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // orDash is textfmt.OrDash, named for the templates.
 func orDash(s string) string { return textfmt.OrDash(s) }
 
-// appURL is the app page of an App.
-func appURL(ns, name string) string {
-	return "/apps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+// clusterIf is cluster when several clusters are configured, else "" (a
+// single cluster is not named on the pages).
+func clusterIf(multi bool, cluster string) string {
+	if multi {
+		return cluster
+	}
+	return ""
 }
 
 // ago formats a past time relative to now: "45s ago", "3m ago", "5h ago", "2d ago".
@@ -140,6 +143,23 @@ func toggleHealth(q FleetQuery, h string) FleetQuery {
 	return q.WithHealth(h)
 }
 
+// toggleCluster filters by a cluster, or clears the filter when it is on.
+func toggleCluster(q FleetQuery, c string) FleetQuery {
+	if q.Cluster == c {
+		c = ""
+	}
+	q.Cluster, q.Page = c, 0
+	return q
+}
+
+// clusterPrefix is "name: " for a named cluster, "" otherwise.
+func clusterPrefix(cluster string) string {
+	if cluster == "" {
+		return ""
+	}
+	return cluster + ": "
+}
+
 func toggleSync(q FleetQuery, s string) FleetQuery {
 	if q.Sync == s {
 		return q.WithSync("")
@@ -157,8 +177,6 @@ func rangeStart(r FleetResults) int {
 func rangeEnd(r FleetResults) int {
 	return rangeStart(r) + len(r.Rows) - 1
 }
-
-func urlQuery(s string) string { return url.QueryEscape(s) }
 
 // logLevelClass marks warning and error lines so they stand out in the
 // viewer: a heuristic over common formats (logfmt level=, JSON "level",

@@ -15,6 +15,9 @@ type LogsPage struct {
 // LogsView is the viewer's self-replacing part: the toolbar form, the
 // status line and the lines (streamed, or read once when not following).
 type LogsView struct {
+	// Cluster is the App's cluster; Multi says several are configured.
+	Cluster         string
+	Multi           bool
 	Namespace, Name string
 	// PageURL is the viewer's path (the form's target).
 	PageURL string

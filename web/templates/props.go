@@ -10,6 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // LayoutProps are what every page's frame needs.
@@ -28,7 +29,7 @@ type LayoutProps struct {
 
 // FleetQuery is the application list's view state, all of it in the URL.
 type FleetQuery struct {
-	Search, Namespace, Health, Sync, Sort string
+	Search, Cluster, Namespace, Health, Sync, Sort string
 	// Drift selects the Apps with objects changed outside their operator.
 	Drift bool
 	Page  int
@@ -43,6 +44,7 @@ func (q FleetQuery) Values() url.Values {
 		}
 	}
 	set("q", q.Search)
+	set("cluster", q.Cluster)
 	set("namespace", q.Namespace)
 	set("health", q.Health)
 	set("sync", q.Sync)
@@ -60,10 +62,7 @@ func (q FleetQuery) Values() url.Values {
 
 // URL returns the home page URL of this query.
 func (q FleetQuery) URL() string {
-	if e := q.Values().Encode(); e != "" {
-		return "/?" + e
-	}
-	return "/"
+	return paths.Fleet(q.Values())
 }
 
 // WithPage returns the query on another page.
@@ -80,14 +79,17 @@ func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; retu
 
 // Filtered reports whether any filter or search is set.
 func (q FleetQuery) Filtered() bool {
-	return q.Search != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift
+	return q.Search != "" || q.Cluster != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift
 }
 
 // FleetPage is the home page.
 type FleetPage struct {
 	Layout     LayoutProps
 	Namespaces []string
-	Results    FleetResults
+	// Clusters names every configured cluster (the cluster filter, shown
+	// with more than one).
+	Clusters []string
+	Results  FleetResults
 }
 
 // FleetResults is the self-refreshing part of the home page: summary,
@@ -100,10 +102,32 @@ type FleetResults struct {
 	PerPage int
 	Pages   int
 	Version uint64
-	Status  kubeview.Status
-	Now     time.Time
+	// Clusters are the configured clusters with their caches' state, by
+	// name; with more than one the list shows a cluster column, a cluster
+	// facet and a stale banner per unreachable cluster.
+	Clusters []ClusterState
+	Now      time.Time
 	// PollURL is fetched every few seconds to refresh this fragment.
 	PollURL string
+}
+
+// ClusterState is a cluster's name and its cache's freshness.
+type ClusterState struct {
+	Name   string
+	Status kubeview.Status
+}
+
+// Multi says whether the list spans several clusters.
+func (r FleetResults) Multi() bool { return len(r.Clusters) > 1 }
+
+// stale reports whether a cluster's cache has lost its apiserver.
+func (r FleetResults) stale(cluster string) bool {
+	for _, c := range r.Clusters {
+		if c.Name == cluster {
+			return !c.Status.Reachable
+		}
+	}
+	return false
 }
 
 // ErrorPage is a full-page error (403, 404, 500 ...).
@@ -135,6 +159,10 @@ type AppPage struct {
 
 // AppLive is the self-refreshing part of the app page.
 type AppLive struct {
+	// Cluster is the App's cluster; Multi says several are configured
+	// (the page then names it).
+	Cluster         string
+	Multi           bool
 	Namespace, Name string
 	Row             kubeview.AppRow
 	HasRow          bool
@@ -158,7 +186,7 @@ type AppLive struct {
 // ActionView is the inline result of a write (rollback, sync) or the
 // confirmation before one.
 type ActionView struct {
-	AppNamespace, AppName string
+	AppCluster, AppNamespace, AppName string
 	// Kind is "confirm-rollback", "success", "info" or "error".
 	Kind     string
 	From, To string
@@ -170,8 +198,8 @@ type ActionView struct {
 // ResourcePanel is one resource of an app's tree: summary, manifest, diff
 // and events, in tabs.
 type ResourcePanel struct {
-	AppNamespace, AppName string
-	Node                  kubeview.TreeNode
+	AppCluster, AppNamespace, AppName string
+	Node                              kubeview.TreeNode
 	// Tab is "summary", "manifest", "diff" or "events".
 	Tab string
 	// Owner is the ref of the node's parent.

@@ -2,24 +2,19 @@ package templates
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
-
-// resourceURL is the bookmarkable URL of a resource's panel.
-func resourceURL(ns, app, ref string) string {
-	return appURL(ns, app) + "/resource/" + url.PathEscape(ref)
-}
 
 // appViewURL is the app page in the tree or list view, keeping the panel.
 func appViewURL(l AppLive, view string) string {
-	base := appURL(l.Namespace, l.Name)
+	base := paths.App(l.Cluster, l.Namespace, l.Name)
 	if l.Selected != "" {
-		base = resourceURL(l.Namespace, l.Name, l.Selected)
+		base = paths.AppResource(l.Cluster, l.Namespace, l.Name, l.Selected)
 	}
 	if view == "list" {
 		return base + "?view=list"
@@ -170,7 +165,7 @@ func panelTabs() []panelTab {
 
 // panelURL is the URL of a panel tab, with extra query parameters.
 func panelURL(p ResourcePanel, tab, extra string) string {
-	u := resourceURL(p.AppNamespace, p.AppName, p.Node.Ref) + "?tab=" + tab
+	u := paths.AppResource(p.AppCluster, p.AppNamespace, p.AppName, p.Node.Ref) + "?tab=" + tab
 	if extra != "" {
 		u += "&" + extra
 	}
@@ -273,7 +268,7 @@ func culprits(l AppLive) ([]Culprit, int) {
 			more++
 			return
 		}
-		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: resourceURL(l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
+		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: paths.AppResource(l.Cluster, l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
 	}
 	for _, n := range l.Tree.Nodes {
 		if n.Depth == 1 {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/fleetset"
+)
+
+const testKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: secret-token-value}}]
+contexts: [{name: admin@eu, context: {cluster: c, user: u}}]
+current-context: admin@eu
+`
+
+func TestClusterTargets(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "eu.kubeconfig"), []byte(testKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "clusters.yaml")
+	if err := os.WriteFile(file, []byte("- {name: eu-west, kubeconfig: eu.kubeconfig, namespaces: [shop]}\n- {name: us, kubeconfig: eu.kubeconfig, context: admin@eu, namespaces: [shop, pay]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc := &rest.Config{Host: "https://flags"}
+	base := serveConfig{Namespaces: "shop", AppResource: fleetset.DefaultAppResource}
+	for _, tt := range []struct {
+		name      string
+		cfg       func(c *serveConfig)
+		wantNames []string
+		wantErr   string
+	}{
+		{"flags: one cluster, in-cluster by default", func(c *serveConfig) {}, []string{"in-cluster"}, ""},
+		{"flags: --cluster-name", func(c *serveConfig) { c.ClusterName = "prod" }, []string{"prod"}, ""},
+		{"flags: a bad --cluster-name", func(c *serveConfig) { c.ClusterName = "../prod" }, nil, `--cluster-name: "../prod" is not a DNS label`},
+		{"flags: no namespaces", func(c *serveConfig) { c.Namespaces = "" }, nil, "--namespaces: give at least one"},
+		{"flags: a bad App resource", func(c *serveConfig) { c.AppResource = "apps" }, nil, "--app-resource:"},
+		{"file", func(c *serveConfig) { c.Namespaces, c.Clusters = "", file }, []string{"eu-west", "us"}, ""},
+		{"file and --namespaces", func(c *serveConfig) { c.Clusters = file }, nil, "--namespaces: not with --clusters"},
+		{"file and --cluster-name", func(c *serveConfig) { c.Namespaces, c.Clusters, c.ClusterName = "", file, "x" }, nil, "--cluster-name: not with --clusters"},
+		{"file and --app-resource", func(c *serveConfig) { c.Namespaces, c.Clusters, c.AppResource = "", file, "w.v1.example.com" }, nil, "--app-resource: not with --clusters"},
+		{"a missing file", func(c *serveConfig) { c.Namespaces, c.Clusters = "", filepath.Join(dir, "nope.yaml") }, nil, "--clusters: fleetset: read clusters file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base
+			tt.cfg(&cfg)
+			got, err := clusterTargets(cfg, rc)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("clusterTargets() error = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "secret-token-value") {
+					t.Errorf("clusterTargets() error = %v, shows a credential", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("clusterTargets() error = %v", err)
+			}
+			var names []string
+			for _, tg := range got {
+				names = append(names, tg.cfg.Name)
+				if tg.rc == nil {
+					t.Errorf("cluster %s: no client configuration", tg.cfg.Name)
+				}
+			}
+			if diff := cmp.Diff(tt.wantNames, names); diff != "" {
+				t.Errorf("clusterTargets() names mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnvClusters(t *testing.T) {
+	targets := []clusterTarget{
+		{cfg: fleetset.Cluster{Name: "home", InCluster: true}},
+		{cfg: fleetset.Cluster{Name: "eu-west", Kubeconfig: "/k", Context: "admin@eu"}},
+		{cfg: fleetset.Cluster{Name: "devcluster", Kubeconfig: "/k"}},
+	}
+	cfg := &deployplan.Config{Environments: []deployplan.Environment{
+		{Name: "a", Cluster: deployplan.ClusterRef{InCluster: true}},
+		{Name: "b", Cluster: deployplan.ClusterRef{Context: "admin@eu"}},
+		{Name: "c", Cluster: deployplan.ClusterRef{Context: "devcluster"}},
+		{Name: "d", Cluster: deployplan.ClusterRef{Context: "elsewhere"}},
+	}}
+	want := map[string]string{"a": "home", "b": "eu-west", "c": "devcluster"}
+	if diff := cmp.Diff(want, envClusters(cfg, targets)); diff != "" {
+		t.Errorf("envClusters() mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,147 @@
+package fleetset
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+)
+
+// Lister is one cluster's application list (implemented by
+// kubeview.Cache).
+type Lister interface {
+	Applications(kubeview.Query) (kubeview.Page, error)
+}
+
+// Member is one cluster of the set.
+type Member struct {
+	Name string
+	Apps Lister
+}
+
+// ErrUnknownCluster is returned for a cluster filter that names no member.
+var ErrUnknownCluster = errors.New("fleetset: unknown cluster")
+
+// Applications is the application list over every member: q applied to
+// each, rows naming their cluster; cluster ("" for all) filters the rows
+// and is a facet like health and sync: Counts.Cluster counts per cluster
+// the Apps that match every other filter.
+//
+// With one member the member's own page is returned (its paging and
+// continue tokens). With several, the rows are merged (by namespace, name,
+// then cluster; the health and deploy sorts order first by their key) and
+// paged here, with continue tokens of this package. Each member's list is
+// already in that order (without the cluster), so a page needs only the
+// first offset+limit rows of each member, not every row.
+func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.Page, error) {
+	if cluster != "" && !slices.ContainsFunc(members, func(m Member) bool { return m.Name == cluster }) {
+		return kubeview.Page{}, fmt.Errorf("%w %q", ErrUnknownCluster, cluster)
+	}
+	if len(members) == 1 {
+		m := members[0]
+		p, err := m.Apps.Applications(q)
+		if err != nil {
+			return kubeview.Page{}, fmt.Errorf("cluster %s: %w", m.Name, err)
+		}
+		p.Rows = slices.Clone(p.Rows) // the member's page is its own
+		for i := range p.Rows {
+			p.Rows[i].Cluster = m.Name
+		}
+		p.Counts.Cluster = map[string]int{m.Name: p.Matched}
+		return p, nil
+	}
+	offset := max(q.Offset, 0)
+	if q.After != "" {
+		n, err := parseContinue(q.After)
+		if err != nil {
+			return kubeview.Page{}, err
+		}
+		offset = n
+	}
+	all := q
+	all.Offset, all.Limit, all.After = 0, 0, ""
+	if q.Limit > 0 {
+		all.Limit = offset + q.Limit
+	}
+	out := kubeview.Page{Counts: kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
+	var rows []kubeview.AppRow
+	for _, m := range members {
+		p, err := m.Apps.Applications(all)
+		if err != nil {
+			return kubeview.Page{}, fmt.Errorf("cluster %s: %w", m.Name, err)
+		}
+		out.Version += p.Version
+		out.Counts.Fleet += p.Counts.Fleet
+		out.Counts.Cluster[m.Name] = p.Matched
+		if cluster != "" && m.Name != cluster {
+			continue
+		}
+		out.Counts.Total += p.Counts.Total
+		out.Counts.Drift += p.Counts.Drift
+		for h, n := range p.Counts.Health {
+			out.Counts.Health[h] += n
+		}
+		for s, n := range p.Counts.Sync {
+			out.Counts.Sync[s] += n
+		}
+		for _, r := range p.Rows {
+			r.Cluster = m.Name
+			rows = append(rows, r)
+		}
+	}
+	slices.SortFunc(rows, func(a, b kubeview.AppRow) int {
+		first := 0
+		switch q.Sort {
+		case kubeview.SortHealth:
+			switch {
+			case a.Health.Status.Worse(b.Health.Status):
+				first = -1
+			case b.Health.Status.Worse(a.Health.Status):
+				first = 1
+			}
+		case kubeview.SortDeployed:
+			first = b.LastDeployed.Compare(a.LastDeployed)
+		}
+		return cmp.Or(first, cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
+	})
+	// Matched counts every match, not only the rows fetched.
+	for name, n := range out.Counts.Cluster {
+		if cluster == "" || name == cluster {
+			out.Matched += n
+		}
+	}
+	start := min(offset, len(rows))
+	end := len(rows)
+	if q.Limit > 0 {
+		end = min(start+q.Limit, len(rows))
+	}
+	out.Offset = start
+	out.Rows = rows[start:end:end]
+	if out.Rows == nil {
+		out.Rows = []kubeview.AppRow{}
+	}
+	if q.Limit > 0 && start+q.Limit < out.Matched {
+		out.Continue = continuePrefix + strconv.Itoa(end)
+	}
+	return out, nil
+}
+
+// continuePrefix marks this package's continue tokens (an offset into the
+// merged list).
+const continuePrefix = "set."
+
+func parseContinue(tok string) (int, error) {
+	s, ok := strings.CutPrefix(tok, continuePrefix)
+	if !ok || len(s) > 9 {
+		return 0, kubeview.ErrBadContinue
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || strconv.Itoa(n) != s {
+		return 0, kubeview.ErrBadContinue
+	}
+	return n, nil
+}

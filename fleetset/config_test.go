@@ -1,0 +1,156 @@
+package fleetset
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// noFile says every kubeconfig path but these is missing.
+func noFile(existing ...string) func(string) error {
+	return func(p string) error {
+		for _, e := range existing {
+			if p == e {
+				return nil
+			}
+		}
+		return errors.New("no such file")
+	}
+}
+
+func TestParse(t *testing.T) {
+	check := noFile("/cfg/us.kubeconfig", "/abs/eu.kubeconfig")
+	for _, tt := range []struct {
+		name    string
+		yaml    string
+		want    []Cluster
+		wantErr []string // each must be in the error
+	}{
+		{
+			name: "two clusters, relative and absolute kubeconfigs, default App resource",
+			yaml: `
+- name: us-east
+  kubeconfig: us.kubeconfig
+  context: admin@us
+  namespaces: [storefront, payments]
+- name: eu-west
+  kubeconfig: /abs/eu.kubeconfig
+  namespaces: [storefront]
+  appResource: widgets.v1alpha1.example.com
+- name: home
+  inCluster: true
+  namespaces: [storefront]
+`,
+			want: []Cluster{
+				{Name: "us-east", Kubeconfig: "/cfg/us.kubeconfig", Context: "admin@us", Namespaces: []string{"storefront", "payments"}, AppResource: DefaultAppResource},
+				{Name: "eu-west", Kubeconfig: "/abs/eu.kubeconfig", Namespaces: []string{"storefront"}, AppResource: "widgets.v1alpha1.example.com"},
+				{Name: "home", InCluster: true, Namespaces: []string{"storefront"}, AppResource: DefaultAppResource},
+			},
+		},
+		{name: "empty file", yaml: ``, wantErr: []string{"clusters: give at least one cluster"}},
+		{name: "not a list", yaml: `clusters: []`, wantErr: []string{"invalid YAML"}},
+		{name: "unknown key", yaml: `[{name: a, inCluster: true, namespaces: [x], token: abc}]`, wantErr: []string{"invalid YAML", `unknown field "token"`}},
+		{name: "missing name", yaml: `[{inCluster: true, namespaces: [x]}]`, wantErr: []string{"clusters[0].name: required"}},
+		{name: "name not a DNS label", yaml: `[{name: "EU/West", inCluster: true, namespaces: [x]}]`, wantErr: []string{`clusters[0].name: "EU/West" is not a DNS label`}},
+		{name: "name too long", yaml: `[{name: "` + strings.Repeat("a", 64) + `", inCluster: true, namespaces: [x]}]`, wantErr: []string{"clusters[0].name:", "is not a DNS label"}},
+		{name: "dot-dot name", yaml: `[{name: "..", inCluster: true, namespaces: [x]}]`, wantErr: []string{`clusters[0].name: ".." is not a DNS label`}},
+		{name: "duplicate names", yaml: `[{name: a, inCluster: true, namespaces: [x]}, {name: a, kubeconfig: us.kubeconfig, namespaces: [x]}]`, wantErr: []string{`clusters[1] (a).name: "a" is also clusters[0]'s name`}},
+		{name: "neither kubeconfig nor inCluster", yaml: `[{name: a, namespaces: [x]}]`, wantErr: []string{"clusters[0] (a).kubeconfig: required (or inCluster: true)"}},
+		{name: "both", yaml: `[{name: a, inCluster: true, kubeconfig: us.kubeconfig, namespaces: [x]}]`, wantErr: []string{"clusters[0] (a): give exactly one of kubeconfig and inCluster"}},
+		{name: "inCluster with a context", yaml: `[{name: a, inCluster: true, context: c, namespaces: [x]}]`, wantErr: []string{"clusters[0] (a).context: inCluster: true takes no context"}},
+		{name: "two inCluster", yaml: `[{name: a, inCluster: true, namespaces: [x]}, {name: b, inCluster: true, namespaces: [x]}]`, wantErr: []string{"clusters[1] (b).inCluster: clusters[0] already uses the in-cluster configuration"}},
+		{name: "missing kubeconfig file", yaml: `[{name: a, kubeconfig: nope.yaml, namespaces: [x]}]`, wantErr: []string{"clusters[0] (a).kubeconfig: /cfg/nope.yaml: no such file"}},
+		{name: "no namespaces", yaml: `[{name: a, inCluster: true}]`, wantErr: []string{"clusters[0] (a).namespaces: give at least one platform namespace"}},
+		{name: "bad namespace", yaml: `[{name: a, inCluster: true, namespaces: ["kube system", ok]}]`, wantErr: []string{`clusters[0] (a).namespaces[0]: "kube system" is not a namespace name`}},
+		{name: "namespace twice", yaml: `[{name: a, inCluster: true, namespaces: [x, x]}]`, wantErr: []string{`clusters[0] (a).namespaces[1]: "x" is listed twice`}},
+		{name: "bad app resource", yaml: `[{name: a, inCluster: true, namespaces: [x], appResource: apps}]`, wantErr: []string{`clusters[0] (a).appResource: "apps" is not resource.version.group`}},
+		{name: "control characters in a context", yaml: "[{name: a, kubeconfig: us.kubeconfig, context: \"a\\nb\", namespaces: [x]}]", wantErr: []string{"clusters[0] (a).context: not a context name"}},
+		{name: "every problem at once", yaml: `[{name: A}, {name: b, inCluster: true, namespaces: [x], appResource: x}]`, wantErr: []string{"clusters[0].name", "clusters[0].kubeconfig", "clusters[0].namespaces", "clusters[1] (b).appResource"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.yaml), "/cfg", check)
+			if len(tt.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("Parse() = %+v, want an error with %q", got, tt.wantErr)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("Parse() error = %q, want it to contain %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse() error = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLoadFileNeverShowsCredentials: a kubeconfig's content (its token)
+// appears in no error, even when the file is the wrong thing.
+func TestLoadFileNeverShowsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "token-s3cr3t-value"
+	kc := filepath.Join(dir, "eu.kubeconfig")
+	if err := os.WriteFile(kc, []byte("users: [{name: u, user: {token: "+secret+"}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "clusters.yaml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[{name: eu, kubeconfig: eu.kubeconfig, namespaces: [shop]}]")
+	cs, err := LoadFile(file)
+	if err != nil {
+		t.Fatalf("LoadFile() error = %v", err)
+	}
+	if cs[0].Kubeconfig != kc {
+		t.Errorf("LoadFile() kubeconfig = %q, want %q (relative to the file)", cs[0].Kubeconfig, kc)
+	}
+	// The kubeconfig has no cluster or context: building the client fails,
+	// naming the cluster and the file, not the token.
+	if _, err := cs[0].RESTConfig(); err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "cluster eu") {
+		t.Errorf("RESTConfig() error = %v, want one naming cluster eu without the token", err)
+	}
+	// A kubeconfig given as the clusters file itself: a YAML error that
+	// must not quote the file.
+	if _, err := LoadFile(kc); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("LoadFile(a kubeconfig) error = %v, want an error without the token", err)
+	}
+	write("[{name: eu, kubeconfig: " + dir + ", namespaces: [shop]}]")
+	if _, err := LoadFile(file); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("LoadFile(kubeconfig is a folder) error = %v, want not a regular file", err)
+	}
+}
+
+func TestDefaultName(t *testing.T) {
+	for _, tt := range []struct {
+		inCluster bool
+		context   string
+		want      string
+	}{
+		{true, "", "in-cluster"},
+		{false, "", "in-cluster"},
+		{false, "devcluster", "devcluster"},
+		{false, "kind-kind", "kind-kind"},
+		{false, "admin@Prod.Example", "admin-prod-example"},
+		{false, "arn:aws:eks:eu-west-1:123456789012:cluster/" + strings.Repeat("x", 70), strings.Repeat("x", 63)},
+		{false, "---", "in-cluster"},
+		{false, "ünï", "n"},
+	} {
+		if got := DefaultName(tt.inCluster, tt.context); got != tt.want || !ValidName(got) {
+			t.Errorf("DefaultName(%t, %q) = %q, want %q (a DNS label)", tt.inCluster, tt.context, got, tt.want)
+		}
+	}
+}

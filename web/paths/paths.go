@@ -1,0 +1,144 @@
+// Package paths is the one place that builds deploy-web's URLs: one
+// function per page, fragment, stream and API route of the route table
+// (handlers/routes.go). Every variable segment is escaped, so a name with a
+// slash, a percent sign, a space or a dot segment stays one segment and
+// round-trips through the router; handlers (redirects, stream URLs, links
+// in props) and templates both build their URLs here.
+//
+// A segment must not be empty (Kubernetes names, environment names and
+// run ids never are).
+package paths
+
+import (
+	"net/url"
+	"strings"
+)
+
+// seg escapes one path segment. url.PathEscape leaves "." and ".." as they
+// are, which a router (and a browser) would resolve as dot segments; they
+// are written with escaped dots so they stay data.
+func seg(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
+
+// join builds an absolute path from literal parts and escaped segments:
+// the arguments alternate, a literal (already a path) first, then a
+// segment, and so on: join("/apps/", ns, "/", name).
+func join(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString(seg(p))
+		} else {
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}
+
+// WithQuery appends q to path, nothing when q is empty.
+func WithQuery(path string, q url.Values) string {
+	if e := q.Encode(); e != "" {
+		return path + "?" + e
+	}
+	return path
+}
+
+// Fleet is the application list (the home page) with its query.
+func Fleet(q url.Values) string { return WithQuery("/", q) }
+
+// FleetNamespace is the application list filtered to one namespace (of
+// one cluster when cluster is not "").
+func FleetNamespace(cluster, ns string) string {
+	q := url.Values{"namespace": {ns}}
+	if cluster != "" {
+		q.Set("cluster", cluster)
+	}
+	return Fleet(q)
+}
+
+// FleetCluster is the application list filtered to one cluster.
+func FleetCluster(cluster string) string { return Fleet(url.Values{"cluster": {cluster}}) }
+
+// App is an App's page: /clusters/{cluster}/apps/{namespace}/{name}.
+func App(cluster, ns, name string) string {
+	return join("/clusters/", cluster, "/apps/", ns, "/", name)
+}
+
+// AppResource is the app page with a resource's panel open.
+func AppResource(cluster, ns, name, ref string) string {
+	return App(cluster, ns, name) + join("/resource/", ref)
+}
+
+// AppLogs is an App's log viewer.
+func AppLogs(cluster, ns, name string) string { return App(cluster, ns, name) + "/logs" }
+
+// AppLogsStream is the log viewer's live stream (server-sent events).
+func AppLogsStream(cluster, ns, name string) string { return AppLogs(cluster, ns, name) + "/stream" }
+
+// AppRollback is the rollback confirmation (GET) and the rollback (POST).
+func AppRollback(cluster, ns, name string) string { return App(cluster, ns, name) + "/rollback" }
+
+// AppSync is the sync request (POST).
+func AppSync(cluster, ns, name string) string { return App(cluster, ns, name) + "/sync" }
+
+// AppActionsClear is the empty actions area (a confirmation's Cancel).
+func AppActionsClear(cluster, ns, name string) string {
+	return App(cluster, ns, name) + "/actions/clear"
+}
+
+// LegacyApp is the single-cluster app path, /apps/{namespace}/{name}
+// (plus rest, a path under it, already escaped), which the server
+// redirects to App. Only the redirect and its tests build it.
+func LegacyApp(ns, name, rest string) string { return join("/apps/", ns, "/", name) + rest }
+
+// Environments is the list of plan/apply environments.
+func Environments() string { return "/environments" }
+
+// Env is an environment's page.
+func Env(env string) string { return join("/environments/", env) }
+
+// EnvPlan starts a plan (POST).
+func EnvPlan(env string) string { return Env(env) + "/plan" }
+
+// EnvApply starts an apply (POST).
+func EnvApply(env string) string { return Env(env) + "/apply" }
+
+// EnvRun is a run's page.
+func EnvRun(env, id string) string { return Env(env) + join("/runs/", id) }
+
+// EnvRunStream is a run's progress stream (server-sent events).
+func EnvRunStream(env, id string) string { return EnvRun(env, id) + "/stream" }
+
+// EnvReport is a stored report's page.
+func EnvReport(env, id string) string { return Env(env) + join("/reports/", id) }
+
+// EnvReportJSON is a stored report as a JSON download.
+func EnvReportJSON(env, id string) string { return EnvReport(env, id) + "/json" }
+
+// APIApplications is the JSON application list.
+func APIApplications() string { return "/v1/deploy/applications" }
+
+// APITree is an App's tree as JSON.
+func APITree(name string) string { return join("/v1/deploy/", name, "/tree") }
+
+// APIResource is a resource of an App's tree as JSON.
+func APIResource(name, ref string) string { return join("/v1/deploy/", name, "/resource/", ref) }
+
+// APILogs is an App's logs (JSON, or text with format=text).
+func APILogs(name string) string { return join("/v1/deploy/", name, "/logs") }
+
+// APIRollback is the rollback API (POST).
+func APIRollback(name string) string { return join("/v1/deploy/", name, "/rollback") }
+
+// APISync is the sync API (POST).
+func APISync(name string) string { return join("/v1/deploy/", name, "/sync") }
+
+// Static is a static asset (without its cache-busting version).
+func Static(file string) string { return join("/static/", file) }
