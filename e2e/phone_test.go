@@ -91,7 +91,7 @@ func TestLayoutEveryPage(t *testing.T) {
 		{"fleet-storefront", "/?namespace=storefront", `[data-testid=app-row]`},
 		{"app-tree", "/apps/storefront/catalog", `[data-testid=tree]`},
 		{"app-list", "/apps/storefront/catalog?view=list", `[data-testid=tree-list]`},
-		{"app-history", "/apps/storefront/cart", `[data-testid=history]`},
+		{"app-history", "/apps/storefront/web", `[data-testid=history]`},
 		{"panel-summary", checkout, `[data-testid=summary-tab]`},
 		{"panel-manifest", checkout + "?tab=manifest", `[data-testid=manifest]`},
 		{"panel-diff", checkout + "?tab=diff", `[data-testid=diff-source]`},
