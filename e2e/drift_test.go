@@ -111,6 +111,16 @@ func TestDriftInBrowser(t *testing.T) {
 		t.Errorf("URL after the drift toggle = %q, want drift=0", loc)
 	}
 	screenshot(t, ctx, "drift-diff-off")
+	// The tabs keep the choice: Summary, then Diff again, still without it.
+	clickTab(t, ctx, "summary")
+	clickTab(t, ctx, "diff")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-drift][aria-pressed=false]`))); err != nil {
+		screenshot(t, ctx, "drift-diff-tab-reset")
+		t.Fatalf("Summary then Diff: the drift toggle is back on: %v", err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "drift=0") {
+		t.Errorf("URL after Summary then Diff = %q, want drift=0 kept", loc)
+	}
 
 	// On a phone, with the drift shown.
 	loc, _ := chromedp.Run(ctx, chromedp.Location())

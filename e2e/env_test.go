@@ -73,6 +73,13 @@ func TestEnvironmentPlanApply(t *testing.T) {
 			t.Errorf("stored report on a phone: %v", err)
 		}
 		screenshot(t, phone, "dev-plan-report-phone")
+		checkNoSideScroll(t, phone, "dev-plan-report-phone")
+		checkNotCramped(t, phone, "dev-plan-report-phone")
+		// The environment page with the Apply form of this plan, on the phone.
+		navigate(t, phone, "/environments/dev", `[data-testid=apply-form]`)
+		screenshot(t, phone, "dev-apply-phone")
+		checkNoSideScroll(t, phone, "dev-apply-phone")
+		checkNotCramped(t, phone, "dev-apply-phone")
 	}
 
 	// The finished ready plan brings the Apply form, carrying its id: the

@@ -170,6 +170,13 @@ func TestResourceDiffDirectionAndDrift(t *testing.T) {
 	if len(byTestID(frag, "diff-drift-note")) != 0 {
 		t.Error("drift note shown with drift=0")
 	}
+	// The tabs keep the choice: Summary and back to Diff shows the same diff.
+	for _, tab := range []string{"summary", "manifest", "diff", "events"} {
+		link := oneByTestID(t, frag, "tab-"+tab)
+		if !strings.Contains(attr(link, "href"), "drift=0") || !strings.Contains(attr(link, "hx-get"), "drift=0") {
+			t.Errorf("tab %s with drift=0 links to href %q, hx-get %q; want drift=0 kept", tab, attr(link, "href"), attr(link, "hx-get"))
+		}
+	}
 
 	// The inline view reads the same way: "−" live, "+" desired.
 	inline := ts.get(t, base+"&mode=unified", nil).Body.String()

@@ -14,5 +14,16 @@ document.addEventListener("htmx:afterSettle", function (e) {
     var node = a.querySelector(".node");
     if (node) node.classList.toggle("selected", a.getAttribute("data-ref") === ref);
   });
-  if (e.target && e.target.id === "panel") showSelectedNode();
+  if (e.target && e.target.id === "panel") {
+    showSelectedNode();
+    showPanel(panel);
+  }
 });
+// In one column (a phone, a narrow window) the panel sits below the tree
+// and the history: bring it into view when it opens or changes tab.
+function showPanel(panel) {
+  var layout = document.querySelector(".app-layout");
+  if (!panel || !layout || getComputedStyle(layout).gridTemplateColumns.split(" ").length > 1) return;
+  var r = panel.getBoundingClientRect();
+  if (r.top < 0 || r.top > window.innerHeight / 2) panel.scrollIntoView({ block: "start" });
+}

@@ -196,6 +196,23 @@ func diffQuery(p ResourcePanel, mode string, compact, drift bool) string {
 	return q
 }
 
+// tabQuery is what a tab link carries of the panel's current diff view:
+// the options that differ from the defaults (inline mode, full context, the
+// drift left out), so that switching tabs and back to Diff keeps them.
+func tabQuery(p ResourcePanel) string {
+	var q []string
+	if p.Diff.Mode == "unified" {
+		q = append(q, "mode=unified")
+	}
+	if !p.Diff.Compact {
+		q = append(q, "context=full")
+	}
+	if len(p.Drift) > 0 && !p.DriftInDiff {
+		q = append(q, "drift=0")
+	}
+	return strings.Join(q, "&")
+}
+
 func lineNum(n int) string {
 	if n == 0 {
 		return ""

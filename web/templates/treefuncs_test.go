@@ -27,3 +27,28 @@ func TestInfoLineImage(t *testing.T) {
 		}
 	}
 }
+
+// TestTabQuery: the tab links keep the diff view's options that differ
+// from the defaults, so Summary -> Diff shows the same diff (issue #18).
+func TestTabQuery(t *testing.T) {
+	drift := []kubeview.DriftField{{Path: "spec.replicas"}}
+	tests := []struct {
+		name string
+		p    ResourcePanel
+		want string
+	}{
+		{"defaults", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}}, ""},
+		{"drift shown (the default)", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}, Drift: drift, DriftInDiff: true}, ""},
+		{"drift left out", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}, Drift: drift}, "drift=0"},
+		{"no drift to leave out", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}}, ""},
+		{"inline, full", ResourcePanel{Diff: DiffView{Mode: "unified"}}, "mode=unified&context=full"},
+		{"all three", ResourcePanel{Diff: DiffView{Mode: "unified"}, Drift: drift}, "mode=unified&context=full&drift=0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tabQuery(tt.p); got != tt.want {
+				t.Errorf("tabQuery(%s) = %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
