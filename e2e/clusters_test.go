@@ -262,10 +262,11 @@ func TestRollbackStaysInItsCluster(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 
-	// No cluster: cart is in both, so the API refuses and names both.
+	// No cluster: with several clusters a write must name one (400 naming
+	// both), never a guess from the caches.
 	code, body := post("/v1/deploy/cart/rollback?namespace=storefront")
-	if code != http.StatusConflict || !strings.Contains(body, homeCluster) || !strings.Contains(body, secondCluster) {
-		t.Errorf("rollback of cart without a cluster = %d %s, want 409 naming both clusters", code, body)
+	if code != http.StatusBadRequest || !strings.Contains(body, "?cluster=") || !strings.Contains(body, homeCluster) || !strings.Contains(body, secondCluster) {
+		t.Errorf("rollback of cart without a cluster = %d %s, want 400 asking for ?cluster= and naming both clusters", code, body)
 	}
 	if rv := get(euApps).GetResourceVersion(); rv != euBefore.GetResourceVersion() {
 		t.Fatalf("the refused rollback changed eu-west's cart: resourceVersion %s -> %s", euBefore.GetResourceVersion(), rv)
