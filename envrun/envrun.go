@@ -382,8 +382,10 @@ func (r *Runner) audit(ctx context.Context, events typedcorev1.EventsGetter, env
 	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: "deploy-web-apply.", Namespace: env.Namespace},
-		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: env.Namespace},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "deploy-web-apply.", Namespace: env.Namespace},
+		// The apiserver requires involvedObject.namespace to be the
+		// Event's own, even for the (cluster-scoped) Namespace object.
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: env.Namespace, Namespace: env.Namespace},
 		Reason:         reason, Message: message, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "deploy-web"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
