@@ -231,9 +231,10 @@ func envClusters(cfg *deployplan.Config, targets []clusterTarget) map[string]str
 // names (envClusters) is the one planned and applied: a configured cluster
 // the environment maps to gives that cluster's config; any other
 // environment is resolved from its own cluster fields (in-cluster, or its
-// kubeconfig and context) by deployplan.RestConfig. An environment that
+// kubeconfig and context; without a kubeconfig, serve's --kubeconfig,
+// then $KUBECONFIG, then ~/.kube/config) by deployplan.RestConfig. An environment that
 // cannot be resolved gets an error, never another cluster's config.
-func envRestConfigs(cfg *deployplan.Config, targets []clusterTarget) func(env *deployplan.Environment) (*rest.Config, error) {
+func envRestConfigs(cfg *deployplan.Config, targets []clusterTarget, kubeconfig string) func(env *deployplan.Environment) (*rest.Config, error) {
 	mapped := envClusters(cfg, targets)
 	byName := map[string]*rest.Config{}
 	for _, t := range targets {
@@ -246,7 +247,7 @@ func envRestConfigs(cfg *deployplan.Config, targets []clusterTarget) func(env *d
 			}
 			return nil, fmt.Errorf("environment %s: cluster %s has no client configuration", env.Name, name)
 		}
-		rc, err := deployplan.RestConfig(env, "")
+		rc, err := deployplan.RestConfig(env, kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("environment %s: %w", env.Name, err)
 		}

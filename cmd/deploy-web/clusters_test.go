@@ -125,7 +125,7 @@ func TestEnvRestConfigs(t *testing.T) {
 	// shown) as eu-west, so it is eu-west's config, not its own file's.
 	wantHost := map[string]string{"a": "https://home", "b": "https://eu-west", "c": "https://devcluster", "d": "https://eu-west"}
 	shown := envClusters(cfg, targets)
-	resolve := envRestConfigs(cfg, targets)
+	resolve := envRestConfigs(cfg, targets, "")
 	hostOf := map[string]string{}
 	for _, tg := range targets {
 		hostOf[tg.cfg.Name] = tg.rc.Host
@@ -149,7 +149,7 @@ func TestEnvRestConfigs(t *testing.T) {
 	// Unmapped: resolved from the environment's own fields, or an error.
 	cfg.Environments = append(cfg.Environments, deployplan.Environment{Name: "g", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: own}})
 	targets2 := targets[:1]
-	resolve = envRestConfigs(cfg, targets2)
+	resolve = envRestConfigs(cfg, targets2, "")
 	if rc, err := resolve(&cfg.Environments[len(cfg.Environments)-1]); err != nil || rc.Host != "https://127.0.0.1:3" {
 		t.Errorf("unmapped environment g: config = %v, %v; want its own kubeconfig's https://127.0.0.1:3", rc, err)
 	}
@@ -164,7 +164,7 @@ func TestEnvRestConfigs(t *testing.T) {
 	}
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	env, _ := cfg.Env("a")
-	if rc, err := envRestConfigs(cfg, targets[1:])(env); err == nil {
+	if rc, err := envRestConfigs(cfg, targets[1:], "")(env); err == nil {
 		t.Errorf("inCluster environment with no in-cluster target outside a pod: config = %v, want an error", rc.Host)
 	}
 }

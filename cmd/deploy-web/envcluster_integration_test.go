@@ -54,7 +54,7 @@ func TestConsoleWritesTheEnvironmentsCluster(t *testing.T) {
 		t.Fatalf("the environments page names cluster %q for dev, want eu-west", got)
 	}
 	r := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{
-		ClusterConfig: envRestConfigs(cfg, targets),
+		ClusterConfig: envRestConfigs(cfg, targets, ""),
 		// What serve used to pass for every environment: it must not be used.
 		RestConfig: home.Cluster.Config, Events: home.Kube.CoreV1(),
 		ReportsDir: t.TempDir(), Store: planstore.New(home.Kube.CoreV1(), "deploy-web", 10), ApplyTimeout: time.Minute,

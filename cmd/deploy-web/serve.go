@@ -310,7 +310,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 		hopts.EnvClusters = envClusters(envCfg, targets)
-		envConfig := envRestConfigs(envCfg, targets)
+		envConfig := envRestConfigs(envCfg, targets, cfg.Kubeconfig)
 		for i := range envCfg.Environments {
 			e := &envCfg.Environments[i]
 			if erc, err := envConfig(e); err != nil {
