@@ -105,11 +105,14 @@ func TestWritesRefused(t *testing.T) {
 		{"wrong csrf token", admin, "POST", "/clusters/devcluster/apps/payments/billing/rollback", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {"x" + csrf}}, http.StatusForbidden},
 		{"cross-origin", admin, "POST", "/clusters/devcluster/apps/payments/billing/rollback", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusForbidden},
 		{"GET to a POST route", admin, "GET", "/v1/deploy/billing/rollback", nil, nil, http.StatusMethodNotAllowed},
-		{"non-admin", viewer, "POST", "/v1/deploy/billing/sync", nil, url.Values{"csrf_token": {csrf}}, http.StatusForbidden},
-		{"non-semver", admin, "POST", "/v1/deploy/billing/rollback?namespace=payments", nil, url.Values{"version": {"latest"}, "csrf_token": {csrf}}, http.StatusBadRequest},
-		{"pre-release", admin, "POST", "/v1/deploy/billing/rollback", nil, url.Values{"version": {"1.2.3-rc1"}, "csrf_token": {csrf}}, http.StatusBadRequest},
-		{"not in history", admin, "POST", "/v1/deploy/billing/rollback", nil, url.Values{"version": {"9.9.9"}, "csrf_token": {csrf}}, http.StatusBadRequest},
-		{"unknown app", admin, "POST", "/v1/deploy/nope/rollback", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusNotFound},
+		{"non-admin", viewer, "POST", "/v1/deploy/billing/sync?cluster=devcluster", nil, url.Values{"csrf_token": {csrf}}, http.StatusForbidden},
+		{"non-semver", admin, "POST", "/v1/deploy/billing/rollback?cluster=devcluster&namespace=payments", nil, url.Values{"version": {"latest"}, "csrf_token": {csrf}}, http.StatusBadRequest},
+		{"pre-release", admin, "POST", "/v1/deploy/billing/rollback?cluster=devcluster", nil, url.Values{"version": {"1.2.3-rc1"}, "csrf_token": {csrf}}, http.StatusBadRequest},
+		{"not in history", admin, "POST", "/v1/deploy/billing/rollback?cluster=devcluster", nil, url.Values{"version": {"9.9.9"}, "csrf_token": {csrf}}, http.StatusBadRequest},
+		{"unknown app", admin, "POST", "/v1/deploy/nope/rollback?cluster=devcluster", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusNotFound},
+		// With several clusters a write names its cluster, even for an App
+		// only one cluster has.
+		{"no cluster", admin, "POST", "/v1/deploy/billing/rollback", nil, url.Values{"version": {"4.1.0"}, "csrf_token": {csrf}}, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/hanzoai/deploy-web/deployplan"
@@ -49,7 +50,7 @@ type ObjectDiff struct {
 // objectDiffs renders env again and diffs each object against the live
 // cluster (restricted to the fields the manifest sets), with 3 lines of
 // context. A render at another commit than the report's gives no diffs.
-func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, error) {
+func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, error) {
 	rendered, err := deployplan.Render(ctx, env)
 	if err != nil {
 		return nil, err
@@ -57,12 +58,12 @@ func (r *Runner) objectDiffs(ctx context.Context, env *deployplan.Environment, r
 	if rendered.Commit != rep.DeployApply.Source.Commit {
 		return nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(r.opts.RestConfig)
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn, err := dynamic.NewForConfig(r.opts.RestConfig)
+	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func TestObjectDiffsStayInsideTheBoundary(t *testing.T) {
 		{Kind: "ConfigMap", Namespace: "prod", Name: "app-config", Action: "blocked"},
 	}
 	r := New(cfg, slog.New(slog.DiscardHandler), Options{RestConfig: p.Cluster.Config})
-	diffs, err := r.objectDiffs(ctx, env, rep)
+	diffs, err := r.objectDiffs(ctx, r.opts.RestConfig, env, rep)
 	if err != nil {
 		t.Fatal(err)
 	}

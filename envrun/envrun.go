@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
@@ -46,8 +47,14 @@ type Refresher interface {
 
 // Options configures a Runner.
 type Options struct {
-	// RestConfig reaches the cluster of every environment (the console
-	// runs in one cluster).
+	// ClusterConfig returns the rest config of an environment's own
+	// cluster: every read and write of its plan, apply, object diffs and
+	// audit Events goes there. An error ends the run with an error (never
+	// a fallback to another cluster). When set, RestConfig and Events are
+	// not used.
+	ClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
+	// RestConfig reaches the cluster of every environment when
+	// ClusterConfig is nil (one cluster, tests).
 	RestConfig *rest.Config
 	// ReportsDir receives each run's report and pre-apply capture.
 	ReportsDir string
@@ -228,9 +235,40 @@ func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deplo
 	return deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: confirm, ConfirmedNonProduction: !env.Protected}
 }
 
+// ErrNoCluster is the error of a run whose environment's cluster could not
+// be resolved (the details are in the server log).
+var ErrNoCluster = errors.New("envrun: the environment's cluster could not be resolved")
+
+// cluster returns the rest config and the audit Events client of env's
+// cluster.
+func (r *Runner) cluster(env *deployplan.Environment) (*rest.Config, typedcorev1.EventsGetter, error) {
+	if r.opts.ClusterConfig == nil {
+		return r.opts.RestConfig, r.opts.Events, nil
+	}
+	rc, err := r.opts.ClusterConfig(env)
+	if err == nil && rc == nil {
+		err = errors.New("no rest config")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rc, cs.CoreV1(), nil
+}
+
 func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string, reviewed *deployplan.Reviewed) {
+	rc, events, cerr := r.cluster(env)
+	if cerr != nil {
+		r.log.Error("environment's cluster not resolved: nothing planned or applied", "environment", env.Name, "run", run.ID, "err", cerr)
+		run.step("the cluster of environment " + env.Name + " could not be resolved: see the server log")
+		r.fail(ctx, env, run, fmt.Errorf("%w (environment %s): %v", ErrNoCluster, env.Name, cerr))
+		return
+	}
 	opts := deployplan.Options{
-		RestConfig: r.opts.RestConfig, ConfigPath: r.cfg.Path,
+		RestConfig: rc, ConfigPath: r.cfg.Path,
 		ReportPath: filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "deploy-report.json"),
 		Progress:   run.step,
 	}
@@ -238,7 +276,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	var err error
 	if run.Action == ActionApply {
 		run.step("apply of plan " + reviewed.PlanID + " requested by " + run.User)
-		r.audit(ctx, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s (plan %s)", run.User, env.Name, reviewed.PlanID))
+		r.audit(ctx, events, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s (plan %s)", run.User, env.Name, reviewed.PlanID))
 		rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, confirm), ReportPath: opts.ReportPath,
 			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")", Reviewed: reviewed})
 	} else {
@@ -251,7 +289,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
 		outcome = rep.Status()
 		run.step("diffing the rendered objects against the cluster")
-		diffs, derr := r.objectDiffs(ctx, env, rep)
+		diffs, derr := r.objectDiffs(ctx, rc, env, rep)
 		if derr != nil {
 			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
 		}
@@ -301,7 +339,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		r.opts.Count(run.Action, outcome)
 	}
 	if run.Action == ActionApply {
-		r.audit(ctx, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
 	}
 	if r.opts.Index != nil {
 		if rerr := r.opts.Index.Refresh(ctx, env.Name); rerr != nil {
@@ -315,21 +353,45 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	})
 }
 
+// fail ends a run that could not start on its cluster: the history keeps
+// the failure (with a summary safe to show), the environment is freed.
+func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run, err error) {
+	entry := planstore.Entry{Environment: env.Name, Action: run.Action, User: run.User, Time: run.Started,
+		Conclusion: "error", Summary: "the " + run.Action + " did not run (run " + run.ID + "): the cluster of environment " + env.Name + " could not be resolved; see the server log"}
+	if r.opts.Store != nil {
+		if saved, serr := r.opts.Store.Save(ctx, entry, nil); serr != nil {
+			r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
+		} else {
+			entry = saved
+		}
+	}
+	if r.opts.Count != nil {
+		r.opts.Count(run.Action, "error")
+	}
+	run.finish(nil, entry, err, func() {
+		r.mu.Lock()
+		delete(r.busy, env.Name)
+		r.mu.Unlock()
+	})
+}
+
 // audit records an Event on the environment's Namespace object.
-func (r *Runner) audit(ctx context.Context, env *deployplan.Environment, reason, message string) {
-	if r.opts.Events == nil {
+func (r *Runner) audit(ctx context.Context, events typedcorev1.EventsGetter, env *deployplan.Environment, reason, message string) {
+	if events == nil {
 		return
 	}
 	now := metav1.NewTime(time.Now())
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: "deploy-web-apply.", Namespace: env.Namespace},
-		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: env.Namespace},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "deploy-web-apply.", Namespace: env.Namespace},
+		// The apiserver requires involvedObject.namespace to be the
+		// Event's own, even for the (cluster-scoped) Namespace object.
+		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: env.Namespace, Namespace: env.Namespace},
 		Reason:         reason, Message: message, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: "deploy-web"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 		ReportingController: "hanzo.ai/deploy-web", ReportingInstance: "deploy-web",
 	}
-	if _, err := r.opts.Events.Events(env.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+	if _, err := events.Events(env.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
 		r.log.Error("audit event not recorded", "environment", env.Name, "reason", reason, "err", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +154,76 @@ func TestShutdownInterruptsRuns(t *testing.T) {
 	}
 	if _, err := r.Start("dev", ActionPlan, "alice", "", ""); errors.Is(err, ErrBusy) {
 		t.Error("the environment is still busy after the interrupted run ended")
+	}
+}
+
+// TestClusterConfigPerEnvironment: with ClusterConfig, each environment's
+// run reaches the cluster it returns, never RestConfig's (the home
+// cluster); an environment whose cluster cannot be resolved ends in an
+// error, in the history too, without reaching any cluster.
+func TestClusterConfigPerEnvironment(t *testing.T) {
+	base, _ := testRunner(t)
+	var homeHits, euHits atomic.Int32
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		homeHits.Add(1)
+		http.Error(w, "home", http.StatusInternalServerError)
+	}))
+	t.Cleanup(home.Close)
+	eu := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		euHits.Add(1)
+		http.Error(w, "eu", http.StatusInternalServerError)
+	}))
+	t.Cleanup(eu.Close)
+	cs := fake.NewClientset()
+	r := New(base.Config(), slog.New(slog.DiscardHandler), Options{
+		RestConfig: &rest.Config{Host: home.URL, Timeout: 3 * time.Second}, ReportsDir: t.TempDir(),
+		Store: planstore.New(cs.CoreV1(), "deploy-web", 5), Events: cs.CoreV1(),
+		ClusterConfig: func(env *deployplan.Environment) (*rest.Config, error) {
+			if env.Name == "dev" {
+				return &rest.Config{Host: eu.URL, Timeout: 3 * time.Second}, nil
+			}
+			return nil, errors.New("kubeconfig context \"test\" does not exist")
+		},
+	})
+	wait := func(run *Run) Snapshot {
+		t.Helper()
+		deadline := time.After(time.Minute)
+		for {
+			s := run.Snapshot()
+			if s.Done {
+				return s
+			}
+			select {
+			case <-s.Changed:
+			case <-deadline:
+				t.Fatalf("run %s not done", run.ID)
+			}
+		}
+	}
+	dev, err := r.Start("dev", ActionPlan, "alice", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := wait(dev); s.Report == nil {
+		t.Errorf("dev plan: no report (%v)", s.Err)
+	} else if got := s.Report.DeployApply.Target.Cluster; got != eu.URL {
+		t.Errorf("dev plan: target cluster %q, want its own %q", got, eu.URL)
+	}
+	if euHits.Load() == 0 {
+		t.Errorf("dev plan did not reach its cluster")
+	}
+	prod, err := r.Start("prod", ActionPlan, "alice", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := wait(prod)
+	if !errors.Is(s.Err, ErrNoCluster) || s.Report != nil {
+		t.Errorf("prod plan with no cluster: err %v, report %v; want ErrNoCluster and no report", s.Err, s.Report != nil)
+	}
+	if s.Entry.Conclusion != "error" || !strings.Contains(s.Entry.Summary, "could not be resolved") {
+		t.Errorf("prod plan history entry = %+v, want an error naming the unresolved cluster", s.Entry)
+	}
+	if n := homeHits.Load(); n != 0 {
+		t.Errorf("the home cluster (RestConfig) got %d requests, want none", n)
 	}
 }

@@ -59,7 +59,14 @@ func (c candidate) String() string { return c.c.Name + "/" + c.ns }
 func (s *Server) apiApp(r *http.Request, hintNamespace string) (appRef, error) {
 	name := r.PathValue("name")
 	clusters := s.clusters
-	if cn := r.URL.Query().Get("cluster"); cn != "" {
+	cn := r.URL.Query().Get("cluster")
+	if cn == "" && s.multiCluster() && !safeMethod(r.Method) {
+		// A write never goes where the caches say the App is: a cluster
+		// unreachable or not synced yet has an empty cache, and the write
+		// would land in another cluster's App of the same name.
+		return appRef{}, badRequest("cluster: with several clusters (%s) a write must name its cluster: add ?cluster=", strings.Join(s.clusterNames(), ", "))
+	}
+	if cn != "" {
 		c := s.cluster(cn)
 		if c == nil {
 			return appRef{}, notFound("cluster " + cn)
@@ -151,6 +158,12 @@ func checkApp(c *Cluster, ns, name string) error {
 func (s *Server) legacyApp(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	target := s.clusters[0]
+	if s.multiCluster() && !safeMethod(r.Method) {
+		// Redirecting a write means guessing its cluster from the caches
+		// (an unreachable cluster's is empty): refuse instead.
+		return &httpError{Status: http.StatusConflict, Reason: "ClusterRequired",
+			Public: "with several clusters (" + strings.Join(s.clusterNames(), ", ") + ") a write to app " + ns + "/" + name + " must use its cluster's URL, /clusters/{cluster}/apps/" + ns + "/" + name + "/..."}
+	}
 	if s.multiCluster() {
 		var found []candidate
 		for _, c := range s.clusters {
@@ -186,6 +199,11 @@ func (s *Server) legacyApp(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.Redirect(w, r, u, status)
 	return nil
+}
+
+// safeMethod reports whether a request only reads.
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
 // envTargets reports whether an environment of the plan engine deploys to

@@ -217,8 +217,13 @@ func TestTwoRealClusters(t *testing.T) {
 	if w := ts.get(t, "/clusters/us-east/apps/shop/web", nil); w.Code != http.StatusOK {
 		t.Errorf("us-east's app page while eu-west is down: status %d", w.Code)
 	}
-	if w := ts.do(t, request{target: "/readyz"}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"unreachable":["eu-west"]`) {
-		t.Errorf("GET /readyz while eu-west is down = %d %s, want 200 naming eu-west unreachable", w.Code, w.Body)
+	// /readyz stays ready and names no cluster (it is public); the log
+	// says eu-west is unreachable.
+	if w := ts.do(t, request{target: "/readyz"}); w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != `{"status":"ready"}` {
+		t.Errorf("GET /readyz while eu-west is down = %d %s, want 200 and the status only", w.Code, w.Body)
+	}
+	if logs := ts.log.String(); !strings.Contains(logs, "msg=readiness") || !strings.Contains(logs, "unreachable=[eu-west]") {
+		t.Errorf("log while eu-west is down = %q, want a readiness line naming eu-west unreachable", logs)
 	}
 
 	// Back: the stale marks go.
@@ -230,7 +235,10 @@ func TestTwoRealClusters(t *testing.T) {
 	pollPage(t, ts, "eu-west's rows live again", func(_ string, stale map[string]bool, banners []string) bool {
 		return !stale["eu-west/web"] && len(banners) == 0
 	})
-	if w := ts.do(t, request{target: "/readyz"}); w.Code != http.StatusOK || strings.Contains(w.Body.String(), "unreachable") {
+	if w := ts.do(t, request{target: "/readyz"}); w.Code != http.StatusOK || strings.TrimSpace(w.Body.String()) != `{"status":"ready"}` {
 		t.Errorf("GET /readyz after eu-west is back = %d %s, want ready", w.Code, w.Body)
+	}
+	if logs := ts.log.String(); !strings.Contains(logs, "msg=readiness status=ready not_synced=[] unreachable=[]") {
+		t.Errorf("log after eu-west is back = %q, want a readiness line naming no cluster", logs)
 	}
 }

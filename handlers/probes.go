@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 )
@@ -53,7 +55,10 @@ func decideReady(names []string, synced, reachable []bool) readiness {
 }
 
 // readyz: ready once the informer caches of every reachable cluster have
-// synced; says which clusters are not synced or unreachable.
+// synced. The route is public (probes carry no login), so it answers the
+// status only: which clusters are not synced or unreachable is the
+// fleet's layout, kept for the log (a line each time it changes) and the
+// metrics (deploy_web_cluster_reachable).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	names := make([]string, len(s.clusters))
 	synced := make([]bool, len(s.clusters))
@@ -65,11 +70,33 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !s.multiCluster() {
 		rd.NotSynced, rd.Unreachable = nil, nil // one cluster: the status says it all, as before clusters
 	}
+	s.logReadiness(rd)
 	status := http.StatusOK
 	if rd.Status != "ready" {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, rd)
+	writeJSON(w, status, readiness{Status: rd.Status})
+}
+
+// logReadiness logs the readiness detail of several clusters when it
+// changes (with one cluster the probe's status says it all).
+func (s *Server) logReadiness(rd readiness) {
+	if !s.multiCluster() {
+		return
+	}
+	detail := rd.Status + "|" + strings.Join(rd.NotSynced, ",") + "|" + strings.Join(rd.Unreachable, ",")
+	s.readyMu.Lock()
+	changed := detail != s.lastReady
+	s.lastReady = detail
+	s.readyMu.Unlock()
+	if !changed || s.log == nil {
+		return
+	}
+	level := slog.LevelInfo
+	if rd.Status != "ready" || len(rd.Unreachable) > 0 {
+		level = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), level, "readiness", "status", rd.Status, "not_synced", rd.NotSynced, "unreachable", rd.Unreachable)
 }
 
 // notFound answers every URL the route table does not know, and a GET to a

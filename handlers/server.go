@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -146,6 +147,9 @@ type Server struct {
 	// logStreams counts the live log streams, logReads the non-follow log
 	// reads, runStreams the plan-run streams.
 	logStreams, logReads, runStreams *userLimiter
+	// readyMu guards lastReady, the readiness detail last logged.
+	readyMu   sync.Mutex
+	lastReady string
 }
 
 // New wires the handlers. view, opts.Release and opts.Logs are the one

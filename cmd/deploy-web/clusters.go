@@ -225,3 +225,32 @@ func envClusters(cfg *deployplan.Config, targets []clusterTarget) map[string]str
 	}
 	return out
 }
+
+// envRestConfigs returns the rest config of each environment's own
+// cluster for the plan engine, so that the cluster the environments page
+// names (envClusters) is the one planned and applied: a configured cluster
+// the environment maps to gives that cluster's config; any other
+// environment is resolved from its own cluster fields (in-cluster, or its
+// kubeconfig and context; without a kubeconfig, serve's --kubeconfig,
+// then $KUBECONFIG, then ~/.kube/config) by deployplan.RestConfig. An environment that
+// cannot be resolved gets an error, never another cluster's config.
+func envRestConfigs(cfg *deployplan.Config, targets []clusterTarget, kubeconfig string) func(env *deployplan.Environment) (*rest.Config, error) {
+	mapped := envClusters(cfg, targets)
+	byName := map[string]*rest.Config{}
+	for _, t := range targets {
+		byName[t.cfg.Name] = t.rc
+	}
+	return func(env *deployplan.Environment) (*rest.Config, error) {
+		if name, ok := mapped[env.Name]; ok {
+			if rc := byName[name]; rc != nil {
+				return rest.CopyConfig(rc), nil
+			}
+			return nil, fmt.Errorf("environment %s: cluster %s has no client configuration", env.Name, name)
+		}
+		rc, err := deployplan.RestConfig(env, kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("environment %s: %w", env.Name, err)
+		}
+		return rc, nil
+	}
+}

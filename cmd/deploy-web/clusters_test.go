@@ -96,3 +96,75 @@ func TestEnvClusters(t *testing.T) {
 		t.Errorf("envClusters() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestEnvRestConfigs: each environment is planned and applied with the
+// config of the cluster the environments page names for it (never the
+// home cluster's because it is home); one no configured cluster matches
+// is resolved from its own kubeconfig and context, and one that cannot be
+// resolved gets an error rather than another cluster's config.
+func TestEnvRestConfigs(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own.kubeconfig")
+	if err := os.WriteFile(own, []byte(strings.ReplaceAll(testKubeconfig, "127.0.0.1:1", "127.0.0.1:3")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	targets := []clusterTarget{
+		{cfg: fleetset.Cluster{Name: "home", InCluster: true}, rc: &rest.Config{Host: "https://home"}},
+		{cfg: fleetset.Cluster{Name: "eu-west", Kubeconfig: "/k", Context: "admin@eu"}, rc: &rest.Config{Host: "https://eu-west"}},
+		{cfg: fleetset.Cluster{Name: "devcluster", Kubeconfig: "/k"}, rc: &rest.Config{Host: "https://devcluster"}},
+	}
+	cfg := &deployplan.Config{Environments: []deployplan.Environment{
+		{Name: "a", Cluster: deployplan.ClusterRef{InCluster: true}},
+		{Name: "b", Cluster: deployplan.ClusterRef{Context: "admin@eu"}},
+		{Name: "c", Cluster: deployplan.ClusterRef{Context: "devcluster"}},
+		{Name: "d", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: own}},
+		{Name: "e", Cluster: deployplan.ClusterRef{Context: "nowhere", Kubeconfig: own}},
+		{Name: "f", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: filepath.Join(dir, "missing.kubeconfig")}},
+	}}
+	// d names context admin@eu, which eu-west's is: it is mapped (and
+	// shown) as eu-west, so it is eu-west's config, not its own file's.
+	wantHost := map[string]string{"a": "https://home", "b": "https://eu-west", "c": "https://devcluster", "d": "https://eu-west"}
+	shown := envClusters(cfg, targets)
+	resolve := envRestConfigs(cfg, targets, "")
+	hostOf := map[string]string{}
+	for _, tg := range targets {
+		hostOf[tg.cfg.Name] = tg.rc.Host
+	}
+	for i := range cfg.Environments {
+		env := &cfg.Environments[i]
+		rc, err := resolve(env)
+		if want, ok := wantHost[env.Name]; ok {
+			if err != nil || rc.Host != want {
+				t.Errorf("environment %s: config = %v, %v; want host %s", env.Name, rc, err, want)
+				continue
+			}
+		}
+		if name, ok := shown[env.Name]; ok && (err != nil || rc.Host != hostOf[name]) {
+			t.Errorf("environment %s: the page shows cluster %s (%s) but the plan engine gets %v, %v", env.Name, name, hostOf[name], rc, err)
+		}
+		if err == nil && rc.Host == "https://home" && env.Name != "a" {
+			t.Errorf("environment %s: falls back to the home cluster", env.Name)
+		}
+	}
+	// Unmapped: resolved from the environment's own fields, or an error.
+	cfg.Environments = append(cfg.Environments, deployplan.Environment{Name: "g", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: own}})
+	targets2 := targets[:1]
+	resolve = envRestConfigs(cfg, targets2, "")
+	if rc, err := resolve(&cfg.Environments[len(cfg.Environments)-1]); err != nil || rc.Host != "https://127.0.0.1:3" {
+		t.Errorf("unmapped environment g: config = %v, %v; want its own kubeconfig's https://127.0.0.1:3", rc, err)
+	}
+	for _, name := range []string{"e", "f"} {
+		env, _ := cfg.Env(name)
+		rc, err := resolve(env)
+		if err == nil {
+			t.Errorf("environment %s (unresolvable): config = %v, want an error", name, rc.Host)
+		} else if strings.Contains(err.Error(), "secret-token-value") {
+			t.Errorf("environment %s: error %v shows a credential", name, err)
+		}
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	env, _ := cfg.Env("a")
+	if rc, err := envRestConfigs(cfg, targets[1:], "")(env); err == nil {
+		t.Errorf("inCluster environment with no in-cluster target outside a pod: config = %v, want an error", rc.Host)
+	}
+}

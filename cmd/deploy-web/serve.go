@@ -269,7 +269,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	home := members[homeCluster(targets)]
-	rc, cs := home.rc, home.cs
+	cs := home.cs
 	var informers []metrics.ClusterInformers
 	for _, m := range members {
 		informers = append(informers, metrics.ClusterInformers{Cluster: m.cfg.Name, Source: m.view,
@@ -310,12 +310,22 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 		hopts.EnvClusters = envClusters(envCfg, targets)
+		envConfig := envRestConfigs(envCfg, targets, cfg.Kubeconfig)
+		for i := range envCfg.Environments {
+			e := &envCfg.Environments[i]
+			if erc, err := envConfig(e); err != nil {
+				log.Warn("environment's cluster not resolved: its plans and applies will fail", "environment", e.Name, "err", err)
+			} else {
+				log.Info("environment", "environment", e.Name, "cluster", hopts.EnvClusters[e.Name], "host", erc.Host)
+			}
+		}
 		index := envsource.New(envCfg, log, time.Minute)
 		go index.Run(ctx)
 		hopts.Desired = index
 		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
-			RestConfig: rc, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
-			Events: cs.CoreV1(), Index: index, BaseContext: ctx,
+			// Each environment's own cluster; the history stays in home's.
+			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
+			Index: index, BaseContext: ctx,
 			Count: func(action, outcome string) {
 				if action == envrun.ActionApply {
 					met.Operation(metrics.OpApply, outcome)
