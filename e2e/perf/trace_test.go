@@ -19,9 +19,10 @@ import (
 )
 
 var (
-	traceDir  = flag.String("coldtrace", "../../artifacts/perf", "directory BenchmarkTraceCold writes its Chrome traces to")
-	shotDir   = flag.String("coldshots", "../../artifacts/e2e", "directory BenchmarkTraceCold writes its screenshots to")
-	shotLabel = flag.String("coldlabel", "", "label in the names of BenchmarkTraceCold's traces and screenshots (before, after)")
+	traceDir   = flag.String("coldtrace", "../../artifacts/perf", "directory BenchmarkTraceCold writes its Chrome traces to")
+	shotDir    = flag.String("coldshots", "../../artifacts/e2e", "directory BenchmarkTraceCold writes its screenshots to")
+	shotLabel  = flag.String("coldlabel", "", "label in the names of BenchmarkTraceCold's traces and screenshots (before, after)")
+	tracePhone = flag.Bool("coldphone", false, "BenchmarkTraceCold traces the pages at a phone's size (390x844) instead of 1440x900")
 )
 
 // coldPages are the pages the cold benchmarks load, with the element that
@@ -67,13 +68,17 @@ func BenchmarkTraceCold(b *testing.B) {
 			if *shotLabel != "" {
 				file = *shotLabel + "-" + file
 			}
+			trace := file
+			if *tracePhone {
+				trace += "-390x844"
+			}
 			for b.Loop() {
 				events := traceLoad(b, url+tc.path, tc.sel)
 				raw, err := json.Marshal(map[string]any{"traceEvents": events})
 				if err != nil {
 					b.Fatal(err)
 				}
-				path := filepath.Join(*traceDir, "cold-"+file+".json")
+				path := filepath.Join(*traceDir, "cold-"+trace+".json")
 				if err := os.WriteFile(path, raw, 0o644); err != nil {
 					b.Fatal(err)
 				}
@@ -91,6 +96,11 @@ func traceLoad(b *testing.B, url, sel string) []json.RawMessage {
 	b.Helper()
 	ctx, stop := coldBrowser(b)
 	defer stop()
+	if *tracePhone {
+		if err := chromedp.Do(ctx, deviceSize(390, 844, true)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var (
 		mu     sync.Mutex
 		events []json.RawMessage
@@ -260,6 +270,7 @@ func summarise(raw []json.RawMessage) string {
 	for len(stack) > 0 {
 		pop()
 	}
+	var sb strings.Builder
 	// Requests: when each resource was asked for and finished.
 	var reqs []string
 	sent := map[string]float64{}
@@ -298,7 +309,6 @@ func summarise(raw []json.RawMessage) string {
 			}
 		}
 	}
-	var sb strings.Builder
 	fmt.Fprintf(&sb, "  markers (ms after navigationStart):")
 	for _, k := range []string{"firstPaint", "firstContentfulPaint", "largestContentfulPaint::Candidate", "domContentLoadedEventEnd", "loadEventEnd"} {
 		if t, ok := marks[k]; ok {
@@ -313,6 +323,27 @@ func summarise(raw []json.RawMessage) string {
 	sort.Slice(keys, func(i, j int) bool { return self[keys[i]] > self[keys[j]] })
 	for _, k := range keys {
 		fmt.Fprintf(&sb, "    %-28s %7.1f ms\n", k, self[k]/1000)
+	}
+	// The style and layout passes: how many elements and layout objects
+	// each touched (counts, unlike times, do not depend on the machine's load).
+	fmt.Fprintf(&sb, "  style and layout passes (ms after navigationStart):\n")
+	for _, e := range mine {
+		if e.Dur < 1000 || (e.Name != "UpdateLayoutTree" && e.Name != "Layout") {
+			continue
+		}
+		var a struct {
+			ElementCount int `json:"elementCount"`
+			BeginData    struct {
+				DirtyObjects int `json:"dirtyObjects"`
+				TotalObjects int `json:"totalObjects"`
+			} `json:"beginData"`
+		}
+		_ = json.Unmarshal(e.Args, &a)
+		if e.Name == "Layout" {
+			fmt.Fprintf(&sb, "    %7.1f Layout %d of %d objects, %.1f ms\n", (e.TS-nav)/1000, a.BeginData.DirtyObjects, a.BeginData.TotalObjects, e.Dur/1000)
+		} else {
+			fmt.Fprintf(&sb, "    %7.1f style recalc %d elements, %.1f ms\n", (e.TS-nav)/1000, a.ElementCount, e.Dur/1000)
+		}
 	}
 	sort.Strings(reqs)
 	fmt.Fprintf(&sb, "  requests (sent -> finished):\n%s", strings.Join(reqs, ""))
@@ -336,13 +367,7 @@ func screenshots(b *testing.B, url, sel, prefix string) {
 		w, h   int64
 		mobile bool
 	}{{1440, 900, false}, {390, 844, true}} {
-		size := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-				Width: s.w, Height: s.h, DeviceScaleFactor: 1, Mobile: s.mobile,
-			})
-			return err
-		})
-		if err := chromedp.Do(ctx, size, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		if err := chromedp.Do(ctx, deviceSize(s.w, s.h, s.mobile), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
 			b.Fatalf("%s: %v", url, err)
 		}
 		buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -353,4 +378,14 @@ func screenshots(b *testing.B, url, sel, prefix string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// deviceSize emulates a screen of w x h CSS pixels.
+func deviceSize(w, h int64, mobile bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: w, Height: h, DeviceScaleFactor: 1, Mobile: mobile,
+		})
+		return err
+	})
 }
