@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"net/http"
+	"slices"
 	"testing"
+
+	"golang.org/x/net/html"
 
 	"github.com/hanzoai/deploy-web/web/static"
 )
@@ -55,13 +58,21 @@ func TestStaticAssets(t *testing.T) {
 	var links []string
 	for _, n := range byTag(doc, "link") {
 		links = append(links, attr(n, "href"))
+		// The stylesheet is inlined: nothing in <head> blocks the first paint.
+		if attr(n, "rel") == "stylesheet" {
+			t.Errorf("GET /: render-blocking <link rel=stylesheet href=%q>, want the stylesheet inlined", attr(n, "href"))
+		}
+	}
+	for _, n := range byTag(doc, "script") {
+		if !slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "defer" }) {
+			t.Errorf("GET /: <script src=%q> without defer blocks the parser", attr(n, "src"))
+		}
 	}
 	for _, n := range byTag(doc, "script") {
 		links = append(links, attr(n, "src"))
 	}
 	want := map[string]bool{
 		"/static/favicon.svg?v=" + hashOf("favicon.svg"):                             true,
-		"/static/app.css?v=" + hashOf("app.css"):                                     true,
 		"/static/htmx-2.0.11.min.js?v=" + hashOf("htmx-2.0.11.min.js"):               true,
 		"/static/htmx-ext-sse-2.2.4.min.js?v=" + hashOf("htmx-ext-sse-2.2.4.min.js"): true,
 		"/static/app.js?v=" + hashOf("app.js"):                                       true,

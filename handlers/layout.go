@@ -9,7 +9,7 @@ import (
 
 // layout fills the frame's props from the request's identity.
 func (s *Site) layout(r *http.Request, nav, title string) templates.LayoutProps {
-	p := templates.LayoutProps{Title: title, Nav: nav, Assets: s.assets.url}
+	p := templates.LayoutProps{Title: title, Nav: nav, Assets: s.assets.url, Style: s.assets.style}
 	if id, ok := auth.FromContext(r.Context()); ok {
 		p.User = displayName(id)
 		p.CSRF = auth.CSRFToken(r.Context())

@@ -120,7 +120,8 @@ func TestProtectedRoutesDenyUnauthenticated(t *testing.T) {
 				if got, want := ts.auth.last(), method+" "+path; got != want {
 					t.Errorf("%s %s unauthenticated: Require saw %q, want %q", method, path, got, want)
 				}
-				for _, leak := range []string{"app-row", "fleet-results", "items"} {
+				// "items" quoted: the JSON list's key (the inlined stylesheet says align-items).
+				for _, leak := range []string{"app-row", "fleet-results", `"items"`} {
 					if strings.Contains(w.Body.String(), leak) {
 						t.Errorf("%s %s unauthenticated: body contains %q, want a bare denial", method, path, leak)
 					}

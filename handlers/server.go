@@ -200,7 +200,7 @@ func (s *Server) multiCluster() bool { return len(s.clusters) > 1 }
 // Handler returns the whole site: the route table behind the common
 // middleware (request id and logging, security headers, the body cap).
 func (s *Server) Handler() http.Handler {
-	return s.withRequestLog(securityHeaders(s.limitBody(MaxRequestBody, s.mux())))
+	return s.withRequestLog(securityHeaders(s.assets.csp, s.limitBody(MaxRequestBody, s.mux())))
 }
 
 type ctxKey int

@@ -25,6 +25,10 @@ type LayoutProps struct {
 	Nav string
 	// Assets maps a static file name to its cache-busting URL.
 	Assets func(name string) string
+	// Style is the stylesheet inlined in <head> (a <style> element the
+	// Content-Security-Policy allows by its hash), so the first paint waits
+	// for no stylesheet request.
+	Style templ.Component
 }
 
 // FleetQuery is the application list's view state, all of it in the URL.
