@@ -258,3 +258,89 @@ func TestOthersOwnSecretValues(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCaptureNames: a name or namespace that is not DNS-1123 (control
+// characters, slashes) is refused, in an object file and in the index.
+func TestReadCaptureNames(t *testing.T) {
+	for _, tt := range []struct{ file, content string }{
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\u001b[2Jb","namespace":"dev"}}`},
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"../a","namespace":"dev"}}`},
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"de\nv"}}`},
+		{CaptureIndexFile, `{"kind":"Secret","name":"db\r\nx","existed":true}` + "\n"},
+		{CaptureIndexFile, `{"kind":"ConfigMap","name":"A","existed":true}` + "\n"},
+		{CaptureIndexFile, "not json\n"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadCapture(dir); err == nil {
+			t.Errorf("ReadCapture of %s %q: no error", tt.file, tt.content)
+		}
+	}
+}
+
+// TestCaptureChecks: an object is accepted only when the index lists it
+// (kind, namespace, name, group) as existing, of a kind the engine writes,
+// once; its uid must be the live object's; its images must be running or
+// admitted by the catalog.
+func TestCaptureChecks(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured { return &unstructured.Unstructured{Object: mustJSON(t, s)} }
+	cm := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"}}`)
+	unlisted := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"dev"}}`)
+	created := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"dev"}}`)
+	otherNS := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"prod"}}`)
+	role := obj(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r","namespace":"dev"}}`)
+	dep := obj(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"dev"},
+	  "spec":{"template":{"spec":{"containers":[{"name":"api","image":"reg.example/api:old"},{"name":"evil","image":"evil.example/miner:1"}]}}}}`)
+	index := []captureEntry{
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true, UID: "u-a"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "c"},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "dev", Name: "r", Existed: true},
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "dev", Name: "api", Existed: true, UID: "u-api"},
+	}
+	entries, bs := captureChecks([]*unstructured.Unstructured{cm, unlisted, created, otherNS, role, dep, cm}, index)
+	var ids []string
+	for _, b := range bs {
+		ids = append(ids, b.ID)
+	}
+	want := "capture-unlisted:ConfigMap/b,capture-unlisted:ConfigMap/c,capture-unlisted:ConfigMap/a,capture-kind:Role/r,capture-duplicate:ConfigMap/a"
+	if strings.Join(ids, ",") != want {
+		t.Errorf("captureChecks blockers = %v, want %s", ids, want)
+	}
+	if len(entries) != 2 {
+		t.Errorf("captureChecks accepted %d objects, want 2 (ConfigMap/a, Deployment/api)", len(entries))
+	}
+
+	liveCM := cm.DeepCopy()
+	liveCM.SetUID("u-other")
+	env := &Environment{Name: "dev", Namespace: "dev"}
+	actions := map[string]string{}
+	bs = restoreUIDChecks(env, []*unstructured.Unstructured{cm, dep}, entries, map[string]*unstructured.Unstructured{key(cm): liveCM}, actions)
+	if len(bs) != 1 || bs[0].ID != "capture-uid:ConfigMap/a" || actions[key(cm)] != ActionBlocked {
+		t.Errorf("restoreUIDChecks = %v", bs)
+	}
+	liveCM.SetUID("u-a")
+	if bs := restoreUIDChecks(env, []*unstructured.Unstructured{cm}, entries, map[string]*unstructured.Unstructured{key(cm): liveCM}, map[string]string{}); len(bs) != 0 {
+		t.Errorf("restoreUIDChecks of the same uid = %v", bs)
+	}
+
+	cat := &Catalog{Services: []CatalogService{{Image: "reg.example/api:new"}}}
+	liveDep := obj(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"dev"},
+	  "spec":{"template":{"spec":{"containers":[{"name":"api","image":"reg.example/api:new"}]}}}}`)
+	live := map[string]*unstructured.Unstructured{key(dep): liveDep}
+	bs = restoreImageChecks([]*unstructured.Unstructured{dep}, live, cat, map[string]string{})
+	if len(bs) != 1 || bs[0].ID != "capture-image:Deployment/api/evil" || !strings.Contains(bs[0].Message, "evil.example/miner:1") {
+		t.Errorf("restoreImageChecks = %v", bs)
+	}
+	// Without a catalog, only the running images pass.
+	bs = restoreImageChecks([]*unstructured.Unstructured{dep}, live, nil, map[string]string{})
+	if len(bs) != 2 {
+		t.Errorf("restoreImageChecks without a catalog = %v, want 2 blockers", bs)
+	}
+	// A running image passes without a catalog.
+	liveDep2 := dep.DeepCopy()
+	if bs := restoreImageChecks([]*unstructured.Unstructured{dep}, map[string]*unstructured.Unstructured{key(dep): liveDep2}, nil, map[string]string{}); len(bs) != 0 {
+		t.Errorf("restoreImageChecks of running images = %v", bs)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -294,12 +295,18 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		bad := t.TempDir()
 		os.WriteFile(filepath.Join(bad, "a.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"kube-system"},"data":{"a":"b"}}`), 0o644)
 		os.WriteFile(filepath.Join(bad, "b.json"), []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"y"},"stringData":{"a":"b"}}`), 0o644)
-		os.WriteFile(filepath.Join(bad, "c.json"), []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"deploy-web-apply"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "c.json"), []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"deploy-web-apply","namespace":"sample-dev"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "e.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"not-indexed","namespace":"sample-dev"}}`), 0o644)
+		// The index lists x (in another namespace) and the Lease, so the
+		// boundary and kind checks are what refuse them.
+		os.WriteFile(filepath.Join(bad, deployplan.CaptureIndexFile), []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"kube-system","name":"x","existed":true}`+"\n"+
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","namespace":"sample-dev","name":"deploy-web-apply","existed":true}`+"\n"), 0o644)
 		before := s.snapshot()
 		r := filepath.Join(s.reports, "restore-bad.json")
 		code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production", "--write-report", r}, base...)...)
 		// One blocker per root cause, its message naming the object.
-		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER reserved-name: Lease/deploy-web-apply"} {
+		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER capture-kind: the capture holds Lease/deploy-web-apply",
+			"BLOCKER capture-unlisted: the capture holds ConfigMap/not-indexed"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("restore of a tampered capture: stderr lacks %s", want)
 			}
@@ -309,6 +316,27 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		if d := s.readReport(r).DeployApply; d.Conclusion.Status != deployplan.StatusRefused {
 			t.Errorf("refused restore report = %+v", d.Conclusion)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused restore changed the cluster")
+		}
+		// A real capture with an image nothing runs and the catalog does
+		// not admit, and a ConfigMap the index says the apply created.
+		evil := t.TempDir()
+		files, _ := filepath.Glob(filepath.Join(capture, "*"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			if strings.Contains(string(data), `"kind": "Deployment"`) {
+				data = regexp.MustCompile(`"image": "[^"]*"`).ReplaceAll(data, []byte(`"image": "evil.example/miner:1"`))
+			}
+			os.WriteFile(filepath.Join(evil, filepath.Base(f)), data, 0o644)
+		}
+		os.WriteFile(filepath.Join(evil, "999-configmap-new.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new-config","namespace":"sample-dev"}}`), 0o644)
+		idx, _ := os.ReadFile(filepath.Join(evil, deployplan.CaptureIndexFile))
+		os.WriteFile(filepath.Join(evil, deployplan.CaptureIndexFile), append(idx, []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"sample-dev","name":"new-config","existed":false}`+"\n")...), 0o644)
+		code, _, stderr = s.cli(append([]string{"restore", "--capture", evil, "--confirm-env=sample-dev", "--confirmed-non-production"}, base...)...)
+		if code != 2 || !strings.Contains(stderr, `BLOCKER capture-image`) || !strings.Contains(stderr, `"evil.example/miner:1"`) || !strings.Contains(stderr, "ConfigMap/new-config") {
+			t.Errorf("restore of a capture with a foreign image = %d (%s), want 2 with capture-image and capture-unlisted blockers", code, stderr)
 		}
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused restore changed the cluster")
