@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -342,5 +344,41 @@ func TestCaptureChecks(t *testing.T) {
 	liveDep2 := dep.DeepCopy()
 	if bs := restoreImageChecks([]*unstructured.Unstructured{dep}, map[string]*unstructured.Unstructured{key(dep): liveDep2}, nil, map[string]string{}); len(bs) != 0 {
 		t.Errorf("restoreImageChecks of running images = %v", bs)
+	}
+}
+
+// TestReadCaptureFIFO: a FIFO in a capture is refused at once (opening it
+// would wait for a writer forever).
+func TestReadCaptureFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "000-configmap-a.json"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := ReadCapture(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadCapture of a FIFO = %v, want not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReadCapture of a folder with a FIFO did not return in 30s")
+	}
+	// readCaptureFile (a FIFO swapped in after the listing) does not wait
+	// either.
+	go func() {
+		_, err := readCaptureFile(filepath.Join(dir, "000-configmap-a.json"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("readCaptureFile of a FIFO = %v, want not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("readCaptureFile of a FIFO did not return in 30s")
 	}
 }

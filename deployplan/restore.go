@@ -110,6 +110,11 @@ func readCapture(dir string) (*capture, error) {
 		if e.IsDir() {
 			continue
 		}
+		if !e.Type().IsRegular() {
+			// A FIFO, socket or device: opening a FIFO blocks until a
+			// writer comes, so it is refused before any open.
+			return nil, fmt.Errorf("deployplan: capture %s: %s is not a regular file", dir, name)
+		}
 		data, err := readCaptureFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
@@ -138,10 +143,13 @@ func readCapture(dir string) (*capture, error) {
 	return &capture{objs: objs, secrets: secrets, index: index}, nil
 }
 
-// readCaptureFile reads one regular file, never through a symbolic link,
-// at most MaxCaptureFileBytes.
+// readCaptureFile reads one regular file, never through a symbolic link
+// and never waiting on a FIFO, at most MaxCaptureFileBytes.
 func readCaptureFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: should a FIFO replace the file after the folder was
+	// listed, the open does not wait for a writer (a regular file ignores
+	// the flag); the mode check below then refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: capture file %s: %w (symlinks are not followed in a capture)", path, err)
 	}
