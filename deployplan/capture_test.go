@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -380,5 +381,35 @@ func TestReadCaptureFIFO(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("readCaptureFile of a FIFO did not return in 30s")
+	}
+}
+
+// TestReadCaptureObjectCap: the object cap is checked while a file is
+// decoded: a file of many tiny documents stops at the cap, across files
+// too.
+func TestReadCaptureObjectCap(t *testing.T) {
+	docs := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString("{apiVersion: v1, kind: ConfigMap, metadata: {name: " + prefix + itoa(i) + "}}\n---\n")
+		}
+		return b.String()
+	}
+	if _, err := decodeCaptureFile("many.yaml", []byte(docs("a", 10)), 3); !errors.Is(err, errTooManyObjects) {
+		t.Errorf("decodeCaptureFile of 10 documents with a cap of 3 = %v, want errTooManyObjects", err)
+	}
+	if got, err := decodeCaptureFile("few.yaml", []byte(docs("a", 3)), 3); err != nil || len(got) != 3 {
+		t.Errorf("decodeCaptureFile of 3 documents with a cap of 3 = %d, %v", len(got), err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(docs("a", MaxCaptureFiles+500)), 0o644)
+	if _, _, err := ReadCapture(dir); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("ReadCapture of one file of %d documents = %v", MaxCaptureFiles+500, err)
+	}
+	dir = t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(docs("a", MaxCaptureFiles-5)), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(docs("b", 10)), 0o644)
+	if _, _, err := ReadCapture(dir); !errors.Is(err, errTooManyObjects) {
+		t.Errorf("ReadCapture of two files over the cap = %v, want errTooManyObjects", err)
 	}
 }

@@ -131,7 +131,7 @@ func readCapture(dir string) (*capture, error) {
 			secrets = captureSecrets(index)
 			continue
 		}
-		got, err := decodeCaptureFile(name, data)
+		got, err := decodeCaptureFile(name, data, MaxCaptureFiles-len(objs))
 		if err != nil {
 			return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 		}
@@ -171,8 +171,13 @@ func readCaptureFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// decodeCaptureFile decodes every document of one file into objects.
-func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, error) {
+// errTooManyObjects: the capture holds more objects than MaxCaptureFiles.
+var errTooManyObjects = fmt.Errorf("more than %d objects: not a capture", MaxCaptureFiles)
+
+// decodeCaptureFile decodes every document of one file into objects, at
+// most max of them: the cap is checked as each document is decoded, so a
+// file of many tiny documents stops at the cap.
+func decodeCaptureFile(name string, data []byte, max int) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
 	var out []*unstructured.Unstructured
 	for {
@@ -186,6 +191,9 @@ func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, 
 		}
 		if m == nil {
 			continue
+		}
+		if len(out) >= max {
+			return nil, fmt.Errorf("%s: %w", name, errTooManyObjects)
 		}
 		u := &unstructured.Unstructured{Object: m}
 		switch {
