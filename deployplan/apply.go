@@ -207,6 +207,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	captured := ps.objs
 	if opts.Prune {
 		for _, orphan := range d.Orphans {
+			if !orphan.prunable {
+				continue // never deleted: not captured
+			}
 			o := orphanObject(orphan, env.Namespace)
 			l, err := cl.get(ctx, o)
 			if err != nil {

@@ -413,3 +413,25 @@ func TestReadCaptureObjectCap(t *testing.T) {
 		t.Errorf("ReadCapture of two files over the cap = %v, want errTooManyObjects", err)
 	}
 }
+
+// TestEnvironmentMarker: the marker replaces a manifest's value, leaves
+// the rendered object alone, and is not part of a Secret's hash.
+func TestEnvironmentMarker(t *testing.T) {
+	sec := &unstructured.Unstructured{Object: mustJSON(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"dev",
+	  "annotations":{"a":"b","deploy-web.hanzo.ai/environment":"other"}},"stringData":{"k":"v"}}`)}
+	got := withEnvironment(sec, "dev")
+	if got.GetAnnotations()[EnvironmentAnnotation] != "dev" || got.GetAnnotations()["a"] != "b" {
+		t.Errorf("withEnvironment annotations = %v", got.GetAnnotations())
+	}
+	if sec.GetAnnotations()[EnvironmentAnnotation] != "other" {
+		t.Error("withEnvironment changed its argument")
+	}
+	h1, _ := SecretHash(sec)
+	h2, _ := SecretHash(got)
+	plain := sec.DeepCopy()
+	plain.SetAnnotations(map[string]string{"a": "b"})
+	h3, _ := SecretHash(plain)
+	if h1 != h2 || h2 != h3 {
+		t.Errorf("SecretHash depends on the environment marker: %s %s %s", h1, h2, h3)
+	}
+}

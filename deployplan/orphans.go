@@ -34,6 +34,29 @@ type Orphan struct {
 	// deleted), kept (it changed since the plan) or failed.
 	Result  string `json:"result,omitempty"`
 	Message string `json:"message,omitempty"`
+	// prunable: it carries this environment's marker, so --prune may
+	// delete it (pruneOne checks again on the live object).
+	prunable bool
+}
+
+// EnvironmentAnnotation is stamped by every apply (and its dry-run) on
+// every object it sends, with the environment's name: environments that
+// share a namespace share the field manager too, so the marker is what
+// tells whose object it is. An annotation, not a label: selectors and
+// label queries stay as the manifests wrote them.
+const EnvironmentAnnotation = "deploy-web.hanzo.ai/environment"
+
+// withEnvironment returns a copy of u carrying EnvironmentAnnotation env
+// (replacing any value the manifest wrote).
+func withEnvironment(u *unstructured.Unstructured, env string) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	ann := c.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[EnvironmentAnnotation] = env
+	c.SetAnnotations(ann)
+	return c
 }
 
 // orphanKinds are the kinds an apply may prune: the namespaced kinds the
@@ -90,6 +113,10 @@ func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []
 			if m.DeletionTimestamp != nil || !appliedByEngine(m.ManagedFields) {
 				continue
 			}
+			marker, marked := m.Annotations[EnvironmentAnnotation]
+			if marked && marker != env.Name {
+				continue // another environment's object
+			}
 			kind := m.Kind
 			if kind == "" || kind == "PartialObjectMetadata" {
 				kind = kindOf(gvr)
@@ -103,9 +130,15 @@ func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []
 			if want[gvr.Group+"/"+kind+"/"+m.Name] || ReservedName(u) != "" {
 				continue
 			}
-			out = append(out, Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID),
-				Hint: fmt.Sprintf("applied by deploy-web earlier, no longer rendered: delete it with --prune on the next apply, or %s -n %s delete %s/%s",
-					kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)})
+			o := Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID), prunable: marked}
+			del := fmt.Sprintf("%s -n %s delete %s/%s", kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)
+			if marked {
+				o.Hint = fmt.Sprintf("applied by deploy-web earlier for environment %s, no longer rendered: delete it with --prune on the next apply, or %s", env.Name, del)
+			} else {
+				o.Hint = fmt.Sprintf("applied by deploy-web before environment markers (no %s annotation), no longer rendered: it may belong to another environment of this namespace, so --prune never deletes it; if it is %s's, %s",
+					EnvironmentAnnotation, env.Name, del)
+			}
+			out = append(out, o)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -141,7 +174,8 @@ func orphanObject(o Orphan, ns string) *unstructured.Unstructured {
 // pruneOne deletes one orphan if it is still the object the plan saw (same
 // uid, still applied by deploy-web): the deletion carries the uid as a
 // precondition. It returns the result and a message.
-func (c *clients) pruneOne(ctx context.Context, o Orphan, ns string) (string, string) {
+func (c *clients) pruneOne(ctx context.Context, o Orphan, env *Environment) (string, string) {
+	ns := env.Namespace
 	u := orphanObject(o, ns)
 	ri, gvr, err := c.resource(u)
 	if err != nil {
@@ -157,6 +191,8 @@ func (c *clients) pruneOne(ctx context.Context, o Orphan, ns string) (string, st
 		return OrphanKept, "re-created since the plan (another uid): not deleted"
 	case !appliedByEngine(cur.ManagedFields):
 		return OrphanKept, "no longer applied by deploy-web: not deleted"
+	case cur.Annotations[EnvironmentAnnotation] != env.Name:
+		return OrphanKept, fmt.Sprintf("no %s annotation of %s (applied before environment markers, or another environment's): never deleted by --prune, delete it by hand if it must go", EnvironmentAnnotation, env.Name)
 	}
 	uid := types.UID(o.UID)
 	bg := metav1.DeletePropagationBackground
@@ -181,11 +217,15 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 	var failed []string
 	for i := range d.Orphans {
 		o := &d.Orphans[i]
+		if !o.prunable {
+			o.Result, o.Message = OrphanKept, fmt.Sprintf("no %s annotation of %s (applied before environment markers): never deleted by --prune, delete it by hand if it must go", EnvironmentAnnotation, env.Name)
+			continue
+		}
 		if err := ps.guard(ctx, opts, "delete orphan "+o.Kind+"/"+o.Name); err != nil {
 			return "", err
 		}
 		opts.progress("prune orphan %s/%s", o.Kind, o.Name)
-		o.Result, o.Message = ps.cl.pruneOne(ctx, *o, env.Namespace)
+		o.Result, o.Message = ps.cl.pruneOne(ctx, *o, env)
 		if o.Result == OrphanFailed {
 			failed = append(failed, fmt.Sprintf("%s/%s (%s)", o.Kind, o.Name, o.Message))
 		}

@@ -387,6 +387,7 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 		d.Target.Cluster = cfg.Host
 		ps.cl, err = newClients(cfg)
 		if err == nil {
+			ps.cl.env = env.Name
 			_, err = ps.cl.disc.ServerVersion()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,6 +163,24 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused prune changed the cluster")
 		}
+		// Another environment of the namespace (sample-b, as its apply
+		// leaves its objects: field manager deploy-web, its marker) and an
+		// object applied before the markers existed: neither is deleted.
+		ssa := func(name string, ann map[string]string) {
+			t.Helper()
+			cm := corev1ac.ConfigMap(name, ns).WithData(map[string]string{"K": "v"})
+			if ann != nil {
+				cm = cm.WithAnnotations(ann)
+			}
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: deployplan.FieldManager}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ssa("b-config", map[string]string{deployplan.EnvironmentAnnotation: "sample-b"})
+		ssa("legacy-config", nil)
+		if old, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); err != nil || old.Annotations[deployplan.EnvironmentAnnotation] != "sample-dev" {
+			t.Errorf("old-config as applied: %v %v, want the marker of sample-dev", old.GetAnnotations(), err)
+		}
 		p := filepath.Join(s.reports, "v2.json")
 		if code, _, _ := s.cli(append(pruneArgs, "--write-report", p)...); code != 0 {
 			t.Fatalf("apply v2 --prune = %d, want 0", code)
@@ -170,8 +189,15 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if !strings.Contains(d.Conclusion.Summary, "1 orphan(s) pruned") {
 			t.Errorf("summary = %q, want it to count the pruned orphan", d.Conclusion.Summary)
 		}
-		if len(d.Orphans) != 1 || d.Orphans[0].Result != deployplan.OrphanDeleted {
-			t.Errorf("orphans after --prune = %+v, want old-config deleted", d.Orphans)
+		if len(d.Orphans) != 2 || d.Orphans[0].Name != "legacy-config" || d.Orphans[0].Result != deployplan.OrphanKept ||
+			!strings.Contains(d.Orphans[0].Hint, "never deletes it") || d.Orphans[1].Name != "old-config" || d.Orphans[1].Result != deployplan.OrphanDeleted {
+			t.Errorf("orphans after --prune = %+v, want legacy-config kept with a hint and old-config deleted", d.Orphans)
+		}
+		for _, name := range []string{"b-config", "legacy-config"} {
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s after sample-dev's --prune: %v, want it kept", name, err)
+			}
+			s.kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
 		}
 		if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("old-config after --prune: %v, want not found", err)
