@@ -435,3 +435,38 @@ func TestEnvironmentMarker(t *testing.T) {
 		t.Errorf("SecretHash depends on the environment marker: %s %s %s", h1, h2, h3)
 	}
 }
+
+// TestCheckPruneCount: a prune of more than MaxPruneObjects orphans, or of
+// more than half of the environment's objects, is refused; orphans that
+// are never deleted (unmarked, PVCs) do not count.
+func TestCheckPruneCount(t *testing.T) {
+	orphans := func(n int, prunable bool) []Orphan {
+		var out []Orphan
+		for i := 0; i < n; i++ {
+			out = append(out, Orphan{Kind: "ConfigMap", Name: "c" + itoa(i), prunable: prunable})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		orphans  []Orphan
+		rendered int
+		refused  bool
+	}{
+		{nil, 0, false},
+		{orphans(1, true), 7, false},
+		{orphans(5, true), 5, false},
+		{orphans(6, true), 5, true},
+		{orphans(1, true), 0, true},
+		{orphans(20, true), 100, false},
+		{orphans(21, true), 100, true},
+		{orphans(50, false), 1, false},
+	} {
+		err := checkPruneCount(tt.orphans, tt.rendered)
+		if (err != nil) != tt.refused {
+			t.Errorf("checkPruneCount(%d orphans, %d rendered) = %v, want refused %v", len(tt.orphans), tt.rendered, err, tt.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--prune-many") {
+			t.Errorf("refusal %v does not name --prune-many", err)
+		}
+	}
+}

@@ -130,11 +130,14 @@ func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []
 			if want[gvr.Group+"/"+kind+"/"+m.Name] || ReservedName(u) != "" {
 				continue
 			}
-			o := Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID), prunable: marked}
+			o := Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID), prunable: marked && kind != "PersistentVolumeClaim"}
 			del := fmt.Sprintf("%s -n %s delete %s/%s", kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)
-			if marked {
+			switch {
+			case kind == "PersistentVolumeClaim":
+				o.Hint = fmt.Sprintf("applied by deploy-web earlier, no longer rendered: a PersistentVolumeClaim holds data, so --prune never deletes it; once its data is safe, delete it by hand: %s", del)
+			case marked:
 				o.Hint = fmt.Sprintf("applied by deploy-web earlier for environment %s, no longer rendered: delete it with --prune on the next apply, or %s", env.Name, del)
-			} else {
+			default:
 				o.Hint = fmt.Sprintf("applied by deploy-web before environment markers (no %s annotation), no longer rendered: it may belong to another environment of this namespace, so --prune never deletes it; if it is %s's, %s",
 					EnvironmentAnnotation, env.Name, del)
 			}
@@ -217,6 +220,10 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 	var failed []string
 	for i := range d.Orphans {
 		o := &d.Orphans[i]
+		if o.Kind == "PersistentVolumeClaim" {
+			o.Result, o.Message = OrphanKept, "a PersistentVolumeClaim holds data: never deleted by --prune, delete it by hand once its data is safe"
+			continue
+		}
 		if !o.prunable {
 			o.Result, o.Message = OrphanKept, fmt.Sprintf("no %s annotation of %s (applied before environment markers): never deleted by --prune, delete it by hand if it must go", EnvironmentAnnotation, env.Name)
 			continue
@@ -237,6 +244,27 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 		return fmt.Sprintf("pruning failed for %d orphan(s): %s", len(failed), strings.Join(failed, "; ")), nil
 	}
 	return "", nil
+}
+
+// MaxPruneObjects is the most orphans a prune deletes without PruneMany.
+const MaxPruneObjects = 20
+
+// checkPruneCount refuses a prune that would delete more than
+// MaxPruneObjects objects, or more than half of the environment's objects
+// (rendered, the objects it applies, plus the orphans it would delete): a
+// render that lost most of its objects (a wrong path, an empty overlay)
+// must not empty the namespace.
+func checkPruneCount(orphans []Orphan, rendered int) error {
+	n := 0
+	for _, o := range orphans {
+		if o.prunable {
+			n++
+		}
+	}
+	if n > MaxPruneObjects || (n > 0 && 2*n > n+rendered) {
+		return &RefusalError{Reason: fmt.Sprintf("--prune would delete %d object(s) of the environment's %d (more than %d, or more than half): check the render, then add --prune-many if that is meant; nothing was touched", n, n+rendered, MaxPruneObjects)}
+	}
+	return nil
 }
 
 // SharedNamespace names the other environments of cfg that write the same

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/resource"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"os"
 	"os/exec"
@@ -178,6 +179,32 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		ssa("b-config", map[string]string{deployplan.EnvironmentAnnotation: "sample-b"})
 		ssa("legacy-config", nil)
+		// A PVC sample-dev applied earlier: listed, never pruned.
+		pvc := corev1ac.PersistentVolumeClaim("data", ns).WithAnnotations(map[string]string{deployplan.EnvironmentAnnotation: "sample-dev"}).
+			WithSpec(corev1ac.PersistentVolumeClaimSpec().WithAccessModes(corev1.ReadWriteOnce).
+				WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")})))
+		if _, err := s.kube.CoreV1().PersistentVolumeClaims(ns).Apply(ctx, pvc, metav1.ApplyOptions{FieldManager: deployplan.FieldManager}); err != nil {
+			t.Fatal(err)
+		}
+		// More orphans than rendered objects: refused without --prune-many.
+		var many []string
+		for i := 0; i < 10; i++ {
+			many = append(many, fmt.Sprintf("many-%d", i))
+			ssa(many[i], map[string]string{deployplan.EnvironmentAnnotation: "sample-dev"})
+		}
+		before = s.snapshot()
+		if code, _, stderr := s.cli(pruneArgs...); code != 2 || !strings.Contains(stderr, "--prune-many") {
+			t.Errorf("--prune of 11 orphans = %d (%s), want 2 naming --prune-many", code, stderr)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused prune changed the cluster")
+		}
+		for _, name := range many {
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s after a refused prune: %v", name, err)
+			}
+			s.kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		}
 		if old, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); err != nil || old.Annotations[deployplan.EnvironmentAnnotation] != "sample-dev" {
 			t.Errorf("old-config as applied: %v %v, want the marker of sample-dev", old.GetAnnotations(), err)
 		}
@@ -189,10 +216,15 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if !strings.Contains(d.Conclusion.Summary, "1 orphan(s) pruned") {
 			t.Errorf("summary = %q, want it to count the pruned orphan", d.Conclusion.Summary)
 		}
-		if len(d.Orphans) != 2 || d.Orphans[0].Name != "legacy-config" || d.Orphans[0].Result != deployplan.OrphanKept ||
-			!strings.Contains(d.Orphans[0].Hint, "never deletes it") || d.Orphans[1].Name != "old-config" || d.Orphans[1].Result != deployplan.OrphanDeleted {
-			t.Errorf("orphans after --prune = %+v, want legacy-config kept with a hint and old-config deleted", d.Orphans)
+		if len(d.Orphans) != 3 || d.Orphans[0].Name != "legacy-config" || d.Orphans[0].Result != deployplan.OrphanKept ||
+			!strings.Contains(d.Orphans[0].Hint, "never deletes it") || d.Orphans[1].Name != "old-config" || d.Orphans[1].Result != deployplan.OrphanDeleted ||
+			d.Orphans[2].Kind != "PersistentVolumeClaim" || d.Orphans[2].Result != deployplan.OrphanKept || !strings.Contains(d.Orphans[2].Hint, "delete it by hand") {
+			t.Errorf("orphans after --prune = %+v, want legacy-config kept with a hint, old-config deleted and the PVC kept", d.Orphans)
 		}
+		if _, err := s.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{}); err != nil {
+			t.Errorf("the PVC after --prune: %v, want it kept", err)
+		}
+		s.kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data", metav1.DeleteOptions{})
 		for _, name := range []string{"b-config", "legacy-config"} {
 			if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
 				t.Errorf("%s after sample-dev's --prune: %v, want it kept", name, err)
