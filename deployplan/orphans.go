@@ -22,8 +22,10 @@ const (
 )
 
 // Orphan is an object of the environment's namespace that an earlier
-// apply wrote (it carries deploy-web's server-side apply field manager)
-// and the current render no longer holds.
+// apply wrote (it carries deploy-web's server-side apply field manager and
+// this environment's EnvironmentAnnotation, or no marker at all) and the
+// current render no longer holds. Only a marked one that is not a
+// PersistentVolumeClaim may be pruned.
 type Orphan struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -89,7 +91,8 @@ func appliedByEngine(mfs []metav1.ManagedFieldsEntry) bool {
 }
 
 // findOrphans lists, per kind of orphanKinds, the objects of ns applied by
-// deploy-web that rendered does not hold (matched by group, kind and
+// deploy-web, with this environment's marker or none (another
+// environment's are skipped), that rendered does not hold (matched by group, kind and
 // name). Objects being deleted and reserved names are skipped; a kind the
 // cluster does not serve is skipped, one it may not list is a warning.
 func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []*unstructured.Unstructured, opts Options) ([]Orphan, []string) {
@@ -269,8 +272,9 @@ func checkPruneCount(orphans []Orphan, rendered int) error {
 
 // SharedNamespace names the other environments of cfg that write the same
 // namespace of the same cluster as env: their objects carry the same field
-// manager, so each one's objects look like the other's orphans and a prune
-// must be refused.
+// manager, so a prune is refused. The environment marker already keeps a
+// prune to its own objects; this stays as a second guard (objects applied
+// before the markers carry none).
 func SharedNamespace(cfg *Config, env *Environment) []string {
 	var out []string
 	for i := range cfg.Environments {
