@@ -45,6 +45,10 @@ type ApplyOptions struct {
 	// each only if it still has the uid the plan saw and is still applied
 	// by deploy-web. They are captured first, like every object touched.
 	Prune bool
+	// PruneMany lets Prune delete more than MaxPruneObjects orphans, or
+	// more than half of the environment's objects (the rendered ones plus
+	// the orphans it may delete); without it such a prune is refused.
+	PruneMany bool
 
 	// mode is the report's mode when it is not "apply" (a restore).
 	mode string
@@ -104,6 +108,11 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 			ids = append(ids, b.ID)
 		}
 		return rep, &RefusalError{Reason: fmt.Sprintf("the plan is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
+	}
+	if opts.Prune && !opts.PruneMany {
+		if err := checkPruneCount(rep.DeployApply.Orphans, len(ps.objs)); err != nil {
+			return rep, err
+		}
 	}
 	return ps.lockAndApply(ctx, env, opts)
 }
@@ -207,6 +216,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	captured := ps.objs
 	if opts.Prune {
 		for _, orphan := range d.Orphans {
+			if !orphan.prunable {
+				continue // never deleted: not captured
+			}
 			o := orphanObject(orphan, env.Namespace)
 			l, err := cl.get(ctx, o)
 			if err != nil {

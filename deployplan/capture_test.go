@@ -2,10 +2,13 @@ package deployplan
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -255,6 +258,215 @@ func TestOthersOwnSecretValues(t *testing.T) {
 	for _, tt := range tests {
 		if got := othersOwnSecretValues(tt.mfs); got != tt.want {
 			t.Errorf("%s: othersOwnSecretValues = %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestReadCaptureNames: a name or namespace that is not DNS-1123 (control
+// characters, slashes) is refused, in an object file and in the index.
+func TestReadCaptureNames(t *testing.T) {
+	for _, tt := range []struct{ file, content string }{
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\u001b[2Jb","namespace":"dev"}}`},
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"../a","namespace":"dev"}}`},
+		{"a.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"de\nv"}}`},
+		{CaptureIndexFile, `{"kind":"Secret","name":"db\r\nx","existed":true}` + "\n"},
+		{CaptureIndexFile, `{"kind":"ConfigMap","name":"A","existed":true}` + "\n"},
+		{CaptureIndexFile, "not json\n"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadCapture(dir); err == nil {
+			t.Errorf("ReadCapture of %s %q: no error", tt.file, tt.content)
+		}
+	}
+}
+
+// TestCaptureChecks: an object is accepted only when the index lists it
+// (kind, namespace, name, group) as existing, of a kind the engine writes,
+// once; its uid must be the live object's; its images must be running or
+// admitted by the catalog.
+func TestCaptureChecks(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured { return &unstructured.Unstructured{Object: mustJSON(t, s)} }
+	cm := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"}}`)
+	unlisted := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"dev"}}`)
+	created := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"dev"}}`)
+	otherNS := obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"prod"}}`)
+	role := obj(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r","namespace":"dev"}}`)
+	dep := obj(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"dev"},
+	  "spec":{"template":{"spec":{"containers":[{"name":"api","image":"reg.example/api:old"},{"name":"evil","image":"evil.example/miner:1"}]}}}}`)
+	index := []captureEntry{
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true, UID: "u-a"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "c"},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "dev", Name: "r", Existed: true},
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "dev", Name: "api", Existed: true, UID: "u-api"},
+	}
+	entries, bs := captureChecks([]*unstructured.Unstructured{cm, unlisted, created, otherNS, role, dep, cm}, index)
+	var ids []string
+	for _, b := range bs {
+		ids = append(ids, b.ID)
+	}
+	want := "capture-unlisted:ConfigMap/b,capture-unlisted:ConfigMap/c,capture-unlisted:ConfigMap/a,capture-kind:Role/r,capture-duplicate:ConfigMap/a"
+	if strings.Join(ids, ",") != want {
+		t.Errorf("captureChecks blockers = %v, want %s", ids, want)
+	}
+	if len(entries) != 2 {
+		t.Errorf("captureChecks accepted %d objects, want 2 (ConfigMap/a, Deployment/api)", len(entries))
+	}
+
+	liveCM := cm.DeepCopy()
+	liveCM.SetUID("u-other")
+	env := &Environment{Name: "dev", Namespace: "dev"}
+	actions := map[string]string{}
+	bs = restoreUIDChecks(env, []*unstructured.Unstructured{cm, dep}, entries, map[string]*unstructured.Unstructured{key(cm): liveCM}, actions)
+	if len(bs) != 1 || bs[0].ID != "capture-uid:ConfigMap/a" || actions[key(cm)] != ActionBlocked {
+		t.Errorf("restoreUIDChecks = %v", bs)
+	}
+	liveCM.SetUID("u-a")
+	if bs := restoreUIDChecks(env, []*unstructured.Unstructured{cm}, entries, map[string]*unstructured.Unstructured{key(cm): liveCM}, map[string]string{}); len(bs) != 0 {
+		t.Errorf("restoreUIDChecks of the same uid = %v", bs)
+	}
+
+	cat := &Catalog{Services: []CatalogService{{Image: "reg.example/api:new"}}}
+	liveDep := obj(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"dev"},
+	  "spec":{"template":{"spec":{"containers":[{"name":"api","image":"reg.example/api:new"}]}}}}`)
+	live := map[string]*unstructured.Unstructured{key(dep): liveDep}
+	bs = restoreImageChecks([]*unstructured.Unstructured{dep}, live, cat, map[string]string{})
+	if len(bs) != 1 || bs[0].ID != "capture-image:Deployment/api/evil" || !strings.Contains(bs[0].Message, "evil.example/miner:1") {
+		t.Errorf("restoreImageChecks = %v", bs)
+	}
+	// Without a catalog, only the running images pass.
+	bs = restoreImageChecks([]*unstructured.Unstructured{dep}, live, nil, map[string]string{})
+	if len(bs) != 2 {
+		t.Errorf("restoreImageChecks without a catalog = %v, want 2 blockers", bs)
+	}
+	// A running image passes without a catalog.
+	liveDep2 := dep.DeepCopy()
+	if bs := restoreImageChecks([]*unstructured.Unstructured{dep}, map[string]*unstructured.Unstructured{key(dep): liveDep2}, nil, map[string]string{}); len(bs) != 0 {
+		t.Errorf("restoreImageChecks of running images = %v", bs)
+	}
+}
+
+// TestReadCaptureFIFO: a FIFO in a capture is refused at once (opening it
+// would wait for a writer forever).
+func TestReadCaptureFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "000-configmap-a.json"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := ReadCapture(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadCapture of a FIFO = %v, want not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReadCapture of a folder with a FIFO did not return in 30s")
+	}
+	// readCaptureFile (a FIFO swapped in after the listing) does not wait
+	// either.
+	go func() {
+		_, err := readCaptureFile(filepath.Join(dir, "000-configmap-a.json"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("readCaptureFile of a FIFO = %v, want not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("readCaptureFile of a FIFO did not return in 30s")
+	}
+}
+
+// TestReadCaptureObjectCap: the object cap is checked while a file is
+// decoded: a file of many tiny documents stops at the cap, across files
+// too.
+func TestReadCaptureObjectCap(t *testing.T) {
+	docs := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString("{apiVersion: v1, kind: ConfigMap, metadata: {name: " + prefix + itoa(i) + "}}\n---\n")
+		}
+		return b.String()
+	}
+	if _, err := decodeCaptureFile("many.yaml", []byte(docs("a", 10)), 3); !errors.Is(err, errTooManyObjects) {
+		t.Errorf("decodeCaptureFile of 10 documents with a cap of 3 = %v, want errTooManyObjects", err)
+	}
+	if got, err := decodeCaptureFile("few.yaml", []byte(docs("a", 3)), 3); err != nil || len(got) != 3 {
+		t.Errorf("decodeCaptureFile of 3 documents with a cap of 3 = %d, %v", len(got), err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(docs("a", MaxCaptureFiles+500)), 0o644)
+	if _, _, err := ReadCapture(dir); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("ReadCapture of one file of %d documents = %v", MaxCaptureFiles+500, err)
+	}
+	dir = t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(docs("a", MaxCaptureFiles-5)), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(docs("b", 10)), 0o644)
+	if _, _, err := ReadCapture(dir); !errors.Is(err, errTooManyObjects) {
+		t.Errorf("ReadCapture of two files over the cap = %v, want errTooManyObjects", err)
+	}
+}
+
+// TestEnvironmentMarker: the marker replaces a manifest's value, leaves
+// the rendered object alone, and is not part of a Secret's hash.
+func TestEnvironmentMarker(t *testing.T) {
+	sec := &unstructured.Unstructured{Object: mustJSON(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"dev",
+	  "annotations":{"a":"b","deploy-web.hanzo.ai/environment":"other"}},"stringData":{"k":"v"}}`)}
+	got := withEnvironment(sec, "dev")
+	if got.GetAnnotations()[EnvironmentAnnotation] != "dev" || got.GetAnnotations()["a"] != "b" {
+		t.Errorf("withEnvironment annotations = %v", got.GetAnnotations())
+	}
+	if sec.GetAnnotations()[EnvironmentAnnotation] != "other" {
+		t.Error("withEnvironment changed its argument")
+	}
+	h1, _ := SecretHash(sec)
+	h2, _ := SecretHash(got)
+	plain := sec.DeepCopy()
+	plain.SetAnnotations(map[string]string{"a": "b"})
+	h3, _ := SecretHash(plain)
+	if h1 != h2 || h2 != h3 {
+		t.Errorf("SecretHash depends on the environment marker: %s %s %s", h1, h2, h3)
+	}
+}
+
+// TestCheckPruneCount: a prune of more than MaxPruneObjects orphans, or of
+// more than half of the environment's objects, is refused; orphans that
+// are never deleted (unmarked, PVCs) do not count.
+func TestCheckPruneCount(t *testing.T) {
+	orphans := func(n int, prunable bool) []Orphan {
+		var out []Orphan
+		for i := 0; i < n; i++ {
+			out = append(out, Orphan{Kind: "ConfigMap", Name: "c" + itoa(i), prunable: prunable})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		orphans  []Orphan
+		rendered int
+		refused  bool
+	}{
+		{nil, 0, false},
+		{orphans(1, true), 7, false},
+		{orphans(5, true), 5, false},
+		{orphans(6, true), 5, true},
+		{orphans(1, true), 0, true},
+		{orphans(20, true), 100, false},
+		{orphans(21, true), 100, true},
+		{orphans(50, false), 1, false},
+	} {
+		err := checkPruneCount(tt.orphans, tt.rendered)
+		if (err != nil) != tt.refused {
+			t.Errorf("checkPruneCount(%d orphans, %d rendered) = %v, want refused %v", len(tt.orphans), tt.rendered, err, tt.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--prune-many") {
+			t.Errorf("refusal %v does not name --prune-many", err)
 		}
 	}
 }

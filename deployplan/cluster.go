@@ -59,6 +59,9 @@ type clients struct {
 	kube   kubernetes.Interface
 	disc   discovery.DiscoveryInterface
 	mapper meta.ResettableRESTMapper
+	// env is the environment whose marker (EnvironmentAnnotation) every
+	// apply and dry-run stamps on the objects it sends; "" stamps none.
+	env string
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
@@ -200,6 +203,9 @@ func (c *clients) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 	var dr []string
 	if dryRun {
 		dr = []string{metav1.DryRunAll}
+	}
+	if c.env != "" {
+		u = withEnvironment(u, c.env)
 	}
 	if isSecret(u) {
 		hashed, err := withSecretHash(u)

@@ -22,8 +22,10 @@ const (
 )
 
 // Orphan is an object of the environment's namespace that an earlier
-// apply wrote (it carries deploy-web's server-side apply field manager)
-// and the current render no longer holds.
+// apply wrote (it carries deploy-web's server-side apply field manager and
+// this environment's EnvironmentAnnotation, or no marker at all) and the
+// current render no longer holds. Only a marked one that is not a
+// PersistentVolumeClaim may be pruned.
 type Orphan struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -34,6 +36,29 @@ type Orphan struct {
 	// deleted), kept (it changed since the plan) or failed.
 	Result  string `json:"result,omitempty"`
 	Message string `json:"message,omitempty"`
+	// prunable: it carries this environment's marker, so --prune may
+	// delete it (pruneOne checks again on the live object).
+	prunable bool
+}
+
+// EnvironmentAnnotation is stamped by every apply (and its dry-run) on
+// every object it sends, with the environment's name: environments that
+// share a namespace share the field manager too, so the marker is what
+// tells whose object it is. An annotation, not a label: selectors and
+// label queries stay as the manifests wrote them.
+const EnvironmentAnnotation = "deploy-web.hanzo.ai/environment"
+
+// withEnvironment returns a copy of u carrying EnvironmentAnnotation env
+// (replacing any value the manifest wrote).
+func withEnvironment(u *unstructured.Unstructured, env string) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	ann := c.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[EnvironmentAnnotation] = env
+	c.SetAnnotations(ann)
+	return c
 }
 
 // orphanKinds are the kinds an apply may prune: the namespaced kinds the
@@ -66,7 +91,8 @@ func appliedByEngine(mfs []metav1.ManagedFieldsEntry) bool {
 }
 
 // findOrphans lists, per kind of orphanKinds, the objects of ns applied by
-// deploy-web that rendered does not hold (matched by group, kind and
+// deploy-web, with this environment's marker or none (another
+// environment's are skipped), that rendered does not hold (matched by group, kind and
 // name). Objects being deleted and reserved names are skipped; a kind the
 // cluster does not serve is skipped, one it may not list is a warning.
 func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []*unstructured.Unstructured, opts Options) ([]Orphan, []string) {
@@ -90,6 +116,10 @@ func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []
 			if m.DeletionTimestamp != nil || !appliedByEngine(m.ManagedFields) {
 				continue
 			}
+			marker, marked := m.Annotations[EnvironmentAnnotation]
+			if marked && marker != env.Name {
+				continue // another environment's object
+			}
 			kind := m.Kind
 			if kind == "" || kind == "PartialObjectMetadata" {
 				kind = kindOf(gvr)
@@ -103,9 +133,18 @@ func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []
 			if want[gvr.Group+"/"+kind+"/"+m.Name] || ReservedName(u) != "" {
 				continue
 			}
-			out = append(out, Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID),
-				Hint: fmt.Sprintf("applied by deploy-web earlier, no longer rendered: delete it with --prune on the next apply, or %s -n %s delete %s/%s",
-					kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)})
+			o := Orphan{APIVersion: u.GetAPIVersion(), Kind: kind, Name: m.Name, UID: string(m.UID), prunable: marked && kind != "PersistentVolumeClaim"}
+			del := fmt.Sprintf("%s -n %s delete %s/%s", kubectlPrefix(env, opts.Kubeconfig), env.Namespace, lower(kind), m.Name)
+			switch {
+			case kind == "PersistentVolumeClaim":
+				o.Hint = fmt.Sprintf("applied by deploy-web earlier, no longer rendered: a PersistentVolumeClaim holds data, so --prune never deletes it; once its data is safe, delete it by hand: %s", del)
+			case marked:
+				o.Hint = fmt.Sprintf("applied by deploy-web earlier for environment %s, no longer rendered: delete it with --prune on the next apply, or %s", env.Name, del)
+			default:
+				o.Hint = fmt.Sprintf("applied by deploy-web before environment markers (no %s annotation), no longer rendered: it may belong to another environment of this namespace, so --prune never deletes it; if it is %s's, %s",
+					EnvironmentAnnotation, env.Name, del)
+			}
+			out = append(out, o)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -141,7 +180,8 @@ func orphanObject(o Orphan, ns string) *unstructured.Unstructured {
 // pruneOne deletes one orphan if it is still the object the plan saw (same
 // uid, still applied by deploy-web): the deletion carries the uid as a
 // precondition. It returns the result and a message.
-func (c *clients) pruneOne(ctx context.Context, o Orphan, ns string) (string, string) {
+func (c *clients) pruneOne(ctx context.Context, o Orphan, env *Environment) (string, string) {
+	ns := env.Namespace
 	u := orphanObject(o, ns)
 	ri, gvr, err := c.resource(u)
 	if err != nil {
@@ -157,6 +197,8 @@ func (c *clients) pruneOne(ctx context.Context, o Orphan, ns string) (string, st
 		return OrphanKept, "re-created since the plan (another uid): not deleted"
 	case !appliedByEngine(cur.ManagedFields):
 		return OrphanKept, "no longer applied by deploy-web: not deleted"
+	case cur.Annotations[EnvironmentAnnotation] != env.Name:
+		return OrphanKept, fmt.Sprintf("no %s annotation of %s (applied before environment markers, or another environment's): never deleted by --prune, delete it by hand if it must go", EnvironmentAnnotation, env.Name)
 	}
 	uid := types.UID(o.UID)
 	bg := metav1.DeletePropagationBackground
@@ -181,11 +223,19 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 	var failed []string
 	for i := range d.Orphans {
 		o := &d.Orphans[i]
+		if o.Kind == "PersistentVolumeClaim" {
+			o.Result, o.Message = OrphanKept, "a PersistentVolumeClaim holds data: never deleted by --prune, delete it by hand once its data is safe"
+			continue
+		}
+		if !o.prunable {
+			o.Result, o.Message = OrphanKept, fmt.Sprintf("no %s annotation of %s (applied before environment markers): never deleted by --prune, delete it by hand if it must go", EnvironmentAnnotation, env.Name)
+			continue
+		}
 		if err := ps.guard(ctx, opts, "delete orphan "+o.Kind+"/"+o.Name); err != nil {
 			return "", err
 		}
 		opts.progress("prune orphan %s/%s", o.Kind, o.Name)
-		o.Result, o.Message = ps.cl.pruneOne(ctx, *o, env.Namespace)
+		o.Result, o.Message = ps.cl.pruneOne(ctx, *o, env)
 		if o.Result == OrphanFailed {
 			failed = append(failed, fmt.Sprintf("%s/%s (%s)", o.Kind, o.Name, o.Message))
 		}
@@ -199,10 +249,32 @@ func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOpti
 	return "", nil
 }
 
+// MaxPruneObjects is the most orphans a prune deletes without PruneMany.
+const MaxPruneObjects = 20
+
+// checkPruneCount refuses a prune that would delete more than
+// MaxPruneObjects objects, or more than half of the environment's objects
+// (rendered, the objects it applies, plus the orphans it would delete): a
+// render that lost most of its objects (a wrong path, an empty overlay)
+// must not empty the namespace.
+func checkPruneCount(orphans []Orphan, rendered int) error {
+	n := 0
+	for _, o := range orphans {
+		if o.prunable {
+			n++
+		}
+	}
+	if n > MaxPruneObjects || (n > 0 && 2*n > n+rendered) {
+		return &RefusalError{Reason: fmt.Sprintf("--prune would delete %d object(s) of the environment's %d (more than %d, or more than half): check the render, then add --prune-many if that is meant; nothing was touched", n, n+rendered, MaxPruneObjects)}
+	}
+	return nil
+}
+
 // SharedNamespace names the other environments of cfg that write the same
 // namespace of the same cluster as env: their objects carry the same field
-// manager, so each one's objects look like the other's orphans and a prune
-// must be refused.
+// manager, so a prune is refused. The environment marker already keeps a
+// prune to its own objects; this stays as a second guard (objects applied
+// before the markers carry none).
 func SharedNamespace(cfg *Config, env *Environment) []string {
 	var out []string
 	for i := range cfg.Environments {

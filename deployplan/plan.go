@@ -203,6 +203,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 		d.Target.Cluster = cfg.Host
 		ps.cl, err = newClients(cfg)
 		if err == nil {
+			ps.cl.env = env.Name
 			_, err = ps.cl.disc.ServerVersion()
 		}
 		if err != nil {

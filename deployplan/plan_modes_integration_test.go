@@ -184,6 +184,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
+		cl.env = env("v").Name // the marker, as Apply stamps it
 		for _, o := range r.Objects {
 			o.SetNamespace(ns)
 			if _, err := cl.apply(ctx, o, false); err != nil {

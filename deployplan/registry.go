@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -32,7 +31,9 @@ const (
 // that cannot be reached (network error, timeout, no credentials) makes
 // its services "unreachable": the digests are then not proven, which is a
 // warning, not a blocker. A registry that answers and does not have the
-// digest is a blocker.
+// digest is a blocker. Credentials come from the static `auths` entries
+// of the docker config file only (staticKeychain): no credential helper is
+// ever run for a host the catalog or the manifests name.
 func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
 	if timeout <= 0 {
 		timeout = DefaultRegistryTimeout
@@ -43,6 +44,9 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 	// Registries answer a HEAD (and a token exchange) with a few kilobytes;
 	// nothing more is read, error bodies included.
 	rt = &capTransport{rt: rt, max: maxResponseBytes, what: "a registry"}
+	// Credentials: the static auths of the docker config only, never a
+	// credential helper (staticKeychain).
+	keychain := newStaticKeychain()
 	var blockers []Blocker
 	var warnings []string
 	checked, missing, unreachable := 0, 0, 0
@@ -97,7 +101,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 			}
 			rctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			r.desc, r.err = remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithTransport(rt))
+			r.desc, r.err = remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(rt))
 			var terr *transport.Error
 			if r.err != nil && !(errors.As(r.err, &terr) && terr.StatusCode == http.StatusNotFound) {
 				mu.Lock()

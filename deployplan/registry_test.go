@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
@@ -215,5 +217,72 @@ func TestNetworkStepsThatNeverAnswer(t *testing.T) {
 	}
 	if n := served.Load(); n >= 256<<20 {
 		t.Errorf("the registry check read an endless body to its end (%d bytes)", n)
+	}
+}
+
+// TestRegistryCredentialsNeverRunHelpers: with credHelpers and credsStore
+// in the docker config, a registry check never starts a
+// docker-credential-* program (the hosts come from hostile input); the
+// static auths entries are still sent.
+func TestRegistryCredentialsNeverRunHelpers(t *testing.T) {
+	shimDir, cfgDir := t.TempDir(), t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	shim := "#!/bin/sh\necho \"$@\" >> " + ran + "\necho '{\"Username\":\"x\",\"Secret\":\"y\"}'\n"
+	if err := os.WriteFile(filepath.Join(shimDir, "docker-credential-shim"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var authz sync.Map // host -> Authorization header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		authz.Store(r.Host, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	static, helped := "127.0.0.1:"+port, "localhost:"+port
+	cfg := fmt.Sprintf(`{"auths":{"http://%s/v1/":{"auth":"dTpw"}},"credHelpers":{"%s":"shim","%s":"shim"},"credsStore":"shim"}`, static, helped, static)
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", cfgDir)
+	t.Setenv("PATH", shimDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	digest := "sha256:" + strings.Repeat("a", 64)
+	plan := &ArtifactPlan{Services: []ArtifactService{
+		{ID: "a", Image: static + "/acme/a:" + commitA, Digest: digest, InUse: true},
+		{ID: "b", Image: helped + "/acme/b:" + commitA, Digest: digest, InUse: true},
+	}}
+	RegistryCheck(context.Background(), plan, true, 10*time.Second, nil)
+	if out, err := os.ReadFile(ran); err == nil {
+		t.Errorf("a registry check ran the credential helper: %q", out)
+	}
+	if got, _ := authz.Load(static); got != "Basic dTpw" {
+		t.Errorf("Authorization sent to %s = %v, want the static auths entry", static, got)
+	}
+
+	// The control: go-containerregistry's default keychain does run it.
+	ref, err := name.ParseReference(helped+"/acme/b:x", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authn.DefaultKeychain.Resolve(ref.Context())
+	if _, err := os.Stat(ran); err != nil {
+		t.Skipf("the shim did not run with the default keychain either (%v): the test proves nothing here", err)
+	}
+}
+
+// TestAuthHost: the keys of a docker config's auths.
+func TestAuthHost(t *testing.T) {
+	for key, want := range map[string]string{
+		"reg.example": "reg.example", "reg.example:5000": "reg.example:5000", "https://index.docker.io/v1/": "index.docker.io",
+		"http://reg.example/v2/": "reg.example", "reg.example/some/path": "reg.example",
+	} {
+		if got := authHost(key); got != want {
+			t.Errorf("authHost(%q) = %q, want %q", key, got, want)
+		}
 	}
 }

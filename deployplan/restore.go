@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -52,28 +53,49 @@ type RestoreOptions struct {
 // apiVersion, kind or name. It also returns the Secrets the index names
 // as not captured (to restore by hand).
 func ReadCapture(dir string) ([]*unstructured.Unstructured, []string, error) {
+	c, err := readCapture(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.objs, c.secrets, nil
+}
+
+// capture is a capture folder as read: its objects, the Secrets its index
+// names and its index.
+type capture struct {
+	objs    []*unstructured.Unstructured
+	secrets []string
+	index   []captureEntry
+}
+
+// readCapture is ReadCapture, with the index. Every name (objects and
+// index entries) must be a DNS-1123 subdomain and every namespace a
+// DNS-1123 label: a name with control characters or other bytes the API
+// server would refuse is a tampered capture.
+func readCapture(dir string) (*capture, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
+		return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("deployplan: capture %s is not a folder", dir)
+		return nil, fmt.Errorf("deployplan: capture %s is not a folder", dir)
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
+		return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 	}
 	entries, err := f.ReadDir(MaxCaptureFiles + 1)
 	f.Close()
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
+		return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 	}
 	if len(entries) > MaxCaptureFiles {
-		return nil, nil, fmt.Errorf("deployplan: capture %s has more than %d entries: not a capture", dir, MaxCaptureFiles)
+		return nil, fmt.Errorf("deployplan: capture %s has more than %d entries: not a capture", dir, MaxCaptureFiles)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var objs []*unstructured.Unstructured
 	var secrets []string
+	var index []captureEntry
 	total := int64(0)
 	for _, e := range entries {
 		name := e.Name()
@@ -83,39 +105,51 @@ func ReadCapture(dir string) ([]*unstructured.Unstructured, []string, error) {
 			continue // kubectl ignores them too (RESTORE.txt, subfolders)
 		}
 		if e.Type()&os.ModeSymlink != 0 {
-			return nil, nil, fmt.Errorf("deployplan: capture %s: %s is a symbolic link: symlinks are not followed in a capture", dir, name)
+			return nil, fmt.Errorf("deployplan: capture %s: %s is a symbolic link: symlinks are not followed in a capture", dir, name)
 		}
 		if e.IsDir() {
 			continue
 		}
+		if !e.Type().IsRegular() {
+			// A FIFO, socket or device: opening a FIFO blocks until a
+			// writer comes, so it is refused before any open.
+			return nil, fmt.Errorf("deployplan: capture %s: %s is not a regular file", dir, name)
+		}
 		data, err := readCaptureFile(filepath.Join(dir, name))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		total += int64(len(data))
 		if total > MaxCaptureBytes {
-			return nil, nil, fmt.Errorf("deployplan: capture %s holds more than %d bytes: not a capture", dir, MaxCaptureBytes)
+			return nil, fmt.Errorf("deployplan: capture %s holds more than %d bytes: not a capture", dir, MaxCaptureBytes)
 		}
 		if name == CaptureIndexFile {
-			secrets = captureSecrets(data)
+			index, err = parseCaptureIndex(data)
+			if err != nil {
+				return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
+			}
+			secrets = captureSecrets(index)
 			continue
 		}
-		got, err := decodeCaptureFile(name, data)
+		got, err := decodeCaptureFile(name, data, MaxCaptureFiles-len(objs))
 		if err != nil {
-			return nil, nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
+			return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 		}
 		objs = append(objs, got...)
 		if len(objs) > MaxCaptureFiles {
-			return nil, nil, fmt.Errorf("deployplan: capture %s holds more than %d objects: not a capture", dir, MaxCaptureFiles)
+			return nil, fmt.Errorf("deployplan: capture %s holds more than %d objects: not a capture", dir, MaxCaptureFiles)
 		}
 	}
-	return objs, secrets, nil
+	return &capture{objs: objs, secrets: secrets, index: index}, nil
 }
 
-// readCaptureFile reads one regular file, never through a symbolic link,
-// at most MaxCaptureFileBytes.
+// readCaptureFile reads one regular file, never through a symbolic link
+// and never waiting on a FIFO, at most MaxCaptureFileBytes.
 func readCaptureFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: should a FIFO replace the file after the folder was
+	// listed, the open does not wait for a writer (a regular file ignores
+	// the flag); the mode check below then refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: capture file %s: %w (symlinks are not followed in a capture)", path, err)
 	}
@@ -137,8 +171,13 @@ func readCaptureFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// decodeCaptureFile decodes every document of one file into objects.
-func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, error) {
+// errTooManyObjects: the capture holds more objects than MaxCaptureFiles.
+var errTooManyObjects = fmt.Errorf("more than %d objects: not a capture", MaxCaptureFiles)
+
+// decodeCaptureFile decodes every document of one file into objects, at
+// most max of them: the cap is checked as each document is decoded, so a
+// file of many tiny documents stops at the cap.
+func decodeCaptureFile(name string, data []byte, max int) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
 	var out []*unstructured.Unstructured
 	for {
@@ -153,6 +192,9 @@ func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, 
 		if m == nil {
 			continue
 		}
+		if len(out) >= max {
+			return nil, fmt.Errorf("%s: %w", name, errTooManyObjects)
+		}
 		u := &unstructured.Unstructured{Object: m}
 		switch {
 		case u.GetAPIVersion() == "" || u.GetKind() == "":
@@ -161,6 +203,9 @@ func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, 
 			return nil, fmt.Errorf("%s: %s: lists are not accepted in a capture", name, u.GetKind())
 		case u.GetName() == "" || u.GetGenerateName() != "":
 			return nil, fmt.Errorf("%s: %s without a name (or with generateName)", name, u.GetKind())
+		}
+		if err := validCaptureName(u.GetKind(), u.GetNamespace(), u.GetName()); err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 		// What the server sets is never sent back.
 		unstructured.RemoveNestedField(u.Object, "status")
@@ -172,12 +217,53 @@ func decodeCaptureFile(name string, data []byte) ([]*unstructured.Unstructured, 
 	return out, nil
 }
 
-// captureSecrets returns the Secrets the index names (not captured).
-func captureSecrets(index []byte) []string {
-	var out []string
-	for _, line := range strings.Split(string(index), "\n") {
+// parseCaptureIndex reads the index (JSON Lines, blank lines skipped):
+// every line must be an entry with a kind and a valid name and namespace.
+func parseCaptureIndex(data []byte) ([]captureEntry, error) {
+	var out []captureEntry
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
 		var e captureEntry
-		if json.Unmarshal([]byte(line), &e) == nil && e.Kind == "Secret" && e.Existed && e.Name != "" && len(e.Name) <= 253 {
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return nil, fmt.Errorf("%s line %d: not an index entry: %v", CaptureIndexFile, i+1, err)
+		}
+		if e.Kind == "" {
+			return nil, fmt.Errorf("%s line %d: an entry without kind", CaptureIndexFile, i+1)
+		}
+		if err := validCaptureName(e.Kind, e.Namespace, e.Name); err != nil {
+			return nil, fmt.Errorf("%s line %d: %v", CaptureIndexFile, i+1, err)
+		}
+		out = append(out, e)
+		if len(out) > MaxCaptureFiles {
+			return nil, fmt.Errorf("%s has more than %d entries: not a capture", CaptureIndexFile, MaxCaptureFiles)
+		}
+	}
+	return out, nil
+}
+
+// validCaptureName checks an object's name (a DNS-1123 subdomain, which
+// excludes control characters, spaces and slashes) and its namespace
+// (empty or a DNS-1123 label).
+func validCaptureName(kind, ns, name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("%s %q: not a valid name (%s)", kind, name, strings.Join(errs, "; "))
+	}
+	if ns != "" {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("%s %s: namespace %q is not valid (%s)", kind, name, ns, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
+// captureSecrets returns the Secrets the index names as existing (not
+// captured).
+func captureSecrets(index []captureEntry) []string {
+	var out []string
+	for _, e := range index {
+		if e.Kind == "Secret" && e.Existed {
 			out = append(out, e.Name)
 		}
 	}
@@ -207,11 +293,11 @@ func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Repor
 	}
 	opts.Options.ReportPath = opts.ReportPath
 	opts.progress("read the capture %s", opts.Capture)
-	objs, secrets, err := ReadCapture(opts.Capture)
+	c, err := readCapture(opts.Capture)
 	if err != nil {
 		return nil, &RefusalError{Reason: err.Error() + "; nothing was touched"}
 	}
-	ps, err := planRestore(ctx, env, opts, objs, secrets)
+	ps, err := planRestore(ctx, env, opts, c)
 	if err != nil {
 		return nil, err
 	}
@@ -243,9 +329,11 @@ func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Repor
 
 // planRestore is the plan of a restore: the cluster checks of a plan
 // (namespace, boundary, reserved names, dry-run, Jobs) over the captured
-// objects; no catalog, artifact or registry gates (a capture is the state
-// the cluster had, not a new artifact).
-func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, objs []*unstructured.Unstructured, secrets []string) (*planState, error) {
+// objects, plus the capture checks (captureChecks, restoreImageChecks); no
+// artifact or registry gates (a capture is the state the cluster had, not
+// a new artifact).
+func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *capture) (*planState, error) {
+	objs, secrets := c.objs, c.secrets
 	abs, _ := filepath.Abs(opts.Capture)
 	r := &Rendered{Objects: objs, Origin: "capture " + abs, Catalog: &Catalog{}}
 	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}, report: &Report{}}
@@ -278,6 +366,15 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, obj
 		}
 		inside = append(inside, o)
 	}
+	entries, bs := captureChecks(inside, c.index)
+	blockers = append(blockers, bs...)
+	listed := inside[:0:0]
+	for _, o := range inside {
+		if _, ok := entries[key(o)]; ok {
+			listed = append(listed, o)
+		}
+	}
+	inside = listed
 	r.Objects = inside
 
 	opts.progress("reach the cluster")
@@ -290,6 +387,7 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, obj
 		d.Target.Cluster = cfg.Host
 		ps.cl, err = newClients(cfg)
 		if err == nil {
+			ps.cl.env = env.Name
 			_, err = ps.cl.disc.ServerVersion()
 		}
 	}
@@ -300,10 +398,22 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, obj
 	} else {
 		bs, ws := ps.clusterChecks(ctx, env, opts.Options, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+		blockers = append(blockers, restoreUIDChecks(env, inside, entries, ps.live, actions)...)
+		opts.progress("check the capture's images against the live state and the catalog")
+		var cat *Catalog
+		if rr, err := Render(ctx, env); err != nil {
+			warnings = append(warnings, fmt.Sprintf("the environment's catalog could not be read (%s): only images running now are admitted", shortErr(err)))
+		} else {
+			cat = rr.Catalog
+		}
+		blockers = append(blockers, restoreImageChecks(inside, ps.live, cat, actions)...)
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	}
 	for _, o := range objs {
 		a := actions[key(o)]
+		if _, ok := entries[key(o)]; !ok && !isSecret(o) {
+			a = ActionBlocked
+		}
 		if a == "" {
 			a = ActionUnknown
 			if isSecret(o) {
@@ -341,4 +451,126 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, obj
 	}
 	d.RollbackHint = rollbackHint(env, d, "", opts.Options)
 	return ps, nil
+}
+
+// restoreKinds are the kinds a restore writes: the ones the engine applies
+// and prunes (orphanKinds), by group and kind.
+func restoreKinds() map[string]bool {
+	out := map[string]bool{}
+	for _, gvr := range orphanKinds {
+		out[gvr.Group+"/"+kindOf(gvr)] = true
+	}
+	return out
+}
+
+// entryKey is key() of an index entry.
+func entryKey(e captureEntry) string {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion(e.APIVersion)
+	u.SetKind(e.Kind)
+	u.SetNamespace(e.Namespace)
+	u.SetName(e.Name)
+	return key(u)
+}
+
+// captureChecks accepts an object of the capture only when the index lists
+// it (same kind, namespace and name; the apiVersion's group too) as having
+// existed before the apply, when its kind is one the engine writes
+// (restoreKinds) and when no other file holds the same object. It returns
+// the accepted objects' index entries by key, and a blocker per object
+// refused.
+func captureChecks(objs []*unstructured.Unstructured, index []captureEntry) (map[string]captureEntry, []Blocker) {
+	listed := map[string]captureEntry{}
+	for _, e := range index {
+		if e.Existed {
+			listed[e.Kind+"/"+e.Namespace+"/"+e.Name] = e
+		}
+	}
+	kinds := restoreKinds()
+	out := map[string]captureEntry{}
+	seen := map[string]bool{}
+	var blockers []Blocker
+	for _, o := range objs {
+		ref := o.GetKind() + "/" + o.GetName()
+		e, ok := listed[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()]
+		gk := o.GroupVersionKind().Group + "/" + o.GetKind()
+		switch {
+		case !ok || entryKey(e) != key(o):
+			blockers = append(blockers, Blocker{ID: "capture-unlisted:" + ref, Message: fmt.Sprintf("the capture holds %s (namespace %q), which its %s does not list as an object that existed before the apply: this folder was changed by hand", ref, o.GetNamespace(), CaptureIndexFile),
+				UnblockHint: "restore from an untouched capture, or remove the file of this object"})
+		case !kinds[gk]:
+			blockers = append(blockers, Blocker{ID: "capture-kind:" + ref, Message: fmt.Sprintf("the capture holds %s of kind %s (%s), which deploy-web never writes", ref, o.GetKind(), o.GetAPIVersion()),
+				UnblockHint: "restore from an untouched capture, or remove the file of this object"})
+		case seen[key(o)]:
+			blockers = append(blockers, Blocker{ID: "capture-duplicate:" + ref, Message: fmt.Sprintf("the capture holds %s more than once", ref),
+				UnblockHint: "restore from an untouched capture"})
+		default:
+			seen[key(o)] = true
+			out[key(o)] = e
+			continue
+		}
+	}
+	return out, blockers
+}
+
+// restoreUIDChecks: an object whose index entry records a uid is restored
+// only onto that object, or when it is absent (deleted since). An
+// allowlisted template Job is the exception: an apply replaces it (a new
+// uid) and a restore replaces it back.
+func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entries map[string]captureEntry, live map[string]*unstructured.Unstructured, actions map[string]string) []Blocker {
+	var blockers []Blocker
+	for _, o := range objs {
+		e, l := entries[key(o)], live[key(o)]
+		if e.UID == "" || l == nil || string(l.GetUID()) == e.UID {
+			continue
+		}
+		if o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName()) {
+			continue
+		}
+		ref := o.GetKind() + "/" + o.GetName()
+		blockers = append(blockers, Blocker{ID: "capture-uid:" + ref, Message: fmt.Sprintf("%s is another object than the one captured (uid %s, the capture's %s): a restore never writes onto an object it did not capture", ref, l.GetUID(), e.UID),
+			UnblockHint: "plan an apply from the manifests instead, or delete the object by hand if the captured one must come back"})
+		actions[key(o)] = ActionBlocked
+	}
+	return blockers
+}
+
+// restoreImageChecks admits an image of the capture when the live object
+// of any captured workload runs it now (the pre-restore state), or when
+// the environment's catalog admits it: its repository is a catalog
+// service's, or a thirdParty entry admits it (repository and digest).
+// Anything else is a blocker naming the image.
+func restoreImageChecks(objs []*unstructured.Unstructured, live map[string]*unstructured.Unstructured, cat *Catalog, actions map[string]string) []Blocker {
+	running := map[string]bool{}
+	for _, l := range live {
+		if w, ok := WorkloadOf(l); ok {
+			for _, c := range w.Containers {
+				running[c.Image] = true
+			}
+		}
+	}
+	var blockers []Blocker
+	for _, o := range objs {
+		w, ok := WorkloadOf(o)
+		if !ok {
+			continue
+		}
+		for _, c := range w.Containers {
+			if running[c.Image] {
+				continue
+			}
+			if cat != nil {
+				if img, err := ParseImage(c.Image); err == nil {
+					if m := cat.match(img); m.svc != nil || m.thirdParty != nil {
+						continue
+					}
+				}
+			}
+			ref := o.GetKind() + "/" + o.GetName()
+			blockers = append(blockers, Blocker{ID: "capture-image:" + ref + "/" + c.Name, Message: fmt.Sprintf("%s container %s: image %q is neither running in the namespace's captured workloads nor admitted by the environment's catalog", ref, c.Name, c.Image),
+				UnblockHint: "restore from an untouched capture, or add the image to the catalog"})
+			actions[key(o)] = ActionBlocked
+		}
+	}
+	return blockers
 }

@@ -27,7 +27,8 @@ const secretHashDomain = "deploy-web secret v1\n"
 
 // SecretHash is the canonical hash of a rendered Secret: its type (Opaque
 // when unset, as the API server defaults it), immutable, its annotations
-// (without SecretHashAnnotation) and its values with stringData merged over
+// (without SecretHashAnnotation and EnvironmentAnnotation, which the
+// apply stamps) and its values with stringData merged over
 // data as the API server merges them, keys sorted. A data value that is not
 // base64 is an error (the API server would refuse it too).
 func SecretHash(u *unstructured.Unstructured) (string, error) {
@@ -64,7 +65,7 @@ func SecretHash(u *unstructured.Unstructured) (string, error) {
 	}
 	ann := map[string]string{}
 	for k, v := range u.GetAnnotations() {
-		if k != SecretHashAnnotation {
+		if k != SecretHashAnnotation && k != EnvironmentAnnotation {
 			ann[k] = v
 		}
 	}

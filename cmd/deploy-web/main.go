@@ -95,7 +95,7 @@ Commands:
           plan a deploy (the default, writes nothing to the cluster)
   apply --env E --apply --confirm-env=E --confirmed-non-production
           apply inside the environment's namespace, under a lock
-          (--prune also deletes the plan's orphans)
+          (--prune also deletes the plan's orphans; --prune-many past 20 or half)
   restore --env E --capture DIR --confirm-env=E --confirmed-non-production
           re-apply a pre-apply capture with the guards of an apply
           (--dry-run plans it)

@@ -219,6 +219,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	confirmedNonProd := fs.Bool("confirmed-non-production", false, "confirm the environment is not production")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long an apply waits for workload health")
 	prune := fs.Bool("prune", false, "with --apply: after the apply, delete the plan's orphans (objects deploy-web applied earlier that the render no longer holds), each captured first")
+	pruneMany := fs.Bool("prune-many", false, "with --prune: allow deleting more than 20 orphans, or more than half of the environment's objects")
 	planPath := fs.String("plan", "", "with --apply: a ready plan report (from --dry-run --write-report); the apply is refused unless the source commit and the rendered objects are unchanged since that plan")
 	var report reportFlag
 	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/deploy-report.json; an apply always writes it")
@@ -237,6 +238,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *prune && !*doApply {
 		return exitWith(exitRefused, errors.New("--prune goes with --apply: a plan lists the orphans it would delete"))
+	}
+	if *pruneMany && !*prune {
+		return exitWith(exitRefused, errors.New("--prune-many goes with --prune"))
 	}
 	if *expectBlocked && *doApply {
 		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
@@ -332,6 +336,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Timeout:    *timeout,
 		Reviewed:   reviewed,
 		Prune:      *prune,
+		PruneMany:  *pruneMany,
 	})
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {

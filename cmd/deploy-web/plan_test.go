@@ -386,6 +386,7 @@ func (s *sample) seed() {
 			s.t.Fatal(err)
 		}
 		u.SetNamespace(ns)
+		u.SetAnnotations(map[string]string{deployplan.EnvironmentAnnotation: "sample-dev"}) // as deploy-web's apply stamps it
 		if _, err := s.dyn.Resource(schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}).Namespace(ns).Apply(ctx, j, &u, metav1.ApplyOptions{FieldManager: deployplan.FieldManager}); err != nil {
 			s.t.Fatal(err)
 		}

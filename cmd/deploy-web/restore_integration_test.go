@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/resource"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -161,6 +164,50 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused prune changed the cluster")
 		}
+		// Another environment of the namespace (sample-b, as its apply
+		// leaves its objects: field manager deploy-web, its marker) and an
+		// object applied before the markers existed: neither is deleted.
+		ssa := func(name string, ann map[string]string) {
+			t.Helper()
+			cm := corev1ac.ConfigMap(name, ns).WithData(map[string]string{"K": "v"})
+			if ann != nil {
+				cm = cm.WithAnnotations(ann)
+			}
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Apply(ctx, cm, metav1.ApplyOptions{FieldManager: deployplan.FieldManager}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ssa("b-config", map[string]string{deployplan.EnvironmentAnnotation: "sample-b"})
+		ssa("legacy-config", nil)
+		// A PVC sample-dev applied earlier: listed, never pruned.
+		pvc := corev1ac.PersistentVolumeClaim("data", ns).WithAnnotations(map[string]string{deployplan.EnvironmentAnnotation: "sample-dev"}).
+			WithSpec(corev1ac.PersistentVolumeClaimSpec().WithAccessModes(corev1.ReadWriteOnce).
+				WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")})))
+		if _, err := s.kube.CoreV1().PersistentVolumeClaims(ns).Apply(ctx, pvc, metav1.ApplyOptions{FieldManager: deployplan.FieldManager}); err != nil {
+			t.Fatal(err)
+		}
+		// More orphans than rendered objects: refused without --prune-many.
+		var many []string
+		for i := 0; i < 10; i++ {
+			many = append(many, fmt.Sprintf("many-%d", i))
+			ssa(many[i], map[string]string{deployplan.EnvironmentAnnotation: "sample-dev"})
+		}
+		before = s.snapshot()
+		if code, _, stderr := s.cli(pruneArgs...); code != 2 || !strings.Contains(stderr, "--prune-many") {
+			t.Errorf("--prune of 11 orphans = %d (%s), want 2 naming --prune-many", code, stderr)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused prune changed the cluster")
+		}
+		for _, name := range many {
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s after a refused prune: %v", name, err)
+			}
+			s.kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		}
+		if old, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); err != nil || old.Annotations[deployplan.EnvironmentAnnotation] != "sample-dev" {
+			t.Errorf("old-config as applied: %v %v, want the marker of sample-dev", old.GetAnnotations(), err)
+		}
 		p := filepath.Join(s.reports, "v2.json")
 		if code, _, _ := s.cli(append(pruneArgs, "--write-report", p)...); code != 0 {
 			t.Fatalf("apply v2 --prune = %d, want 0", code)
@@ -169,8 +216,20 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if !strings.Contains(d.Conclusion.Summary, "1 orphan(s) pruned") {
 			t.Errorf("summary = %q, want it to count the pruned orphan", d.Conclusion.Summary)
 		}
-		if len(d.Orphans) != 1 || d.Orphans[0].Result != deployplan.OrphanDeleted {
-			t.Errorf("orphans after --prune = %+v, want old-config deleted", d.Orphans)
+		if len(d.Orphans) != 3 || d.Orphans[0].Name != "legacy-config" || d.Orphans[0].Result != deployplan.OrphanKept ||
+			!strings.Contains(d.Orphans[0].Hint, "never deletes it") || d.Orphans[1].Name != "old-config" || d.Orphans[1].Result != deployplan.OrphanDeleted ||
+			d.Orphans[2].Kind != "PersistentVolumeClaim" || d.Orphans[2].Result != deployplan.OrphanKept || !strings.Contains(d.Orphans[2].Hint, "delete it by hand") {
+			t.Errorf("orphans after --prune = %+v, want legacy-config kept with a hint, old-config deleted and the PVC kept", d.Orphans)
+		}
+		if _, err := s.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data", metav1.GetOptions{}); err != nil {
+			t.Errorf("the PVC after --prune: %v, want it kept", err)
+		}
+		s.kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "data", metav1.DeleteOptions{})
+		for _, name := range []string{"b-config", "legacy-config"} {
+			if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("%s after sample-dev's --prune: %v, want it kept", name, err)
+			}
+			s.kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
 		}
 		if _, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, "old-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("old-config after --prune: %v, want not found", err)
@@ -294,12 +353,18 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		bad := t.TempDir()
 		os.WriteFile(filepath.Join(bad, "a.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"kube-system"},"data":{"a":"b"}}`), 0o644)
 		os.WriteFile(filepath.Join(bad, "b.json"), []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"y"},"stringData":{"a":"b"}}`), 0o644)
-		os.WriteFile(filepath.Join(bad, "c.json"), []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"deploy-web-apply"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "c.json"), []byte(`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"deploy-web-apply","namespace":"sample-dev"}}`), 0o644)
+		os.WriteFile(filepath.Join(bad, "e.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"not-indexed","namespace":"sample-dev"}}`), 0o644)
+		// The index lists x (in another namespace) and the Lease, so the
+		// boundary and kind checks are what refuse them.
+		os.WriteFile(filepath.Join(bad, deployplan.CaptureIndexFile), []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"kube-system","name":"x","existed":true}`+"\n"+
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","namespace":"sample-dev","name":"deploy-web-apply","existed":true}`+"\n"), 0o644)
 		before := s.snapshot()
 		r := filepath.Join(s.reports, "restore-bad.json")
 		code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production", "--write-report", r}, base...)...)
 		// One blocker per root cause, its message naming the object.
-		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER reserved-name: Lease/deploy-web-apply"} {
+		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER capture-kind: the capture holds Lease/deploy-web-apply",
+			"BLOCKER capture-unlisted: the capture holds ConfigMap/not-indexed"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("restore of a tampered capture: stderr lacks %s", want)
 			}
@@ -309,6 +374,27 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		if d := s.readReport(r).DeployApply; d.Conclusion.Status != deployplan.StatusRefused {
 			t.Errorf("refused restore report = %+v", d.Conclusion)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused restore changed the cluster")
+		}
+		// A real capture with an image nothing runs and the catalog does
+		// not admit, and a ConfigMap the index says the apply created.
+		evil := t.TempDir()
+		files, _ := filepath.Glob(filepath.Join(capture, "*"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			if strings.Contains(string(data), `"kind": "Deployment"`) {
+				data = regexp.MustCompile(`"image": "[^"]*"`).ReplaceAll(data, []byte(`"image": "evil.example/miner:1"`))
+			}
+			os.WriteFile(filepath.Join(evil, filepath.Base(f)), data, 0o644)
+		}
+		os.WriteFile(filepath.Join(evil, "999-configmap-new.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new-config","namespace":"sample-dev"}}`), 0o644)
+		idx, _ := os.ReadFile(filepath.Join(evil, deployplan.CaptureIndexFile))
+		os.WriteFile(filepath.Join(evil, deployplan.CaptureIndexFile), append(idx, []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"sample-dev","name":"new-config","existed":false}`+"\n")...), 0o644)
+		code, _, stderr = s.cli(append([]string{"restore", "--capture", evil, "--confirm-env=sample-dev", "--confirmed-non-production"}, base...)...)
+		if code != 2 || !strings.Contains(stderr, `BLOCKER capture-image`) || !strings.Contains(stderr, `"evil.example/miner:1"`) || !strings.Contains(stderr, "ConfigMap/new-config") {
+			t.Errorf("restore of a capture with a foreign image = %d (%s), want 2 with capture-image and capture-unlisted blockers", code, stderr)
 		}
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused restore changed the cluster")
