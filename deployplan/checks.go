@@ -424,13 +424,13 @@ func JobDecision(desired, live *unstructured.Unstructured, allowlisted, immutabl
 func JobBlocker(j JobReplacement, allowlistHint string) (Blocker, bool) {
 	switch j.Result {
 	case JobBlockedNotAllowlisted:
-		return Blocker{ID: "job-not-allowlisted:" + j.Job, Message: fmt.Sprintf("Job %s: %s (%s -> %s)", j.Job, j.Reason, textfmt.OrDash(j.OldImage), textfmt.OrDash(j.NewImage)),
+		return Blocker{ID: "job-not-allowlisted:Job/" + j.Job, Message: fmt.Sprintf("Job %s: %s (%s -> %s)", j.Job, j.Reason, textfmt.OrDash(j.OldImage), textfmt.OrDash(j.NewImage)),
 			UnblockHint: allowlistHint}, true
 	case JobFailed:
-		return Blocker{ID: "job-template-changed:" + j.Job, Message: fmt.Sprintf("Job %s: %s", j.Job, j.Reason),
+		return Blocker{ID: "job-template-changed:Job/" + j.Job, Message: fmt.Sprintf("Job %s: %s", j.Job, j.Reason),
 			UnblockHint: "keep the Job's pod template as it is live, or change its image too"}, true
 	case JobBlockedNotSuspended:
-		return Blocker{ID: "job-not-suspended:" + j.Job, Message: fmt.Sprintf("Job %s: %s", j.Job, j.Reason),
+		return Blocker{ID: "job-not-suspended:Job/" + j.Job, Message: fmt.Sprintf("Job %s: %s", j.Job, j.Reason),
 			UnblockHint: "wait for the Job to finish and suspend it, or delete it yourself; deploy-web only replaces suspended template Jobs"}, true
 	}
 	return Blocker{}, false

@@ -42,15 +42,33 @@ func (c *clients) dryRunAll(ctx context.Context, objs []*unstructured.Unstructur
 			defer wg.Done()
 			defer func() { <-sem }()
 			r := &results[i]
-			r.live, r.readErr = c.get(ctx, o)
-			if r.readErr != nil {
-				return
+			for attempt := 0; ; attempt++ {
+				r.live, r.readErr = c.get(ctx, o)
+				if r.readErr != nil {
+					return
+				}
+				r.dry, r.dryErr = c.apply(ctx, o, true)
+				// A controller that wrote the object between the read and
+				// the dry-run (a Deployment's revision annotation right
+				// after an apply) would read as a change: compare against
+				// the object the dry-run saw, read again (twice at most).
+				if attempt == 2 || !movedBetween(r.live, r.dry, r.dryErr) {
+					return
+				}
 			}
-			r.dry, r.dryErr = c.apply(ctx, o, true)
 		}()
 	}
 	wg.Wait()
 	return results
+}
+
+// movedBetween says whether the live object changed between its read and
+// the dry-run that followed (another resourceVersion under the dry-run) in
+// a way that makes the plan see a change.
+func movedBetween(live, dry *unstructured.Unstructured, dryErr error) bool {
+	return dryErr == nil && live != nil && dry != nil &&
+		live.GetResourceVersion() != dry.GetResourceVersion() &&
+		ObjectAction(live, dry) != ActionUnchanged
 }
 
 // objectDrift is the drift of a live object that deploy-web applied: the

@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"errors"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,5 +38,32 @@ func TestObjectDrift(t *testing.T) {
 	}
 	if d := objectDrift(nil); d != nil {
 		t.Errorf("absent object: drift %+v", d)
+	}
+}
+
+// TestMovedBetween: only an object whose resourceVersion moved under the
+// dry-run and that would read as changed is read again.
+func TestMovedBetween(t *testing.T) {
+	obj := func(rv, note string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "a", "resourceVersion": rv, "annotations": map[string]any{"n": note}}}}
+		return u
+	}
+	tests := []struct {
+		name      string
+		live, dry *unstructured.Unstructured
+		err       error
+		want      bool
+	}{
+		{"same version, changed", obj("1", "x"), obj("1", "y"), nil, false},
+		{"moved, unchanged", obj("1", "x"), obj("2", "x"), nil, false},
+		{"moved and reads as changed", obj("1", "x"), obj("2", "y"), nil, true},
+		{"no live object", nil, obj("2", "y"), nil, false},
+		{"dry-run failed", obj("1", "x"), nil, errors.New("conflict"), false},
+	}
+	for _, tt := range tests {
+		if got := movedBetween(tt.live, tt.dry, tt.err); got != tt.want {
+			t.Errorf("%s: movedBetween = %t, want %t", tt.name, got, tt.want)
+		}
 	}
 }

@@ -824,8 +824,8 @@ func TestPlanApplyScenarios(t *testing.T) {
 			t.Errorf("plan = %d, want 3", code)
 		}
 		d := s.readReport(blocked).DeployApply
-		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "job-not-allowlisted" || !slices.Equal(d.RemainingBlockers[0].Affected, []string{"report"}) {
-			t.Errorf("blockers = %+v, want job-not-allowlisted (report)", d.RemainingBlockers)
+		if len(d.RemainingBlockers) != 1 || d.RemainingBlockers[0].ID != "job-not-allowlisted" || !slices.Equal(d.RemainingBlockers[0].Affected, []string{"Job/report"}) {
+			t.Errorf("blockers = %+v, want job-not-allowlisted (Job/report)", d.RemainingBlockers)
 		}
 		if code, _, stderr := s.cli(append(applyArgs, "--write-report", blocked)...); code != 2 || !strings.Contains(stderr, "blocked") {
 			t.Errorf("apply of a blocked plan = %d, want 2", code)
