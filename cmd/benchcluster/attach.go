@@ -24,7 +24,7 @@ import (
 // no cluster is started and nothing is seeded; the dashboard is started
 // against it and measured as it is.
 type attachConfig struct {
-	kubeconfig, kubectl string
+	kubeconfig          string
 	namespaces          string
 	issuer, clientID    string
 	secretFile, keyFile string
@@ -34,7 +34,7 @@ type attachConfig struct {
 
 func (a attachConfig) check() error {
 	for name, v := range map[string]string{
-		"--attach-kubeconfig": a.kubeconfig, "--attach-kubectl": a.kubectl, "--attach-namespaces": a.namespaces,
+		"--attach-kubeconfig": a.kubeconfig, "--attach-namespaces": a.namespaces,
 		"--attach-issuer": a.issuer, "--attach-secret-file": a.secretFile, "--attach-session-keys": a.keyFile,
 		"--attach-base": a.base, "--attach-metrics-addr": a.metricsAddr,
 	} {
@@ -87,7 +87,7 @@ func benchAttached(ctx context.Context, cfg config, a attachConfig, stdout io.Wr
 	}
 	r.ready = time.Since(begin)
 	fmt.Fprintf(stdout, "benchcluster: dashboard ready in %s with %d apps\n", r.ready.Round(time.Millisecond), r.total)
-	err = measure(ctx, cfg, &r, a.base, a.metricsAddr, dash.Pid(), a.user, a.password, a.kubectl, a.kubeconfig)
+	err = measure(ctx, cfg, &r, a.base, a.metricsAddr, dash.Pid(), a.user, a.password, dyn)
 	dash.Stop(10 * time.Second)
 	r.loadAfter = loadavg()
 	return r, err

@@ -12,7 +12,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,9 +19,12 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/internal/proc"
@@ -152,7 +154,7 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 		}
 		r.ready = time.Since(begin)
 		fmt.Fprintf(stdout, "benchcluster: dashboard ready in %s with %d apps\n", r.ready.Round(time.Millisecond), r.total)
-		err = measure(ctx, cfg, &r, base, metricsAddr, dash.Pid(), user, pass, env.Cluster.Kubectl, env.Cluster.Kubeconfig)
+		err = measure(ctx, cfg, &r, base, metricsAddr, dash.Pid(), user, pass, dyn)
 		dash.Stop(10 * time.Second)
 		if err != nil {
 			return out, err
@@ -196,7 +198,7 @@ func startDashboard(cfg config, dir, base, metricsAddr string, env dashboardEnv,
 
 // measure signs in and measures every route, the memory, a patch's
 // visibility and the cold browser.
-func measure(ctx context.Context, cfg config, r *result, base, metricsAddr string, pid int, user, pass, kubectl, kubeconfig string) error {
+func measure(ctx context.Context, cfg config, r *result, base, metricsAddr string, pid int, user, pass string, dyn dynamic.Interface) error {
 	client, err := signIn(ctx, base, user, pass)
 	if err != nil {
 		return err
@@ -248,7 +250,7 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 	if r.heapMB, r.nextGCMB, err = heapMB(ctx, "http://"+metricsAddr+"/metrics"); err != nil {
 		return err
 	}
-	if r.patch, err = patchVisibility(ctx, client, base, kubectl, kubeconfig, r.apps); err != nil {
+	if r.patch, err = patchVisibility(ctx, client, base, dyn, r.apps); err != nil {
 		return err
 	}
 	r.firstRow, r.firstRowNote = coldFirstRow(ctx, cfg.chromium, base, user, pass)
@@ -343,8 +345,9 @@ func timeRoute(ctx context.Context, client *http.Client, u string, runs int) (ro
 }
 
 // patchVisibility patches the declared image of five healthy seeded Apps
-// with kubectl and times each until the JSON list shows the new version.
-func patchVisibility(ctx context.Context, client *http.Client, base, kubectl, kubeconfig string, apps int) ([]time.Duration, error) {
+// (a merge patch, as `kubectl patch --type merge` sends it) and times each
+// until the JSON list shows the new version.
+func patchVisibility(ctx context.Context, client *http.Client, base string, dyn dynamic.Interface, apps int) ([]time.Duration, error) {
 	var out []time.Duration
 	stamp := time.Now().Unix() % 100000
 	for k := range 5 {
@@ -357,11 +360,14 @@ func patchVisibility(ctx context.Context, client *http.Client, base, kubectl, ku
 		image := "registry.demo.local/" + ns + "/" + name + ":" + tag
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		begin := time.Now()
-		cmd := exec.CommandContext(pctx, kubectl, "--kubeconfig", kubeconfig, "-n", ns, "patch", "app", name,
-			"--type", "merge", "-p", `{"spec":{"image":"`+image+`"}}`)
-		if b, err := cmd.CombinedOutput(); err != nil {
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"image": image}})
+		if err != nil {
 			cancel()
-			return out, fmt.Errorf("kubectl patch: %v: %s", err, b)
+			return out, err
+		}
+		if _, err := dyn.Resource(appcr.Resource).Namespace(ns).Patch(pctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "benchcluster"}); err != nil {
+			cancel()
+			return out, fmt.Errorf("patch App %s/%s: %w", ns, name, err)
 		}
 		for {
 			v, err := listedVersion(pctx, client, base, ns, name)

@@ -5,7 +5,7 @@
 // process of its own, signs in through the IdP like a browser, and measures
 // what a user and an operator of the fleet see: time to ready, the JSON
 // list, HTML pages, the tree, a resource with its diff, a logs read, RSS and
-// Go heap, the time from a `kubectl patch` to the change on the list, the
+// Go heap, the time from a merge patch of an App (as `kubectl patch`) to the change on the list, the
 // apiserver's requests per second at rest, and (with Chromium) the first row
 // in a cold browser. It writes the table into BENCHMARKS.md.
 //
@@ -64,7 +64,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&cfg.dir, "dir", "", "working folder (default: a temporary folder, removed at the end)")
 	var a attachConfig
 	fs.StringVar(&a.kubeconfig, "attach-kubeconfig", "", "measure a running environment instead of starting one: its kubeconfig (nothing is seeded; --apps is ignored; the --attach-* flags are then required)")
-	fs.StringVar(&a.kubectl, "attach-kubectl", "", "kubectl for the patch measurement (attached)")
 	fs.StringVar(&a.namespaces, "attach-namespaces", "storefront,payments,staging", "platform namespaces, comma-separated (attached)")
 	fs.StringVar(&a.issuer, "attach-issuer", "", "the IdP's issuer URL (attached)")
 	fs.StringVar(&a.clientID, "attach-client-id", "deploy-web", "the OIDC client id (attached)")

@@ -83,7 +83,7 @@ func renderResults(res []result, runs int) string {
 		}
 		return fmt.Sprintf("%.0f MB", r.nextGCMB)
 	})
-	row("`kubectl patch` of an App's image to the new version on the JSON list (each of 5)", func(r result) string {
+	row("A merge patch (as `kubectl patch --type merge`) of an App's image to the new version on the JSON list (each of 5)", func(r result) string {
 		var s []string
 		for _, d := range r.patch {
 			s = append(s, fmt.Sprintf("%.0f", float64(d.Milliseconds())))
