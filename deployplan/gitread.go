@@ -90,19 +90,30 @@ func (r *treeReader) lookup(rel string) (treeEntry, error) {
 	return treeEntry{}, nil
 }
 
-// file copies the regular file rel into memory (once).
-func (r *treeReader) file(rel string) error {
-	if r.files[rel] || rel == ".." || strings.HasPrefix(rel, "../") {
-		return nil
+// enter marks rel as seen and looks it up; ok is false when there is
+// nothing to read: seen before, above the root, missing, or a symbolic
+// link (recorded, never followed).
+func (r *treeReader) enter(seen map[string]bool, rel string) (e treeEntry, ok bool, err error) {
+	if seen[rel] || rel == ".." || strings.HasPrefix(rel, "../") {
+		return treeEntry{}, false, nil
 	}
-	r.files[rel] = true
-	e, err := r.lookup(rel)
+	seen[rel] = true
+	e, err = r.lookup(rel)
 	if err != nil || !e.found {
-		return err
+		return e, false, err
 	}
 	if e.link != "" {
 		r.rfs.links[path.Join(memRoot, e.link)] = linkReasonGit
-		return nil
+		return e, false, nil
+	}
+	return e, true, nil
+}
+
+// file copies the regular file rel into memory (once).
+func (r *treeReader) file(rel string) error {
+	e, ok, err := r.enter(r.files, rel)
+	if !ok {
+		return err
 	}
 	if e.mode != filemode.Regular && e.mode != filemode.Executable {
 		return nil // a folder where a file is expected, a submodule: kustomize says
@@ -134,17 +145,9 @@ func (r *treeReader) file(rel string) error {
 
 // dir copies the kustomization of folder rel and everything it references.
 func (r *treeReader) dir(rel string) error {
-	if r.dirs[rel] || rel == ".." || strings.HasPrefix(rel, "../") {
-		return nil
-	}
-	r.dirs[rel] = true
-	e, err := r.lookup(rel)
-	if err != nil || !e.found {
+	e, ok, err := r.enter(r.dirs, rel)
+	if !ok {
 		return err
-	}
-	if e.link != "" {
-		r.rfs.links[path.Join(memRoot, e.link)] = linkReasonGit
-		return nil
 	}
 	if e.mode != filemode.Dir {
 		return r.file(rel) // a resource file

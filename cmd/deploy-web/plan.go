@@ -290,23 +290,8 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
-	// A refusal writes its report when --write-report names a PATH (never
-	// over the default path, which an apply holding the lock may be writing).
 	refuse := func(err error, plan *deployplan.Report) error {
-		if report.path != "" {
-			reason := err.Error()
-			var r *deployplan.RefusalError
-			if errors.As(err, &r) {
-				reason = "refused: " + r.Reason
-			}
-			rep := deployplan.RefusedReport(env, opts, "apply", reason, plan, time.Now())
-			if werr := writeReports(rep, reportPath); werr != nil {
-				fmt.Fprintf(stderr, "deploy-web: warning: %v\n", werr)
-			} else {
-				fmt.Fprintf(stderr, "deploy-web: refusal report written to %s\n", reportPath)
-			}
-		}
-		return exitWith(exitRefused, err)
+		return refuseWrite(stderr, env, opts, "apply", report.path, err, plan)
 	}
 	if *prune {
 		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
@@ -340,18 +325,45 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
-		if rep != nil {
-			for _, b := range rep.DeployApply.RemainingBlockers {
-				fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
-			}
-		}
 		return refuse(err, rep)
 	}
+	return finishWrite(stdout, stderr, rep, reportPath, pf.output, err)
+}
+
+// refuseWrite answers a refused apply or restore (mode): the blockers of
+// its plan, if any, on stderr and, when --write-report named a PATH, a
+// report saying refused and why (never over the default path, which an
+// apply holding the lock may be writing).
+func refuseWrite(stderr io.Writer, env *deployplan.Environment, opts deployplan.Options, mode, namedPath string, err error, plan *deployplan.Report) error {
+	if plan != nil {
+		for _, b := range plan.DeployApply.RemainingBlockers {
+			fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
+		}
+	}
+	if namedPath != "" {
+		reason := err.Error()
+		var r *deployplan.RefusalError
+		if errors.As(err, &r) {
+			reason = "refused: " + r.Reason
+		}
+		rep := deployplan.RefusedReport(env, opts, mode, reason, plan, time.Now())
+		if werr := writeReports(rep, namedPath); werr != nil {
+			fmt.Fprintf(stderr, "deploy-web: warning: %v\n", werr)
+		} else {
+			fmt.Fprintf(stderr, "deploy-web: refusal report written to %s\n", namedPath)
+		}
+	}
+	return exitWith(exitRefused, err)
+}
+
+// finishWrite ends an apply or restore that ran: its report (Markdown
+// beside the JSON) and summary, and the exit: failed unless applied.
+func finishWrite(stdout, stderr io.Writer, rep *deployplan.Report, reportPath, output string, err error) error {
 	if rep != nil {
 		if werr := writeMarkdown(rep, reportPath); werr != nil && err == nil {
 			err = werr
 		}
-		printReport(stdout, rep, pf.output)
+		printReport(stdout, rep, output)
 		fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
 	}
 	if err != nil {

@@ -63,20 +63,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
-		if rep != nil {
-			for _, b := range rep.DeployApply.RemainingBlockers {
-				fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)
-			}
-		}
-		if report.path != "" {
-			r := deployplan.RefusedReport(env, opts, "restore", "refused: "+refusal.Reason, rep, time.Now())
-			if werr := writeReports(r, reportPath); werr != nil {
-				fmt.Fprintf(stderr, "deploy-web: warning: %v\n", werr)
-			} else {
-				fmt.Fprintf(stderr, "deploy-web: refusal report written to %s\n", reportPath)
-			}
-		}
-		return exitWith(exitRefused, err)
+		return refuseWrite(stderr, env, opts, "restore", report.path, err, rep)
 	}
 	if err != nil && rep == nil {
 		return exitWith(exitFailed, err)
@@ -94,18 +81,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return nil
 	}
-	if werr := writeMarkdown(rep, reportPath); werr != nil && err == nil {
-		err = werr
-	}
-	printReport(stdout, rep, pf.output)
-	fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
-	if err != nil {
-		return exitWith(exitFailed, err)
-	}
-	if rep.Status() != deployplan.StatusApplied {
-		return exitWith(exitFailed, errors.New(rep.DeployApply.Conclusion.Summary))
-	}
-	return nil
+	return finishWrite(stdout, stderr, rep, reportPath, pf.output, err)
 }
 
 // checkPrune refuses --prune when another environment of the config
