@@ -54,6 +54,21 @@ type ApplyOptions struct {
 	mode string
 }
 
+// setDefaults fills what an apply (or a restore) left unset: a 5-minute
+// timeout, the default lock duration, and a holder unique to this run.
+func (opts *ApplyOptions) setDefaults() {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	if opts.LockDuration <= 0 {
+		opts.LockDuration = DefaultLockDuration
+	}
+	if opts.Holder == "" {
+		opts.Holder = DefaultHolder()
+	}
+	opts.Holder = uniqueHolder(opts.Holder)
+}
+
 // Apply checks the request, plans, and, only if the plan is ready, takes
 // the environment's lock, captures the pre-apply state of every object it
 // will touch, writes a report that says "failed" until it finishes,
@@ -79,16 +94,7 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 		opts.ReportPath = DefaultReportPath(env.Name)
 	}
 	opts.Options.ReportPath = opts.ReportPath
-	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
-	}
-	if opts.LockDuration <= 0 {
-		opts.LockDuration = DefaultLockDuration
-	}
-	if opts.Holder == "" {
-		opts.Holder = DefaultHolder()
-	}
-	opts.Holder = uniqueHolder(opts.Holder)
+	opts.setDefaults()
 	opts.progress("render %s", sourceLabel(env))
 	r, err := Render(ctx, env)
 	if err != nil {

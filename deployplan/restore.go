@@ -314,16 +314,7 @@ func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Repor
 	}
 	ao := ApplyOptions{Options: opts.Options, Request: opts.Request, ReportPath: opts.ReportPath, Timeout: opts.Timeout,
 		LockDuration: opts.LockDuration, Holder: opts.Holder, BeforeWrite: opts.BeforeWrite, mode: "restore"}
-	if ao.Timeout <= 0 {
-		ao.Timeout = 5 * time.Minute
-	}
-	if ao.LockDuration <= 0 {
-		ao.LockDuration = DefaultLockDuration
-	}
-	if ao.Holder == "" {
-		ao.Holder = DefaultHolder()
-	}
-	ao.Holder = uniqueHolder(ao.Holder)
+	ao.setDefaults()
 	return ps.lockAndApply(ctx, env, ao)
 }
 
