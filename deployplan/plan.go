@@ -192,26 +192,11 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 
 	// The cluster.
 	opts.progress("reach the cluster")
-	cfg := opts.RestConfig
-	if cfg == nil {
-		cfg, err = RestConfig(env, opts.Kubeconfig)
-	}
-	reachable := false
-	if err != nil {
-		blockers = append(blockers, Blocker{ID: "cluster-unreachable", Message: err.Error(), UnblockHint: "fix the environment's cluster.context / kubeconfig"})
-	} else {
-		d.Target.Cluster = cfg.Host
-		ps.cl, err = newClients(cfg)
-		if err == nil {
-			ps.cl.env = env.Name
-			_, err = ps.cl.disc.ServerVersion()
-		}
-		if err != nil {
-			blockers = append(blockers, Blocker{ID: "cluster-unreachable", Message: fmt.Sprintf("cluster %s is not reachable: %v", cfg.Host, shortErr(err)),
-				UnblockHint: "check the network path and credentials of the environment's kubeconfig context"})
-		} else {
-			reachable = true
-		}
+	var unreachable *Blocker
+	ps.cl, d.Target.Cluster, unreachable = connectCluster(env, opts)
+	reachable := unreachable == nil
+	if !reachable {
+		blockers = append(blockers, *unreachable)
 	}
 	actions := map[string]string{}
 	if reachable {
@@ -540,4 +525,28 @@ func selects(sel, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// connectCluster reaches the environment's cluster: its rest config
+// (opts.RestConfig, else the environment's own), clients that stamp the
+// environment's marker, and one version call. The blocker says why not;
+// host is the API server's address whenever the config resolved.
+func connectCluster(env *Environment, opts Options) (cl *clients, host string, unreachable *Blocker) {
+	cfg := opts.RestConfig
+	if cfg == nil {
+		var err error
+		if cfg, err = RestConfig(env, opts.Kubeconfig); err != nil {
+			return nil, "", &Blocker{ID: "cluster-unreachable", Message: err.Error(), UnblockHint: "fix the environment's cluster.context / kubeconfig"}
+		}
+	}
+	cl, err := newClients(cfg)
+	if err == nil {
+		cl.env = env.Name
+		_, err = cl.disc.ServerVersion()
+	}
+	if err != nil {
+		return cl, cfg.Host, &Blocker{ID: "cluster-unreachable", Message: fmt.Sprintf("cluster %s is not reachable: %v", cfg.Host, shortErr(err)),
+			UnblockHint: "check the network path and credentials of the environment's kubeconfig context"}
+	}
+	return cl, cfg.Host, nil
 }

@@ -369,22 +369,11 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	r.Objects = inside
 
 	opts.progress("reach the cluster")
-	cfg := opts.RestConfig
-	if cfg == nil {
-		cfg, err = RestConfig(env, opts.Kubeconfig)
-	}
 	actions := map[string]string{}
-	if err == nil {
-		d.Target.Cluster = cfg.Host
-		ps.cl, err = newClients(cfg)
-		if err == nil {
-			ps.cl.env = env.Name
-			_, err = ps.cl.disc.ServerVersion()
-		}
-	}
-	if err != nil {
-		blockers = append(blockers, Blocker{ID: "cluster-unreachable", Message: fmt.Sprintf("the cluster is not reachable: %v", shortErr(err)),
-			UnblockHint: "check the network path and credentials of the environment's kubeconfig context"})
+	var unreachable *Blocker
+	ps.cl, d.Target.Cluster, unreachable = connectCluster(env, opts.Options)
+	if unreachable != nil {
+		blockers = append(blockers, *unreachable)
 		d.CurrentHealth = NamespaceHealth{Status: "Unknown", Message: "cluster not reachable"}
 	} else {
 		bs, ws := ps.clusterChecks(ctx, env, opts.Options, actions)
