@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/devcluster"
@@ -189,7 +190,7 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 		progress("created %d/%d apps (%s)", end, len(apps), time.Since(begin).Round(time.Second))
 	}
 	res.Created = time.Since(begin)
-	if err := waitConverged(ctx, dyn, apps, opts.Namespaces, false, progress); err != nil {
+	if err := waitConverged(ctx, dyn, apps, false, progress); err != nil {
 		return res, err
 	}
 	res.Converged = time.Since(begin)
@@ -216,7 +217,7 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 		}); err != nil {
 			return res, err
 		}
-		if err := waitConverged(ctx, dyn, apps, opts.Namespaces, true, progress); err != nil {
+		if err := waitConverged(ctx, dyn, apps, true, progress); err != nil {
 			return res, err
 		}
 		res.HistoryDone = time.Since(begin)
@@ -272,21 +273,46 @@ feed:
 	return first
 }
 
-// waitConverged polls the Apps (paged) until each seeded App is in the
-// state it is built for: the operator observed its generation, and its
-// Ready condition says RolloutComplete (healthy), ProgressDeadlineExceeded
-// (stuck, crash-looping) or that the rollout is under way (progressing,
-// image pull); afterRelease also wants the second release's image.
-func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, namespaces []string, afterRelease bool, progress func(string, ...any)) error {
-	want := map[string]fleetApp{}
+// waitConverged watches the seeded Apps (one informer: a list, then watch
+// events, so a large fleet is not listed again every few seconds while the
+// apiserver is busiest) until each one is in the state it is built for:
+// the operator observed its generation, and its Ready condition says
+// RolloutComplete (healthy), ProgressDeadlineExceeded (stuck,
+// crash-looping) or that the rollout is under way (progressing, image
+// pull); afterRelease also wants the second release's image. It counts from
+// the informer's store every few seconds and prints the count every 15 s.
+func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, afterRelease bool, progress func(string, ...any)) error {
+	want := make(map[string]fleetApp, len(apps))
 	for _, a := range apps {
 		want[a.namespace+"/"+a.name] = a
 	}
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.LabelSelector = "fleet=seeded"
+	})
+	inf := factory.ForResource(appcr.Resource).Informer()
+	// Only status and generation are read: drop the rest as objects enter
+	// the store.
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			u.SetManagedFields(nil)
+			unstructured.RemoveNestedField(u.Object, "spec")
+		}
+		return obj, nil
+	}); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	factory.Start(watchCtx.Done())
+	defer factory.Shutdown()
 	last := time.Now()
+	done := 0
 	for {
-		done, err := countConverged(ctx, dyn, want, namespaces, afterRelease)
-		if err == nil && done == len(apps) {
-			return nil
+		if inf.HasSynced() {
+			done = countConverged(inf.GetStore().List(), want, afterRelease)
+			if done == len(apps) {
+				return nil
+			}
 		}
 		if time.Since(last) > 15*time.Second {
 			progress("%d/%d apps converged", done, len(apps))
@@ -294,34 +320,26 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("demo: fleet not converged: %d/%d apps (last error %v): %w", done, len(apps), err, ctx.Err())
-		case <-time.After(3 * time.Second):
+			return fmt.Errorf("demo: fleet not converged: %d/%d apps: %w", done, len(apps), ctx.Err())
+		case <-time.After(2 * time.Second):
 		}
 	}
 }
 
-func countConverged(ctx context.Context, dyn dynamic.Interface, want map[string]fleetApp, namespaces []string, afterRelease bool) (int, error) {
+// countConverged counts the objects of the store that are seeded Apps in
+// the state they are built for.
+func countConverged(objs []any, want map[string]fleetApp, afterRelease bool) int {
 	done := 0
-	for _, ns := range namespaces {
-		cont := ""
-		for {
-			list, err := dyn.Resource(appcr.Resource).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: "fleet=seeded", Limit: 500, Continue: cont})
-			if err != nil {
-				return done, err
-			}
-			for i := range list.Items {
-				u := &list.Items[i]
-				a, ok := want[u.GetNamespace()+"/"+u.GetName()]
-				if ok && converged(u, a, afterRelease) {
-					done++
-				}
-			}
-			if cont = list.GetContinue(); cont == "" {
-				break
-			}
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		if a, ok := want[u.GetNamespace()+"/"+u.GetName()]; ok && converged(u, a, afterRelease) {
+			done++
 		}
 	}
-	return done, nil
+	return done
 }
 
 func converged(u *unstructured.Unstructured, a fleetApp, afterRelease bool) bool {

@@ -50,3 +50,56 @@ func TestFleetSpecMix(t *testing.T) {
 		t.Errorf("Apps with a second release = %d, want at least %d", history, n/5)
 	}
 }
+
+// TestCountConverged counts from a store's objects: only seeded Apps whose
+// generation the operator observed and whose Ready condition is the one
+// their class is built to reach; after a release, only those running it.
+func TestCountConverged(t *testing.T) {
+	ns := []string{"storefront", "payments"}
+	app := func(i int, gen, observed int64, reason, image string) *unstructured.Unstructured {
+		namespace, name := FleetApp(i, ns)
+		status := "False"
+		if reason == "RolloutComplete" {
+			status = "True"
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": name, "namespace": namespace, "generation": gen},
+			"status": map[string]any{
+				"observedGeneration": observed, "image": image,
+				"conditions": []any{map[string]any{"type": "Ready", "status": status, "reason": reason}},
+			},
+		}}
+	}
+	want := map[string]fleetApp{}
+	for _, i := range []int{15, 14, 0, 6, 12} { // healthy, healthy, progressing, stuck, crash-looping
+		a := fleetSpec(i, ns)
+		want[a.namespace+"/"+a.name] = a
+	}
+	if a := want["payments/fleet-00015"]; a.class != classHealthy || a.next != "" {
+		t.Fatalf("fleet-00015 = class %d next %q: the fixture assumes a healthy App without a second release", a.class, a.next)
+	}
+	if a := want["storefront/fleet-00014"]; a.class != classHealthy || a.next != "" {
+		t.Fatalf("fleet-00014 = class %d next %q: the fixture assumes a healthy App without a second release", a.class, a.next)
+	}
+	objs := []any{
+		app(15, 1, 1, "RolloutComplete", ""),          // converged
+		app(14, 2, 1, "RolloutComplete", ""),          // generation not observed yet
+		app(0, 1, 1, "RollingOut", ""),                // progressing: converged
+		app(6, 1, 1, "RollingOut", ""),                // stuck, deadline not passed yet
+		app(12, 1, 1, "ProgressDeadlineExceeded", ""), // crash-looping: converged
+		app(999, 1, 1, "RolloutComplete", ""),         // not one of ours
+		"not an object",
+	}
+	if got := countConverged(objs, want, false); got != 3 {
+		t.Errorf("countConverged = %d, want 3", got)
+	}
+	released := fleetApp{name: "fleet-00015", namespace: "payments", class: classHealthy, next: "registry.demo.local/payments/fleet-00015:1.1.1"}
+	want["payments/fleet-00015"] = released
+	if got := countConverged(objs, want, true); got != 2 {
+		t.Errorf("countConverged after a release not yet running = %d, want 2", got)
+	}
+	objs[0] = app(15, 2, 2, "RolloutComplete", released.next)
+	if got := countConverged(objs, want, true); got != 3 {
+		t.Errorf("countConverged after the release = %d, want 3", got)
+	}
+}
