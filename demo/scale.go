@@ -302,10 +302,16 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		return fmt.Errorf("demo: %w", err)
 	}
 	watchCtx, stop := context.WithCancel(ctx)
-	defer stop()
 	factory.Start(watchCtx.Done())
-	defer factory.Shutdown()
-	last := time.Now()
+	// Shutdown waits for the informer to end, which it does once its
+	// context is cancelled: stop first (two defers would run the other
+	// way round and hang until ctx's deadline).
+	defer func() {
+		stop()
+		factory.Shutdown()
+	}()
+	start := time.Now()
+	last := start
 	done := 0
 	for {
 		if inf.HasSynced() {
@@ -315,7 +321,7 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 			}
 		}
 		if time.Since(last) > 15*time.Second {
-			progress("%d/%d apps converged", done, len(apps))
+			progress("%d/%d apps converged (%s)", done, len(apps), time.Since(start).Round(time.Second))
 			last = time.Now()
 		}
 		select {
