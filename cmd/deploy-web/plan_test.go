@@ -291,13 +291,15 @@ func (s *sample) writeConfig(kubeconfig string) {
     envMirrors: {image: [IMAGE], commit: [GIT_COMMIT]}
     healthChecks:
       - {name: api, url: %q, required: true}
+    registry: {hosts: [%q]}
   - name: sample-prod
     cluster: {context: devcluster, kubeconfig: %q}
     namespace: sample-dev
     protected: true
     source: {repo: "file://%s", ref: master, path: deploy/dev}
     catalog: catalog.json
-`, kubeconfig, s.repoDir, s.health.URL+"/healthz", kubeconfig, s.repoDir)
+    registry: {hosts: [%q]}
+`, kubeconfig, s.repoDir, s.health.URL+"/healthz", s.registry, kubeconfig, s.repoDir, s.registry)
 	s.cfgPath = filepath.Join(s.dir, "deploy.yaml")
 	if err := os.WriteFile(s.cfgPath, []byte(cfg), 0o644); err != nil {
 		s.t.Fatal(err)
