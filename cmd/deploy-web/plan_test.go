@@ -41,6 +41,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -842,7 +843,7 @@ func TestPlanApplyScenarios(t *testing.T) {
 		f := s.manifests("      nodeSelector: {no-such-node: \"true\"}\n")
 		s.commitFiles("sample: unschedulable api", f)
 		bin := filepath.Join(s.dir, "deploy-web")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-tags", buildtags.Tags, "-o", bin, ".").CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
 		killed := filepath.Join(s.reports, "killed.json")
