@@ -5,7 +5,8 @@
 # probes /healthz and /readyz (deploy/).
 #
 # The build step is `make image-binary` (CGO_ENABLED=0, -trimpath,
-# -ldflags='-s -w', no VCS stamping), so the binary it leaves in
+# -ldflags='-s -w', no VCS stamping, -tags kustomize_disable_go_plugin_support:
+# no Go plugin loader in the binary), so the binary it leaves in
 # bin/deploy-web-static is the one this image ships.
 #
 #   docker build -t ghcr.io/hanzoai/deploy-web:0.1.0 .
@@ -21,7 +22,7 @@ COPY . .
 # The generated templ code is committed (make check-generated keeps it
 # current), so no generate step is needed here.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -buildvcs=false -ldflags='-s -w' -o /out/deploy-web ./cmd/deploy-web
+    go build -tags kustomize_disable_go_plugin_support -trimpath -buildvcs=false -ldflags='-s -w' -o /out/deploy-web ./cmd/deploy-web
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/deploy-web /deploy-web

@@ -6,6 +6,13 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 comma   := ,
 
+# Build tags of every build, test, vet and staticcheck run of deploy-web:
+# kustomize_disable_go_plugin_support leaves kustomize's Go plugin loader,
+# and with it Go's plugin package, out of the binary (README "Security").
+# Keep in step with internal/buildtags.Tags and the Dockerfile
+# (TestBuildsLeaveOutGoPlugin checks all three).
+GO_TAGS := kustomize_disable_go_plugin_support
+
 # Versions of the local control plane and IdP (keep in step with tools/*/go.mod;
 # devcluster's TestVersionsMatchTools checks it). Each lives in its own folder
 # so a version bump builds anew and an unchanged one costs nothing.
@@ -30,36 +37,36 @@ demo: cluster-bin build ## run everything locally: control plane, operator, seed
 
 .PHONY: test
 test: cluster-bin check-generated ## unit + integration (real control plane) + browser tests, with -race
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -tags $(GO_TAGS) -race -count=1 -timeout 20m ./...
 
 .PHONY: unit
 unit: ## unit tests only (no control plane, no browser)
-	$(GO) test -race -count=1 -short ./...
+	$(GO) test -tags $(GO_TAGS) -race -count=1 -short ./...
 
 .PHONY: e2e
 e2e: cluster-bin ## browser tests only (headless Chromium against the demo)
-	$(GO) test -race -count=1 -v ./e2e/
+	$(GO) test -tags $(GO_TAGS) -race -count=1 -v ./e2e/
 
 .PHONY: bench
 bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./e2e/perf/
+	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench . -benchmem -count 1 ./kubeview/ ./handlers/ ./web/templates/ ./diffrender/
+	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench . -benchtime 10x ./e2e/perf/
 
 .PHONY: bench-plan
 bench-plan: cluster-bin ## plan and no-op apply of a 47-object project on the local control plane (see BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench BenchmarkPlan47 -benchtime 3x ./deployplan/
+	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench BenchmarkPlan47 -benchtime 3x ./deployplan/
 
 .PHONY: bench-cluster
 bench-cluster: cluster-bin build ## real-cluster scale benchmark: 2,000 then 10,000 Apps, dashboard as its own process; writes BENCHMARKS.md
-	$(GO) run ./cmd/benchcluster --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --apps $(or $(BENCH_APPS),2000,10000) --out BENCHMARKS.md
+	$(GO) run -tags $(GO_TAGS) ./cmd/benchcluster --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --apps $(or $(BENCH_APPS),2000,10000) --out BENCHMARKS.md
 
 .PHONY: build
 build: generate ## build bin/deploy-web
-	$(GO) build -o $(BIN)/deploy-web ./cmd/deploy-web
+	$(GO) build -tags $(GO_TAGS) -o $(BIN)/deploy-web ./cmd/deploy-web
 
 .PHONY: image-binary
 image-binary: generate ## the static binary the container image ships
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $(BIN)/deploy-web-static ./cmd/deploy-web
+	CGO_ENABLED=0 $(GO) build -tags $(GO_TAGS) -trimpath -buildvcs=false -ldflags='-s -w' -o $(BIN)/deploy-web-static ./cmd/deploy-web
 
 .PHONY: generate
 generate: ## regenerate templ code
@@ -76,9 +83,9 @@ fmt: ## format the code
 
 .PHONY: lint
 lint: ## go vet, gofmt check, staticcheck
-	$(GO) vet ./...
+	$(GO) vet -tags $(GO_TAGS) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags $(GO_TAGS) ./...
 
 .PHONY: cluster-bin
 cluster-bin: $(K8S_BINS) $(ETCD_BIN) $(KWOK_BIN) $(HYDRA_BIN) ## build the local control plane and IdP from Go modules into bin/ (once)

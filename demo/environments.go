@@ -207,8 +207,11 @@ func environmentsYAML(repoURL, kubeconfig string) string {
     source: {repo: %q, ref: %s, path: %s}
     catalog: %s
     templateJobs: {allowlist: [db-migrate]}
-    # registry.demo.local does not exist: the digests cannot be proven.
-    registry: {skip: true}
+    # registry.demo.local does not exist, so registry.hosts lists no
+    # registry: none is contacted, and each plan warns that the digests
+    # at registry.demo.local are not proven. A real environment lists the
+    # registries it trusts: registry: {hosts: [ghcr.io, index.docker.io]}.
+    registry: {hosts: []}
 `, comment, name, kubeconfig, ns, protected, repoURL, ManifestBranch, path, catalog)
 	}
 	return strings.Join([]string{

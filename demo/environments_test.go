@@ -52,7 +52,7 @@ func TestManifestsOffline(t *testing.T) {
 	} {
 		e := c.env
 		if e.Name != c.name || e.Namespace != c.ns || e.Protected != c.protected || e.Source.Repo != "file://"+repoDir ||
-			e.Source.Ref != ManifestBranch || e.Source.Path != c.path || !e.Allowlisted("db-migrate") || !e.Registry.Skip ||
+			e.Source.Ref != ManifestBranch || e.Source.Path != c.path || !e.Allowlisted("db-migrate") || e.Registry.Skip || len(e.Registry.Hosts) != 0 ||
 			e.Cluster.Context != "devcluster" || e.Cluster.Kubeconfig != kc {
 			t.Errorf("environment %s = %+v", c.name, e)
 		}

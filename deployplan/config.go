@@ -3,10 +3,12 @@ package deployplan
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -107,10 +109,88 @@ type EnvMirrors struct {
 
 // RegistryOptions tunes the digest checks.
 type RegistryOptions struct {
+	// Hosts are the registries the digest checks may contact, each a host
+	// or host:port matched exactly against the registry of an image
+	// reference (Docker Hub's images are index.docker.io; "docker.io" is
+	// the same host). An image of any other registry is a
+	// registry-not-listed blocker and gets no connection; with no hosts,
+	// no registry is contacted (a warning names the ones that would have
+	// been). Operator-trusted: the catalog and the manifests never add one.
+	Hosts []string `json:"hosts"`
 	// Insecure allows plain HTTP to a registry that is not on loopback.
 	Insecure bool `json:"insecure"`
 	// Skip disables the HEAD requests (registryStatus "not-checked").
 	Skip bool `json:"skip"`
+}
+
+// dockerHub is the host go-containerregistry contacts for Docker Hub's
+// images ("nginx", "docker.io/library/nginx"); dockerHubAlias is the name
+// it rewrites to it.
+const (
+	dockerHub      = "index.docker.io"
+	dockerHubAlias = "docker.io"
+)
+
+// canonicalRegistryHost is the form hosts are compared in: lower case,
+// Docker Hub's alias as the host it stands for.
+func canonicalRegistryHost(h string) string {
+	h = strings.ToLower(h)
+	if h == dockerHubAlias {
+		return dockerHub
+	}
+	return h
+}
+
+// Lists reports whether host (an image reference's registry, as
+// go-containerregistry names it) is one of Hosts: host and port exactly
+// ("reg.example" does not list "reg.example:5000"), letter case aside.
+func (o RegistryOptions) Lists(host string) bool {
+	host = canonicalRegistryHost(host)
+	for _, h := range o.Hosts {
+		if canonicalRegistryHost(h) == host {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRegistryHost says what is wrong with an entry of registry.hosts:
+// it must be a host (a DNS name, an IPv4 address or a bracketed IPv6
+// address) with an optional port, and nothing else.
+func checkRegistryHost(h string) error {
+	switch {
+	case h == "":
+		return errors.New("empty host")
+	case strings.Contains(h, "://"):
+		return fmt.Errorf("%q has a scheme: list the host alone (reg.example or reg.example:5000)", h)
+	case strings.Contains(h, "@"):
+		return fmt.Errorf("%q has userinfo: list the host alone; credentials come from the docker config's auths", h)
+	case strings.ContainsAny(h, "/?#"):
+		return fmt.Errorf("%q has a path: list the host alone (reg.example or reg.example:5000)", h)
+	}
+	if strings.Count(h, ":") > 1 && !strings.HasPrefix(h, "[") {
+		return fmt.Errorf("%q: an IPv6 address needs brackets ([::1]:5000)", h)
+	}
+	host, port := h, ""
+	if i := strings.LastIndex(h, ":"); i >= 0 && (!strings.HasPrefix(h, "[") || strings.HasSuffix(h[:i], "]")) {
+		host, port = h[:i], h[i+1:]
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+			return fmt.Errorf("%q has a bad port %q (1 to 65535)", h, port)
+		}
+	}
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		if ip := net.ParseIP(host[1 : len(host)-1]); ip == nil || ip.To4() != nil {
+			return fmt.Errorf("%q is not a valid IPv6 address", h)
+		}
+		return nil
+	}
+	if net.ParseIP(host) != nil {
+		return nil
+	}
+	if len(validation.IsDNS1123Subdomain(strings.ToLower(host))) > 0 {
+		return fmt.Errorf("%q is not a valid host name (letters, digits, '-' and '.')", h)
+	}
+	return nil
 }
 
 // ConfigError is a configuration mistake; Field is a path such as
@@ -249,6 +329,22 @@ func (c *Config) Validate() error {
 			if v == "" {
 				bad(fmt.Sprintf("%s.envMirrors", p), "entry %d is empty", k)
 			}
+		}
+		registryHosts := map[string]int{}
+		for k, h := range e.Registry.Hosts {
+			f := fmt.Sprintf("%s.registry.hosts[%d]", p, k)
+			if err := checkRegistryHost(h); err != nil {
+				bad(f, "%v", err)
+				continue
+			}
+			if j, dup := registryHosts[canonicalRegistryHost(h)]; dup {
+				bad(f, "%q is the same host as registry.hosts[%d]", h, j)
+				continue
+			}
+			registryHosts[canonicalRegistryHost(h)] = k
+		}
+		if e.Registry.Skip && len(e.Registry.Hosts) > 0 {
+			bad(p+".registry.hosts", "excludes registry.skip: true (skip contacts no registry; drop one of them)")
 		}
 		e.Limits.validate(p+".limits", bad)
 		for k, s := range e.SkeletonPatterns {

@@ -83,6 +83,48 @@ environments:
     limits: {maxRepoBytes: -1, maxRepoFiles: -2, sourceTimeout: -1s, registryTimeout: -2s, healthCheckTimeout: -3s}
 `, []string{"limits.maxRepoBytes: -1 must not be negative", "limits.maxRepoFiles", "limits.sourceTimeout", "limits.registryTimeout", "limits.healthCheckTimeout"}},
 		{"bad limit duration", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json, limits: {sourceTimeout: soon}}]`, []string{"soon"}},
+		{"registry hosts", `
+environments:
+  - name: a
+    cluster: {context: c}
+    namespace: a
+    source: {path: x}
+    catalog: c.json
+    registry:
+      hosts:
+        - "https://reg.example"
+        - "reg.example/acme"
+        - "user:pw@reg.example"
+        - "reg.example:0"
+        - "reg.example:65536"
+        - "reg.example:http"
+        - "reg.example:"
+        - ""
+        - "ghcr.io"
+        - "GHCR.io"
+        - "docker.io"
+        - "index.docker.io"
+        - "::1"
+        - "[::1]:5000"
+        - "[127.0.0.1]"
+        - "reg_example"
+`, []string{
+			`registry.hosts[0]: "https://reg.example" has a scheme`,
+			`registry.hosts[1]: "reg.example/acme" has a path`,
+			`registry.hosts[2]: "user:pw@reg.example" has userinfo`,
+			`registry.hosts[3]: "reg.example:0" has a bad port`,
+			`registry.hosts[4]: "reg.example:65536" has a bad port`,
+			`registry.hosts[5]: "reg.example:http" has a bad port`,
+			`registry.hosts[6]: "reg.example:" has a bad port`,
+			`registry.hosts[7]: empty host`,
+			`registry.hosts[9]: "GHCR.io" is the same host as registry.hosts[8]`,
+			`registry.hosts[11]: "index.docker.io" is the same host as registry.hosts[10]`,
+			`registry.hosts[12]: "::1": an IPv6 address needs brackets`,
+			`registry.hosts[14]: "[127.0.0.1]" is not a valid IPv6 address`,
+			`registry.hosts[15]: "reg_example" is not a valid host name`,
+		}},
+		{"registry hosts with skip", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json, registry: {skip: true, hosts: [ghcr.io]}}]`,
+			[]string{"environments[0] (a).registry.hosts: excludes registry.skip: true"}},
 		{"ref without repo", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x, ref: main}, catalog: c.json}]`, []string{"source.ref: only meaningful"}},
 	}
 	for _, tt := range tests {
@@ -101,6 +143,25 @@ environments:
 				t.Errorf("error %v holds no *ConfigError", err)
 			}
 		})
+	}
+}
+
+// TestParseConfigRegistryHosts: well-formed registry.hosts entries are
+// accepted, and a rejected list names only its bad entries (the valid
+// ones around them are not reported).
+func TestParseConfigRegistryHosts(t *testing.T) {
+	good := `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json,
+  registry: {insecure: true, hosts: [ghcr.io, "reg.example:5000", "127.0.0.1:5000", "[::1]:5000", localhost, index.docker.io]}}]`
+	cfg, err := ParseConfig([]byte(good), "/")
+	if err != nil {
+		t.Fatalf("ParseConfig(good hosts) = %v", err)
+	}
+	if got := cfg.Environments[0].Registry.Hosts; len(got) != 6 {
+		t.Errorf("hosts = %q, want the six listed", got)
+	}
+	_, err = ParseConfig([]byte(strings.Replace(good, "localhost", "https://localhost", 1)), "/")
+	if err == nil || strings.Count(err.Error(), "registry.hosts") != 1 || !strings.Contains(err.Error(), "registry.hosts[4]") {
+		t.Errorf("ParseConfig(one bad host) = %v, want one error naming registry.hosts[4]", err)
 	}
 }
 

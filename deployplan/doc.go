@@ -34,7 +34,8 @@
 // Plan writes nothing: it renders the source with kustomize in memory,
 // checks images, tags and env mirrors against the catalog (SourceChecks,
 // also available offline as SourcePlan), gates the artifacts
-// (ArtifactGates), sends a HEAD for each digest to its registry
+// (ArtifactGates), sends a HEAD for each digest to its registry when the
+// environment's registry.hosts lists it, and to no other host
 // (RegistryCheck), and, on the cluster, checks that every object is inside
 // the namespace (BoundaryCheck), runs a server-side dry-run apply of each
 // with field manager "deploy-web", decides for each Job (JobDecision) and

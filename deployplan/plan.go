@@ -181,13 +181,11 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	ap, gates := ArtifactGates(workloads, r.Catalog, expected, env.skeletonPatterns())
 	blockers = append(blockers, gates...)
 	ap.SourceCommit = r.Commit
-	if env.Registry.Skip {
-		warnings = append(warnings, "registry checks are disabled (registry.skip): digests are not proven")
-	} else {
-		opts.progress("HEAD each digest in its registry")
-		bs, ws := RegistryCheck(ctx, &ap, env.Registry.Insecure, opts.registryTimeout(env), opts.RegistryTransport)
-		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
+	if !env.Registry.Skip && len(env.Registry.Hosts) > 0 {
+		opts.progress("HEAD each digest in its registry (registry.hosts: %s)", strings.Join(env.Registry.Hosts, ", "))
 	}
+	bs, ws := RegistryCheck(ctx, &ap, env.Registry, opts.registryTimeout(env), opts.RegistryTransport)
+	blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 	d.ArtifactPlan = ap
 
 	// The cluster.
@@ -251,7 +249,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 
 	opts.progress("run the health checks")
 	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
-	bs, ws := healthCheckBlockers(d.HealthChecks)
+	bs, ws = healthCheckBlockers(d.HealthChecks)
 	blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 
 	d.RemainingBlockers = blockers

@@ -87,11 +87,11 @@ spec:
   {"id": "api", "image": "%s/acme/api", "digest": "%s", "published": true}],
  "thirdParty": [{"image": "%s/library/redis@%s"}]}`, commitA, host, apiDigest, host, redisDigest)
 	writeFiles(t, dir, map[string]string{"version.json": versionCat, "commit.json": commitCat, "bad.json": `{"commit": "6.14.1", "services": []}`})
-	cfg, err := ParseConfig([]byte(`environments:
-  - {name: v, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: version.json, envMirrors: {commit: [APP_VERSION]}}
-  - {name: c, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: commit.json, envMirrors: {commit: [APP_VERSION]}}
+	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
+  - {name: v, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: version.json, envMirrors: {commit: [APP_VERSION]}, registry: {hosts: [%[1]q]}}
+  - {name: c, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: commit.json, envMirrors: {commit: [APP_VERSION]}, registry: {hosts: [%[1]q]}}
   - {name: bad, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: bad.json}
-`), dir)
+`, host)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,14 +28,27 @@ const (
 )
 
 // RegistryCheck sends a HEAD request for each in-use service's digest
-// (repository@digest) and fills the services' Registry field. A registry
-// that cannot be reached (network error, timeout, no credentials) makes
-// its services "unreachable": the digests are then not proven, which is a
-// warning, not a blocker. A registry that answers and does not have the
-// digest is a blocker. Credentials come from the static `auths` entries
-// of the docker config file only (staticKeychain): no credential helper is
-// ever run for a host the catalog or the manifests name.
-func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
+// (repository@digest) and fills the services' Registry field.
+//
+// Only the registries of ro.Hosts are contacted: the image references come
+// from the catalog and the rendered manifests (hostile input), so they
+// never choose a host deploy-web connects to. An image of a registry the
+// list does not name is a registry-not-listed blocker and its registry
+// gets no connection; with no list at all, no registry is contacted and
+// one warning names the registries that would have been checked. With
+// ro.Skip nothing is checked either (one warning).
+//
+// A listed registry that cannot be reached (network error, timeout, no
+// credentials) makes its services "unreachable": the digests are then not
+// proven, which is a warning, not a blocker. A registry that answers and
+// does not have the digest is a blocker. Credentials come from the static
+// `auths` entries of the docker config file only (staticKeychain): no
+// credential helper is ever run.
+func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
+	if ro.Skip {
+		plan.RegistryStatus = RegistryNotChecked
+		return nil, []string{"registry checks are disabled (registry.skip): digests are not proven"}
+	}
 	if timeout <= 0 {
 		timeout = DefaultRegistryTimeout
 	}
@@ -49,18 +63,20 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 	keychain := newStaticKeychain()
 	var blockers []Blocker
 	var warnings []string
-	checked, missing, unreachable := 0, 0, 0
+	checked, missing, unreachable, notListed := 0, 0, 0, 0
 
 	// The HEADs run in parallel (registryParallelism at a time); once a
 	// registry host failed to answer, its other digests are not tried.
 	// Results are gathered per service, so the output keeps the services'
 	// order whatever the timing.
 	type result struct {
-		host string
-		desc *v1.Descriptor
-		err  error
-		skip bool // not checked (bad reference)
-		down bool // its host was already unreachable
+		host      string
+		desc      *v1.Descriptor
+		err       error
+		skip      bool // not checked (bad reference)
+		down      bool // its host was already unreachable
+		notListed bool // its host is not in registry.hosts: never contacted
+		noList    bool // registry.hosts is empty: nothing is contacted
 	}
 	results := make([]*result, len(plan.Services))
 	var mu sync.Mutex
@@ -77,7 +93,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 			continue
 		}
 		var opts []name.Option
-		if insecure {
+		if ro.Insecure {
 			opts = append(opts, name.Insecure)
 		}
 		ref, err := name.NewDigest(img.Repository+"@"+s.Digest, opts...)
@@ -87,6 +103,15 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 		}
 		r := &result{host: ref.Context().RegistryStr()}
 		results[i] = r
+		// The allowlist decides before anything is dialled.
+		switch {
+		case len(ro.Hosts) == 0:
+			r.noList = true
+			continue
+		case !ro.Lists(r.host):
+			r.notListed = true
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -112,6 +137,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 	}
 	wg.Wait()
 	warned := map[string]bool{}
+	var unchecked []string // hosts not contacted for want of a list
 	for i, r := range results {
 		if r == nil {
 			continue
@@ -122,6 +148,17 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 		switch {
 		case r.skip:
 			s.Registry = RegistryNotChecked
+		case r.noList:
+			s.Registry = RegistryNotChecked
+			if !contains(unchecked, host) {
+				unchecked = append(unchecked, host)
+			}
+		case r.notListed:
+			s.Registry = RegistryNotChecked
+			notListed++
+			blockers = append(blockers, Blocker{ID: "registry-not-listed", Affected: []string{s.ID},
+				Message:     fmt.Sprintf("registry %s is not in registry.hosts: it was not contacted and its digests are not proven", host),
+				UnblockHint: fmt.Sprintf("if %s is a registry you trust, add it to registry.hosts; else take the image from a listed registry", host)})
 		case r.down:
 			s.Registry = RegistryUnreachable
 			unreachable++
@@ -151,11 +188,17 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, insecure bool, timeo
 			warnings = append(warnings, fmt.Sprintf("registry %s could not be checked (%s): digests there are not proven", host, why))
 		}
 	}
+	if len(unchecked) > 0 {
+		warnings = append(warnings, fmt.Sprintf("registry checks are off: registry.hosts lists no registry, so none was contacted; the digests at %s are not proven (list the registries you trust in registry.hosts)", strings.Join(unchecked, ", ")))
+	}
 	switch {
 	case missing > 0:
 		plan.RegistryStatus = RegistryMissing
 	case unreachable > 0:
 		plan.RegistryStatus = RegistryUnreachable
+	case notListed > 0:
+		// Some digests were not checked: "verified" would claim them too.
+		plan.RegistryStatus = RegistryNotChecked
 	case checked > 0:
 		plan.RegistryStatus = RegistryVerified
 	default:

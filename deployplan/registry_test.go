@@ -67,7 +67,7 @@ func registryScenarios(t *testing.T, host string) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := &ArtifactPlan{Services: tt.services}
-			bs, ws := RegistryCheck(context.Background(), plan, false, 5*time.Second, nil)
+			bs, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{host, closed}}, 5*time.Second, nil)
 			if plan.RegistryStatus != tt.wantStatus {
 				t.Errorf("RegistryStatus = %q, want %q (warnings %v)", plan.RegistryStatus, tt.wantStatus, ws)
 			}
@@ -103,7 +103,7 @@ func thirdPartyRegistryScenario(t *testing.T, host string) {
 			if len(bs) != 0 || len(plan.Services) != 1 || !plan.Services[0].ThirdParty {
 				t.Fatalf("ArtifactGates = %+v, %+v", plan, bs)
 			}
-			bs, _ = RegistryCheck(context.Background(), &plan, false, 5*time.Second, nil)
+			bs, _ = RegistryCheck(context.Background(), &plan, RegistryOptions{Hosts: []string{host}}, 5*time.Second, nil)
 			bs = dedupeBlockers(bs)
 			if got := plan.Services[0].Registry; got != tt.want {
 				t.Errorf("digest %s: registry %q, want %q", tt.digest, got, tt.want)
@@ -183,7 +183,7 @@ func TestNetworkStepsThatNeverAnswer(t *testing.T) {
 	hang, accepted := hangListener(t)
 	digest := "sha256:" + strings.Repeat("1", 64)
 	plan := &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: hang + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
-	_, ws := RegistryCheck(context.Background(), plan, false, 200*time.Millisecond, nil)
+	_, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{hang}}, 200*time.Millisecond, nil)
 	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 || !strings.Contains(ws[0], "no answer within 200ms (limits.registryTimeout)") {
 		t.Errorf("RegistryCheck(never answers) = %q, %v; want unreachable, the registry timeout", plan.RegistryStatus, ws)
 	}
@@ -209,8 +209,9 @@ func TestNetworkStepsThatNeverAnswer(t *testing.T) {
 			}
 		}
 	}))
-	plan = &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: strings.TrimPrefix(endless.URL, "http://") + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
-	_, ws = RegistryCheck(context.Background(), plan, true, 10*time.Second, nil)
+	endlessHost := strings.TrimPrefix(endless.URL, "http://")
+	plan = &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: endlessHost + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
+	_, ws = RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{endlessHost}, Insecure: true}, 10*time.Second, nil)
 	endless.Close() // waits for the handler
 	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 {
 		t.Errorf("RegistryCheck(endless body) = %q, %v; want unreachable", plan.RegistryStatus, ws)
@@ -256,7 +257,7 @@ func TestRegistryCredentialsNeverRunHelpers(t *testing.T) {
 		{ID: "a", Image: static + "/acme/a:" + commitA, Digest: digest, InUse: true},
 		{ID: "b", Image: helped + "/acme/b:" + commitA, Digest: digest, InUse: true},
 	}}
-	RegistryCheck(context.Background(), plan, true, 10*time.Second, nil)
+	RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{static, helped}, Insecure: true}, 10*time.Second, nil)
 	if out, err := os.ReadFile(ran); err == nil {
 		t.Errorf("a registry check ran the credential helper: %q", out)
 	}

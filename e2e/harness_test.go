@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hanzoai/deploy-web/internal/buildtags"
 )
 
 var chromiumPath = flag.String("chromium", "/usr/bin/chromium", "path of the Chromium binary")
@@ -103,7 +105,7 @@ func startDemo() (*env, error) {
 		return nil, err
 	}
 	bin := filepath.Join(tmp, "deploy-web")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/deploy-web")
+	build := exec.Command("go", "build", "-tags", buildtags.Tags, "-o", bin, "./cmd/deploy-web")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build: %v\n%s", err, out)

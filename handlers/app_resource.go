@@ -216,9 +216,10 @@ func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (tem
 		if err != nil {
 			return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the events from the cluster", Err: err}
 		}
-		for _, e := range evs {
+		for _, e := range evs.Items {
 			p.Events = append(p.Events, templates.EventRow{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Last: e.Last})
 		}
+		p.EventsTotal, p.EventsCapped, p.EventsIncomplete = evs.Total, evs.Capped, evs.Incomplete
 	}
 	return p, nil
 }

@@ -94,8 +94,8 @@ func (v *fakeView) Object(ctx context.Context, namespace, app string, ref kubevi
 	return nil, kubeview.TreeNode{}, kubeview.ErrAppNotFound
 }
 
-func (v *fakeView) Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error) {
-	return nil, nil
+func (v *fakeView) Events(ctx context.Context, namespace, uid string) (kubeview.EventList, error) {
+	return kubeview.EventList{}, nil
 }
 
 func (v *fakeView) setSynced(b bool) {

@@ -33,7 +33,7 @@ type Fleet interface {
 	LookupApp(namespace, name string) (*unstructured.Unstructured, error)
 	Tree(namespace, name string) (kubeview.Tree, error)
 	Object(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, kubeview.TreeNode, error)
-	Events(ctx context.Context, namespace, uid string) ([]kubeview.Event, error)
+	Events(ctx context.Context, namespace, uid string) (kubeview.EventList, error)
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
 	DriftOf(uid string) []kubeview.DriftField

@@ -2,6 +2,7 @@ package kubeview_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -105,10 +106,10 @@ func TestEventsReadPerRequest(t *testing.T) {
 		{Type: "Normal", Reason: "Rollback", Message: "Rollback <script>", Count: 1, Last: fixT0.Add(time.Minute)},
 		{Type: "Normal", Reason: "ScalingReplicaSet", Message: "ScalingReplicaSet <script>", Count: 2, Last: fixT0},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(kubeview.EventList{Items: want, Total: 2}, got); diff != "" {
 		t.Errorf("Events(shop, %s) (-want +got):\n%s", depUID, diff)
 	}
-	if got, err := env.cache.Events(t.Context(), "elsewhere", depUID); err != nil || len(got) != 0 {
+	if got, err := env.cache.Events(t.Context(), "elsewhere", depUID); err != nil || len(got.Items) != 0 {
 		t.Errorf("Events(elsewhere, ...) = %v, %v, want nothing: not a platform namespace", got, err)
 	}
 	cs.PrependReactor("list", "events", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
@@ -116,5 +117,82 @@ func TestEventsReadPerRequest(t *testing.T) {
 	})
 	if _, err := env.cache.Events(t.Context(), "shop", depUID); err == nil {
 		t.Errorf("Events with a failing apiserver = nil error, want one")
+	}
+}
+
+// TestEventsKeepTheNewest: an object with more events than the cap keeps
+// the newest, although the apiserver pages them in name order (here the
+// first page by name holds the oldest): every page is read and the list
+// says it is capped. Past the page bound the newest of those read are
+// kept and the list says it is incomplete.
+func TestEventsKeepTheNewest(t *testing.T) {
+	f := fixApp{ns: "shop", name: "web"}
+	apps, objs := fixObjects([]fixApp{f})
+	depUID := string(f.uid("Deployment"))
+	tests := []struct {
+		name                       string
+		n                          int // events of the object; e-00000 is the oldest
+		wantPages                  int
+		wantTotal                  int
+		wantNewest, wantOldest     int // indices of the first and last event kept
+		wantCapped, wantIncomplete bool
+	}{
+		{"under the cap", 300, 1, 300, 299, 0, false, false},
+		{"at the cap", 500, 1, 500, 499, 0, false, false},
+		{"over the cap", 1234, 3, 1234, 1233, 734, true, false},
+		{"over the page bound", 10500, 20, 10000, 9999, 9500, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := newTestClientset(objs...)
+			pages := 0
+			// The apiserver's paging: name order, Limit items, a continue
+			// token while more are left.
+			cs.PrependReactor("list", "events", func(a k8stesting.Action) (bool, k8sruntime.Object, error) {
+				opts := a.(k8stesting.ListActionImpl).GetListOptions()
+				if opts.Limit <= 0 || opts.Limit > 500 {
+					t.Errorf("events listed with limit %d, want 1 to 500", opts.Limit)
+				}
+				pages++
+				start := 0
+				if opts.Continue != "" {
+					fmt.Sscanf(opts.Continue, "%d", &start)
+				}
+				end := min(start+int(opts.Limit), tt.n)
+				list := &corev1.EventList{}
+				for i := start; i < end; i++ {
+					list.Items = append(list.Items, corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e-%05d", i), Namespace: "shop"},
+						InvolvedObject: corev1.ObjectReference{UID: k8stypes.UID(depUID)}, Reason: fmt.Sprintf("R%05d", i), Type: corev1.EventTypeNormal,
+						Count: 1, LastTimestamp: metav1.NewTime(fixT0.Add(time.Duration(i) * time.Second))})
+				}
+				if end < tt.n {
+					list.Continue = fmt.Sprint(end)
+				}
+				return true, list, nil
+			})
+			env := startCache(t.Context(), t, cs, newTestDynamic(apps...), []string{"shop"})
+			got, err := env.cache.Events(t.Context(), "shop", depUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pages != tt.wantPages {
+				t.Errorf("read %d pages, want %d", pages, tt.wantPages)
+			}
+			if got.Total != tt.wantTotal || got.Capped != tt.wantCapped || got.Incomplete != tt.wantIncomplete {
+				t.Errorf("Events = total %d, capped %v, incomplete %v; want %d, %v, %v", got.Total, got.Capped, got.Incomplete, tt.wantTotal, tt.wantCapped, tt.wantIncomplete)
+			}
+			if want := tt.wantNewest - tt.wantOldest + 1; len(got.Items) != want {
+				t.Fatalf("Events kept %d, want %d", len(got.Items), want)
+			}
+			first, last := got.Items[0], got.Items[len(got.Items)-1]
+			if first.Reason != fmt.Sprintf("R%05d", tt.wantNewest) || last.Reason != fmt.Sprintf("R%05d", tt.wantOldest) {
+				t.Errorf("Events kept %s .. %s, want R%05d (newest) .. R%05d", first.Reason, last.Reason, tt.wantNewest, tt.wantOldest)
+			}
+			for i := 1; i < len(got.Items); i++ {
+				if got.Items[i].Last.After(got.Items[i-1].Last) {
+					t.Fatalf("Events not newest first at %d: %v after %v", i, got.Items[i].Last, got.Items[i-1].Last)
+				}
+			}
+		})
 	}
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -291,13 +292,15 @@ func (s *sample) writeConfig(kubeconfig string) {
     envMirrors: {image: [IMAGE], commit: [GIT_COMMIT]}
     healthChecks:
       - {name: api, url: %q, required: true}
+    registry: {hosts: [%q]}
   - name: sample-prod
     cluster: {context: devcluster, kubeconfig: %q}
     namespace: sample-dev
     protected: true
     source: {repo: "file://%s", ref: master, path: deploy/dev}
     catalog: catalog.json
-`, kubeconfig, s.repoDir, s.health.URL+"/healthz", kubeconfig, s.repoDir)
+    registry: {hosts: [%q]}
+`, kubeconfig, s.repoDir, s.health.URL+"/healthz", s.registry, kubeconfig, s.repoDir, s.registry)
 	s.cfgPath = filepath.Join(s.dir, "deploy.yaml")
 	if err := os.WriteFile(s.cfgPath, []byte(cfg), 0o644); err != nil {
 		s.t.Fatal(err)
@@ -840,7 +843,7 @@ func TestPlanApplyScenarios(t *testing.T) {
 		f := s.manifests("      nodeSelector: {no-such-node: \"true\"}\n")
 		s.commitFiles("sample: unschedulable api", f)
 		bin := filepath.Join(s.dir, "deploy-web")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-tags", buildtags.Tags, "-o", bin, ".").CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
 		killed := filepath.Join(s.reports, "killed.json")

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/handlers"
+	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -256,6 +258,7 @@ func sessionKeys(path string) (auth.SessionKeys, error) {
 // cfg.ClusterName); with it, every cluster of the file (rc is unused).
 func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret string, keys auth.SessionKeys, ln net.Listener, log *slog.Logger, ready func()) error {
 	defer ln.Close()
+	warnGoPlugin(log, debug.ReadBuildInfo)
 	targets, err := clusterTargets(cfg, rc)
 	if err != nil {
 		return err
@@ -376,4 +379,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// warnGoPlugin logs, at start, that the running binary was built without
+// buildtags.NoGoPlugin (a plain `go build`: it links Go's plugin loader,
+// which the Makefile's and the Dockerfile's builds leave out). read is
+// runtime/debug.ReadBuildInfo.
+func warnGoPlugin(log *slog.Logger, read func() (*debug.BuildInfo, bool)) {
+	if w := buildtags.GoPluginWarning(read); w != "" {
+		log.Warn(w)
+	}
 }

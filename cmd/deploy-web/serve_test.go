@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/buildtags"
 )
 
 // TestAppResourceKind: --app-resource names a resource; the handlers need
@@ -40,5 +46,48 @@ func TestAppResourceKind(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("appResourceKind(%s) = %q, %v; want %q", tt.gvr, got, err, tt.want)
 		}
+	}
+}
+
+// TestWarnGoPlugin: serve warns at start when the running binary was
+// built without the tag that leaves Go's plugin loader out, and says
+// nothing when it was.
+func TestWarnGoPlugin(t *testing.T) {
+	info := func(tags string, ok bool) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) {
+			if !ok {
+				return nil, false
+			}
+			bi := &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "CGO_ENABLED", Value: "0"}}}
+			if tags != "" {
+				bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "-tags", Value: tags})
+			}
+			return bi, true
+		}
+	}
+	tests := []struct {
+		name string
+		read func() (*debug.BuildInfo, bool)
+		warn bool
+	}{
+		{"make build", info(buildtags.Tags, true), false},
+		{"with another tag too", info("netgo,"+buildtags.NoGoPlugin, true), false},
+		{"plain go build", info("", true), true},
+		{"another tag only", info("netgo", true), true},
+		{"a tag that merely contains it", info(buildtags.NoGoPlugin+"_not", true), true},
+		{"no build information", info("", false), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			warnGoPlugin(slog.New(slog.NewTextHandler(&buf, nil)), tt.read)
+			got := buf.String()
+			if tt.warn && (!strings.Contains(got, "level=WARN") || !strings.Contains(got, buildtags.NoGoPlugin)) {
+				t.Errorf("warnGoPlugin logged %q, want a warning naming %s", got, buildtags.NoGoPlugin)
+			}
+			if !tt.warn && got != "" {
+				t.Errorf("warnGoPlugin logged %q, want nothing", got)
+			}
+		})
 	}
 }

@@ -221,8 +221,15 @@ type ResourcePanel struct {
 	// DriftInDiff: the diff shows the drifted fields on the live side
 	// (?drift=1, the default when there is drift).
 	DriftInDiff bool
-	Events      []EventRow
-	Now         time.Time
+	// Events are the object's newest events (kubeview.EventList).
+	Events []EventRow
+	// EventsTotal counts the object's events read; EventsCapped says
+	// Events holds only the newest of them, EventsIncomplete that not
+	// every event was read.
+	EventsTotal      int
+	EventsCapped     bool
+	EventsIncomplete bool
+	Now              time.Time
 }
 
 // DiffView is a diff ready to draw, in the one direction of every diff

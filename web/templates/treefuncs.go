@@ -282,3 +282,11 @@ func culprits(l AppLive) ([]Culprit, int) {
 	}
 	return out, more
 }
+
+// eventsMore marks the events tab's count of a capped list ("500+").
+func eventsMore(capped bool) string {
+	if capped {
+		return "+"
+	}
+	return ""
+}
