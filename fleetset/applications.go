@@ -12,7 +12,8 @@ import (
 )
 
 // Lister is one cluster's application list (implemented by
-// kubeview.Cache).
+// kubeview.Cache). Each call returns a page of its own: Applications
+// names the rows' cluster in it (kubeview makes new rows on every call).
 type Lister interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 }
@@ -47,8 +48,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		if err != nil {
 			return kubeview.Page{}, fmt.Errorf("cluster %s: %w", m.Name, err)
 		}
-		p.Rows = slices.Clone(p.Rows) // the member's page is its own
-		for i := range p.Rows {
+		for i := range p.Rows { // the page is this call's own (Lister)
 			p.Rows[i].Cluster = m.Name
 		}
 		p.Counts.Cluster = map[string]int{m.Name: p.Matched}
