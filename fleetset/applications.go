@@ -12,7 +12,8 @@ import (
 )
 
 // Lister is one cluster's application list (implemented by
-// kubeview.Cache).
+// kubeview.Cache). Each call returns a page of its own: Applications
+// names the rows' cluster in it (kubeview makes new rows on every call).
 type Lister interface {
 	Applications(kubeview.Query) (kubeview.Page, error)
 }
@@ -47,8 +48,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		if err != nil {
 			return kubeview.Page{}, fmt.Errorf("cluster %s: %w", m.Name, err)
 		}
-		p.Rows = slices.Clone(p.Rows) // the member's page is its own
-		for i := range p.Rows {
+		for i := range p.Rows { // the page is this call's own (Lister)
 			p.Rows[i].Cluster = m.Name
 		}
 		p.Counts.Cluster = map[string]int{m.Name: p.Matched}
@@ -68,7 +68,13 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		all.Limit = offset + q.Limit
 	}
 	out := kubeview.Page{Counts: kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
-	var rows []kubeview.AppRow
+	// Each row keeps its cached JSON (kubeview.Page.Encoded), which
+	// serves it whatever its cluster.
+	type row struct {
+		kubeview.AppRow
+		enc kubeview.RowJSON
+	}
+	var rows []row
 	for _, m := range members {
 		p, err := m.Apps.Applications(all)
 		if err != nil {
@@ -88,12 +94,16 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		for s, n := range p.Counts.Sync {
 			out.Counts.Sync[s] += n
 		}
-		for _, r := range p.Rows {
+		for i, r := range p.Rows {
 			r.Cluster = m.Name
-			rows = append(rows, r)
+			var enc kubeview.RowJSON
+			if i < len(p.Encoded) {
+				enc = p.Encoded[i]
+			}
+			rows = append(rows, row{r, enc})
 		}
 	}
-	slices.SortFunc(rows, func(a, b kubeview.AppRow) int {
+	slices.SortFunc(rows, func(a, b row) int {
 		first := 0
 		switch q.Sort {
 		case kubeview.SortHealth:
@@ -120,9 +130,11 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		end = min(start+q.Limit, len(rows))
 	}
 	out.Offset = start
-	out.Rows = rows[start:end:end]
-	if out.Rows == nil {
-		out.Rows = []kubeview.AppRow{}
+	out.Rows = make([]kubeview.AppRow, 0, end-start)
+	out.Encoded = make([]kubeview.RowJSON, 0, end-start)
+	for _, r := range rows[start:end] {
+		out.Rows = append(out.Rows, r.AppRow)
+		out.Encoded = append(out.Encoded, r.enc)
 	}
 	if q.Limit > 0 && start+q.Limit < out.Matched {
 		out.Continue = continuePrefix + strconv.Itoa(end)

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/fnv"
 	"net/http"
@@ -230,8 +232,57 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, applicationsResponse{Items: res.Rows, Total: res.Matched, Continue: res.Continue, Counts: res.Counts})
+	writeApplications(w, res)
 	return nil
+}
+
+// listWriteBuffer bounds what the JSON list holds before it writes: the
+// answer streams out through it, never whole in memory.
+const listWriteBuffer = 32 << 10
+
+// writeApplications writes the JSON list of res, byte for byte what
+// writeJSON writes for its applicationsResponse, streamed: the envelope
+// around each row's JSON as the fleet cached it (kubeview.RowJSON),
+// through a bounded buffer. A page with a row that has no cached JSON
+// (not made by kubeview's fleet, or a row that could not be encoded) is
+// answered by writeJSON, which also turns an encoding error into a 500.
+func writeApplications(w http.ResponseWriter, res kubeview.Page) {
+	resp := applicationsResponse{Items: res.Rows, Total: res.Matched, Continue: res.Continue, Counts: res.Counts}
+	if res.Rows == nil || len(res.Encoded) != len(res.Rows) || slices.ContainsFunc(res.Encoded, func(e kubeview.RowJSON) bool { return e == nil }) {
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	counts, err := json.Marshal(resp.Counts)
+	if err != nil {
+		writeJSON(w, http.StatusOK, resp) // the same error, answered as writeJSON does
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, listWriteBuffer)
+	// A write error is a client that went away: the rest is dropped by
+	// bw, as writeJSON drops it.
+	_, _ = bw.WriteString(`{"items":[`)
+	var row []byte
+	for i := range res.Rows {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		row, _ = res.AppendRowJSON(row[:0], i)
+		_, _ = bw.Write(row)
+	}
+	_, _ = bw.WriteString(`],"total":`)
+	_, _ = bw.WriteString(strconv.Itoa(resp.Total))
+	if resp.Continue != "" {
+		tok, _ := json.Marshal(resp.Continue) // a string always encodes
+		_, _ = bw.WriteString(`,"continue":`)
+		_, _ = bw.Write(tok)
+	}
+	_, _ = bw.WriteString(`,"counts":`)
+	_, _ = bw.Write(counts)
+	_, _ = bw.WriteString("}\n")
+	_ = bw.Flush()
 }
 
 // namespaces are the platform namespaces of every cluster, sorted and

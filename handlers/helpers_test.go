@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,9 @@ func (v *fakeView) Applications(q kubeview.Query) (kubeview.Page, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.queries = append(v.queries, q)
-	return v.page, v.err
+	p := v.page
+	p.Rows = slices.Clone(p.Rows) // each call's page is its own, as kubeview's
+	return p, v.err
 }
 
 func (v *fakeView) Status() kubeview.Status {

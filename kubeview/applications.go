@@ -48,6 +48,11 @@ type Page struct {
 	Counts Counts
 	// Version changes whenever any row changes.
 	Version uint64
+	// Encoded holds each row's JSON as the fleet encoded it when it
+	// computed the row (Encoded[i] is Rows[i]'s, whatever its Cluster);
+	// AppendRowJSON writes a row from it. A Page made elsewhere may leave
+	// it out.
+	Encoded []RowJSON
 }
 
 // ErrBadContinue is returned for a continue token that was not issued here.
@@ -64,14 +69,22 @@ func (c *Cache) Applications(q Query) (Page, error) {
 			return Page{}, err
 		}
 	}
-	matched := make([]*AppRow, 0, min(len(all), 1024))
 	faceted := q.Namespace != "" || search != "" || q.Health != "" || q.Sync != "" || q.Drift
+	resort := q.Sort == SortHealth || q.Sort == SortDeployed
+	// The fleet's sorted rows are shared: filtering and sorting work on a
+	// copy, the unfiltered name order pages the shared slice itself.
+	matched := all
+	if faceted || resort {
+		matched = make([]*fleetRow, 0, min(len(all), 1024))
+	}
 	if faceted {
 		counts = Counts{Fleet: counts.Fleet, Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}}
 	}
 	for _, r := range all {
 		if !faceted {
-			matched = append(matched, r)
+			if resort {
+				matched = append(matched, r)
+			}
 			continue
 		}
 		if q.Namespace != "" && r.Namespace != q.Namespace ||
@@ -81,16 +94,18 @@ func (c *Cache) Applications(q Query) (Page, error) {
 		okHealth := q.Health == "" || r.Health.Status == q.Health
 		okSync := q.Sync == "" || r.Sync.Status == q.Sync
 		okDrift := !q.Drift || r.Drift > 0
-		counts.tally(r, okHealth, okSync, okDrift)
+		counts.tally(&r.AppRow, okHealth, okSync, okDrift)
 		if okHealth && okSync && okDrift {
 			matched = append(matched, r)
 		}
 	}
 	switch q.Sort {
 	case SortHealth:
-		slices.SortStableFunc(matched, func(a, b *AppRow) int { return cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank()) })
+		slices.SortStableFunc(matched, func(a, b *fleetRow) int {
+			return cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank())
+		})
 	case SortDeployed:
-		slices.SortStableFunc(matched, func(a, b *AppRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
+		slices.SortStableFunc(matched, func(a, b *fleetRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
 	}
 	p := Page{Matched: len(matched), Counts: counts, Version: version}
 	start := min(max(q.Offset, 0), len(matched))
@@ -98,7 +113,7 @@ func (c *Cache) Applications(q Query) (Page, error) {
 	case q.After == "":
 	case tok.byKey && (q.Sort == "" || q.Sort == SortName):
 		// Resume after the last row seen, even if rows came or went.
-		start, _ = slices.BinarySearchFunc(matched, tok, func(r *AppRow, t continueToken) int {
+		start, _ = slices.BinarySearchFunc(matched, tok, func(r *fleetRow, t continueToken) int {
 			if cmp.Or(cmp.Compare(r.Namespace, t.namespace), cmp.Compare(r.Name, t.name)) <= 0 {
 				return -1
 			}
@@ -115,8 +130,10 @@ func (c *Cache) Applications(q Query) (Page, error) {
 	}
 	p.Offset = start
 	p.Rows = make([]AppRow, 0, end-start)
+	p.Encoded = make([]RowJSON, 0, end-start)
 	for _, r := range matched[start:end] {
-		p.Rows = append(p.Rows, *r)
+		p.Rows = append(p.Rows, r.AppRow)
+		p.Encoded = append(p.Encoded, r.json)
 	}
 	if end < len(matched) && q.Limit > 0 {
 		if q.Sort == "" || q.Sort == SortName {

@@ -69,6 +69,9 @@ type Cache struct {
 	// drift holds the drift summary of each cached registry object.
 	drift *driftStore
 
+	// intern shares the repeated strings of the cached objects.
+	intern *interner
+
 	// lastEvent is when each informer ("ns/Kind") last delivered an
 	// event, in Unix nanoseconds; filled by New, read by InformerStates.
 	lastEvent map[string]*atomic.Int64
@@ -109,6 +112,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		ns: map[string]*nsCache{}, forbidden: map[string]string{},
 		lastEvent: map[string]*atomic.Int64{},
 		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
+		intern:    newInterner(),
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner}
@@ -124,13 +128,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			c.watchErrors(inf, ns, k.Kind)
-			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.drift.forget}); err != nil {
-				return nil, fmt.Errorf("kubeview: %w", err)
-			}
-			if err := c.trackEvents(inf, ns, k.Kind); err != nil {
-				return nil, fmt.Errorf("kubeview: %w", err)
-			}
-			if _, err := inf.AddEventHandler(c.fleet.handler()); err != nil {
+			if _, err := inf.AddEventHandler(c.eventHandler(ns, k.Kind)); err != nil {
 				return nil, fmt.Errorf("kubeview: %w", err)
 			}
 			nc.kinds[k.GroupKind()] = inf
@@ -141,10 +139,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		c.watchErrors(nc.apps, ns, "App")
-		if err := c.trackEvents(nc.apps, ns, "App"); err != nil {
-			return nil, fmt.Errorf("kubeview: %w", err)
-		}
-		if _, err := nc.apps.AddEventHandler(c.fleet.handler()); err != nil {
+		if _, err := nc.apps.AddEventHandler(c.eventHandler(ns, "App")); err != nil {
 			return nil, fmt.Errorf("kubeview: %w", err)
 		}
 		nc.start = []func(<-chan struct{}){tf.Start, df.Start}
@@ -355,7 +350,17 @@ func (c *Cache) transform(obj any) (any, error) {
 		}
 		c.drift.set(m.GetUID(), Drift(kindName(obj), m.GetManagedFields(), content, DriftRules{OperatorManagers: c.opts.OperatorManagers}))
 	}
-	return stripObject(obj)
+	return c.strip(obj)
+}
+
+// strip is stripObject, then the object's repeated strings shared
+// through the cache's interner.
+func (c *Cache) strip(obj any) (any, error) {
+	obj, err := stripObject(obj)
+	if err == nil {
+		c.intern.object(obj)
+	}
+	return obj, err
 }
 
 // EngineManager is the field manager of deploy-web's own writes: the
@@ -376,7 +381,7 @@ func (c *Cache) appTransform(obj any) (any, error) {
 		}
 		c.drift.set(u.GetUID(), d)
 	}
-	return stripObject(obj)
+	return c.strip(obj)
 }
 
 // engineApplied reports whether the deploy engine server-side applied the

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,7 +32,10 @@ import (
 //     goes; the rest of the spec and the status stay (health, replicas);
 //   - Service: its type and status (health);
 //   - ConfigMap: no data;
-//   - HPA, PDB, Ingress, PVC keep spec and status (few and small);
+//   - HorizontalPodAutoscaler (autoscaling/v2): its target and replica
+//     bounds, and the status without metrics (its health reads the
+//     conditions);
+//   - PDB, Ingress, PVC keep spec and status (few and small);
 //   - the App (unstructured): see leanApp.
 func stripObject(obj any) (any, error) {
 	switch o := obj.(type) {
@@ -61,6 +65,10 @@ func stripObject(obj any) (any, error) {
 		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type}
 	case *corev1.ConfigMap:
 		o.Data, o.BinaryData = nil, nil
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		o.Spec = autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: o.Spec.ScaleTargetRef, MinReplicas: o.Spec.MinReplicas, MaxReplicas: o.Spec.MaxReplicas}
+		o.Status = autoscalingv2.HorizontalPodAutoscalerStatus{ObservedGeneration: o.Status.ObservedGeneration,
+			CurrentReplicas: o.Status.CurrentReplicas, DesiredReplicas: o.Status.DesiredReplicas, Conditions: o.Status.Conditions}
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -247,15 +248,24 @@ func TestStripKeepsWhatPagesRead(t *testing.T) {
 			Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Message: "BackoffLimitExceeded"}}}},
 		&corev1.Service{ObjectMeta: fullMeta("lb"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}},
 		&batchv1.CronJob{ObjectMeta: fullMeta("nightly"), Spec: batchv1.CronJobSpec{Suspend: ptr.To(true), JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: fullPodSpec("n", "r/n:1")}}}}},
+		fullHPA("scaling", autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "ReadyForNewScale", Message: "recommended size matches current size"}),
+		fullHPA("no-metrics", autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "SucceededGetScale"},
+			autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse, Reason: "FailedGetResourceMetric", Message: "missing request for cpu"}),
+		fullHPA("waiting"),
 	}
+	// What the cache keeps is stripped and then interned (Cache.strip).
+	c := &Cache{intern: newInterner()}
 	for _, full := range objs {
 		kind := kindName(full)
 		t.Run(kind+"/"+full.(metav1.Object).GetName(), func(t *testing.T) {
-			stripped, err := stripObject(full.DeepCopyObject())
+			stripped, err := c.strip(full.DeepCopyObject())
 			if err != nil {
 				t.Fatal(err)
 			}
 			lean := stripped.(runtime.Object)
+			if hpa, ok := lean.(*autoscalingv2.HorizontalPodAutoscaler); ok && (hpa.Spec.Metrics != nil || hpa.Status.CurrentMetrics != nil) {
+				t.Errorf("stripped HPA keeps metrics: spec %v, status %v", hpa.Spec.Metrics, hpa.Status.CurrentMetrics)
+			}
 			k, _ := LookupKind(kindGroup(kind), kind)
 			wantH, wantOK := HealthOf(full)
 			gotH, gotOK := HealthOf(lean)
@@ -279,6 +289,24 @@ func TestStripKeepsWhatPagesRead(t *testing.T) {
 	}
 }
 
+// fullHPA is an autoscaling/v2 HPA with metrics, behaviour and conditions,
+// as a real cluster serves it.
+func fullHPA(name string, conds ...autoscalingv2.HorizontalPodAutoscalerCondition) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: fullMeta(name),
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    ptr.To[int32](2), MaxReplicas: 10,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}},
+		},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 3, LastScaleTime: &trimT0,
+			CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
+				Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To[int32](41)}}}},
+			Conditions: conds},
+	}
+}
+
 // kindGroup is the registry group of a kind name used in this file.
 func kindGroup(kind string) string {
 	switch kind {
@@ -286,6 +314,8 @@ func kindGroup(kind string) string {
 		return "apps"
 	case "Job", "CronJob":
 		return "batch"
+	case "HorizontalPodAutoscaler":
+		return "autoscaling"
 	}
 	return ""
 }

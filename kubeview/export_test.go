@@ -11,10 +11,19 @@ func ComputeAllRows(c *Cache) int {
 	return len(f.rows)
 }
 
-// ForgetSorted drops the fleet's sorted snapshot, as every row change does,
-// so that the next Applications sorts the rows again.
-func ForgetSorted(c *Cache) {
-	c.fleet.mu.Lock()
-	defer c.fleet.mu.Unlock()
-	c.fleet.sorted = nil
+// ChangeRow changes the i-th row of the fleet (in name order) as an event
+// would: a new row with another ready count, encoded and merged into the
+// sorted list by the same steps as a recomputed row's.
+func ChangeRow(c *Cache, i int) {
+	f := c.fleet
+	f.mu.RLock()
+	old := f.sorted[i%len(f.sorted)]
+	f.mu.RUnlock()
+	row := &fleetRow{AppRow: old.AppRow}
+	row.Replicas.Ready ^= 1
+	row.json = encodeRow(&row.AppRow)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.apply([]rowChange{{key: old.Key(), row: row}})
+	f.bump()
 }

@@ -11,11 +11,11 @@ import (
 func facetFleet(rows []AppRow) *Cache {
 	c := &Cache{}
 	f := newFleet(c)
-	for i := range rows {
-		r := &rows[i]
-		f.rows[r.Key()] = r
-		f.counts.add(r, 1)
+	changes := make([]rowChange, len(rows))
+	for i, r := range rows {
+		changes[i] = rowChange{key: r.Key(), row: &fleetRow{AppRow: r, json: encodeRow(&r)}}
 	}
+	f.apply(changes)
 	c.fleet = f
 	return c
 }

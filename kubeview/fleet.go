@@ -141,7 +141,11 @@ func (c *Counts) add(r *AppRow, d int) {
 }
 
 // fleet keeps one row per App, recomputed when an event touches the App or
-// one of its objects, and the counts, updated with each changed row.
+// one of its objects, and the counts, updated with each changed row. Each
+// row carries its JSON, encoded when the row is computed, and the rows are
+// kept sorted by namespace/name: a batch of changes is merged into the
+// sorted list (a new slice; snapshots handed out are never modified), not
+// sorted again.
 type fleet struct {
 	c *Cache
 
@@ -150,18 +154,25 @@ type fleet struct {
 	notify chan struct{}
 
 	mu       sync.RWMutex
-	rows     map[string]*AppRow
-	sorted   []*AppRow // by namespace/name; nil when rows changed
+	rows     map[string]*fleetRow
+	sorted   []*fleetRow // by namespace/name; replaced, never modified
 	counts   Counts
 	version  uint64
 	isPrimed bool
 	changed  chan struct{} // closed and replaced on each change
 }
 
+// fleetRow is a row of the fleet with its JSON (see encodeRow), both
+// immutable once the row is in the fleet.
+type fleetRow struct {
+	AppRow
+	json RowJSON
+}
+
 func newFleet(c *Cache) *fleet {
 	return &fleet{
 		c: c, dirty: map[string]struct{}{}, notify: make(chan struct{}, 1),
-		rows:    map[string]*AppRow{},
+		rows:    map[string]*fleetRow{},
 		counts:  Counts{Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}},
 		changed: make(chan struct{}),
 	}
@@ -236,9 +247,11 @@ func (f *fleet) run(ctx context.Context) {
 		keys := f.dirty
 		f.dirty = make(map[string]struct{}, len(keys))
 		f.dmu.Unlock()
+		batch := make([]string, 0, len(keys))
 		for k := range keys {
-			f.recompute(k)
+			batch = append(batch, k)
 		}
+		f.recompute(batch)
 	}
 }
 
@@ -246,13 +259,15 @@ func (f *fleet) recomputeAll() {
 	f.dmu.Lock()
 	f.dirty = map[string]struct{}{}
 	f.dmu.Unlock()
+	var keys []string
 	for _, ns := range f.c.opts.Namespaces {
 		for _, obj := range f.c.ns[ns].apps.GetStore().List() {
 			if m, err := meta.Accessor(obj); err == nil {
-				f.recompute(ns + "/" + m.GetName())
+				keys = append(keys, ns+"/"+m.GetName())
 			}
 		}
 	}
+	f.recompute(keys)
 	f.mu.Lock()
 	f.isPrimed = true
 	f.bump()
@@ -265,39 +280,119 @@ func (f *fleet) primed() bool {
 	return f.isPrimed
 }
 
-// recompute rebuilds one row from the caches.
-func (f *fleet) recompute(key string) {
-	ns, _, _ := strings.Cut(key, "/")
-	var row *AppRow
-	if nc, ok := f.c.ns[ns]; ok {
-		if obj, ok, err := nc.apps.GetStore().GetByKey(key); err == nil && ok {
-			if app, ok := obj.(*unstructured.Unstructured); ok {
-				r := buildRow(app, f.c, f.c.opts.AppResource.GroupVersion())
-				row = &r
-			}
+// rowChange is the new row of an App, nil when the App is gone.
+type rowChange struct {
+	key string
+	row *fleetRow
+}
+
+// recompute rebuilds the rows of keys from the caches and applies the
+// ones that changed in one step. Only run (one goroutine) writes the
+// fleet, so the rows read before the lock is taken are still current.
+func (f *fleet) recompute(keys []string) {
+	changes := make([]rowChange, 0, len(keys))
+	f.mu.RLock()
+	for _, key := range keys {
+		row := f.build(key)
+		old, had := f.rows[key]
+		switch {
+		case row == nil && !had:
+		case row == nil:
+			changes = append(changes, rowChange{key: key})
+		case !had || !rowEqual(&old.AppRow, row):
+			changes = append(changes, rowChange{key: key, row: &fleetRow{AppRow: *row}})
+		}
+	}
+	f.mu.RUnlock()
+	if len(changes) == 0 {
+		return
+	}
+	for _, ch := range changes {
+		if ch.row != nil {
+			ch.row.json = encodeRow(&ch.row.AppRow)
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	old, had := f.rows[key]
-	switch {
-	case row == nil && !had:
-		return
-	case row == nil:
-		delete(f.rows, key)
-		f.counts.add(old, -1)
-	default:
-		if had {
-			if rowEqual(old, row) {
-				return
-			}
-			f.counts.add(old, -1)
-		}
-		f.rows[key] = row
-		f.counts.add(row, 1)
-	}
-	f.sorted = nil
+	f.apply(changes)
 	f.bump()
+}
+
+// build computes the row of one App from the caches, nil when there is no
+// such App.
+func (f *fleet) build(key string) *AppRow {
+	ns, _, _ := strings.Cut(key, "/")
+	nc, ok := f.c.ns[ns]
+	if !ok {
+		return nil
+	}
+	obj, ok, err := nc.apps.GetStore().GetByKey(key)
+	if err != nil || !ok {
+		return nil
+	}
+	app, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	r := buildRow(app, f.c, f.c.opts.AppResource.GroupVersion())
+	return &r
+}
+
+// apply puts changed rows into the fleet: the rows, the counts and the
+// sorted list (merged, see mergeRows); f.mu must be held.
+func (f *fleet) apply(changes []rowChange) {
+	var drop []int
+	adds := make([]*fleetRow, 0, len(changes))
+	for _, ch := range changes {
+		if old, had := f.rows[ch.key]; had {
+			f.counts.add(&old.AppRow, -1)
+			if i, found := slices.BinarySearchFunc(f.sorted, old, compareRows); found {
+				drop = append(drop, i)
+			}
+			delete(f.rows, ch.key)
+		}
+		if ch.row != nil {
+			f.rows[ch.key] = ch.row
+			f.counts.add(&ch.row.AppRow, 1)
+			adds = append(adds, ch.row)
+		}
+	}
+	slices.Sort(drop)
+	slices.SortFunc(adds, compareRows)
+	f.sorted = mergeRows(f.sorted, drop, adds)
+}
+
+// compareRows orders rows by namespace, then name.
+func compareRows(a, b *fleetRow) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// mergeRows returns a new slice: sorted without the rows at the indices
+// drop (ascending) and with adds (sorted by compareRows, keys not in
+// sorted once drop is removed) merged in order. sorted is not modified:
+// snapshots taken before share it. O(len(sorted) + len(adds) log
+// len(sorted)).
+func mergeRows(sorted []*fleetRow, drop []int, adds []*fleetRow) []*fleetRow {
+	out := make([]*fleetRow, 0, len(sorted)-len(drop)+len(adds))
+	start := 0 // the next row of sorted to copy
+	for len(drop) > 0 || len(adds) > 0 {
+		at := len(sorted) + 1 // where the next add goes: before sorted[at]
+		if len(adds) > 0 {
+			at, _ = slices.BinarySearchFunc(sorted[start:], adds[0], compareRows)
+			at += start
+		}
+		if len(drop) > 0 && drop[0] < at {
+			out = append(out, sorted[start:drop[0]]...)
+			start = drop[0] + 1
+			drop = drop[1:]
+			continue
+		}
+		out = append(out, sorted[start:at]...)
+		out = append(out, adds[0])
+		start = at
+		adds = adds[1:]
+	}
+	return append(out, sorted[start:]...)
 }
 
 // bump records a change; f.mu must be held.
@@ -308,26 +403,10 @@ func (f *fleet) bump() {
 }
 
 // snapshot returns the rows sorted by namespace/name, the counts and the
-// version. The rows are shared and must not be modified.
-func (f *fleet) snapshot() ([]*AppRow, Counts, uint64) {
+// version. The rows and the slice are shared and must not be modified.
+func (f *fleet) snapshot() ([]*fleetRow, Counts, uint64) {
 	f.mu.RLock()
-	if f.sorted != nil {
-		defer f.mu.RUnlock()
-		return f.sorted, f.counts.clone(), f.version
-	}
-	f.mu.RUnlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sorted == nil {
-		s := make([]*AppRow, 0, len(f.rows))
-		for _, r := range f.rows {
-			s = append(s, r)
-		}
-		slices.SortFunc(s, func(a, b *AppRow) int {
-			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-		})
-		f.sorted = s
-	}
+	defer f.mu.RUnlock()
 	return f.sorted, f.counts.clone(), f.version
 }
 

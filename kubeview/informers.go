@@ -51,16 +51,32 @@ func (c *Cache) InformerStates() []InformerState {
 	return out
 }
 
-// trackEvents records when inf last delivered anything, for InformerStates.
+// eventHandler is the one event handler of the informer of kind in ns:
+// it records when the informer last delivered anything (for
+// InformerStates), forgets a deleted object's drift summary and marks the
+// Apps an event touches dirty (fleet.touch). One handler, not one per
+// concern: client-go gives each handler of an informer a listener of its
+// own, with two goroutines and a buffer of pending notifications that
+// grows to the largest burst (the initial list) and stays.
 // It is called from New only, so the map is read-only afterwards.
-func (c *Cache) trackEvents(inf cache.SharedIndexInformer, ns, kind string) error {
+func (c *Cache) eventHandler(ns, kind string) cache.ResourceEventHandler {
 	t := new(atomic.Int64)
 	c.lastEvent[ns+"/"+kind] = t
-	touch := func() { t.Store(time.Now().UnixNano()) }
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { touch() },
-		UpdateFunc: func(any, any) { touch() },
-		DeleteFunc: func(any) { touch() },
-	})
-	return err
+	clock := func() { t.Store(time.Now().UnixNano()) }
+	fleet := c.fleet.handler()
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			clock()
+			fleet.OnAdd(obj, false)
+		},
+		UpdateFunc: func(old, obj any) {
+			clock()
+			fleet.OnUpdate(old, obj)
+		},
+		DeleteFunc: func(obj any) {
+			clock()
+			c.drift.forget(obj)
+			fleet.OnDelete(obj)
+		},
+	}
 }

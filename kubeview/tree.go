@@ -112,7 +112,7 @@ func (c *Cache) Row(namespace, name string) (AppRow, bool) {
 	if !ok {
 		return AppRow{}, false
 	}
-	return *r, true
+	return r.AppRow, true
 }
 
 // maxTreeDepth bounds the owner walk (App -> Deployment -> ReplicaSet -> Pod
