@@ -121,7 +121,9 @@ func median(xs []float64) float64 {
 // when the browser painted the first row's name (the Element Timing entry
 // of its elementtiming="first-row" cell, ms after navigation start, so
 // without chromedp's polling and the load event), and x-trivial-paint, that
-// against the trivial page's first contentful paint. Run it with a small
+// against the trivial page's first contentful paint (x-trivial-paint-paired:
+// the median of that ratio taken within each run, the two loads side by
+// side under the same load of the machine). Run it with a small
 // count:
 //
 //	go test -run '^$' -bench BrowserCold -benchtime 5x ./e2e/perf/
@@ -137,7 +139,7 @@ func BenchmarkBrowserCold(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			url := server(b, tc.apps, 100)
-			var vis, fcp, paint, tvis, tfcp, dom, heap []float64
+			var vis, fcp, paint, paired, tvis, tfcp, dom, heap []float64
 			for b.Loop() {
 				triv := loadCold(b, url+"/healthz", "body")
 				page := loadCold(b, url+tc.path, tc.sel)
@@ -146,6 +148,9 @@ func BenchmarkBrowserCold(b *testing.B) {
 				vis = append(vis, float64(page.visible.Microseconds())/1000)
 				fcp = append(fcp, page.fcp)
 				paint = append(paint, page.paint)
+				if page.paint > 0 && triv.fcp > 0 {
+					paired = append(paired, page.paint/triv.fcp)
+				}
 				dom = append(dom, float64(page.dom))
 				heap = append(heap, page.heap)
 			}
@@ -160,6 +165,7 @@ func BenchmarkBrowserCold(b *testing.B) {
 			if median(paint) > 0 && median(tfcp) > 0 {
 				b.ReportMetric(median(paint), "ms-paint")
 				b.ReportMetric(median(paint)/median(tfcp), "x-trivial-paint")
+				b.ReportMetric(median(paired), "x-trivial-paint-paired")
 			}
 			b.ReportMetric(median(dom), "dom-elements")
 			b.ReportMetric(median(heap), "MB-js-heap")
