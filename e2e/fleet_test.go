@@ -25,8 +25,10 @@ func TestFilterDegraded(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
-	// checkout turns Degraded once its rollout deadline (25s) has passed.
-	waitText(t, ctx, `[data-testid=count-health-Degraded] strong`, func(s string) bool { return s != "0" }, 90*time.Second)
+	// checkout turns Degraded once its rollout deadline (25s) has passed;
+	// wait for it, not for any Degraded app: eu-west's pricing can get
+	// there first, and the list would then rightly lack checkout.
+	waitText(t, ctx, `[data-testid=app-row][data-app=checkout][data-cluster=devcluster] [data-testid=health]`, func(s string) bool { return strings.TrimSpace(s) == "Degraded" }, 90*time.Second)
 
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid=filter-health]`), "Degraded"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=filter-health]').dispatchEvent(new Event('change', {bubbles: true}))`)); err != nil {
