@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +25,10 @@ func TestFilterDegraded(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
-	// checkout turns Degraded once its rollout deadline (25s) has passed.
-	waitText(t, ctx, `[data-testid=count-health-Degraded] strong`, func(s string) bool { return s != "0" }, 90*time.Second)
+	// checkout turns Degraded once its rollout deadline (25s) has passed;
+	// wait for it, not for any Degraded app: eu-west's pricing can get
+	// there first, and the list would then rightly lack checkout.
+	waitText(t, ctx, `[data-testid=app-row][data-app=checkout][data-cluster=devcluster] [data-testid=health]`, func(s string) bool { return strings.TrimSpace(s) == "Degraded" }, 90*time.Second)
 
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`[data-testid=filter-health]`), "Degraded"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=filter-health]').dispatchEvent(new Event('change', {bubbles: true}))`)); err != nil {
@@ -145,4 +152,206 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestFleetReadsAsTable checks what the fleet's grid rows (issue 18: each
+// row a grid box with content-visibility, not a table row) must keep. To a
+// screen reader it is still a table at both widths: one table whose column
+// headers are the columns, a row per app, and in each rendered row a cell
+// per column, the app's name first. Chromium leaves the cells of a row that
+// content-visibility has not rendered yet out of its accessibility tree
+// (the row is there, empty; logged), and adds them once the row renders: at
+// the bottom of the page the last rows read whole. On a wide screen every
+// row's cells start where their column's header starts, rendered or not:
+// the columns come from one template, not from the rows' content.
+func TestFleetReadsAsTable(t *testing.T) {
+	ctx := browser(t)
+	user, pass := demoEnv.user(t, "admin")
+	login(t, ctx, user, pass)
+	for _, size := range []struct {
+		name          string
+		width, height int64
+		phone         bool
+	}{
+		{"desktop", 1440, 900, false},
+		{"phone", 390, 844, true},
+	} {
+		emulate := chromedp.EmulateViewport(size.width, size.height)
+		if size.phone {
+			emulate = chromedp.EmulateViewport(size.width, size.height, chromedp.EmulateMobile)
+		}
+		if err := chromedp.Do(ctx, emulate); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "/", `[data-testid=app-row]`)
+		apps := texts(t, ctx, `[data-testid=app-row] .app-name a`)
+		headers := texts(t, ctx, `[data-testid=apps-table] thead th`)
+		if len(apps) < 2 || len(headers) < 7 {
+			t.Fatalf("%s: %d rows and headers %q, want a fleet of several apps and every column", size.name, len(apps), headers)
+		}
+
+		check := func(when string) (empty int) {
+			tables := axTables(t, ctx)
+			if len(tables) != 1 {
+				t.Fatalf("%s%s: %d tables in the accessibility tree, want 1 (the fleet)", size.name, when, len(tables))
+			}
+			tbl := tables[0]
+			// (Case aside: the headers are uppercased by the stylesheet,
+			// which Chromium's names follow.)
+			if !strings.EqualFold(strings.Join(tbl.headers, "|"), strings.Join(headers, "|")) {
+				t.Errorf("%s%s: column headers read %q, want %q", size.name, when, tbl.headers, headers)
+			}
+			if len(tbl.rows) != len(apps) {
+				t.Fatalf("%s%s: %d rows read, want %d (one per app)", size.name, when, len(tbl.rows), len(apps))
+			}
+			for i, cells := range tbl.rows {
+				if len(cells) == 0 {
+					empty++
+					continue
+				}
+				if len(cells) != len(headers) || !strings.HasPrefix(cells[0], apps[i]) {
+					t.Errorf("%s%s: row %d reads %q, want %d cells starting with %q", size.name, when, i+1, cells, len(headers), apps[i])
+				}
+			}
+			if last := tbl.rows[len(tbl.rows)-1]; when != "" && len(last) == 0 {
+				t.Errorf("%s%s: the last row (%s) still reads empty", size.name, when, apps[len(apps)-1])
+			}
+			return empty
+		}
+		if empty := check(""); empty > 0 {
+			t.Logf("%s: %d of %d rows not rendered yet read as empty rows", size.name, empty, len(apps))
+		}
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.documentElement.scrollHeight)`), chromedp.Sleep(500*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		check(" at the bottom")
+
+		if size.phone {
+			continue
+		}
+		// Columns: for every row, each cell's left edge minus its header's.
+		off, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+			const th = Array.from(document.querySelectorAll('[data-testid=apps-table] thead th')).map(e => e.getBoundingClientRect());
+			return Array.from(document.querySelectorAll('[data-testid=app-row]')).map(r =>
+				Math.max(...Array.from(r.children).map((c, i) => {
+					const b = c.getBoundingClientRect();
+					return Math.max(Math.abs(b.left - th[i].left), Math.abs(b.width - th[i].width));
+				})));
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range off {
+			if d > 0.5 {
+				screenshot(t, ctx, "columns")
+				t.Errorf("desktop: row %d (%s) has a cell %.1fpx off its column header", i+1, apps[i], d)
+			}
+		}
+		// Heights: a row not rendered yet takes the height the stylesheet
+		// guesses (contain-intrinsic-size); rendered, every row must be that
+		// tall, or the list jumps as rows render or the refresh replaces
+		// them. All rows are rendered here to measure them.
+		type heights struct {
+			Guess string
+			Rows  []float64
+		}
+		h, err := chromedp.Run(ctx, chromedp.Evaluate[heights](`(() => {
+			const rows = Array.from(document.querySelectorAll('[data-testid=app-row]'));
+			const guess = getComputedStyle(rows[0]).containIntrinsicHeight;
+			rows.forEach(r => r.style.contentVisibility = 'visible');
+			return {Guess: guess, Rows: rows.map(r => r.getBoundingClientRect().height - parseFloat(getComputedStyle(r).borderBottomWidth))};
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		px, ok := strings.CutPrefix(h.Guess, "auto ")
+		guess, err := strconv.ParseFloat(strings.TrimSuffix(px, "px"), 64)
+		if !ok || err != nil || guess == 0 {
+			t.Fatalf("desktop: rows' contain-intrinsic-height = %q, want auto and a length in px", h.Guess)
+		}
+		for i, got := range h.Rows {
+			if math.Abs(got-guess) > 0.5 {
+				screenshot(t, ctx, "row-height")
+				t.Errorf("desktop: row %d (%s) is %.1fpx tall without its border, want %.0fpx as the stylesheet guesses for it", i+1, apps[i], got, guess)
+			}
+		}
+	}
+}
+
+// axTable is a table as the accessibility tree reads it: its column
+// headers' names and, per other row, its cells' names (none for a row
+// whose cells the tree leaves out).
+type axTable struct {
+	headers []string
+	rows    [][]string
+}
+
+// axTables reads the page's accessibility tree (as a screen reader gets
+// it) and returns its tables.
+func axTables(t *testing.T, ctx context.Context) []axTable {
+	t.Helper()
+	res, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (accessibility.GetFullAXTreeResult, error) {
+		return cdp.Call(ctx, tg, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[accessibility.NodeID]*accessibility.Node{}
+	for _, n := range res.Nodes {
+		byID[n.NodeID] = n
+	}
+	str := func(v *accessibility.Value) string {
+		if v == nil {
+			return ""
+		}
+		var s string
+		_ = json.Unmarshal(v.Value, &s)
+		return strings.TrimSpace(s)
+	}
+	// walk visits n's descendants, looking through ignored nodes and
+	// generic containers (a row group) to the nodes that have a role.
+	var walk func(n *accessibility.Node, visit func(*accessibility.Node) bool)
+	walk = func(n *accessibility.Node, visit func(*accessibility.Node) bool) {
+		for _, id := range n.ChildIDs {
+			c := byID[id]
+			if c == nil {
+				continue
+			}
+			if c.Ignored || !visit(c) {
+				walk(c, visit)
+			}
+		}
+	}
+	var out []axTable
+	for _, n := range res.Nodes {
+		if n.Ignored || str(n.Role) != "table" {
+			continue
+		}
+		var tbl axTable
+		walk(n, func(r *accessibility.Node) bool {
+			if str(r.Role) != "row" {
+				return false
+			}
+			var cells, headers []string
+			walk(r, func(c *accessibility.Node) bool {
+				switch str(c.Role) {
+				case "columnheader":
+					headers = append(headers, str(c.Name))
+					return true
+				case "cell", "gridcell":
+					cells = append(cells, str(c.Name))
+					return true
+				}
+				return false
+			})
+			if headers != nil {
+				tbl.headers = append(tbl.headers, headers...)
+			} else {
+				tbl.rows = append(tbl.rows, cells)
+			}
+			return true
+		})
+		out = append(out, tbl)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -676,5 +677,61 @@ func TestFleetVersionFollowsReachability(t *testing.T) {
 	}
 	if got := fleetVersion(7, up[:1]); got != 7 {
 		t.Errorf("one cluster: version %d, want the list's 7", got)
+	}
+}
+
+// TestFleetTableRoles: the fleet's rows are grid boxes, not table rows
+// (app.css), so the table's semantics come from its explicit roles: one
+// table, a column header per column, and in every row a cell under each
+// header. Only the first row's name cell is marked for Element Timing.
+func TestFleetTableRoles(t *testing.T) {
+	two, _, _ := twoClusters(t)
+	for _, tt := range []struct {
+		name    string
+		ts      *testServer
+		rows    int
+		headers []string
+	}{
+		{"one cluster", newTestServer(t, newFakeView(testRows())), 3, []string{"Application", "Health", "Sync", "Declared", "Running", "Ready", "Last deploy"}},
+		{"two clusters", two, 3, []string{"Application", "Cluster", "Health", "Sync", "Declared", "Running", "Ready", "Last deploy"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := parseHTML(t, tt.ts.get(t, "/", nil).Body.String())
+			table := oneByTestID(t, doc, "apps-table")
+			if got := attr(table, "role"); got != "table" {
+				t.Errorf("apps-table role = %q, want table", got)
+			}
+			var headers []string
+			for _, th := range byTag(table, "th") {
+				if attr(th, "role") == "columnheader" {
+					headers = append(headers, text(th))
+				}
+			}
+			if diff := cmp.Diff(tt.headers, headers); diff != "" {
+				t.Errorf("column headers mismatch (-want +got):\n%s", diff)
+			}
+			rows := byTestID(doc, "app-row")
+			if len(rows) != tt.rows {
+				t.Fatalf("rows = %d, want %d", len(rows), tt.rows)
+			}
+			for i, tr := range rows {
+				if attr(tr, "role") != "row" {
+					t.Errorf("row %d role = %q, want row", i, attr(tr, "role"))
+				}
+				cells := 0
+				for _, td := range byTag(tr, "td") {
+					if attr(td, "role") == "cell" {
+						cells++
+					}
+				}
+				if cells != len(tt.headers) {
+					t.Errorf("row %d (%s) has %d cells with role cell, want one per column header (%d)", i, attr(tr, "data-app"), cells, len(tt.headers))
+				}
+			}
+			marked := findAll(doc, func(n *html.Node) bool { return attr(n, "elementtiming") != "" })
+			if len(marked) != 1 || attr(marked[0], "elementtiming") != "first-row" || !slices.Contains(byTag(rows[0], "td"), marked[0]) {
+				t.Errorf("elementtiming marks %d elements, want one: the first row's name cell, as first-row", len(marked))
+			}
+		})
 	}
 }

@@ -145,8 +145,9 @@ type traceEvent struct {
 	Name string          `json:"name"`
 	Cat  string          `json:"cat"`
 	Ph   string          `json:"ph"`
-	TS   float64         `json:"ts"`  // µs
-	Dur  float64         `json:"dur"` // µs
+	TS   float64         `json:"ts"`   // µs
+	Dur  float64         `json:"dur"`  // µs
+	TDur float64         `json:"tdur"` // µs of the thread's CPU time: unlike dur, barely moved by other processes
 	PID  int             `json:"pid"`
 	TID  int             `json:"tid"`
 	Args json.RawMessage `json:"args"`
@@ -240,10 +241,14 @@ func summarise(raw []json.RawMessage) string {
 		return mine[i].Dur > mine[j].Dur
 	})
 	self := map[string]float64{}
-	var busy float64
+	cpu := map[string]float64{}      // self CPU time per bucket until the load event
+	cpuFirst := map[string]float64{} // the same until the first contentful paint
+	fcp := marks["firstContentfulPaint"]
+	var busy, busyCPU float64
 	type open struct {
-		e     traceEvent
-		child float64
+		e        traceEvent
+		child    float64
+		childCPU float64
 	}
 	var stack []open
 	pop := func() {
@@ -255,10 +260,17 @@ func summarise(raw []json.RawMessage) string {
 			k = "other"
 		}
 		self[k] += s
+		c := max(o.e.TDur-o.childCPU, 0)
+		cpu[k] += c
+		if fcp > 0 && o.e.TS < fcp {
+			cpuFirst[k] += c
+		}
 		if len(stack) > 0 {
 			stack[len(stack)-1].child += o.e.Dur
+			stack[len(stack)-1].childCPU += o.e.TDur
 		} else {
 			busy += o.e.Dur
+			busyCPU += o.e.TDur
 		}
 	}
 	for _, e := range mine {
@@ -315,15 +327,40 @@ func summarise(raw []json.RawMessage) string {
 			fmt.Fprintf(&sb, " %s %.1f;", k, (t-nav)/1000)
 		}
 	}
-	fmt.Fprintf(&sb, "\n  main thread until load: busy %.1f ms of %.1f ms\n", busy/1000, (end-nav)/1000)
+	fmt.Fprintf(&sb, "\n  main thread until load: busy %.1f ms of %.1f ms (its CPU time %.1f ms)\n", busy/1000, (end-nav)/1000, busyCPU/1000)
 	var keys []string
 	for k := range self {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return self[keys[i]] > self[keys[j]] })
 	for _, k := range keys {
-		fmt.Fprintf(&sb, "    %-28s %7.1f ms\n", k, self[k]/1000)
+		fmt.Fprintf(&sb, "    %-28s %7.1f ms (CPU %5.1f ms; until first contentful paint %5.1f ms)\n", k, self[k]/1000, cpu[k]/1000, cpuFirst[k]/1000)
 	}
+	// The first frame's work in numbers that do not depend on the load:
+	// elements styled, layout objects laid out and their CPU time, until
+	// the first contentful paint.
+	var styled, laid int
+	var styleCPU, layoutCPU float64
+	for _, e := range mine {
+		if fcp == 0 || e.TS >= fcp || (e.Name != "UpdateLayoutTree" && e.Name != "Layout") {
+			continue
+		}
+		var a struct {
+			ElementCount int `json:"elementCount"`
+			BeginData    struct {
+				DirtyObjects int `json:"dirtyObjects"`
+			} `json:"beginData"`
+		}
+		_ = json.Unmarshal(e.Args, &a)
+		if e.Name == "Layout" {
+			laid += a.BeginData.DirtyObjects
+			layoutCPU += e.TDur
+		} else {
+			styled += a.ElementCount
+			styleCPU += e.TDur
+		}
+	}
+	fmt.Fprintf(&sb, "  until first contentful paint: %d elements styled (CPU %.1f ms), %d layout objects laid out (CPU %.1f ms)\n", styled, styleCPU/1000, laid, layoutCPU/1000)
 	// The style and layout passes: how many elements and layout objects
 	// each touched (counts, unlike times, do not depend on the machine's load).
 	fmt.Fprintf(&sb, "  style and layout passes (ms after navigationStart):\n")
@@ -340,9 +377,9 @@ func summarise(raw []json.RawMessage) string {
 		}
 		_ = json.Unmarshal(e.Args, &a)
 		if e.Name == "Layout" {
-			fmt.Fprintf(&sb, "    %7.1f Layout %d of %d objects, %.1f ms\n", (e.TS-nav)/1000, a.BeginData.DirtyObjects, a.BeginData.TotalObjects, e.Dur/1000)
+			fmt.Fprintf(&sb, "    %7.1f Layout %d of %d objects, %.1f ms (CPU %.1f ms)\n", (e.TS-nav)/1000, a.BeginData.DirtyObjects, a.BeginData.TotalObjects, e.Dur/1000, e.TDur/1000)
 		} else {
-			fmt.Fprintf(&sb, "    %7.1f style recalc %d elements, %.1f ms\n", (e.TS-nav)/1000, a.ElementCount, e.Dur/1000)
+			fmt.Fprintf(&sb, "    %7.1f style recalc %d elements, %.1f ms (CPU %.1f ms)\n", (e.TS-nav)/1000, a.ElementCount, e.Dur/1000, e.TDur/1000)
 		}
 	}
 	sort.Strings(reqs)

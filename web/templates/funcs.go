@@ -211,8 +211,9 @@ func driftText(n int) string {
 	return strconv.Itoa(n) + " " + plural(n, "object", "objects") + " changed by hand"
 }
 
-// healthIconID and syncIconID name a status's symbol in IconSprite; an
-// unexpected status gets the "unknown" shape.
+// healthIconID and syncIconID name a status's icon (the si-health-* and
+// si-sync-* classes of app.css); an unexpected status gets the "unknown"
+// shape.
 func healthIconID(s kubeview.HealthStatus) string {
 	switch s {
 	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing:
