@@ -302,20 +302,8 @@ func login(t *testing.T, ctx context.Context, user, pass string) string {
 }
 
 // screenshot saves a full-page PNG under artifacts/e2e/<test>-<name>.png.
-//
-// A full-page capture draws beyond the viewport, but content-visibility:
-// auto (the fleet's rows) still skips what is far from the viewport, so
-// those rows would come out blank although a person scrolling sees each
-// one rendered as it nears the screen. The capture renders them first
-// and puts them back after.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	const showAll = `(() => { let n = 0; for (const e of document.querySelectorAll('*')) if (getComputedStyle(e).contentVisibility === 'auto') { e.dataset.cvAuto = ''; e.style.contentVisibility = 'visible'; n++; } return n; })()`
-	const restore = `document.querySelectorAll('[data-cv-auto]').forEach(e => { e.style.contentVisibility = ''; delete e.dataset.cvAuto; })`
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](showAll)); err != nil {
-		t.Logf("screenshot %s: %v", name, err)
-	}
-	defer func() { _, _ = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](restore)) }()
 	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Logf("screenshot %s: %v", name, err)

@@ -491,9 +491,9 @@ func FleetResultsView(r FleetResults) templ.Component {
 // apiserver stopped answering is marked stale.
 //
 // The list is a table to assistive technology (the explicit roles), but
-// each row is a grid box of its own (app.css "Application table"), so the
-// rows below the fold skip style and layout until scrolled near
-// (content-visibility), and it keeps few elements: about 17 a row. The
+// each row is a grid box of its own with one column template (app.css
+// "Cold paint"), so the first frame lays out no table, and it keeps few
+// elements: about 17 a row. The
 // first row's name cell carries elementtiming="first-row", so the browser
 // reports when it was painted (the cold benchmarks read it).
 func AppRowView(row kubeview.AppRow, now time.Time, multi, stale, first bool) templ.Component {
