@@ -115,7 +115,9 @@ type RegistryOptions struct {
 	// the same host). An image of any other registry is a
 	// registry-not-listed blocker and gets no connection; with no hosts,
 	// no registry is contacted (a warning names the ones that would have
-	// been). Operator-trusted: the catalog and the manifests never add one.
+	// been). Every request goes only to a listed host, a registry's
+	// redirects and token service included (listedTransport).
+	// Operator-trusted: the catalog and the manifests never add one.
 	Hosts []string `json:"hosts"`
 	// Insecure allows plain HTTP to a registry that is not on loopback.
 	Insecure bool `json:"insecure"`
@@ -131,10 +133,27 @@ const (
 	dockerHubAlias = "docker.io"
 )
 
-// canonicalRegistryHost is the form hosts are compared in: lower case,
-// Docker Hub's alias as the host it stands for.
+// canonicalRegistryHost is the form hosts are compared in: ASCII lower
+// case, Docker Hub's alias as the host it stands for; "" (never listed)
+// for a host with a byte outside printable ASCII. Unicode
+// case folding is not used: strings.ToLower maps U+0130 (İ) and U+212A
+// (the Kelvin sign) to ASCII letters, while net/http dials the name's
+// IDNA form (xn--...), a different host, so a folded comparison would let
+// a catalog reach a domain nobody listed.
 func canonicalRegistryHost(h string) string {
-	h = strings.ToLower(h)
+	if h == "" {
+		return ""
+	}
+	b := []byte(h)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + ('a' - 'A')
+		case c <= ' ' || c >= 0x7f:
+			return ""
+		}
+	}
+	h = string(b)
 	if h == dockerHubAlias {
 		return dockerHub
 	}
@@ -142,10 +161,15 @@ func canonicalRegistryHost(h string) string {
 }
 
 // Lists reports whether host (an image reference's registry, as
-// go-containerregistry names it) is one of Hosts: host and port exactly
-// ("reg.example" does not list "reg.example:5000"), letter case aside.
+// go-containerregistry names it, or a request's URL host) is one of Hosts:
+// host and port exactly ("reg.example" does not list "reg.example:5000"),
+// ASCII letter case aside; a host with any other character is never
+// listed.
 func (o RegistryOptions) Lists(host string) bool {
 	host = canonicalRegistryHost(host)
+	if host == "" {
+		return false
+	}
 	for _, h := range o.Hosts {
 		if canonicalRegistryHost(h) == host {
 			return true
@@ -167,6 +191,9 @@ func checkRegistryHost(h string) error {
 		return fmt.Errorf("%q has userinfo: list the host alone; credentials come from the docker config's auths", h)
 	case strings.ContainsAny(h, "/?#"):
 		return fmt.Errorf("%q has a path: list the host alone (reg.example or reg.example:5000)", h)
+	}
+	if canonicalRegistryHost(h) == "" {
+		return fmt.Errorf("%q is not an ASCII host name: list an internationalised name in its IDNA form (xn--...)", h)
 	}
 	if strings.Count(h, ":") > 1 && !strings.HasPrefix(h, "[") {
 		return fmt.Errorf("%q: an IPv6 address needs brackets ([::1]:5000)", h)

@@ -108,6 +108,8 @@ environments:
         - "[::1]:5000"
         - "[127.0.0.1]"
         - "reg_example"
+        - "registry.gİtlab.com"
+        - "Key.example"
 `, []string{
 			`registry.hosts[0]: "https://reg.example" has a scheme`,
 			`registry.hosts[1]: "reg.example/acme" has a path`,
@@ -122,6 +124,8 @@ environments:
 			`registry.hosts[12]: "::1": an IPv6 address needs brackets`,
 			`registry.hosts[14]: "[127.0.0.1]" is not a valid IPv6 address`,
 			`registry.hosts[15]: "reg_example" is not a valid host name`,
+			`registry.hosts[16]: "registry.gİtlab.com" is not an ASCII host name`,
+			`registry.hosts[17]: "Key.example" is not an ASCII host name`,
 		}},
 		{"registry hosts with skip", `environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json, registry: {skip: true, hosts: [ghcr.io]}}]`,
 			[]string{"environments[0] (a).registry.hosts: excludes registry.skip: true"}},

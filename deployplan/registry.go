@@ -57,7 +57,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 	}
 	// Registries answer a HEAD (and a token exchange) with a few kilobytes;
 	// nothing more is read, error bodies included.
-	rt = &capTransport{rt: rt, max: maxResponseBytes, what: "a registry"}
+	rt = &capTransport{rt: listedTransport{rt: rt, ro: ro}, max: maxResponseBytes, what: "a registry"}
 	// Credentials: the static auths of the docker config only, never a
 	// credential helper (staticKeychain).
 	keychain := newStaticKeychain()
@@ -213,4 +213,23 @@ func shortErr(err error) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// listedTransport sends a request only to a host of registry.hosts, the
+// second guard behind the check of each image's registry: a redirect or a
+// token service (a WWW-Authenticate realm) that a registry names is a
+// request of its own, and goes out only when its host is listed too.
+type listedTransport struct {
+	rt http.RoundTripper
+	ro RegistryOptions
+}
+
+func (l listedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !l.ro.Lists(r.URL.Host) {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, fmt.Errorf("deployplan: %q is not in registry.hosts (a registry's redirect or token service): not contacted", r.URL.Host)
+	}
+	return l.rt.RoundTrip(r)
 }

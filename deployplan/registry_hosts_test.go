@@ -251,6 +251,12 @@ func TestRegistryOptionsLists(t *testing.T) {
 		{[]string{"docker.io"}, "registry-1.docker.io", false},
 		{[]string{"registry-1.docker.io"}, "index.docker.io", false},
 		{nil, "reg.example", false},
+		// Unicode case folding would turn these into the listed names
+		// (U+0130 and the Kelvin sign lower to ASCII i and k), while
+		// net/http dials their IDNA forms, other domains: never listed.
+		{[]string{"registry.gitlab.com"}, "registry.g\u0130tlab.com", false},
+		{[]string{"key.example"}, "\u212Aey.example", false},
+		{[]string{"reg.example"}, "reg.example\x00", false},
 	}
 	for _, tt := range tests {
 		if got := (RegistryOptions{Hosts: tt.hosts}).Lists(tt.host); got != tt.want {
@@ -277,3 +283,55 @@ func TestRegistryOptionsLists(t *testing.T) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRegistryRedirectsAndRealmsStayListed: a listed registry cannot send
+// the digest check to a host nobody listed. One listed registry answers
+// every request with a redirect to another server, a second asks for a
+// token at that server (its WWW-Authenticate realm); the other server is
+// never contacted and both digests stay unproven. Listed too, the realm
+// is asked.
+func TestRegistryRedirectsAndRealmsStayListed(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(other.Close)
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(redirecting.Close)
+	realm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+other.URL+`/token",service="reg"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(realm.Close)
+	redirectHost := strings.TrimPrefix(redirecting.URL, "http://")
+	realmHost := strings.TrimPrefix(realm.URL, "http://")
+	digest := "sha256:" + strings.Repeat("d", 64)
+	check := func(hosts ...string) *ArtifactPlan {
+		plan := &ArtifactPlan{Services: []ArtifactService{
+			{ID: "redirected", Image: redirectHost + "/acme/api", Digest: digest, InUse: true},
+			{ID: "realm", Image: realmHost + "/acme/worker", Digest: digest, InUse: true},
+		}}
+		RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: hosts}, 0, http.DefaultTransport)
+		return plan
+	}
+
+	plan := check(redirectHost, realmHost)
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the unlisted host %s got %d requests through a listed registry's redirect or token realm, want 0", otherHost, n)
+	}
+	for _, s := range plan.Services {
+		if s.Registry == RegistryPresent {
+			t.Errorf("service %s: registry %q, want the digest unproven", s.ID, s.Registry)
+		}
+	}
+	// The control: with the other host listed as well, the redirect and
+	// the realm are followed to it.
+	check(redirectHost, realmHost, otherHost)
+	if elsewhere.Load() == 0 {
+		t.Errorf("with %s listed, neither the redirect nor the token realm reached it: the check above proves nothing", otherHost)
+	}
+}
