@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,8 +14,9 @@ import (
 
 // Event is one Kubernetes event about an object.
 type Event struct {
-	Type    string    `json:"type"`
-	Reason  string    `json:"reason"`
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
+	// Message is at most maxEventMessage bytes, "…" marking a cut.
 	Message string    `json:"message"`
 	Count   int32     `json:"count"`
 	Last    time.Time `json:"lastSeen"`
@@ -27,6 +29,11 @@ const maxEvents = 500
 // (10,000 events); past it the newest of those read are kept and the list
 // says it is incomplete.
 const maxEventPages = 20
+
+// maxEventMessage bounds an event's message as kept ("…" marks a cut): the
+// apiserver accepts messages of up to about a megabyte, and 500 of those
+// would be held for one tab.
+const maxEventMessage = 4096
 
 // EventList is the events about one object, newest first.
 type EventList struct {
@@ -88,7 +95,7 @@ func (c *Cache) Events(ctx context.Context, namespace, uid string) (EventList, e
 				count = 1
 			}
 			el.Total++
-			el.Items = append(el.Items, Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Count: count, Last: last})
+			el.Items = append(el.Items, Event{Type: e.Type, Reason: e.Reason, Message: cutMessage(e.Message), Count: count, Last: last})
 		}
 		slices.SortFunc(el.Items, newestFirst)
 		if len(el.Items) > maxEvents {
@@ -101,4 +108,12 @@ func (c *Cache) Events(ctx context.Context, namespace, uid string) (EventList, e
 	}
 	el.Capped = el.Total > len(el.Items) || el.Incomplete
 	return el, nil
+}
+
+// cutMessage keeps at most maxEventMessage bytes of m, valid UTF-8.
+func cutMessage(m string) string {
+	if len(m) <= maxEventMessage {
+		return m
+	}
+	return strings.ToValidUTF8(m[:maxEventMessage], "") + "…"
 }
