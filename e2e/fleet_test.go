@@ -166,21 +166,8 @@ func TestFleetReadsAsTable(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
-	for _, size := range []struct {
-		name          string
-		width, height int64
-		phone         bool
-	}{
-		{"desktop", 1440, 900, false},
-		{"phone", 390, 844, true},
-	} {
-		emulate := chromedp.EmulateViewport(size.width, size.height)
-		if size.phone {
-			emulate = chromedp.EmulateViewport(size.width, size.height, chromedp.EmulateMobile)
-		}
-		if err := chromedp.Do(ctx, emulate); err != nil {
-			t.Fatal(err)
-		}
+	for _, size := range screenSizes() {
+		emulateScreen(t, ctx, size)
 		navigate(t, ctx, "/", `[data-testid=app-row]`)
 		apps := texts(t, ctx, `[data-testid=app-row] .app-name a`)
 		headers := texts(t, ctx, `[data-testid=apps-table] thead th`)

@@ -301,6 +301,32 @@ func login(t *testing.T, ctx context.Context, user, pass string) string {
 	return loc
 }
 
+// screenSize is a viewport the layout tests check a page at.
+type screenSize struct {
+	name          string
+	width, height int64
+	phone         bool
+}
+
+// screenSizes are the desktop (1440x900) and the phone (390x844) every
+// layout test checks.
+func screenSizes() []screenSize {
+	return []screenSize{{"desktop", 1440, 900, false}, {"phone", 390, 844, true}}
+}
+
+// emulateScreen sets the browser's viewport to size, with mobile emulation
+// for the phone.
+func emulateScreen(t *testing.T, ctx context.Context, size screenSize) {
+	t.Helper()
+	emulate := chromedp.EmulateViewport(size.width, size.height)
+	if size.phone {
+		emulate = chromedp.EmulateViewport(size.width, size.height, chromedp.EmulateMobile)
+	}
+	if err := chromedp.Do(ctx, emulate); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // screenshot saves a full-page PNG under artifacts/e2e/<test>-<name>.png.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()

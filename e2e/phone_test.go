@@ -104,21 +104,8 @@ func TestLayoutEveryPage(t *testing.T) {
 		{"environment-dev-report", "/environments/dev/reports/" + reportID, `[data-testid=changes]`},
 		{"environment-prod", "/environments/prod", `[data-testid=apply-protected]`},
 	}
-	for _, size := range []struct {
-		name          string
-		width, height int64
-		phone         bool
-	}{
-		{"desktop", 1440, 900, false},
-		{"phone", 390, 844, true},
-	} {
-		emulate := chromedp.EmulateViewport(size.width, size.height)
-		if size.phone {
-			emulate = chromedp.EmulateViewport(size.width, size.height, chromedp.EmulateMobile)
-		}
-		if err := chromedp.Do(ctx, emulate); err != nil {
-			t.Fatal(err)
-		}
+	for _, size := range screenSizes() {
+		emulateScreen(t, ctx, size)
 		for _, p := range pages {
 			navigate(t, ctx, p.path, p.visible)
 			if err := chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond)); err != nil {

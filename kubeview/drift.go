@@ -314,10 +314,7 @@ func liveValue(obj map[string]any, p fieldpath.Path) string {
 	if err != nil {
 		return ""
 	}
-	if len(b) > maxDriftValue {
-		return string(bytes.ToValidUTF8(b[:maxDriftValue], nil)) + "…"
-	}
-	return string(b)
+	return cutText(string(b), maxDriftValue)
 }
 
 func matches(el any, pe fieldpath.PathElement) bool {

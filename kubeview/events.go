@@ -110,10 +110,14 @@ func (c *Cache) Events(ctx context.Context, namespace, uid string) (EventList, e
 	return el, nil
 }
 
-// cutMessage keeps at most maxEventMessage bytes of m, valid UTF-8.
-func cutMessage(m string) string {
-	if len(m) <= maxEventMessage {
-		return m
+// cutMessage keeps at most maxEventMessage bytes of m (cutText).
+func cutMessage(m string) string { return cutText(m, maxEventMessage) }
+
+// cutText keeps at most max bytes of s, "…" marking a cut, without
+// leaving half a character (event messages, drift values).
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return strings.ToValidUTF8(m[:maxEventMessage], "") + "…"
+	return strings.ToValidUTF8(s[:max], "") + "…"
 }
