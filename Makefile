@@ -85,8 +85,9 @@ fmt: ## format the code
 	$(GO) tool templ fmt web/templates
 
 .PHONY: lint
-lint: ## go vet, gofmt check, staticcheck
+lint: ## go vet, gofmt check, staticcheck, no built binary tracked
 	$(GO) vet -tags $(GO_TAGS) ./...
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$2}'); if [ -n "$$big" ]; then echo "tracked files over 1 MB (a built binary? ignore it):"; echo "$$big"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) tool staticcheck -tags $(GO_TAGS) ./...
 
