@@ -63,6 +63,12 @@ const (
 	// DefaultResync is how often every App is reconciled again even when no
 	// event arrived. A resync of unchanged Apps reads caches only.
 	DefaultResync = 10 * time.Minute
+	// DefaultChildDelay is how long a change of an App's Deployment waits
+	// before the App is reconciled: a rollout changes the Deployment's
+	// status several times within a second (replicas created, updated,
+	// ready), and one reconcile after the burst writes the App's status
+	// once instead of once per step.
+	DefaultChildDelay = time.Second
 )
 
 // ClientConfig returns a copy of cfg with the operator's own rate limits
@@ -88,6 +94,10 @@ type Options struct {
 	// RetryBase and RetryMax bound the per-App exponential backoff of a
 	// failing reconcile (DefaultRetryBase, DefaultRetryMax when zero).
 	RetryBase, RetryMax time.Duration
+	// ChildDelay is how long a Deployment's change waits before its App is
+	// reconciled, so that a burst of changes costs one reconcile
+	// (DefaultChildDelay when zero). A deleted child is put back at once.
+	ChildDelay time.Duration
 }
 
 // Stats counts what the operator did since it started.
@@ -101,6 +111,9 @@ type Stats struct {
 	Unchanged int64
 	// StatusWrites counts App status updates.
 	StatusWrites int64
+	// StatusDeferred counts status writes left to the reconcile that the
+	// event of a Deployment just created brings.
+	StatusDeferred int64
 }
 
 // Operator reconciles Apps.
@@ -119,7 +132,7 @@ type Operator struct {
 	children map[string]map[string]cache.Store
 	synced   []cache.InformerSynced
 
-	reconciles, applies, deletes, unchanged, statusWrites atomic.Int64
+	reconciles, applies, deletes, unchanged, statusWrites, statusDeferred atomic.Int64
 
 	mu      sync.Mutex // guards started
 	started bool
@@ -142,6 +155,9 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 	}
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = DefaultRetryMax
+	}
+	if opts.ChildDelay <= 0 {
+		opts.ChildDelay = DefaultChildDelay
 	}
 	if opts.RetryMax < opts.RetryBase {
 		return nil, fmt.Errorf("operator: RetryMax %s < RetryBase %s", opts.RetryMax, opts.RetryBase)
@@ -168,7 +184,7 @@ func newRateLimiter(base, max time.Duration) workqueue.TypedRateLimiter[types.Na
 func (o *Operator) Stats() Stats {
 	return Stats{
 		Reconciles: o.reconciles.Load(), Applies: o.applies.Load(), Deletes: o.deletes.Load(),
-		Unchanged: o.unchanged.Load(), StatusWrites: o.statusWrites.Load(),
+		Unchanged: o.unchanged.Load(), StatusWrites: o.statusWrites.Load(), StatusDeferred: o.statusDeferred.Load(),
 	}
 }
 
@@ -201,8 +217,8 @@ func (o *Operator) Run(ctx context.Context) error {
 			informers.WithTweakListOptions(managed), informers.WithTransform(leanChild))
 		depInf := tf.Apps().V1().Deployments()
 		if _, err := depInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    o.enqueueOwner,
-			UpdateFunc: func(_, n any) { o.enqueueOwner(n) },
+			AddFunc:    o.enqueueOwnerLater,
+			UpdateFunc: func(_, n any) { o.enqueueOwnerLater(n) },
 			DeleteFunc: o.enqueueOwner,
 		}); err != nil {
 			return fmt.Errorf("operator: %w", err)
@@ -256,19 +272,38 @@ func (o *Operator) enqueueObject(obj any) {
 	o.queue.Add(types.NamespacedName{Namespace: ns, Name: name})
 }
 
+// enqueueOwner reconciles the App controlling obj now.
 func (o *Operator) enqueueOwner(obj any) {
+	if key, ok := ownerKey(obj); ok {
+		o.queue.Add(key)
+	}
+}
+
+// enqueueOwnerLater reconciles the App controlling obj after ChildDelay.
+// Changes within that time share one reconcile: the delaying queue keeps
+// the earliest time of a key it already holds, and the work queue holds a
+// key once.
+func (o *Operator) enqueueOwnerLater(obj any) {
+	if key, ok := ownerKey(obj); ok {
+		o.queue.AddAfter(key, o.opts.ChildDelay)
+	}
+}
+
+// ownerKey names the App that controls obj.
+func ownerKey(obj any) (types.NamespacedName, bool) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	m, ok := obj.(metav1.Object)
 	if !ok {
-		return
+		return types.NamespacedName{}, false
 	}
 	for _, ref := range m.GetOwnerReferences() {
 		if ref.Kind == appcr.Kind.Kind && ref.Controller != nil && *ref.Controller {
-			o.queue.Add(types.NamespacedName{Namespace: m.GetNamespace(), Name: ref.Name})
+			return types.NamespacedName{Namespace: m.GetNamespace(), Name: ref.Name}, true
 		}
 	}
+	return types.NamespacedName{}, false
 }
 
 func (o *Operator) processNext(ctx context.Context) bool {
@@ -322,6 +357,7 @@ func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) erro
 	if err != nil {
 		return err
 	}
+	depCached := o.cached(key.Namespace, kindDeployment, key.Name) != nil
 	if err := o.apply(ctx, app, r, syncPending(app)); err != nil {
 		if serr := o.writeStatus(ctx, app, nil, readyCondition{status: metav1.ConditionFalse, reason: "ApplyFailed", message: err.Error()}); serr != nil && ctx.Err() == nil {
 			o.log.Warn("write status", "app", key.String(), "err", serr)
@@ -331,6 +367,14 @@ func (o *Operator) reconcile(ctx context.Context, key types.NamespacedName) erro
 	dep, err := o.depListers[key.Namespace].Get(key.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
+	}
+	if !depCached && r.Deployment != nil && (dep == nil || metav1.IsControlledBy(dep, app)) {
+		// This reconcile created the Deployment: its add event (which may
+		// have arrived already) reconciles the App again after ChildDelay,
+		// and that reconcile writes the status from the rollout under way,
+		// one write where "Reconciling" and then "RolloutPending" were two.
+		o.statusDeferred.Add(1)
+		return nil
 	}
 	if dep != nil && !metav1.IsControlledBy(dep, app) {
 		dep = nil

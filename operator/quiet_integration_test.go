@@ -143,6 +143,11 @@ func TestResyncOfUnchangedAppsWritesNothing(t *testing.T) {
 	if st := op.Stats(); st.Applies < 2*apps || st.StatusWrites < apps {
 		t.Fatalf("operator stats after the fleet converged = %+v, want at least %d applies and %d status writes", st, 2*apps, apps)
 	}
+	// The reconcile that creates an App's Deployment leaves the status to
+	// the one the Deployment's add event brings (a write saved per new App).
+	if st := op.Stats(); st.StatusDeferred != apps {
+		t.Errorf("status writes deferred to the new Deployment's event = %d, want %d (one per App); stats %+v", st.StatusDeferred, apps, st)
+	}
 
 	// Let one resync pass after convergence (late Deployment status events
 	// may still be in flight), then watch two more.
