@@ -3,9 +3,11 @@ package deployplan
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -22,7 +24,7 @@ const maxDockerConfigBytes = 1 << 20
 // host that a catalog or a manifest (hostile input) names. A host without
 // an entry, or a file that cannot be read, is anonymous.
 type staticKeychain struct {
-	auths map[string]authn.AuthConfig // by host
+	auths map[string]authn.AuthConfig // by canonicalRegistryHost
 }
 
 // newStaticKeychain reads the docker config file once.
@@ -54,11 +56,26 @@ func newStaticKeychain() authn.Keychain {
 	if json.Unmarshal(data, &cfg) != nil {
 		return k
 	}
-	for key, a := range cfg.Auths {
+	// Hosts compare as the registry allowlist compares them (ASCII case
+	// aside, docker.io as index.docker.io). Keys in sorted order, so that
+	// of two keys naming one host the choice does not depend on map order;
+	// a key spelling the host exactly wins over an alias or another case.
+	keys := slices.Sorted(maps.Keys(cfg.Auths))
+	exact := map[string]bool{}
+	for _, key := range keys {
+		a := cfg.Auths[key]
 		if a == (authn.AuthConfig{}) {
 			continue // an empty entry: its secret is in a credentials store
 		}
-		k.auths[authHost(key)] = a
+		raw := authHost(key)
+		host := canonicalRegistryHost(raw)
+		if host == "" || exact[host] {
+			continue
+		}
+		if _, seen := k.auths[host]; seen && raw != host {
+			continue
+		}
+		k.auths[host], exact[host] = a, raw == host
 	}
 	return k
 }
@@ -78,12 +95,9 @@ func authHost(key string) string {
 
 // Resolve implements authn.Keychain.
 func (k *staticKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
-	host := r.RegistryStr()
+	host := canonicalRegistryHost(r.RegistryStr())
 	a, ok := k.auths[host]
-	if !ok && host == "index.docker.io" {
-		a, ok = k.auths["docker.io"]
-	}
-	if !ok {
+	if host == "" || !ok {
 		return authn.Anonymous, nil
 	}
 	return authn.FromConfig(a), nil

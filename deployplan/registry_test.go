@@ -287,3 +287,51 @@ func TestAuthHost(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticKeychainHostCase: registry hosts are case-insensitive, so an
+// auths key in another case (or Docker Hub's alias) still gives the image's
+// registry its credentials; a look-alike outside ASCII gets none, and of two
+// keys naming one host the one spelling it exactly wins.
+func TestStaticKeychainHostCase(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"auths":{
+		"https://Reg.Example:5000/v1/":{"auth":"YTpi"},
+		"docker.io":{"auth":"aHViOmFsaWFz"},
+		"https://index.docker.io/v1/":{"auth":"aHViOmV4YWN0"},
+		"other.example":{"auth":"bzpw"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
+	k := newStaticKeychain()
+	for _, tc := range []struct{ image, user string }{
+		{"reg.example:5000/acme/a:1", "a"},
+		{"REG.EXAMPLE:5000/acme/a:1", "a"},
+		{"reg.example/acme/a:1", ""}, // another port is another host
+		{"acme/web:1", "hub"},        // Docker Hub: the exact key's entry
+		{"Other.Example/x:1", "o"},
+		{"other.ex\u212Ample/x:1", ""}, // the Kelvin sign is not a k
+	} {
+		ref, err := name.ParseReference(tc.image, name.WeakValidation)
+		if err != nil {
+			if tc.user == "" {
+				continue // go-containerregistry refuses the name itself
+			}
+			t.Fatal(err)
+		}
+		auth, err := k.Resolve(ref.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := auth.Authorization()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Username != tc.user {
+			t.Errorf("%s: user %q, want %q", tc.image, got.Username, tc.user)
+		}
+		if tc.image == "acme/web:1" && got.Password != "exact" {
+			t.Errorf("%s: password %q, want the index.docker.io entry's", tc.image, got.Password)
+		}
+	}
+}
