@@ -212,6 +212,11 @@ func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (tem
 		}
 		p.ManifestHTML = c
 	case "events":
+		release, refusal := s.eventReads.acquire(subjectOf(r.Context()))
+		if release == nil {
+			return p, tooMany(refusal)
+		}
+		defer release()
 		evs, err := a.c.View.Events(r.Context(), d.Node.Namespace, d.Node.UID)
 		if err != nil {
 			return p, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the events from the cluster", Err: err}

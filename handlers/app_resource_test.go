@@ -181,6 +181,34 @@ func TestResourceEventsTab(t *testing.T) {
 	if w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/:Service:apps:web?tab=events", nil); !strings.Contains(w.Body.String(), `data-testid="events-none"`) {
 		t.Errorf("events tab of the Service = %d, want no events (%s)", w.Code, w.Body)
 	}
+
+	// Each read pages through the API server's events: a user has a few at
+	// a time, and one more is a 429 until a slot is free.
+	var releases []func()
+	for {
+		rel, _ := ts.srv.eventReads.acquire(testIdentity.Subject)
+		if rel == nil {
+			break
+		}
+		releases = append(releases, rel)
+	}
+	const target = "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web?tab=events"
+	if w := ts.get(t, target, nil); w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), "event reads in progress") {
+		t.Errorf("events tab with every slot of the user taken = %d, want 429 naming the event reads (%s)", w.Code, w.Body)
+	}
+	releases[0]()
+	if w := ts.get(t, target, nil); w.Code != http.StatusOK {
+		t.Errorf("events tab with a slot free = %d, want 200", w.Code)
+	}
+	if len(releases) != 4 {
+		t.Errorf("event read slots per user = %d, want 4", len(releases))
+	}
+	for _, rel := range releases[1:] {
+		rel()
+	}
+	if n := ts.srv.eventReads.inUse(); n != 0 {
+		t.Errorf("event read slots still taken = %d, want 0", n)
+	}
 }
 
 // TestTreeAPI: the tree has the App's children, never its Secret, and an

@@ -22,7 +22,9 @@ type LogStreamLimits struct {
 	PerUser, Total int
 	// ReadsPerUser and ReadsTotal cap the concurrent non-follow log reads
 	// (the JSON and text API, the viewer's page) of one user and of the
-	// whole server (defaults 4 and 32); a read over the cap is a 429.
+	// whole server (defaults 4 and 32); a read over the cap is a 429. The
+	// resource panel's events tab (up to 20 pages of events from the API
+	// server per request) has a cap of its own with the same numbers.
 	ReadsPerUser, ReadsTotal int
 	// RunStreamsPerUser and RunStreamsTotal cap the concurrent plan-run
 	// streams (defaults 10 and 200).

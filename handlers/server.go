@@ -145,8 +145,9 @@ type Server struct {
 	routes   []route
 	m        *http.ServeMux
 	// logStreams counts the live log streams, logReads the non-follow log
-	// reads, runStreams the plan-run streams.
-	logStreams, logReads, runStreams *userLimiter
+	// reads, eventReads the events tab's reads, runStreams the plan-run
+	// streams.
+	logStreams, logReads, eventReads, runStreams *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -177,6 +178,7 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	}
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
+		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
