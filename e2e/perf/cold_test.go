@@ -3,6 +3,11 @@ package perf
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"sort"
 	"testing"
@@ -112,9 +117,47 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
+// staticTwin serves the bytes (and headers) that the server at base
+// answered for path once, from memory, as a static file server would, and
+// passes every other request (stylesheets, scripts, icons) to base: the same
+// page without the server's work, to hold the live page against.
+func staticTwin(b *testing.B, base, path string) string {
+	b.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("static twin of %s: status %d, %v", path, resp.StatusCode, err)
+	}
+	header := resp.Header.Clone()
+	header.Del("Content-Length")
+	header.Del("Date")
+	target, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RequestURI() != path {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // BenchmarkBrowserCold loads each page in a fresh browser (new profile,
 // empty cache) per run, and a trivial page (/healthz, a few bytes of text)
-// the same way in the same run, and reports medians: ms-visible (navigation
+// and the page's static twin (the same bytes served from memory, see
+// staticTwin) the same way in the same run, and reports medians: ms-visible (navigation
 // until the first row / tree / panel is visible, wall clock), ms-fcp (first
 // contentful paint), the same two for the trivial page, their ratios, DOM
 // elements and the JS heap in MB. On the fleet it also reports ms-paint:
@@ -123,7 +166,10 @@ func median(xs []float64) float64 {
 // without chromedp's polling and the load event), and x-trivial-paint, that
 // against the trivial page's first contentful paint (x-trivial-paint-paired:
 // the median of that ratio taken within each run, the two loads side by
-// side under the same load of the machine). Run it with a small
+// side under the same load of the machine). x-static-fcp (and on the
+// fleet x-static-paint) hold the live page against its static twin: what
+// the server's work adds to the first paint, where the trivial page's ratio
+// also counts the browser's work on the page. Run it with a small
 // count:
 //
 //	go test -run '^$' -bench BrowserCold -benchtime 5x ./e2e/perf/
@@ -139,10 +185,14 @@ func BenchmarkBrowserCold(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			url := server(b, tc.apps, 100)
-			var vis, fcp, paint, paired, tvis, tfcp, dom, heap []float64
+			twin := staticTwin(b, url, tc.path)
+			var vis, fcp, paint, paired, tvis, tfcp, dom, heap, sfcp, spaint []float64
 			for b.Loop() {
 				triv := loadCold(b, url+"/healthz", "body")
 				page := loadCold(b, url+tc.path, tc.sel)
+				static := loadCold(b, twin+tc.path, tc.sel)
+				sfcp = append(sfcp, static.fcp)
+				spaint = append(spaint, static.paint)
 				tvis = append(tvis, float64(triv.visible.Microseconds())/1000)
 				tfcp = append(tfcp, triv.fcp)
 				vis = append(vis, float64(page.visible.Microseconds())/1000)
@@ -167,10 +217,18 @@ func BenchmarkBrowserCold(b *testing.B) {
 				b.ReportMetric(median(paint)/median(tfcp), "x-trivial-paint")
 				b.ReportMetric(median(paired), "x-trivial-paint-paired")
 			}
+			if median(sfcp) > 0 {
+				b.ReportMetric(median(sfcp), "ms-fcp-static")
+				b.ReportMetric(median(fcp)/median(sfcp), "x-static-fcp")
+			}
+			if median(paint) > 0 && median(spaint) > 0 {
+				b.ReportMetric(median(spaint), "ms-paint-static")
+				b.ReportMetric(median(paint)/median(spaint), "x-static-paint")
+			}
 			b.ReportMetric(median(dom), "dom-elements")
 			b.ReportMetric(median(heap), "MB-js-heap")
 			b.ReportMetric(0, "ns/op")
-			fmt.Fprintf(os.Stderr, "%s: visible %v (trivial %v), fcp %v (trivial %v), first-row paint %v\n", tc.name, vis, tvis, fcp, tfcp, paint)
+			fmt.Fprintf(os.Stderr, "%s: visible %v (trivial %v), fcp %v (trivial %v, static twin %v), first-row paint %v (static twin %v)\n", tc.name, vis, tvis, fcp, tfcp, sfcp, paint, spaint)
 		})
 	}
 }
