@@ -206,11 +206,7 @@ func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (tem
 				return p, err
 			}
 		}
-		c, err := highlightYAML(text)
-		if err != nil {
-			return p, err
-		}
-		p.ManifestHTML = c
+		p.ManifestHTML = highlightYAML(text)
 	case "events":
 		release, refusal := s.eventReads.acquire(subjectOf(r.Context()))
 		if release == nil {

@@ -184,14 +184,7 @@ func TestResourceEventsTab(t *testing.T) {
 
 	// Each read pages through the API server's events: a user has a few at
 	// a time, and one more is a 429 until a slot is free.
-	var releases []func()
-	for {
-		rel, _ := ts.srv.eventReads.acquire(testIdentity.Subject)
-		if rel == nil {
-			break
-		}
-		releases = append(releases, rel)
-	}
+	releases := takeEverySlot(ts.srv.eventReads, testIdentity.Subject)
 	const target = "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web?tab=events"
 	if w := ts.get(t, target, nil); w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), "event reads in progress") {
 		t.Errorf("events tab with every slot of the user taken = %d, want 429 naming the event reads (%s)", w.Code, w.Body)

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"context"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,12 +19,8 @@ import (
 //
 // It replaced chroma, whose lexers and styles are all parsed when the
 // binary starts (about 9 MB of resident memory for the one YAML lexer used).
-func highlightYAML(src string) (templ.Component, error) {
-	out := renderYAML(src)
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, out)
-		return err
-	}), nil
+func highlightYAML(src string) templ.Component {
+	return templ.Raw(renderYAML(src))
 }
 
 // renderYAML is highlightYAML's HTML.

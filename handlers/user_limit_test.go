@@ -159,19 +159,25 @@ func TestAuditName(t *testing.T) {
 	}
 }
 
+// takeEverySlot acquires l's slots for user until it refuses, and returns
+// their releases.
+func takeEverySlot(l *userLimiter, user string) []func() {
+	var releases []func()
+	for {
+		rel, _ := l.acquire(user)
+		if rel == nil {
+			return releases
+		}
+		releases = append(releases, rel)
+	}
+}
+
 // TestRunStreamRouteLimited: the plan-run stream's route goes through the
 // per-user cap: with the user's slots taken it is a 429 before the run is
 // even looked up (a 404 here once a slot is free).
 func TestRunStreamRouteLimited(t *testing.T) {
 	ts := newTestServer(t, newFakeView(nil))
-	var releases []func()
-	for {
-		rel, _ := ts.srv.runStreams.acquire(testIdentity.Subject)
-		if rel == nil {
-			break
-		}
-		releases = append(releases, rel)
-	}
+	releases := takeEverySlot(ts.srv.runStreams, testIdentity.Subject)
 	const target = "/environments/dev/runs/r1/stream"
 	if w := ts.get(t, target, nil); w.Code != http.StatusTooManyRequests {
 		t.Errorf("GET %s with every slot of the user taken = %d, want 429", target, w.Code)
