@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +33,12 @@ type FleetOptions struct {
 	// Timeout bounds the whole seeding (default: 10 minutes plus a second
 	// per App; on a loaded 2-core machine 2,000 Apps took about 17 minutes).
 	Timeout time.Duration
+	// Stall is how long SeedFleet waits while no further App converges
+	// (default 5 minutes). Then it names every App not converged with the
+	// state it is in; when they are at most one in a hundred of the fleet it
+	// goes on without them and lists them in FleetResult.Unconverged,
+	// otherwise it fails.
+	Stall time.Duration
 	// Progress receives one line per batch and one when the fleet has
 	// converged (nil: quiet).
 	Progress io.Writer
@@ -42,6 +50,11 @@ type FleetResult struct {
 	Healthy, Progressing, Degraded  int
 	WithHistory                     int
 	Created, Converged, HistoryDone time.Duration
+	// Unconverged names the Apps that had not reached the state they are
+	// built for when SeedFleet stopped waiting (see FleetOptions.Stall),
+	// each with its state: "payments/fleet-00015 (healthy): Ready=False
+	// RollingOut: ...".
+	Unconverged []string
 }
 
 // fleetClass is the state a seeded App is built to reach.
@@ -60,6 +73,22 @@ const (
 	// restart count every 30 s, so they are few).
 	classCrashLoop
 )
+
+func (c fleetClass) String() string {
+	switch c {
+	case classHealthy:
+		return "healthy"
+	case classProgressing:
+		return "progressing"
+	case classImagePull:
+		return "image pull"
+	case classStuck:
+		return "stuck"
+	case classCrashLoop:
+		return "crash loop"
+	}
+	return fmt.Sprintf("class %d", int(c))
+}
 
 // fleetApp is the i-th App of a seeded fleet.
 type fleetApp struct {
@@ -157,6 +186,9 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10*time.Minute + time.Duration(opts.Apps)*time.Second
 	}
+	if opts.Stall <= 0 {
+		opts.Stall = 5 * time.Minute
+	}
 	progress := func(format string, args ...any) {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "fleet: "+format+"\n", args...)
@@ -190,11 +222,18 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 		progress("created %d/%d apps (%s)", end, len(apps), time.Since(begin).Round(time.Second))
 	}
 	res.Created = time.Since(begin)
-	if err := waitConverged(ctx, dyn, apps, false, progress); err != nil {
+	stalled, err := waitConverged(ctx, dyn, apps, false, opts.Stall, progress)
+	res.Unconverged = append(res.Unconverged, stalled...)
+	if err != nil {
 		return res, err
 	}
 	res.Converged = time.Since(begin)
-	progress("fleet converged: %d apps in %s", opts.Apps, res.Converged.Round(time.Second))
+	if len(stalled) == 0 {
+		progress("fleet converged: %d apps in %s", opts.Apps, res.Converged.Round(time.Second))
+	} else {
+		progress("fleet converged but for %d of %d apps (named above) in %s; going on without them", len(stalled), opts.Apps, res.Converged.Round(time.Second))
+		apps = withoutStalled(apps, stalled)
+	}
 
 	if res.WithHistory > 0 {
 		var hist []fleetApp
@@ -217,11 +256,17 @@ func SeedFleet(ctx context.Context, dyn dynamic.Interface, opts FleetOptions) (F
 		}); err != nil {
 			return res, err
 		}
-		if err := waitConverged(ctx, dyn, apps, true, progress); err != nil {
+		stalled, err := waitConverged(ctx, dyn, apps, true, opts.Stall, progress)
+		res.Unconverged = append(res.Unconverged, stalled...)
+		if err != nil {
 			return res, err
 		}
 		res.HistoryDone = time.Since(begin)
-		progress("second releases rolled out: fleet converged in %s", res.HistoryDone.Round(time.Second))
+		if len(stalled) == 0 {
+			progress("second releases rolled out: fleet converged in %s", res.HistoryDone.Round(time.Second))
+		} else {
+			progress("second releases rolled out but for %d apps (named above) in %s", len(stalled), res.HistoryDone.Round(time.Second))
+		}
 	}
 	return res, nil
 }
@@ -281,7 +326,12 @@ feed:
 // crash-looping) or that the rollout is under way (progressing, image
 // pull); afterRelease also wants the second release's image. It counts from
 // the informer's store every few seconds and prints the count every 15 s.
-func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, afterRelease bool, progress func(string, ...any)) error {
+//
+// When no further App converges for stall, it prints every App left with
+// its state and returns them (sorted, described as in
+// FleetResult.Unconverged): with no error when they are at most one in a
+// hundred of apps, else with one. A deadline names the first few too.
+func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, afterRelease bool, stall time.Duration, progress func(string, ...any)) ([]string, error) {
 	want := make(map[string]fleetApp, len(apps))
 	for _, a := range apps {
 		want[a.namespace+"/"+a.name] = a
@@ -290,7 +340,7 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		o.LabelSelector = "fleet=seeded"
 	})
 	inf := factory.ForResource(appcr.Resource).Informer()
-	// Only status and generation are read: drop the rest as objects enter
+	// Only metadata and status are read: drop the rest as objects enter
 	// the store.
 	if err := inf.SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -299,7 +349,7 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		}
 		return obj, nil
 	}); err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	watchCtx, stop := context.WithCancel(ctx)
 	factory.Start(watchCtx.Done())
@@ -311,13 +361,27 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		factory.Shutdown()
 	}()
 	start := time.Now()
-	last := start
-	done := 0
+	last, gained := start, start
+	done, best := 0, -1
 	for {
 		if inf.HasSynced() {
 			done = countConverged(inf.GetStore().List(), want, afterRelease)
 			if done == len(apps) {
-				return nil
+				return nil, nil
+			}
+			if done > best {
+				best, gained = done, time.Now()
+			}
+			if time.Since(gained) > stall {
+				left := notConverged(inf.GetStore().List(), want, afterRelease)
+				progress("%d/%d apps converged; none more in %s. Not converged:", done, len(apps), stall)
+				for _, s := range left {
+					progress("  %s", s)
+				}
+				if len(left)*100 > len(apps) {
+					return left, fmt.Errorf("demo: fleet not converged: %d of %d apps stalled for %s, e.g. %s", len(left), len(apps), stall, strings.Join(left[:min(3, len(left))], "; "))
+				}
+				return left, nil
 			}
 		}
 		if time.Since(last) > 15*time.Second {
@@ -326,10 +390,98 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("demo: fleet not converged: %d/%d apps: %w", done, len(apps), ctx.Err())
+			left := notConverged(inf.GetStore().List(), want, afterRelease)
+			return left, fmt.Errorf("demo: fleet not converged: %d/%d apps, e.g. %s: %w", done, len(apps), strings.Join(left[:min(3, len(left))], "; "), ctx.Err())
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// notConverged describes, sorted, every App of want that the store does
+// not hold in the state it is built for.
+func notConverged(objs []any, want map[string]fleetApp, afterRelease bool) []string {
+	seen := make(map[string]bool, len(objs))
+	var left []string
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		key := u.GetNamespace() + "/" + u.GetName()
+		a, ok := want[key]
+		if !ok {
+			continue
+		}
+		seen[key] = true
+		if !converged(u, a, afterRelease) {
+			left = append(left, describeApp(u, a, afterRelease))
+		}
+	}
+	for key, a := range want {
+		if !seen[key] {
+			left = append(left, fmt.Sprintf("%s (%s): not found", key, a.class))
+		}
+	}
+	sort.Strings(left)
+	return left
+}
+
+// describeApp says what state an App is in, for a person finding out why
+// it did not converge.
+func describeApp(u *unstructured.Unstructured, a fleetApp, afterRelease bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s (%s): ", u.GetNamespace(), u.GetName(), a.class)
+	status, reason, message := readyOf(u)
+	if status == "" {
+		b.WriteString("no Ready condition")
+	} else {
+		fmt.Fprintf(&b, "Ready=%s %s", status, reason)
+		if message != "" {
+			// Quoted: a terminal shows it, and the cluster wrote it.
+			fmt.Fprintf(&b, ": %q", truncate(message, 200))
+		}
+	}
+	og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if og != u.GetGeneration() {
+		fmt.Fprintf(&b, "; generation %d, observed %d", u.GetGeneration(), og)
+	}
+	if afterRelease && a.next != "" {
+		if img, _, _ := unstructured.NestedString(u.Object, "status", "image"); img != a.next {
+			fmt.Fprintf(&b, "; image %q, want %q", img, a.next)
+		}
+	}
+	if t, _, _ := unstructured.NestedString(u.Object, "status", "lastReconciledAt"); t != "" {
+		fmt.Fprintf(&b, "; status written %s", t)
+	}
+	return b.String()
+}
+
+// truncate cuts s to at most n runes.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "..."
+		}
+		n--
+	}
+	return s
+}
+
+// withoutStalled drops from apps those named in stalled (descriptions
+// from notConverged, which begin with namespace/name and a space).
+func withoutStalled(apps []fleetApp, stalled []string) []fleetApp {
+	drop := make(map[string]bool, len(stalled))
+	for _, s := range stalled {
+		key, _, _ := strings.Cut(s, " ")
+		drop[key] = true
+	}
+	var kept []fleetApp
+	for _, a := range apps {
+		if !drop[a.namespace+"/"+a.name] {
+			kept = append(kept, a)
+		}
+	}
+	return kept
 }
 
 // countConverged counts the objects of the store that are seeded Apps in
@@ -359,20 +511,30 @@ func converged(u *unstructured.Unstructured, a fleetApp, afterRelease bool) bool
 			return false
 		}
 	}
-	var status, reason string
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-		}
-	}
+	status, reason, _ := readyOf(u)
 	switch a.class {
 	case classHealthy:
 		return status == "True" && reason == "RolloutComplete"
 	case classStuck, classCrashLoop:
 		return reason == "ProgressDeadlineExceeded"
+	case classProgressing:
+		// Its pods are ready after an hour: a long run sees it complete.
+		return reason == "RollingOut" || status == "True" && reason == "RolloutComplete"
 	default:
 		return reason == "RollingOut"
 	}
+}
+
+// readyOf returns the status, reason and message of an App's Ready
+// condition ("" when it has none).
+func readyOf(u *unstructured.Unstructured) (status, reason, message string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			message, _ = m["message"].(string)
+		}
+	}
+	return status, reason, message
 }

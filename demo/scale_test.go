@@ -103,3 +103,58 @@ func TestCountConverged(t *testing.T) {
 		t.Errorf("countConverged after the release = %d, want 3", got)
 	}
 }
+
+// TestNotConverged names every App left with the state it is in, including
+// Apps the store does not hold, and withoutStalled drops exactly those.
+func TestNotConverged(t *testing.T) {
+	ns := []string{"storefront", "payments"}
+	want := map[string]fleetApp{}
+	var apps []fleetApp
+	for _, i := range []int{15, 14, 0, 6} { // healthy, healthy, progressing, stuck
+		a := fleetSpec(i, ns)
+		want[a.namespace+"/"+a.name] = a
+		apps = append(apps, a)
+	}
+	obj := func(i int, gen, observed int64, status, reason, message string) *unstructured.Unstructured {
+		namespace, name := FleetApp(i, ns)
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": name, "namespace": namespace, "generation": gen},
+			"status": map[string]any{
+				"observedGeneration": observed, "lastReconciledAt": "2026-12-01T19:00:00Z",
+				"conditions": []any{map[string]any{"type": "Ready", "status": status, "reason": reason, "message": message}},
+			},
+		}}
+	}
+	objs := []any{
+		obj(15, 1, 1, "True", "RolloutComplete", "2 of 2 replicas available"), // converged
+		obj(0, 1, 1, "True", "RolloutComplete", "1 of 1 replicas available"),  // progressing, an hour later: converged
+		obj(6, 3, 2, "False", "RollingOut", "0 of 1 updated replicas available\x1b[2J"),
+		// fleet-00014 is missing from the store
+	}
+	left := notConverged(objs, want, false)
+	wantLeft := []string{
+		`storefront/fleet-00006 (stuck): Ready=False RollingOut: "0 of 1 updated replicas available\x1b[2J"; generation 3, observed 2; status written 2026-12-01T19:00:00Z`,
+		"storefront/fleet-00014 (healthy): not found",
+	}
+	if len(left) != len(wantLeft) {
+		t.Fatalf("notConverged = %q, want %q", left, wantLeft)
+	}
+	for i := range left {
+		if left[i] != wantLeft[i] {
+			t.Errorf("notConverged[%d] = %q, want %q", i, left[i], wantLeft[i])
+		}
+	}
+	if got := countConverged(objs, want, false); got != len(want)-len(left) {
+		t.Errorf("countConverged = %d, want %d (the Apps notConverged does not name)", got, len(want)-len(left))
+	}
+	kept := withoutStalled(apps, left)
+	if len(kept) != 2 || kept[0].name != "fleet-00015" || kept[1].name != "fleet-00000" {
+		t.Errorf("withoutStalled kept %v, want fleet-00015 and fleet-00000", kept)
+	}
+	if got := truncate("héllo", 2); got != "hé..." {
+		t.Errorf("truncate = %q, want %q", got, "hé...")
+	}
+	if got := truncate("hé", 2); got != "hé" {
+		t.Errorf("truncate = %q, want %q", got, "hé")
+	}
+}

@@ -45,7 +45,21 @@ func renderResults(res []result, runs int) string {
 		if r.attached {
 			return "not seeded by this run: " + r.fleetNote
 		}
-		return fmt.Sprintf("%d / %d / %d", r.seed.Healthy, r.seed.Progressing, r.seed.Degraded)
+		s := fmt.Sprintf("%d / %d / %d", r.seed.Healthy, r.seed.Progressing, r.seed.Degraded)
+		if n := len(r.seed.Unconverged); n > 0 {
+			// The run's output lists each with its state.
+			keys := make([]string, 0, 3)
+			for _, u := range r.seed.Unconverged[:min(3, n)] {
+				k, _, _ := strings.Cut(u, " ")
+				keys = append(keys, k)
+			}
+			more := ""
+			if n > 3 {
+				more = ", ..."
+			}
+			s += fmt.Sprintf("; **%d did not converge** (%s%s; each with its state in the run's output)", n, strings.Join(keys, ", "), more)
+		}
+		return s
 	})
 	row("seed: created, converged, second releases done", func(r result) string {
 		if r.attached {

@@ -96,6 +96,20 @@ func TestRenderAttached(t *testing.T) {
 	}
 }
 
+// TestRenderUnconverged: a fleet that did not wholly converge says how
+// many Apps did not and names the first.
+func TestRenderUnconverged(t *testing.T) {
+	r := result{apps: 10000, total: 10014}
+	r.seed.Healthy, r.seed.Progressing, r.seed.Degraded = 9350, 300, 350
+	r.seed.Unconverged = []string{"payments/fleet-00001 (healthy): not found", "payments/fleet-00003 (stuck): no Ready condition",
+		"storefront/fleet-00002 (healthy): not found", "storefront/fleet-00004 (healthy): not found"}
+	got := renderResults([]result{r}, 30)
+	want := "| fleet seeded: healthy / progressing / degraded | 9350 / 300 / 350; **4 did not converge** (payments/fleet-00001, payments/fleet-00003, storefront/fleet-00002, ...; each with its state in the run's output) |"
+	if !strings.Contains(got, want) {
+		t.Errorf("renderResults() lacks %q:\n%s", want, got)
+	}
+}
+
 // TestProcessCPU reads this process's own CPU time.
 func TestProcessCPU(t *testing.T) {
 	c, err := processCPU(os.Getpid())
