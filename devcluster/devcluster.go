@@ -58,11 +58,16 @@ const nodeIP = "127.0.0.1"
 // with room to spare: a /16 of Service IPs is 65,534 Services (the default
 // /24 of the examples held 254, so the 240th App failed "range is full"),
 // and KWOK hands out pod IPs from a /14 (262,142 pods). The node admits
-// NodeMaxPods pods. The two ranges do not overlap.
+// NodeMaxPods pods, and its CPU and memory hold that many of the reference
+// operator's pods (50m and 64Mi each): at 1,000 CPUs it filled at 20,000
+// pods, and the last Apps of a 10,000-App fleet stayed Pending
+// ("Insufficient cpu"). The two ranges do not overlap.
 const (
 	ServiceCIDR = "10.96.0.0/16"
 	PodCIDR     = "10.128.0.0/14"
 	NodeMaxPods = 100000
+	NodeCPU     = "10000"
+	NodeMemory  = "16Ti"
 )
 
 // LogSource tells KWOK where the logs of some containers come from: a file in
@@ -489,19 +494,18 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 				{Type: corev1.NodeInternalIP, Address: nodeIP},
 				{Type: corev1.NodeHostName, Address: NodeName},
 			},
-			Allocatable: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
-			},
-			Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
-			},
+			Allocatable: nodeResources(),
+			Capacity:    nodeResources(),
 		},
 	}
 	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		// A cluster started again on its old data: a node created by an
-		// older devcluster, or emptied by KWOK, gets its addresses back.
-		patch, perr := json.Marshal(map[string]any{"status": map[string]any{"addresses": node.Status.Addresses}})
+		// older devcluster, or emptied by KWOK, gets its addresses and
+		// today's size back.
+		patch, perr := json.Marshal(map[string]any{"status": map[string]any{
+			"addresses": node.Status.Addresses, "allocatable": node.Status.Allocatable, "capacity": node.Status.Capacity,
+		}})
 		if perr != nil {
 			return fmt.Errorf("devcluster: node addresses: %w", perr)
 		}
@@ -511,6 +515,16 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 		return fmt.Errorf("devcluster: create node: %w", err)
 	}
 	return nil
+}
+
+// nodeResources is what the fake node offers (NodeCPU, NodeMemory,
+// NodeMaxPods).
+func nodeResources() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(NodeCPU),
+		corev1.ResourceMemory: resource.MustParse(NodeMemory),
+		corev1.ResourcePods:   *resource.NewQuantity(NodeMaxPods, resource.DecimalSI),
+	}
 }
 
 // waitReady waits for the fake node to be Ready and the default service

@@ -14,9 +14,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/operator"
 )
 
 // TestCluster starts the real control plane, runs a Deployment whose pods
@@ -128,6 +132,32 @@ func TestRangesHoldTheBenchmarkFleet(t *testing.T) {
 	}
 	if svcNet.Contains(podNet.IP) || podNet.Contains(svcNet.IP) {
 		t.Errorf("Service range %s and pod range %s overlap", ServiceCIDR, PodCIDR)
+	}
+	// The node's CPU and memory hold NodeMaxPods of the reference
+	// operator's pods (what it requests, from a rendered App).
+	app := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": appcr.GroupVersion.String(), "kind": appcr.Kind.Kind,
+		"metadata": map[string]any{"name": "web", "namespace": "storefront", "uid": "u1"},
+		"spec":     map[string]any{"image": "registry.demo.local/web:1.0.0", "replicas": int64(1), "port": int64(8080)},
+	}}
+	spec, err := operator.ParseSpec(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := operator.Render(app, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := r.Deployment.Spec.Template.Spec.Containers[0].Resources.Requests
+	node := nodeResources()
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		per, offered := (*req)[name], node[name]
+		if per.IsZero() {
+			t.Fatalf("the operator's pods request no %s: this check reads the wrong field", name)
+		}
+		if fits := offered.MilliValue() / per.MilliValue(); fits < NodeMaxPods {
+			t.Errorf("the node's %s (%s) holds %d pods of %s, want NodeMaxPods (%d)", name, offered.String(), fits, per.String(), NodeMaxPods)
+		}
 	}
 }
 
