@@ -356,6 +356,14 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		defer ms.Close()
 	}
 	go func() { errc <- hs.Serve(ln) }()
+	go releaseSyncPeak(ctx, func() bool {
+		for _, m := range members {
+			if !m.view.Synced() {
+				return false
+			}
+		}
+		return true
+	}, log)
 	for _, t := range targets {
 		log.Info("cluster", "cluster", t.cfg.Name, "namespaces", t.cfg.Namespaces, "app_resource", t.cfg.AppResource)
 	}
