@@ -52,9 +52,31 @@ type FleetResult struct {
 	Created, Converged, HistoryDone time.Duration
 	// Unconverged names the Apps that had not reached the state they are
 	// built for when SeedFleet stopped waiting (see FleetOptions.Stall),
-	// each with its state: "payments/fleet-00015 (healthy): Ready=False
+	// each with its state.
+	Unconverged []Stalled
+}
+
+// Stalled is an App SeedFleet stopped waiting for.
+type Stalled struct {
+	// App is namespace/name.
+	App string
+	// State is its class and what it was doing: "(healthy): Ready=False
 	// RollingOut: ...".
-	Unconverged []string
+	State string
+}
+
+func (s Stalled) String() string { return s.App + " " + s.State }
+
+// someOf joins the first three of stalled, for an error.
+func someOf(stalled []Stalled) string {
+	var b strings.Builder
+	for i, s := range stalled[:min(3, len(stalled))] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(s.String())
+	}
+	return b.String()
 }
 
 // fleetClass is the state a seeded App is built to reach.
@@ -328,10 +350,9 @@ feed:
 // the informer's store every few seconds and prints the count every 15 s.
 //
 // When no further App converges for stall, it prints every App left with
-// its state and returns them (sorted, described as in
-// FleetResult.Unconverged): with no error when they are at most one in a
+// its state and returns them (sorted by App): with no error when they are at most one in a
 // hundred of apps, else with one. A deadline names the first few too.
-func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, afterRelease bool, stall time.Duration, progress func(string, ...any)) ([]string, error) {
+func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, afterRelease bool, stall time.Duration, progress func(string, ...any)) ([]Stalled, error) {
 	want := make(map[string]fleetApp, len(apps))
 	for _, a := range apps {
 		want[a.namespace+"/"+a.name] = a
@@ -379,7 +400,7 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 					progress("  %s", s)
 				}
 				if len(left)*100 > len(apps) {
-					return left, fmt.Errorf("demo: fleet not converged: %d of %d apps stalled for %s, e.g. %s", len(left), len(apps), stall, strings.Join(left[:min(3, len(left))], "; "))
+					return left, fmt.Errorf("demo: fleet not converged: %d of %d apps stalled for %s, e.g. %s", len(left), len(apps), stall, someOf(left))
 				}
 				return left, nil
 			}
@@ -391,7 +412,7 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 		select {
 		case <-ctx.Done():
 			left := notConverged(inf.GetStore().List(), want, afterRelease)
-			return left, fmt.Errorf("demo: fleet not converged: %d/%d apps, e.g. %s: %w", done, len(apps), strings.Join(left[:min(3, len(left))], "; "), ctx.Err())
+			return left, fmt.Errorf("demo: fleet not converged: %d/%d apps, e.g. %s: %w", done, len(apps), someOf(left), ctx.Err())
 		case <-time.After(2 * time.Second):
 		}
 	}
@@ -399,9 +420,9 @@ func waitConverged(ctx context.Context, dyn dynamic.Interface, apps []fleetApp, 
 
 // notConverged describes, sorted, every App of want that the store does
 // not hold in the state it is built for.
-func notConverged(objs []any, want map[string]fleetApp, afterRelease bool) []string {
+func notConverged(objs []any, want map[string]fleetApp, afterRelease bool) []Stalled {
 	seen := make(map[string]bool, len(objs))
-	var left []string
+	var left []Stalled
 	for _, o := range objs {
 		u, ok := o.(*unstructured.Unstructured)
 		if !ok {
@@ -414,23 +435,23 @@ func notConverged(objs []any, want map[string]fleetApp, afterRelease bool) []str
 		}
 		seen[key] = true
 		if !converged(u, a, afterRelease) {
-			left = append(left, describeApp(u, a, afterRelease))
+			left = append(left, Stalled{App: key, State: describeApp(u, a, afterRelease)})
 		}
 	}
 	for key, a := range want {
 		if !seen[key] {
-			left = append(left, fmt.Sprintf("%s (%s): not found", key, a.class))
+			left = append(left, Stalled{App: key, State: fmt.Sprintf("(%s): not found", a.class)})
 		}
 	}
-	sort.Strings(left)
+	sort.Slice(left, func(i, j int) bool { return left[i].App < left[j].App })
 	return left
 }
 
 // describeApp says what state an App is in, for a person finding out why
-// it did not converge.
+// it did not converge (Stalled.State).
 func describeApp(u *unstructured.Unstructured, a fleetApp, afterRelease bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s (%s): ", u.GetNamespace(), u.GetName(), a.class)
+	fmt.Fprintf(&b, "(%s): ", a.class)
 	status, reason, message := readyOf(u)
 	if status == "" {
 		b.WriteString("no Ready condition")
@@ -467,13 +488,11 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// withoutStalled drops from apps those named in stalled (descriptions
-// from notConverged, which begin with namespace/name and a space).
-func withoutStalled(apps []fleetApp, stalled []string) []fleetApp {
+// withoutStalled drops from apps those named in stalled.
+func withoutStalled(apps []fleetApp, stalled []Stalled) []fleetApp {
 	drop := make(map[string]bool, len(stalled))
 	for _, s := range stalled {
-		key, _, _ := strings.Cut(s, " ")
-		drop[key] = true
+		drop[s.App] = true
 	}
 	var kept []fleetApp
 	for _, a := range apps {

@@ -140,8 +140,8 @@ func TestNotConverged(t *testing.T) {
 		t.Fatalf("notConverged = %q, want %q", left, wantLeft)
 	}
 	for i := range left {
-		if left[i] != wantLeft[i] {
-			t.Errorf("notConverged[%d] = %q, want %q", i, left[i], wantLeft[i])
+		if left[i].String() != wantLeft[i] {
+			t.Errorf("notConverged[%d] = %q, want %q", i, left[i].String(), wantLeft[i])
 		}
 	}
 	if got := countConverged(objs, want, false); got != len(want)-len(left) {

@@ -50,8 +50,7 @@ func renderResults(res []result, runs int) string {
 			// The run's output lists each with its state.
 			keys := make([]string, 0, 3)
 			for _, u := range r.seed.Unconverged[:min(3, n)] {
-				k, _, _ := strings.Cut(u, " ")
-				keys = append(keys, k)
+				keys = append(keys, u.App)
 			}
 			more := ""
 			if n > 3 {

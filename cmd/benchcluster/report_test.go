@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/demo"
 )
 
 func TestRequestCountsAndRates(t *testing.T) {
@@ -101,8 +103,8 @@ func TestRenderAttached(t *testing.T) {
 func TestRenderUnconverged(t *testing.T) {
 	r := result{apps: 10000, total: 10014}
 	r.seed.Healthy, r.seed.Progressing, r.seed.Degraded = 9350, 300, 350
-	r.seed.Unconverged = []string{"payments/fleet-00001 (healthy): not found", "payments/fleet-00003 (stuck): no Ready condition",
-		"storefront/fleet-00002 (healthy): not found", "storefront/fleet-00004 (healthy): not found"}
+	r.seed.Unconverged = []demo.Stalled{{App: "payments/fleet-00001", State: "(healthy): not found"}, {App: "payments/fleet-00003", State: "(stuck): no Ready condition"},
+		{App: "storefront/fleet-00002", State: "(healthy): not found"}, {App: "storefront/fleet-00004", State: "(healthy): not found"}}
 	got := renderResults([]result{r}, 30)
 	want := "| fleet seeded: healthy / progressing / degraded | 9350 / 300 / 350; **4 did not converge** (payments/fleet-00001, payments/fleet-00003, storefront/fleet-00002, ...; each with its state in the run's output) |"
 	if !strings.Contains(got, want) {
