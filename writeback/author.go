@@ -1,0 +1,115 @@
+package writeback
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Actor is the signed-in person a commit is made for. Every field is
+// hostile: it comes from an identity provider's claims.
+type Actor struct {
+	Name    string
+	Email   string
+	Subject string
+}
+
+// Identity is a commit author (or committer) after rendering: one line
+// each, no angle brackets.
+type Identity struct {
+	Name  string
+	Email string
+}
+
+// templateFields are the only placeholders an AuthorTemplate may hold.
+var templateFields = []string{"{{.Name}}", "{{.Email}}", "{{.Subject}}"}
+
+// maxIdentityRunes caps a rendered author name or email.
+const maxIdentityRunes = 200
+
+// checkTemplate refuses any "{{" that does not start one of
+// templateFields.
+func checkTemplate(t string) error {
+	rest := t
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		ok := false
+		for _, f := range templateFields {
+			if strings.HasPrefix(rest, f) {
+				rest, ok = rest[len(f):], true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%q: only {{.Name}}, {{.Email}} and {{.Subject}} may appear between braces", t)
+		}
+	}
+	if strings.ContainsAny(t, "<>\r\n") {
+		return fmt.Errorf("%q: angle brackets and line breaks are not allowed", t)
+	}
+	return nil
+}
+
+// Render is the commit author for actor: each template with the actor's
+// sanitised fields substituted (the defaults for empty templates), then
+// sanitised as a whole. A name or an email that renders empty becomes
+// "deploy-web" or "deploy-web@localhost". Templates are assumed valid
+// (Validate); an invalid placeholder is left as text.
+func (a AuthorTemplate) Render(actor Actor) Identity {
+	name, email := a.Name, a.Email
+	if name == "" {
+		name = DefaultAuthorName
+	}
+	if email == "" {
+		email = DefaultAuthorEmail
+	}
+	r := strings.NewReplacer(
+		"{{.Name}}", identityPart(actor.Name),
+		"{{.Email}}", identityPart(actor.Email),
+		"{{.Subject}}", identityPart(actor.Subject))
+	id := Identity{Name: identityPart(r.Replace(name)), Email: identityPart(r.Replace(email))}
+	// A name made of the template's text alone ("via deploy-web") is as
+	// good as empty.
+	if id.Name == "" || id.Name == identityPart(strings.NewReplacer("{{.Name}}", "", "{{.Email}}", "", "{{.Subject}}", "").Replace(name)) {
+		id.Name = fallbackName
+	}
+	if id.Email == "" || strings.ContainsAny(id.Email, " ") {
+		id.Email = fallbackEmail
+	}
+	return id
+}
+
+// identityPart is s fit for a git author line: control characters (line
+// breaks included) and angle brackets removed, spaces collapsed, at most
+// maxIdentityRunes runes.
+func identityPart(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '<' || r == '>':
+			return -1
+		case unicode.IsControl(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar:
+			return ' '
+		}
+		return r
+	}, s)
+	return capRunes(strings.Join(strings.Fields(s), " "), maxIdentityRunes)
+}
+
+// capRunes cuts s to at most n runes.
+func capRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,324 @@
+package writeback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
+)
+
+// Request is one write-back: edits to commit on a branch of a repository.
+type Request struct {
+	// RepoURL is the repository (https://..., or file:///path); it must
+	// not hold credentials.
+	RepoURL string
+	// Branch is the branch the edits are made on: pushed to in ModePush,
+	// the base of the review branch in ModeBranch.
+	Branch string
+	Mode   Mode
+	// Auth is the token (Credentials.Token); empty for anonymous or
+	// file:// access.
+	Auth Token
+	// Author is the commit's author and committer (AuthorTemplate.Render).
+	Author Identity
+	// Message is the commit message (Message formats one).
+	Message string
+	// Edits are the changes, applied in order (two edits of one file
+	// apply one after the other).
+	Edits []Edit
+	// Plan, when set, is called on each fetched tree (the first one and,
+	// after a rejected push, the fresh one) and returns more edits,
+	// applied after Edits: Locate's choice depends on the tree.
+	Plan func(repo fs.FS) ([]Edit, error)
+	// Check, when set, is called with the edited tree before the commit
+	// is pushed (a render of the environment, say); an error stops the
+	// write-back with nothing pushed.
+	Check func(ctx context.Context, repo fs.FS) error
+	// Action, App and Version name the review branch of ModeBranch
+	// (ReviewBranch).
+	Action, App, Version string
+	// Limits bound the fetch and the edits.
+	Limits Limits
+}
+
+// Result is what a write-back did.
+type Result struct {
+	// SHA is the pushed commit; with NoChange, the branch head.
+	SHA string
+	// Parent is the commit the edits were made on.
+	Parent string
+	// Branch is the branch pushed to (the review branch in ModeBranch).
+	Branch string
+	// CompareURL is the forge's compare page of a review branch, "" for
+	// ModePush or an unknown forge.
+	CompareURL string
+	// Message is the commit message.
+	Message string
+	// Files are the files the commit changes.
+	Files []string
+	// NoChange says the branch already holds the edits' result: nothing
+	// was committed or pushed.
+	NoChange bool
+	// Retried says the first push was rejected because the branch moved,
+	// and the edits were re-applied on its new head.
+	Retried bool
+}
+
+// Short is "abc1234 subject", for pages and logs.
+func (r Result) Short() string {
+	return textfmt.ShortSHA(r.SHA) + " " + oneLine(r.Message, maxSubjectRunes)
+}
+
+// maxMessageBytes caps a commit message.
+const maxMessageBytes = 16 << 10
+
+// Commit fetches req.Branch, applies the edits, commits and pushes without
+// force (see the package documentation). A push rejected because the
+// branch moved is retried once on the new head. Every error is free of the
+// token. The temporary clone is removed before Commit returns, or, if the
+// deadline passes first, as soon as the transport gives up.
+func Commit(ctx context.Context, req Request) (Result, error) {
+	if err := checkRequest(req); err != nil {
+		return Result{}, err
+	}
+	rem, err := newRemote(req.RepoURL, req.Auth, req.Limits)
+	if err != nil {
+		return Result{}, err
+	}
+	timeout := req.Limits.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := commit(ctx, rem, req)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return Result{}, redactError(req.Auth, o.err)
+		}
+		return o.res, nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Result{}, fmt.Errorf("writeback: %s: no complete answer within %s (Limits.Timeout): nothing is known to be pushed; look at the branch before trying again", rem.url, timeout)
+		}
+		return Result{}, fmt.Errorf("writeback: %s: %w", rem.url, ctx.Err())
+	}
+}
+
+func checkRequest(req Request) error {
+	if err := checkBranchName(req.Branch); err != nil {
+		return fmt.Errorf("writeback: branch: %v", err)
+	}
+	switch req.Mode {
+	case ModePush, ModeBranch:
+	default:
+		return fmt.Errorf("writeback: mode %q: want push or branch", req.Mode)
+	}
+	if oneLine(req.Message, maxSubjectRunes) == "" {
+		return errors.New("writeback: the commit message is empty (writeback.Message formats one)")
+	}
+	if len(req.Message) > maxMessageBytes {
+		return fmt.Errorf("writeback: the commit message has %d bytes, more than %d", len(req.Message), maxMessageBytes)
+	}
+	if len(req.Edits) == 0 && req.Plan == nil {
+		return errors.New("writeback: no edit")
+	}
+	return nil
+}
+
+// commit runs the attempts: a rejection because the branch moved gets one
+// more, on a fresh fetch.
+func commit(ctx context.Context, rem *remote, req Request) (Result, error) {
+	tmp, err := os.MkdirTemp("", "deploy-web-writeback-*")
+	if err != nil {
+		return Result{}, fmt.Errorf("writeback: temporary clone: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	st := filesystem.NewStorage(osfs.New(tmp), cache.NewObjectLRUDefault())
+
+	target := req.Branch
+	if req.Mode == ModeBranch {
+		if target, err = ReviewBranch(req.Action, req.App, req.Version); err != nil {
+			return Result{}, err
+		}
+	}
+	msg := req.Message
+	if msg[len(msg)-1] != '\n' {
+		msg += "\n"
+	}
+	res, err := commitOnce(ctx, rem, st, req, target, msg)
+	var mv *moved
+	if !errors.As(err, &mv) {
+		return res, err
+	}
+	// The branch moved: once more on its new head.
+	res, err = commitOnce(ctx, rem, st, req, target, msg)
+	if errors.As(err, &mv) {
+		return Result{}, &ConflictError{Repo: rem.url, Branch: target, Reason: mv.reason}
+	}
+	res.Retried = true
+	return res, err
+}
+
+// moved is a push rejected because the target branch is no longer at the
+// commit the edits were made on.
+type moved struct{ reason string }
+
+func (m *moved) Error() string { return "the branch moved: " + m.reason }
+
+// commitOnce fetches the branch head, applies the edits, commits and
+// pushes.
+func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, req Request, target, msg string) (Result, error) {
+	lim := req.Limits
+	head, err := fetchBranch(ctx, rem, st, req.Branch, lim)
+	if err != nil {
+		return Result{}, err
+	}
+	base, err := object.GetCommit(st, head)
+	if err != nil {
+		return Result{}, fmt.Errorf("writeback: %s: commit %s: %w", rem.url, head, err)
+	}
+	baseTree, err := base.Tree()
+	if err != nil {
+		return Result{}, fmt.Errorf("writeback: %s: tree of %s: %w", rem.url, head, err)
+	}
+	edits := append([]Edit{}, req.Edits...)
+	if req.Plan != nil {
+		more, err := req.Plan(&treeFS{st: st, root: baseTree, maxFile: lim.maxFileBytes()})
+		if err != nil {
+			return Result{}, err
+		}
+		edits = append(edits, more...)
+	}
+	if len(edits) == 0 {
+		return Result{}, errors.New("writeback: no edit")
+	}
+	ed, err := applyEdits(st, baseTree, edits, lim.maxFileBytes())
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Parent: head.String(), Branch: target}
+	if len(ed.files) == 0 {
+		res.SHA, res.NoChange, res.Branch = head.String(), true, req.Branch
+		return res, nil
+	}
+	newTree, err := object.GetTree(st, ed.root)
+	if err != nil {
+		return Result{}, fmt.Errorf("writeback: edited tree: %w", err)
+	}
+	if err := onlyFiles(baseTree, newTree, ed.files); err != nil {
+		return Result{}, err
+	}
+	if req.Check != nil {
+		if err := req.Check(ctx, &treeFS{st: st, root: newTree, maxFile: lim.maxFileBytes()}); err != nil {
+			return Result{}, err
+		}
+	}
+	sig := object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: time.Now()}
+	if sig.Name == "" || sig.Email == "" {
+		sig.Name, sig.Email = fallbackName, fallbackEmail
+	}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: ed.root, ParentHashes: []plumbing.Hash{head}}
+	obj := st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return Result{}, fmt.Errorf("writeback: encode the commit: %w", err)
+	}
+	sha, err := st.SetEncodedObject(obj)
+	if err != nil {
+		return Result{}, fmt.Errorf("writeback: store the commit: %w", err)
+	}
+	old := head
+	if req.Mode == ModeBranch {
+		old = plumbing.ZeroHash
+	}
+	if err := push(ctx, rem, st, target, old, sha, append(ed.objects, sha), lim); err != nil {
+		return Result{}, err
+	}
+	res.SHA, res.Message, res.Files = sha.String(), msg, ed.files
+	if req.Mode == ModeBranch {
+		res.CompareURL = CompareURL(rem.url, req.Branch, target)
+	}
+	return res, nil
+}
+
+// onlyFiles checks that the edited tree differs from its parent in files
+// alone, and only in those the edits name: the rule that nothing else is
+// ever written, checked on the result rather than trusted.
+func onlyFiles(from, to *object.Tree, files []string) error {
+	changes, err := object.DiffTree(from, to)
+	if err != nil {
+		return fmt.Errorf("writeback: compare the edited tree: %w", err)
+	}
+	named := map[string]bool{}
+	for _, f := range files {
+		named[f] = true
+	}
+	for _, ch := range changes {
+		if ch.From.Name != ch.To.Name || !named[ch.To.Name] {
+			return fmt.Errorf("writeback: the edited tree changes %q, which no edit names: nothing was pushed", ch.From.Name+ch.To.Name)
+		}
+	}
+	if len(changes) != len(files) {
+		return fmt.Errorf("writeback: the edited tree changes %d files, the edits %d: nothing was pushed", len(changes), len(files))
+	}
+	return nil
+}
+
+// redactError is err with the token's secret removed from its text. A
+// typed error of this package (which never holds the token) and a context
+// error stay reachable with errors.As and errors.Is; nothing else of err
+// is.
+func redactError(tok Token, err error) error {
+	r := &redactedError{msg: tok.redact(err.Error())}
+	var (
+		edit     *EditError
+		auth     *AuthError
+		refused  *RefusedError
+		conflict *ConflictError
+		exists   *BranchExistsError
+		large    *TooLargeError
+	)
+	switch {
+	case errors.As(err, &edit):
+		r.typed = edit
+	case errors.As(err, &auth):
+		r.typed = auth
+	case errors.As(err, &refused):
+		r.typed = refused
+	case errors.As(err, &conflict):
+		r.typed = conflict
+	case errors.As(err, &exists):
+		r.typed = exists
+	case errors.As(err, &large):
+		r.typed = large
+	case errors.Is(err, context.DeadlineExceeded):
+		r.typed = context.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		r.typed = context.Canceled
+	}
+	return r
+}
+
+type redactedError struct {
+	msg   string
+	typed error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.typed }

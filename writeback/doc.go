@@ -1,0 +1,51 @@
+// Package writeback commits a version change to an environment's manifest
+// repository: the write half of "git is the source of truth". A rollback or
+// a rollout becomes one commit on the environment's branch (mode push) or
+// on a review branch (mode branch), and the engine then applies that
+// commit like any other.
+//
+// The flow of Commit is fetch, edit, commit, push:
+//
+//   - Fetch: the branch alone, shallow (depth 1), into a temporary folder
+//     on disk that is always removed. The fetched pack is capped
+//     (Limits.MaxPackBytes, counted on the wire), every file the edits read
+//     is capped inflated (Limits.MaxFileBytes) and the whole operation has
+//     one deadline (Limits.Timeout). There is no checkout: the edits read
+//     and write blobs of the fetched tree, so nothing but the files they
+//     name is ever read in full or written.
+//   - Edit: typed edits (SetKustomizeImage, SetAppImage, SetCatalogEntries),
+//     each naming the one file it changes. A file must already exist, be a
+//     regular file (no symbolic link, on the way or at the end) and lie
+//     inside the repository (no "..", no absolute path, no .git). After the
+//     commit is built its tree is compared with its parent: a commit that
+//     changes any other path is never pushed. When no file changes, Commit
+//     returns a *NoChangeError and pushes nothing.
+//   - Push: never forced. The update names the commit the edit was made
+//     on; a server that has moved on rejects it. Such a rejection (or a
+//     branch head that moved before the update was sent) fetches the
+//     branch again, re-applies the edits once on the new head and pushes
+//     again; a second rejection fails with a *ConflictError.
+//
+// Security rules:
+//   - Only the configured repository URL is contacted: HTTP redirects are
+//     refused (a forge that moved a repository is configured with its new
+//     URL), every request has a deadline and every answer a byte cap, and a
+//     URL with credentials in it is refused (credentials come from
+//     Credentials.TokenEnv or Credentials.TokenFile).
+//   - The token is never shown: it is not in a Result, and every error
+//     Commit returns has it replaced by "[redacted]", whatever the server
+//     or the transport put in the text.
+//   - What the actor supplies (name, email, subject, reason, app and
+//     version) is hostile: the author identity is a substitution of a
+//     fixed set of fields with newlines and angle brackets stripped, the
+//     commit subject is one line, the reason is quoted in the body, every
+//     part is length-capped, and a review branch name is sanitised to one
+//     valid ref under refs/heads/deploy-web/.
+//   - Nothing here runs a program: go-git speaks the protocol (file://
+//     repositories are served by go-git's in-process server, so their hooks
+//     do not run).
+//
+// Locate chooses the edit of an image change on a checked-out tree: the
+// images: entry of the environment's kustomization when it names the image,
+// else spec.image of the App in the file that defines it.
+package writeback

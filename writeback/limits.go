@@ -1,0 +1,44 @@
+package writeback
+
+import "time"
+
+// Limits bound one Commit; zero fields take the defaults.
+type Limits struct {
+	// Timeout bounds the whole Commit: fetches, edits and pushes
+	// (default DefaultTimeout).
+	Timeout time.Duration
+	// MaxPackBytes caps each fetched pack and every HTTP answer, counted
+	// on the wire (default DefaultMaxPackBytes).
+	MaxPackBytes int64
+	// MaxFileBytes caps a file read by an edit or by Locate, inflated
+	// (default DefaultMaxFileBytes).
+	MaxFileBytes int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultTimeout      = time.Minute
+	DefaultMaxPackBytes = 64 << 20
+	DefaultMaxFileBytes = 4 << 20
+)
+
+func (l Limits) timeout() time.Duration {
+	if l.Timeout > 0 {
+		return l.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (l Limits) maxPackBytes() int64 {
+	if l.MaxPackBytes > 0 {
+		return l.MaxPackBytes
+	}
+	return DefaultMaxPackBytes
+}
+
+func (l Limits) maxFileBytes() int64 {
+	if l.MaxFileBytes > 0 {
+		return l.MaxFileBytes
+	}
+	return DefaultMaxFileBytes
+}

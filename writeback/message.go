@@ -1,0 +1,76 @@
+package writeback
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Caps of a commit message's parts.
+const (
+	maxSubjectRunes = 120
+	maxFieldRunes   = 200
+	maxReasonRunes  = 2000
+	maxReasonLines  = 30
+)
+
+// Message formats the commit message of a version change: a one-line
+// subject "deploy-web: <action> <app> <from> -> <to>", then who asked
+// (email and subject) and the reason, quoted line by line ("> "). Every
+// value is hostile: fields are made one line (control characters become
+// spaces) and capped, the reason keeps its line breaks only inside the
+// quote and is capped in runes and lines. Empty values read "–".
+func Message(action, app, from, to, actorEmail, actorSubject, reason string) string {
+	f := func(s string) string {
+		s = oneLine(s, maxFieldRunes)
+		if s == "" {
+			return "–"
+		}
+		return s
+	}
+	subject := oneLine(fmt.Sprintf("deploy-web: %s %s %s -> %s", f(action), f(app), f(from), f(to)), maxSubjectRunes)
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "%s of %s from %s to %s, by %s (subject %s).\n", f(action), f(app), f(from), f(to), f(actorEmail), f(actorSubject))
+	b.WriteString("\nReason:\n")
+	for _, l := range reasonLines(reason) {
+		b.WriteString("> ")
+		b.WriteString(l)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// oneLine makes s a single line of at most n runes: control characters
+// and other line separators become spaces, runs of spaces one space.
+func oneLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
+			return ' '
+		}
+		return r
+	}, s)
+	return capRunes(strings.Join(strings.Fields(s), " "), n)
+}
+
+// reasonLines is the reason as at most maxReasonLines one-line lines of at
+// most maxReasonRunes runes in all; "–" when empty.
+func reasonLines(reason string) []string {
+	reason = capRunes(strings.ReplaceAll(reason, "\r\n", "\n"), maxReasonRunes)
+	var out []string
+	for _, l := range strings.FieldsFunc(reason, func(r rune) bool { return r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029' }) {
+		if l = oneLine(l, maxReasonRunes); l == "" {
+			continue
+		}
+		if len(out) == maxReasonLines {
+			out = append(out, "[…]")
+			break
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return []string{"–"}
+	}
+	return out
+}

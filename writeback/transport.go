@@ -1,0 +1,191 @@
+package writeback
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
+)
+
+// remote is the configured repository: its endpoint, the transport that
+// reaches it and the credentials.
+type remote struct {
+	url   string // as configured, no credentials in it
+	ep    *transport.Endpoint
+	tr    transport.Transport
+	auth  transport.AuthMethod
+	token Token
+	// local is the repository folder of a file:// URL ("" otherwise).
+	local string
+}
+
+// newRemote checks the URL and builds the transport. Write-back speaks
+// HTTPS (HTTP on loopback hosts only, for tests and the demo) with a token,
+// or file:// to a repository on this machine; credentials in the URL are
+// refused (they would end up in errors and logs).
+func newRemote(repoURL string, tok Token, lim Limits) (*remote, error) {
+	u, err := url.Parse(repoURL)
+	if err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("writeback: repository %q is not a URL (https://host/org/repo.git or file:///path)", redactURL(repoURL))
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("writeback: repository %s holds credentials: remove them from the URL and use writeBack.credentials", redactURL(repoURL))
+	}
+	ep, err := transport.NewEndpoint(repoURL)
+	if err != nil {
+		return nil, fmt.Errorf("writeback: repository %s: %v", redactURL(repoURL), err)
+	}
+	r := &remote{url: repoURL, ep: ep, token: tok}
+	switch u.Scheme {
+	case "https", "http":
+		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+			return nil, fmt.Errorf("writeback: repository %s: plain http would send the token in clear: use https", repoURL)
+		}
+		r.tr = githttp.NewClient(boundedHTTPClient(lim.timeout(), lim.maxPackBytes(), u.Host))
+		if !tok.Empty() {
+			r.auth = &githttp.BasicAuth{Username: tok.user, Password: tok.secret}
+		}
+	case "file":
+		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+			return nil, fmt.Errorf("writeback: repository %s: a file URL is file:///absolute/path", repoURL)
+		}
+		r.local = u.Path
+		// go-git's in-process server: no program runs. Its receive-pack
+		// does not check a ref's old value, so pushes to a local
+		// repository go through pushLocal instead; it only serves fetches.
+		r.tr = server.DefaultServer
+	default:
+		return nil, fmt.Errorf("writeback: repository %s: scheme %q is not supported for write-back (https with a token, or file://)", repoURL, u.Scheme)
+	}
+	return r, nil
+}
+
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redactURL drops the user info of a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.Index(s, "://"); i >= 0 {
+			return s[:i+3] + "[redacted]"
+		}
+		return "[redacted]"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// boundedHTTPClient is the HTTP client of every exchange with the
+// repository: one deadline for a request, deadlines on the dial, the TLS
+// handshake and the response headers, every response body capped at max
+// bytes, and no redirect at all, so nothing but host is contacted and
+// the token goes nowhere else. It mirrors deployplan's sourceHTTPClient,
+// which allows a few redirects for reads; a write refuses them.
+func boundedHTTPClient(timeout time.Duration, max int64, host string) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // the configured host, not a proxy, is what is contacted
+	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = timeout
+	t.ResponseHeaderTimeout = timeout
+	t.MaxResponseHeaderBytes = 64 << 10
+	return &http.Client{
+		Timeout:   timeout,
+		Transport: &capTransport{rt: t, max: max, host: host},
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("the server redirects to %s: write-back follows no redirect; configure the repository's final URL", req.URL.Host)
+		},
+	}
+}
+
+// capTransport refuses any request to another host than host and caps
+// every response body at max bytes.
+type capTransport struct {
+	rt   http.RoundTripper
+	max  int64
+	host string
+}
+
+func (c *capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != c.host {
+		return nil, fmt.Errorf("writeback: request to %s refused: only %s is contacted", req.URL.Host, c.host)
+	}
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &capReadCloser{capReader: capReader{r: resp.Body, left: c.max, max: c.max, what: "an answer of " + c.host}, c: resp.Body}
+	return resp, nil
+}
+
+// TooLargeError is a repository over one of Limits' byte caps.
+type TooLargeError struct {
+	// What names what was read; Limit the limit ("MaxPackBytes").
+	What, Limit string
+	Max         int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("writeback: %s is larger than %d bytes (Limits.%s)", e.What, e.Max, e.Limit)
+}
+
+// capReader fails with a *TooLargeError once more than max bytes were
+// read. It mirrors deployplan's capReader.
+type capReader struct {
+	r         io.Reader
+	left, max int64
+	what      string
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			return 0, &TooLargeError{What: c.what, Limit: "MaxPackBytes", Max: c.max}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+type capReadCloser struct {
+	capReader
+	c io.Closer
+}
+
+func (c *capReadCloser) Close() error { return c.c.Close() }
+
+// statusOf is the HTTP status of a transport error that says the
+// credentials were refused: 401, 403, else 0.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, transport.ErrAuthenticationRequired):
+		return http.StatusUnauthorized
+	case errors.Is(err, transport.ErrAuthorizationFailed):
+		return http.StatusForbidden
+	}
+	var he *githttp.Err
+	if errors.As(err, &he) && he.Response != nil && (he.Response.StatusCode == 401 || he.Response.StatusCode == 403) {
+		return he.Response.StatusCode
+	}
+	return 0
+}
