@@ -132,14 +132,29 @@ func (e SetKustomizeImage) Apply(cur []byte) ([]byte, error) {
 			}
 			continue
 		}
-		v := yaml.NewStringRNode(f.val)
-		// A tag of digits alone ("1", "20240101") must stay a string.
-		v.YNode().Style = quoteStyle(f.val)
-		if err := entry.PipeE(yaml.SetField(f.key, v)); err != nil {
+		if err := setString(entry, f.key, f.val); err != nil {
 			return nil, fail("images: %v", err)
 		}
 	}
 	return writeYAML(nodes)
+}
+
+// setString sets the field key of mapping m to the string v, in place
+// when the field exists (its comments and quotes stay), quoted when YAML
+// would read v as another type (a tag of digits alone, "1", must stay a
+// string).
+func setString(m *yaml.RNode, key, v string) error {
+	if f := m.Field(key); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
+		n := f.Value.YNode()
+		n.Value, n.Tag = v, yaml.NodeTagString
+		if q := quoteStyle(v); q != 0 || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			n.Style = q
+		}
+		return nil
+	}
+	n := yaml.NewStringRNode(v)
+	n.YNode().Style = quoteStyle(v)
+	return m.PipeE(yaml.SetField(key, n))
 }
 
 // quoteStyle is double quotes for a value YAML would read as another type.
@@ -184,9 +199,14 @@ func (e SetAppImage) Apply(cur []byte) ([]byte, error) {
 	if match == nil {
 		return nil, fail("no document is %s %s", e.Kind, e.Name)
 	}
-	v := yaml.NewStringRNode(e.Image)
-	v.YNode().Style = quoteStyle(e.Image)
-	if err := match.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("image", v)); err != nil {
+	spec, err := match.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec"))
+	if err == nil && spec.YNode().Kind != yaml.MappingNode {
+		err = fmt.Errorf("spec is not a mapping")
+	}
+	if err == nil {
+		err = setString(spec, "image", e.Image)
+	}
+	if err != nil {
 		return nil, fail("%s %s: spec.image: %v", e.Kind, e.Name, err)
 	}
 	return writeYAML(nodes)
