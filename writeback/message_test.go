@@ -1,0 +1,76 @@
+package writeback
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestMessage(t *testing.T) {
+	got := Message("rollback", "staging/api", "1.4.2", "1.2.0", "ada@example.com", "u-1", "errors went up\r\nafter the deploy")
+	want := "deploy-web: rollback staging/api 1.4.2 -> 1.2.0\n\n" +
+		"rollback of staging/api from 1.4.2 to 1.2.0, by ada@example.com (subject u-1).\n\n" +
+		"Reason:\n> errors went up\n> after the deploy\n"
+	if got != want {
+		t.Errorf("Message =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestMessageHostile(t *testing.T) {
+	evilApp := "api\n\nSigned-off-by: mallory\x00\x1b[31m"
+	evilEmail := "m@x\nCo-authored-by: mallory <m@x>"
+	got := Message("rollback", evilApp, "1", strings.Repeat("9", 500), evilEmail, "", strings.Repeat("line\n", 100)+strings.Repeat("é", 5000))
+	subject, body, _ := strings.Cut(got, "\n")
+	if strings.ContainsAny(subject, "\x00\x1b") || utf8.RuneCountInString(subject) > maxSubjectRunes {
+		t.Errorf("subject %q: want one line without control characters, at most %d runes", subject, maxSubjectRunes)
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "Signed-off-by") || strings.HasPrefix(l, "Co-authored-by") {
+			t.Errorf("a hostile value made its own line %q in\n%s", l, got)
+		}
+	}
+	if strings.Contains(got, "(subject –)") == false {
+		t.Errorf("an empty subject should read –:\n%s", got)
+	}
+	quoted := 0
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "> ") {
+			quoted++
+		}
+	}
+	if quoted != maxReasonLines+1 || !strings.Contains(got, "> […]") {
+		t.Errorf("reason kept %d quoted lines, want %d and the cut mark", quoted, maxReasonLines+1)
+	}
+	if len(got) > 12<<10 {
+		t.Errorf("message has %d bytes, want it capped", len(got))
+	}
+}
+
+func TestAuthorRender(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tmpl  AuthorTemplate
+		actor Actor
+		want  Identity
+	}{
+		{"defaults", AuthorTemplate{}, Actor{Name: "Ada Lovelace", Email: "ada@example.com"}, Identity{"Ada Lovelace via deploy-web", "ada@example.com"}},
+		{"fields", AuthorTemplate{Name: "{{.Subject}} ({{.Name}})", Email: "bot+{{.Subject}}@example.com"}, Actor{Name: "Ada", Subject: "u1"}, Identity{"u1 (Ada)", "bot+u1@example.com"}},
+		{"hostile name and email", AuthorTemplate{}, Actor{Name: "Eve <eve@x>\nCommitter: root", Email: "eve@x>\n<root@x"}, Identity{"Eve eve@x Committer: root via deploy-web", "eve@x root@x"}},
+		{"empty actor", AuthorTemplate{}, Actor{}, Identity{"deploy-web", "deploy-web@localhost"}},
+		{"placeholder text is not a field", AuthorTemplate{Name: "{{.Name}}"}, Actor{Name: "{{.Email}}", Email: "e@x"}, Identity{"{{.Email}}", "e@x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.tmpl.Render(tc.actor)
+			// An email with a space is no email: the fallback.
+			if strings.Contains(tc.want.Email, " ") {
+				tc.want.Email = "deploy-web@localhost"
+			}
+			if got != tc.want {
+				t.Errorf("Render(%+v) = %+v, want %+v", tc.actor, got, tc.want)
+			}
+			if strings.ContainsAny(got.Name+got.Email, "<>\n\r") {
+				t.Errorf("Render(%+v) = %+v holds an angle bracket or a line break", tc.actor, got)
+			}
+		})
+	}
+}
