@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +38,9 @@ func newRemote(repoURL string, tok Token, lim Limits) (*remote, error) {
 	if err != nil || u.Scheme == "" {
 		return nil, fmt.Errorf("writeback: repository %q is not a URL (https://host/org/repo.git or file:///path)", redactURL(repoURL))
 	}
+	if u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "file" {
+		return nil, fmt.Errorf("writeback: repository %s: scheme %q is not supported for write-back (https with a token, or file://)", redactURL(repoURL), u.Scheme)
+	}
 	if u.User != nil {
 		return nil, fmt.Errorf("writeback: repository %s holds credentials: remove them from the URL and use writeBack.credentials", redactURL(repoURL))
 	}
@@ -58,6 +63,11 @@ func newRemote(repoURL string, tok Token, lim Limits) (*remote, error) {
 			return nil, fmt.Errorf("writeback: repository %s: a file URL is file:///absolute/path", repoURL)
 		}
 		r.local = u.Path
+		if fi, err := os.Stat(filepath.Join(u.Path, ".git")); err == nil && fi.IsDir() {
+			// A work tree's repository: serve its .git (pushLocal then
+			// refuses its checked-out branch).
+			ep.Path = filepath.Join(u.Path, ".git")
+		}
 		// go-git's in-process server: no program runs. Its receive-pack
 		// does not check a ref's old value, so pushes to a local
 		// repository go through pushLocal instead; it only serves fetches.

@@ -1,0 +1,205 @@
+package writeback
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// locateTree writes files (and links: path -> target) into a temp folder.
+func locateTree(t *testing.T, files, links map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	for p, target := range links {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func with(base map[string]string, kv ...string) map[string]string {
+	m := map[string]string{}
+	for k, v := range base {
+		m[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(m, kv[i])
+			continue
+		}
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func TestLocate(t *testing.T) {
+	inv := fixture(t)
+	api := ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"}
+	kust := func(extra string) string {
+		return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n" + extra
+	}
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		links  map[string]string
+		change ImageChange
+		want   Edit
+		err    string
+	}{
+		{
+			name:   "the App's file when the folder has no images: entry",
+			files:  inv,
+			change: api,
+			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+		},
+		{
+			name:   "digest keeps the tag off",
+			files:  inv,
+			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "worker", Repository: "registry.demo.local/inventory/worker", Digest: digest},
+			want:   SetAppImage{File: "base/worker.yaml", Kind: "App", Name: "worker", Image: "registry.demo.local/inventory/worker@" + digest},
+		},
+		{
+			name:   "the images: entry of the folder",
+			files:  with(inv, "overlays/qa/kustomization.yaml", kust("images:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\n")),
+			change: ImageChange{Dir: "overlays/qa", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"},
+			want:   SetKustomizeImage{File: "overlays/qa/kustomization.yaml", Name: apiRepo, NewTag: "1.2.0"},
+		},
+		{
+			name:   "an entry matched by newName is edited under its name",
+			files:  with(inv, "overlays/qa/kustomization.yml", kust("images:\n  - {name: api, newName: "+apiRepo+", newTag: \"1.4.0\"}\n")),
+			change: ImageChange{Dir: "./overlays/qa", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"},
+			want:   SetKustomizeImage{File: "overlays/qa/kustomization.yml", Name: "api", NewTag: "1.2.0"},
+		},
+		{
+			name:   "an images: entry of a base is not the folder's",
+			files:  with(inv, "base/kustomization.yaml", inv["base/kustomization.yaml"]+"images:\n  - {name: "+apiRepo+", newTag: x}\n"),
+			change: api,
+			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+		},
+		{
+			name:   "nested folders and components",
+			files:  with(inv, "overlays/dev/kustomization.yaml", kust("components:\n  - ../../components/extra\n"), "components/extra/kustomization.yaml", "kind: Component\nresources:\n  - apps/cron.yaml\n", "components/extra/apps/cron.yaml", "kind: App\nmetadata: {name: cron}\nspec: {image: \"r/cron:1\"}\n"),
+			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "cron", Repository: "r/cron", Tag: "2"},
+			want:   SetAppImage{File: "components/extra/apps/cron.yaml", Kind: "App", Name: "cron", Image: "r/cron:2"},
+		},
+		{
+			name:   "prod: a patch sets the image",
+			files:  inv,
+			change: ImageChange{Dir: "overlays/prod", Kind: "App", Name: "worker", Repository: "registry.demo.local/inventory/worker", Tag: "1.2.0"},
+			err:    "overlays/prod/kustomization.yaml: a patch sets App worker's spec.image",
+		},
+		{
+			name:   "prod: a patch overrides the images: entry too",
+			files:  inv,
+			change: ImageChange{Dir: "overlays/prod", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"},
+			err:    "a patch sets App api's spec.image",
+		},
+		{
+			name:   "a strategic merge patch in a file",
+			files:  with(inv, "overlays/dev/kustomization.yaml", kust("patches:\n  - path: pin.yaml\n"), "overlays/dev/pin.yaml", "apiVersion: hanzo.ai/v1\nkind: App\nmetadata: {name: api}\nspec: {image: pinned:1}\n"),
+			change: api,
+			err:    "a patch sets App api's spec.image",
+		},
+		{
+			name:   "a patch of another App does not matter",
+			files:  with(inv, "overlays/dev/kustomization.yaml", kust("patches:\n  - target: {kind: App, name: worker}\n    patch: '[{op: replace, path: /spec/image, value: w:1}]'\n")),
+			change: api,
+			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+		},
+		{
+			name:   "declared twice",
+			files:  with(inv, "base/kustomization.yaml", inv["base/kustomization.yaml"]+"  - api-copy.yaml\n", "base/api-copy.yaml", inv["base/api.yaml"]),
+			change: api,
+			err:    "declared in base/api.yaml, base/api-copy.yaml",
+		},
+		{
+			name:   "not declared",
+			files:  inv,
+			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "web", Tag: "1"},
+			err:    "no App web in the files overlays/dev/kustomization.yaml reaches",
+		},
+		{
+			name:   "another image's repository",
+			files:  inv,
+			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: "registry.demo.local/inventory/worker", Tag: "1"},
+			err:    `has image "registry.demo.local/inventory/api:7d1c4e9a2b3f", not of registry.demo.local/inventory/worker`,
+		},
+		{
+			name:   "a linked resource is skipped and named",
+			files:  with(inv, "base/api.yaml", ""),
+			links:  map[string]string{"base/api.yaml": "/etc/passwd"},
+			change: api,
+			err:    "symbolic links skipped: base/api.yaml",
+		},
+		{
+			name:   "a linked kustomization is not read",
+			files:  with(inv, "overlays/dev/kustomization.yaml", ""),
+			links:  map[string]string{"overlays/dev/kustomization.yaml": "../prod/kustomization.yaml"},
+			change: api,
+			err:    "overlays/dev has no kustomization",
+		},
+		{
+			name:   "a resource out of the repository",
+			files:  with(inv, "overlays/dev/kustomization.yaml", kust("  - ../../../outside\n")),
+			change: api,
+			err:    `resource "../../../outside" leaves the repository`,
+		},
+		{
+			name:   "the folder out of the repository",
+			files:  inv,
+			change: ImageChange{Dir: "../x", Kind: "App", Name: "api", Tag: "1"},
+			err:    "not inside the repository",
+		},
+		{
+			name:   "a cycle ends",
+			files:  with(inv, "base/kustomization.yaml", inv["base/kustomization.yaml"]+"  - ../overlays/dev\n"),
+			change: api,
+			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := locateTree(t, tc.files, tc.links)
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			got, err := Locate(root.FS(), tc.change, 0)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("Locate = %v, %v; want an error saying %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Locate: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Locate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLocateBounded(t *testing.T) {
+	files := map[string]string{"env/kustomization.yaml": "resources:\n  - big.yaml\n", "env/big.yaml": strings.Repeat("# padding\n", 1000)}
+	dir := locateTree(t, files, nil)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, err = Locate(root.FS(), ImageChange{Dir: "env", Kind: "App", Name: "api", Tag: "1"}, 1000)
+	if err == nil || !strings.Contains(err.Error(), "MaxFileBytes") {
+		t.Errorf("Locate over a file above the cap = %v, want a MaxFileBytes error", err)
+	}
+}
