@@ -385,3 +385,18 @@ func TestCommitCheckStopsThePush(t *testing.T) {
 		t.Errorf("Commit = %v with %d pushes, want the check's error and no push", err, s.pushCount())
 	}
 }
+
+func TestCommitRemovesTheClone(t *testing.T) {
+	s := newGitServer(t, fixture(t), serverOptions{})
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ok := request(s.url, "1.2.0")
+	failing := request(s.url, "1.3.0")
+	failing.Check = func(context.Context, fs.FS) error { return errors.New("refused by the check") }
+	for _, req := range []Request{ok, failing} {
+		_, err := Commit(context.Background(), req)
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("after Commit (error %v) the temporary folder holds %d entries (%s), want none", err, len(left), left[0].Name())
+		}
+	}
+}

@@ -19,7 +19,8 @@
 //     inside the repository (no "..", no absolute path, no .git). After the
 //     commit is built its tree is compared with its parent: a commit that
 //     changes any other path is never pushed. When no file changes, Commit
-//     returns a *NoChangeError and pushes nothing.
+//     pushes nothing and returns a Result with NoChange set (SHA is the
+//     branch head, which already holds the change).
 //   - Push: never forced. The update names the commit the edit was made
 //     on; a server that has moved on rejects it. Such a rejection (or a
 //     branch head that moved before the update was sent) fetches the
@@ -41,9 +42,10 @@
 //     commit subject is one line, the reason is quoted in the body, every
 //     part is length-capped, and a review branch name is sanitised to one
 //     valid ref under refs/heads/deploy-web/.
-//   - Nothing here runs a program: go-git speaks the protocol (file://
-//     repositories are served by go-git's in-process server, so their hooks
-//     do not run).
+//   - Nothing here runs a program: go-git speaks the protocol. A file://
+//     repository is read by go-git's in-process server and written
+//     directly (objects, then the ref under git's own <ref>.lock), so its
+//     hooks do not run.
 //
 // Locate chooses the edit of an image change on a checked-out tree: the
 // images: entry of the environment's kustomization when it names the image,
