@@ -89,13 +89,11 @@ func applyEdits(st storer.EncodedObjectStorer, base *object.Tree, edits []Edit, 
 	return res, nil
 }
 
-// readTreeFile reads the regular file at p (a clean relative path) of
-// root, walking one folder at a time.
-func readTreeFile(st storer.EncodedObjectStorer, root *object.Tree, p string, maxFile int64) ([]byte, error) {
-	fail := func(format string, a ...any) error {
-		return &EditError{File: p, Reason: fmt.Sprintf(format, a...)}
-	}
-	parts := strings.Split(p, "/")
+// treeLookup walks parts through root, one folder at a time. It returns
+// the entry of the last part, or the first entry on the way that is not a
+// folder (a file, a symbolic link, a submodule) with its index in parts;
+// nil when a part is missing.
+func treeLookup(st storer.EncodedObjectStorer, root *object.Tree, parts []string) (*object.TreeEntry, int, error) {
 	cur := root
 	for i, name := range parts {
 		var e *object.TreeEntry
@@ -105,41 +103,56 @@ func readTreeFile(st storer.EncodedObjectStorer, root *object.Tree, p string, ma
 				break
 			}
 		}
-		at := strings.Join(parts[:i+1], "/")
-		last := i == len(parts)-1
-		switch {
-		case e == nil:
-			return nil, fail("no such file on the branch: an edit changes an existing file only")
-		case e.Mode == filemode.Symlink:
-			return nil, fail("%s is a symbolic link: deploy-web writes regular files only, never through a link", at)
-		case e.Mode == filemode.Submodule:
-			return nil, fail("%s is a submodule: deploy-web writes regular files of this repository only", at)
-		case !last && e.Mode != filemode.Dir:
-			return nil, fail("%s is not a folder", at)
-		case last && e.Mode == filemode.Dir:
-			return nil, fail("is a folder, not a file")
-		case last:
-			o, err := st.EncodedObject(plumbing.BlobObject, e.Hash)
-			if err != nil {
-				return nil, fail("read: %v", err)
-			}
-			if o.Size() > maxFile {
-				return nil, fail("%d bytes, more than Limits.MaxFileBytes (%d)", o.Size(), maxFile)
-			}
-			r, err := o.Reader()
-			if err != nil {
-				return nil, fail("read: %v", err)
-			}
-			defer r.Close()
-			return io.ReadAll(io.LimitReader(r, maxFile))
+		if e == nil || i == len(parts)-1 || e.Mode != filemode.Dir {
+			return e, i, nil
 		}
 		sub, err := object.GetTree(st, e.Hash)
 		if err != nil {
-			return nil, fail("read folder %s: %v", at, err)
+			return nil, i, fmt.Errorf("read folder %s: %w", strings.Join(parts[:i+1], "/"), err)
 		}
 		cur = sub
 	}
-	return nil, fail("no such file on the branch")
+	return nil, 0, nil
+}
+
+// readTreeFile reads the regular file at p (a clean relative path) of
+// root; a symbolic link or a submodule at the end or on the way is
+// refused.
+func readTreeFile(st storer.EncodedObjectStorer, root *object.Tree, p string, maxFile int64) ([]byte, error) {
+	fail := func(format string, a ...any) error {
+		return &EditError{File: p, Reason: fmt.Sprintf(format, a...)}
+	}
+	parts := strings.Split(p, "/")
+	e, i, err := treeLookup(st, root, parts)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	at := strings.Join(parts[:i+1], "/")
+	switch {
+	case e == nil:
+		return nil, fail("no such file on the branch: an edit changes an existing file only")
+	case e.Mode == filemode.Symlink:
+		return nil, fail("%s is a symbolic link: deploy-web writes regular files only, never through a link", at)
+	case e.Mode == filemode.Submodule:
+		return nil, fail("%s is a submodule: deploy-web writes regular files of this repository only", at)
+	case i < len(parts)-1:
+		return nil, fail("%s is not a folder", at)
+	case e.Mode == filemode.Dir:
+		return nil, fail("is a folder, not a file")
+	}
+	o, err := st.EncodedObject(plumbing.BlobObject, e.Hash)
+	if err != nil {
+		return nil, fail("read: %v", err)
+	}
+	if o.Size() > maxFile {
+		return nil, fail("%d bytes, more than Limits.MaxFileBytes (%d)", o.Size(), maxFile)
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, fail("read: %v", err)
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, maxFile))
 }
 
 func storeBlob(st storer.EncodedObjectStorer, b []byte) (plumbing.Hash, error) {

@@ -281,9 +281,9 @@ func onlyFiles(from, to *object.Tree, files []string) error {
 }
 
 // redactError is err with the token's secret removed from its text. A
-// typed error of this package (which never holds the token) and a context
-// error stay reachable with errors.As and errors.Is; nothing else of err
-// is.
+// typed error of this package stays reachable with errors.As, as a copy
+// whose text fields are redacted too, and a context error with errors.Is;
+// nothing else of err is.
 func redactError(tok Token, err error) error {
 	r := &redactedError{msg: tok.redact(err.Error())}
 	var (
@@ -296,17 +296,27 @@ func redactError(tok Token, err error) error {
 	)
 	switch {
 	case errors.As(err, &edit):
-		r.typed = edit
+		c := *edit
+		c.File, c.Reason = tok.redact(c.File), tok.redact(c.Reason)
+		r.typed = &c
 	case errors.As(err, &auth):
-		r.typed = auth
+		c := *auth
+		r.typed = &c
 	case errors.As(err, &refused):
-		r.typed = refused
+		c := *refused
+		c.Status, c.Remote = tok.redact(c.Status), tok.redact(c.Remote)
+		r.typed = &c
 	case errors.As(err, &conflict):
-		r.typed = conflict
+		c := *conflict
+		c.Reason = tok.redact(c.Reason)
+		r.typed = &c
 	case errors.As(err, &exists):
-		r.typed = exists
+		c := *exists
+		r.typed = &c
 	case errors.As(err, &large):
-		r.typed = large
+		c := *large
+		c.What = tok.redact(c.What)
+		r.typed = &c
 	case errors.Is(err, context.DeadlineExceeded):
 		r.typed = context.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

@@ -2,6 +2,7 @@ package writeback
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"io/fs"
 	"os"
@@ -286,9 +287,14 @@ func TestCommitAuth(t *testing.T) {
 func TestCommitRedactsToken(t *testing.T) {
 	// A server that echoes the Authorization it got into its error: the
 	// token must not come back out of Commit.
-	err := redactError(NewToken("", testToken), errors.New("fetch: bad answer: Basic "+testToken+" refused"))
-	if strings.Contains(err.Error(), testToken) || !strings.Contains(err.Error(), "[redacted]") {
-		t.Errorf("redactError = %q, want the token replaced", err)
+	header := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + testToken))
+	err := redactError(NewToken("", testToken), &EditError{File: "f", Reason: "bad answer: " + testToken + " refused; Authorization: Basic " + header})
+	if strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), header) || strings.Count(err.Error(), "[redacted]") != 2 {
+		t.Errorf("redactError = %q, want the token and its header replaced", err)
+	}
+	var ee *EditError
+	if !errors.As(err, &ee) || strings.Contains(ee.Error(), testToken) || strings.Contains(ee.Error(), header) {
+		t.Errorf("redactError = %T, want a redacted *EditError reachable (got %v)", err, ee)
 	}
 }
 

@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +205,9 @@ func (t Token) redact(s string) string {
 		// a real token, and the error text never holds it anyway.
 		return s
 	}
-	return strings.ReplaceAll(s, t.secret, "[redacted]")
+	// The secret as written, and as an Authorization header carries it.
+	s = strings.ReplaceAll(s, t.secret, "[redacted]")
+	return strings.ReplaceAll(s, base64.StdEncoding.EncodeToString([]byte(t.user+":"+t.secret)), "[redacted]")
 }
 
 // Token reads the token the credentials name; no credentials mean an empty

@@ -25,45 +25,27 @@ type treeFS struct {
 	maxFile int64
 }
 
-// entryAt walks name (a valid fs path) through the tree. A symbolic link
-// or a file on the way is reported as fs.ErrNotExist for what lies below.
+// entryAt finds name (a valid fs path) in the tree, and the tree of a
+// folder. What lies below a symbolic link or a file does not exist.
 func (t *treeFS) entryAt(name string) (*object.TreeEntry, *object.Tree, error) {
 	if name == "." {
 		return &object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: t.root.Hash}, t.root, nil
 	}
-	cur := t.root
 	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		var e *object.TreeEntry
-		for j := range cur.Entries {
-			if cur.Entries[j].Name == p {
-				e = &cur.Entries[j]
-				break
-			}
-		}
-		if e == nil {
-			return nil, nil, fs.ErrNotExist
-		}
-		if i == len(parts)-1 {
-			if e.Mode != filemode.Dir {
-				return e, nil, nil
-			}
-			sub, err := object.GetTree(t.st, e.Hash)
-			if err != nil {
-				return nil, nil, fmt.Errorf("folder %s: %w", name, err)
-			}
-			return e, sub, nil
-		}
-		if e.Mode != filemode.Dir {
-			return nil, nil, fs.ErrNotExist // a file or a link is no folder
-		}
-		sub, err := object.GetTree(t.st, e.Hash)
-		if err != nil {
-			return nil, nil, fmt.Errorf("folder %s: %w", strings.Join(parts[:i+1], "/"), err)
-		}
-		cur = sub
+	e, i, err := treeLookup(t.st, t.root, parts)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case e == nil || i < len(parts)-1:
+		return nil, nil, fs.ErrNotExist
+	case e.Mode != filemode.Dir:
+		return e, nil, nil
 	}
-	return nil, nil, fs.ErrNotExist
+	sub, err := object.GetTree(t.st, e.Hash)
+	if err != nil {
+		return nil, nil, fmt.Errorf("folder %s: %w", name, err)
+	}
+	return e, sub, nil
 }
 
 func (t *treeFS) Stat(name string) (fs.FileInfo, error) {
