@@ -162,13 +162,13 @@ func commit(ctx context.Context, rem *remote, req Request) (Result, error) {
 	if msg[len(msg)-1] != '\n' {
 		msg += "\n"
 	}
-	res, err := commitOnce(ctx, rem, st, req, target, msg)
+	res, err := commitOnce(ctx, rem, st, tmp, req, target, msg)
 	var mv *moved
 	if !errors.As(err, &mv) {
 		return res, err
 	}
 	// The branch moved: once more on its new head.
-	res, err = commitOnce(ctx, rem, st, req, target, msg)
+	res, err = commitOnce(ctx, rem, st, tmp, req, target, msg)
 	if errors.As(err, &mv) {
 		return Result{}, &ConflictError{Repo: rem.url, Branch: target, Reason: mv.reason}
 	}
@@ -184,9 +184,9 @@ func (m *moved) Error() string { return "the branch moved: " + m.reason }
 
 // commitOnce fetches the branch head, applies the edits, commits and
 // pushes.
-func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, req Request, target, msg string) (Result, error) {
+func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp string, req Request, target, msg string) (Result, error) {
 	lim := req.Limits
-	head, err := fetchBranch(ctx, rem, st, req.Branch, lim)
+	head, err := fetchBranch(ctx, rem, st, tmp, req.Branch, lim)
 	if err != nil {
 		return Result{}, err
 	}

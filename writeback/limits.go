@@ -10,6 +10,10 @@ type Limits struct {
 	// MaxPackBytes caps each fetched pack and every HTTP answer, counted
 	// on the wire (default DefaultMaxPackBytes).
 	MaxPackBytes int64
+	// MaxInflatedBytes caps what the objects of a fetched pack inflate
+	// to, in all, checked from the pack's headers before any object is
+	// unpacked (default DefaultMaxInflatedBytes).
+	MaxInflatedBytes int64
 	// MaxFileBytes caps a file read by an edit or by Locate, inflated
 	// (default DefaultMaxFileBytes).
 	MaxFileBytes int64
@@ -20,6 +24,9 @@ const (
 	DefaultTimeout      = time.Minute
 	DefaultMaxPackBytes = 64 << 20
 	DefaultMaxFileBytes = 4 << 20
+	// DefaultMaxInflatedBytes is four times DefaultMaxPackBytes: manifests
+	// compress well, a pack that inflates more is a bomb.
+	DefaultMaxInflatedBytes = 256 << 20
 )
 
 func (l Limits) timeout() time.Duration {
@@ -41,4 +48,11 @@ func (l Limits) maxFileBytes() int64 {
 		return l.MaxFileBytes
 	}
 	return DefaultMaxFileBytes
+}
+
+func (l Limits) maxInflatedBytes() int64 {
+	if l.MaxInflatedBytes > 0 {
+		return l.MaxInflatedBytes
+	}
+	return DefaultMaxInflatedBytes
 }

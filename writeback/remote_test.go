@@ -92,14 +92,7 @@ func TestCommitFollowsNoRedirect(t *testing.T) {
 
 func TestCommitPackCap(t *testing.T) {
 	files := fixture(t)
-	// Incompressible content, well over the cap.
-	var b strings.Builder
-	x := uint32(1)
-	for b.Len() < 256<<10 {
-		x = x*1664525 + 1013904223
-		b.WriteByte(byte('a' + x>>24%26))
-	}
-	files["blob.txt"] = b.String()
+	files["blob.txt"] = noise(256<<10, 1) // well over the cap, incompressible
 	s := newGitServer(t, files, serverOptions{})
 	req := request(s.url, "1.2.0")
 	req.Limits.MaxPackBytes = 64 << 10
@@ -129,5 +122,49 @@ func TestCommitDeadline(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Commit returned after %s, want about the 300ms deadline", d)
+	}
+}
+
+// noise is n bytes that do not compress.
+func noise(n int, seed uint32) string {
+	var b strings.Builder
+	x := seed
+	for b.Len() < n {
+		x = x*1664525 + 1013904223
+		b.WriteByte(byte('a' + x>>24%26))
+	}
+	return b.String()
+}
+
+func TestCommitInflatedCap(t *testing.T) {
+	blob := noise(600<<10, 7)
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+	}{
+		// 2 MiB of one byte: a few kilobytes on the wire.
+		{"a blob that compresses", map[string]string{"zeros.bin": strings.Repeat("0", 2<<20)}},
+		// Two near-identical 600 KiB files: the second travels as a small
+		// delta that makes 600 KiB, and counts for that.
+		{"a delta that expands", map[string]string{"data/a.bin": blob, "data/b.bin": blob + "tail"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := fixture(t)
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			s := newGitServer(t, files, serverOptions{})
+			req := request(s.url, "1.2.0")
+			req.Limits.MaxInflatedBytes = 1 << 20
+			_, err := Commit(context.Background(), req)
+			var tl *TooLargeError
+			if !errors.As(err, &tl) || tl.Limit != "MaxInflatedBytes" {
+				t.Errorf("Commit = %v, want *TooLargeError of MaxInflatedBytes", err)
+			}
+			req.Limits.MaxInflatedBytes = 4 << 20
+			if _, err := Commit(context.Background(), req); err != nil {
+				t.Errorf("Commit under a 4 MiB cap = %v, want success", err)
+			}
+		})
 	}
 }
