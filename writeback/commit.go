@@ -85,8 +85,7 @@ const maxMessageBytes = 16 << 10
 // Commit fetches req.Branch, applies the edits, commits and pushes without
 // force (see the package documentation). A push rejected because the
 // branch moved is retried once on the new head. Every error is free of the
-// token. The temporary clone is removed before Commit returns, or, if the
-// deadline passes first, as soon as the transport gives up.
+// token. The temporary clone is removed before Commit returns.
 func Commit(ctx context.Context, req Request) (Result, error) {
 	if err := checkRequest(req); err != nil {
 		return Result{}, err
@@ -98,27 +97,16 @@ func Commit(ctx context.Context, req Request) (Result, error) {
 	timeout := req.Limits.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	type outcome struct {
-		res Result
-		err error
+	// Every step honours ctx: each HTTP request carries it (and the
+	// client's own deadlines), a file:// repository is local disk.
+	res, err := commit(ctx, rem, req)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return Result{}, fmt.Errorf("writeback: %s: no complete answer within %s (Limits.Timeout): nothing is known to be pushed; look at the branch before trying again: %w", rem.url, timeout, context.DeadlineExceeded)
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := commit(ctx, rem, req)
-		done <- outcome{res, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil {
-			return Result{}, redactError(req.Auth, o.err)
-		}
-		return o.res, nil
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Result{}, fmt.Errorf("writeback: %s: no complete answer within %s (Limits.Timeout): nothing is known to be pushed; look at the branch before trying again", rem.url, timeout)
-		}
-		return Result{}, fmt.Errorf("writeback: %s: %w", rem.url, ctx.Err())
-	}
+	return Result{}, redactError(req.Auth, err)
 }
 
 func checkRequest(req Request) error {

@@ -66,7 +66,9 @@ func push(ctx context.Context, rem *remote, st *filesystem.Storage, branch strin
 		_ = req.Capabilities.Set(capability.Sideband)
 	}
 	var pack bytes.Buffer
-	if _, err := packfile.NewEncoder(&pack, st, false).Encode(objs, 10); err != nil {
+	// Offset deltas when the server takes them, as go-git's own push.
+	useRefDeltas := !ar.Capabilities.Supports(capability.OFSDelta)
+	if _, err := packfile.NewEncoder(&pack, st, useRefDeltas).Encode(objs, 10); err != nil {
 		return fail("pack", err)
 	}
 	req.Packfile = nopCloser{&pack}

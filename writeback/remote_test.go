@@ -117,7 +117,7 @@ func TestCommitDeadline(t *testing.T) {
 	req.Limits.Timeout = 300 * time.Millisecond
 	start := time.Now()
 	_, err := Commit(context.Background(), req)
-	if err == nil || !strings.Contains(err.Error(), "within 300ms") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "within 300ms") {
 		t.Errorf("Commit against a silent server = %v, want the deadline error", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
