@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -121,6 +122,9 @@ func checkRequest(req Request) error {
 	if oneLine(req.Message, maxSubjectRunes) == "" {
 		return errors.New("writeback: the commit message is empty (writeback.Message formats one)")
 	}
+	if strings.ContainsRune(req.Message, 0) {
+		return errors.New("writeback: the commit message holds a NUL byte")
+	}
 	if len(req.Message) > maxMessageBytes {
 		return fmt.Errorf("writeback: the commit message has %d bytes, more than %d", len(req.Message), maxMessageBytes)
 	}
@@ -218,7 +222,9 @@ func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp st
 			return Result{}, err
 		}
 	}
-	sig := object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: time.Now()}
+	// Sanitised again: an Identity not made by AuthorTemplate.Render must
+	// not break the author line either.
+	sig := object.Signature{Name: identityPart(req.Author.Name), Email: identityPart(req.Author.Email), When: time.Now()}
 	if sig.Name == "" || sig.Email == "" {
 		sig.Name, sig.Email = fallbackName, fallbackEmail
 	}

@@ -132,6 +132,7 @@ func TestCommitHostileBranchParts(t *testing.T) {
 	req := request(s.url, "1.2.0")
 	req.Mode = ModeBranch
 	req.Action, req.App, req.Version = "rollback", "../../heads/main", "1.2.0:refs/heads/main\n"
+	req.Author = Identity{Name: "Eve\nCommitter: root <root@x>", Email: "eve@x>\n"}
 	res, err := Commit(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Commit: %v", err)
@@ -141,6 +142,12 @@ func TestCommitHostileBranchParts(t *testing.T) {
 	}
 	if got := s.head("main"); got != before {
 		t.Errorf("main = %s, want it untouched at %s", got, before)
+	}
+	if got, want := runGit(t, s.bare, "log", "-1", "--format=%an|%ae|%cn", res.SHA), "Eve Committer: root root@x|eve@x|Eve Committer: root root@x"; got != want {
+		t.Errorf("author|email|committer = %q, want %q", got, want)
+	}
+	if got := runGit(t, s.bare, "show", "--name-only", "--format=", res.SHA); got != prodKust {
+		t.Errorf("the review commit changes %q, want only %s", got, prodKust)
 	}
 	refs := runGit(t, s.bare, "for-each-ref", "--format=%(refname)")
 	if want := "refs/heads/deploy-web/rollback-heads-main-1.2.0-refs-heads-main\nrefs/heads/main"; refs != want {
@@ -404,5 +411,31 @@ func TestCommitRemovesTheClone(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("after Commit (error %v) the temporary folder holds %d entries (%s), want none", err, len(left), left[0].Name())
 		}
+	}
+}
+
+func TestCommitRefusesBadRequests(t *testing.T) {
+	base := request("http://127.0.0.1:1/repo.git", "1.2.0")
+	for _, tc := range []struct {
+		name string
+		set  func(*Request)
+		want string
+	}{
+		{"hostile branch", func(r *Request) { r.Branch = "main:refs/heads/prod" }, "not a valid branch name"},
+		{"refs branch", func(r *Request) { r.Branch = "refs/heads/main" }, "without refs/heads/"},
+		{"no mode", func(r *Request) { r.Mode = "" }, "want push or branch"},
+		{"empty message", func(r *Request) { r.Message = " \n\t" }, "message is empty"},
+		{"NUL in message", func(r *Request) { r.Message = "a\x00b" }, "NUL"},
+		{"huge message", func(r *Request) { r.Message = strings.Repeat("m", maxMessageBytes+1) }, "more than"},
+		{"no edit", func(r *Request) { r.Edits = nil }, "no edit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := base
+			tc.set(&req)
+			_, err := Commit(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Commit = %v, want an error saying %q", err, tc.want)
+			}
+		})
 	}
 }

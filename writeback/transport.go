@@ -103,11 +103,11 @@ func redactURL(s string) string {
 // repository: one deadline for a request, deadlines on the dial, the TLS
 // handshake and the response headers, every response body capped at max
 // bytes, and no redirect at all, so nothing but host is contacted and
-// the token goes nowhere else. It mirrors deployplan's sourceHTTPClient,
+// the token goes nowhere else (an HTTPS proxy from the environment, as for
+// every fetch of deployplan, only tunnels to host). It mirrors deployplan's sourceHTTPClient,
 // which allows a few redirects for reads; a write refuses them.
 func boundedHTTPClient(timeout time.Duration, max int64, host string) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil // the configured host, not a proxy, is what is contacted
 	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = timeout
 	t.ResponseHeaderTimeout = timeout
