@@ -14,8 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-
-	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Request is one write-back: edits to commit on a branch of a repository.
@@ -73,11 +71,6 @@ type Result struct {
 	// Retried says the first push was rejected because the branch moved,
 	// and the edits were re-applied on its new head.
 	Retried bool
-}
-
-// Short is "abc1234 subject", for pages and logs.
-func (r Result) Short() string {
-	return textfmt.ShortSHA(r.SHA) + " " + oneLine(r.Message, maxSubjectRunes)
 }
 
 // maxMessageBytes caps a commit message.
