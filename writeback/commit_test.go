@@ -362,11 +362,11 @@ func TestCommitPlanAndLocate(t *testing.T) {
 	req := request(s.url, "1.2.0")
 	req.Edits = nil
 	req.Plan = func(repo fs.FS) ([]Edit, error) {
-		e, err := Locate(repo, ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"}, 0)
+		edits, err := Locate(repo, ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"}, 0)
 		if err != nil {
 			return nil, err
 		}
-		return []Edit{e, SetCatalogEntries{File: "artifacts/catalog.json", Content: []byte(`{"commit": "1111111", "services": []}`)}}, nil
+		return append(edits, SetCatalogEntries{File: "artifacts/catalog.json", Content: []byte(`{"commit": "1111111", "services": []}`)}), nil
 	}
 	var checked string
 	req.Check = func(_ context.Context, repo fs.FS) error {

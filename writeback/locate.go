@@ -40,23 +40,29 @@ const (
 	maxLocateBytes          = 64 << 20
 )
 
-// Locate decides which edit changes c's image in the tree fsys (a checked
+// Locate decides which edits change c's image in the tree fsys (a checked
 // out repository, the root being the repository root):
 //
 //   - the images: entry of Dir's kustomization whose name (or newName) is
 //     the repository, when there is one (SetKustomizeImage);
-//   - else spec.image of the one document of kind Kind named Name in the
+//   - spec.image of the one document of kind Kind named Name in the
 //     resources Dir's kustomization reaches, through folders and their
-//     kustomizations, recursively (SetAppImage). The image keeps the
-//     repository as that file writes it.
+//     kustomizations, recursively (SetAppImage), keeping the repository
+//     as that file writes it: when there is no such images: entry, and
+//     also when there is one that does not reach spec.image. kustomize's
+//     images: rewrites containers' images (a Job of the same image
+//     follows it) but a custom resource's spec.image only when the
+//     kustomization's configurations: declare that field (images: with
+//     path spec/image for the kind); without that, the App keeps the
+//     version of its own file.
 //
-// A patch on the way that sets the App's spec.image would override either
-// edit, so Locate refuses then, naming the kustomization; so it does when
+// A patch on the way that sets the App's spec.image would override the
+// edits, so Locate refuses then, naming the kustomization; so it does when
 // the App is in no file or in several. The walk reads at most
 // maxLocateKustomizations kustomizations and maxLocateFiles files, each at
 // most maxFile bytes; remote resources and symbolic links are skipped
 // (rendering refuses them anyway), and nothing outside fsys is reached.
-func Locate(fsys fs.FS, c ImageChange, maxFile int64) (Edit, error) {
+func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	if maxFile <= 0 {
 		maxFile = DefaultMaxFileBytes
 	}
@@ -78,12 +84,23 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) (Edit, error) {
 	if kf == "" {
 		return nil, fmt.Errorf("writeback: locate: %s has no kustomization", dir)
 	}
+	var edits []Edit
 	for _, im := range k.Images {
 		if c.Repository != "" && (im.Name == c.Repository || im.NewName == c.Repository) {
+			edits = append(edits, SetKustomizeImage{File: kf, Name: im.Name, NewTag: c.Tag, Digest: c.Digest})
+			break
+		}
+	}
+	if len(edits) > 0 {
+		reaches, err := w.imagesReachSpecImage(kf, k)
+		if err != nil {
+			return nil, err
+		}
+		if reaches {
 			if err := w.patches(kf, k); err != nil {
 				return nil, err
 			}
-			return SetKustomizeImage{File: kf, Name: im.Name, NewTag: c.Tag, Digest: c.Digest}, nil
+			return edits, nil
 		}
 	}
 	if err := w.walk(dir, kf, k); err != nil {
@@ -105,7 +122,39 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) (Edit, error) {
 		return nil, fmt.Errorf("writeback: locate: %s %s in %s has image %q, not of %s", c.Kind, c.Name, w.found[0], w.image, c.Repository)
 	}
 	ref.Tag, ref.Digest = c.Tag, c.Digest
-	return SetAppImage{File: w.found[0], Kind: c.Kind, Name: c.Name, Image: ref.String()}, nil
+	return append(edits, SetAppImage{File: w.found[0], Kind: c.Kind, Name: c.Name, Image: ref.String()}), nil
+}
+
+// imagesReachSpecImage reports whether the images: of kustomization kf
+// rewrite the App's spec.image: whether one of its configurations: files
+// declares an images field spec at path spec/image for the App's kind (or
+// for every kind).
+func (w *locator) imagesReachSpecImage(kf string, k *types.Kustomization) (bool, error) {
+	for _, cf := range k.Configurations {
+		p := path.Join(path.Dir(kf), cf)
+		if isRemote(cf) || path.IsAbs(cf) || !fs.ValidPath(p) {
+			continue // rendering refuses it
+		}
+		b, ok, err := w.read(p)
+		if err != nil || !ok {
+			return false, err
+		}
+		var tc struct {
+			Images []struct {
+				Path string `json:"path"`
+				Kind string `json:"kind"`
+			} `json:"images"`
+		}
+		if err := yaml.Unmarshal(b, &tc); err != nil {
+			return false, fmt.Errorf("writeback: locate: %s: %v", p, err)
+		}
+		for _, fsp := range tc.Images {
+			if strings.Trim(fsp.Path, "/") == "spec/image" && (fsp.Kind == "" || fsp.Kind == w.c.Kind) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 type locator struct {

@@ -44,6 +44,10 @@ func with(base map[string]string, kv ...string) map[string]string {
 func TestLocate(t *testing.T) {
 	inv := fixture(t)
 	api := ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"}
+	qa := ImageChange{Dir: "overlays/qa", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"}
+	qaEntry := SetKustomizeImage{File: "overlays/qa/kustomization.yaml", Name: apiRepo, NewTag: "1.2.0"}
+	apiFile := SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"}
+	const appImageConfig = "images:\n  - path: spec/image\n    kind: App\n"
 	kust := func(extra string) string {
 		return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n" + extra
 	}
@@ -52,44 +56,68 @@ func TestLocate(t *testing.T) {
 		files  map[string]string
 		links  map[string]string
 		change ImageChange
-		want   Edit
+		want   []Edit
 		err    string
 	}{
 		{
 			name:   "the App's file when the folder has no images: entry",
 			files:  inv,
 			change: api,
-			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+			want:   []Edit{apiFile},
 		},
 		{
 			name:   "digest keeps the tag off",
 			files:  inv,
 			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "worker", Repository: "registry.demo.local/inventory/worker", Digest: digest},
-			want:   SetAppImage{File: "base/worker.yaml", Kind: "App", Name: "worker", Image: "registry.demo.local/inventory/worker@" + digest},
+			want:   []Edit{SetAppImage{File: "base/worker.yaml", Kind: "App", Name: "worker", Image: "registry.demo.local/inventory/worker@" + digest}},
 		},
 		{
-			name:   "the images: entry of the folder",
+			name:   "the images: entry of the folder, when it reaches spec.image",
+			files:  with(inv, "overlays/qa/kustomization.yaml", kust("configurations: [app-image.yaml]\nimages:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\n"), "overlays/qa/app-image.yaml", appImageConfig),
+			change: qa,
+			want:   []Edit{qaEntry},
+		},
+		{
+			name:   "an images: entry that reaches spec.image, overridden by a patch",
+			files:  with(inv, "overlays/qa/kustomization.yaml", kust("configurations: [app-image.yaml]\nimages:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\npatches:\n  - target: {kind: App, name: api}\n    patch: '[{op: replace, path: /spec/image, value: x:1}]'\n"), "overlays/qa/app-image.yaml", appImageConfig),
+			change: qa,
+			err:    "overlays/qa/kustomization.yaml: a patch sets App api's spec.image",
+		},
+		{
+			name:   "configurations for all kinds",
+			files:  with(inv, "overlays/qa/kustomization.yaml", kust("configurations: [app-image.yaml]\nimages:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\n"), "overlays/qa/app-image.yaml", "images:\n  - path: /spec/image\n"),
+			change: qa,
+			want:   []Edit{qaEntry},
+		},
+		{
+			name:   "the images: entry and the App's file, when the entry does not reach spec.image",
 			files:  with(inv, "overlays/qa/kustomization.yaml", kust("images:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\n")),
-			change: ImageChange{Dir: "overlays/qa", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"},
-			want:   SetKustomizeImage{File: "overlays/qa/kustomization.yaml", Name: apiRepo, NewTag: "1.2.0"},
+			change: qa,
+			want:   []Edit{qaEntry, apiFile},
+		},
+		{
+			name:   "configurations for another kind",
+			files:  with(inv, "overlays/qa/kustomization.yaml", kust("configurations: [app-image.yaml]\nimages:\n  - {name: "+apiRepo+", newTag: \"1.4.0\"}\n"), "overlays/qa/app-image.yaml", "images:\n  - {path: spec/image, kind: Widget}\n"),
+			change: qa,
+			want:   []Edit{qaEntry, apiFile},
 		},
 		{
 			name:   "an entry matched by newName is edited under its name",
 			files:  with(inv, "overlays/qa/kustomization.yml", kust("images:\n  - {name: api, newName: "+apiRepo+", newTag: \"1.4.0\"}\n")),
 			change: ImageChange{Dir: "./overlays/qa", Kind: "App", Name: "api", Repository: apiRepo, Tag: "1.2.0"},
-			want:   SetKustomizeImage{File: "overlays/qa/kustomization.yml", Name: "api", NewTag: "1.2.0"},
+			want:   []Edit{SetKustomizeImage{File: "overlays/qa/kustomization.yml", Name: "api", NewTag: "1.2.0"}, apiFile},
 		},
 		{
 			name:   "an images: entry of a base is not the folder's",
 			files:  with(inv, "base/kustomization.yaml", inv["base/kustomization.yaml"]+"images:\n  - {name: "+apiRepo+", newTag: x}\n"),
 			change: api,
-			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+			want:   []Edit{apiFile},
 		},
 		{
 			name:   "nested folders and components",
 			files:  with(inv, "overlays/dev/kustomization.yaml", kust("components:\n  - ../../components/extra\n"), "components/extra/kustomization.yaml", "kind: Component\nresources:\n  - apps/cron.yaml\n", "components/extra/apps/cron.yaml", "kind: App\nmetadata: {name: cron}\nspec: {image: \"r/cron:1\"}\n"),
 			change: ImageChange{Dir: "overlays/dev", Kind: "App", Name: "cron", Repository: "r/cron", Tag: "2"},
-			want:   SetAppImage{File: "components/extra/apps/cron.yaml", Kind: "App", Name: "cron", Image: "r/cron:2"},
+			want:   []Edit{SetAppImage{File: "components/extra/apps/cron.yaml", Kind: "App", Name: "cron", Image: "r/cron:2"}},
 		},
 		{
 			name:   "prod: a patch sets the image",
@@ -113,7 +141,7 @@ func TestLocate(t *testing.T) {
 			name:   "a patch of another App does not matter",
 			files:  with(inv, "overlays/dev/kustomization.yaml", kust("patches:\n  - target: {kind: App, name: worker}\n    patch: '[{op: replace, path: /spec/image, value: w:1}]'\n")),
 			change: api,
-			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+			want:   []Edit{apiFile},
 		},
 		{
 			name:   "declared twice",
@@ -163,7 +191,7 @@ func TestLocate(t *testing.T) {
 			name:   "a cycle ends",
 			files:  with(inv, "base/kustomization.yaml", inv["base/kustomization.yaml"]+"  - ../overlays/dev\n"),
 			change: api,
-			want:   SetAppImage{File: "base/api.yaml", Kind: "App", Name: "api", Image: apiRepo + ":1.2.0"},
+			want:   []Edit{apiFile},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
