@@ -47,7 +47,11 @@
 //     directly (objects, then the ref under git's own <ref>.lock), so its
 //     hooks do not run.
 //
-// Locate chooses the edit of an image change on a checked-out tree: the
-// images: entry of the environment's kustomization when it names the image,
-// else spec.image of the App in the file that defines it.
+// Locate chooses the edits of an image change on a fetched tree (a
+// Request's Plan calls it, so a retry decides again on the new head): the
+// images: entry of the environment's kustomization when it names the
+// image, and spec.image of the App in the file that defines it unless that
+// entry reaches spec.image (kustomize's images: rewrites containers only,
+// unless configurations: declare the field). A patch that would override
+// the edit is refused.
 package writeback
