@@ -291,6 +291,21 @@ func TestCommitAuth(t *testing.T) {
 	}
 }
 
+func TestCommitReadOnlyToken(t *testing.T) {
+	s := newGitServer(t, fixture(t), serverOptions{readOnly: true})
+	before := s.head("main")
+	req := request(s.url, "1.2.0")
+	req.Auth = NewToken("", testToken)
+	_, err := Commit(context.Background(), req)
+	var ae *AuthError
+	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(err.Error(), "push rights") || strings.Contains(err.Error(), testToken) {
+		t.Errorf("Commit with a read-only token = %v, want *AuthError 403 asking for push rights, without the token", err)
+	}
+	if s.head("main") != before {
+		t.Errorf("main moved after a refused push")
+	}
+}
+
 func TestCommitRedactsToken(t *testing.T) {
 	// A server that echoes the Authorization it got into its error: the
 	// token must not come back out of Commit.

@@ -59,6 +59,9 @@ type serverOptions struct {
 	preReceive string
 	// symlinks are links (path -> target) committed with the files.
 	symlinks map[string]string
+	// readOnly leaves receive-pack off: git http-backend answers a push
+	// with 403, as a forge does for a token that may only read.
+	readOnly bool
 }
 
 // newGitServer creates a bare repository holding files (one commit on
@@ -86,7 +89,9 @@ func newGitServer(t testing.TB, files map[string]string, opt serverOptions) *git
 	}
 	bare := filepath.Join(projects, "repo.git")
 	runGit(t, root, "clone", "-q", "--bare", seed, bare)
-	runGit(t, bare, "config", "http.receivepack", "true")
+	if !opt.readOnly {
+		runGit(t, bare, "config", "http.receivepack", "true")
+	}
 	if opt.preReceive != "" {
 		hook := filepath.Join(bare, "hooks", "pre-receive")
 		if err := os.WriteFile(hook, []byte(opt.preReceive), 0o755); err != nil {
