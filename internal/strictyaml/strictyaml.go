@@ -191,11 +191,11 @@ func decode(root *yaml.Node, v any, opts Options, jsonTypes bool) error {
 }
 
 type walker struct {
-	opts      Options
-	jsonTypes bool
-	budget    int
+	opts       Options
+	jsonTypes  bool
+	budget     int
 	overBudget bool
-	errs      Errors
+	errs       Errors
 }
 
 func (w *walker) fail(n *yaml.Node, path, format string, a ...any) {

@@ -51,13 +51,13 @@ free: {k: [1, two, true, null]}
 extra: e
 `
 	want := testDoc{
-		Items:        []testItem{{Name: "a", On: true, TokenEnv: "T"}, {Name: "b"}},
-		Labels:       map[string]string{"A": "x", "a": "y", "": "z"},
-		Timeout:      metav1.Duration{Duration: 90 * time.Second},
-		Inner:        &testInner{Count: 3},
-		Ratio:        1.5,
-		Small:        -7,
-		Free:         map[string]any{"k": []any{float64(1), "two", true, nil}},
+		Items:    []testItem{{Name: "a", On: true, TokenEnv: "T"}, {Name: "b"}},
+		Labels:   map[string]string{"A": "x", "a": "y", "": "z"},
+		Timeout:  metav1.Duration{Duration: 90 * time.Second},
+		Inner:    &testInner{Count: 3},
+		Ratio:    1.5,
+		Small:    -7,
+		Free:     map[string]any{"k": []any{float64(1), "two", true, nil}},
 		Embedded: Embedded{Extra: "e"},
 	}
 	var got testDoc
