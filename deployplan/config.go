@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
 // Config is the environments file given to --config.
@@ -221,18 +221,49 @@ func checkRegistryHost(h string) error {
 }
 
 // ConfigError is a configuration mistake; Field is a path such as
-// "environments[1].source.ref".
+// "environments[1].source.ref" ("" for the file as a whole) and Line its
+// line in the file (0 when the mistake is about a value, found after
+// decoding).
 type ConfigError struct {
 	Field   string
+	Line    int
 	Message string
 }
 
-func (e *ConfigError) Error() string { return e.Field + ": " + e.Message }
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// strictErrors turns strictyaml's mistakes into *ConfigErrors (so the
+// command line exits 2 on them and the console shows them).
+func strictErrors(err error) error {
+	var es strictyaml.Errors
+	if !errors.As(err, &es) {
+		return &ConfigError{Message: err.Error()}
+	}
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = &ConfigError{Field: e.Path, Line: e.Line, Message: e.Message}
+	}
+	return errors.Join(out...)
+}
+
+// maxConfigBytes caps the environments file: the size of a ConfigMap or
+// Secret it is mounted from.
+const maxConfigBytes = 1 << 20
 
 // LoadConfig reads and validates an environments file. The error lists every
 // wrong field, each as a *ConfigError joined with errors.Join.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read config: %w", err)
 	}
@@ -249,10 +280,13 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig parses and validates a config; dir resolves relative paths.
+// Keys are exact (strictyaml): another spelling of a key, a key written
+// twice, an unknown key, an anchor or an alias is a *ConfigError naming
+// its line and path.
 func ParseConfig(data []byte, dir string) (*Config, error) {
 	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+	if err := strictyaml.Unmarshal(data, &cfg, strictyaml.Options{}); err != nil {
+		return nil, strictErrors(err)
 	}
 	for i := range cfg.Environments {
 		cfg.Environments[i].configDir = dir

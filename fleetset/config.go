@@ -7,6 +7,7 @@ package fleetset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
 // DefaultAppResource is the App resource when a cluster names none.
@@ -55,7 +57,7 @@ func ValidName(s string) bool { return dnsLabel.MatchString(s) }
 // LoadFile reads and validates a clusters file: a YAML list of clusters.
 // Relative kubeconfig paths are resolved against the file's folder.
 func LoadFile(path string) ([]Cluster, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("fleetset: read clusters file: %w", err)
 	}
@@ -68,6 +70,27 @@ func LoadFile(path string) ([]Cluster, error) {
 		return nil, fmt.Errorf("fleetset: clusters file %s: %w", path, err)
 	}
 	return cs, nil
+}
+
+// maxFileBytes caps the clusters file: the size of the Secret it is
+// mounted from.
+const maxFileBytes = 1 << 20
+
+// readFile reads at most max bytes of a file; a larger file is an error.
+func readFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
 }
 
 // fileExists is Parse's check of a kubeconfig path.
@@ -91,11 +114,13 @@ func fileExists(path string) error {
 // Parse parses and validates a clusters file's content; dir resolves
 // relative kubeconfig paths and check (nil: none) says why a kubeconfig
 // path is unusable. Errors name the field:
-// `clusters[1] (eu-west).kubeconfig: ...`.
+// `clusters[1] (eu-west).kubeconfig: ...`. Keys are exact (strictyaml):
+// another spelling of a key, a key written twice or an unknown key is an
+// error naming its line and path.
 func Parse(data []byte, dir string, check func(path string) error) ([]Cluster, error) {
 	var cs []Cluster
-	if err := yaml.UnmarshalStrict(data, &cs); err != nil {
-		return nil, fmt.Errorf("invalid YAML (a list of clusters: name, kubeconfig, context | inCluster, namespaces, appResource): %w", err)
+	if err := strictyaml.Unmarshal(data, &cs, strictyaml.Options{Root: "clusters"}); err != nil {
+		return nil, err
 	}
 	for i := range cs {
 		if cs[i].AppResource == "" {
@@ -125,6 +150,7 @@ func Validate(cs []Cluster, check func(path string) error) error {
 		bad("clusters", "%d clusters, at most %d", len(cs), MaxClusters)
 	}
 	names := map[string]int{}
+	targets := map[[2]string]int{} // kubeconfig and context -> first entry
 	inCluster := -1
 	for i, c := range cs {
 		p := fmt.Sprintf("clusters[%d]", i)
@@ -154,9 +180,17 @@ func Validate(cs []Cluster, check func(path string) error) error {
 			bad(p+".inCluster", "clusters[%d] already uses the in-cluster configuration: it is one cluster", inCluster)
 		case c.InCluster:
 			inCluster = i
-		case check != nil:
-			if err := check(c.Kubeconfig); err != nil {
-				bad(p+".kubeconfig", "%s: %v", c.Kubeconfig, err)
+		default:
+			target := [2]string{filepath.Clean(c.Kubeconfig), c.Context}
+			if j, dup := targets[target]; dup {
+				bad(p+".context", "clusters[%d] already reads %s, context %s: it is one cluster; list it once", j, c.Kubeconfig, orCurrent(c.Context))
+			} else {
+				targets[target] = i
+			}
+			if check != nil {
+				if err := check(c.Kubeconfig); err != nil {
+					bad(p+".kubeconfig", "%s: %v", c.Kubeconfig, err)
+				}
 			}
 		}
 		if c.Context != "" && (len(c.Context) > 253 || strings.ContainsFunc(c.Context, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
@@ -180,6 +214,15 @@ func Validate(cs []Cluster, check func(path string) error) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// orCurrent names a context for a message ("" is the kubeconfig's current
+// context).
+func orCurrent(context string) string {
+	if context == "" {
+		return "(its current context)"
+	}
+	return fmt.Sprintf("%q", context)
 }
 
 // ParseAppResource parses resource.version.group (apps.v1.hanzo.ai).

@@ -661,9 +661,12 @@ func closest(name string, fs []field) string {
 	n := normalize(name)
 	for _, f := range fs {
 		d := editDistance(n, normalize(f.name))
-		limit := 2
-		if len(f.name) <= 4 {
-			limit = 1
+		limit := 1 // "nme" for "name"; longer names allow more
+		switch {
+		case len(f.name) > 8:
+			limit = 3 // "thirdParties" for "thirdParty"
+		case len(f.name) > 4:
+			limit = 2
 		}
 		if d <= limit && (best == "" || d < bestD) {
 			best, bestD = f.name, d

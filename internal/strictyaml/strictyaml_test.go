@@ -294,6 +294,7 @@ func TestEditDistance(t *testing.T) {
 		{"nmespace", "namespace", 1},
 		{"catalgo", "catalog", 1},
 		{"zebra", "count", 5},
+		{"thirdparties", "thirdparty", 3},
 		{"", "ab", 2},
 	}
 	for _, tt := range tests {

@@ -47,16 +47,16 @@ func Variants(key string) []string {
 	return out
 }
 
-// With returns doc (YAML or JSON; asJSON says which to write back) with
-// key set to value in the mapping at path (the leading segments of a
-// KeyPaths entry; "[]" is the first element of a list), creating the
-// mappings and lists on the way.
-func With(doc []byte, path []string, key string, value any, asJSON bool) ([]byte, error) {
+// Edit returns doc (YAML or JSON; asJSON says which to write back) with
+// edit applied to the mapping at path (the leading segments of a KeyPaths
+// entry; "[]" is the first element of a list), creating the mappings and
+// lists on the way. Keys come out sorted.
+func Edit(doc []byte, path []string, asJSON bool, edit func(map[string]any)) ([]byte, error) {
 	var root any
 	if err := yaml.Unmarshal(doc, &root); err != nil {
 		return nil, err
 	}
-	root, err := set(root, path, key, value)
+	root, err := apply(root, path, edit)
 	if err != nil {
 		return nil, err
 	}
@@ -66,19 +66,8 @@ func With(doc []byte, path []string, key string, value any, asJSON bool) ([]byte
 	return yaml.Marshal(root)
 }
 
-func set(node any, path []string, key string, value any) (any, error) {
-	if len(path) == 0 {
-		m, ok := node.(map[string]any)
-		if node == nil {
-			m, ok = map[string]any{}, true
-		}
-		if !ok {
-			return nil, fmt.Errorf("strictyamltest: %T is not a mapping", node)
-		}
-		m[key] = value
-		return m, nil
-	}
-	if path[0] == "[]" {
+func apply(node any, path []string, edit func(map[string]any)) (any, error) {
+	if len(path) > 0 && path[0] == "[]" {
 		l, ok := node.([]any)
 		if node == nil || ok && len(l) == 0 {
 			l, ok = []any{nil}, true
@@ -86,7 +75,7 @@ func set(node any, path []string, key string, value any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("strictyamltest: %T is not a list", node)
 		}
-		c, err := set(l[0], path[1:], key, value)
+		c, err := apply(l[0], path[1:], edit)
 		l[0] = c
 		return l, err
 	}
@@ -97,15 +86,20 @@ func set(node any, path []string, key string, value any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("strictyamltest: %T is not a mapping", node)
 	}
-	c, err := set(m[path[0]], path[1:], key, value)
+	if len(path) == 0 {
+		edit(m)
+		return m, nil
+	}
+	c, err := apply(m[path[0]], path[1:], edit)
 	m[path[0]] = c
 	return m, err
 }
 
-// CaseVariants runs a subtest per key of type t and per variant of it:
-// good (a document load accepts) with the variant added beside the key,
-// and with the variant alone, must both be refused by load with an error
-// that names the variant and the right spelling.
+// CaseVariants runs a subtest per key of type typ and per variant of it
+// (Variants): the variant written instead of the key, and the variant
+// written beside it, in good (a document load accepts), must be refused
+// by load with an error naming the variant (and, instead of the key, the
+// right spelling).
 func CaseVariants(t *testing.T, good []byte, typ reflect.Type, asJSON bool, load func([]byte) error) {
 	t.Helper()
 	if err := load(good); err != nil {
@@ -116,23 +110,35 @@ func CaseVariants(t *testing.T, good []byte, typ reflect.Type, asJSON bool, load
 		t.Fatalf("KeyPaths(%s) is empty", typ)
 	}
 	for _, p := range paths {
-		key := p[len(p)-1]
+		parent, key := p[:len(p)-1], p[len(p)-1]
 		for _, v := range Variants(key) {
 			t.Run(strings.Join(p, ".")+"/"+v, func(t *testing.T) {
-				alone, err := With(good, p[:len(p)-1], v, "x", asJSON)
+				instead, err := Edit(good, parent, asJSON, func(m map[string]any) {
+					val, ok := m[key]
+					if !ok {
+						val = "x"
+					}
+					delete(m, key)
+					m[v] = val
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
-				err = load(alone)
+				err = load(instead)
 				want := fmt.Sprintf("%s: unknown key: keys are case-sensitive, did you mean %q?", v, key)
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("load(%s written %s) = %v\nwant an error containing %q", key, v, err, want)
 				}
-				both, err := With(alone, p[:len(p)-1], key, "x", asJSON)
+				beside, err := Edit(good, parent, asJSON, func(m map[string]any) {
+					if _, ok := m[key]; !ok {
+						m[key] = "x"
+					}
+					m[v] = m[key]
+				})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := load(both); err == nil || !strings.Contains(err.Error(), v+": ") {
+				if err := load(beside); err == nil || !strings.Contains(err.Error(), v+": ") {
 					t.Errorf("load(%s and %s) = %v, want an error naming %s", key, v, err, v)
 				}
 			})
