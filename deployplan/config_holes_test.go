@@ -176,8 +176,8 @@ func TestLocalSourceKeepsSecretsOut(t *testing.T) {
 			cfgDir: ".", path: "m", keepOut: "keys/oidc-client-secret",
 		}, "a file deploy-web keeps secret"},
 		{"a git work tree holding the config folder", layout{
-			files:  map[string]string{"config/kubeconfig": secret, "config/kustomization.yaml": leak("kubeconfig"), "m/kustomization.yaml": "resources: [../config]\n"},
-			git:    true, cfgDir: "config", kubeconfig: "kubeconfig", path: "../m",
+			files: map[string]string{"config/kubeconfig": secret, "config/kustomization.yaml": leak("kubeconfig"), "m/kustomization.yaml": "resources: [../config]\n"},
+			git:   true, cfgDir: "config", kubeconfig: "kubeconfig", path: "../m",
 		}, "a file deploy-web keeps secret"},
 		{"the config folder's parent", layout{
 			files:  map[string]string{"config/kubeconfig": secret, "kustomization.yaml": leak("config/kubeconfig")},
