@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -229,7 +230,21 @@ func kindName(n *yaml.Node) string {
 	case "!!int", "!!float":
 		return "a number (" + n.Value + ")"
 	}
-	return fmt.Sprintf("a string (%q)", n.Value)
+	return fmt.Sprintf("a string (%q)", shorten(n.Value))
+}
+
+// shorten cuts a value quoted in a message to 40 bytes (at a rune
+// boundary), so a mistake never echoes a whole file.
+func shorten(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // value checks n against t and returns it as a JSON value (nil: null);

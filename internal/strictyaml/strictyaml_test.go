@@ -129,6 +129,9 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"yes is no bool", "items: [{on: yes}]\n", Options{}, []Error{
 			{Line: 1, Path: "items[0].on", Message: `want true or false, got a string ("yes")`},
 		}},
+		{"a long value is cut in the message", "items: [{on: " + strings.Repeat("é", 30) + "}]\n", Options{}, []Error{
+			{Line: 1, Path: "items[0].on", Message: `want true or false, got a string ("` + strings.Repeat("é", 20) + `...")`},
+		}},
 		{"a quoted bool", "items: [{on: \"true\"}]\n", Options{}, []Error{
 			{Line: 1, Path: "items[0].on", Message: "want true or false"},
 		}},
