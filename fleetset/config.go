@@ -7,7 +7,6 @@ package fleetset
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/hanzoai/deploy-web/internal/capread"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
@@ -57,7 +57,7 @@ func ValidName(s string) bool { return dnsLabel.MatchString(s) }
 // LoadFile reads and validates a clusters file: a YAML list of clusters.
 // Relative kubeconfig paths are resolved against the file's folder.
 func LoadFile(path string) ([]Cluster, error) {
-	data, err := readFile(path, maxFileBytes)
+	data, err := capread.File(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("fleetset: read clusters file: %w", err)
 	}
@@ -75,23 +75,6 @@ func LoadFile(path string) ([]Cluster, error) {
 // maxFileBytes caps the clusters file: the size of the Secret it is
 // mounted from.
 const maxFileBytes = 1 << 20
-
-// readFile reads at most max bytes of a file; a larger file is an error.
-func readFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return data, nil
-}
 
 // fileExists is Parse's check of a kubeconfig path.
 func fileExists(path string) error {
