@@ -72,6 +72,11 @@ func ValidCommit(s string) bool { return commitRE.MatchString(s) }
 // maxCatalogEntries bounds the services and third-party images of a catalog.
 const maxCatalogEntries = 10000
 
+// maxCatalogNodes bounds the JSON values of a catalog as it is read (a
+// service is 11: its object, five keys and their values), so a hostile
+// catalog stops at a few tens of megabytes of tree.
+const maxCatalogNodes = 12*maxCatalogEntries + 100
+
 // ParseCatalog decodes and checks a catalog. Keys are exact (strictyaml:
 // another spelling, a duplicate or an unknown key is an error); every
 // mistake is a *ConfigError naming the field ("catalog.commit",
@@ -79,7 +84,7 @@ const maxCatalogEntries = 10000
 // line exits 2 on it.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var c Catalog
-	if err := strictyaml.UnmarshalJSON(data, &c, strictyaml.Options{Root: "catalog"}); err != nil {
+	if err := strictyaml.UnmarshalJSON(data, &c, strictyaml.Options{Root: "catalog", MaxNodes: maxCatalogNodes}); err != nil {
 		return nil, fmt.Errorf("deployplan: catalog: %w", strictErrors(err))
 	}
 	var errs []error

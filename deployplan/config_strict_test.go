@@ -237,3 +237,18 @@ func TestParseCaptureIndexExactKeys(t *testing.T) {
 		t.Errorf("parseCaptureIndex = %v, want an error containing %q", err, want)
 	}
 }
+
+// TestParseCatalogNodeBudget: a catalog of a million empty values stops at
+// the node budget, as a configuration error.
+func TestParseCatalogNodeBudget(t *testing.T) {
+	doc := `{"commit": "` + commitA + `", "services": [` + strings.Repeat("{},", 1<<20) + `{}]}`
+	_, err := ParseCatalog([]byte(doc))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "more than 120100 nodes") {
+		t.Errorf("ParseCatalog(a million entries) = %v, want a *ConfigError naming the node budget", err)
+	}
+	line := `{"kind": "Service", "name": "a", "note": [` + strings.Repeat("0,", 100) + `0]}`
+	if _, err := parseCaptureIndex([]byte(line)); err == nil || !strings.Contains(err.Error(), "more than 64 nodes") {
+		t.Errorf("parseCaptureIndex(a line of 100 values) = %v, want the node budget", err)
+	}
+}
