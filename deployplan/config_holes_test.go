@@ -228,3 +228,19 @@ func TestLocalSourceKeepsSecretsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSourceMissingKubeconfig: a kubeconfig that does not exist under
+// the root (README's "~/.kube/dev.yaml", which is not expanded) holds
+// nothing to leak, and does not stop the render.
+func TestLocalSourceMissingKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"m/kustomization.yaml": "configMapGenerator: [{name: ok, literals: [a=b]}]\n",
+		"catalog.json":         `{"commit": "` + commitA + `", "services": []}`,
+	})
+	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "c", Kubeconfig: "~/.kube/dev.yaml"},
+		Source: Source{Path: "m"}, Catalog: "catalog.json", configDir: dir}
+	if r, err := Render(context.Background(), env); err != nil || len(r.Objects) != 1 {
+		t.Errorf("Render = %v, %v; want 1 object", r, err)
+	}
+}

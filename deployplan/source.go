@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -84,7 +85,11 @@ func localRoot(env *Environment, dir string) (root, commit string, err error) {
 		}
 	}
 	for _, p := range env.localSecrets() {
-		if rp := realPath(p); within(root, rp) {
+		rp := realPath(p)
+		if _, err := os.Lstat(rp); err != nil {
+			continue // nothing there to read
+		}
+		if within(root, rp) {
 			return "", "", &ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s is read from %s, which holds %s, a file deploy-web keeps secret: keep the manifests and the secrets in separate folders", dir, root, rp)}
 		}
 	}
