@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/deploy-web/internal/strictyaml/strictyamltest"
 )
@@ -130,6 +131,35 @@ func TestParseExactKeys(t *testing.T) {
 		_, err := Parse(doc, "/cfg", noFile("/cfg/us.kubeconfig"))
 		return err
 	})
+}
+
+// TestParseDecodesAsBefore: README's clusters file decodes to what
+// sigs.k8s.io/yaml made of it (then Parse's defaults).
+func TestParseDecodesAsBefore(t *testing.T) {
+	readme := []byte(`
+# clusters.yaml
+- name: us-east                    # a DNS label, unique: URLs, rows, filters, metrics, audit
+  inCluster: true                  # the pod's own service account (at most one cluster)
+  namespaces: [storefront, payments]
+- name: eu-west
+  kubeconfig: eu-west.kubeconfig   # a file; relative to this file's folder
+  context: deploy-web@eu-west      # optional: default the kubeconfig's current context
+  namespaces: [storefront]
+  appResource: apps.v1.hanzo.ai    # optional: this default, or another operator's CRD
+`)
+	var old []Cluster
+	if err := yaml.UnmarshalStrict(readme, &old); err != nil {
+		t.Fatalf("the old decoder: %v", err)
+	}
+	old[0].AppResource = DefaultAppResource
+	old[1].Kubeconfig = "/cfg/eu-west.kubeconfig"
+	got, err := Parse(readme, "/cfg", noFile("/cfg/eu-west.kubeconfig"))
+	if err != nil {
+		t.Fatalf("Parse(README) = %v", err)
+	}
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Errorf("Parse(README) differs from the old decoder (-old +new):\n%s", diff)
+	}
 }
 
 // TestLoadFileNeverShowsCredentials: a kubeconfig's content (its token)
