@@ -1,8 +1,6 @@
 package deployplan
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
 // Catalog modes.
@@ -73,16 +72,20 @@ func ValidCommit(s string) bool { return commitRE.MatchString(s) }
 // maxCatalogEntries bounds the services and third-party images of a catalog.
 const maxCatalogEntries = 10000
 
-// ParseCatalog decodes and checks a catalog. Unknown keys are errors; every
+// maxCatalogNodes bounds the JSON values of a catalog as it is read (a
+// service is 11: its object, five keys and their values), so a hostile
+// catalog stops at a few tens of megabytes of tree.
+const maxCatalogNodes = 12*maxCatalogEntries + 100
+
+// ParseCatalog decodes and checks a catalog. Keys are exact (strictyaml:
+// another spelling, a duplicate or an unknown key is an error); every
 // mistake is a *ConfigError naming the field ("catalog.commit",
 // "catalog.services[2].tag", ...), joined with errors.Join, so the command
 // line exits 2 on it.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var c Catalog
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("deployplan: catalog: %w", &ConfigError{Field: "catalog", Message: err.Error()})
+	if err := strictyaml.UnmarshalJSON(data, &c, strictyaml.Options{Root: "catalog", MaxNodes: maxCatalogNodes}); err != nil {
+		return nil, fmt.Errorf("deployplan: catalog: %w", strictErrors(err))
 	}
 	var errs []error
 	bad := func(field, format string, a ...any) {

@@ -35,7 +35,7 @@ func TestParseCatalogModes(t *testing.T) {
 		{"commit missing", `{"services": []}`, `catalog.commit: required in commit mode`},
 		{"tag in commit mode", `{"commit": "` + commitA + `", "services": [` + svc(`, "tag": "1.0.0"`) + `]}`, `catalog.services[0].tag: only in version mode`},
 		{"unknown mode", `{"mode": "semver", "services": []}`, `catalog.mode: "semver"`},
-		{"unknown key", `{"commit": "` + commitA + `", "services": [], "thirdParties": []}`, `unknown field "thirdParties"`},
+		{"unknown key", `{"commit": "` + commitA + `", "services": [], "thirdParties": []}`, `catalog.thirdParties: unknown key: did you mean "thirdParty"?`},
 		{"version mode", `{"mode": "version", "services": [` + svc(`, "tag": "6.14.1"`) + `]}`, ""},
 		{"version mode with a commit", `{"mode": "version", "commit": "` + commitA + `", "services": [` + svc(`, "tag": "6.14.1"`) + `]}`, ""},
 		{"version mode, bad commit", `{"mode": "version", "commit": "v1", "services": []}`, `catalog.commit: "v1" is not a commit`},

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/loopback"
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
 // Config is the environments file given to --config.
@@ -58,6 +59,8 @@ type Environment struct {
 
 	// configDir resolves relative paths.
 	configDir string
+	// keepOut are files no local source may be read with (Config.KeepOut).
+	keepOut []string
 }
 
 // ClusterRef names a kubeconfig context, or the in-cluster configuration.
@@ -221,18 +224,49 @@ func checkRegistryHost(h string) error {
 }
 
 // ConfigError is a configuration mistake; Field is a path such as
-// "environments[1].source.ref".
+// "environments[1].source.ref" ("" for the file as a whole) and Line its
+// line in the file (0 when the mistake is about a value, found after
+// decoding).
 type ConfigError struct {
 	Field   string
+	Line    int
 	Message string
 }
 
-func (e *ConfigError) Error() string { return e.Field + ": " + e.Message }
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// strictErrors turns strictyaml's mistakes into *ConfigErrors (so the
+// command line exits 2 on them and the console shows them).
+func strictErrors(err error) error {
+	var es strictyaml.Errors
+	if !errors.As(err, &es) {
+		return &ConfigError{Message: err.Error()}
+	}
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = &ConfigError{Field: e.Path, Line: e.Line, Message: e.Message}
+	}
+	return errors.Join(out...)
+}
+
+// maxConfigBytes caps the environments file: the size of a ConfigMap or
+// Secret it is mounted from.
+const maxConfigBytes = 1 << 20
 
 // LoadConfig reads and validates an environments file. The error lists every
 // wrong field, each as a *ConfigError joined with errors.Join.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, maxConfigBytes)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read config: %w", err)
 	}
@@ -249,10 +283,13 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig parses and validates a config; dir resolves relative paths.
+// Keys are exact (strictyaml): another spelling of a key, a key written
+// twice, an unknown key, an anchor or an alias is a *ConfigError naming
+// its line and path.
 func ParseConfig(data []byte, dir string) (*Config, error) {
 	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+	if err := strictyaml.Unmarshal(data, &cfg, strictyaml.Options{}); err != nil {
+		return nil, strictErrors(err)
 	}
 	for i := range cfg.Environments {
 		cfg.Environments[i].configDir = dir
@@ -314,7 +351,17 @@ func (c *Config) Validate() error {
 			if err := checkRepoURL(e.Source.Repo); err != nil {
 				bad(p+".source.repo", "%v", err)
 			}
+			if e.Source.TokenEnv != "" {
+				if err := checkTokenEnv(e.Source.TokenEnv, e.Source.Repo); err != nil {
+					bad(p+".source.tokenEnv", "%v", err)
+				}
+			}
 		} else {
+			if e.Source.Path != "" && e.configDir != "" {
+				if dir := e.resolve(e.Source.Path); within(dir, e.configDir) {
+					bad(p+".source.path", "%s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own, beside or below the config file", dir, e.configDir)
+				}
+			}
 			if e.Source.Ref != "" {
 				bad(p+".source.ref", "only meaningful with source.repo")
 			}
@@ -394,7 +441,19 @@ func checkRepoURL(s string) error {
 	}
 	if i := strings.Index(s, "://"); i > 0 {
 		switch s[:i] {
-		case "file", "https", "http", "ssh", "git":
+		case "file", "https", "ssh":
+			return nil
+		case "http", "git":
+			// Neither encrypts nor authenticates the server: anyone on
+			// the path could serve other manifests. Only a server on this
+			// machine (a test's, a local mirror's) may be reached so.
+			u, err := url.Parse(s)
+			if err != nil || u.Host == "" {
+				return fmt.Errorf("%q is not a valid URL", redactURL(s))
+			}
+			if !loopback.Host(u.Hostname()) {
+				return fmt.Errorf("%q: plain %s:// is only for a repository on this machine (localhost, 127.0.0.1, [::1]): use https:// or ssh://", redactURL(s), s[:i])
+			}
 			return nil
 		}
 		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", s, s[:i])
@@ -403,6 +462,72 @@ func checkRepoURL(s string) error {
 		return nil // scp-like ssh: git@host:org/repo.git
 	}
 	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", s)
+}
+
+// TokenEnvPrefix starts the name of every variable source.tokenEnv may
+// name: DEPLOY_WEB_GIT_TOKEN, or DEPLOY_WEB_GIT_TOKEN_<SUFFIX>. A config
+// file cannot then make deploy-web send another of its variables (the
+// OIDC client secret's, $DEPLOY_WEB_OIDC_CLIENT_SECRET) to a git server.
+const TokenEnvPrefix = "DEPLOY_WEB_GIT_TOKEN"
+
+var tokenEnvRE = regexp.MustCompile(`^` + TokenEnvPrefix + `(_[A-Z0-9]+)*$`)
+
+// checkTokenEnv says why a source may not send the token of variable name
+// to repo: the name must be TokenEnvPrefix's, and the repository https
+// (the token is a password: never over plain http, and meaningless to
+// ssh, git:// and files).
+func checkTokenEnv(name, repo string) error {
+	if !tokenEnvRE.MatchString(name) {
+		return fmt.Errorf("%q: name a variable %s or %s_<NAME> (upper-case letters, digits, '_'), set to the token only", name, TokenEnvPrefix, TokenEnvPrefix)
+	}
+	if !strings.HasPrefix(repo, "https://") {
+		return fmt.Errorf("only with an https:// source.repo: a token is never sent over plain http, and ssh, git:// and file sources take none")
+	}
+	return nil
+}
+
+// CheckNamespace refuses every environment whose namespace is ns,
+// deploy-web's own (why says where ns came from): its service account,
+// session keys and plan history live there, and an apply could replace
+// them. The errors are *ConfigErrors naming the environments.
+func (c *Config) CheckNamespace(ns, why string) error {
+	var errs []error
+	for i, e := range c.Environments {
+		if ns != "" && e.Namespace == ns {
+			errs = append(errs, &ConfigError{Field: fmt.Sprintf("environments[%d] (%s).namespace", i, e.Name),
+				Message: fmt.Sprintf("%q is deploy-web's own namespace (%s), where its service account, session keys and history live: deploy the environment to a namespace of its own", ns, why)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// inClusterSecrets is where a pod's service account token is mounted.
+const inClusterSecrets = "/var/run/secrets"
+
+// KeepOut names more files that hold secrets (serve's OIDC client secret
+// and session keys, the clusters file and its kubeconfigs): a local
+// source whose folder, or the git work tree holding it, holds one of
+// them is refused when it is rendered, as kustomize could read it into
+// the rendered objects.
+func (c *Config) KeepOut(paths ...string) {
+	for i := range c.Environments {
+		for _, p := range paths {
+			if p != "" {
+				c.Environments[i].keepOut = append(c.Environments[i].keepOut, p)
+			}
+		}
+	}
+}
+
+// localSecrets are the files a local source may not be read with: the
+// environment's kubeconfig, the pod's service account token and
+// KeepOut's files.
+func (e *Environment) localSecrets() []string {
+	out := []string{inClusterSecrets}
+	if e.Cluster.Kubeconfig != "" {
+		out = append(out, e.resolve(e.Cluster.Kubeconfig))
+	}
+	return append(out, e.keepOut...)
 }
 
 // Env returns the environment named name.

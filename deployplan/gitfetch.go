@@ -154,6 +154,9 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repositor
 	}
 	var auth transport.AuthMethod
 	if src.TokenEnv != "" {
+		if err := checkTokenEnv(src.TokenEnv, src.Repo); err != nil {
+			return nil, fmt.Errorf("deployplan: source.tokenEnv: %w", err)
+		}
 		tok := os.Getenv(src.TokenEnv)
 		if tok == "" {
 			return nil, fmt.Errorf("deployplan: source.tokenEnv: $%s is empty", src.TokenEnv)

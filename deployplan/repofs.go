@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
 // linkReasonGit is why a symbolic link in a git tree is not read.
@@ -147,18 +149,4 @@ func within(dir, p string) bool {
 }
 
 // readBounded reads at most max bytes of a file, refusing a larger one.
-func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
-	}
-	return data, nil
-}
+func readBounded(name string, max int64) ([]byte, error) { return capread.File(name, max) }

@@ -2,7 +2,6 @@ package deployplan
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -226,7 +225,7 @@ func parseCaptureIndex(data []byte) ([]captureEntry, error) {
 			continue
 		}
 		var e captureEntry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
+		if err := unmarshalCaptureEntry(line, i+1, &e); err != nil {
 			return nil, fmt.Errorf("%s line %d: not an index entry: %v", CaptureIndexFile, i+1, err)
 		}
 		if e.Kind == "" {

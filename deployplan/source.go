@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -58,23 +59,53 @@ func Render(ctx context.Context, env *Environment) (*Rendered, error) {
 // localRoot is the repository root of a local kustomize folder: the git
 // work tree holding it, else the config file's folder when it holds it,
 // else the folder itself. It also returns the work tree's HEAD commit.
-func localRoot(env *Environment, dir string) (root, commit string) {
+// kustomize may read any file under the root into the rendered objects,
+// so a folder holding the config file's folder, or a root holding a file
+// deploy-web keeps secret (localSecrets), is refused with a *ConfigError.
+func localRoot(env *Environment, dir string) (root, commit string, err error) {
+	root = dir
+	found := false
 	if repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true}); err == nil {
 		if wt, err := repo.Worktree(); err == nil {
 			if head, err := repo.Head(); err == nil {
 				commit = head.Hash().String()
 			}
 			if r, err := filepath.EvalSymlinks(wt.Filesystem.Root()); err == nil && within(r, dir) {
-				return r, commit
+				root, found = r, true
 			}
 		}
 	}
 	if env.configDir != "" {
-		if r, err := filepath.EvalSymlinks(env.configDir); err == nil && within(r, dir) {
-			return r, commit
+		cd := realPath(env.configDir)
+		if within(dir, cd) {
+			return "", "", &ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own", dir, cd)}
+		}
+		if !found && within(cd, dir) {
+			root = cd
 		}
 	}
-	return dir, commit
+	for _, p := range env.localSecrets() {
+		rp := realPath(p)
+		if _, err := os.Lstat(rp); err != nil {
+			continue // nothing there to read
+		}
+		if within(root, rp) {
+			return "", "", &ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s is read from %s, which holds %s, a file deploy-web keeps secret: keep the manifests and the secrets in separate folders", dir, root, rp)}
+		}
+	}
+	return root, commit, nil
+}
+
+// realPath is p with its symbolic links resolved, or p when that fails
+// (it does not exist).
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
@@ -86,7 +117,10 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source folder %s: %w", dir, err)
 	}
-	root, commit := localRoot(env, real)
+	root, commit, err := localRoot(env, real)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: environment %s: %w", env.Name, err)
+	}
 	rfs, err := repoFSFromDir(root, env.Limits)
 	if err != nil {
 		return nil, err

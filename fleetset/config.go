@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/capread"
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
 // DefaultAppResource is the App resource when a cluster names none.
@@ -55,7 +57,7 @@ func ValidName(s string) bool { return dnsLabel.MatchString(s) }
 // LoadFile reads and validates a clusters file: a YAML list of clusters.
 // Relative kubeconfig paths are resolved against the file's folder.
 func LoadFile(path string) ([]Cluster, error) {
-	data, err := os.ReadFile(path)
+	data, err := capread.File(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("fleetset: read clusters file: %w", err)
 	}
@@ -69,6 +71,10 @@ func LoadFile(path string) ([]Cluster, error) {
 	}
 	return cs, nil
 }
+
+// maxFileBytes caps the clusters file: the size of the Secret it is
+// mounted from.
+const maxFileBytes = 1 << 20
 
 // fileExists is Parse's check of a kubeconfig path.
 func fileExists(path string) error {
@@ -91,11 +97,13 @@ func fileExists(path string) error {
 // Parse parses and validates a clusters file's content; dir resolves
 // relative kubeconfig paths and check (nil: none) says why a kubeconfig
 // path is unusable. Errors name the field:
-// `clusters[1] (eu-west).kubeconfig: ...`.
+// `clusters[1] (eu-west).kubeconfig: ...`. Keys are exact (strictyaml):
+// another spelling of a key, a key written twice or an unknown key is an
+// error naming its line and path.
 func Parse(data []byte, dir string, check func(path string) error) ([]Cluster, error) {
 	var cs []Cluster
-	if err := yaml.UnmarshalStrict(data, &cs); err != nil {
-		return nil, fmt.Errorf("invalid YAML (a list of clusters: name, kubeconfig, context | inCluster, namespaces, appResource): %w", err)
+	if err := strictyaml.Unmarshal(data, &cs, strictyaml.Options{Root: "clusters"}); err != nil {
+		return nil, err
 	}
 	for i := range cs {
 		if cs[i].AppResource == "" {
@@ -125,6 +133,7 @@ func Validate(cs []Cluster, check func(path string) error) error {
 		bad("clusters", "%d clusters, at most %d", len(cs), MaxClusters)
 	}
 	names := map[string]int{}
+	targets := map[[2]string]int{} // kubeconfig and context -> first entry
 	inCluster := -1
 	for i, c := range cs {
 		p := fmt.Sprintf("clusters[%d]", i)
@@ -154,9 +163,17 @@ func Validate(cs []Cluster, check func(path string) error) error {
 			bad(p+".inCluster", "clusters[%d] already uses the in-cluster configuration: it is one cluster", inCluster)
 		case c.InCluster:
 			inCluster = i
-		case check != nil:
-			if err := check(c.Kubeconfig); err != nil {
-				bad(p+".kubeconfig", "%s: %v", c.Kubeconfig, err)
+		default:
+			target := [2]string{filepath.Clean(c.Kubeconfig), c.Context}
+			if j, dup := targets[target]; dup {
+				bad(p+".context", "clusters[%d] already reads %s, context %s: it is one cluster; list it once", j, c.Kubeconfig, orCurrent(c.Context))
+			} else {
+				targets[target] = i
+			}
+			if check != nil {
+				if err := check(c.Kubeconfig); err != nil {
+					bad(p+".kubeconfig", "%s: %v", c.Kubeconfig, err)
+				}
 			}
 		}
 		if c.Context != "" && (len(c.Context) > 253 || strings.ContainsFunc(c.Context, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
@@ -180,6 +197,15 @@ func Validate(cs []Cluster, check func(path string) error) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// orCurrent names a context for a message ("" is the kubeconfig's current
+// context).
+func orCurrent(context string) string {
+	if context == "" {
+		return "(its current context)"
+	}
+	return fmt.Sprintf("%q", context)
 }
 
 // ParseAppResource parses resource.version.group (apps.v1.hanzo.ai).

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/strictyaml/strictyamltest"
 )
 
 // noFile says every kubeconfig path but these is missing.
@@ -51,9 +55,25 @@ func TestParse(t *testing.T) {
 				{Name: "home", InCluster: true, Namespaces: []string{"storefront"}, AppResource: DefaultAppResource},
 			},
 		},
+		{
+			name: "one kubeconfig, two contexts",
+			yaml: `[{name: a, kubeconfig: us.kubeconfig, context: one, namespaces: [x]}, {name: b, kubeconfig: us.kubeconfig, context: two, namespaces: [x]}]`,
+			want: []Cluster{
+				{Name: "a", Kubeconfig: "/cfg/us.kubeconfig", Context: "one", Namespaces: []string{"x"}, AppResource: DefaultAppResource},
+				{Name: "b", Kubeconfig: "/cfg/us.kubeconfig", Context: "two", Namespaces: []string{"x"}, AppResource: DefaultAppResource},
+			},
+		},
 		{name: "empty file", yaml: ``, wantErr: []string{"clusters: give at least one cluster"}},
-		{name: "not a list", yaml: `clusters: []`, wantErr: []string{"invalid YAML"}},
-		{name: "unknown key", yaml: `[{name: a, inCluster: true, namespaces: [x], token: abc}]`, wantErr: []string{"invalid YAML", `unknown field "token"`}},
+		{name: "not a list", yaml: `clusters: []`, wantErr: []string{"line 1: clusters: want a list, got a mapping"}},
+		{name: "unknown key", yaml: `[{name: a, inCluster: true, namespaces: [x], token: abc}]`, wantErr: []string{"line 1: clusters[0] (a).token: unknown key"}},
+		{name: "misspelt key", yaml: "- name: a\n  inCluster: true\n  namespaces: [x]\n  contxt: c\n", wantErr: []string{`line 4: clusters[0] (a).contxt: unknown key: did you mean "context"?`}},
+		{name: "key in another case", yaml: "- name: a\n  InCluster: true\n  namespaces: [x]\n", wantErr: []string{`line 2: clusters[0] (a).InCluster: unknown key: keys are case-sensitive, did you mean "inCluster"?`}},
+		{name: "key written twice", yaml: "- name: a\n  inCluster: true\n  namespaces: [x]\n  namespaces: [y]\n", wantErr: []string{"line 4: clusters[0] (a).namespaces: written twice (also on line 3)"}},
+		{name: "namespaces by alias", yaml: "- {name: a, inCluster: true, namespaces: &ns [x]}\n- {name: b, kubeconfig: us.kubeconfig, namespaces: *ns}\n", wantErr: []string{"clusters[0] (a).namespaces: anchors (&name) and aliases (*name) are not allowed", "clusters[1] (b).namespaces: anchors"}},
+		{name: "one context twice", yaml: `[{name: a, kubeconfig: us.kubeconfig, context: admin@us, namespaces: [x]}, {name: b, kubeconfig: ./us.kubeconfig, context: admin@us, namespaces: [y]}]`,
+			wantErr: []string{`clusters[1] (b).context: clusters[0] already reads /cfg/us.kubeconfig, context "admin@us": it is one cluster; list it once`}},
+		{name: "one current context twice", yaml: `[{name: a, kubeconfig: us.kubeconfig, namespaces: [x]}, {name: b, kubeconfig: /cfg/us.kubeconfig, namespaces: [y]}]`,
+			wantErr: []string{`clusters[1] (b).context: clusters[0] already reads /cfg/us.kubeconfig, context (its current context): it is one cluster`}},
 		{name: "missing name", yaml: `[{inCluster: true, namespaces: [x]}]`, wantErr: []string{"clusters[0].name: required"}},
 		{name: "name not a DNS label", yaml: `[{name: "EU/West", inCluster: true, namespaces: [x]}]`, wantErr: []string{`clusters[0].name: "EU/West" is not a DNS label`}},
 		{name: "name too long", yaml: `[{name: "` + strings.Repeat("a", 64) + `", inCluster: true, namespaces: [x]}]`, wantErr: []string{"clusters[0].name:", "is not a DNS label"}},
@@ -91,6 +111,54 @@ func TestParse(t *testing.T) {
 				t.Errorf("Parse() mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestParseExactKeys: every key of the clusters file (from Cluster's json
+// tags, so a new key is covered) in every other spelling, instead of the
+// key or beside it, is refused with an error naming it; encoding/json
+// would have taken `InCluster: true` or `NAMESPACES: [...]`.
+func TestParseExactKeys(t *testing.T) {
+	good := []byte(`
+- name: a
+  kubeconfig: us.kubeconfig
+  context: c
+  inCluster: false
+  namespaces: [x]
+  appResource: apps.v1.hanzo.ai
+`)
+	strictyamltest.CaseVariants(t, good, reflect.TypeFor[[]Cluster](), false, func(doc []byte) error {
+		_, err := Parse(doc, "/cfg", noFile("/cfg/us.kubeconfig"))
+		return err
+	})
+}
+
+// TestParseDecodesAsBefore: README's clusters file decodes to what
+// sigs.k8s.io/yaml made of it (then Parse's defaults).
+func TestParseDecodesAsBefore(t *testing.T) {
+	readme := []byte(`
+# clusters.yaml
+- name: us-east                    # a DNS label, unique: URLs, rows, filters, metrics, audit
+  inCluster: true                  # the pod's own service account (at most one cluster)
+  namespaces: [storefront, payments]
+- name: eu-west
+  kubeconfig: eu-west.kubeconfig   # a file; relative to this file's folder
+  context: deploy-web@eu-west      # optional: default the kubeconfig's current context
+  namespaces: [storefront]
+  appResource: apps.v1.hanzo.ai    # optional: this default, or another operator's CRD
+`)
+	var old []Cluster
+	if err := yaml.UnmarshalStrict(readme, &old); err != nil {
+		t.Fatalf("the old decoder: %v", err)
+	}
+	old[0].AppResource = DefaultAppResource
+	old[1].Kubeconfig = "/cfg/eu-west.kubeconfig"
+	got, err := Parse(readme, "/cfg", noFile("/cfg/eu-west.kubeconfig"))
+	if err != nil {
+		t.Fatalf("Parse(README) = %v", err)
+	}
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Errorf("Parse(README) differs from the old decoder (-old +new):\n%s", diff)
 	}
 }
 

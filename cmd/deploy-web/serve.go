@@ -312,6 +312,14 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if err != nil {
 			return err
 		}
+		own, ownFrom := ownNamespace(os.Getenv, os.ReadFile)
+		secrets := []string{cfg.ClientSecretFile, cfg.SessionKeyFile, cfg.Clusters, cfg.Kubeconfig}
+		for _, t := range targets {
+			secrets = append(secrets, t.cfg.Kubeconfig)
+		}
+		if err := guardEnvironments(envCfg, historyNS, own, ownFrom, secrets); err != nil {
+			return err
+		}
 		hopts.EnvClusters = envClusters(envCfg, targets)
 		envConfig := envRestConfigs(envCfg, targets, cfg.Kubeconfig)
 		for i := range envCfg.Environments {
