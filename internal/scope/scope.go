@@ -93,16 +93,16 @@ type scopeField struct {
 }
 
 // Validate checks every selector of s; path names s in errors
-// ("roles.yaml: bindings[2].scope"). prefix is the caller's package prefix
-// ("roles", "freeze").
-func (s Scope) Validate(prefix, path string) error {
+// ("bindings[2].scope.apps[0]: ..."), to which the caller adds its package
+// prefix and file.
+func (s Scope) Validate(path string) error {
 	for _, f := range s.fields(Target{}) {
 		if len(f.selectors) > MaxSelectors {
-			return fmt.Errorf("%s: %s.%s: %d selectors, at most %d: use a pattern with '*'", prefix, path, f.key, len(f.selectors), MaxSelectors)
+			return fmt.Errorf("%s.%s: %d selectors, at most %d: use a pattern with '*'", path, f.key, len(f.selectors), MaxSelectors)
 		}
 		for i, sel := range f.selectors {
 			if err := ValidSelector(sel); err != nil {
-				return fmt.Errorf("%s: %s.%s[%d]: %w", prefix, path, f.key, i, err)
+				return fmt.Errorf("%s.%s[%d]: %w", path, f.key, i, err)
 			}
 		}
 	}

@@ -71,12 +71,12 @@ func TestValidSelector(t *testing.T) {
 
 func TestScopeValidateNamesPath(t *testing.T) {
 	s := Scope{Apps: []string{"web", ""}}
-	err := s.Validate("roles", "bindings[3].scope")
-	if err == nil || !strings.HasPrefix(err.Error(), "roles: bindings[3].scope.apps[1]: empty selector") {
-		t.Errorf("Validate = %v, want roles: bindings[3].scope.apps[1]: empty selector...", err)
+	err := s.Validate("bindings[3].scope")
+	if err == nil || !strings.HasPrefix(err.Error(), "bindings[3].scope.apps[1]: empty selector") {
+		t.Errorf("Validate = %v, want bindings[3].scope.apps[1]: empty selector...", err)
 	}
 	many := Scope{Namespaces: make([]string, MaxSelectors+1)}
-	if err := many.Validate("freeze", "scope"); err == nil || !strings.Contains(err.Error(), "scope.namespaces: 101 selectors") {
+	if err := many.Validate("scope"); err == nil || !strings.Contains(err.Error(), "scope.namespaces: 101 selectors") {
 		t.Errorf("Validate(101 namespaces) = %v, want scope.namespaces: 101 selectors", err)
 	}
 }
