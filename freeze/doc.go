@@ -33,7 +33,9 @@
 // with time.LoadLocation (the time/tzdata fallback is linked in). A rule's
 // wall-clock times (BYHOUR, BYMINUTE, Start's time of day) are read in that
 // zone, so a daily 18:00 Europe/Berlin freeze starts at 18:00 Berlin time in
-// summer and winter alike; Start and End themselves are instants.
+// summer and winter alike; Start and End themselves are instants. A
+// wall-clock time that does not exist on a day (inside the hour skipped
+// when summer time starts) moves as Go's time.Date moves it.
 //
 // # Deciding
 //

@@ -209,7 +209,11 @@ func (p *Policy) denial(a Action, where string, matches []match) string {
 			break
 		}
 		b := p.bindings[m.binding]
-		have = append(have, fmt.Sprintf("%s in %s (%s)", b.Role, b.Scope.String(), p.bindingName(m.binding)))
+		where := "everywhere"
+		if !b.Scope.IsZero() {
+			where = "in " + b.Scope.String()
+		}
+		have = append(have, fmt.Sprintf("%s %s (%s)", b.Role, where, p.bindingName(m.binding)))
 	}
 	return msg + "; you have " + strings.Join(have, ", ")
 }
