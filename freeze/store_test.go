@@ -83,11 +83,14 @@ func TestStoreAddRefuses(t *testing.T) {
 	if _, err := s.Add(ctx, bad); err == nil || !strings.Contains(err.Error(), "reason: required") {
 		t.Errorf("Add(no reason) = %v, want reason: required", err)
 	}
-	for range MaxFreezes {
-		if _, err := s.Add(ctx, validOneOff(t)); err != nil {
-			t.Fatalf("Add: %v", err)
-		}
+	// Fill the store to MaxFreezes directly, then one Add too many.
+	full200 := make([]Freeze, MaxFreezes)
+	for i := range full200 {
+		full200[i] = validOneOff(t)
+		full200[i].ID = fmt.Sprintf("fz-%d", i)
 	}
+	data, _ := json.Marshal(stored{Freezes: full200})
+	s, _ = newTestStore(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace}, Data: map[string]string{DataKey: string(data)}})
 	var full *FullError
 	if _, err := s.Add(ctx, validOneOff(t)); !errors.As(err, &full) || full.Freezes != MaxFreezes+1 {
 		t.Errorf("Add(one too many) = %v, want a *FullError of %d freezes", err, MaxFreezes+1)
