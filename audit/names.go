@@ -96,7 +96,7 @@ func parseID(id string) (stream string, seq int64, err error) {
 	return m[1], seq, nil
 }
 
-func recordName(id string) string     { return namePrefix + id }
+func recordName(id string) string         { return namePrefix + id }
 func streamHeadName(stream string) string { return namePrefix + stream }
 
 // partName names part i of a record; suffix (hex of the record's
