@@ -2,8 +2,8 @@ package audit
 
 import (
 	"compress/gzip"
-	"io"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -27,8 +27,8 @@ func testStore(t testing.TB) *Store {
 func testRecord(c, env string, at time.Time) Record {
 	return Record{
 		Time: at.UTC(), Duration: Duration(1500 * time.Millisecond),
-		Actor:   Actor{Email: "alice@example.com", Subject: "u-alice", Groups: []string{"platform"}},
-		Verb:    VerbApply, Cluster: c, Environment: env, Commit: "0123456789abcdef0123456789abcdef01234567",
+		Actor: Actor{Email: "alice@example.com", Subject: "u-alice", Groups: []string{"platform"}},
+		Verb:  VerbApply, Cluster: c, Environment: env, Commit: "0123456789abcdef0123456789abcdef01234567",
 		RenderedDigest: "sha256:" + fmt.Sprintf("%064d", 7), Outcome: OutcomeSucceeded,
 		Blockers: []string{}, Objects: []Object{{Version: "v1", Kind: "ConfigMap", Namespace: env, Name: "settings"}},
 	}
