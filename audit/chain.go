@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,8 +121,27 @@ func entryOf(m metav1.Object) *entry {
 		e.bad = "the record's cluster, environment or App is not its stream's"
 	case !maps.Equal(recordLabels(r, stream), labelsOf(m)):
 		e.bad = "its labels do not match the record (edited after it was written)"
+	case !partsNamed(id, e.env.Manifests.Parts):
+		// Never read or delete a ConfigMap an edited record points at.
+		e.bad = "it names parts that are not its own"
+		e.env.Manifests.Parts = nil
 	}
 	return e
+}
+
+// partsNamed reports whether every part has the name Append gives part i
+// of record id with that hash.
+func partsNamed(id string, parts []partRef) bool {
+	if len(parts) > maxParts {
+		return false
+	}
+	for i, p := range parts {
+		h, ok := strings.CutPrefix(p.SHA256, "sha256:")
+		if !ok || len(h) != 64 || p.Name != partName(id, i, h[:8]) {
+			return false
+		}
+	}
+	return true
 }
 
 // labelsOf is m's labels restricted to the ones recordLabels sets.

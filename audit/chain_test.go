@@ -274,3 +274,32 @@ func TestRetentionFor(t *testing.T) {
 		}
 	}
 }
+
+func TestEntryOfForeignParts(t *testing.T) {
+	s := testStore(t)
+	r := testRecord("prod-eu", "staging", testTime())
+	gz := make([]byte, SplitBytes+10)
+	head, _, _, err := s.build(streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := entryOf(head); e.bad != "" || len(e.env.Manifests.Parts) != 2 {
+		t.Fatalf("entryOf(split record) = bad %q, %d parts; want sound, 2", e.bad, len(e.env.Manifests.Parts))
+	}
+	var env envelope
+	if err := json.Unmarshal([]byte(head.Annotations[AnnotationRecord]), &env); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kube-root-ca.crt", "deploy-web-oidc", partName(recordID(env.Stream, 2), 0, env.Manifests.Parts[0].SHA256[7:15])} {
+		edited := env
+		edited.Manifests.Parts = append([]partRef(nil), env.Manifests.Parts...)
+		edited.Manifests.Parts[0].Name = name
+		raw, _ := json.Marshal(edited)
+		cm := head.DeepCopy()
+		cm.Annotations[AnnotationRecord] = string(raw)
+		e := entryOf(cm)
+		if !strings.Contains(e.bad, "parts") || len(e.env.Manifests.Parts) != 0 {
+			t.Errorf("entryOf(record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
+		}
+	}
+}

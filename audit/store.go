@@ -110,7 +110,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 	key := streamOf(&r)
 	stream := key.id()
 	for range maxAppendAttempts {
-		st, err := s.head(ctx, stream, key)
+		headCM, st, err := s.head(ctx, stream, key)
 		if err != nil {
 			return r, err
 		}
@@ -138,7 +138,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 		}
 		// The record is stored; a head left behind is caught up by the
 		// next append, so this error is logged, not returned.
-		if err := s.updateHead(ctx, stream, key, func(st *streamState) bool {
+		if err := s.updateHead(ctx, stream, key, headCM, func(st *streamState) bool {
 			if st.Seq >= seq {
 				return false
 			}
@@ -289,7 +289,7 @@ func (s *Store) createPart(ctx context.Context, p *corev1.ConfigMap) error {
 
 // head returns the state of a stream's head, creating the head on the
 // stream's first record.
-func (s *Store) head(ctx context.Context, stream string, key streamKey) (*streamState, error) {
+func (s *Store) head(ctx context.Context, stream string, key streamKey) (*corev1.ConfigMap, *streamState, error) {
 	cms := s.kube.ConfigMaps(s.ns)
 	name := streamHeadName(stream)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
@@ -301,9 +301,10 @@ func (s *Store) head(ctx context.Context, stream string, key streamKey) (*stream
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("audit: read stream head %s/%s: %w", s.ns, name, err)
+		return nil, nil, fmt.Errorf("audit: read stream head %s/%s: %w", s.ns, name, err)
 	}
-	return checkHead(cm, key)
+	st, err := checkHead(cm, key)
+	return cm, st, err
 }
 
 func checkHead(cm *corev1.ConfigMap, key streamKey) (*streamState, error) {
@@ -326,15 +327,18 @@ func streamHead(ns string, st *streamState) *corev1.ConfigMap {
 	}}
 }
 
-// updateHead changes a stream head by compare-and-swap: read, mutate
-// (false: nothing to write), update with the resourceVersion read; a
-// conflict reads again.
-func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, mutate func(*streamState) bool) error {
+// updateHead changes a stream head by compare-and-swap: read (or start
+// from cm, the head as last read, when not nil), mutate (false: nothing
+// to write), update with the resourceVersion read; a conflict reads
+// again.
+func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, cm *corev1.ConfigMap, mutate func(*streamState) bool) error {
 	cms := s.kube.ConfigMaps(s.ns)
 	for range maxAppendAttempts {
-		cm, err := cms.Get(ctx, streamHeadName(stream), metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("audit: read stream head %s: %w", streamHeadName(stream), err)
+		if cm == nil {
+			var err error
+			if cm, err = cms.Get(ctx, streamHeadName(stream), metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("audit: read stream head %s: %w", streamHeadName(stream), err)
+			}
 		}
 		st, err := checkHead(cm, key)
 		if err != nil {
@@ -347,6 +351,7 @@ func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, mu
 		next.ResourceVersion = cm.ResourceVersion
 		_, err = cms.Update(ctx, next, metav1.UpdateOptions{FieldManager: managedBy})
 		if apierrors.IsConflict(err) {
+			cm = nil
 			continue
 		}
 		if err != nil {
@@ -369,7 +374,7 @@ func (s *Store) catchUp(ctx context.Context, stream string, key streamKey) error
 	if newest == nil {
 		return nil
 	}
-	return s.updateHead(ctx, stream, key, func(st *streamState) bool {
+	return s.updateHead(ctx, stream, key, nil, func(st *streamState) bool {
 		if st.Seq >= newest.seq {
 			return false
 		}
