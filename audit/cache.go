@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -52,27 +51,5 @@ func (s *Store) Start(ctx context.Context) error {
 func putObject(ix *index, o any) {
 	if m, ok := o.(metav1.Object); ok {
 		ix.put(m)
-	}
-}
-
-// waitIndexed waits until the started index holds record id (tests and a
-// caller that lists right after appending); a no-op without an index.
-func (s *Store) waitIndexed(ctx context.Context, id string) error {
-	ix := s.idx.Load()
-	if ix == nil {
-		return nil
-	}
-	for {
-		ix.mu.RLock()
-		_, ok := ix.records[recordName(id)]
-		ix.mu.RUnlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -183,6 +184,14 @@ func TestIndexChainFlagsEditAndDeletion(t *testing.T) {
 	ix.drop(c.heads[2])
 	if got, want := flagged(ix), []string{id(4), id(2)}; !equalStrings(got, want) {
 		t.Errorf("record 3 deleted: flagged %v, want %v", got, want)
+	}
+	s.idx.Store(ix)
+	broken, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(Page{Records: broken}), []string{id(4), id(2)}; !equalStrings(got, want) {
+		t.Errorf("record 3 deleted: Verify = %v, want %v", got, want)
 	}
 
 	// The newest deleted: the one before it (the head says 6 existed).

@@ -112,7 +112,7 @@ func (ix *index) list(f Filter) (Page, error) {
 	i := 0
 	if from != nil {
 		// The first entry after the cursor in newest-first order.
-		i, _ = searchFirst(all, func(e *entry) bool {
+		i = searchFirst(all, func(e *entry) bool {
 			if c := e.when().Compare(from.t); c != 0 {
 				return c < 0
 			}
@@ -120,7 +120,7 @@ func (ix *index) list(f Filter) (Page, error) {
 		})
 	}
 	if !f.Until.IsZero() {
-		j, _ := searchFirst(all, func(e *entry) bool { return !e.when().After(f.Until) })
+		j := searchFirst(all, func(e *entry) bool { return !e.when().After(f.Until) })
 		i = max(i, j)
 	}
 	var p Page
@@ -145,7 +145,7 @@ func (ix *index) list(f Filter) (Page, error) {
 
 // searchFirst is the first index of sorted all where ok turns true (ok is
 // monotone over the order).
-func searchFirst(all []*entry, ok func(*entry) bool) (int, bool) {
+func searchFirst(all []*entry, ok func(*entry) bool) int {
 	lo, hi := 0, len(all)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -155,7 +155,7 @@ func searchFirst(all []*entry, ok func(*entry) bool) (int, bool) {
 			lo = m + 1
 		}
 	}
-	return lo, lo < len(all)
+	return lo
 }
 
 // List returns one page of the records f selects, newest first, each with
@@ -171,6 +171,30 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		}
 	}
 	return ix.list(f)
+}
+
+// Verify returns the records whose chain is broken (edited, next to a
+// deleted record, or unreadable), newest first, at most MaxLimit.
+func (s *Store) Verify(ctx context.Context) ([]Record, error) {
+	ix := s.idx.Load()
+	if ix == nil {
+		var err error
+		if ix, err = s.load(ctx, indexSelector); err != nil {
+			return nil, err
+		}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []Record
+	for _, e := range ix.sortedLocked() {
+		if c := ix.chainLocked(e); !c.OK {
+			out = append(out, ix.recordLocked(e))
+			if len(out) == MaxLimit {
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // Selectors of what the index reads.

@@ -470,6 +470,13 @@ func testEditedAndDeleted(t *testing.T, e *clusterEnv) {
 		want := []string{recs[4].ID, recs[2].ID, recs[1].ID}
 		return len(p.Records) == 5 && equalStrings(flaggedIDs(p), want), chainState(p)
 	})
+	broken, err := s.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(Page{Records: broken}), []string{recs[4].ID, recs[2].ID, recs[1].ID}; !equalStrings(got, want) {
+		t.Errorf("Verify = %v, want %v", got, want)
+	}
 }
 
 func testSplit(t *testing.T, e *clusterEnv) {
