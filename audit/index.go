@@ -16,7 +16,8 @@ type index struct {
 	records map[string]*entry           // by name
 	streams map[string]map[int64]*entry // stream -> seq -> entry
 	heads   map[string]*streamState     // stream -> state; nil value: unreadable
-	// sorted is every entry, newest first; nil when it must be rebuilt.
+	// sorted is every entry, newest first, kept in order as entries come
+	// and go (a binary search and a copy), so a page never sorts.
 	sorted []*entry
 }
 
@@ -40,7 +41,8 @@ func (ix *index) put(m metav1.Object) {
 			ix.streams[e.stream] = map[int64]*entry{}
 		}
 		ix.streams[e.stream][e.seq] = e
-		ix.sorted = nil
+		i := searchFirst(ix.sorted, func(o *entry) bool { return newestFirst(o, e) >= 0 })
+		ix.sorted = slices.Insert(ix.sorted, i, e)
 	case ComponentStream:
 		stream, ok := streamOfHeadName(m.GetName())
 		if !ok {
@@ -78,7 +80,12 @@ func (ix *index) dropLocked(name string) {
 			delete(ix.streams, old.stream)
 		}
 	}
-	ix.sorted = nil
+	for i := searchFirst(ix.sorted, func(o *entry) bool { return newestFirst(o, old) >= 0 }); i < len(ix.sorted); i++ {
+		if ix.sorted[i] == old {
+			ix.sorted = slices.Delete(ix.sorted, i, i+1)
+			break
+		}
+	}
 }
 
 func streamOfHeadName(name string) (string, bool) {
@@ -141,19 +148,6 @@ func newestFirst(a, b *entry) int {
 		return c
 	}
 	return cmp.Compare(b.name, a.name)
-}
-
-// sortedLocked is every entry newest first, rebuilt after a change. The
-// caller holds the write lock.
-func (ix *index) sortedLocked() []*entry {
-	if ix.sorted == nil {
-		ix.sorted = make([]*entry, 0, len(ix.records))
-		for _, e := range ix.records {
-			ix.sorted = append(ix.sorted, e)
-		}
-		slices.SortFunc(ix.sorted, newestFirst)
-	}
-	return ix.sorted
 }
 
 // newest is the newest record of stream, nil when it has none.

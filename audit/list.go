@@ -106,9 +106,9 @@ func (ix *index) list(f Filter) (Page, error) {
 		}
 		from = &c
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	all := ix.sortedLocked()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	all := ix.sorted
 	i := 0
 	if from != nil {
 		// The first entry after the cursor in newest-first order.
@@ -183,10 +183,10 @@ func (s *Store) Verify(ctx context.Context) ([]Record, error) {
 			return nil, err
 		}
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	var out []Record
-	for _, e := range ix.sortedLocked() {
+	for _, e := range ix.sorted {
 		if c := ix.chainLocked(e); !c.OK {
 			out = append(out, ix.recordLocked(e))
 			if len(out) == MaxLimit {
