@@ -26,7 +26,7 @@ func (s *Store) Start(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("audit: index: %w", err)
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { putObject(ix, o) },
 		UpdateFunc: func(_, o any) { putObject(ix, o) },
 		DeleteFunc: func(o any) {
@@ -37,11 +37,14 @@ func (s *Store) Start(ctx context.Context) error {
 				ix.drop(m)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("audit: index: %w", err)
 	}
 	go inf.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	// The registration's HasSynced, not the informer's: it also waits for
+	// the initial list to reach the handler, which fills the index.
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		return fmt.Errorf("audit: index of records in %s did not sync: %w", s.ns, context.Cause(ctx))
 	}
 	s.idx.Store(ix)
