@@ -147,21 +147,21 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 		}); err != nil {
 			s.log.WarnContext(ctx, "audit: stream head not advanced; the next append catches up", "stream", stream, "seq", seq, "err", err)
 		}
-		rec, _ := storedRecord(created)
+		rec := storedRecord(created)
 		s.emit(ctx, &rec, created)
 		return rec, nil
 	}
 	return r, fmt.Errorf("audit: append to stream %s: gave up after %d races with other writers; retry", stream, maxAppendAttempts)
 }
 
-// storedRecord is the record a head holds, its chain as the writer
-// stored it.
-func storedRecord(cm *corev1.ConfigMap) (Record, *entry) {
+// storedRecord is the record a head just written holds, its chain as
+// the writer built it.
+func storedRecord(cm *corev1.ConfigMap) Record {
 	e := entryOf(cm)
 	rec := e.env.Record
 	rec.ID = idOf(e)
 	rec.Chain = &Chain{Prev: e.env.Prev, OK: e.bad == "", Reason: e.bad}
-	return rec, e
+	return rec
 }
 
 // prepare checks and bounds r before it is stored.
