@@ -12,8 +12,9 @@ import (
 )
 
 // Filter selects records. Empty fields match everything. Actor is an
-// email (any case) or, for an actor without one, a subject. Since and
-// Until bound the record's time, both inclusive. Limit is the page size
+// email (any case) or, for an actor without one, a subject. Namespace
+// with App selects one App's records (App alone matches the name in any
+// namespace). Since and Until bound the record's time, both inclusive. Limit is the page size
 // (DefaultLimit when 0, at most MaxLimit); Continue is the token of the
 // previous page.
 type Filter struct {
@@ -21,6 +22,7 @@ type Filter struct {
 	Verb        Verb
 	Cluster     string
 	Environment string
+	Namespace   string
 	App         string
 	Outcome     Outcome
 	Since       time.Time
@@ -50,6 +52,7 @@ func (f *Filter) match(e *entry) bool {
 		f.Outcome != "" && r.Outcome != f.Outcome,
 		f.Cluster != "" && r.Cluster != f.Cluster,
 		f.Environment != "" && r.Environment != f.Environment,
+		f.Namespace != "" && r.Namespace != f.Namespace,
 		f.App != "" && r.App != f.App:
 		return false
 	}

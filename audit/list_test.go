@@ -47,6 +47,7 @@ func TestIndexList(t *testing.T) {
 		{"actor subject is not the email", Filter{Actor: "u-bob"}, nil},
 		{"cluster", Filter{Cluster: "us"}, nil},
 		{"app", Filter{App: "web"}, nil},
+		{"namespace", Filter{Namespace: "shop"}, nil},
 		{"since", Filter{Since: testTime().Add(16 * time.Minute)}, []string{pid(10), sid(10), pid(9), sid(9)}},
 		{"until", Filter{Until: testTime().Add(2 * time.Minute), Limit: 10}, []string{sid(2), pid(1), sid(1)}},
 		{"since and until", Filter{Since: testTime().Add(5 * time.Minute), Until: testTime().Add(7 * time.Minute)}, []string{pid(4), sid(4), pid(3)}},

@@ -300,6 +300,8 @@ func testAppendGetList(t *testing.T, e *clusterEnv) {
 			{Filter{Actor: "eve+x@example.com"}, 1},
 			{Filter{Actor: EngineSubject}, 1},
 			{Filter{App: "web"}, 1},
+			{Filter{Namespace: "shop", App: "web"}, 1},
+			{Filter{Namespace: "other", App: "web"}, 0},
 			{Filter{Outcome: OutcomeRefused}, 1},
 			{Filter{Verb: VerbRollback, Environment: "staging"}, 1},
 			{Filter{Cluster: "us"}, 0},
