@@ -126,6 +126,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 		return nil, fmt.Errorf("auth: oidc discovery at %s: no authorization or token endpoint", cfg.IssuerURL)
 	}
 	var meta struct {
+		JWKS       string `json:"jwks_uri"`
 		EndSession string `json:"end_session_endpoint"`
 		Revocation string `json:"revocation_endpoint"`
 		UserInfo   string `json:"userinfo_endpoint"`
@@ -133,12 +134,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	if err := provider.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 	}
+	// Every endpoint the IdP names is held to the issuer's rule: an https
+	// issuer naming a plain-http token endpoint would send the client
+	// secret in the clear, a plain-http jwks_uri would take its signing
+	// keys from anyone on the path.
 	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", a.oauth.Endpoint.AuthURL}, {"token_endpoint", a.oauth.Endpoint.TokenURL},
+		{"jwks_uri", meta.JWKS}, {"userinfo_endpoint", meta.UserInfo},
 		{"end_session_endpoint", meta.EndSession}, {"revocation_endpoint", meta.Revocation},
 	} {
 		if e.url != "" {
-			if err := requireAbsoluteURL(e.name, e.url); err != nil {
-				return nil, err
+			if err := requireSecureURL(e.name, e.url); err != nil {
+				return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 			}
 		}
 	}

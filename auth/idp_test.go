@@ -58,6 +58,9 @@ type testIdP struct {
 	authRequests []url.Values
 	// endSession adds end_session_endpoint to discovery.
 	endSession bool
+	// editDiscovery, when set, edits the discovery document before it is
+	// served (another issuer name, an endpoint elsewhere).
+	editDiscovery func(doc map[string]any)
 	// noRefresh: the token endpoint issues no refresh tokens.
 	noRefresh bool
 	// refreshStatus, when not 0, answers every refresh with this status
@@ -102,7 +105,7 @@ func (p *testIdP) setClaims(c map[string]any) {
 
 func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	endSession := p.endSession
+	endSession, edit := p.endSession, p.editDiscovery
 	p.mu.Unlock()
 	doc := map[string]any{
 		"issuer":                                p.issuer(),
@@ -117,6 +120,9 @@ func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 	}
 	if endSession {
 		doc["end_session_endpoint"] = p.issuer() + "/logout"
+	}
+	if edit != nil {
+		edit(doc)
 	}
 	writeJSON(w, http.StatusOK, doc)
 }
