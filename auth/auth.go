@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -111,10 +112,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	if err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 	}
-	a.verifier = provider.Verifier(&oidc.Config{
-		ClientID: cfg.ClientID,
-		Now:      func() time.Time { return a.now() },
-	})
 	a.oauth = oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
@@ -126,10 +123,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 		return nil, fmt.Errorf("auth: oidc discovery at %s: no authorization or token endpoint", cfg.IssuerURL)
 	}
 	var meta struct {
-		JWKS       string `json:"jwks_uri"`
-		EndSession string `json:"end_session_endpoint"`
-		Revocation string `json:"revocation_endpoint"`
-		UserInfo   string `json:"userinfo_endpoint"`
+		JWKS       string   `json:"jwks_uri"`
+		Algs       []string `json:"id_token_signing_alg_values_supported"`
+		EndSession string   `json:"end_session_endpoint"`
+		Revocation string   `json:"revocation_endpoint"`
+		UserInfo   string   `json:"userinfo_endpoint"`
 	}
 	if err := provider.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
@@ -149,6 +147,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 			}
 		}
 	}
+	if meta.JWKS == "" {
+		return nil, fmt.Errorf("auth: oidc discovery at %s: no jwks_uri", cfg.IssuerURL)
+	}
+	// The verifier's keys come from keySet, which bounds how often a token
+	// no key verifies makes it ask the IdP again (go-oidc's own key set
+	// asks for every such token).
+	var algs []string
+	for _, alg := range signingAlgs() {
+		if slices.Contains(meta.Algs, alg) {
+			algs = append(algs, alg)
+		}
+	}
+	if len(algs) == 0 {
+		algs = []string{oidc.RS256}
+	}
+	now := func() time.Time { return a.now() }
+	a.verifier = oidc.NewVerifier(cfg.IssuerURL, newKeySet(meta.JWKS, algs, cfg.HTTPClient, now), &oidc.Config{
+		ClientID:             cfg.ClientID,
+		SupportedSigningAlgs: algs,
+		Now:                  now,
+	})
 	if !cfg.LocalLogout {
 		a.endSession = meta.EndSession
 	}

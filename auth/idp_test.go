@@ -45,10 +45,13 @@ func mustRSAKey() *rsa.PrivateKey {
 type testIdP struct {
 	t   *testing.T
 	srv *httptest.Server
-	pub *rsa.PublicKey // published in the JWKS
 
 	mu  sync.Mutex
 	key *rsa.PrivateKey // signs ID tokens
+	pub *rsa.PublicKey  // published in the JWKS
+	kid string          // of pub, and in the header of signed tokens
+	// jwksRequests counts the requests for the JWKS.
+	jwksRequests int
 	// claims are merged over the default claims of the next ID tokens;
 	// a nil value deletes a claim.
 	claims map[string]any
@@ -80,7 +83,7 @@ type testIdP struct {
 
 func newTestIdP(t *testing.T) *testIdP {
 	t.Helper()
-	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, grants: map[string]url.Values{}, refreshes: map[string]bool{}}
+	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, kid: "test-key", grants: map[string]url.Values{}, refreshes: map[string]bool{}}
 	mux := http.NewServeMux()
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
@@ -128,8 +131,12 @@ func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *testIdP) jwks(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.jwksRequests++
+	pub, kid := p.pub, p.kid
+	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
-		Key: p.pub, KeyID: "test-key", Algorithm: string(jose.RS256), Use: "sig",
+		Key: pub, KeyID: kid, Algorithm: string(jose.RS256), Use: "sig",
 	}}})
 }
 
@@ -351,9 +358,9 @@ func (p *testIdP) mint(over map[string]any) string {
 func (p *testIdP) sign(claims map[string]any) string {
 	p.t.Helper()
 	p.mu.Lock()
-	key := p.key
+	key, kid := p.key, p.kid
 	p.mu.Unlock()
-	s, err := signJWT(key, claims)
+	s, err := signJWTWithKid(key, kid, claims)
 	if err != nil {
 		p.t.Fatalf("signJWT: %v", err)
 	}
@@ -368,10 +375,23 @@ func (p *testIdP) useSigningKey(key *rsa.PrivateKey) {
 	p.key = key
 }
 
+// rotateKey makes the IdP sign with key under kid and publish only that
+// key, as an IdP rotating its keys does.
+func (p *testIdP) rotateKey(key *rsa.PrivateKey, kid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.key, p.pub, p.kid = key, &key.PublicKey, kid
+}
+
 // signJWT returns a compact RS256 JWS of claims with kid "test-key".
 func signJWT(key *rsa.PrivateKey, claims map[string]any) (string, error) {
+	return signJWTWithKid(key, "test-key", claims)
+}
+
+// signJWTWithKid returns a compact RS256 JWS of claims with kid.
+func signJWTWithKid(key *rsa.PrivateKey, kid string, claims map[string]any) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "test-key"))
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
 	if err != nil {
 		return "", err
 	}
