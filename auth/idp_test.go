@@ -69,6 +69,10 @@ type testIdP struct {
 	// refreshStatus, when not 0, answers every refresh with this status
 	// (400 invalid_grant: a disabled user; 503: an IdP that is down).
 	refreshStatus int
+	// refreshReply, when set, answers every refresh that refreshStatus
+	// does not, leaving the token unused: a 429 with Retry-After, an error
+	// code.
+	refreshReply func(w http.ResponseWriter)
 	// refreshSubject, when set, is the subject of refreshed ID tokens.
 	refreshSubject string
 	// refreshes maps each issued refresh token to whether it was used or
@@ -242,12 +246,12 @@ func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
 func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 	p.mu.Lock()
 	p.refreshCount++
-	status, subject := p.refreshStatus, p.refreshSubject
+	status, subject, reply := p.refreshStatus, p.refreshSubject, p.refreshReply
 	used, known := p.refreshes[rt]
 	extra := maps.Clone(p.claims)
 	key := p.key
 	switch {
-	case status != 0:
+	case status != 0, reply != nil:
 	case !known:
 		status = http.StatusBadRequest
 	case used:
@@ -260,7 +264,7 @@ func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 		p.refreshes[rt] = true
 	}
 	next := "rt-" + rand.Text()
-	if status == 0 {
+	if status == 0 && reply == nil {
 		p.refreshes[next] = false
 	}
 	p.mu.Unlock()
@@ -270,6 +274,9 @@ func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 		return
 	case status != 0:
 		http.Error(w, "unavailable", status)
+		return
+	case reply != nil:
+		reply(w)
 		return
 	}
 	claims := p.defaultClaims()
