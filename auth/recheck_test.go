@@ -83,10 +83,14 @@ func TestSessionRecheck(t *testing.T) {
 		{"removed from the admin group", func(p *testIdP) { p.claims = map[string]any{"groups": []string{"developers"}} }, "no longer a superadmin"},
 		{"disabled (refresh refused)", func(p *testIdP) { p.refreshStatus = http.StatusBadRequest }, "refused"},
 		{"invalid_grant with 403 (Auth0)", func(p *testIdP) {
-			p.refreshReply = func(w http.ResponseWriter) { writeJSON(w, http.StatusForbidden, map[string]string{"error": "invalid_grant"}) }
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "invalid_grant"})
+			}
 		}, "refused"},
 		{"invalid_grant with 401", func(p *testIdP) {
-			p.refreshReply = func(w http.ResponseWriter) { writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_grant"}) }
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_grant"})
+			}
 		}, "refused"},
 		{"another subject", func(p *testIdP) { p.refreshSubject = "mallory-sub" }, "another subject"},
 		{"ID token for another audience", func(p *testIdP) { p.claims = map[string]any{"aud": "someone-else"} }, "invalid refresh answer"},
