@@ -397,12 +397,12 @@ func checkRepoURL(s string) error {
 		case "file", "https", "http", "ssh", "git":
 			return nil
 		}
-		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", s, s[:i])
+		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", RedactURL(s), RedactURL(s[:i]))
 	}
 	if strings.Contains(s, "@") && strings.Contains(s, ":") {
 		return nil // scp-like ssh: git@host:org/repo.git
 	}
-	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", s)
+	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", RedactURL(s))
 }
 
 // Env returns the environment named name.
