@@ -236,9 +236,15 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			}
 		}
 	}
-	capDir := filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z"))
+	capDir := filepath.Join(filepath.Dir(opts.ReportPath), capturePrefix+start.Format("20060102T150405Z"))
 	if err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder}); err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
+	}
+	// The captures beside this one beyond ReportsKeep or ReportsMaxAge go;
+	// this one, the newest, stays.
+	capParent := filepath.Dir(capDir)
+	if _, err := PruneReports(capParent, func(name string) bool { return IsCapture(filepath.Join(capParent, name)) }, start); err != nil {
+		d.Warnings = append(d.Warnings, err.Error())
 	}
 	d.RollbackHint = rollbackHint(env, d, capDir, opts.Options)
 	d.Conclusion = Conclusion{Status: StatusFailed, Summary: fmt.Sprintf(

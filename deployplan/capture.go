@@ -27,6 +27,10 @@ const (
 	CaptureReadmeFile = "RESTORE.txt"
 )
 
+// capturePrefix starts the name of a capture folder: pre-apply-<time>,
+// beside the apply's report.
+const capturePrefix = "pre-apply-"
+
 // captureEntry is one line of the capture index.
 type captureEntry struct {
 	APIVersion string `json:"apiVersion"`
@@ -192,7 +196,10 @@ func deepCopyJSON(v any) any {
 // object (existing or not, Secrets included by name) and the restore
 // instructions, which name the Secrets to restore by hand.
 func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured, info captureInfo) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := PrepareReportsDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("deployplan: capture: %w", err)
 	}
 	var index bytes.Buffer

@@ -449,19 +449,19 @@ func checkRepoURL(s string) error {
 			// machine (a test's, a local mirror's) may be reached so.
 			u, err := url.Parse(s)
 			if err != nil || u.Host == "" {
-				return fmt.Errorf("%q is not a valid URL", redactURL(s))
+				return fmt.Errorf("%q is not a valid URL", RedactURL(s))
 			}
 			if !loopback.Host(u.Hostname()) {
-				return fmt.Errorf("%q: plain %s:// is only for a repository on this machine (localhost, 127.0.0.1, [::1]): use https:// or ssh://", redactURL(s), s[:i])
+				return fmt.Errorf("%q: plain %s:// is only for a repository on this machine (localhost, 127.0.0.1, [::1]): use https:// or ssh://", RedactURL(s), s[:i])
 			}
 			return nil
 		}
-		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", s, s[:i])
+		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", RedactURL(s), RedactURL(s[:i]))
 	}
 	if strings.Contains(s, "@") && strings.Contains(s, ":") {
 		return nil // scp-like ssh: git@host:org/repo.git
 	}
-	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", s)
+	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", RedactURL(s))
 }
 
 // TokenEnvPrefix starts the name of every variable source.tokenEnv may

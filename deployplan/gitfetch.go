@@ -117,14 +117,14 @@ func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, 
 		return r.repo, r.err
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", redactURL(src.Repo), timeout)
+			return nil, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", RedactURL(src.Repo), timeout)
 		}
-		return nil, fmt.Errorf("deployplan: fetch %s: %w", redactURL(src.Repo), ctx.Err())
+		return nil, fmt.Errorf("deployplan: fetch %s: %w", RedactURL(src.Repo), ctx.Err())
 	}
 }
 
 func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repository, error) {
-	what := redactURL(src.Repo)
+	what := RedactURL(src.Repo)
 	timeout := lim.sourceTimeout()
 	fail := func(step string, err error) error {
 		var ne net.Error
@@ -135,7 +135,7 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repositor
 		if errors.As(err, &tl) {
 			return err
 		}
-		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, err)
+		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, redactErr(err, src.Repo))
 	}
 	ep, err := transport.NewEndpoint(src.Repo)
 	if err != nil {

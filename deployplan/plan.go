@@ -109,7 +109,7 @@ func sourceLabel(env *Environment) string {
 	if env.Source.Repo == "" {
 		return env.Source.Path
 	}
-	return fmt.Sprintf("%s@%s:%s", redactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
+	return fmt.Sprintf("%s@%s:%s", RedactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
 }
 
 // planState is a plan plus what Apply needs to act on it.

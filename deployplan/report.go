@@ -353,10 +353,14 @@ func (r *Report) JSON() ([]byte, error) {
 }
 
 // WriteFile writes the JSON report atomically (a temporary file renamed
-// over path, synced), so a crash never leaves half a report.
+// over path, synced), so a crash never leaves half a report, into a
+// folder of this user's (PrepareReportsDir).
 func (r *Report) WriteFile(path string) error {
 	b, err := r.JSON()
 	if err != nil {
+		return err
+	}
+	if err := PrepareReportsDir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, b)
@@ -364,7 +368,7 @@ func (r *Report) WriteFile(path string) error {
 
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("deployplan: %w", err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")

@@ -153,7 +153,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	}
 	hash, err := resolveRef(repo, src.Ref)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", redactURL(src.Repo), src.Ref, err)
+		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", RedactURL(src.Repo), src.Ref, err)
 	}
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
@@ -163,7 +163,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source tree %s: %w", hash, err)
 	}
-	origin := fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), src.Ref, src.Path)
+	origin := fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), src.Ref, src.Path)
 	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
 	// Only the kustomize folder, what it references and the catalog are
 	// read from the tree.
@@ -171,7 +171,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if !filepath.IsAbs(env.Catalog) {
 		extra = append(extra, path.Clean(filepath.ToSlash(env.Catalog)))
 	}
-	rfs, err := repoFSForRender(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits,
+	rfs, err := repoFSForRender(tree, fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12]), env.Limits,
 		relRepo(kdir), extra...)
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		return r, nil
 	}
 	cp := path.Clean(filepath.ToSlash(env.Catalog))
-	r.CatalogPath = fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), hash.String()[:12], cp)
+	r.CatalogPath = fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), hash.String()[:12], cp)
 	mp := path.Join(memRoot, cp)
 	if reason, ok := rfs.links[mp]; ok {
 		return nil, fmt.Errorf("deployplan: catalog %s is %s", cp, reason)
@@ -265,17 +265,6 @@ func resolveRef(repo *git.Repository, ref string) (plumbing.Hash, error) {
 		return head.Hash(), nil
 	}
 	return plumbing.ZeroHash, firstErr
-}
-
-// redactURL drops user info from a URL so a token never reaches a report.
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i > 0 {
-		rest := u[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-			return u[:i+3] + rest[at+1:]
-		}
-	}
-	return u
 }
 
 func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, error) {

@@ -32,8 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +124,7 @@ func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Inde
 	}
 	for i := range cfg.Environments {
 		e := &cfg.Environments[i]
-		st := &envState{env: e, repo: RedactRepo(e.Source.Repo)}
+		st := &envState{env: e, repo: deployplan.RedactURL(e.Source.Repo)}
 		st.status = EnvStatus{Environment: e.Name, Namespace: e.Namespace, Repo: st.repo, Ref: e.Source.Ref, Path: e.Source.Path}
 		ix.envs = append(ix.envs, st)
 	}
@@ -309,35 +307,4 @@ func (st *envState) sourceLabel() string {
 		return st.env.Source.Path
 	}
 	return st.repo + "@" + st.env.Source.Ref + ":" + st.env.Source.Path
-}
-
-// RedactRepo returns a repository URL without credentials: the user info of
-// a URL (https://user:token@host/...) and its query and fragment are
-// dropped. An scp-like address (git@host:org/repo.git) names an SSH user,
-// never a secret, and is kept.
-func RedactRepo(repo string) string {
-	if !strings.Contains(repo, "://") {
-		return repo
-	}
-	u, err := url.Parse(repo)
-	if err != nil {
-		// Unparseable: cut everything between the scheme and the last '@'
-		// of the authority, so no credential survives.
-		i := strings.Index(repo, "://")
-		rest := repo[i+3:]
-		auth := rest
-		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-			auth = rest[:j]
-		}
-		if at := strings.LastIndex(auth, "@"); at >= 0 {
-			rest = rest[at+1:]
-		}
-		if j := strings.IndexAny(rest, "?#"); j >= 0 {
-			rest = rest[:j]
-		}
-		return repo[:i+3] + rest
-	}
-	u.User = nil
-	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
-	return u.String()
 }

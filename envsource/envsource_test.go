@@ -364,25 +364,14 @@ func TestRunAndConcurrentUse(t *testing.T) {
 	}
 }
 
+// TestRedaction: the status and the lookups show a repository through
+// deployplan.RedactURL; a password holding "@" leaves no byte behind.
 func TestRedaction(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://x-access-token:ghp_secret@github.com/acme/m.git": "https://github.com/acme/m.git",
-		"https://user@github.com/acme/m.git?token=abc#frag":       "https://github.com/acme/m.git",
-		"ssh://git:pw@example.com/acme/m.git":                     "ssh://example.com/acme/m.git",
-		"file:///tmp/repo":                                        "file:///tmp/repo",
-		"git@github.com:acme/m.git":                               "git@github.com:acme/m.git",
-		"/srv/repo":                                               "/srv/repo",
-		"https://us%zzer:pw@host/r.git":                           "https://host/r.git", // unparseable
-	} {
-		if got := RedactRepo(in); got != want {
-			t.Errorf("RedactRepo(%q) = %q, want %q", in, got, want)
-		}
-	}
 	cfg, err := deployplan.ParseConfig([]byte(`environments:
   - name: remote
     cluster: {context: test}
     namespace: beta
-    source: {repo: "https://deploy:ghp_topsecret@git.example.com/acme/m.git", ref: main, path: k}
+    source: {repo: "https://deploy:ghp_top@secret@git.example.com/acme/m.git", ref: main, path: k}
     catalog: catalog.json
 `), t.TempDir())
 	if err != nil {
@@ -397,7 +386,7 @@ func TestRedaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range ix.Status() {
-		if strings.Contains(st.Repo, "topsecret") || st.Repo != "https://git.example.com/acme/m.git" {
+		if strings.Contains(st.Repo, "secret") || st.Repo != "https://git.example.com/acme/m.git" {
 			t.Errorf("Status().Repo = %q", st.Repo)
 		}
 	}

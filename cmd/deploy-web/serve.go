@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -110,7 +109,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see README \"Plan and apply\"); enables the Environments pages")
 	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: deploy-web's own, from $POD_NAMESPACE or the in-cluster service account; required outside a cluster)")
 	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
-	fs.StringVar(&c.ReportsDir, "reports-dir", filepath.Join(os.TempDir(), "deploy-web-reports"), "folder for the console's reports and pre-apply captures")
+	fs.StringVar(&c.ReportsDir, "reports-dir", deployplan.DefaultReportsDir(), "folder for the console's reports and pre-apply captures (created 0700; one owned by another user or writable by every user is refused)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
 }
 
@@ -319,6 +318,9 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		}
 		if err := guardEnvironments(envCfg, historyNS, own, ownFrom, secrets); err != nil {
 			return err
+		}
+		if err := deployplan.PrepareReportsDir(cfg.ReportsDir); err != nil {
+			return fmt.Errorf("--reports-dir: %w", err)
 		}
 		hopts.EnvClusters = envClusters(envCfg, targets)
 		envConfig := envRestConfigs(envCfg, targets, cfg.Kubeconfig)
