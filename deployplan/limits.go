@@ -18,6 +18,11 @@ type Limits struct {
 	// MaxRepoFiles caps the number of files of the tree (default
 	// DefaultMaxRepoFiles).
 	MaxRepoFiles int `json:"maxRepoFiles"`
+	// MaxYAMLNodes caps the YAML nodes, aliases expanded, of all the files
+	// one render decodes: the kustomizations, what they read as YAML and
+	// the catalog (default DefaultMaxYAMLNodes). kustomize holds about a
+	// kilobyte per node.
+	MaxYAMLNodes int64 `json:"maxYAMLNodes"`
 	// SourceTimeout bounds fetching a remote repository (default
 	// DefaultSourceTimeout).
 	SourceTimeout metav1.Duration `json:"sourceTimeout"`
@@ -33,6 +38,7 @@ type Limits struct {
 const (
 	DefaultMaxRepoBytes       = 64 << 20
 	DefaultMaxRepoFiles       = 20000
+	DefaultMaxYAMLNodes       = 200_000
 	DefaultSourceTimeout      = time.Minute
 	DefaultRegistryTimeout    = 5 * time.Second
 	DefaultHealthCheckTimeout = 5 * time.Second
@@ -56,6 +62,13 @@ func (l Limits) maxRepoFiles() int {
 		return l.MaxRepoFiles
 	}
 	return DefaultMaxRepoFiles
+}
+
+func (l Limits) maxYAMLNodes() int64 {
+	if l.MaxYAMLNodes > 0 {
+		return l.MaxYAMLNodes
+	}
+	return DefaultMaxYAMLNodes
 }
 
 func orDefault(d metav1.Duration, def time.Duration) time.Duration {
@@ -84,6 +97,9 @@ func (l Limits) validate(field string, bad func(field, format string, a ...any))
 	}
 	if l.MaxRepoFiles < 0 {
 		bad(field+".maxRepoFiles", "%d must not be negative (0: the default %d)", l.MaxRepoFiles, DefaultMaxRepoFiles)
+	}
+	if l.MaxYAMLNodes < 0 {
+		bad(field+".maxYAMLNodes", "%d must not be negative (0: the default %d)", l.MaxYAMLNodes, DefaultMaxYAMLNodes)
 	}
 	for _, d := range []struct {
 		name string

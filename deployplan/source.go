@@ -87,7 +87,7 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 		return nil, fmt.Errorf("deployplan: source folder %s: %w", dir, err)
 	}
 	root, commit := localRoot(env, real)
-	rfs, err := repoFSFromDir(root, env.Limits)
+	rfs, err := repoFSFromDir(ctx, root, env.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,9 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	data, err := readBounded(r.CatalogPath, maxCatalogBytes)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
+	}
+	if err := checkYAML(r.CatalogPath, data, env.Limits); err != nil {
+		return nil, err
 	}
 	if r.Catalog, err = ParseCatalog(data); err != nil {
 		return nil, err
@@ -137,7 +140,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if !filepath.IsAbs(env.Catalog) {
 		extra = append(extra, path.Clean(filepath.ToSlash(env.Catalog)))
 	}
-	rfs, err := repoFSForRender(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits,
+	rfs, err := repoFSForRender(ctx, tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits,
 		relRepo(kdir), extra...)
 	if err != nil {
 		return nil, err
@@ -152,6 +155,9 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		data, err := readBounded(env.Catalog, maxCatalogBytes)
 		if err != nil {
 			return nil, fmt.Errorf("deployplan: read catalog: %w", err)
+		}
+		if err := checkYAML(env.Catalog, data, env.Limits); err != nil {
+			return nil, err
 		}
 		r.Catalog, err = ParseCatalog(data)
 		if err != nil {
@@ -170,6 +176,10 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	}
 	data, err := rfs.fs.ReadFile(mp)
 	if err != nil {
+		var tc *TooComplexError
+		if errors.As(err, &tc) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
 	}
 	if r.Catalog, err = ParseCatalog(data); err != nil {
@@ -179,14 +189,28 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 }
 
 // renderFS checks the kustomizations reachable from dir, then renders dir.
+// A file over its YAML budget (or a render abandoned at its deadline) is
+// the error whatever kustomize made of it.
 func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Unstructured, error) {
 	if err := checkKustomizations(rfs, dir); err != nil {
+		if ferr := rfs.fs.failed(); ferr != nil {
+			return nil, ferr
+		}
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("deployplan: render: %w", err)
 	}
-	return kustomize(rfs.fs, dir)
+	objs, err := kustomize(rfs.fs, dir)
+	if err != nil {
+		if ferr := rfs.fs.failed(); ferr != nil {
+			return nil, ferr
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("deployplan: render abandoned: %w", cerr)
+		}
+	}
+	return objs, err
 }
 
 // openRepo opens a local repository in place (read-only use), or fetches a
