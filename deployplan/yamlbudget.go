@@ -17,7 +17,7 @@ import (
 // parsing budget (TooComplexError).
 const BlockerYAMLTooComplex = "yaml-too-complex"
 
-// TooComplexError is a file of the source (or a catalog) whose YAML would
+// TooComplexError is a file of the source whose YAML would
 // cost too much to decode: nested aliases that expand to millions of
 // nodes, too many nodes, too deep. It is found before any decoder that
 // expands aliases reads the file; nothing was rendered.
@@ -39,19 +39,6 @@ func (e *TooComplexError) Blocker() Blocker {
 		UnblockHint: "fix the file in the repository (nothing of the source was rendered): " + e.Reason}
 }
 
-// yamlBudget is the budget of one file: yamlbudget's defaults, and never
-// more nodes than a whole render may hold.
-func (l Limits) yamlBudget() yamlbudget.Budget {
-	return yamlbudget.Budget{MaxNodes: min(yamlbudget.DefaultMaxNodes, l.maxYAMLNodes())}
-}
-
-// checkYAML checks one file read outside a render's file system (a catalog
-// on disk) against its budget.
-func checkYAML(name string, data []byte, lim Limits) error {
-	_, err := yamlbudget.Check(name, data, lim.yamlBudget())
-	return tooComplex(name, err)
-}
-
 // tooComplex turns a yamlbudget error into a *TooComplexError naming file.
 func tooComplex(file string, err error) error {
 	var be *yamlbudget.Error
@@ -61,9 +48,9 @@ func tooComplex(file string, err error) error {
 	return err
 }
 
-// budgetFS is the file system every decoder of a render reads through
-// (kustomize, the kustomization checker, the git tree reader, the
-// catalog): each file is checked against its YAML budget the first time it
+// budgetFS is the file system every YAML decoder of a render reads
+// through (kustomize, the kustomization checker, the git tree reader): each
+// file is checked against its YAML budget the first time it
 // is read, before its bytes are returned, and all the files read count
 // against limits.maxYAMLNodes. Every read first checks the render's
 // context, so an abandoned render fails at its next file access.
@@ -76,7 +63,6 @@ func tooComplex(file string, err error) error {
 type budgetFS struct {
 	filesys.FileSystem
 	ctx      context.Context
-	budget   yamlbudget.Budget
 	maxNodes int64
 
 	mu      sync.Mutex
@@ -87,7 +73,7 @@ type budgetFS struct {
 }
 
 func newBudgetFS(ctx context.Context, lim Limits) *budgetFS {
-	return &budgetFS{FileSystem: filesys.MakeFsInMemory(), ctx: ctx, budget: lim.yamlBudget(), maxNodes: lim.maxYAMLNodes(),
+	return &budgetFS{FileSystem: filesys.MakeFsInMemory(), ctx: ctx, maxNodes: lim.maxYAMLNodes(),
 		checked: map[string]bool{}, raw: map[string]bool{}}
 }
 
@@ -126,7 +112,7 @@ func (f *budgetFS) check(p, name string, data []byte) error {
 	if f.checked[p] || f.raw[p] {
 		return nil
 	}
-	st, err := yamlbudget.Check(name, data, f.budget)
+	st, err := yamlbudget.Check(name, data, yamlbudget.Budget{})
 	if err != nil {
 		f.err = tooComplex(name, err)
 		return f.err
@@ -135,8 +121,8 @@ func (f *budgetFS) check(p, name string, data []byte) error {
 	f.nodes += st.Expanded
 	if f.nodes > f.maxNodes {
 		f.err = &TooComplexError{File: name, Reason: fmt.Sprintf(
-			"with it the files of this render hold more than %d YAML nodes, aliases expanded (limits.maxYAMLNodes, %d): render fewer or smaller files, or raise limits.maxYAMLNodes",
-			f.maxNodes, f.maxNodes)}
+			"with it the files of this render hold more than %d YAML nodes, aliases expanded (limits.maxYAMLNodes): render fewer or smaller files, or raise limits.maxYAMLNodes",
+			f.maxNodes)}
 		return f.err
 	}
 	return nil

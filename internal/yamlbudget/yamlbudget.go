@@ -16,8 +16,9 @@
 // (allowedAliasRatio: 99% up to 400,000 nodes); kyaml walks yaml.Node trees
 // and never applies that check, and one node costs kustomize kilobytes, so
 // here the nodes aliases add to a file are capped outright
-// (Budget.MaxAliasNodes), as are the nodes of a file (Budget.MaxNodes) and
-// the nesting depth (Budget.MaxDepth; apimachinery's JSON decoder stops at
+// (Budget.MaxAliasNodes), as are the bytes of a file (Budget.MaxBytes, so
+// the parse is bounded too), its nodes (Budget.MaxNodes) and the nesting
+// depth (Budget.MaxDepth; apimachinery's JSON decoder stops at
 // 10,000, the yaml.v3 scanner at 10,000 too).
 package yamlbudget
 
@@ -31,6 +32,10 @@ import (
 
 // Budget is what one file may cost. A zero field takes its default.
 type Budget struct {
+	// MaxBytes caps the size of a file (default DefaultMaxBytes): parsing
+	// holds up to ~100 bytes per byte of dense YAML ("[a,a,a,...]"), so
+	// the parse itself is bounded before it starts.
+	MaxBytes int
 	// MaxAliasNodes caps the nodes alias expansion adds to a file: the
 	// expanded count minus the parsed count (default DefaultMaxAliasNodes).
 	MaxAliasNodes int64
@@ -44,6 +49,11 @@ type Budget struct {
 
 // Defaults of Budget.
 const (
+	// DefaultMaxBytes: the apiserver refuses a request body over 3 MiB
+	// and etcd stores at most 1.5 MiB per object, so a file read as YAML
+	// holds a few objects at this size; parsing 2 MiB costs at most
+	// ~200 MiB of transient heap (dense), ~60 MiB for ordinary manifests.
+	DefaultMaxBytes = 2 << 20
 	// DefaultMaxAliasNodes lets anchors and merge keys share a defaults
 	// block among a few hundred objects (kustomize holds about 1 KiB per
 	// node: 10 MiB), and refuses the five-level bomb of nine of issue 26
@@ -59,6 +69,9 @@ const (
 )
 
 func (b Budget) withDefaults() Budget {
+	if b.MaxBytes <= 0 {
+		b.MaxBytes = DefaultMaxBytes
+	}
 	if b.MaxAliasNodes <= 0 {
 		b.MaxAliasNodes = DefaultMaxAliasNodes
 	}
@@ -103,6 +116,11 @@ func (e *Error) Error() string { return "yamlbudget: " + e.Name + ": " + e.Reaso
 func Check(name string, data []byte, b Budget) (Stats, error) {
 	b = b.withDefaults()
 	var st Stats
+	if len(data) > b.MaxBytes {
+		return st, &Error{Name: name, Stats: st, Reason: fmt.Sprintf(
+			"it is %s bytes (the limit for a file read as YAML is %s): split it into smaller files",
+			thousands(int64(len(data))), thousands(int64(b.MaxBytes)))}
+	}
 	m := &measurer{memo: map[*yaml.Node]cost{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {

@@ -85,7 +85,7 @@ func TestCheckRefusesBombs(t *testing.T) {
 		{"deep block nesting without aliases", deepMap.String(), "levels deep"},
 		{"deep through aliases", "a: &a " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\nb: " + strings.Repeat("[", 100) + "*a" + strings.Repeat("]", 100) + "\n", "nests 302 levels deep"},
 		{"alias inside its own anchor", "a: &a [1, *a]\n", "inside its own anchor"},
-		{"dense without aliases", "[" + strings.Repeat("a,", 1_100_000) + "a]", "nodes, aliases expanded (the limit is 1,000,000)"},
+		{"over 2 MiB (dense, parsed ~100x its size)", "[" + strings.Repeat("a,", 1_100_000) + "a]", "it is 2,200,003 bytes (the limit for a file read as YAML is 2,097,152)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -154,6 +154,7 @@ func TestCheckKeepsOrdinaryFiles(t *testing.T) {
 		{"at MaxAliasNodes", "x: &s [1, 2]\ny: *s\n", Budget{MaxAliasNodes: 2}},
 		{"at MaxDepth", "[[1]]", Budget{MaxDepth: 4}},
 		{"at MaxNodes", "[1, 2]", Budget{MaxNodes: 4}},
+		{"at MaxBytes", "[1, 2]", Budget{MaxBytes: 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Check("f.yaml", []byte(tc.in), tc.b); err != nil {
@@ -169,6 +170,7 @@ func TestCheckKeepsOrdinaryFiles(t *testing.T) {
 		{"over MaxAliasNodes", "x: &s [1, 2]\ny: *s\n", Budget{MaxAliasNodes: 1}},
 		{"over MaxDepth", "[[1]]", Budget{MaxDepth: 3}},
 		{"over MaxNodes", "[1, 2]", Budget{MaxNodes: 3}},
+		{"over MaxBytes", "[1, 2]", Budget{MaxBytes: 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Check("f.yaml", []byte(tc.in), tc.b); err == nil {
