@@ -15,6 +15,10 @@ type Limits struct {
 	// pack of a remote repository, then the total size of the files of the
 	// tree (default DefaultMaxRepoBytes).
 	MaxRepoBytes int64 `json:"maxRepoBytes"`
+	// MaxInflatedBytes caps what the objects of a fetched pack inflate to
+	// (default DefaultMaxInflatedBytes): zeros compress ~1000:1, so a pack
+	// under maxRepoBytes can hold gigabytes.
+	MaxInflatedBytes int64 `json:"maxInflatedBytes"`
 	// MaxRepoFiles caps the number of files of the tree (default
 	// DefaultMaxRepoFiles).
 	MaxRepoFiles int `json:"maxRepoFiles"`
@@ -39,6 +43,7 @@ const (
 	DefaultMaxRepoBytes       = 64 << 20
 	DefaultMaxRepoFiles       = 20000
 	DefaultMaxYAMLNodes       = 200_000
+	DefaultMaxInflatedBytes   = 128 << 20
 	DefaultSourceTimeout      = time.Minute
 	DefaultRegistryTimeout    = 5 * time.Second
 	DefaultHealthCheckTimeout = 5 * time.Second
@@ -63,6 +68,17 @@ func (l Limits) maxRepoFiles() int {
 	}
 	return DefaultMaxRepoFiles
 }
+
+func (l Limits) maxInflatedBytes() int64 {
+	if l.MaxInflatedBytes > 0 {
+		return l.MaxInflatedBytes
+	}
+	return DefaultMaxInflatedBytes
+}
+
+// fetchDiskBytes caps the bytes a fetch writes to its temporary object
+// store: the pack twice (as received, then stored) and its index.
+func (l Limits) fetchDiskBytes() int64 { return 3 * l.maxRepoBytes() }
 
 func (l Limits) maxYAMLNodes() int64 {
 	if l.MaxYAMLNodes > 0 {
@@ -97,6 +113,9 @@ func (l Limits) validate(field string, bad func(field, format string, a ...any))
 	}
 	if l.MaxRepoFiles < 0 {
 		bad(field+".maxRepoFiles", "%d must not be negative (0: the default %d)", l.MaxRepoFiles, DefaultMaxRepoFiles)
+	}
+	if l.MaxInflatedBytes < 0 {
+		bad(field+".maxInflatedBytes", "%d must not be negative (0: the default %d)", l.MaxInflatedBytes, DefaultMaxInflatedBytes)
 	}
 	if l.MaxYAMLNodes < 0 {
 		bad(field+".maxYAMLNodes", "%d must not be negative (0: the default %d)", l.MaxYAMLNodes, DefaultMaxYAMLNodes)

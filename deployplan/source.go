@@ -35,8 +35,9 @@ var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Render reads the environment's source and renders it with kustomize. It
 // writes nothing, runs no program and fetches nothing but the git source:
-//   - the repository (a remote one fetched in memory under the
-//     environment's limits; a local folder read from disk) is copied into
+//   - the repository (a remote one fetched into a temporary object store
+//     on disk under the environment's limits, removed after the render; a
+//     local folder read from disk) is copied into
 //     an in-memory file system, at most limits.maxRepoFiles files and
 //     limits.maxRepoBytes bytes, symbolic links that leave it not followed;
 //   - every kustomization it reaches is checked before kustomize runs
@@ -113,10 +114,11 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 
 func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	src := env.Source
-	repo, err := openRepo(ctx, env)
+	repo, cleanup, err := openRepo(ctx, env)
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
 	hash, err := resolveRef(repo, src.Ref)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", redactURL(src.Repo), src.Ref, err)
@@ -206,15 +208,16 @@ func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Uns
 }
 
 // openRepo opens a local repository in place (read-only use), or fetches a
-// remote one into memory (fetchRemote).
-func openRepo(ctx context.Context, env *Environment) (*git.Repository, error) {
+// remote one into a temporary object store on disk (fetchRemote); cleanup
+// removes that store once the caller is done with the repository.
+func openRepo(ctx context.Context, env *Environment) (repo *git.Repository, cleanup func(), err error) {
 	src := env.Source
 	if local, ok := localRepoPath(src.Repo); ok {
 		repo, err := git.PlainOpen(local)
 		if err != nil {
-			return nil, fmt.Errorf("deployplan: open repository %s: %w", local, err)
+			return nil, nil, fmt.Errorf("deployplan: open repository %s: %w", local, err)
 		}
-		return repo, nil
+		return repo, func() {}, nil
 	}
 	return fetchRemote(ctx, src, env.Limits)
 }
