@@ -24,30 +24,20 @@ func aliasBomb(levels, width int) string {
 }
 
 // mergeKeyBomb nests merge keys: each level's mapping merges the level
-// before nine times over, under nine keys.
-func mergeKeyBomb(levels int) string {
+// before nine times over, under nine keys, as <<: *m or, with list, as
+// <<: [*m, *m].
+func mergeKeyBomb(levels int, list bool) string {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n")
 	b.WriteString("  m0: &m0 {k0: a, k1: a, k2: a, k3: a, k4: a, k5: a, k6: a, k7: a, k8: a}\n")
 	for i := 1; i < levels; i++ {
-		var keys []string
-		for j := range 9 {
-			keys = append(keys, fmt.Sprintf("n%d: {<<: *m%d}", j, i-1))
+		merge := fmt.Sprintf("*m%d", i-1)
+		if list {
+			merge = fmt.Sprintf("[*m%d, *m%d]", i-1, i-1)
 		}
-		fmt.Fprintf(&b, "  m%d: &m%d {%s}\n", i, i, strings.Join(keys, ", "))
-	}
-	return b.String()
-}
-
-// mergeListBomb uses the list form, <<: [*a, *b].
-func mergeListBomb(levels int) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n")
-	b.WriteString("  m0: &m0 {k0: a, k1: a, k2: a, k3: a, k4: a, k5: a, k6: a, k7: a, k8: a}\n")
-	for i := 1; i < levels; i++ {
 		var keys []string
 		for j := range 9 {
-			keys = append(keys, fmt.Sprintf("n%d: {<<: [*m%d, *m%d]}", j, i-1, i-1))
+			keys = append(keys, fmt.Sprintf("n%d: {<<: %s}", j, merge))
 		}
 		fmt.Fprintf(&b, "  m%d: &m%d {%s}\n", i, i, strings.Join(keys, ", "))
 	}
@@ -116,9 +106,9 @@ func TestRenderRefusesYAMLBombs(t *testing.T) {
 	}{
 		{name: "sequence aliases in a resource (issue 26)", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": bomb},
 			wantFile: "k/bomb.yaml", want: "aliases expand it to 74,7"},
-		{name: "mapping merge keys <<: *a", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": mergeKeyBomb(5)},
+		{name: "mapping merge keys <<: *a", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": mergeKeyBomb(5, false)},
 			wantFile: "k/bomb.yaml", want: "added by aliases"},
-		{name: "merge key lists <<: [*a, *b]", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": mergeListBomb(5)},
+		{name: "merge key lists <<: [*a, *b]", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": mergeKeyBomb(5, true)},
 			wantFile: "k/bomb.yaml", want: "added by aliases"},
 		{name: "third document of a stream", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, bomb.yaml]\n", "k/bomb.yaml": okCM + "---\n" + strings.ReplaceAll(okCM, "name: c", "name: d") + "---\n" + bomb},
 			wantFile: "k/bomb.yaml", want: "added by aliases"},
