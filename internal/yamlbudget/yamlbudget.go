@@ -121,22 +121,38 @@ func Check(name string, data []byte, b Budget) (Stats, error) {
 			"it is %s bytes (the limit for a file read as YAML is %s): split it into smaller files",
 			thousands(int64(len(data))), thousands(int64(b.MaxBytes)))}
 	}
-	m := &measurer{memo: map[*yaml.Node]cost{}}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if err != nil {
-			break // io.EOF, or a syntax error the real decoder reports
-		}
+	m := &measurer{}
+	measure := func(doc *yaml.Node) error {
 		st.Documents++
-		c := m.measure(&doc)
+		c := m.measure(doc)
 		if m.cycle != "" {
-			return st, &Error{Name: name, Stats: st, Reason: fmt.Sprintf(
+			return &Error{Name: name, Stats: st, Reason: fmt.Sprintf(
 				"the alias *%s is inside its own anchor &%s: it expands without end; remove the alias", m.cycle, m.cycle)}
 		}
 		st.Expanded = add(st.Expanded, c.size)
 		st.Depth = max(st.Depth, c.depth)
+		return nil
+	}
+	if !bytes.Contains(data, []byte("---")) && !bytes.Contains(data, []byte("...")) {
+		// One document (documents are separated by "---" or ended by
+		// "..."): parsed from memory, faster than the stream decoder.
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err == nil && doc.Kind != 0 {
+			if err := measure(&doc); err != nil {
+				return st, err
+			}
+		}
+	} else {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var doc yaml.Node
+			if err := dec.Decode(&doc); err != nil {
+				break // io.EOF, or a syntax error the real decoder reports
+			}
+			if err := measure(&doc); err != nil {
+				return st, err
+			}
+		}
 	}
 	st.Parsed = m.parsed
 	added := st.Expanded - st.Parsed
@@ -204,6 +220,9 @@ func (m *measurer) measure(n *yaml.Node) cost {
 		c.depth = max(c.depth, cc.depth+1)
 	}
 	if n.Anchor != "" {
+		if m.memo == nil {
+			m.memo = map[*yaml.Node]cost{}
+		}
 		m.memo[n] = c
 	}
 	return c

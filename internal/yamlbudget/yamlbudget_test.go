@@ -80,6 +80,7 @@ func TestCheckRefusesBombs(t *testing.T) {
 		{"merge key bomb <<: *a", mergeBomb, "added by aliases"},
 		{"merge list bomb <<: [*a, *b]", mergeList, "added by aliases"},
 		{"bomb in the third document", "a: 1\n---\nb: 2\n---\n" + Bomb(5, 9), "added by aliases"},
+		{"bomb in the second of two documents ended by ...", "a: 1\n...\n---\n" + Bomb(5, 9), "added by aliases"},
 		{"bomb spread over documents", strings.Repeat(Bomb(3, 9)+"---\n", 20), "added by aliases"},
 		{"deep flow nesting without aliases", deep, "nests 5,001 levels deep"},
 		{"deep block nesting without aliases", deepMap.String(), "levels deep"},
