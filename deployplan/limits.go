@@ -23,9 +23,10 @@ type Limits struct {
 	// DefaultMaxRepoFiles).
 	MaxRepoFiles int `json:"maxRepoFiles"`
 	// MaxYAMLNodes caps the YAML nodes, aliases expanded, of all the files
-	// one render decodes: the kustomizations, what they read as YAML and
-	// the catalog (default DefaultMaxYAMLNodes). kustomize holds about a
-	// kilobyte per node.
+	// one render decodes as YAML: the kustomizations, what they read as
+	// YAML and their inline patches (default DefaultMaxYAMLNodes; the JSON
+	// catalog and generator sources are not counted). kustomize holds
+	// about a kilobyte per node.
 	MaxYAMLNodes int64 `json:"maxYAMLNodes"`
 	// SourceTimeout bounds fetching a remote repository (default
 	// DefaultSourceTimeout).
