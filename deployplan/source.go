@@ -44,6 +44,9 @@ var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 //     (checkKustomizations): remote references, absolute paths, paths out
 //     of the repository, Helm and plugins are refused with a
 //     *KustomizationError naming the file and the entry;
+//   - every file read as YAML through that file system, and every inline
+//     patch, is checked against its YAML budget first (budgetFS): a file
+//     over it is a *TooComplexError naming it;
 //   - kustomize (krusty) runs on that in-memory file system with builtin
 //     plugins only, Helm and exec functions disabled and loads restricted
 //     to the kustomization root.
