@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // gitCmd runs git in dir with a fixed identity and returns its output.
@@ -179,6 +181,29 @@ func TestDeltaTargetSize(t *testing.T) {
 		got, ok := deltaTargetSize(tc.in)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("deltaTargetSize(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestFetchStoreRemovedAfterDeadline: a server that accepts and never
+// answers holds the fetch past limits.sourceTimeout; Render returns at the
+// deadline, and the abandoned fetch's temporary object store is removed
+// once the fetch gives up, not left in the temporary folder.
+func TestFetchStoreRemovedAfterDeadline(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	addr, accepted := hangListener(t)
+	env := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", Limits: Limits{SourceTimeout: metav1.Duration{Duration: 300 * time.Millisecond}},
+		Source: Source{Repo: "git://" + addr + "/x.git", Ref: "main", Path: "k"}}
+	_, err := Render(context.Background(), env)
+	if err == nil || !strings.Contains(err.Error(), "no complete answer within 300ms") {
+		t.Fatalf("Render(hanging server) = %v, want the source timeout", err)
+	}
+	if accepted.Load() == 0 {
+		t.Fatal("the server was never reached")
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(fetchTemps(t)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the abandoned fetch left its object store: %v", fetchTemps(t))
 		}
 	}
 }
