@@ -66,6 +66,10 @@ func envLogApps() []seedApp {
 	return []seedApp{{name: "api", logs: "http"}, {name: "worker", logs: "worker"}}
 }
 
+// ManifestFiles is the content of the demo's manifest repository, by
+// path (deployplan's render benchmark renders it).
+func ManifestFiles() map[string]string { return manifestFiles() }
+
 // manifestFiles is the repository's content.
 func manifestFiles() map[string]string {
 	img := func(svc string) string { return manifestRegistry + svc + ":" + ImageTag }

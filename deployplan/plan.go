@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -86,6 +87,11 @@ const SourceDisclaimer = "This source plan checks only the manifests and the cat
 func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceResult, error) {
 	opts.progress("render %s", sourceLabel(env))
 	r, err := Render(ctx, env)
+	var tc *TooComplexError
+	if errors.As(err, &tc) {
+		// Nothing rendered: the file over its budget is the divergence.
+		return &SourceResult{Environment: env.Name, Origin: sourceLabel(env), Divergences: []Blocker{tc.Blocker()}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

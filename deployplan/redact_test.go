@@ -82,7 +82,8 @@ func TestFetchErrorsRedactTheRepository(t *testing.T) {
 		"http://S3user:S3cr@t@" + host + "/r.git",
 		"http://S3ghp_token@" + host + "/r.git",
 	} {
-		_, err := fetchRemote(context.Background(), Source{Repo: repo, Ref: "main", Path: "k"}, Limits{})
+		_, cleanup, err := fetchRemote(context.Background(), Source{Repo: repo, Ref: "main", Path: "k"}, Limits{})
+		cleanup()
 		if err == nil || !strings.Contains(err.Error(), "deployplan: fetch http://"+host+"/r.git") || strings.Contains(err.Error(), "S3") {
 			t.Errorf("fetchRemote(%q) error = %v, want one naming http://%s/r.git and no credential", repo, err, host)
 		}
