@@ -96,7 +96,7 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 		}
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
-	res.Divergences = SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors)
+	res.Divergences = append(SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors), WorkloadCheck(r.Objects)...)
 	// What the artifact gates can see offline (unpublished services,
 	// placeholders, missing digests, the expected commit) is a divergence
 	// here too, with the same ids as in the dry-run.
@@ -174,6 +174,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
 	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
+	blockers = append(blockers, WorkloadCheck(r.Objects)...)
 	expected := opts.ExpectCommit
 	if expected == "" {
 		expected = r.Catalog.Commit
