@@ -212,6 +212,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		if l != nil {
 			live[key(o)] = l
 		}
+		if uid, ok := ps.uids[key(o)]; ok && l != nil && string(l.GetUID()) != uid {
+			return ps.fail(opts, "nothing was changed: %s/%s is another object (uid %s) than the one captured (uid %s) since the plan; a restore never writes onto an object it did not capture", o.GetKind(), o.GetName(), l.GetUID(), uid)
+		}
 		if j, ok := ps.jobs[key(o)]; ok {
 			again := JobDecision(o, l, env.Allowlisted(o.GetName()), j.Result == JobPlanned)
 			if again.Result != j.Result || again.OldUID != j.OldUID {

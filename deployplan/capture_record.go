@@ -38,14 +38,14 @@ type captureRecord struct {
 }
 
 // readCaptureRecords reads env's records (JSON Lines under the key env),
-// and the ConfigMap's resourceVersion ("" when it does not exist).
-func readCaptureRecords(ctx context.Context, kube kubernetes.Interface, ns, env string) ([]captureRecord, string, error) {
+// and the ConfigMap (nil when it does not exist).
+func readCaptureRecords(ctx context.Context, kube kubernetes.Interface, ns, env string) ([]captureRecord, *corev1.ConfigMap, error) {
 	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, CaptureRecordName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, "", nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("deployplan: read the capture record (ConfigMap %s/%s): %w", ns, CaptureRecordName, err)
+		return nil, nil, fmt.Errorf("deployplan: read the capture record (ConfigMap %s/%s): %w", ns, CaptureRecordName, err)
 	}
 	var out []captureRecord
 	for i, line := range strings.Split(cm.Data[env], "\n") {
@@ -54,11 +54,11 @@ func readCaptureRecords(ctx context.Context, kube kubernetes.Interface, ns, env 
 		}
 		var r captureRecord
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, "", fmt.Errorf("deployplan: capture record (ConfigMap %s/%s) key %s line %d: %v", ns, CaptureRecordName, env, i+1, err)
+			return nil, nil, fmt.Errorf("deployplan: capture record (ConfigMap %s/%s) key %s line %d: %v", ns, CaptureRecordName, env, i+1, err)
 		}
 		out = append(out, r)
 	}
-	return out, cm.ResourceVersion, nil
+	return out, cm, nil
 }
 
 // recordCapture adds rec to env's records, keeping the newest
@@ -66,7 +66,7 @@ func readCaptureRecords(ctx context.Context, kube kubernetes.Interface, ns, env 
 // resourceVersion just read (the apply holds the namespace's lock, so a
 // conflict means someone else wrote the record: the apply stops).
 func recordCapture(ctx context.Context, kube kubernetes.Interface, ns, env string, rec captureRecord) error {
-	recs, rv, err := readCaptureRecords(ctx, kube, ns, env)
+	recs, cm, err := readCaptureRecords(ctx, kube, ns, env)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func recordCapture(ctx context.Context, kube kubernetes.Interface, ns, env strin
 		b.Write(append(line, '\n'))
 	}
 	cms := kube.CoreV1().ConfigMaps(ns)
-	if rv == "" {
+	if cm == nil {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: CaptureRecordName, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "deploy-web"}},
 			Data: map[string]string{env: b.String()}}
 		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
@@ -91,7 +91,7 @@ func recordCapture(ctx context.Context, kube kubernetes.Interface, ns, env strin
 		}
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "data": map[string]string{env: b.String()}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": cm.ResourceVersion}, "data": map[string]string{env: b.String()}})
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,9 @@ type planState struct {
 	jobs     map[string]JobReplacement // by key
 	cl       *clients
 	lock     *lease // held by an apply, nil for a plan
+	// uids are, for a restore, the uid each captured object had (by key):
+	// the run re-checks them under the lock (restoreUIDChecks).
+	uids map[string]string
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry

@@ -424,6 +424,12 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 		bs, ws := ps.clusterChecks(ctx, env, opts.Options, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 		blockers = append(blockers, restoreUIDChecks(env, inside, entries, ps.live, actions)...)
+		ps.uids = map[string]string{}
+		for _, o := range inside {
+			if e := entries[key(o)]; e.UID != "" && !restoreAnyUID(env, o) {
+				ps.uids[key(o)] = e.UID
+			}
+		}
 		opts.progress("check the capture's images against the live state and the catalog")
 		var cat *Catalog
 		if rr, err := Render(ctx, env); err != nil {
@@ -605,10 +611,7 @@ func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entri
 	var blockers []Blocker
 	for _, o := range objs {
 		e, l := entries[key(o)], live[key(o)]
-		if e.UID == "" || l == nil || string(l.GetUID()) == e.UID {
-			continue
-		}
-		if o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName()) {
+		if e.UID == "" || restoreAnyUID(env, o) || l == nil || string(l.GetUID()) == e.UID {
 			continue
 		}
 		ref := o.GetKind() + "/" + o.GetName()
@@ -617,6 +620,12 @@ func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entri
 		actions[key(o)] = ActionBlocked
 	}
 	return blockers
+}
+
+// restoreAnyUID: an allowlisted template Job may be restored onto another
+// uid (an apply replaced it).
+func restoreAnyUID(env *Environment, o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName())
 }
 
 // restoreImageChecks admits an image of the capture when the live object
