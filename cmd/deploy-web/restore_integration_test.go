@@ -389,15 +389,12 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		// A real capture with an image nothing runs and the catalog does
 		// not admit, and a ConfigMap the index says the apply created.
-		evil := t.TempDir()
-		files, _ := filepath.Glob(filepath.Join(capture, "*"))
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
+		evil := copyCapture(t, capture, func(data []byte) []byte {
 			if strings.Contains(string(data), `"kind": "Deployment"`) {
 				data = regexp.MustCompile(`"image": "[^"]*"`).ReplaceAll(data, []byte(`"image": "evil.example/miner:1"`))
 			}
-			os.WriteFile(filepath.Join(evil, filepath.Base(f)), data, 0o644)
-		}
+			return data
+		})
 		os.WriteFile(filepath.Join(evil, "999-configmap-new.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new-config","namespace":"sample-dev"}}`), 0o644)
 		idx, _ := os.ReadFile(filepath.Join(evil, deployplan.CaptureIndexFile))
 		os.WriteFile(filepath.Join(evil, deployplan.CaptureIndexFile), append(idx, []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"sample-dev","name":"new-config","existed":false}`+"\n")...), 0o644)
@@ -468,12 +465,7 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 
 		// The apply's own capture, an extra unindexed file added.
-		extra := t.TempDir()
-		files, _ := filepath.Glob(filepath.Join(capture, "*"))
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
-			os.WriteFile(filepath.Join(extra, filepath.Base(f)), data, 0o644)
-		}
+		extra := copyCapture(t, capture, func(data []byte) []byte { return data })
 		os.WriteFile(filepath.Join(extra, "zzz-service-evil.json"), []byte(evilService), 0o644)
 		if code, _, d := restore(extra, true, filepath.Join(s.reports, "extra-plan.json")); code != 3 || !slices.Contains(blockerIDs(d), "capture-unrecorded") || !slices.Contains(blockerIDs(d), "capture-unlisted") {
 			t.Errorf("restore --dry-run of a capture with an extra file = %d, blockers %v; want 3 with capture-unrecorded and capture-unlisted", code, blockerIDs(d))
@@ -483,20 +475,19 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		// of an image nothing runs and the catalog does not admit; even
 		// with its digest recorded (as if an apply had written it), the
 		// image blocks it.
-		swapped := t.TempDir()
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
-			if strings.Contains(string(data), `"kind": "Deployment"`) {
-				var m map[string]any
-				if err := json.Unmarshal(data, &m); err != nil {
-					t.Fatal(err)
-				}
-				podSpec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-				podSpec["initContainers"] = []any{map[string]any{"name": "init", "image": "evil.example/miner:1"}}
-				data, _ = json.MarshalIndent(m, "", "  ")
+		swapped := copyCapture(t, capture, func(data []byte) []byte {
+			if !strings.Contains(string(data), `"kind": "Deployment"`) {
+				return data
 			}
-			os.WriteFile(filepath.Join(swapped, filepath.Base(f)), data, 0o644)
-		}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			podSpec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			podSpec["initContainers"] = []any{map[string]any{"name": "init", "image": "evil.example/miner:1"}}
+			data, _ = json.MarshalIndent(m, "", "  ")
+			return data
+		})
 		_, _, d := restore(swapped, true, filepath.Join(s.reports, "swapped-plan.json"))
 		rec, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, deployplan.CaptureRecordName, metav1.GetOptions{})
 		if err != nil {
@@ -643,4 +634,25 @@ spec:
 		}
 	})
 
+}
+
+// copyCapture copies the files of a capture into a new folder, each
+// through edit, and returns the folder.
+func copyCapture(t *testing.T, capture string, edit func(data []byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(capture, "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("capture %s: %d files, %v", capture, len(files), err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), edit(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
