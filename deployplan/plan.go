@@ -249,7 +249,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 			d.TemplateJobReplacements = append(d.TemplateJobReplacements, j)
 		}
 	}
-	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
+	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)", "ConfigMap/"+CaptureRecordName+" (the capture record)")
 
 	opts.progress("run the health checks")
 	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
