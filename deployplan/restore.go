@@ -414,13 +414,15 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	opts.progress("reach the cluster")
 	actions := map[string]string{}
 	var unreachable *Blocker
+	unrecorded := false
 	ps.cl, d.Target.Cluster, unreachable = connectCluster(env, opts.Options)
 	if unreachable != nil {
 		blockers = append(blockers, *unreachable)
 		d.CurrentHealth = NamespaceHealth{Status: "Unknown", Message: "cluster not reachable"}
 	} else {
 		opts.progress("look up the capture's digest %s in ConfigMap %s/%s", c.digest, env.Namespace, CaptureRecordName)
-		blockers = append(blockers, captureRecordCheck(ctx, ps.cl, env, abs, c.digest)...)
+		bs := captureRecordCheck(ctx, ps.cl, env, abs, c.digest)
+		blockers, unrecorded = append(blockers, bs...), len(bs) > 0
 		bs, ws := ps.clusterChecks(ctx, env, opts.Options, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 		blockers = append(blockers, restoreUIDChecks(env, inside, entries, ps.live, actions)...)
@@ -443,8 +445,8 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	final := map[string]string{}
 	for _, o := range objs {
 		a := actions[key(o)]
-		if _, ok := entries[key(o)]; !ok || isSecret(o) {
-			a = ActionBlocked
+		if _, ok := entries[key(o)]; !ok || isSecret(o) || unrecorded {
+			a = ActionBlocked // nothing of a capture no apply recorded
 		}
 		if a == "" {
 			a = ActionUnknown
