@@ -575,3 +575,54 @@ func TestCheckPruneCount(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreActions: a run applies exactly the planned objects whose
+// action is appliable; an object the decision leaves out is blocked and
+// comes with a blocker, so a ready restore never restores less than its
+// capture; nothing of an unrecorded capture is appliable.
+func TestRestoreActions(t *testing.T) {
+	cm := newObj("v1", "ConfigMap", "dev", "a")
+	svc := newObj("v1", "Service", "dev", "evil")
+	listed := map[string]captureEntry{key(cm): {}, key(svc): {}}
+	tests := []struct {
+		name       string
+		planned    []*unstructured.Unstructured
+		actions    map[string]string
+		entries    map[string]captureEntry
+		unrecorded bool
+		blockers   []Blocker
+		wantApply  []string
+		wantAction string // of the Service
+		wantIDs    string
+	}{
+		{"both planned", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, listed, false, nil,
+			[]string{"ConfigMap/a", "Service/evil"}, ActionCreate, ""},
+		{"the Service keyed apart from its index entry", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, map[string]captureEntry{key(cm): {}}, false, nil,
+			[]string{"ConfigMap/a"}, ActionBlocked, "capture-not-appliable:Service/evil"},
+		{"the Service never planned", []*unstructured.Unstructured{cm}, map[string]string{key(cm): ActionUpdate}, listed, false, nil,
+			[]string{"ConfigMap/a"}, ActionUnknown, "capture-not-appliable:Service/evil"},
+		{"blocked by a check", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionBlocked}, listed, false, []Blocker{{ID: "capture-uid:Service/evil"}},
+			[]string{"ConfigMap/a"}, ActionBlocked, "capture-uid:Service/evil"},
+		{"an unrecorded capture", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, listed, true, []Blocker{{ID: captureUnrecorded}},
+			nil, ActionBlocked, captureUnrecorded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			final, apply, bs := restoreActions([]*unstructured.Unstructured{cm, svc}, tt.planned, tt.actions, tt.entries, tt.unrecorded, tt.blockers)
+			var got []string
+			for _, o := range apply {
+				got = append(got, o.GetKind()+"/"+o.GetName())
+			}
+			var ids []string
+			for _, b := range bs {
+				ids = append(ids, b.ID)
+			}
+			if diff := cmp.Diff(tt.wantApply, got); diff != "" {
+				t.Errorf("restoreActions(%s) applies (-want +got):\n%s", tt.name, diff)
+			}
+			if final[key(svc)] != tt.wantAction || strings.Join(ids, ",") != tt.wantIDs {
+				t.Errorf("restoreActions(%s) = Service %s, blockers %v; want %s, %s", tt.name, final[key(svc)], ids, tt.wantAction, tt.wantIDs)
+			}
+		})
+	}
+}

@@ -442,40 +442,13 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 		blockers = append(blockers, restoreImageChecks(inside, ps.live, cat, actions)...)
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	}
-	final := map[string]string{}
+	var final map[string]string
+	final, ps.objs, blockers = restoreActions(objs, ps.objs, actions, entries, unrecorded, blockers)
 	for _, o := range objs {
-		a := actions[key(o)]
-		if _, ok := entries[key(o)]; !ok || isSecret(o) || unrecorded {
-			a = ActionBlocked // nothing of a capture no apply recorded
-		}
-		if a == "" {
-			a = ActionUnknown
-		}
-		final[key(o)] = a
+		a := final[key(o)]
 		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a})
 		if w, ok := WorkloadOf(o); ok {
 			d.WorkloadPlan = append(d.WorkloadPlan, WorkloadPlan{Kind: w.Kind, Name: w.Name, Containers: w.Containers, Replicas: w.Replicas, Action: a})
-		}
-	}
-	// What a run applies: the planned objects whose action is appliable,
-	// nothing else. An object left out without a blocker would make a
-	// ready restore that restores less than the capture: a blocker too.
-	apply := ps.objs[:0:0]
-	applied := map[*unstructured.Unstructured]bool{}
-	for _, o := range ps.objs {
-		if appliable[final[key(o)]] {
-			apply = append(apply, o)
-			applied[o] = true
-		}
-	}
-	ps.objs = apply
-	if len(blockers) == 0 && len(apply) != len(objs) {
-		for _, o := range objs {
-			if a := final[key(o)]; !applied[o] {
-				ref := o.GetKind() + "/" + o.GetName()
-				blockers = append(blockers, Blocker{ID: "capture-not-appliable:" + ref, Message: fmt.Sprintf("%s (namespace %s) would not be restored (action %s): a restore puts back the whole capture or nothing", ref, o.GetNamespace(), a),
-					UnblockHint: "restore from an untouched capture"})
-			}
 		}
 	}
 	kinds := map[string]bool{}
@@ -504,6 +477,45 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	}
 	d.RollbackHint = rollbackHint(env, d, "", opts.Options)
 	return ps, nil
+}
+
+// restoreActions ends the decision of a restore: the action of every
+// object of the capture (blocked when the index does not list it, when it
+// is a Secret, or when no apply recorded the capture; unknown when it was
+// never planned) and the objects a run applies: the planned ones whose
+// action is appliable, nothing else. An object left out without a blocker
+// would make a ready restore that restores less than the capture, so it
+// gets one (capture-not-appliable).
+func restoreActions(objs, planned []*unstructured.Unstructured, actions map[string]string, entries map[string]captureEntry, unrecorded bool, blockers []Blocker) (map[string]string, []*unstructured.Unstructured, []Blocker) {
+	final := map[string]string{}
+	for _, o := range objs {
+		a := actions[key(o)]
+		if _, ok := entries[key(o)]; !ok || isSecret(o) || unrecorded {
+			a = ActionBlocked // nothing of a capture no apply recorded
+		}
+		if a == "" {
+			a = ActionUnknown
+		}
+		final[key(o)] = a
+	}
+	apply := planned[:0:0]
+	applied := map[*unstructured.Unstructured]bool{}
+	for _, o := range planned {
+		if appliable[final[key(o)]] {
+			apply = append(apply, o)
+			applied[o] = true
+		}
+	}
+	if len(blockers) == 0 {
+		for _, o := range objs {
+			if a := final[key(o)]; !applied[o] {
+				ref := o.GetKind() + "/" + o.GetName()
+				blockers = append(blockers, Blocker{ID: "capture-not-appliable:" + ref, Message: fmt.Sprintf("%s (namespace %s) would not be restored (action %s): a restore puts back the whole capture or nothing", ref, o.GetNamespace(), a),
+					UnblockHint: "restore from an untouched capture"})
+			}
+		}
+	}
+	return final, apply, blockers
 }
 
 // captureRecordCheck blocks a capture whose digest no apply of env
