@@ -212,6 +212,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		if l != nil {
 			live[key(o)] = l
 		}
+		if uid, ok := ps.uids[key(o)]; ok && l != nil && string(l.GetUID()) != uid {
+			return ps.fail(opts, "nothing was changed: %s/%s is another object (uid %s) than the one captured (uid %s) since the plan; a restore never writes onto an object it did not capture", o.GetKind(), o.GetName(), l.GetUID(), uid)
+		}
 		if j, ok := ps.jobs[key(o)]; ok {
 			again := JobDecision(o, l, env.Allowlisted(o.GetName()), j.Result == JobPlanned)
 			if again.Result != j.Result || again.OldUID != j.OldUID {
@@ -237,7 +240,8 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 	}
 	capDir := filepath.Join(filepath.Dir(opts.ReportPath), capturePrefix+start.Format("20060102T150405Z"))
-	if err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder}); err != nil {
+	digest, err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder})
+	if err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
 	}
 	// The captures beside this one beyond ReportsKeep or ReportsMaxAge go;
@@ -247,11 +251,21 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		d.Warnings = append(d.Warnings, err.Error())
 	}
 	d.RollbackHint = rollbackHint(env, d, capDir, opts.Options)
+	d.RollbackHint.PreApplyCaptureDigest = digest
 	d.Conclusion = Conclusion{Status: StatusFailed, Summary: fmt.Sprintf(
 		"apply started at %s by %s and has not finished: if this is the final report, it was interrupted; the pre-apply state is in %s",
 		start.Format(time.RFC3339), opts.Holder, capDir)}
 	if err := ps.report.WriteFile(opts.ReportPath); err != nil {
 		return nil, err // nothing changed yet
+	}
+	// The capture's digest goes to the cluster before any other write: a
+	// restore accepts only a capture an apply of this environment recorded.
+	if err := ps.guard(ctx, opts, "record the capture "+digest); err != nil {
+		return ps.stopped(opts, err)
+	}
+	absCap, _ := filepath.Abs(capDir)
+	if err := recordCapture(ctx, cl.kube, env.Namespace, env.Name, captureRecord{Digest: digest, Time: start.Format(time.RFC3339), Holder: opts.Holder, Capture: absCap}); err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
 	}
 
 	byKey := map[string]*ObjectPlan{}

@@ -102,7 +102,7 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 		}
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
-	res.Divergences = SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors)
+	res.Divergences = append(SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors), WorkloadCheck(r.Objects)...)
 	// What the artifact gates can see offline (unpublished services,
 	// placeholders, missing digests, the expected commit) is a divergence
 	// here too, with the same ids as in the dry-run.
@@ -127,6 +127,9 @@ type planState struct {
 	jobs     map[string]JobReplacement // by key
 	cl       *clients
 	lock     *lease // held by an apply, nil for a plan
+	// uids are, for a restore, the uid each captured object had (by key):
+	// the run re-checks them under the lock (restoreUIDChecks).
+	uids map[string]string
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry
@@ -180,6 +183,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
 	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
+	blockers = append(blockers, WorkloadCheck(r.Objects)...)
 	expected := opts.ExpectCommit
 	if expected == "" {
 		expected = r.Catalog.Commit
@@ -251,7 +255,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 			d.TemplateJobReplacements = append(d.TemplateJobReplacements, j)
 		}
 	}
-	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
+	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)", "ConfigMap/"+CaptureRecordName+" (the capture record)")
 
 	opts.progress("run the health checks")
 	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())

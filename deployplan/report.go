@@ -206,7 +206,11 @@ type JobReplacement struct {
 
 // RollbackHint says how to undo an apply.
 type RollbackHint struct {
-	PreApplyCapture          string   `json:"preApplyCapture"`
+	PreApplyCapture string `json:"preApplyCapture"`
+	// PreApplyCaptureDigest is the capture's digest ("sha256:<hex>"),
+	// recorded in the cluster (ConfigMap CaptureRecordName) before the
+	// apply's first change: what a restore of the capture checks.
+	PreApplyCaptureDigest    string   `json:"preApplyCaptureDigest,omitempty"`
 	DeploymentRollbacks      []string `json:"deploymentRollbacks"`
 	SuspendedJobCleanup      []string `json:"suspendedJobCleanup"`
 	PostRollbackHealthChecks []string `json:"postRollbackHealthChecks"`
@@ -232,6 +236,9 @@ type SourceInfo struct {
 	// RenderedDigest is "sha256:<hex>" of the rendered objects (RenderedDigest):
 	// with Commit, what an apply of this plan checks has not moved.
 	RenderedDigest string `json:"renderedDigest"`
+	// CaptureDigest is, in a restore's report, the digest of the capture
+	// restored (captureDigest): the one its apply recorded.
+	CaptureDigest string `json:"captureDigest,omitempty"`
 }
 
 // ObjectPlan is one rendered object: the planned action and, after an

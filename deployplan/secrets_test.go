@@ -79,7 +79,7 @@ func TestSecretMetadataKeepsNoValue(t *testing.T) {
 	full.SetLabels(map[string]string{"app": "api"})
 	dir := t.TempDir()
 	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "devcluster"}}
-	if err := writeCapture(dir, []*unstructured.Unstructured{like}, map[string]*unstructured.Unstructured{key(like): full}, captureInfo{Env: env}); err != nil {
+	if _, err := writeCapture(dir, []*unstructured.Unstructured{like}, map[string]*unstructured.Unstructured{key(like): full}, captureInfo{Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
