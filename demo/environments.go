@@ -200,7 +200,7 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 	return envFile, repoDir, nil
 }
 
-// environmentsYAML is the demo's deploy config (the README's format).
+// environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
 	env := func(name, ns string, protected bool, path, catalog, comment string) string {
 		return fmt.Sprintf(`  # %s

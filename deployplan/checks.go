@@ -54,7 +54,7 @@ func (c *Catalog) match(img Image) imageMatch {
 // digest it pins is the service's; a third-party image pins the digest of
 // its thirdParty entry; the environment variables that mirror the image or
 // the commit agree. Findings are grouped: one Blocker per kind of problem,
-// with the affected containers (README "The report"), sorted by id.
+// with the affected containers (docs/plan-and-apply.md, "The report"), sorted by id.
 func SourceChecks(workloads []Workload, cat *Catalog, mirrors EnvMirrors) []Blocker {
 	is := newIssues()
 	var wrongTags []string // tags that are not the catalog commit (commit mode)
@@ -170,7 +170,7 @@ func tagHint(tags []string, commit string) string {
 	}
 	switch {
 	case len(versions) > 0:
-		return fmt.Sprintf("these images are tagged with versions (%s), not commits: use a catalog in version mode (\"mode\": \"version\", each service with its \"tag\" and \"digest\"; README \"The artifact catalog\"), or tag the images with the commit %s", quoteList(versions, 3), commit)
+		return fmt.Sprintf("these images are tagged with versions (%s), not commits: use a catalog in version mode (\"mode\": \"version\", each service with its \"tag\" and \"digest\"; docs/plan-and-apply.md, \"The artifact catalog\"), or tag the images with the commit %s", quoteList(versions, 3), commit)
 	case len(commits) == 1 && !untagged:
 		return fmt.Sprintf("tag the images with %s (the catalog commit), or publish the catalog of commit %s", commit, commits[0])
 	default:

@@ -7,7 +7,7 @@
 // cluster, one namespace, a source (a local kustomize folder, or a git
 // repository, ref and path read with go-git), an artifact catalog, a
 // protected flag, an allowlist of suspended template Jobs and HTTP health
-// checks. The README's "Plan and apply" section documents the formats.
+// checks. docs/plan-and-apply.md documents the formats.
 //
 // The API the console calls:
 //

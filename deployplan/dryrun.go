@@ -11,7 +11,7 @@ import (
 
 // Client rate limits of the engine (client-go's defaults, 5 QPS and a
 // burst of 10, throttle a plan of a few dozen objects to tens of seconds).
-// README "Plan and apply" documents them.
+// docs/plan-and-apply.md ("Commands") documents them.
 const (
 	ClientQPS   = 50
 	ClientBurst = 100

@@ -13,7 +13,7 @@ var (
 )
 
 // checkEnums checks the fields whose values are a closed set (the report
-// contract, README "The report") and the shapes of the optional lists
+// contract, docs/plan-and-apply.md "The report") and the shapes of the optional lists
 // (blockers' affected, objects' drift).
 func checkEnums(d map[string]any, bad func(string, string, ...any)) {
 	oneOf := func(p string, v any, valid []string, optional bool) {

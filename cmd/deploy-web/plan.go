@@ -15,7 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 )
 
-// Exit codes of source-plan, apply and validate-report (README "Plan and apply").
+// Exit codes of source-plan, apply and validate-report (docs/plan-and-apply.md, "Exit codes").
 const (
 	exitFailed  = 1
 	exitRefused = 2 // refused, or a usage mistake
