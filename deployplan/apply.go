@@ -306,7 +306,8 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
 		case before == nil:
 			op.Result = "created"
-		case before.GetResourceVersion() == got.GetResourceVersion():
+		case ObjectAction(before, got) == ActionUnchanged:
+			// The plan's comparison, on what the apply did.
 			op.Result = "unchanged"
 		default:
 			op.Result = "configured"

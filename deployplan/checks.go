@@ -2,7 +2,6 @@ package deployplan
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -434,31 +433,6 @@ func JobBlocker(j JobReplacement, allowlistHint string) (Blocker, bool) {
 			UnblockHint: "wait for the Job to finish and suspend it, or delete it yourself; deploy-web only replaces suspended template Jobs"}, true
 	}
 	return Blocker{}, false
-}
-
-// ObjectAction compares a live object with the result of a server-side
-// dry-run apply: create when there is no live object, unchanged when the
-// dry-run changed nothing that matters, else update.
-func ObjectAction(live, dryRun *unstructured.Unstructured) string {
-	if live == nil {
-		return ActionCreate
-	}
-	if dryRun == nil {
-		return ActionUnknown
-	}
-	if reflect.DeepEqual(comparable(live), comparable(dryRun)) {
-		return ActionUnchanged
-	}
-	return ActionUpdate
-}
-
-func comparable(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy().Object
-	unstructured.RemoveNestedField(c, "status")
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid"} {
-		unstructured.RemoveNestedField(c, "metadata", f)
-	}
-	return c
 }
 
 // ApplyRequest is what the command line asked of an apply.
