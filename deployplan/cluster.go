@@ -162,10 +162,13 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	if len(pom.Labels) > 0 {
 		out.SetLabels(pom.Labels)
 	}
-	if h, ok := pom.Annotations[SecretHashAnnotation]; ok && !othersOwnSecretValues(pom.ManagedFields) {
-		// deploy-web's own hash of the rendered values, kept in memory for
-		// the plan's comparison (only while no other manager owns a value):
-		// captures hold no Secret and SecretSafe drops it too.
+	// deploy-web's own hash of the rendered values, kept in memory for the
+	// plan's comparison while no other manager wrote a value since
+	// deploy-web's last write, else who did: captures hold no Secret and
+	// SecretSafe drops both.
+	if by := secretValuesWrittenAfter(pom.ManagedFields); by != "" {
+		out.SetAnnotations(map[string]string{SecretWrittenByAnnotation: by})
+	} else if h, ok := pom.Annotations[SecretHashAnnotation]; ok {
 		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})
 	}
 	return out, nil

@@ -319,10 +319,9 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		}
 		switch {
 		case err == nil:
+			// A Secret too: its metadata copies carry the hash of the
+			// values, or who wrote them since deploy-web (metadataOnly).
 			actions[k] = ObjectAction(live, dry)
-			if isSecret(o) && live != nil && !secretUnchanged(o, live) {
-				actions[k] = ActionUpdate // values are compared by hash only
-			}
 		case apierrors.IsConflict(err):
 			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
 				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
