@@ -1,10 +1,18 @@
 package deployplan
 
 import (
+	"encoding/json"
 	"reflect"
+	"sort"
+	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
+	"github.com/hanzoai/deploy-web/kubeview"
 )
 
 // ObjectAction is the one comparison of a live object with what a
@@ -81,4 +89,226 @@ func ownerName(e metav1.ManagedFieldsEntry) string {
 		s += ", " + e.APIVersion
 	}
 	return s + ")"
+}
+
+// Bounds of an object's changes in a report: a plan of a large object (a
+// CRD-sized ConfigMap, a Deployment with hundreds of env vars) stays small.
+const (
+	// MaxChanges is the most changed paths kept per object; the rest are
+	// counted in ObjectPlan.ChangesOmitted.
+	MaxChanges = 20
+	// MaxChangeValue is the most bytes of an old or new value ("…" marks
+	// a cut).
+	MaxChangeValue = 120
+)
+
+// Change is one changed field of an object, as a plan sees it: the live
+// value before, the value after the apply (each "" when absent, compact
+// JSON for a map or list, at most MaxChangeValue bytes). Path reads as a
+// drift's does: spec.template.spec.containers[name=web].image,
+// metadata.annotations["example.com/x"]. A change of field ownership has
+// the path "managedFields[<manager> (<operation>, ...)]" and lists the
+// fields that manager gives up (old) and takes (new). A Secret's values
+// are one change "data", compared by hash: never a value, never a key.
+type Change struct {
+	Path string `json:"path"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
+}
+
+// Changes lists what differs between a live object and what an apply makes
+// of it (the same two objects ObjectAction compares), sorted by path, at
+// most MaxChanges; omitted counts the rest. A Secret's live and dry-run
+// objects are metadata copies (metadataOnly): its values show as one
+// change naming what is known of them.
+func Changes(live, after *unstructured.Unstructured) (changes []Change, omitted int) {
+	if live == nil || after == nil {
+		return nil, 0
+	}
+	a, b := comparable(live), comparable(after)
+	ownA, ownB := a[ownershipKey], b[ownershipKey]
+	delete(a, ownershipKey)
+	delete(b, ownershipKey)
+	var out []Change
+	if isSecret(live) {
+		out = secretValueChange(live, after)
+		for _, m := range []map[string]any{a, b} {
+			unstructured.RemoveNestedField(m, "metadata", "annotations", SecretHashAnnotation)
+			unstructured.RemoveNestedField(m, "metadata", "annotations", SecretWrittenByAnnotation)
+			if ann, ok, _ := unstructured.NestedMap(m, "metadata", "annotations"); ok && len(ann) == 0 {
+				unstructured.RemoveNestedField(m, "metadata", "annotations")
+			}
+		}
+	}
+	diffValue("", a, true, b, true, &out)
+	om, _ := ownA.(map[string]string)
+	nm, _ := ownB.(map[string]string)
+	out = append(out, ownershipChanges(om, nm)...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	if len(out) > MaxChanges {
+		return out[:MaxChanges], len(out) - MaxChanges
+	}
+	return out, 0
+}
+
+// secretValueChange is the one change of a Secret's values, when the hash
+// deploy-web reads on its metadata copies (or who wrote the values since)
+// differs: the values themselves are never read.
+func secretValueChange(live, after *unstructured.Unstructured) []Change {
+	la, aa := live.GetAnnotations(), after.GetAnnotations()
+	if la[SecretHashAnnotation] == aa[SecretHashAnnotation] && la[SecretWrittenByAnnotation] == aa[SecretWrittenByAnnotation] {
+		return nil
+	}
+	old := "values of another render (their hash differs)"
+	switch {
+	case la[SecretWrittenByAnnotation] != "":
+		old = "values written by " + la[SecretWrittenByAnnotation] + " after deploy-web's last apply"
+	case la[SecretHashAnnotation] == "":
+		old = "values not written by deploy-web"
+	}
+	return []Change{{Path: "data", Old: old, New: "the rendered values (compared by hash, never read)"}}
+}
+
+// diffValue appends the changes between a (present when aok) and b at path.
+func diffValue(path string, a any, aok bool, b any, bok bool, out *[]Change) {
+	if aok && bok && reflect.DeepEqual(a, b) {
+		return
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aok && bok && aIsMap && bIsMap {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			av, aok := am[k]
+			bv, bok := bm[k]
+			diffValue(joinField(path, k), av, aok, bv, bok, out)
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aok && bok && aIsList && bIsList {
+		an, aNamed := byName(al)
+		bn, bNamed := byName(bl)
+		switch {
+		case aNamed && bNamed:
+			names := map[string]bool{}
+			for n := range an {
+				names[n] = true
+			}
+			for n := range bn {
+				names[n] = true
+			}
+			for n := range names {
+				av, aok := an[n]
+				bv, bok := bn[n]
+				diffValue(path+"[name="+n+"]", av, aok, bv, bok, out)
+			}
+			return
+		case len(al) == len(bl):
+			for i := range al {
+				diffValue(path+"["+strconv.Itoa(i)+"]", al[i], true, bl[i], true, out)
+			}
+			return
+		}
+	}
+	*out = append(*out, Change{Path: path, Old: changeValue(a, aok), New: changeValue(b, bok)})
+}
+
+// joinField appends a field name to a path as kubeview.FormatPath writes
+// it (a name that is not plain goes in brackets, quoted).
+func joinField(path, name string) string {
+	f := kubeview.FormatPath(fieldpath.MakePathOrDie(name))
+	if path == "" || strings.HasPrefix(f, "[") {
+		return path + f
+	}
+	return path + "." + f
+}
+
+// byName indexes a list whose elements are all maps with a distinct string
+// "name" (containers, env, ports, volumes), as the API server merges them.
+func byName(l []any) (map[string]any, bool) {
+	if len(l) == 0 {
+		return nil, false
+	}
+	out := make(map[string]any, len(l))
+	for _, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		n, ok := m["name"].(string)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := out[n]; dup {
+			return nil, false
+		}
+		out[n] = m
+	}
+	return out, true
+}
+
+// changeValue is a value as a change shows it: a string as it is, anything
+// else as compact JSON, "" when absent; at most MaxChangeValue bytes.
+func changeValue(v any, present bool) string {
+	if !present {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return textfmt.Cut(s, MaxChangeValue)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return textfmt.Cut(string(b), MaxChangeValue)
+}
+
+// ownershipChanges lists, per managed-fields entry whose field set differs,
+// the fields it gives up (old) and takes (new).
+func ownershipChanges(before, after map[string]string) []Change {
+	names := map[string]bool{}
+	for k := range before {
+		names[k] = true
+	}
+	for k := range after {
+		names[k] = true
+	}
+	var out []Change
+	for n := range names {
+		if before[n] == after[n] {
+			continue
+		}
+		b, a := fieldSet(before[n]), fieldSet(after[n])
+		out = append(out, Change{Path: "managedFields[" + n + "]",
+			Old: fieldList(b.Difference(a)), New: fieldList(a.Difference(b))})
+	}
+	return out
+}
+
+func fieldSet(raw string) *fieldpath.Set {
+	s := &fieldpath.Set{}
+	if raw != "" {
+		if err := s.FromJSON(strings.NewReader(raw)); err != nil {
+			return &fieldpath.Set{}
+		}
+	}
+	return s
+}
+
+// fieldList names the leaves of s, sorted and comma-separated, bounded.
+func fieldList(s *fieldpath.Set) string {
+	var ps []string
+	for p := range s.Leaves().All() {
+		ps = append(ps, kubeview.FormatPath(p))
+	}
+	sort.Strings(ps)
+	return textfmt.Cut(strings.Join(ps, ", "), MaxChangeValue)
 }

@@ -113,12 +113,19 @@ func sourceLabel(env *Environment) string {
 }
 
 // planState is a plan plus what Apply needs to act on it.
+// objectChanges are an object's Changes and how many were left out.
+type objectChanges struct {
+	list    []Change
+	omitted int
+}
+
 type planState struct {
 	report   *Report
 	rendered *Rendered
 	objs     []*unstructured.Unstructured // in the boundary, in apply order
 	live     map[string]*unstructured.Unstructured
 	jobs     map[string]JobReplacement // by key
+	changes  map[string]objectChanges  // by key, of the objects to update
 	cl       *clients
 	lock     *lease // held by an apply, nil for a plan
 }
@@ -219,7 +226,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 			a = ActionUnknown
 		}
 		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
-			Drift: objectDrift(ps.live[key(o)])}
+			Drift: objectDrift(ps.live[key(o)]), Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted}
 		if isSecret(o) {
 			op.Message = "Secret: values are never read, printed or stored"
 		}
@@ -322,6 +329,13 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 			// A Secret too: its metadata copies carry the hash of the
 			// values, or who wrote them since deploy-web (metadataOnly).
 			actions[k] = ObjectAction(live, dry)
+			if actions[k] == ActionUpdate {
+				if ps.changes == nil {
+					ps.changes = map[string]objectChanges{}
+				}
+				list, omitted := Changes(live, dry)
+				ps.changes[k] = objectChanges{list, omitted}
+			}
 		case apierrors.IsConflict(err):
 			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
 				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})

@@ -227,6 +227,10 @@ func fieldNames(p fieldpath.Path) []string {
 
 var plainField = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// FormatPath is formatPath, for the plan's changes (deployplan), so a path
+// reads the same in a drift and in a change.
+func FormatPath(p fieldpath.Path) string { return formatPath(p) }
+
 // formatPath writes a path the way people read it:
 // spec.template.spec.containers[name=web].env[name=EXTRA_FLAG],
 // metadata.annotations["example.com/owner"], metadata.finalizers["x"], args[2].
