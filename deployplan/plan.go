@@ -273,9 +273,9 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 	var blockers []Blocker
 	var warnings []string
 	cl := ps.cl
+	nsMissing := false
 	if _, err := cl.kube.CoreV1().Namespaces().Get(ctx, env.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		blockers = append(blockers, Blocker{ID: "namespace-missing", Message: fmt.Sprintf("namespace %s does not exist", env.Namespace),
-			UnblockHint: fmt.Sprintf("create it out of band (kubectl create namespace %s): deploy-web never writes cluster-scoped objects", env.Namespace)})
+		nsMissing = true
 	} else if err != nil && !apierrors.IsForbidden(err) {
 		warnings = append(warnings, fmt.Sprintf("could not read namespace %s: %v", env.Namespace, err))
 	}
@@ -294,6 +294,15 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		ps.objs = append(ps.objs, o)
 	}
 	sortForApply(ps.objs)
+	if nsMissing {
+		// The one root cause: every dry-run would fail with "namespace
+		// not found", which is no fault of the manifests.
+		b := namespaceMissing(env.Namespace, ps.objs)
+		for _, o := range ps.objs {
+			actions[key(o)] = ActionBlocked
+		}
+		return append(blockers, b), warnings
+	}
 	opts.progress("server-side dry-run apply of %d object(s) as %s", len(ps.objs), FieldManager)
 	results := cl.dryRunAll(ctx, ps.objs)
 	for i, o := range ps.objs {
@@ -347,6 +356,18 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		}
 	}
 	return blockers, warnings
+}
+
+// namespaceMissing is the blocker of a plan whose namespace does not
+// exist; it names every object that would go there, and is the only
+// blocker about them (their dry-runs are not tried).
+func namespaceMissing(ns string, objs []*unstructured.Unstructured) Blocker {
+	b := Blocker{ID: "namespace-missing", Message: fmt.Sprintf("namespace %s does not exist, so none of its %d object(s) can be planned", ns, len(objs)),
+		UnblockHint: fmt.Sprintf("create it out of band (kubectl create namespace %s): deploy-web never writes cluster-scoped objects; then plan again", ns)}
+	for _, o := range objs {
+		b.Affected = append(b.Affected, o.GetKind()+"/"+o.GetName())
+	}
+	return b
 }
 
 // kindOrder applies configuration before what consumes it.
