@@ -491,6 +491,9 @@ func Conclude(d *DeployApply) {
 		}
 	}
 	s := fmt.Sprintf("ready: %d of %d object(s) would change, %d template Job(s) would be replaced", changes, len(d.Objects), replacements)
+	if n := len(d.Orphans); n > 0 {
+		s += fmt.Sprintf("; %d orphan(s) (applied earlier, no longer rendered) stay unless the apply prunes them (--prune)", n)
+	}
 	if d.Target.Protected {
 		s += "; the environment is protected, so apply is refused"
 	}

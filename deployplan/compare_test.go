@@ -156,3 +156,19 @@ func TestChangesInSummaryAndMarkdown(t *testing.T) {
 		t.Errorf("ValidateReport(with changes) = %v, want none", vs)
 	}
 }
+
+// TestHeadlineCountsOrphans: the conclusion and the summary's object line
+// count the orphans a plan found.
+func TestHeadlineCountsOrphans(t *testing.T) {
+	r := &Report{}
+	d := &r.DeployApply
+	d.Objects = []ObjectPlan{{Kind: "Deployment", Name: "api", Action: ActionUnchanged}}
+	d.Orphans = []Orphan{{Kind: "ConfigMap", Name: "old", Hint: "h"}, {Kind: "Service", Name: "old", Hint: "h"}}
+	Conclude(d)
+	if want := "ready: 0 of 1 object(s) would change, 0 template Job(s) would be replaced; 2 orphan(s)"; !strings.HasPrefix(d.Conclusion.Summary, want) {
+		t.Errorf("Conclude(2 orphans) summary = %q, want it to start %q", d.Conclusion.Summary, want)
+	}
+	if sum := r.Summary(); !strings.Contains(sum, "objects: 1 (1 unchanged); orphans: 2\n") {
+		t.Errorf("Summary() object line lacks the orphans:\n%s", sum)
+	}
+}

@@ -220,13 +220,14 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
+	autoscaled := autoscaledTargets(r.Objects)
 	for _, o := range r.Objects {
 		a := actions[key(o)]
 		if a == "" {
 			a = ActionUnknown
 		}
 		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
-			Drift: objectDrift(ps.live[key(o)]), Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted}
+			Drift: objectDrift(ps.live[key(o)], autoscaled[o.GetKind()+"/"+o.GetName()]), Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted}
 		if isSecret(o) {
 			op.Message = "Secret: values are never read, printed or stored"
 		}

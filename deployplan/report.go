@@ -429,7 +429,11 @@ func (r *Report) Summary() string {
 	for _, k := range sortedKeys(counts) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	fmt.Fprintf(&b, "  objects: %d (%s)\n", len(d.Objects), strings.Join(parts, ", "))
+	fmt.Fprintf(&b, "  objects: %d (%s)", len(d.Objects), strings.Join(parts, ", "))
+	if n := len(d.Orphans); n > 0 {
+		fmt.Fprintf(&b, "; orphans: %d", n)
+	}
+	b.WriteString("\n")
 	for _, line := range changeLines(d.Objects, summaryChanges) {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
