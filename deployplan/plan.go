@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -67,7 +68,10 @@ func (o *Options) now() time.Time {
 
 // SourceResult is the outcome of the offline source planner.
 type SourceResult struct {
-	Environment   string
+	Environment string
+	// Namespace is the environment's namespace: every rendered object must
+	// be in it (the offline part of the cluster plan's boundary check).
+	Namespace     string
 	Origin        string
 	SourceCommit  string
 	CatalogCommit string
@@ -89,7 +93,7 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	if err != nil {
 		return nil, err
 	}
-	res := &SourceResult{Environment: env.Name, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogMode: r.Catalog.Mode, CatalogPath: r.CatalogPath}
+	res := &SourceResult{Environment: env.Name, Namespace: env.Namespace, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogMode: r.Catalog.Mode, CatalogPath: r.CatalogPath}
 	for _, o := range r.Objects {
 		if w, ok := WorkloadOf(o); ok {
 			res.Workloads = append(res.Workloads, w)
@@ -101,8 +105,31 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	// placeholders, missing digests, the expected commit) is a divergence
 	// here too, with the same ids as in the dry-run.
 	_, gates := ArtifactGates(res.Workloads, r.Catalog, opts.ExpectCommit, env.skeletonPatterns())
-	res.Divergences = dedupeBlockers(append(res.Divergences, gates...))
+	res.Divergences = append(res.Divergences, gates...)
+	// The boundary, as far as it is known offline: an object in another
+	// namespace (a kustomize namespace: other than the environment's) or
+	// of a well-known cluster-scoped kind is a divergence, with the id the
+	// cluster plan's blocker has.
+	opts.progress("check every object is inside namespace %s", env.Namespace)
+	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, offlineScope)...)
+	res.Divergences = dedupeBlockers(res.Divergences)
 	return res, nil
+}
+
+// clusterScopedKinds are the cluster-scoped kinds of Kubernetes itself, by
+// group, which a source plan knows without a cluster.
+var clusterScopedKinds = map[string]bool{
+	"/Namespace": true, "/Node": true, "/PersistentVolume": true,
+	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
+	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
+	"storage.k8s.io/StorageClass": true, "scheduling.k8s.io/PriorityClass": true, "networking.k8s.io/IngressClass": true,
+	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": true, "admissionregistration.k8s.io/MutatingWebhookConfiguration": true,
+}
+
+// offlineScope is the Scope of a source plan: the cluster-scoped kinds it
+// knows, every other kind namespaced (only the cluster knows its CRDs).
+func offlineScope(gvk schema.GroupVersionKind) (namespaced, known bool) {
+	return !clusterScopedKinds[gvk.Group+"/"+gvk.Kind], true
 }
 
 func sourceLabel(env *Environment) string {
