@@ -195,9 +195,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	start := opts.now().UTC()
 	d.GeneratedAt = start
-	if opts.mode == "" {
-		d.ManualCommands = manualCommands(env, opts.Options, false)
-	}
+	d.ManualCommands = commandsAfterWrite(env, opts.Options, opts.ReportPath)
 	cl := ps.cl
 
 	// Re-read the live state under the lock: it is what the capture keeps

@@ -474,6 +474,20 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 	return cmds
 }
 
+// commandsAfterWrite are the next commands after an apply or a restore
+// wrote reportPath: plan again (the source against what the cluster holds
+// now) into a report of its own, never over reportPath, and check it. A
+// restore's own command is never repeated.
+func commandsAfterWrite(env *Environment, opts Options, reportPath string) []string {
+	planPath := DefaultReportPath(env.Name)
+	if filepath.Clean(planPath) == filepath.Clean(reportPath) {
+		planPath = strings.TrimSuffix(reportPath, ".json") + ".plan.json"
+	}
+	o := opts
+	o.ReportPath = planPath
+	return manualCommands(env, o, false)
+}
+
 func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options) RollbackHint {
 	ns := env.Namespace
 	kc := kubectlPrefix(env, opts.Kubeconfig)
@@ -493,7 +507,15 @@ func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options
 			h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s delete %s/%s   # did not exist before", kc, ns, lower(o.Kind), o.Name))
 		}
 	}
-	if len(h.DeploymentRollbacks) > 0 {
+	// The capture holds a file for every object that existed before,
+	// Secrets aside; with none, kubectl apply -f of it fails ("recognized
+	// file extensions are [.json .yaml .yml]") and a restore has nothing to
+	// put back.
+	captured := false
+	for _, o := range d.Objects {
+		captured = captured || (o.Namespace == ns && o.Kind != "Secret" && (o.Action == ActionUpdate || o.Action == ActionUnchanged || o.Action == ActionReplace))
+	}
+	if len(h.DeploymentRollbacks) > 0 && captured {
 		h.DeploymentRollbacks = append(h.DeploymentRollbacks,
 			restoreCommand(env, opts.ConfigPath, capRef)+"   # restore every captured object (lock, boundary, dry-run first)",
 			fmt.Sprintf("%s -n %s apply --server-side --field-manager=%s -f %s   # the same with kubectl; Secrets are not captured: see %s", kc, ns, FieldManager, quoteArg(capRef), filepath.Join(capRef, CaptureReadmeFile)))
