@@ -374,8 +374,7 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 				ps.changes[k] = objectChanges{list, omitted}
 			}
 		case apierrors.IsConflict(err):
-			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
-				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
+			blockers = append(blockers, conflictBlocker(env, opts.Kubeconfig, o, err))
 			actions[k] = ActionBlocked
 		default:
 			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, objErr(o, err)),
@@ -446,7 +445,7 @@ func boundary(env *Environment) ApplyBoundary {
 }
 
 func quoteArg(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t'\"$`\\") {
+	if s == "" || strings.ContainsAny(s, " \t'\"$`\\?*[]&;|<>(){}~#!") {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
