@@ -252,7 +252,7 @@ func TestIsImmutableTemplate(t *testing.T) {
 
 func TestObjectAction(t *testing.T) {
 	at := func(sec int64) *metav1.Time { tm := metav1.Unix(sec, 0); return &tm }
-	fields := func(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+	fields := func(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
 	rollout := metav1.ManagedFieldsEntry{Manager: "kubectl-rollout", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: at(20), FieldsType: "FieldsV1", FieldsV1: fields(`{"f:data":{"f:k":{}}}`)}
 	ours := metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: at(10), FieldsType: "FieldsV1", FieldsV1: fields(`{"f:data":{"f:k":{}}}`)}
 	live := newObj("v1", "ConfigMap", "ns", "c")

@@ -70,7 +70,7 @@ func ownership(mfs []metav1.ManagedFieldsEntry) map[string]string {
 	for _, e := range mfs {
 		set := ""
 		if e.FieldsV1 != nil {
-			set = string(e.FieldsV1.Raw)
+			set = e.FieldsV1.GetRawString()
 		}
 		out[ownerName(e)] = set
 	}
