@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -234,7 +236,10 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			}
 		}
 	}
-	capDir := filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z"))
+	capDir, err := newCaptureDir(filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z")))
+	if err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
+	}
 	if err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder}); err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
 	}
@@ -346,6 +351,33 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 	}
 	return ps.finish(opts, "")
+}
+
+// maxCaptureDirs bounds the folders newCaptureDir tries for one second.
+const maxCaptureDirs = 100
+
+// newCaptureDir creates the capture folder base, or base-2, base-3, ...
+// when it exists: two applies within the same second (the name's
+// resolution) must not write one capture over the other, which a restore
+// then refuses (capture-duplicate).
+func newCaptureDir(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", fmt.Errorf("deployplan: capture: %w", err)
+	}
+	for i := 1; i <= maxCaptureDirs; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("deployplan: capture: %w", err)
+		}
+	}
+	return "", fmt.Errorf("deployplan: capture: %s and %d more folders of the same second exist; remove old captures", base, maxCaptureDirs-1)
 }
 
 func (o *ObjectPlan) groupKey() string {

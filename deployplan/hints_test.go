@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,23 @@ func TestCaptureHintsWithoutFiles(t *testing.T) {
 	d.Objects[0].Action = ActionUpdate
 	if h := strings.Join(rollbackHint(env, d, "reports/dev/pre-apply-x", Options{}).DeploymentRollbacks, "\n"); !strings.Contains(h, "apply --server-side") {
 		t.Errorf("rollbackHint(an update) = %q, want the kubectl apply of the capture", h)
+	}
+}
+
+// TestNewCaptureDir: two applies within the same second get a capture
+// folder each.
+func TestNewCaptureDir(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "reports", "pre-apply-20261202T020041Z")
+	var got []string
+	for range 3 {
+		dir, err := newCaptureDir(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, dir)
+	}
+	want := []string{base, base + "-2", base + "-3"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("newCaptureDir(%s) three times = %q, want %q", base, got, want)
 	}
 }

@@ -327,7 +327,7 @@ func TestReplayTrialOnRealCluster(t *testing.T) {
 	kubectl("scale", "deployment/redis", "--replicas=1")
 
 	// 7. kubectl rollout undo takes the image and env var to another
-	// manager: the conflict names them and what to run.
+	// manager (kubectl): the conflict names them and what to run.
 	kubectl("rollout", "undo", "deployment/podinfo")
 	d, _ = plan(3)
 	var conflict *deployplan.Blocker
@@ -336,12 +336,12 @@ func TestReplayTrialOnRealCluster(t *testing.T) {
 			conflict = &d.RemainingBlockers[i]
 		}
 	}
-	if conflict == nil || !strings.Contains(conflict.Message, "kubectl-rollout") || !strings.Contains(conflict.Message, "image") ||
+	if conflict == nil || !strings.Contains(conflict.Message, `.spec.template.spec.containers[name="podinfo"].image owned by kubectl (update)`) ||
 		!strings.Contains(conflict.UnblockHint, "--field-manager=deploy-web --force-conflicts") {
-		t.Errorf("after rollout undo: blockers %+v, want a field conflict naming kubectl-rollout, the image and the command", d.RemainingBlockers)
+		t.Errorf("after rollout undo: blockers %+v, want a field conflict naming the image, kubectl (rollout undo's manager) and the command", d.RemainingBlockers)
 	}
-	// Undo again: the values are the rendered ones, but kubectl-rollout
-	// owns them. The plan says the apply takes ownership back (update),
+	// Undo again: the values are the rendered ones, but kubectl owns
+	// them. The plan says the apply takes ownership back (update),
 	// the apply records configured, and then it has settled.
 	kubectl("rollout", "undo", "deployment/podinfo")
 	healthy("podinfo")
@@ -349,10 +349,10 @@ func TestReplayTrialOnRealCluster(t *testing.T) {
 	o = obj(d, "Deployment", "podinfo")
 	owns := false
 	for _, ch := range o.Changes {
-		owns = owns || (strings.HasPrefix(ch.Path, "managedFields[deploy-web") && strings.Contains(ch.New, "image"))
+		owns = owns || (strings.HasPrefix(ch.Path, "managedFields[deploy-web") && strings.Contains(ch.New, "env[name=PODINFO_LOG_LEVEL].value"))
 	}
 	if o.Action != deployplan.ActionUpdate || !owns {
-		t.Errorf("after the ownership move: podinfo %q, changes %+v; want update taking the image back", o.Action, o.Changes)
+		t.Errorf("after the ownership move: podinfo %q, changes %+v; want update taking the fields back", o.Action, o.Changes)
 	}
 	apply(d)
 	d, _ = plan(0)
