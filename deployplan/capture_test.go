@@ -235,7 +235,7 @@ func TestKubectlPrefix(t *testing.T) {
 	}
 }
 
-func TestSecretValuesWrittenAfter(t *testing.T) {
+func TestSecretWrites(t *testing.T) {
 	entry := func(manager string, sec int64, fields string) metav1.ManagedFieldsEntry {
 		tm := metav1.Unix(sec, 0)
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &tm, FieldsV1: metav1.NewFieldsV1(fields)}
@@ -260,8 +260,8 @@ func TestSecretValuesWrittenAfter(t *testing.T) {
 		{"the type by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{}`), entry("kubectl-edit", 11, `{"f:type":{}}`)}, "kubectl-edit"},
 	}
 	for _, tt := range tests {
-		if got := secretValuesWrittenAfter(tt.mfs); got != tt.want {
-			t.Errorf("secretValuesWrittenAfter(%s) = %q, want %q", tt.name, got, tt.want)
+		if _, got := secretWrites(tt.mfs); got != tt.want {
+			t.Errorf("secretWrites(%s) writer = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

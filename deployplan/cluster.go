@@ -166,10 +166,18 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	// plan's comparison while no other manager wrote a value since
 	// deploy-web's last write, else who did: captures hold no Secret and
 	// SecretSafe drops both.
-	if by := secretValuesWrittenAfter(pom.ManagedFields); by != "" {
-		out.SetAnnotations(map[string]string{SecretWrittenByAnnotation: by})
+	ann := map[string]string{}
+	at, by := secretWrites(pom.ManagedFields)
+	if by != "" {
+		ann[SecretWrittenByAnnotation] = by
 	} else if h, ok := pom.Annotations[SecretHashAnnotation]; ok {
-		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})
+		ann[SecretHashAnnotation] = h
+	}
+	if at != nil {
+		ann[SecretAppliedAtAnnotation] = at.UTC().Format(time.RFC3339)
+	}
+	if len(ann) > 0 {
+		out.SetAnnotations(ann)
 	}
 	return out, nil
 }

@@ -135,6 +135,7 @@ func Changes(live, after *unstructured.Unstructured) (changes []Change, omitted 
 		for _, m := range []map[string]any{a, b} {
 			unstructured.RemoveNestedField(m, "metadata", "annotations", SecretHashAnnotation)
 			unstructured.RemoveNestedField(m, "metadata", "annotations", SecretWrittenByAnnotation)
+			unstructured.RemoveNestedField(m, "metadata", "annotations", SecretAppliedAtAnnotation)
 			if ann, ok, _ := unstructured.NestedMap(m, "metadata", "annotations"); ok && len(ann) == 0 {
 				unstructured.RemoveNestedField(m, "metadata", "annotations")
 			}
@@ -156,7 +157,8 @@ func Changes(live, after *unstructured.Unstructured) (changes []Change, omitted 
 // differs: the values themselves are never read.
 func secretValueChange(live, after *unstructured.Unstructured) []Change {
 	la, aa := live.GetAnnotations(), after.GetAnnotations()
-	if la[SecretHashAnnotation] == aa[SecretHashAnnotation] && la[SecretWrittenByAnnotation] == aa[SecretWrittenByAnnotation] {
+	if la[SecretHashAnnotation] == aa[SecretHashAnnotation] && la[SecretWrittenByAnnotation] == aa[SecretWrittenByAnnotation] &&
+		la[SecretAppliedAtAnnotation] == aa[SecretAppliedAtAnnotation] {
 		return nil
 	}
 	old := "values of another render (their hash differs)"

@@ -107,6 +107,14 @@ func TestChangesSecret(t *testing.T) {
 	applied := secret(map[string]string{SecretHashAnnotation: "sha256:" + strings.Repeat("1", 64)})
 	rendered := secret(map[string]string{SecretHashAnnotation: "sha256:" + strings.Repeat("2", 64)})
 	patched := secret(map[string]string{SecretWrittenByAnnotation: "kubectl-patch"})
+	sameSecond := secret(map[string]string{SecretWrittenByAnnotation: "kubectl-edit", SecretAppliedAtAnnotation: "2026-12-02T01:00:00Z"})
+	sameSecondAfter := secret(map[string]string{SecretWrittenByAnnotation: "kubectl-edit", SecretAppliedAtAnnotation: "2026-12-02T02:00:00Z"})
+	if a := ObjectAction(sameSecond, sameSecondAfter); a != ActionUpdate {
+		t.Errorf("ObjectAction(a Secret the dry-run writes) = %q, want update", a)
+	}
+	if a := ObjectAction(sameSecond, sameSecond.DeepCopy()); a != ActionUnchanged {
+		t.Errorf("ObjectAction(a Secret the dry-run leaves) = %q, want unchanged", a)
+	}
 	relabeled := applied.DeepCopy()
 	relabeled.SetLabels(map[string]string{"app": "api", "tier": "x"})
 	tests := []struct {
@@ -119,6 +127,10 @@ func TestChangesSecret(t *testing.T) {
 		{"written by hand", patched, applied, []Change{{Path: "data", Old: "values written by kubectl-patch after deploy-web's last apply", New: "the rendered values (compared by hash, never read)"}}},
 		{"never applied", secret(nil), applied, []Change{{Path: "data", Old: "values not written by deploy-web", New: "the rendered values (compared by hash, never read)"}}},
 		{"a label", applied, relabeled, []Change{{Path: "metadata.labels.tier", Old: "", New: "x"}}},
+		// Written by hand within the second of the plan: the writer is
+		// still the other manager (a tie), but the dry-run moved
+		// deploy-web's write time, so the apply writes.
+		{"written by hand this very second", sameSecond, sameSecondAfter, []Change{{Path: "data", Old: "values written by kubectl-edit after deploy-web's last apply", New: "the rendered values (compared by hash, never read)"}}},
 	}
 	for _, tt := range tests {
 		got, _ := Changes(tt.live, tt.after)

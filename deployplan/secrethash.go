@@ -108,18 +108,27 @@ func withSecretHash(u *unstructured.Unstructured) (*unstructured.Unstructured, e
 // objects) nor kept (SecretSafe drops every annotation).
 const SecretWrittenByAnnotation = "deploy-web.hanzo.ai/secret-values-written-by"
 
-// secretValuesWrittenAfter returns the manager other than deploy-web that
-// owns a value, the type or immutable of a Secret and wrote it at or after
-// deploy-web's last write (the managed fields' times, one-second
-// resolution; a tie counts as after), or "" when there is none: then the
-// values are those deploy-web's last apply wrote (an apply always writes
-// every rendered value back: its stringData is merged over data), and the
-// hash annotation holds. A co-owner from before that apply (kubectl patch,
-// then an apply that put the value back) is not a writer after it, so a
-// Secret settles after one apply. The managed fields are looked at in
-// memory only (they name keys); nothing of them is kept.
-func secretValuesWrittenAfter(mfs []metav1.ManagedFieldsEntry) string {
-	var ours *metav1.Time
+// SecretAppliedAtAnnotation is set, in memory only, on the metadata copy
+// of a live Secret (metadataOnly): the time of deploy-web's last write to
+// it (its managed fields entry, RFC 3339). The API server moves it when an
+// apply writes anything and keeps it when the apply changes nothing, so a
+// dry-run's copy that differs from the live one means the apply writes,
+// even within the second of a hand edit (when SecretWrittenByAnnotation
+// alone cannot tell). Never sent, never kept, like the other one.
+const SecretAppliedAtAnnotation = "deploy-web.hanzo.ai/secret-applied-at"
+
+// secretWrites reads a Secret's managed fields: the time of deploy-web's
+// last write (nil when it never wrote), and the manager other than
+// deploy-web that owns a value, the type or immutable and wrote it at or
+// after that time (the managed fields' times, one-second resolution; a tie
+// counts as after), or "" when there is none: then the values are those
+// deploy-web's last apply wrote (an apply always writes every rendered
+// value back: its stringData is merged over data), and the hash annotation
+// holds. A co-owner from before that apply (kubectl patch, then an apply
+// that put the value back) is not a writer after it, so a Secret settles
+// after one apply. The managed fields are looked at in memory only (they
+// name keys); nothing of them is kept.
+func secretWrites(mfs []metav1.ManagedFieldsEntry) (ours *metav1.Time, writer string) {
 	for _, mf := range mfs {
 		if mf.Manager == FieldManager && mf.Time != nil && (ours == nil || mf.Time.After(ours.Time)) {
 			ours = mf.Time
@@ -135,8 +144,8 @@ func secretValuesWrittenAfter(mfs []metav1.ManagedFieldsEntry) string {
 			owns = owns || bytes.Contains(raw, []byte(f))
 		}
 		if owns && (ours == nil || mf.Time == nil || !mf.Time.Before(ours)) {
-			return mf.Manager
+			return ours, mf.Manager
 		}
 	}
-	return ""
+	return ours, ""
 }
