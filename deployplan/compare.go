@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -210,7 +211,7 @@ func diffValue(path string, a any, aok bool, b any, bok bool, out *[]Change) {
 			for n := range names {
 				av, aok := an[n]
 				bv, bok := bn[n]
-				diffValue(path+"[name="+n+"]", av, aok, bv, bok, out)
+				diffValue(path+"[name="+safeText(n)+"]", av, aok, bv, bok, out)
 			}
 			return
 		case len(al) == len(bl):
@@ -264,13 +265,23 @@ func changeValue(v any, present bool) string {
 		return ""
 	}
 	if s, ok := v.(string); ok {
-		return textfmt.Cut(s, MaxChangeValue)
+		return textfmt.Cut(safeText(s), MaxChangeValue)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}
 	return textfmt.Cut(string(b), MaxChangeValue)
+}
+
+// safeText is s, or s quoted as a Go string when it holds a control
+// character: a value from the cluster must not move the cursor or clear
+// the terminal that prints a summary, nor break a Markdown table row.
+func safeText(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // ownershipChanges lists, per managed-fields entry whose field set differs,

@@ -56,6 +56,23 @@ func TestChanges(t *testing.T) {
 		t.Errorf("Changes(an added env var) = %+v", got)
 	}
 
+	// A hostile value (terminal escapes, a newline) and a hostile list
+	// name come out quoted.
+	hostile := live.DeepCopy()
+	cs, _, _ = unstructured.NestedSlice(hostile.Object, "spec", "template", "spec", "containers")
+	c = cs[0].(map[string]any)
+	c["env"] = []any{map[string]any{"name": "PODINFO_UI_COLOR", "value": "\x1b[2J\nREADY"}, map[string]any{"name": "X\x1b[1m", "value": "1"}, map[string]any{"name": "LOG_LEVEL", "value": "info"}}
+	unstructured.SetNestedSlice(hostile.Object, cs, "spec", "template", "spec", "containers")
+	got, _ = Changes(live, hostile)
+	for _, ch := range got {
+		if strings.ContainsAny(ch.Path+ch.Old+ch.New, "\x1b\n") {
+			t.Errorf("Changes(hostile) = %+v, carries a control character", ch)
+		}
+	}
+	if len(got) != 2 || got[1].New != `"\x1b[2J\nREADY"` || !strings.Contains(got[0].Path, `[name="X\x1b[1m"]`) {
+		t.Errorf("Changes(hostile) = %+v, want both quoted", got)
+	}
+
 	// Many changes: MaxChanges kept, the rest counted.
 	cm := func(n int, v string) *unstructured.Unstructured {
 		u := newObj("v1", "ConfigMap", "dev", "big")
