@@ -82,7 +82,7 @@ func ownership(mfs []metav1.ManagedFieldsEntry) map[string]string {
 // with its operation, and its subresource when it wrote through one
 // ("kubectl-patch (Update)", "kube-controller-manager (Update, scale)").
 func ownerName(e metav1.ManagedFieldsEntry) string {
-	s := e.Manager + " (" + string(e.Operation)
+	s := safeText(e.Manager) + " (" + string(e.Operation)
 	if e.Subresource != "" {
 		s += ", " + e.Subresource
 	}
@@ -320,7 +320,7 @@ func fieldSet(raw string) *fieldpath.Set {
 func fieldList(s *fieldpath.Set) string {
 	var ps []string
 	for p := range s.Leaves().All() {
-		ps = append(ps, kubeview.FormatPath(p))
+		ps = append(ps, safeText(kubeview.FormatPath(p)))
 	}
 	sort.Strings(ps)
 	return textfmt.Cut(strings.Join(ps, ", "), MaxChangeValue)
