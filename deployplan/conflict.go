@@ -101,7 +101,7 @@ func conflictBlocker(env *Environment, kubeconfig string, o *unstructured.Unstru
 	take := fmt.Sprintf("take them over yourself as %s, overwriting them with the rendered values (this re-applies every rendered object): %s | %s -n %s apply --server-side --field-manager=%s --force-conflicts -f -",
 		FieldManager, kustomizeCommand(env), kc, env.Namespace, FieldManager)
 	b.UnblockHint = "deploy-web never forces. To keep the live values, put them in the manifest and plan again. To hand the fields to deploy-web, " +
-		strings.Join(append(hints, take), "; or ") + "; then plan again"
+		strings.Join(append(hints, take), "; or ") + "; then plan again (after the take-over, apply again too: it puts back deploy-web's environment and Secret hash annotations, which kubectl's apply drops)"
 	return b
 }
 
