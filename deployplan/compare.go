@@ -180,18 +180,7 @@ func diffValue(path string, a any, aok bool, b any, bok bool, out *[]Change) {
 	am, aIsMap := a.(map[string]any)
 	bm, bIsMap := b.(map[string]any)
 	if aok && bok && aIsMap && bIsMap {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		for k := range keys {
-			av, aok := am[k]
-			bv, bok := bm[k]
-			diffValue(joinField(path, k), av, aok, bv, bok, out)
-		}
+		diffEntries(am, bm, func(k string) string { return joinField(path, k) }, out)
 		return
 	}
 	al, aIsList := a.([]any)
@@ -201,18 +190,7 @@ func diffValue(path string, a any, aok bool, b any, bok bool, out *[]Change) {
 		bn, bNamed := byName(bl)
 		switch {
 		case aNamed && bNamed:
-			names := map[string]bool{}
-			for n := range an {
-				names[n] = true
-			}
-			for n := range bn {
-				names[n] = true
-			}
-			for n := range names {
-				av, aok := an[n]
-				bv, bok := bn[n]
-				diffValue(path+"[name="+safeText(n)+"]", av, aok, bv, bok, out)
-			}
+			diffEntries(an, bn, func(n string) string { return path + "[name=" + safeText(n) + "]" }, out)
 			return
 		case len(al) == len(bl):
 			for i := range al {
@@ -222,6 +200,30 @@ func diffValue(path string, a any, aok bool, b any, bok bool, out *[]Change) {
 		}
 	}
 	*out = append(*out, Change{Path: path, Old: changeValue(a, aok), New: changeValue(b, bok)})
+}
+
+// diffEntries diffs two maps (of fields, or of list elements by name)
+// entry by entry; at is the path of an entry.
+func diffEntries(a, b map[string]any, at func(string) string, out *[]Change) {
+	for _, k := range unionKeys(a, b) {
+		av, aok := a[k]
+		bv, bok := b[k]
+		diffValue(at(k), av, aok, bv, bok, out)
+	}
+}
+
+// unionKeys lists the keys of a and b once each.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // joinField appends a field name to a path as kubeview.FormatPath writes
@@ -287,15 +289,8 @@ func safeText(s string) string {
 // ownershipChanges lists, per managed-fields entry whose field set differs,
 // the fields it gives up (old) and takes (new).
 func ownershipChanges(before, after map[string]string) []Change {
-	names := map[string]bool{}
-	for k := range before {
-		names[k] = true
-	}
-	for k := range after {
-		names[k] = true
-	}
 	var out []Change
-	for n := range names {
+	for _, n := range unionKeys(before, after) {
 		if before[n] == after[n] {
 			continue
 		}
