@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -195,9 +197,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	start := opts.now().UTC()
 	d.GeneratedAt = start
-	if opts.mode == "" {
-		d.ManualCommands = manualCommands(env, opts.Options, false)
-	}
+	d.ManualCommands = commandsAfterWrite(env, opts.Options, opts.ReportPath)
 	cl := ps.cl
 
 	// Re-read the live state under the lock: it is what the capture keeps
@@ -239,7 +239,10 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			}
 		}
 	}
-	capDir := filepath.Join(filepath.Dir(opts.ReportPath), capturePrefix+start.Format("20060102T150405Z"))
+	capDir, err := newCaptureDir(filepath.Join(filepath.Dir(opts.ReportPath), capturePrefix+start.Format("20060102T150405Z")))
+	if err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
+	}
 	digest, err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder})
 	if err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
@@ -326,7 +329,8 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
 		case before == nil:
 			op.Result = "created"
-		case before.GetResourceVersion() == got.GetResourceVersion():
+		case ObjectAction(before, got) == ActionUnchanged:
+			// The plan's comparison, on what the apply did.
 			op.Result = "unchanged"
 		default:
 			op.Result = "configured"
@@ -367,6 +371,33 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 	}
 	return ps.finish(opts, "")
+}
+
+// maxCaptureDirs bounds the folders newCaptureDir tries for one second.
+const maxCaptureDirs = 100
+
+// newCaptureDir creates the capture folder base, or base-2, base-3, ...
+// when it exists: two applies within the same second (the name's
+// resolution) must not write one capture over the other, which a restore
+// then refuses (capture-duplicate).
+func newCaptureDir(base string) (string, error) {
+	if err := PrepareReportsDir(filepath.Dir(base)); err != nil {
+		return "", err
+	}
+	for i := 1; i <= maxCaptureDirs; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("deployplan: capture: %w", err)
+		}
+	}
+	return "", fmt.Errorf("deployplan: capture: %s and %d more folders of the same second exist; remove old captures", base, maxCaptureDirs-1)
 }
 
 func (o *ObjectPlan) groupKey() string {

@@ -285,10 +285,16 @@ func captureReadme(dir string, info captureInfo, files, secrets, created []strin
 	fmt.Fprintf(&b, "The %d .json file(s) hold the fields deploy-web had applied to each object\n"+
 		"before the apply (taken from its managed fields). Re-applying them as field\n"+
 		"manager %s puts deploy-web's part of each object back as it was.\n\n", len(files), FieldManager)
-	b.WriteString("Restore, with the guards of an apply (lock, namespace boundary, reserved\nnames, dry-run first, a report):\n\n")
-	fmt.Fprintf(&b, "  %s\n\n", restoreCommand(env, info.ConfigPath, dir))
-	b.WriteString("or with kubectl:\n\n")
-	fmt.Fprintf(&b, "  %s -n %s apply --server-side --field-manager=%s -f %s\n\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, FieldManager, quoteArg(dir))
+	if len(files) == 0 {
+		// kubectl apply -f of a folder without a .json file fails, and a
+		// restore would have nothing to put back.
+		b.WriteString("Nothing to re-apply: no object but Secrets existed before the apply.\n\n")
+	} else {
+		b.WriteString("Restore, with the guards of an apply (lock, namespace boundary, reserved\nnames, dry-run first, a report):\n\n")
+		fmt.Fprintf(&b, "  %s\n\n", restoreCommand(env, info.ConfigPath, dir))
+		b.WriteString("or with kubectl:\n\n")
+		fmt.Fprintf(&b, "  %s -n %s apply --server-side --field-manager=%s -f %s\n\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, FieldManager, quoteArg(dir))
+	}
 	if len(secrets) > 0 {
 		sort.Strings(secrets)
 		b.WriteString("Not captured: Secrets. deploy-web never reads their values, so it cannot put\nthem back. Restore each by hand from where its values come from:\n\n")

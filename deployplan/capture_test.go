@@ -112,11 +112,6 @@ func TestSecretHash(t *testing.T) {
 	if _, err := SecretHash(sec(`{"kind":"Secret","data":{"a":"not base64!"}}`)); err == nil {
 		t.Error("SecretHash of a data value that is not base64: no error")
 	}
-	live := &unstructured.Unstructured{Object: map[string]any{}}
-	live.SetAnnotations(map[string]string{SecretHashAnnotation: h})
-	if !secretUnchanged(base, live) || secretUnchanged(sec(differ[0]), live) || secretUnchanged(base, nil) {
-		t.Error("secretUnchanged does not follow the hash")
-	}
 }
 
 func TestReservedName(t *testing.T) {
@@ -241,24 +236,33 @@ func TestKubectlPrefix(t *testing.T) {
 	}
 }
 
-func TestOthersOwnSecretValues(t *testing.T) {
-	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(fields)}
+func TestSecretWrites(t *testing.T) {
+	entry := func(manager string, sec int64, fields string) metav1.ManagedFieldsEntry {
+		tm := metav1.Unix(sec, 0)
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &tm, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
+	untimed := entry("kubectl-edit", 0, `{"f:data":{"f:a":{}}}`)
+	untimed.Time = nil
 	tests := []struct {
 		name string
 		mfs  []metav1.ManagedFieldsEntry
-		want bool
+		want string
 	}{
-		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, false},
-		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, false},
-		{"a value by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-edit", `{"f:data":{"f:a":{}}}`)}, true},
-		{"kubectl apply beside", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", `{"f:stringData":{}}`)}, true},
-		{"the type by hand", []metav1.ManagedFieldsEntry{entry("kubectl-edit", `{"f:type":{}}`)}, true},
+		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, ""},
+		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", 20, `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, ""},
+		{"a value by hand after the apply", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, "kubectl-patch"},
+		// The trial's Secret that never settled: kubectl patch, then an
+		// apply that wrote the value back; kubectl-patch still co-owns
+		// data.token, but wrote nothing since.
+		{"a value by hand, then an apply", []metav1.ManagedFieldsEntry{entry(FieldManager, 30, `{"f:stringData":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, ""},
+		{"the same second counts as after", []metav1.ManagedFieldsEntry{entry(FieldManager, 20, `{"f:data":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, "kubectl-patch"},
+		{"no time", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), untimed}, "kubectl-edit"},
+		{"kubectl apply beside, deploy-web never applied", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", 5, `{"f:stringData":{}}`)}, "kubectl-client-side-apply"},
+		{"the type by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{}`), entry("kubectl-edit", 11, `{"f:type":{}}`)}, "kubectl-edit"},
 	}
 	for _, tt := range tests {
-		if got := othersOwnSecretValues(tt.mfs); got != tt.want {
-			t.Errorf("%s: othersOwnSecretValues = %t, want %t", tt.name, got, tt.want)
+		if _, got := secretWrites(tt.mfs); got != tt.want {
+			t.Errorf("secretWrites(%s) writer = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package deployplan
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -436,31 +435,6 @@ func JobBlocker(j JobReplacement, allowlistHint string) (Blocker, bool) {
 	return Blocker{}, false
 }
 
-// ObjectAction compares a live object with the result of a server-side
-// dry-run apply: create when there is no live object, unchanged when the
-// dry-run changed nothing that matters, else update.
-func ObjectAction(live, dryRun *unstructured.Unstructured) string {
-	if live == nil {
-		return ActionCreate
-	}
-	if dryRun == nil {
-		return ActionUnknown
-	}
-	if reflect.DeepEqual(comparable(live), comparable(dryRun)) {
-		return ActionUnchanged
-	}
-	return ActionUpdate
-}
-
-func comparable(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy().Object
-	unstructured.RemoveNestedField(c, "status")
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid"} {
-		unstructured.RemoveNestedField(c, "metadata", f)
-	}
-	return c
-}
-
 // ApplyRequest is what the command line asked of an apply.
 type ApplyRequest struct {
 	Env                    string
@@ -517,6 +491,9 @@ func Conclude(d *DeployApply) {
 		}
 	}
 	s := fmt.Sprintf("ready: %d of %d object(s) would change, %d template Job(s) would be replaced", changes, len(d.Objects), replacements)
+	if n := len(d.Orphans); n > 0 {
+		s += fmt.Sprintf("; %d orphan(s) (applied earlier, no longer rendered) stay unless the apply prunes them (--prune)", n)
+	}
 	if d.Target.Protected {
 		s += "; the environment is protected, so apply is refused"
 	}
