@@ -445,7 +445,8 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	final, ps.objs, blockers = restoreActions(objs, ps.objs, actions, entries, unrecorded, blockers)
 	for _, o := range objs {
 		a := final[key(o)]
-		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a})
+		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
+			Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted})
 		if w, ok := WorkloadOf(o); ok {
 			d.WorkloadPlan = append(d.WorkloadPlan, WorkloadPlan{Kind: w.Kind, Name: w.Name, Containers: w.Containers, Replicas: w.Replicas, Action: a})
 		}
