@@ -95,7 +95,9 @@ type TemplateJobs struct {
 	Allowlist []string `json:"allowlist"`
 }
 
-// HealthCheck is an HTTP GET that must answer 2xx or 3xx.
+// HealthCheck is an HTTP GET of URL that passes only on a 2xx answer: a
+// redirect fails and is not followed (healthCheckPasses). A failed
+// Required check is a blocker of the plan and fails an apply.
 type HealthCheck struct {
 	Name     string `json:"name"`
 	URL      string `json:"url"`
