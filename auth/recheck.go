@@ -45,7 +45,7 @@ var (
 	// cannot be asked; the session ends at its first re-check.
 	errNoRefreshToken = errors.New("auth: no refresh token to re-check the session with")
 	// errRefreshRefused: the IdP refused the refresh with invalid_grant
-	// (revoked, expired, user disabled): access has ended.
+	// or access_denied (revoked, expired, user disabled): access has ended.
 	errRefreshRefused = errors.New("auth: the identity provider refused the refresh")
 	// errRefreshInvalid: the IdP answered something unusable (an invalid
 	// ID token, no claims to re-check): fail closed, the session ends.
@@ -147,11 +147,13 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	defer cancel()
 	tok, err := a.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
 	if err != nil {
-		// Only invalid_grant says the grant is over (RFC 6749 5.2), with
-		// whatever 4xx status the IdP sends it; a 429, a 5xx, a timeout or
-		// another error says nothing about the user.
+		// invalid_grant (RFC 6749 5.2) and access_denied (the IdP or its
+		// login app denied the user: Hydra answers a refresh of a disabled
+		// user so) say the grant is over, with whatever 4xx status the IdP
+		// sends them; a 429, a 5xx, a timeout or another error says
+		// nothing about the user.
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "access_denied") {
 			return refreshed{}, fmt.Errorf("%w: %s", errRefreshRefused, loginErrorText(err))
 		}
 		retry := refreshRetryMin

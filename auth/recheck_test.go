@@ -92,6 +92,11 @@ func TestSessionRecheck(t *testing.T) {
 				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_grant"})
 			}
 		}, "refused"},
+		{"access_denied (Hydra: a disabled user)", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "access_denied"})
+			}
+		}, "refused"},
 		{"another subject", func(p *testIdP) { p.refreshSubject = "mallory-sub" }, "another subject"},
 		{"ID token for another audience", func(p *testIdP) { p.claims = map[string]any{"aud": "someone-else"} }, "invalid refresh answer"},
 		{"expired ID token", func(p *testIdP) { p.claims = map[string]any{"exp": time.Now().Add(-time.Hour).Unix()} }, "invalid refresh answer"},
