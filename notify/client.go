@@ -69,12 +69,12 @@ func newHTTPClient(hosts []string, d Dialer) *http.Client {
 // is a listed host: listed with that port, or listed without a port and
 // dialed on the default port of https (443) or, to loopback, of http (80).
 func dialAllowed(hosts []string, addr string) bool {
-	if hostlist.Lists(hosts, addr) {
-		return true
-	}
 	h, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
+	}
+	if hostlist.Lists(hosts, addr) {
+		return true
 	}
 	bare := h
 	if strings.Contains(h, ":") {

@@ -72,7 +72,8 @@ func describe(e Event) message {
 		add("Time", e.Time.UTC().Format(time.RFC3339))
 	}
 	if u, err := url.Parse(e.Link); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
-		m.link = u.String()
+		// Characters that end a link in some markup, percent-encoded.
+		m.link = strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", `"`, "%22", " ", "%20").Replace(u.String())
 	}
 	return m
 }
@@ -159,23 +160,47 @@ func slackPayload(m message) slackMessage {
 		blocks = append(blocks, b)
 	}
 	if m.link != "" {
-		// In <url|text> the URL ends at '|' or '>': a URL carries neither
-		// unescaped once url.Parse re-encoded it, but be sure.
-		link := strings.NewReplacer("|", "%7C", ">", "%3E", "<", "%3C").Replace(m.link)
-		blocks = append(blocks, slackBlock{Type: "context", Elements: []slackText{{Type: "mrkdwn", Text: "<" + esc(link) + "|Open in deploy-web>"}}})
+		// In <url|text> the URL ends at '|' or '>': describe encoded both.
+		blocks = append(blocks, slackBlock{Type: "context", Elements: []slackText{{Type: "mrkdwn", Text: "<" + esc(m.link) + "|Open in deploy-web>"}}})
 	}
 	return slackMessage{Text: esc(m.summary()), Blocks: blocks}
 }
 
 // teamsEscaper escapes what the Markdown subset of Adaptive Card text
-// gives meaning to: emphasis, links, lists and headings (backslash
-// escapes, as in CommonMark), and "{{" which would start a DATE()/TIME()
-// function. Adaptive Cards render no HTML.
+// gives meaning to anywhere in a line: emphasis, code, links (by their
+// brackets), and "{{" which would start a DATE()/TIME() function, with
+// CommonMark backslash escapes. Adaptive Cards render no HTML; < and > are
+// escaped anyway, for renderers that do.
 var teamsEscaper = strings.NewReplacer(
-	`\`, `\\`, "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`,
-	"`", "\\`", "~", `\~`, "#", `\#`, "{", `\{`, "}", `\}`, "<", `\<`, ">", `\>`, "|", `\|`,
-	"-", `\-`, "+", `\+`, "!", `\!`,
+	`\`, `\\`, "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "`", "\\`", "~", `\~`,
+	"{", `\{`, "}", `\}`, "<", `\<`, ">", `\>`,
 )
+
+// teamsEscape escapes s for an Adaptive Card TextBlock or Fact: the
+// characters above anywhere, and what starts a heading, a list or a quote
+// at the start of a line.
+func teamsEscape(s string) string {
+	lines := strings.Split(teamsEscaper.Replace(s), "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		lead := l[:len(l)-len(trimmed)]
+		switch {
+		case trimmed == "":
+		case strings.ContainsRune("#-+", rune(trimmed[0])):
+			lines[i] = lead + `\` + trimmed
+		default:
+			// "1. " starts an ordered list.
+			j := 0
+			for j < len(trimmed) && '0' <= trimmed[j] && trimmed[j] <= '9' {
+				j++
+			}
+			if j > 0 && j < len(trimmed) && (trimmed[j] == '.' || trimmed[j] == ')') {
+				lines[i] = lead + trimmed[:j] + `\` + trimmed[j:]
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 type teamsFact struct {
 	Title string `json:"title"`
@@ -220,7 +245,7 @@ type teamsMessage struct {
 // Teams Workflows ("post to a channel when a webhook request is received")
 // and incoming webhooks accept.
 func teamsPayload(m message) teamsMessage {
-	esc := teamsEscaper.Replace
+	esc := teamsEscape
 	body := []teamsElement{{Type: "TextBlock", Text: esc(m.title), Weight: "Bolder", Size: "Medium", Wrap: true}}
 	if m.text != "" {
 		body = append(body, teamsElement{Type: "TextBlock", Text: esc(m.text), Wrap: true})
