@@ -40,7 +40,7 @@ func TestDeliverUnlistedHostNoDial(t *testing.T) {
 	rcv := newReceiver(t, nil, nil)
 	listed := []string{rcv.host(t), "hooks.example"}
 	for _, target := range []string{
-		"http://127.0.0.2:1/x", // loopback, but not listed
+		"http://127.0.0.2:1/x",                                // loopback, but not listed
 		strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1), // same server, another name
 		"https://hooks.example.evil/x",
 		"https://evil.hooks.example/x",
@@ -143,7 +143,9 @@ func TestDeliverRetries(t *testing.T) {
 		wantWaits    func([]time.Duration) bool
 	}{
 		{name: "503 then 200", codes: []int{503, 200}, attempts: 4, wantStatus: 200, wantAttempts: 2,
-			wantWaits: func(w []time.Duration) bool { return len(w) == 1 && w[0] >= 500*time.Millisecond && w[0] <= time.Second }},
+			wantWaits: func(w []time.Duration) bool {
+				return len(w) == 1 && w[0] >= 500*time.Millisecond && w[0] <= time.Second
+			}},
 		{name: "5xx until given up", codes: []int{500, 502, 503, 504}, attempts: 3, wantStatus: 502 + 1, wantAttempts: 3, wantErr: true,
 			wantWaits: func(w []time.Duration) bool {
 				return len(w) == 2 && w[1] >= time.Second && w[1] <= 2*time.Second

@@ -181,6 +181,11 @@ func (s *Sender) Notify(ev Event) {
 // the Lease.
 func (s *Sender) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		// le.Run starts OnStartedLeading in a goroutine and returns
+		// without waiting for it: wait here, so that Run's return means
+		// the term's deliveries ended and its delivery logs are written.
+		var started atomic.Bool
+		termDone := make(chan struct{})
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: &resourcelock.LeaseLock{
 				LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: s.o.Namespace},
@@ -194,7 +199,11 @@ func (s *Sender) Run(ctx context.Context) error {
 			ReleaseOnCancel: true,
 			Name:            LeaseName,
 			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: s.lead,
+				OnStartedLeading: func(lctx context.Context) {
+					started.Store(true)
+					defer close(termDone)
+					s.lead(lctx)
+				},
 				OnStoppedLeading: func() { s.leading.Store(false) },
 			},
 		})
@@ -202,12 +211,18 @@ func (s *Sender) Run(ctx context.Context) error {
 			return fmt.Errorf("notify: lease: %w", err)
 		}
 		le.Run(ctx)
+		if started.Load() {
+			<-termDone
+		}
 	}
 	return nil
 }
 
 // lead delivers until ctx (the term) ends.
 func (s *Sender) lead(ctx context.Context) {
+	if ctx.Err() != nil {
+		return // a term that ended before it began
+	}
 	// What the previous holder sent, so that a restart or a handover does
 	// not send it again.
 	if keys, err := s.store.sentKeys(ctx); err != nil {
