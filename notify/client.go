@@ -34,22 +34,32 @@ type Dialer interface {
 	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// errNotListed is a dial the guard refused.
-var errNotListed = errors.New("not in notifications.hosts")
+// Resolver looks host names up; net.Resolver is one. Tests map names to
+// the addresses they want.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// The dial guard's refusals, never retried.
+var (
+	errNotListed  = errors.New("not in notifications.hosts")
+	errBadAddress = errors.New("a listed name may not lead there: list the address itself if it is really the receiver")
+)
 
 // newHTTPClient returns the client deliveries go through: no proxy (the
 // dial guard must see the receiver's own host), no redirects followed, and
-// a dial guard that refuses any address whose host is not listed, so that
-// nothing (a redirect, a proxy setting, a future code path) can reach an
-// unlisted host, or even resolve its name.
-func newHTTPClient(hosts []string, d Dialer) *http.Client {
+// a dial guard (guardedDial) that refuses any address whose host is not
+// listed, so that nothing (a redirect, a proxy setting, a future code
+// path) can reach an unlisted host, or even resolve its name. r nil is
+// net.DefaultResolver.
+func newHTTPClient(hosts []string, d Dialer, r Resolver) *http.Client {
+	if r == nil {
+		r = net.DefaultResolver
+	}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if !dialAllowed(hosts, addr) {
-				return nil, fmt.Errorf("notify: dial %s refused: %w", addr, errNotListed)
-			}
-			return d.DialContext(ctx, network, addr)
+			return guardedDial(ctx, hosts, d, r, network, addr)
 		},
 		TLSHandshakeTimeout:    RequestTimeout,
 		ResponseHeaderTimeout:  RequestTimeout,
@@ -81,6 +91,52 @@ func dialAllowed(hosts []string, addr string) bool {
 		bare = "[" + h + "]"
 	}
 	return (port == "443" || (port == "80" && loopback.Host(h))) && hostlist.Lists(hosts, bare)
+}
+
+// guardedDial dials addr only if its host is listed. A listed name is
+// resolved here, once, and its addresses checked (checkResolved) before
+// one is dialed by number: a name cannot point deliveries at this machine
+// or at a cloud metadata address, and a second lookup cannot answer
+// differently (DNS rebinding). TLS still verifies the certificate against
+// the name: the transport sets the server name from the URL.
+func guardedDial(ctx context.Context, hosts []string, d Dialer, r Resolver, network, addr string) (net.Conn, error) {
+	if !dialAllowed(hosts, addr) {
+		return nil, fmt.Errorf("notify: dial %s refused: %w", addr, errNotListed)
+	}
+	host, port, _ := net.SplitHostPort(addr) // dialAllowed parsed it
+	if net.ParseIP(host) != nil {
+		return d.DialContext(ctx, network, addr) // an address listed as such
+	}
+	ips, err := r.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("notify: resolve %s: %w", host, err)
+	}
+	lastErr := fmt.Errorf("notify: %s has no address", host)
+	for _, ip := range ips {
+		if err := checkResolved(host, ip.IP); err != nil {
+			lastErr = err
+			continue
+		}
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+// checkResolved says why a listed name may not be dialed at ip: a
+// loopback address unless the name is localhost, a link-local address
+// (169.254.169.254 is the cloud metadata service), an unspecified or a
+// multicast address.
+func checkResolved(host string, ip net.IP) error {
+	switch {
+	case ip.IsLoopback() && !loopback.Host(host),
+		ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), ip.IsUnspecified(), ip.IsMulticast():
+		return fmt.Errorf("notify: %s resolves to %s: %w", host, ip, errBadAddress)
+	}
+	return nil
 }
 
 // request is one message to one receiver.
@@ -204,7 +260,7 @@ func tryOnce(ctx context.Context, c *http.Client, hosts []string, now func() tim
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		a := attempt{latency: time.Since(start), retry: !errors.Is(err, errNotListed), err: fmt.Errorf("notify: POST %s: %s", r.publicURL, redact(err, r.secret))}
+		a := attempt{latency: time.Since(start), retry: !errors.Is(err, errNotListed) && !errors.Is(err, errBadAddress), err: fmt.Errorf("notify: POST %s: %s", r.publicURL, redact(err, r.secret))}
 		return a
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))

@@ -2,6 +2,8 @@ package notify
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +16,7 @@ func TestDeliverSignedToListedHost(t *testing.T) {
 	d := &countingDialer{}
 	var p testPolicy
 	body := []byte(`{"summary":"checkout is degraded"}`)
-	res := deliver(context.Background(), newHTTPClient([]string{rcv.host(t)}, d), []string{rcv.host(t)}, p.policy(3),
+	res := deliver(context.Background(), newHTTPClient([]string{rcv.host(t)}, d, nil), []string{rcv.host(t)}, p.policy(3),
 		request{url: rcv.URL + "/hook", publicURL: rcv.URL + "/hook", body: body, key: key, delivery: "d1", secret: string(key)})
 	if res.Err != nil || res.Status != 200 || res.Attempts != 1 {
 		t.Fatalf("deliver = %+v, want status 200 in 1 attempt", res)
@@ -51,7 +53,7 @@ func TestDeliverUnlistedHostNoDial(t *testing.T) {
 	} {
 		d := &countingDialer{}
 		var p testPolicy
-		res := deliver(context.Background(), newHTTPClient(listed, d), listed, p.policy(3), request{url: target, publicURL: target, body: []byte("{}")})
+		res := deliver(context.Background(), newHTTPClient(listed, d, nil), listed, p.policy(3), request{url: target, publicURL: target, body: []byte("{}")})
 		if res.Err == nil {
 			t.Errorf("deliver(%s) succeeded, want refused", target)
 		}
@@ -93,7 +95,7 @@ func TestDialGuard(t *testing.T) {
 	// Through the transport: a listed URL whose dial is redirected (as a
 	// proxy or a future code path might) to an unlisted address fails.
 	d := &countingDialer{}
-	c := newHTTPClient([]string{"hooks.example"}, d)
+	c := newHTTPClient([]string{"hooks.example"}, d, nil)
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:9/", nil)
 	if _, err := c.Do(req); err == nil || !strings.Contains(err.Error(), "not in notifications.hosts") {
 		t.Errorf("Do(unlisted) error = %v, want the dial guard's refusal", err)
@@ -113,7 +115,7 @@ func TestDeliverRedirectNotFollowed(t *testing.T) {
 	})
 	hosts := []string{listed.host(t)}
 	var p testPolicy
-	res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}), hosts, p.policy(3), request{url: listed.URL, publicURL: listed.URL, body: []byte("{}")})
+	res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}, nil), hosts, p.policy(3), request{url: listed.URL, publicURL: listed.URL, body: []byte("{}")})
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "redirects are not followed") || !strings.Contains(res.Err.Error(), other.host(t)) {
 		t.Errorf("deliver error = %v, want a redirect not followed, naming %s", res.Err, other.host(t))
 	}
@@ -125,7 +127,7 @@ func TestDeliverRedirectNotFollowed(t *testing.T) {
 	}
 	// Even with the redirect target listed, nothing follows the redirect.
 	hosts = append(hosts, other.host(t))
-	res = deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}), hosts, p.policy(3), request{url: listed.URL, publicURL: listed.URL, body: []byte("{}")})
+	res = deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}, nil), hosts, p.policy(3), request{url: listed.URL, publicURL: listed.URL, body: []byte("{}")})
 	if res.Err == nil || other.count() != 0 {
 		t.Errorf("deliver with both listed = %+v, target got %d requests; want a failure and 0", res, other.count())
 	}
@@ -169,7 +171,7 @@ func TestDeliverRetries(t *testing.T) {
 			})
 			hosts := []string{rcv.host(t)}
 			var p testPolicy
-			res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}), hosts, p.policy(tt.attempts), request{url: rcv.URL, publicURL: rcv.URL, body: []byte("{}")})
+			res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}, nil), hosts, p.policy(tt.attempts), request{url: rcv.URL, publicURL: rcv.URL, body: []byte("{}")})
 			if res.Status != tt.wantStatus || res.Attempts != tt.wantAttempts || (res.Err != nil) != tt.wantErr {
 				t.Errorf("deliver = %+v, want status %d, %d attempts, error %v", res, tt.wantStatus, tt.wantAttempts, tt.wantErr)
 			}
@@ -196,7 +198,7 @@ func TestDeliverResponseCapped(t *testing.T) {
 	})
 	hosts := []string{rcv.host(t)}
 	var p testPolicy
-	res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}), hosts, p.policy(1), request{url: rcv.URL, publicURL: rcv.URL, body: []byte("{}")})
+	res := deliver(context.Background(), newHTTPClient(hosts, &countingDialer{}, nil), hosts, p.policy(1), request{url: rcv.URL, publicURL: rcv.URL, body: []byte("{}")})
 	if res.Err != nil || res.Status != 200 {
 		t.Errorf("deliver = %+v, want 200", res)
 	}
@@ -226,6 +228,63 @@ func TestParseRetryAfter(t *testing.T) {
 	for v, want := range tests {
 		if got := parseRetryAfter(v, now); got != want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// fakeResolver answers from a map.
+type fakeResolver map[string][]string
+
+func (f fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	addrs, ok := f[host]
+	if !ok {
+		return nil, fmt.Errorf("no such host %s", host)
+	}
+	var out []net.IPAddr
+	for _, a := range addrs {
+		out = append(out, net.IPAddr{IP: net.ParseIP(a)})
+	}
+	return out, nil
+}
+
+// TestDialResolvedAddressChecked: a listed name that resolves to this
+// machine or to the metadata service is not dialed; localhost is; the
+// dial goes to the address resolved once, by number.
+func TestDialResolvedAddressChecked(t *testing.T) {
+	rcv := newReceiver(t, nil, nil)
+	_, port, _ := net.SplitHostPort(rcv.host(t))
+	tests := []struct {
+		name     string
+		resolves []string
+		wantDial []string
+	}{
+		{"localhost", []string{"127.0.0.1"}, []string{"127.0.0.1:" + port}},
+		{"hooks.example", []string{"127.0.0.1"}, nil},
+		{"metadata.example", []string{"169.254.169.254"}, nil},
+		{"zero.example", []string{"0.0.0.0"}, nil},
+		{"v6.example", []string{"::1", "fe80::1"}, nil},
+		// The refused address is skipped, the good one dialed.
+		{"localhost", []string{"169.254.169.254", "127.0.0.1"}, []string{"127.0.0.1:" + port}},
+	}
+	for _, tt := range tests {
+		d := &countingDialer{}
+		hosts := []string{tt.name + ":" + port}
+		var p testPolicy
+		scheme := "https" // never dialed: the guard refuses first
+		if tt.name == "localhost" {
+			scheme = "http"
+		}
+		target := scheme + "://" + tt.name + ":" + port + "/"
+		c := newHTTPClient(hosts, d, fakeResolver{tt.name: tt.resolves})
+		res := deliver(context.Background(), c, hosts, p.policy(3), request{url: target, publicURL: target, body: []byte("{}")})
+		if got := d.dialed(); fmt.Sprint(got) != fmt.Sprint(tt.wantDial) {
+			t.Errorf("%s -> %v: dialed %v, want %v", tt.name, tt.resolves, got, tt.wantDial)
+		}
+		if wantOK := tt.wantDial != nil; (res.Err == nil) != wantOK {
+			t.Errorf("%s -> %v: deliver = %+v, want ok %v", tt.name, tt.resolves, res, wantOK)
+		}
+		if tt.wantDial == nil && (res.Attempts != 1 || !strings.Contains(res.Err.Error(), "may not lead there")) {
+			t.Errorf("%s -> %v: deliver = %+v, want one attempt refused by the guard", tt.name, tt.resolves, res)
 		}
 	}
 }

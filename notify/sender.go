@@ -61,6 +61,8 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Dialer opens connections (a net.Dialer); tests count dials.
 	Dialer Dialer
+	// Resolver looks listed names up (net.DefaultResolver).
+	Resolver Resolver
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Log gets one line per delivery (no URL secret, no key).
@@ -146,7 +148,7 @@ func NewSender(kube kubernetes.Interface, store *Store, o Options) (*Sender, err
 	o.Hosts = slices.Clone(o.Hosts)
 	return &Sender{
 		kube: kube, store: store, o: o,
-		client:  newHTTPClient(o.Hosts, o.Dialer),
+		client:  newHTTPClient(o.Hosts, o.Dialer, o.Resolver),
 		retry:   retryPolicy{maxAttempts: o.MaxAttempts, backoff: o.Backoff, maxBackoff: o.MaxBackoff, maxRetryAfter: o.MaxRetryAfter, sleep: o.sleep, now: o.Now},
 		queue:   make(chan Event, o.QueueSize),
 		dedup:   newDedup(o.DedupSize, o.DedupTTL),

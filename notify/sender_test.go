@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -290,5 +291,39 @@ func TestSecretNeverShown(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("outputs lack %q (the failures must still be explained):\n%s", want, joined)
 		}
+	}
+}
+
+// TestSendTest: the "send test" button works from any replica, leading
+// or not, signs like any delivery and is logged at once.
+func TestSendTest(t *testing.T) {
+	key := "hmac-key-test-button"
+	rcv := newReceiver(t, []byte(key), nil)
+	hosts := []string{rcv.host(t)}
+	kube := fake.NewClientset()
+	putSecret(t, kube, "notify-keys", map[string]string{"k": key})
+	store := NewStore(kube, testNS, hosts)
+	createSub(t, store, Subscription{ID: "s1", Scope: Scope{App: "checkout", Environment: "prod"}, Triggers: []Trigger{{Type: TriggerDrift}},
+		Provider: ProviderWebhook, URL: rcv.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "k"}, Author: "ada"})
+	s, err := NewSender(kube, store, Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := s.SendTest(context.Background(), "s1")
+	if err != nil || entry.Status != 200 || entry.Error != "" || entry.Trigger != TriggerTest {
+		t.Fatalf("SendTest = %+v, %v; want status 200, trigger test", entry, err)
+	}
+	if rcv.count() != 1 || len(rcv.signatureErrors()) > 0 {
+		t.Errorf("receiver got %d requests, signature errors %v; want 1, none", rcv.count(), rcv.signatureErrors())
+	}
+	if !strings.Contains(string(rcv.bodies[0]), `"environment":"prod"`) {
+		t.Errorf("test message %s does not carry the subscription's scope", rcv.bodies[0])
+	}
+	log, err := store.DeliveryLog(context.Background(), "s1")
+	if err != nil || len(log) != 1 || log[0].Trigger != TriggerTest {
+		t.Errorf("DeliveryLog = %+v, %v; want the test entry", log, err)
+	}
+	if _, err := s.SendTest(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SendTest(nope) = %v, want ErrNotFound", err)
 	}
 }
