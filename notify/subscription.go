@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,10 @@ const (
 // triggerTypes are the types a subscription may list, in display order.
 var triggerTypes = []TriggerType{TriggerDegraded, TriggerRecovered, TriggerApplyFailed, TriggerAutoSyncFailed,
 	TriggerDrift, TriggerFreezeStart, TriggerFreezeEnd, TriggerPromotionRequested}
+
+// TriggerTypes returns the triggers a subscription may list, in display
+// order (for a form's choices).
+func TriggerTypes() []TriggerType { return slices.Clone(triggerTypes) }
 
 // Trigger is one thing a subscription asks to be told about. For is only
 // for degraded: the App must still be degraded For seconds after it became
