@@ -125,3 +125,28 @@ func TestDeliveryLogBounded(t *testing.T) {
 		t.Errorf("sentKeys has %d keys, last %v; want %d, the newest last", len(keys), keys[len(keys)-1], sentKeys)
 	}
 }
+
+func TestStoreByteBound(t *testing.T) {
+	ctx := context.Background()
+	long := "https://hooks.example/" + strings.Repeat("a", MaxURLLength-len("https://hooks.example/"))
+	one := func(i int) Subscription {
+		return Subscription{ID: fmt.Sprintf("s%03d", i), Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: long, Author: "ada"}
+	}
+	size, _ := marshal(one(0))
+	// Just under the bound: one more long subscription crosses it.
+	var subs []Subscription
+	for i := range (maxStoreBytes - len(size)/2) / (len(size) + 1) {
+		subs = append(subs, one(i))
+	}
+	b, err := marshal(subs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SubscriptionsConfigMap, Namespace: testNS},
+		Data: map[string]string{subscriptionsKey: string(b)}})
+	_, err = NewStore(kube, testNS, []string{"hooks.example"}).Create(ctx, Subscription{ID: "one-more", Triggers: []Trigger{{Type: TriggerDrift}},
+		Provider: ProviderSlack, URL: long, Author: "ada"})
+	if err == nil || !strings.Contains(err.Error(), "bytes") {
+		t.Errorf("Create beyond %d bytes = %v, want refused", maxStoreBytes, err)
+	}
+}
