@@ -217,6 +217,7 @@ func (s *Sender) Run(ctx context.Context) error {
 			<-termDone
 		}
 	}
+	s.client.CloseIdleConnections()
 	return nil
 }
 
