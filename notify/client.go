@@ -139,6 +139,17 @@ func checkResolved(host string, ip net.IP) error {
 	return nil
 }
 
+// urlListed reports whether u's host is listed: as the URL spells it, or,
+// for https on port 443 spelled out (Teams Workflows URLs are), as the
+// bare host, which dialAllowed lists on 443 too.
+func urlListed(hosts []string, u *url.URL) bool {
+	if hostlist.Lists(hosts, u.Host) {
+		return true
+	}
+	bare, _ := strings.CutSuffix(u.Host, ":443")
+	return u.Scheme == "https" && bare != u.Host && hostlist.Lists(hosts, bare)
+}
+
 // request is one message to one receiver.
 type request struct {
 	url       string // with the Secret's part: never logged
@@ -232,7 +243,7 @@ func tryOnce(ctx context.Context, c *http.Client, hosts []string, now func() tim
 	if u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname())) {
 		return attempt{err: fmt.Errorf("notify: %s: scheme %q refused: https only (plain http only to localhost)", r.publicURL, u.Scheme)}
 	}
-	if !hostlist.Lists(hosts, u.Host) {
+	if !urlListed(hosts, u) {
 		return attempt{err: fmt.Errorf("notify: %s: host %q is not in notifications.hosts: nothing was sent", r.publicURL, u.Host)}
 	}
 	actx, cancel := context.WithTimeout(ctx, RequestTimeout)
@@ -263,8 +274,7 @@ func tryOnce(ctx context.Context, c *http.Client, hosts []string, now func() tim
 		a := attempt{latency: time.Since(start), retry: !errors.Is(err, errNotListed) && !errors.Is(err, errBadAddress), err: fmt.Errorf("notify: POST %s: %s", r.publicURL, redact(err, r.secret))}
 		return a
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
-	resp.Body.Close()
+	drain(resp.Body)
 	a := attempt{status: resp.StatusCode, latency: time.Since(start)}
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
@@ -284,6 +294,14 @@ func tryOnce(ctx context.Context, c *http.Client, hosts []string, now func() tim
 		a.err = fmt.Errorf("notify: POST %s: answered %d: not retried; check the URL and the receiver's configuration", r.publicURL, s)
 	}
 	return a
+}
+
+// drain reads at most MaxResponseBytes of body (so that a short answer
+// leaves the connection reusable), discards them and closes body.
+func drain(body io.ReadCloser) int64 {
+	n, _ := io.Copy(io.Discard, io.LimitReader(body, MaxResponseBytes))
+	body.Close()
+	return n
 }
 
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date; 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +286,50 @@ func TestDialResolvedAddressChecked(t *testing.T) {
 		}
 		if tt.wantDial == nil && (res.Attempts != 1 || !strings.Contains(res.Err.Error(), "may not lead there")) {
 			t.Errorf("%s -> %v: deliver = %+v, want one attempt refused by the guard", tt.name, tt.resolves, res)
+		}
+	}
+}
+
+// endless is a response body that never ends, counting what was read.
+type endless struct{ read int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+func (e *endless) Close() error { return nil }
+
+func TestDrainCapped(t *testing.T) {
+	body := &endless{}
+	if n := drain(body); n != MaxResponseBytes || body.read > MaxResponseBytes+32<<10 {
+		t.Errorf("drain(endless) = %d, read %d bytes; want %d, about as many read", n, body.read, MaxResponseBytes)
+	}
+}
+
+func TestURLListed(t *testing.T) {
+	tests := []struct {
+		hosts []string
+		url   string
+		want  bool
+	}{
+		{[]string{"prod-1.logic.azure.com"}, "https://prod-1.logic.azure.com:443/workflows/x", true},
+		{[]string{"prod-1.logic.azure.com"}, "https://prod-1.logic.azure.com/workflows/x", true},
+		{[]string{"prod-1.logic.azure.com:443"}, "https://prod-1.logic.azure.com:443/workflows/x", true},
+		{[]string{"prod-1.logic.azure.com"}, "http://prod-1.logic.azure.com:443/x", false},
+		{[]string{"prod-1.logic.azure.com"}, "https://prod-1.logic.azure.com:8443/x", false},
+		{[]string{"prod-1.logic.azure.com"}, "https://prod-1.logic.azure.com.evil:443/x", false},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := urlListed(tt.hosts, u); got != tt.want {
+			t.Errorf("urlListed(%q, %s) = %v, want %v", tt.hosts, tt.url, got, tt.want)
 		}
 	}
 }

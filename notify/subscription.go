@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 )
 
@@ -208,7 +207,7 @@ func checkURL(raw string, hosts []string) error {
 		return errors.New("has userinfo: put credentials in the Secret (secretRef)")
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return errors.New("has a fragment (#...)")
-	case !hostlist.Lists(hosts, u.Host):
+	case !urlListed(hosts, u):
 		return fmt.Errorf("host %q is not in notifications.hosts: ask an administrator to list it", u.Host)
 	}
 	return nil
