@@ -172,10 +172,10 @@ type retryPolicy struct {
 	now   func() time.Time
 }
 
-// Result is the outcome of a delivery: the last attempt's status code (0
+// result is the outcome of a delivery: the last attempt's status code (0
 // when none came back) and latency, how many attempts, and the error
 // (redacted) if it failed.
-type Result struct {
+type result struct {
 	Status   int
 	Latency  time.Duration
 	Attempts int
@@ -194,8 +194,8 @@ type attempt struct {
 // deliver sends r, retrying network errors, 429 and 5xx with exponential
 // backoff and jitter (429's Retry-After honoured, capped), never another
 // 4xx or a 3xx.
-func deliver(ctx context.Context, c *http.Client, hosts []string, p retryPolicy, r request) Result {
-	var res Result
+func deliver(ctx context.Context, c *http.Client, hosts []string, p retryPolicy, r request) result {
+	var res result
 	for {
 		res.Attempts++
 		a := tryOnce(ctx, c, hosts, p.now, r)
