@@ -68,8 +68,8 @@ func TestOnControlPlane(t *testing.T) {
 		createSub(t, NewStore(admin, testNS, hosts), Subscription{ID: "checkout", Scope: Scope{App: "checkout"},
 			Triggers: []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}, Provider: ProviderWebhook, URL: rcv.URL + "/hook",
 			SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
-		r1, stop1 := startSender(t, client(), hosts, "replica-1", nil)
-		r2, stop2 := startSender(t, client(), hosts, "replica-2", nil)
+		r1, stop1 := startSender(t, client(), hosts, "replica-1", nil, nil)
+		r2, stop2 := startSender(t, client(), hosts, "replica-2", nil, nil)
 		waitFor(t, "a leader", func() bool { return r1.Leading() || r2.Leading() })
 		if r1.Leading() && r2.Leading() {
 			t.Fatal("both replicas lead")

@@ -57,12 +57,19 @@ type Options struct {
 	// keys, 7 days).
 	DedupSize int
 	DedupTTL  time.Duration
-	// Lease timings (15s, 10s, 2s).
+	// Lease timings (15s, 10s, 5s): the holder writes the Lease every
+	// RetryPeriod; a crashed holder is replaced within LeaseDuration.
+	// (A holder that stops cleanly releases the Lease at once.)
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Dialer opens connections (a net.Dialer); tests count dials.
 	Dialer Dialer
 	// Resolver looks listed names up (net.DefaultResolver).
 	Resolver Resolver
+	// OnLead, if set, is called (in its own goroutine) each time this
+	// replica starts to deliver: the place to Notify the current state
+	// again (Apps degraded now), as events seen while no replica led were
+	// dropped. What went out before is not sent twice.
+	OnLead func(ctx context.Context)
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Log gets one line per delivery (no URL secret, no key).
@@ -119,7 +126,7 @@ func NewSender(kube kubernetes.Interface, store *Store, o Options) (*Sender, err
 	def(&o.DedupTTL, 7*24*time.Hour)
 	def(&o.LeaseDuration, 15*time.Second)
 	def(&o.RenewDeadline, 10*time.Second)
-	def(&o.RetryPeriod, 2*time.Second)
+	def(&o.RetryPeriod, 5*time.Second)
 	defInt(&o.MaxAttempts, 4)
 	defInt(&o.QueueSize, 1000)
 	defInt(&o.Workers, 2)
@@ -243,6 +250,9 @@ func (s *Sender) lead(ctx context.Context) {
 	}
 	s.leading.Store(true)
 	defer s.leading.Store(false)
+	if s.o.OnLead != nil {
+		go s.o.OnLead(ctx)
+	}
 
 	jobs := make(chan job)
 	var wg sync.WaitGroup

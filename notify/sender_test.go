@@ -51,12 +51,12 @@ func putSecret(t *testing.T, kube kubernetes.Interface, name string, data map[st
 
 // startSender runs a sender until the returned stop is called; stop waits
 // for Run to end (which writes the delivery logs).
-func startSender(t *testing.T, kube kubernetes.Interface, hosts []string, identity string, log *slog.Logger) (*Sender, func()) {
+func startSender(t *testing.T, kube kubernetes.Interface, hosts []string, identity string, log *slog.Logger, onLead func(context.Context)) (*Sender, func()) {
 	t.Helper()
 	s, err := NewSender(kube, NewStore(kube, testNS, hosts), Options{
 		Namespace: testNS, Hosts: hosts, Identity: identity, Workers: 1, MaxAttempts: 2, Backoff: time.Millisecond,
 		FlushInterval: 200 * time.Millisecond, LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond,
-		Log: log,
+		Log: log, OnLead: onLead,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestSenderDedupAcrossRestart(t *testing.T) {
 		Provider: ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
 
 	ev := Event{Trigger: TriggerApplyFailed, App: "checkout", Cluster: "c1", Namespace: "shop", Revision: "r1", Message: "apply failed"}
-	s1, stop1 := startSender(t, kube, hosts, "replica-a", nil)
+	s1, stop1 := startSender(t, kube, hosts, "replica-a", nil, nil)
 	waitFor(t, "replica-a to lead", s1.Leading)
 	s1.Notify(ev)
 	s1.Notify(ev)
@@ -134,8 +134,17 @@ func TestSenderDedupAcrossRestart(t *testing.T) {
 	}
 
 	// A new sender (a restart): r1 and r2 went out before; r3 is new.
-	s2, _ := startSender(t, kube, hosts, "replica-b", nil)
-	waitFor(t, "replica-b to lead", s2.Leading)
+	// On OnLead the wiring replays the current state: here, both events.
+	led := make(chan struct{}, 1)
+	s2, _ := startSender(t, kube, hosts, "replica-b", nil, func(context.Context) { led <- struct{}{} })
+	select {
+	case <-led:
+	case <-time.After(20 * time.Second):
+		t.Fatal("OnLead was not called")
+	}
+	if !s2.Leading() {
+		t.Fatal("OnLead called while not leading")
+	}
 	s2.Notify(ev)
 	s2.Notify(marker)
 	third := ev
@@ -185,7 +194,7 @@ func TestSenderDebounceAndRecovered(t *testing.T) {
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "s1", Triggers: []Trigger{{Type: TriggerDegraded, For: 1}, {Type: TriggerRecovered}},
 		Provider: ProviderSlack, URL: rcv.URL, Author: "ada"})
-	s, _ := startSender(t, kube, hosts, "replica-a", nil)
+	s, _ := startSender(t, kube, hosts, "replica-a", nil, nil)
 	waitFor(t, "lead", s.Leading)
 	app := Event{App: "checkout", Cluster: "c1", Namespace: "shop", Revision: "r1"}
 	deg, rec := app, app
@@ -231,7 +240,7 @@ func TestSecretNeverShown(t *testing.T) {
 		createSub(t, store, sub)
 	}
 	var logs syncBuffer
-	s, stop := startSender(t, kube, hosts, "replica-a", slog.New(slog.NewJSONHandler(&logs, nil)))
+	s, stop := startSender(t, kube, hosts, "replica-a", slog.New(slog.NewJSONHandler(&logs, nil)), nil)
 	waitFor(t, "lead", s.Leading)
 	var outputs []string
 	for _, sub := range subs {
