@@ -26,8 +26,13 @@ import (
 // LeaseName is the Lease whose holder is the one replica that sends.
 const LeaseName = "deploy-web-notify"
 
-// maxSecretBytes bounds a Secret value the sender reads.
-const maxSecretBytes = 4 << 10
+// Bounds of a Secret value the sender reads.
+const (
+	maxSecretBytes = 4 << 10
+	// MinHMACKeyBytes is the shortest webhook key accepted: 32 random
+	// bytes (openssl rand -hex 32) are recommended.
+	MinHMACKeyBytes = 16
+)
 
 // Options configure a Sender; zero fields take the defaults named.
 type Options struct {
@@ -457,6 +462,9 @@ func (s *Sender) request(ctx context.Context, sub Subscription, ev Event, delive
 	}
 	r.secret = secret
 	if sub.Provider == ProviderWebhook {
+		if len(secret) < MinHMACKeyBytes {
+			return r, fmt.Errorf("notify: subscription %q: the HMAC key in Secret %s key %s is shorter than %d bytes: store a random one (openssl rand -hex 32)", sub.ID, sub.SecretRef.Name, sub.SecretRef.Key, MinHMACKeyBytes)
+		}
 		r.key = []byte(secret)
 		return r, nil
 	}

@@ -100,7 +100,7 @@ func createSub(t *testing.T, store *Store, sub Subscription) Subscription {
 // TestSenderDedupAcrossRestart: one message per (subscription, App,
 // trigger, revision), also after the sender restarts.
 func TestSenderDedupAcrossRestart(t *testing.T) {
-	key := "hmac-key-d3dup"
+	key := "hmac-key-d3dup-0123456789"
 	rcv := newReceiver(t, []byte(key), nil)
 	hosts := []string{rcv.host(t)}
 	kube := fake.NewClientset()
@@ -222,11 +222,11 @@ func TestSenderDebounceAndRecovered(t *testing.T) {
 // whatever goes wrong.
 func TestSecretNeverShown(t *testing.T) {
 	const slackSecret = "T0SECRET/B0SECRET/xoxSECRETtoken"
-	const hmacKey = "hmacSECRETkey"
+	const hmacKey = "hmacSECRETkey-0123456789"
 	bad := newReceiver(t, nil, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) })
 	hosts := []string{bad.host(t), "127.0.0.1:1"}
 	kube := fake.NewClientset()
-	putSecret(t, kube, "notify-keys", map[string]string{"slack": slackSecret + "\n", "hmac": hmacKey, "hop": "@evil.example/" + slackSecret})
+	putSecret(t, kube, "notify-keys", map[string]string{"slack": slackSecret + "\n", "hmac": hmacKey, "hop": "@evil.example/" + slackSecret, "weak": "SECRETshort"})
 	store := NewStore(kube, testNS, hosts)
 	subs := []Subscription{
 		{ID: "rejected", Provider: ProviderSlack, URL: bad.URL + "/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack"}},
@@ -234,6 +234,7 @@ func TestSecretNeverShown(t *testing.T) {
 		{ID: "hop", Provider: ProviderSlack, URL: bad.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "hop"}},
 		{ID: "webhook", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "hmac"}},
 		{ID: "nokey", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "absent"}},
+		{ID: "weak", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "weak"}},
 	}
 	for _, sub := range subs {
 		sub.Triggers, sub.Author = []Trigger{{Type: TriggerDrift}}, "ada"
@@ -258,7 +259,7 @@ func TestSecretNeverShown(t *testing.T) {
 	stop()
 	if n := bad.count(); n != 4 {
 		// rejected and webhook: test + drift; refused: no server; hop and
-		// nokey: never sent.
+		// nokey and weak: never sent.
 		t.Errorf("receiver got %d requests, want 4", n)
 	}
 	if got := bad.bodies; len(got) > 0 && !strings.Contains(bad.headers[0].Get("User-Agent"), "deploy-web") {
@@ -279,7 +280,7 @@ func TestSecretNeverShown(t *testing.T) {
 	}
 	b, _ := json.Marshal(all)
 	outputs = append(outputs, string(b))
-	for _, id := range []string{"rejected", "refused", "hop", "webhook", "nokey"} {
+	for _, id := range []string{"rejected", "refused", "hop", "webhook", "nokey", "weak"} {
 		l, err := store.DeliveryLog(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -291,12 +292,12 @@ func TestSecretNeverShown(t *testing.T) {
 		outputs = append(outputs, string(b))
 	}
 	joined := strings.Join(outputs, "\n")
-	for _, secret := range []string{slackSecret, "xoxSECRETtoken", hmacKey, "T0SECRET"} {
+	for _, secret := range []string{slackSecret, "xoxSECRETtoken", hmacKey, "T0SECRET", "SECRETshort"} {
 		if strings.Contains(joined, secret) {
 			t.Errorf("output holds the secret %q:\n%s", secret, joined)
 		}
 	}
-	for _, want := range []string{"answered 400", "connection refused", "does not make a URL on host", "no such key"} {
+	for _, want := range []string{"answered 400", "connection refused", "does not make a URL on host", "no such key", "shorter than 16 bytes"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("outputs lack %q (the failures must still be explained):\n%s", want, joined)
 		}
