@@ -1,0 +1,186 @@
+package timeline
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Query returns the entries of one App that overlap [since, until)
+// (an entry folded over a span counts from Time to Last), oldest first,
+// the time axis' order. A zero since or until leaves that side open.
+// It waits for the shards to be loaded, or ctx.
+func (s *Store) Query(ctx context.Context, app App, since, until time.Time) ([]Entry, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	oldest := s.opts.Now().Add(-s.lim.MaxAge)
+	if since.Before(oldest) {
+		since = oldest
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	l := s.logs[app]
+	if l == nil {
+		return nil, nil
+	}
+	var out []Entry
+	for _, e := range l.entries {
+		if e.LastTime().Before(since) || !until.IsZero() && !e.Time.Before(until) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Store) wait(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("timeline: the timeline is not loaded yet: %w", ctx.Err())
+	}
+}
+
+// Filter selects entries across the fleet. Empty fields match everything.
+type Filter struct {
+	Cluster, Namespace, App string
+	// Kinds keeps entries of these kinds only.
+	Kinds []Kind
+	// Since (inclusive) and Until (exclusive) bound the entries' Time.
+	Since, Until time.Time
+	// Limit is the page size: DefaultLimit when 0, at most MaxLimit.
+	Limit int
+	// Continue is the Page.Continue of the previous page.
+	Continue string
+}
+
+// Page sizes of Fleet.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+	// maxContinueBytes bounds a continue token (it comes from a URL).
+	maxContinueBytes = 2048
+)
+
+// FleetPage is one page of entries, newest first; Continue is empty on
+// the last page.
+type FleetPage struct {
+	Entries  []Entry `json:"entries"`
+	Continue string  `json:"continue,omitempty"`
+}
+
+// cursor is the position after the last entry of a page: its sort key.
+type cursor struct {
+	T int64  `json:"t"`
+	C string `json:"c"`
+	N string `json:"n"`
+	A string `json:"a"`
+	K Kind   `json:"k"`
+	F string `json:"f"`
+	O string `json:"o"`
+	R string `json:"r"`
+}
+
+func cursorOf(e *Entry) cursor {
+	return cursor{T: e.Time.UnixMilli(), C: e.App.Cluster, N: e.App.Namespace, A: e.App.Name, K: e.Kind, F: e.From, O: e.To, R: e.Ref}
+}
+
+// compareFleet orders the feed: newest first, then by App, then (for
+// entries of one App at one instant) in reverse of the App's own order.
+func compareFleet(a, b cursor) int {
+	return cmp.Or(cmp.Compare(b.T, a.T), cmp.Compare(a.C, b.C), cmp.Compare(a.N, b.N), cmp.Compare(a.A, b.A),
+		cmp.Compare(b.K, a.K), cmp.Compare(b.F, a.F), cmp.Compare(b.O, a.O), cmp.Compare(b.R, a.R))
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c) // a struct of strings and an int: cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads a continue token, which comes from a client.
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	if len(s) > maxContinueBytes {
+		return c, fmt.Errorf("timeline: continue token of %d bytes (at most %d): start again without it", len(s), maxContinueBytes)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		return c, fmt.Errorf("timeline: continue token is not one this server made: start again without it")
+	}
+	return c, nil
+}
+
+// Fleet returns one page of the fleet's entries matching f, newest first.
+// A continue token that is not one Fleet made is an error.
+func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
+	if err := s.wait(ctx); err != nil {
+		return FleetPage{}, err
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	var after *cursor
+	if f.Continue != "" {
+		c, err := decodeCursor(f.Continue)
+		if err != nil {
+			return FleetPage{}, err
+		}
+		after = &c
+	}
+	since := f.Since
+	if oldest := s.opts.Now().Add(-s.lim.MaxAge); since.Before(oldest) {
+		since = oldest
+	}
+	kind := func(Kind) bool { return true }
+	if len(f.Kinds) > 0 {
+		kind = func(k Kind) bool { return slices.Contains(f.Kinds, k) }
+	}
+	type cand struct {
+		e *Entry
+		c cursor
+	}
+	var cands []cand
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for app, l := range s.logs {
+		if f.Cluster != "" && app.Cluster != f.Cluster || f.Namespace != "" && app.Namespace != f.Namespace || f.App != "" && app.Name != f.App {
+			continue
+		}
+		n := 0
+		for i := len(l.entries) - 1; i >= 0 && n <= limit; i-- {
+			e := &l.entries[i]
+			if e.Time.Before(since) {
+				break
+			}
+			if !f.Until.IsZero() && !e.Time.Before(f.Until) || !kind(e.Kind) {
+				continue
+			}
+			c := cursorOf(e)
+			if after != nil && compareFleet(c, *after) <= 0 {
+				continue
+			}
+			cands = append(cands, cand{e, c})
+			n++
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return compareFleet(a.c, b.c) })
+	var page FleetPage
+	for _, c := range cands[:min(len(cands), limit)] {
+		page.Entries = append(page.Entries, *c.e)
+	}
+	if len(cands) > limit {
+		page.Continue = encodeCursor(cands[limit-1].c)
+	}
+	return page, nil
+}
