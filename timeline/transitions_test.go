@@ -55,7 +55,9 @@ func TestTransitions(t *testing.T) {
 			with(func(s *State) { s.Containers[0].Waiting = ReasonCrashLoopBackOff }), nil},
 		{"new pod is not a restart", healthy, with(func(s *State) { s.Containers = []Container{{Pod: "checkout-b", Name: "app"}} }), nil},
 		{"new pod that restarted already", healthy,
-			with(func(s *State) { s.Containers = append(s.Containers, Container{Pod: "checkout-b", Name: "app", Restarts: 1}) }),
+			with(func(s *State) {
+				s.Containers = append(s.Containers, Container{Pod: "checkout-b", Name: "app", Restarts: 1})
+			}),
 			[]Entry{entry(KindRestart, "0", "1", "", "checkout-b/app")}},
 		{"containers in pod, name order", healthy,
 			with(func(s *State) {
