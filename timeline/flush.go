@@ -52,7 +52,7 @@ func (s *Store) flush(ctx context.Context) {
 		before[app] = keys
 		logs = append(logs, c)
 	}
-	rv := s.rv[shard]
+	rv, exists := s.rv[shard], s.exists[shard]
 	s.mu.Unlock()
 
 	sortLogs(logs)
@@ -73,7 +73,7 @@ func (s *Store) flush(ctx context.Context) {
 		BinaryData: map[string][]byte{DataKey: data},
 	}
 	var out *corev1.ConfigMap
-	if rv == "" {
+	if !exists {
 		out, err = cms.Create(wctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
 	} else {
 		out, err = cms.Update(wctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
@@ -84,7 +84,7 @@ func (s *Store) flush(ctx context.Context) {
 	switch {
 	case err == nil:
 		s.mu.Lock()
-		s.rv[shard] = out.ResourceVersion
+		s.rv[shard], s.exists[shard] = out.ResourceVersion, true
 		s.mu.Unlock()
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err):
 		// Another writer (a leader that has not yet noticed it lost the
@@ -95,7 +95,7 @@ func (s *Store) flush(ctx context.Context) {
 		s.mu.Unlock()
 		got, gerr := cms.Get(wctx, ShardName(shard), metav1.GetOptions{})
 		if gerr == nil {
-			s.observeShard(got)
+			s.observeShard(got) // as the leader: merges
 			s.mu.Lock()
 			s.rv[shard] = got.ResourceVersion
 			s.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Store) flush(ctx context.Context) {
 		s.redirty(shard, since)
 	case apierrors.IsNotFound(err):
 		s.mu.Lock()
-		s.rv[shard] = "" // deleted by someone: create it again
+		s.rv[shard], s.exists[shard] = "", false // deleted by someone: create it again
 		s.mu.Unlock()
 		s.failed(shard, since, err)
 	default:

@@ -89,6 +89,7 @@ type Store struct {
 	states  map[App]State     // the last state Observe saw, per App
 	dirty   map[int]time.Time // shard -> when its oldest unwritten change was made
 	rv      []string          // the last resourceVersion seen of each shard
+	exists  []bool            // whether each shard's ConfigMap exists
 	standby []Entry
 	leading bool
 	stats   Stats
@@ -128,7 +129,7 @@ func New(cms typedcorev1.ConfigMapsGetter, opts Options) (*Store, error) {
 	}
 	s := &Store{cms: cms, opts: opts, lim: opts.Limits.withDefaults(),
 		logs: map[App]*appLog{}, shards: make([]map[App]*appLog, opts.Shards), states: map[App]State{},
-		dirty: map[int]time.Time{}, rv: make([]string, opts.Shards), ready: make(chan struct{})}
+		dirty: map[int]time.Time{}, rv: make([]string, opts.Shards), exists: make([]bool, opts.Shards), ready: make(chan struct{})}
 	for i := range s.shards {
 		s.shards[i] = map[App]*appLog{}
 	}
@@ -235,6 +236,7 @@ func (s *Store) observeShard(obj any) {
 		s.opts.Log.Error("timeline: unreadable shard; its entries are not shown and the leader rewrites it on its next change", "err", err)
 	}
 	leading := s.leading
+	s.exists[i] = true
 	if !leading {
 		s.rv[i] = cm.ResourceVersion
 		for app := range s.shards[i] {
