@@ -13,8 +13,9 @@ import (
 const writeTimeout = 10 * time.Second
 
 // flush is one tick of the writer: on a replica that does not lead it ages
-// out the standby entries; on the leader it writes at most one shard, the
-// one whose change has waited longest. Nothing pending, nothing written.
+// out the standby entries; on the leader, once FlushInterval has passed
+// since the last write, it writes one shard, the one whose change has
+// waited longest. Nothing pending, nothing written.
 func (s *Store) flush(ctx context.Context) {
 	leading := s.isLeader()
 	now := s.opts.Now()
@@ -35,7 +36,7 @@ func (s *Store) flush(ctx context.Context) {
 		s.adoptStandbyLocked(now)
 	}
 	shard, since, ok := s.oldestDirtyLocked()
-	if !ok {
+	if !ok || now.Sub(s.lastWrite) < s.opts.FlushInterval {
 		s.mu.Unlock()
 		return
 	}
@@ -72,6 +73,9 @@ func (s *Store) flush(ctx context.Context) {
 			Labels: map[string]string{LabelKind: KindValue}},
 		BinaryData: map[string][]byte{DataKey: data},
 	}
+	s.mu.Lock()
+	s.lastWrite = s.opts.Now()
+	s.mu.Unlock()
 	var out *corev1.ConfigMap
 	if !exists {
 		out, err = cms.Create(wctx, cm, metav1.CreateOptions{FieldManager: fieldManager})

@@ -28,8 +28,9 @@ type Options struct {
 	Shards int
 	// Limits bound each App's entries.
 	Limits Limits
-	// FlushInterval is the writer's period (default and minimum 1s): at
-	// most one shard is written per period, fleet-wide.
+	// FlushInterval is the writer's period (default and minimum 1s): one
+	// shard at most is written per period, fleet-wide, and two writes are
+	// never closer than FlushInterval.
 	FlushInterval time.Duration
 	// IsLeader says whether this replica writes (for example a
 	// leaderelection.LeaderElector's IsLeader). Nil: it never writes and
@@ -92,7 +93,10 @@ type Store struct {
 	exists  []bool            // whether each shard's ConfigMap exists
 	standby []Entry
 	leading bool
-	stats   Stats
+	// lastWrite is when the last write was sent: the next one waits
+	// until FlushInterval has passed since.
+	lastWrite time.Time
+	stats     Stats
 
 	subs subscribers
 
@@ -157,7 +161,9 @@ func (s *Store) Run(ctx context.Context) error {
 		return fmt.Errorf("timeline: watch shards: %w", err)
 	}
 	go inf.RunWithContext(ctx)
-	t := time.NewTicker(s.opts.FlushInterval)
+	// Ticks are a quarter of the interval, so that a write follows the
+	// previous one by FlushInterval to FlushInterval*5/4, never less.
+	t := time.NewTicker(s.opts.FlushInterval / 4)
 	defer t.Stop()
 	for {
 		select {
