@@ -32,7 +32,9 @@ func TestFleetPagesNewestFirst(t *testing.T) {
 		{"one App", Filter{Namespace: "team-2", App: "svc-5", Limit: 2}, func(e Entry) bool { return e.App == appN(5) }},
 		{"kinds", Filter{Kinds: []Kind{KindDeploy, KindSync}, Limit: 5}, func(e Entry) bool { return e.Kind != KindWarning }},
 		{"time range", Filter{Since: t0.Add(3 * time.Second), Until: t0.Add(9 * time.Second), Limit: 4},
-			func(e Entry) bool { return !e.Time.Before(t0.Add(3*time.Second)) && e.Time.Before(t0.Add(9*time.Second)) }},
+			func(e Entry) bool {
+				return !e.Time.Before(t0.Add(3*time.Second)) && e.Time.Before(t0.Add(9*time.Second))
+			}},
 		{"other cluster", Filter{Cluster: "eu"}, func(Entry) bool { return false }},
 	}
 	for _, tt := range tests {
@@ -64,7 +66,9 @@ func TestFleetPagesNewestFirst(t *testing.T) {
 			}
 			// Entries of one instant come in App order; compare as sets
 			// within an instant, in order across instants.
-			key := func(e Entry) string { return e.Time.Format(time.RFC3339Nano) + " " + e.App.String() + " " + string(e.Kind) }
+			key := func(e Entry) string {
+				return e.Time.Format(time.RFC3339Nano) + " " + e.App.String() + " " + string(e.Kind)
+			}
 			if len(got) != len(want) {
 				t.Fatalf("Fleet() returned %d entries, want %d", len(got), len(want))
 			}

@@ -51,16 +51,10 @@ func TestShardRoundTrip(t *testing.T) {
 }
 
 func TestDecodeShardRefuses(t *testing.T) {
-	bomb := func() []byte {
-		var buf bytes.Buffer
-		w := gzip.NewWriter(&buf)
-		zeros := make([]byte, 1<<20)
-		for range MaxShardDecoded>>20 + 1 {
-			_, _ = w.Write(zeros)
-		}
-		_ = w.Close()
-		return buf.Bytes()
-	}()
+	// A gzip stream of gzip members, each 1 MiB of zeros: gzip.Reader
+	// reads them as one stream past MaxShardDecoded.
+	member := gz(t, make([]byte, 1<<20))
+	bomb := bytes.Repeat(member, MaxShardDecoded>>20+1)
 	tests := []struct {
 		name, want string
 		data       []byte

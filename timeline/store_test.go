@@ -67,7 +67,9 @@ func newTestStore(t *testing.T, kube *fake.Clientset, clock *fakeClock, leader b
 	return s
 }
 
-func appN(i int) App { return App{Namespace: fmt.Sprintf("team-%d", i%3), Name: fmt.Sprintf("svc-%d", i)} }
+func appN(i int) App {
+	return App{Namespace: fmt.Sprintf("team-%d", i%3), Name: fmt.Sprintf("svc-%d", i)}
+}
 
 func TestStoreWritesOneShardPerFlushAndNothingAtRest(t *testing.T) {
 	ctx := context.Background()
