@@ -62,17 +62,7 @@ func sortEntries(l *appLog) {
 // and largest shard sizes.
 func storedBytes(tb testing.TB, logs []*appLog, shards int) (total, largest int) {
 	tb.Helper()
-	by := make([][]*appLog, shards)
-	for _, l := range logs {
-		i := shardOf(l.app, shards)
-		by[i] = append(by[i], l)
-	}
-	for _, s := range by {
-		sortLogs(s)
-		data, err := encodeShard(s)
-		if err != nil {
-			tb.Fatal(err)
-		}
+	for _, data := range encodeAll(tb, logs, shards) {
 		total += len(data)
 		largest = max(largest, len(data))
 	}
@@ -114,12 +104,7 @@ func BenchmarkStorage(b *testing.B) {
 	})
 	b.Run("10000apps-30days", func(b *testing.B) {
 		for b.Loop() {
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
 			logs := modelLogs(10_000, 30, end)
-			runtime.GC()
-			runtime.ReadMemStats(&after)
 			total, largest := storedBytes(b, logs, DefaultShards)
 			entries := 0
 			for _, l := range logs {
@@ -128,10 +113,49 @@ func BenchmarkStorage(b *testing.B) {
 			b.ReportMetric(float64(total)/(1<<20), "MiB-stored")
 			b.ReportMetric(float64(largest)/1024, "KiB-largest-shard")
 			b.ReportMetric(float64(total)/float64(entries), "bytes/entry")
+			// What a started store holds: the shards decoded.
+			shards := encodeAll(b, logs, DefaultShards)
+			logs = nil
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			var held [][]*appLog
+			for i, data := range shards {
+				l, _, err := decodeShard(ShardName(i), data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				held = append(held, l)
+			}
+			load := time.Since(start)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-index-heap")
-			runtime.KeepAlive(logs)
+			b.ReportMetric(load.Seconds(), "s-load")
+			runtime.KeepAlive(held)
 		}
 	})
+}
+
+// encodeAll returns the encoded shards of the logs.
+func encodeAll(tb testing.TB, logs []*appLog, shards int) [][]byte {
+	tb.Helper()
+	by := make([][]*appLog, shards)
+	for _, l := range logs {
+		i := shardOf(l.app, shards)
+		by[i] = append(by[i], l)
+	}
+	out := make([][]byte, shards)
+	for i, s := range by {
+		sortLogs(s)
+		data, err := encodeShard(s)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = data
+	}
+	return out
 }
 
 // BenchmarkFlushEncode is the writer's work per write: one shard of the

@@ -233,6 +233,14 @@ func (s *Store) observeShard(obj any) {
 		s.opts.Log.Warn("timeline: ignoring a ConfigMap that is not a shard of this store", "configmap", cm.Namespace+"/"+cm.Name)
 		return
 	}
+	s.mu.RLock()
+	held := s.exists[i] && cm.ResourceVersion != "" && cm.ResourceVersion == s.rv[i]
+	s.mu.RUnlock()
+	if held {
+		// Already read (the watch's first list after load) or written by
+		// this replica: decoding it again would change nothing.
+		return
+	}
 	logs, skipped, err := decodeShard(cm.Name, cm.BinaryData[DataKey])
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,7 +252,7 @@ func (s *Store) observeShard(obj any) {
 	leading := s.leading
 	s.exists[i] = true
 	if !leading {
-		s.rv[i] = cm.ResourceVersion
+		s.rv[i] = cm.ResourceVersion // the leader keeps its own writes' (see flush)
 		for app := range s.shards[i] {
 			delete(s.logs, app)
 		}
