@@ -44,7 +44,49 @@ func (l Limits) withDefaults() Limits {
 // appLog is the entries of one App, oldest first.
 type appLog struct {
 	app     App
-	entries []Entry
+	entries []rec
+}
+
+// rec is an entry as the index holds it: without its App (the log's) and
+// with times in Unix milliseconds, 120 bytes instead of an Entry's 200
+// (3,000,000 of them for 10,000 Apps over 30 days).
+type rec struct {
+	at, last int64 // last is 0 when nothing was folded
+	count    int
+	kind     Kind
+	from, to string
+	msg, ref string
+	rev      string
+}
+
+// recOf returns the record of a normalized entry.
+func recOf(e *Entry) rec {
+	r := rec{at: e.Time.UnixMilli(), count: e.Count, kind: e.Kind, from: e.From, to: e.To, msg: e.Message, ref: e.Ref, rev: e.Revision}
+	if !e.Last.IsZero() {
+		r.last = e.Last.UnixMilli()
+	}
+	return r
+}
+
+// entry returns the record as an entry of app.
+func (r *rec) entry(app App) Entry {
+	e := Entry{Time: time.UnixMilli(r.at).UTC(), App: app, Kind: r.kind, From: r.from, To: r.to, Message: r.msg, Ref: r.ref, Revision: r.rev, Count: r.count}
+	if r.last != 0 {
+		e.Last = time.UnixMilli(r.last).UTC()
+	}
+	return e
+}
+
+// lastAt is the time of the last occurrence, in Unix milliseconds.
+func (r *rec) lastAt() int64 { return max(r.at, r.last) }
+
+// list returns the log as entries, oldest first.
+func (l *appLog) list() []Entry {
+	out := make([]Entry, len(l.entries))
+	for i := range l.entries {
+		out[i] = l.entries[i].entry(l.app)
+	}
+	return out
 }
 
 // entryKey identifies an entry across replicas and restarts: two stores
@@ -56,13 +98,11 @@ type entryKey struct {
 	ref      string
 }
 
-func keyOf(e *Entry) entryKey {
-	return entryKey{e.Time.UnixMilli(), e.Kind, e.From, e.To, e.Ref}
-}
+func keyOf(r *rec) entryKey { return entryKey{r.at, r.kind, r.from, r.to, r.ref} }
 
-func compareEntries(a, b *Entry) int {
-	return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.From, b.From),
-		cmp.Compare(a.To, b.To), cmp.Compare(a.Ref, b.Ref))
+func compareRecs(a, b *rec) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.kind, b.kind), cmp.Compare(a.from, b.from),
+		cmp.Compare(a.to, b.to), cmp.Compare(a.ref, b.ref))
 }
 
 // flapKinds are the state kinds whose flaps fold (A->B, B->A, A->B).
@@ -77,11 +117,11 @@ func repeatKind(k Kind) bool {
 // repeats or flaps inside the window, ignored when already held (same
 // time, kind, states and ref), else inserted in time order. Then the
 // limits are applied at now. It reports whether the log changed.
-func (l *appLog) add(e Entry, lim Limits, now time.Time) bool {
+func (l *appLog) add(e rec, lim Limits, now time.Time) bool {
 	n := len(l.entries)
 	changed := true
 	switch {
-	case n > 0 && e.Time.Before(l.entries[n-1].Time):
+	case n > 0 && e.at < l.entries[n-1].at:
 		changed = l.insert(e)
 	case n > 0 && keyOf(&l.entries[n-1]) == keyOf(&e):
 		changed = false
@@ -92,8 +132,8 @@ func (l *appLog) add(e Entry, lim Limits, now time.Time) bool {
 }
 
 // insert places an out-of-order entry (no folding) unless it is held.
-func (l *appLog) insert(e Entry) bool {
-	i, found := slices.BinarySearchFunc(l.entries, &e, func(x Entry, t *Entry) int { return compareEntries(&x, t) })
+func (l *appLog) insert(e rec) bool {
+	i, found := slices.BinarySearchFunc(l.entries, &e, func(x rec, t *rec) int { return compareRecs(&x, t) })
 	if found {
 		return false
 	}
@@ -103,14 +143,15 @@ func (l *appLog) insert(e Entry) bool {
 
 // fold folds e, newer than every entry held, into an earlier entry when it
 // flaps or repeats inside the window.
-func (l *appLog) fold(e Entry, lim Limits) bool {
+func (l *appLog) fold(e rec, lim Limits) bool {
+	window := lim.FlapWindow.Milliseconds()
 	last, prev := -1, -1 // the newest two entries of e's kind (and ref)
 	for i := len(l.entries) - 1; i >= 0 && prev < 0; i-- {
 		x := &l.entries[i]
-		if x.Kind != e.Kind || x.Ref != e.Ref {
+		if x.kind != e.kind || x.ref != e.ref {
 			continue
 		}
-		if e.Time.Sub(x.Time) > lim.FlapWindow {
+		if e.at-x.at > window {
 			break
 		}
 		if last < 0 {
@@ -120,25 +161,25 @@ func (l *appLog) fold(e Entry, lim Limits) bool {
 		}
 	}
 	switch {
-	case flapKind(e.Kind) && prev >= 0:
+	case flapKind(e.kind) && prev >= 0:
 		p, x := &l.entries[prev], &l.entries[last]
-		if p.From != e.From || p.To != e.To || x.From != e.To || x.To != e.From {
+		if p.from != e.from || p.to != e.to || x.from != e.to || x.to != e.from {
 			return false
 		}
-		// A->B (p), B->A (x), A->B (e): p now says A->B, e.Count times
+		// A->B (p), B->A (x), A->B (e): p now says A->B, e.count times
 		// more, last at e; x goes, so the newest entry still ends in B.
-		p.Count += e.Count
-		p.Last = e.Time
+		p.count += e.count
+		p.last = e.at
 		l.entries = slices.Delete(l.entries, last, last+1)
 		return true
-	case repeatKind(e.Kind) && last >= 0:
+	case repeatKind(e.kind) && last >= 0:
 		x := &l.entries[last]
-		if e.Kind == KindWarning && x.Message != e.Message {
+		if e.kind == KindWarning && x.msg != e.msg {
 			return false
 		}
-		x.Count += e.Count
-		x.Last = e.Time
-		x.To = e.To // a restart's count grows
+		x.count += e.count
+		x.last = e.at
+		x.to = e.to // a restart's count grows
 		return true
 	}
 	return false
@@ -147,8 +188,8 @@ func (l *appLog) fold(e Entry, lim Limits) bool {
 // trim drops entries older than MaxAge at now and the oldest past PerApp.
 func (l *appLog) trim(lim Limits, now time.Time) bool {
 	cut := 0
-	oldest := now.Add(-lim.MaxAge)
-	for cut < len(l.entries) && l.entries[cut].LastTime().Before(oldest) {
+	oldest := now.Add(-lim.MaxAge).UnixMilli()
+	for cut < len(l.entries) && l.entries[cut].lastAt() < oldest {
 		cut++
 	}
 	cut = max(cut, len(l.entries)-lim.PerApp)
@@ -161,9 +202,9 @@ func (l *appLog) trim(lim Limits, now time.Time) bool {
 
 // merge adds entries read from a shard (written by this or another
 // replica): the union, an entry held on both sides keeping the larger
-// count and later Last, then the limits. It reports whether the log
+// count and later last, then the limits. It reports whether the log
 // changed.
-func (l *appLog) merge(in []Entry, lim Limits, now time.Time) bool {
+func (l *appLog) merge(in []rec, lim Limits, now time.Time) bool {
 	if len(in) == 0 {
 		return false
 	}
@@ -175,11 +216,11 @@ func (l *appLog) merge(in []Entry, lim Limits, now time.Time) bool {
 	for _, e := range in {
 		if i, ok := held[keyOf(&e)]; ok {
 			x := &l.entries[i]
-			if e.Count > x.Count {
-				x.Count, changed = e.Count, true
+			if e.count > x.count {
+				x.count, changed = e.count, true
 			}
-			if e.Last.After(x.Last) {
-				x.Last, changed = e.Last, true
+			if e.last > x.last {
+				x.last, changed = e.last, true
 			}
 			continue
 		}
@@ -188,7 +229,7 @@ func (l *appLog) merge(in []Entry, lim Limits, now time.Time) bool {
 		changed = true
 	}
 	if changed {
-		slices.SortStableFunc(l.entries, func(a, b Entry) int { return compareEntries(&a, &b) })
+		slices.SortStableFunc(l.entries, func(a, b rec) int { return compareRecs(&a, &b) })
 	}
 	return l.trim(lim, now) || changed
 }

@@ -21,6 +21,12 @@ type brief struct {
 	Last     time.Duration
 }
 
+// addEntry adds an entry to the log as the store does.
+func addEntry(l *appLog, e Entry, lim Limits, now time.Time) {
+	e = e.normalize()
+	l.add(recOf(&e), lim, now)
+}
+
 func briefs(es []Entry) []brief {
 	var out []brief
 	for _, e := range es {
@@ -83,9 +89,9 @@ func TestAppLogAdd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &appLog{app: testApp}
 			for _, e := range tt.add {
-				l.add(e.normalize(), lim, e.Time)
+				addEntry(l, e, lim, e.Time)
 			}
-			if diff := cmp.Diff(tt.want, briefs(l.entries)); diff != "" {
+			if diff := cmp.Diff(tt.want, briefs(l.list())); diff != "" {
 				t.Errorf("entries after add (-want +got):\n%s", diff)
 			}
 		})
@@ -98,13 +104,13 @@ func TestAppLogWarningsFoldOnSameMessage(t *testing.T) {
 	w := func(at time.Duration, msg string) Entry {
 		e := ev(at, KindWarning, "", "", "apps:Deployment:shop:checkout")
 		e.Message = msg
-		return e.normalize()
+		return e
 	}
-	l.add(w(0, "Back-off pulling image"), lim, t0)
-	l.add(w(time.Second, "Back-off pulling image"), lim, t0)
-	l.add(w(2*time.Second, "FailedScheduling"), lim, t0)
+	addEntry(l, w(0, "Back-off pulling image"), lim, t0)
+	addEntry(l, w(time.Second, "Back-off pulling image"), lim, t0)
+	addEntry(l, w(2*time.Second, "FailedScheduling"), lim, t0)
 	got := []string{}
-	for _, e := range l.entries {
+	for _, e := range l.list() {
 		got = append(got, fmt.Sprintf("%s x%d", e.Message, e.Count))
 	}
 	if diff := cmp.Diff([]string{"Back-off pulling image x2", "FailedScheduling x1"}, got); diff != "" {
@@ -133,11 +139,12 @@ func TestAppLogCaps(t *testing.T) {
 			for i := range tt.n {
 				e := ev(time.Duration(i)*tt.every, KindDeploy, "", fmt.Sprint(i), "")
 				last = e.Time
-				l.add(e.normalize(), lim, last)
+				addEntry(l, e, lim, last)
 			}
-			if len(l.entries) != tt.wantKept || l.entries[0].Time.Sub(t0) != tt.wantFirst || !l.entries[len(l.entries)-1].Time.Equal(last) {
+			es := l.list()
+			if len(es) != tt.wantKept || es[0].Time.Sub(t0) != tt.wantFirst || !es[len(es)-1].Time.Equal(last) {
 				t.Errorf("kept %d entries from %v, newest %v; want %d from %v, newest %v",
-					len(l.entries), l.entries[0].Time.Sub(t0), l.entries[len(l.entries)-1].Time.Sub(t0), tt.wantKept, tt.wantFirst, last.Sub(t0))
+					len(es), es[0].Time.Sub(t0), es[len(es)-1].Time.Sub(t0), tt.wantKept, tt.wantFirst, last.Sub(t0))
 			}
 		})
 	}
@@ -149,17 +156,18 @@ func TestAppLogMerge(t *testing.T) {
 	l := &appLog{app: testApp}
 	a := ev(0, KindHealth, "Healthy", "Degraded", "").normalize()
 	b := ev(m, KindDeploy, "", "1.3.0", "r2").normalize()
-	l.add(a, lim, t0)
+	addEntry(l, a, lim, t0)
 	remote := a
 	remote.Count, remote.Last = 3, t0.Add(2*m)
-	if !l.merge([]Entry{remote, b}, lim, t0.Add(2*m)) {
+	in := []rec{recOf(&remote), recOf(&b)}
+	if !l.merge(in, lim, t0.Add(2*m)) {
 		t.Fatal("merge() = false, want true (entries added)")
 	}
 	want := []brief{{0, KindHealth, "Healthy", "Degraded", 3, 2 * m}, {m, KindDeploy, "", "1.3.0", 1, 0}}
-	if diff := cmp.Diff(want, briefs(l.entries)); diff != "" {
+	if diff := cmp.Diff(want, briefs(l.list())); diff != "" {
 		t.Errorf("after merge (-want +got):\n%s", diff)
 	}
-	if l.merge([]Entry{remote, b}, lim, t0.Add(2*m)) {
+	if l.merge(in, lim, t0.Add(2*m)) {
 		t.Error("merge() of entries held = true, want false")
 	}
 }

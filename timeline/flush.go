@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +46,7 @@ func (s *Store) flush(ctx context.Context) {
 	before := map[App]map[entryKey]bool{}
 	for app, l := range s.shards[shard] {
 		l.trim(s.lim, now)
-		c := &appLog{app: app, entries: append([]Entry(nil), l.entries...)}
+		c := &appLog{app: app, entries: slices.Clone(l.entries)}
 		keys := make(map[entryKey]bool, len(c.entries))
 		for i := range c.entries {
 			keys[keyOf(&c.entries[i])] = true
@@ -181,20 +182,21 @@ func (s *Store) oldestDirtyLocked() (int, time.Time, bool) {
 // recorded but never wrote. s.mu held.
 func (s *Store) adoptStandbyLocked(now time.Time) {
 	for _, e := range s.standby {
-		if l := s.logs[e.App]; l != nil && l.hasSince(e) {
+		if l := s.logs[e.App]; l != nil && l.hasSince(&e) {
 			continue
 		}
-		s.addLocked(e, now)
+		s.addLocked(&e, now)
 	}
 	s.standby = nil
 }
 
 // hasSince reports whether the log holds an entry of e's kind and ref at
 // or after e's time.
-func (l *appLog) hasSince(e Entry) bool {
+func (l *appLog) hasSince(e *Entry) bool {
+	at := e.Time.UnixMilli()
 	for i := len(l.entries) - 1; i >= 0; i-- {
 		x := &l.entries[i]
-		if x.Kind == e.Kind && x.Ref == e.Ref && !x.LastTime().Before(e.Time) {
+		if x.kind == e.Kind && x.ref == e.Ref && x.lastAt() >= at {
 			return true
 		}
 	}

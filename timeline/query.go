@@ -29,11 +29,12 @@ func (s *Store) Query(ctx context.Context, app App, since, until time.Time) ([]E
 		return nil, nil
 	}
 	var out []Entry
-	for _, e := range l.entries {
-		if e.LastTime().Before(since) || !until.IsZero() && !e.Time.Before(until) {
+	for i := range l.entries {
+		e := &l.entries[i]
+		if e.lastAt() < since.UnixMilli() || !until.IsZero() && e.at >= until.UnixMilli() {
 			continue
 		}
-		out = append(out, e)
+		out = append(out, e.entry(app))
 	}
 	return out, nil
 }
@@ -87,8 +88,8 @@ type cursor struct {
 	R string `json:"r"`
 }
 
-func cursorOf(e *Entry) cursor {
-	return cursor{T: e.Time.UnixMilli(), C: e.App.Cluster, N: e.App.Namespace, A: e.App.Name, K: e.Kind, F: e.From, O: e.To, R: e.Ref}
+func cursorOf(app App, e *rec) cursor {
+	return cursor{T: e.at, C: app.Cluster, N: app.Namespace, A: app.Name, K: e.kind, F: e.from, O: e.to, R: e.ref}
 }
 
 // compareFleet orders the feed: newest first, then by App, then (for
@@ -142,13 +143,15 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 	if oldest := s.opts.Now().Add(-s.lim.MaxAge); since.Before(oldest) {
 		since = oldest
 	}
+	sinceMs, untilMs := since.UnixMilli(), f.Until.UnixMilli()
 	kind := func(Kind) bool { return true }
 	if len(f.Kinds) > 0 {
 		kind = func(k Kind) bool { return slices.Contains(f.Kinds, k) }
 	}
 	type cand struct {
-		e *Entry
-		c cursor
+		app App
+		e   *rec
+		c   cursor
 	}
 	var cands []cand
 	s.mu.RLock()
@@ -160,24 +163,24 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 		n := 0
 		for i := len(l.entries) - 1; i >= 0 && n <= limit; i-- {
 			e := &l.entries[i]
-			if e.Time.Before(since) {
+			if e.at < sinceMs {
 				break
 			}
-			if !f.Until.IsZero() && !e.Time.Before(f.Until) || !kind(e.Kind) {
+			if !f.Until.IsZero() && e.at >= untilMs || !kind(e.kind) {
 				continue
 			}
-			c := cursorOf(e)
+			c := cursorOf(app, e)
 			if after != nil && compareFleet(c, *after) <= 0 {
 				continue
 			}
-			cands = append(cands, cand{e, c})
+			cands = append(cands, cand{app, e, c})
 			n++
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int { return compareFleet(a.c, b.c) })
 	var page FleetPage
 	for _, c := range cands[:min(len(cands), limit)] {
-		page.Entries = append(page.Entries, *c.e)
+		page.Entries = append(page.Entries, c.e.entry(c.app))
 	}
 	if len(cands) > limit {
 		page.Continue = encodeCursor(cands[limit-1].c)

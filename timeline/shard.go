@@ -99,11 +99,10 @@ func encodeShard(logs []*appLog) ([]byte, error) {
 			M: make([]string, n), R: make([]string, n), V: make([]string, n), X: make([]int, n), L: make([]int64, n)}
 		var prev int64
 		for i, e := range l.entries {
-			t := e.Time.UnixMilli()
-			a.T[i], prev = t-prev, t
-			a.K[i], a.F[i], a.O[i], a.M[i], a.R[i], a.V[i], a.X[i] = e.Kind, e.From, e.To, e.Message, e.Ref, e.Revision, e.Count
-			if !e.Last.IsZero() {
-				a.L[i] = e.Last.UnixMilli() - t
+			a.T[i], prev = e.at-prev, e.at
+			a.K[i], a.F[i], a.O[i], a.M[i], a.R[i], a.V[i], a.X[i] = e.kind, e.from, e.to, e.msg, e.ref, e.rev, e.count
+			if e.last != 0 {
+				a.L[i] = e.last - e.at
 			}
 		}
 		doc.Apps = append(doc.Apps, a)
@@ -169,7 +168,7 @@ func decodeShard(name string, gz []byte) (logs []*appLog, skipped int, err error
 			}
 		}
 		app := App{Cluster: intern(a.Cluster), Namespace: intern(a.Namespace), Name: a.Name}
-		l := &appLog{entries: make([]Entry, 0, n)}
+		l := &appLog{entries: make([]rec, 0, n)}
 		var t int64
 		for i := range n {
 			t += a.T[i]
@@ -182,13 +181,19 @@ func decodeShard(name string, gz []byte) (logs []*appLog, skipped int, err error
 			if a.L[i] > 0 {
 				e.Last = time.UnixMilli(t + a.L[i])
 			}
-			l.entries = append(l.entries, e.normalize())
+			e = e.normalize()
+			if len(l.entries) == 0 {
+				l.app = e.App
+			}
+			// normalize may copy a string it cuts or repairs: intern again.
+			r := recOf(&e)
+			r.from, r.to, r.msg, r.ref, r.rev = intern(r.from), intern(r.to), intern(r.msg), intern(r.ref), intern(r.rev)
+			l.entries = append(l.entries, r)
 		}
 		if len(l.entries) == 0 {
 			continue
 		}
-		l.app = l.entries[0].App
-		slices.SortStableFunc(l.entries, func(x, y Entry) int { return compareEntries(&x, &y) })
+		slices.SortStableFunc(l.entries, func(x, y rec) int { return compareRecs(&x, &y) })
 		l.entries = slices.Clip(l.entries)
 		logs = append(logs, l)
 	}
@@ -221,29 +226,29 @@ func fitShard(logs []*appLog, limit int) ([]byte, int, error) {
 
 // dropOldest removes the n oldest entries across the logs.
 func dropOldest(logs []*appLog, n int) int {
-	times := make([]time.Time, 0)
+	times := make([]int64, 0)
 	for _, l := range logs {
 		for i := range l.entries {
-			times = append(times, l.entries[i].LastTime())
+			times = append(times, l.entries[i].lastAt())
 		}
 	}
 	n = min(n, len(times))
 	if n == 0 {
 		return 0
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	slices.Sort(times)
 	cutoff := times[n-1]
 	// Entries at the cutoff go too only while n allows (ties).
-	atCutoff := n - slices.IndexFunc(times, func(t time.Time) bool { return !t.Before(cutoff) })
+	atCutoff := n - slices.Index(times, cutoff)
 	removed := 0
 	for _, l := range logs {
-		l.entries = slices.DeleteFunc(l.entries, func(e Entry) bool {
-			t := e.LastTime()
-			if t.Before(cutoff) {
+		l.entries = slices.DeleteFunc(l.entries, func(e rec) bool {
+			t := e.lastAt()
+			if t < cutoff {
 				removed++
 				return true
 			}
-			if t.Equal(cutoff) && atCutoff > 0 {
+			if t == cutoff && atCutoff > 0 {
 				atCutoff--
 				removed++
 				return true

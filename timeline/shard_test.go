@@ -28,14 +28,24 @@ func gz(t *testing.T, b []byte) []byte {
 	return buf.Bytes()
 }
 
+// logOf returns a log of the entries, normalized, in the order given.
+func logOf(app App, es ...Entry) *appLog {
+	l := &appLog{app: app}
+	for _, e := range es {
+		e.App = app
+		e = e.normalize()
+		l.entries = append(l.entries, recOf(&e))
+	}
+	return l
+}
+
 func TestShardRoundTrip(t *testing.T) {
 	other := App{Cluster: "eu", Namespace: "shop", Name: hostile}
 	in := []*appLog{
-		{app: testApp, entries: []Entry{
-			{Time: t0, App: testApp, Kind: KindDeploy, To: "1.3.0", Ref: "deploy-web-rollback-1", Revision: "1.3.0", Count: 1},
-			{Time: t0.Add(time.Second), App: testApp, Kind: KindHealth, From: "Healthy", To: "Degraded", Message: hostile, Count: 4, Last: t0.Add(time.Minute)},
-		}},
-		{app: other, entries: []Entry{{Time: t0.Add(-time.Hour), App: other, Kind: KindWarning, Ref: hostile, Message: hostile, Count: 1}}},
+		logOf(testApp,
+			Entry{Time: t0, Kind: KindDeploy, To: "1.3.0", Ref: "deploy-web-rollback-1", Revision: "1.3.0", Count: 1},
+			Entry{Time: t0.Add(time.Second), Kind: KindHealth, From: "Healthy", To: "Degraded", Message: hostile, Count: 4, Last: t0.Add(time.Minute)}),
+		logOf(other, Entry{Time: t0.Add(-time.Hour), Kind: KindWarning, Ref: hostile, Message: hostile, Count: 1}),
 	}
 	data, err := encodeShard(in)
 	if err != nil {
@@ -45,7 +55,7 @@ func TestShardRoundTrip(t *testing.T) {
 	if err != nil || skipped != 0 {
 		t.Fatalf("decodeShard() = %d skipped, %v; want 0, nil", skipped, err)
 	}
-	if diff := cmp.Diff(in, got, cmp.AllowUnexported(appLog{})); diff != "" {
+	if diff := cmp.Diff(in, got, cmp.AllowUnexported(appLog{}, rec{})); diff != "" {
 		t.Errorf("decodeShard(encodeShard(x)) (-x +got):\n%s", diff)
 	}
 }
@@ -86,7 +96,7 @@ func TestDecodeShardCapsAndSkips(t *testing.T) {
 	if skipped != 1 || len(logs) != 1 || len(logs[0].entries) != 1 {
 		t.Fatalf("decodeShard() = %d logs, %d skipped; want 1 log of 1 entry, 1 skipped (unknown kind)", len(logs), skipped)
 	}
-	if e := logs[0].entries[0]; len(e.Message) != MaxMessageBytes || e.Count != 1 {
+	if e := logs[0].list()[0]; len(e.Message) != MaxMessageBytes || e.Count != 1 {
 		t.Errorf("entry read has a %d-byte message, count %d; want %d bytes, count 1", len(e.Message), e.Count, MaxMessageBytes)
 	}
 }
@@ -98,12 +108,12 @@ func TestFitShardDropsOldest(t *testing.T) {
 	var logs []*appLog
 	for a := range 20 {
 		app := App{Namespace: "ns", Name: fmt.Sprintf("app-%02d", a)}
-		l := &appLog{app: app}
+		var es []Entry
 		for i := range 200 {
-			l.entries = append(l.entries, Entry{Time: t0.Add(time.Duration(i)*time.Minute + time.Duration(a)*time.Second), App: app,
+			es = append(es, Entry{Time: t0.Add(time.Duration(i)*time.Minute + time.Duration(a)*time.Second),
 				Kind: KindWarning, Message: fmt.Sprintf("message %x", r.Uint64()), Count: 1})
 		}
-		logs = append(logs, l)
+		logs = append(logs, logOf(app, es...))
 	}
 	const limit = 16 << 10
 	data, dropped, err := fitShard(logs, limit)
@@ -116,13 +126,14 @@ func TestFitShardDropsOldest(t *testing.T) {
 	kept := 0
 	var oldestKept time.Time
 	for _, l := range logs {
-		kept += len(l.entries)
-		if n := len(l.entries); n == 0 || l.entries[n-1].Time.Sub(t0) < 199*time.Minute {
+		es := l.list()
+		kept += len(es)
+		if n := len(es); n == 0 || es[n-1].Time.Sub(t0) < 199*time.Minute {
 			t.Errorf("%s: newest entry dropped", l.app.Name)
 			continue
 		}
-		if oldestKept.IsZero() || l.entries[0].Time.Before(oldestKept) {
-			oldestKept = l.entries[0].Time
+		if oldestKept.IsZero() || es[0].Time.Before(oldestKept) {
+			oldestKept = es[0].Time
 		}
 	}
 	if kept+dropped != 20*200 {

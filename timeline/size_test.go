@@ -21,7 +21,7 @@ func modelLogs(apps, days int, end time.Time) []*appLog {
 	logs := make([]*appLog, 0, apps)
 	for a := range apps {
 		app := App{Cluster: "prod-eu-1", Namespace: fmt.Sprintf("team-%02d", a%40), Name: fmt.Sprintf("service-%05d", a)}
-		l := &appLog{app: app}
+		var all []Entry
 		for d := range days {
 			day := end.Add(-time.Duration(days-d) * 24 * time.Hour)
 			at := func() time.Time { return day.Add(time.Duration(r.Int64N(int64(24 * time.Hour)))) }
@@ -40,22 +40,13 @@ func modelLogs(apps, days int, end time.Time) []*appLog {
 				{Time: at(), Kind: KindDrift, From: DriftClean, To: DriftDrifted, Revision: rev},
 				{Time: at(), Kind: KindDrift, From: DriftDrifted, To: DriftClean, Revision: rev},
 			}
-			for _, e := range es {
-				e.App = app
-				l.entries = append(l.entries, e.normalize())
-			}
+			all = append(all, es...)
 		}
-		sortEntries(l)
-		l.trim(lim, end)
+		l := &appLog{app: app}
+		l.merge(logOf(app, all...).entries, lim, end) // sorts and trims
 		logs = append(logs, l)
 	}
 	return logs
-}
-
-func sortEntries(l *appLog) {
-	in := l.entries
-	l.entries = nil
-	l.merge(in, Limits{}.withDefaults(), in[len(in)-1].Time)
 }
 
 // storedBytes shards the logs as the store does and returns the total

@@ -324,7 +324,7 @@ func (s *Store) Record(entries ...Entry) {
 			out = append(out, e)
 			continue
 		}
-		if s.addLocked(e, now) {
+		if s.addLocked(&e, now) {
 			out = append(out, e)
 		}
 	}
@@ -333,13 +333,13 @@ func (s *Store) Record(entries ...Entry) {
 }
 
 // addLocked adds e to the index and marks its shard for writing. s.mu held.
-func (s *Store) addLocked(e Entry, now time.Time) bool {
+func (s *Store) addLocked(e *Entry, now time.Time) bool {
 	l := s.logOf(e.App)
 	if l == nil {
 		s.stats.Refused++
 		return false
 	}
-	if !l.add(e, s.lim, now) {
+	if !l.add(recOf(e), s.lim, now) {
 		return false
 	}
 	i := shardOf(e.App, s.opts.Shards)
@@ -391,12 +391,12 @@ func (s *Store) baselineLocked(app App, cur State) State {
 	for i := len(l.entries) - 1; i >= 0 && !(health && sync && drift); i-- {
 		e := &l.entries[i]
 		switch {
-		case e.Kind == KindHealth && !health:
-			prev.Health, health = e.To, true
-		case e.Kind == KindSync && !sync:
-			prev.Sync, sync = e.To, true
-		case e.Kind == KindDrift && !drift:
-			prev.Drifted, drift = e.To == DriftDrifted, true
+		case e.kind == KindHealth && !health:
+			prev.Health, health = e.to, true
+		case e.kind == KindSync && !sync:
+			prev.Sync, sync = e.to, true
+		case e.kind == KindDrift && !drift:
+			prev.Drifted, drift = e.to == DriftDrifted, true
 		}
 	}
 	return prev

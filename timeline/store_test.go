@@ -263,7 +263,7 @@ func TestObserveShardIgnoresOtherConfigMaps(t *testing.T) {
 	kube, _ := newFakeKube()
 	clock := &fakeClock{t: t0}
 	s := newTestStore(t, kube, clock, false)
-	data, _ := encodeShard([]*appLog{{app: testApp, entries: []Entry{{Time: t0, App: testApp, Kind: KindDeploy, Count: 1}}}})
+	data, _ := encodeShard([]*appLog{logOf(testApp, Entry{Time: t0, Kind: KindDeploy, Count: 1})})
 	for _, name := range []string{"deploy-web-timeline-7", "deploy-web-timeline-016", "other", ShardName(0)} {
 		s.observeShard(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, BinaryData: map[string][]byte{DataKey: data}})
 	}
