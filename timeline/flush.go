@@ -182,12 +182,37 @@ func (s *Store) oldestDirtyLocked() (int, time.Time, bool) {
 // recorded but never wrote. s.mu held.
 func (s *Store) adoptStandbyLocked(now time.Time) {
 	for _, e := range s.standby {
-		if l := s.logs[e.App]; l != nil && l.hasSince(&e) {
+		l := s.logs[e.App]
+		if l == nil {
+			s.addLocked(&e, now, true)
 			continue
 		}
-		s.addLocked(&e, now)
+		// Entries the old leader wrote replaced this replica's own
+		// (observeShard): one still held was never written.
+		if l.holds(&e) {
+			i := shardOf(e.App, s.opts.Shards)
+			if _, ok := s.dirty[i]; !ok {
+				s.dirty[i] = now
+			}
+			continue
+		}
+		if !l.hasSince(&e) {
+			s.addLocked(&e, now, true)
+		}
 	}
 	s.standby = nil
+}
+
+// holds reports whether the log holds e (by time, kind, states and ref).
+func (l *appLog) holds(e *Entry) bool {
+	r := recOf(e)
+	k := keyOf(&r)
+	for i := len(l.entries) - 1; i >= 0 && l.entries[i].at >= r.at; i-- {
+		if keyOf(&l.entries[i]) == k {
+			return true
+		}
+	}
+	return false
 }
 
 // hasSince reports whether the log holds an entry of e's kind and ref at

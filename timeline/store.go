@@ -276,6 +276,18 @@ func (s *Store) observeShard(obj any) {
 			held.trim(s.lim, now)
 		}
 	}
+	if !leading {
+		// What this replica observed and the leader has not written yet
+		// stays visible here.
+		for _, e := range s.standby {
+			if shardOf(e.App, s.opts.Shards) != i {
+				continue
+			}
+			if l := s.logs[e.App]; l == nil || !l.hasSince(&e) {
+				s.addLocked(&e, now, false)
+			}
+		}
+	}
 }
 
 // logOf returns the App's log, creating it; nil past MaxApps. s.mu held.
@@ -295,11 +307,11 @@ func (s *Store) logOf(app App) *appLog {
 func (s *Store) isLeader() bool { return s.opts.IsLeader != nil && s.opts.IsLeader() }
 
 // Record adds entries (deploys, warnings, freezes, or what Observe
-// detected) and sends them to the subscribers. On the leader they enter
-// the index at once and their shard is written within the next flushes;
-// another replica keeps them aside for a while (Options.Standby), so that
-// it writes them itself if it becomes the leader, and shows what the
-// leader writes. An entry of an unknown kind or without an App's
+// detected) to the index and sends them to the subscribers. On the leader
+// their shard is written within the next flushes. Another replica also
+// keeps them aside for a while (Options.Standby): it shows them until the
+// leader's write of the same transition arrives, and writes them itself if
+// it becomes the leader before that. An entry of an unknown kind or without an App's
 // namespace and name is refused and counted.
 func (s *Store) Record(entries ...Entry) {
 	if len(entries) == 0 {
@@ -321,10 +333,8 @@ func (s *Store) Record(entries ...Entry) {
 				s.stats.Dropped++
 			}
 			s.standby = append(s.standby, e)
-			out = append(out, e)
-			continue
 		}
-		if s.addLocked(&e, now) {
+		if s.addLocked(&e, now, leading) || !leading {
 			out = append(out, e)
 		}
 	}
@@ -332,14 +342,15 @@ func (s *Store) Record(entries ...Entry) {
 	s.subs.publish(out)
 }
 
-// addLocked adds e to the index and marks its shard for writing. s.mu held.
-func (s *Store) addLocked(e *Entry, now time.Time) bool {
+// addLocked adds e to the index and, if write, marks its shard for
+// writing. s.mu held.
+func (s *Store) addLocked(e *Entry, now time.Time, write bool) bool {
 	l := s.logOf(e.App)
 	if l == nil {
 		s.stats.Refused++
 		return false
 	}
-	if !l.add(recOf(e), s.lim, now) {
+	if !l.add(recOf(e), s.lim, now) || !write {
 		return false
 	}
 	i := shardOf(e.App, s.opts.Shards)

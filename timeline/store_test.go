@@ -263,17 +263,49 @@ func TestObserveShardIgnoresOtherConfigMaps(t *testing.T) {
 	kube, _ := newFakeKube()
 	clock := &fakeClock{t: t0}
 	s := newTestStore(t, kube, clock, false)
-	data, _ := encodeShard([]*appLog{logOf(testApp, Entry{Time: t0, Kind: KindDeploy, Count: 1})})
-	for _, name := range []string{"deploy-web-timeline-7", "deploy-web-timeline-016", "other", ShardName(0)} {
-		s.observeShard(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, BinaryData: map[string][]byte{DataKey: data}})
+	app := appN(0)
+	for i := 1; shardOf(app, 16) != 0; i++ {
+		app = appN(i)
 	}
-	// Only shard 0 is a shard of this 16-shard store, and testApp is not
-	// in shard 0 unless it hashes there.
-	want := 0
-	if shardOf(testApp, 16) == 0 {
-		want = 1
+	data, _ := encodeShard([]*appLog{logOf(app, Entry{Time: t0, Kind: KindDeploy, Count: 1})})
+	// Each name but the last is not a shard of this 16-shard store (or
+	// not the App's): its content is ignored.
+	for i, name := range []string{"deploy-web-timeline-7", "deploy-web-timeline-016", "other", ShardName(1), ShardName(0)} {
+		s.observeShard(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: fmt.Sprint(i + 1)}, BinaryData: map[string][]byte{DataKey: data}})
+		want := 0
+		if name == ShardName(0) {
+			want = 1
+		}
+		if st := s.Stats(); st.Entries != want {
+			t.Errorf("entries after ConfigMap %s = %d, want %d", name, st.Entries, want)
+		}
 	}
-	if st := s.Stats(); st.Entries != want {
-		t.Errorf("entries taken from ConfigMaps = %d, want %d", st.Entries, want)
+}
+
+// TestStoreNonLeaderShowsWhatItSaw: a replica that does not lead shows the
+// transitions it observed at once, and the leader's record of the same
+// transition once its shard arrives, not both.
+func TestStoreNonLeaderShowsWhatItSaw(t *testing.T) {
+	ctx := context.Background()
+	kube, _ := newFakeKube()
+	clock := &fakeClock{t: t0}
+	follower := newTestStore(t, kube, clock, false)
+	follower.Record(Entry{Time: t0, App: testApp, Kind: KindHealth, From: "Healthy", To: "Degraded"})
+	got, _ := follower.Query(ctx, testApp, time.Time{}, time.Time{})
+	if diff := cmp.Diff([]brief{{0, KindHealth, "Healthy", "Degraded", 1, 0}}, briefs(got)); diff != "" {
+		t.Errorf("entries before the leader wrote (-want +got):\n%s", diff)
+	}
+	leader := newTestStore(t, kube, clock, true)
+	leader.Record(Entry{Time: t0.Add(300 * time.Millisecond), App: testApp, Kind: KindHealth, From: "Healthy", To: "Degraded"},
+		Entry{Time: t0.Add(time.Second), App: appN(1), Kind: KindDeploy, To: "2.0.0"})
+	leader.flush(ctx)
+	cm, err := kube.CoreV1().ConfigMaps("deploy-web").Get(ctx, ShardName(shardOf(testApp, 16)), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower.observeShard(cm)
+	got, _ = follower.Query(ctx, testApp, time.Time{}, time.Time{})
+	if diff := cmp.Diff([]brief{{300 * time.Millisecond, KindHealth, "Healthy", "Degraded", 1, 0}}, briefs(got)); diff != "" {
+		t.Errorf("entries after the leader's shard arrived (-want +got):\n%s", diff)
 	}
 }
