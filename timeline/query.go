@@ -153,15 +153,18 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 		e   *rec
 		c   cursor
 	}
-	var cands []cand
+	// cands is the best limit+1 entries so far, in feed order: one more
+	// than a page, to know whether another page follows.
+	cands := make([]cand, 0, limit+1)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for app, l := range s.logs {
 		if f.Cluster != "" && app.Cluster != f.Cluster || f.Namespace != "" && app.Namespace != f.Namespace || f.App != "" && app.Name != f.App {
 			continue
 		}
-		n := 0
-		for i := len(l.entries) - 1; i >= 0 && n <= limit; i-- {
+		// An App's entries, newest first, come in feed order: once one
+		// ranks after the worst candidate of a full list, so do the rest.
+		for i := len(l.entries) - 1; i >= 0; i-- {
 			e := &l.entries[i]
 			if e.at < sinceMs {
 				break
@@ -173,11 +176,16 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 			if after != nil && compareFleet(c, *after) <= 0 {
 				continue
 			}
-			cands = append(cands, cand{app, e, c})
-			n++
+			if len(cands) == limit+1 && compareFleet(c, cands[limit].c) >= 0 {
+				break
+			}
+			at, _ := slices.BinarySearchFunc(cands, c, func(x cand, c cursor) int { return compareFleet(x.c, c) })
+			if len(cands) == limit+1 {
+				cands = cands[:limit]
+			}
+			cands = slices.Insert(cands, at, cand{app, e, c})
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return compareFleet(a.c, b.c) })
 	var page FleetPage
 	for _, c := range cands[:min(len(cands), limit)] {
 		page.Entries = append(page.Entries, c.e.entry(c.app))

@@ -67,8 +67,10 @@ type Stats struct {
 	Writes, WriteErrors, Conflicts uint64
 	// Dropped are entries dropped to fit a full shard, Refused entries of
 	// an unknown kind, without an App or past MaxApps, Skipped entries of
-	// an unknown kind read from a shard, ShardErrors unreadable shards.
-	Dropped, Refused, Skipped, ShardErrors uint64
+	// an unknown kind read from a shard, ShardErrors unreadable shards,
+	// StandbyDropped entries a replica that does not lead could not keep
+	// aside (past Options.Standby).
+	Dropped, Refused, Skipped, ShardErrors, StandbyDropped uint64
 	// Apps and Entries are what the index holds; Pending the shards
 	// waiting for a write.
 	Apps, Entries, Pending int
@@ -330,10 +332,12 @@ func (s *Store) Record(entries ...Entry) {
 		if !leading {
 			if len(s.standby) >= s.opts.Standby {
 				s.standby = s.standby[1:]
-				s.stats.Dropped++
+				s.stats.StandbyDropped++
 			}
 			s.standby = append(s.standby, e)
 		}
+		// The leader sends what changed its index; another replica what
+		// it saw (its index may hold the leader's record already).
 		if s.addLocked(&e, now, leading) || !leading {
 			out = append(out, e)
 		}
