@@ -45,7 +45,12 @@ func (s *Store) flush(ctx context.Context) {
 	logs := make([]*appLog, 0, len(s.shards[shard]))
 	before := map[App]map[entryKey]bool{}
 	for app, l := range s.shards[shard] {
-		l.trim(s.lim, now)
+		if l.trim(s.lim, now); len(l.entries) == 0 {
+			// Every entry aged out: the App leaves the index (and MaxApps).
+			delete(s.shards[shard], app)
+			delete(s.logs, app)
+			continue
+		}
 		c := &appLog{app: app, entries: slices.Clone(l.entries)}
 		keys := make(map[entryKey]bool, len(c.entries))
 		for i := range c.entries {

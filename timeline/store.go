@@ -244,6 +244,10 @@ func (s *Store) observeShard(obj any) {
 		return
 	}
 	logs, skipped, err := decodeShard(cm.Name, cm.BinaryData[DataKey])
+	// Asked now, not s.leading (set by the writer's next tick): a leader
+	// that has not flushed yet must merge, or it would lose what it
+	// recorded since.
+	leading := s.isLeader()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Skipped += uint64(skipped)
@@ -251,7 +255,6 @@ func (s *Store) observeShard(obj any) {
 		s.stats.ShardErrors++
 		s.opts.Log.Error("timeline: unreadable shard; its entries are not shown and the leader rewrites it on its next change", "err", err)
 	}
-	leading := s.leading
 	s.exists[i] = true
 	if !leading {
 		s.rv[i] = cm.ResourceVersion // the leader keeps its own writes' (see flush)
