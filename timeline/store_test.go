@@ -2,7 +2,9 @@ package timeline
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,5 +309,82 @@ func TestStoreNonLeaderShowsWhatItSaw(t *testing.T) {
 	got, _ = follower.Query(ctx, testApp, time.Time{}, time.Time{})
 	if diff := cmp.Diff([]brief{{300 * time.Millisecond, KindHealth, "Healthy", "Degraded", 1, 0}}, briefs(got)); diff != "" {
 		t.Errorf("entries after the leader's shard arrived (-want +got):\n%s", diff)
+	}
+}
+
+// TestStoreFullShardDropsOldest fills one shard past MaxShardBytes with
+// entries that do not compress: the write fits, the oldest entries go
+// from the shard and the index alike, the newest stay.
+func TestStoreFullShardDropsOldest(t *testing.T) {
+	ctx := context.Background()
+	kube, _ := newFakeKube()
+	clock := &fakeClock{t: t0}
+	s, err := New(kube.CoreV1(), Options{Namespace: "deploy-web", Shards: 1, Now: clock.Now, IsLeader: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(s.ready)
+	r := rand.New(rand.NewPCG(7, 7))
+	const apps, per = 10, 400
+	for i := range per {
+		for a := range apps {
+			msg := make([]byte, MaxMessageBytes/2)
+			for j := range msg {
+				msg[j] = byte(r.Uint32())
+			}
+			s.Record(Entry{Time: t0.Add(time.Duration(i) * time.Second), App: appN(a), Kind: KindWarning, Ref: fmt.Sprint(i), Message: hex.EncodeToString(msg)})
+		}
+	}
+	clock.Add(time.Hour)
+	s.flush(ctx)
+	st := s.Stats()
+	if st.Dropped == 0 || st.Entries+int(st.Dropped) != apps*per {
+		t.Fatalf("Stats() = %+v, want entries dropped and entries + dropped = %d", st, apps*per)
+	}
+	cm, err := kube.CoreV1().ConfigMaps("deploy-web").Get(ctx, ShardName(0), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cm.BinaryData[DataKey]); n > MaxShardBytes {
+		t.Errorf("shard of %d bytes, want at most %d", n, MaxShardBytes)
+	}
+	fresh, err := New(kube.CoreV1(), Options{Namespace: "deploy-web", Shards: 1, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(fresh.ready)
+	if got := fresh.Stats().Entries; got != st.Entries {
+		t.Errorf("entries read back = %d, want %d (the index holds what the shard holds)", got, st.Entries)
+	}
+	for a := range apps {
+		got, _ := fresh.Query(ctx, appN(a), time.Time{}, time.Time{})
+		if len(got) == 0 || got[len(got)-1].Ref != fmt.Sprint(per-1) {
+			t.Errorf("%s: newest entry not kept", appN(a))
+		}
+	}
+}
+
+func TestStoreAgedOutAppsLeave(t *testing.T) {
+	ctx := context.Background()
+	kube, _ := newFakeKube()
+	clock := &fakeClock{t: t0}
+	s, err := New(kube.CoreV1(), Options{Namespace: "deploy-web", Shards: 1, Now: clock.Now, IsLeader: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(s.ready)
+	s.Record(Entry{Time: t0, App: testApp, Kind: KindDeploy, To: "1.0.0"})
+	s.flush(ctx)
+	clock.Add(DefaultMaxAge + time.Hour)
+	s.Record(Entry{Time: clock.Now(), App: appN(1), Kind: KindDeploy, To: "2.0.0"})
+	s.flush(ctx)
+	if st := s.Stats(); st.Apps != 1 || st.Entries != 1 {
+		t.Errorf("Stats() after %v = %d Apps, %d entries; want 1 and 1 (testApp aged out)", DefaultMaxAge+time.Hour, st.Apps, st.Entries)
+	}
+	if got, _ := s.Query(ctx, testApp, time.Time{}, time.Time{}); len(got) != 0 {
+		t.Errorf("Query(aged-out App) = %d entries, want 0", len(got))
 	}
 }
