@@ -104,4 +104,8 @@
 //     strings interned per shard: 393 MiB for 3,000,000 entries. Loading
 //     256 full shards took 21s on a shared 2-core machine; Query and Fleet
 //     wait for it (Ready).
+//   - Fleet: the first page of 100 of 600,000 entries (2,000 Apps x 30
+//     days) in 6 ms, of one namespace in 1.3 ms (BenchmarkFleet). It walks
+//     each matching App's entries from the newest down to the page, so a
+//     deep page costs more; Query reads one App's at most PerApp.
 package timeline

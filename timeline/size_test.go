@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -159,5 +160,38 @@ func BenchmarkFlushEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(data)))
+	}
+}
+
+// BenchmarkFleet pages the feed of 2,000 Apps over 30 days of the model
+// (600,000 entries): the first page of all, of one namespace, of one kind.
+func BenchmarkFleet(b *testing.B) {
+	kube, _ := newFakeKube()
+	end := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	s, err := New(kube.CoreV1(), Options{Namespace: "deploy-web", Now: func() time.Time { return end }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	close(s.ready)
+	for _, l := range modelLogs(2000, 30, end) {
+		s.logs[l.app] = l
+		s.shards[shardOf(l.app, s.opts.Shards)][l.app] = l
+	}
+	for _, bc := range []struct {
+		name string
+		f    Filter
+	}{
+		{"all", Filter{}},
+		{"namespace", Filter{Namespace: "team-07"}},
+		{"kind-deploy", Filter{Kinds: []Kind{KindDeploy}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := s.Fleet(context.Background(), bc.f)
+				if err != nil || len(p.Entries) != DefaultLimit {
+					b.Fatalf("Fleet() = %d entries, %v; want a full page", len(p.Entries), err)
+				}
+			}
+		})
 	}
 }
