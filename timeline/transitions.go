@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // State is what the timeline knows of an App at one moment: a snapshot
@@ -22,8 +24,9 @@ type State struct {
 	Drifted     bool
 	// Revision is the declared version (AppRow.Version).
 	Revision string
-	// Containers are the containers of the App's pods, in any order; at
-	// most MaxContainers are read.
+	// Containers are the containers of the App's pods, in any order
+	// (ContainersOf reads them from the pods kubeview caches); at most
+	// MaxContainers are read.
 	Containers []Container
 }
 
@@ -107,6 +110,35 @@ func Transitions(app App, prev, cur State, now time.Time) []Entry {
 		}
 		if c.Waiting == ReasonCrashLoopBackOff && p.Waiting != ReasonCrashLoopBackOff {
 			add(KindCrashLoop, p.Waiting, ReasonCrashLoopBackOff, "", c.ref())
+		}
+	}
+	return out
+}
+
+// ContainersOf returns the containers of pods for a State: each
+// container's restart count, last termination reason and waiting reason,
+// which kubeview's trimmed pod cache keeps (init containers included, as
+// "init:" + name). At most MaxContainers are returned.
+func ContainersOf(pods []*corev1.Pod) []Container {
+	var out []Container
+	for _, p := range pods {
+		for _, set := range [...]struct {
+			prefix string
+			ss     []corev1.ContainerStatus
+		}{{"init:", p.Status.InitContainerStatuses}, {"", p.Status.ContainerStatuses}} {
+			for _, cs := range set.ss {
+				if len(out) == MaxContainers {
+					return out
+				}
+				c := Container{Pod: p.Name, Name: set.prefix + cs.Name, Restarts: cs.RestartCount}
+				if t := cs.LastTerminationState.Terminated; t != nil {
+					c.LastTermination = t.Reason
+				}
+				if w := cs.State.Waiting; w != nil {
+					c.Waiting = w.Reason
+				}
+				out = append(out, c)
+			}
 		}
 	}
 	return out

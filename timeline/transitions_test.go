@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var (
@@ -92,5 +94,30 @@ func TestTransitionsHostileMessage(t *testing.T) {
 	}
 	if len(m) > MaxMessageBytes || !strings.HasSuffix(m, "é") {
 		t.Errorf("Message has %d bytes ending %q, want at most %d ending on a whole rune", len(m), m[len(m)-2:], MaxMessageBytes)
+	}
+}
+
+func TestContainersOf(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-7d9f-x2k4p"}, Status: corev1.PodStatus{
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "migrate", RestartCount: 1,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error"}}}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", RestartCount: 4,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: ReasonCrashLoopBackOff}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: ReasonOOMKilled}}},
+			{Name: "proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		},
+	}}
+	want := []Container{
+		{Pod: "checkout-7d9f-x2k4p", Name: "init:migrate", Restarts: 1, LastTermination: "Error"},
+		{Pod: "checkout-7d9f-x2k4p", Name: "app", Restarts: 4, LastTermination: ReasonOOMKilled, Waiting: ReasonCrashLoopBackOff},
+		{Pod: "checkout-7d9f-x2k4p", Name: "proxy"},
+	}
+	if diff := cmp.Diff(want, ContainersOf([]*corev1.Pod{pod})); diff != "" {
+		t.Errorf("ContainersOf() (-want +got):\n%s", diff)
+	}
+	many := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: make([]corev1.ContainerStatus, MaxContainers+5)}}
+	if got := len(ContainersOf([]*corev1.Pod{many})); got != MaxContainers {
+		t.Errorf("ContainersOf(%d containers) = %d, want %d", MaxContainers+5, got, MaxContainers)
 	}
 }
