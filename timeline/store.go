@@ -316,8 +316,10 @@ func (s *Store) isLeader() bool { return s.opts.IsLeader != nil && s.opts.IsLead
 // their shard is written within the next flushes. Another replica also
 // keeps them aside for a while (Options.Standby): it shows them until the
 // leader's write of the same transition arrives, and writes them itself if
-// it becomes the leader before that. An entry of an unknown kind or without an App's
-// namespace and name is refused and counted.
+// it becomes the leader before that. Recording an entry held already (a
+// replay of history records) changes nothing and writes nothing. An entry
+// of an unknown kind, without an App's namespace and name, or older than
+// MaxAge is refused and counted.
 func (s *Store) Record(entries ...Entry) {
 	if len(entries) == 0 {
 		return
@@ -328,7 +330,7 @@ func (s *Store) Record(entries ...Entry) {
 	s.mu.Lock()
 	for _, e := range entries {
 		e = e.normalize()
-		if !e.Kind.Valid() || e.App.Namespace == "" || e.App.Name == "" {
+		if !e.Kind.Valid() || e.App.Namespace == "" || e.App.Name == "" || e.LastTime().Before(now.Add(-s.lim.MaxAge)) {
 			s.stats.Refused++
 			continue
 		}

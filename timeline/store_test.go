@@ -249,9 +249,18 @@ func TestStoreRefuses(t *testing.T) {
 	kube, _ := newFakeKube()
 	clock := &fakeClock{t: t0}
 	s := newTestStore(t, kube, clock, true)
-	s.Record(Entry{Time: t0, App: testApp, Kind: "reboot"}, Entry{Time: t0, App: App{Name: "x"}, Kind: KindDeploy})
-	if st := s.Stats(); st.Refused != 2 || st.Entries != 0 {
-		t.Errorf("Stats() = %+v, want 2 refused, 0 entries", st)
+	s.Record(Entry{Time: t0, App: testApp, Kind: "reboot"}, Entry{Time: t0, App: App{Name: "x"}, Kind: KindDeploy},
+		Entry{Time: t0.Add(-DefaultMaxAge - time.Second), App: testApp, Kind: KindDeploy})
+	if st := s.Stats(); st.Refused != 3 || st.Entries != 0 || st.Pending != 0 {
+		t.Errorf("Stats() = %+v, want 3 refused, 0 entries, nothing pending", st)
+	}
+	// A replay of entries held (history read again) writes nothing.
+	deploy := Entry{Time: t0, App: testApp, Kind: KindDeploy, To: "1.0.0", Ref: "r1"}
+	s.Record(deploy, Entry{Time: t0.Add(time.Second), App: testApp, Kind: KindHealth, From: "Healthy", To: "Degraded"})
+	s.flush(context.Background())
+	s.Record(deploy)
+	if st := s.Stats(); st.Pending != 0 || st.Entries != 2 {
+		t.Errorf("Stats() after a replay = %+v, want 2 entries, nothing pending", st)
 	}
 	if _, err := New(kube.CoreV1(), Options{}); err == nil {
 		t.Error("New() without a namespace = nil error, want one")
