@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,4 +168,47 @@ func TestSubscribeDropsOldest(t *testing.T) {
 		t.Error("C() open after Close, want closed")
 	}
 	s.Record(Entry{Time: t0, App: testApp, Kind: KindDeploy}) // no send on the closed channel
+}
+
+// TestSubscribeConcurrent records from several goroutines while a reader
+// reads and another subscriber closes: under -race, no data race, no send
+// on a closed channel, and every entry is received or counted dropped.
+func TestSubscribeConcurrent(t *testing.T) {
+	kube, _ := newFakeKube()
+	s := newTestStore(t, kube, &fakeClock{t: t0}, true)
+	sub, err := s.Subscribe(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closing, err := s.Subscribe(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 200
+	received := make(chan int)
+	go func() {
+		n := 0
+		for range sub.C() {
+			n++
+		}
+		received <- n
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				s.Record(Entry{Time: t0.Add(time.Duration(i) * time.Millisecond), App: appN(w), Kind: KindWarning, Ref: fmt.Sprint(i)})
+				if w == 0 && i == each/2 {
+					closing.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sub.Close()
+	if n, dropped := <-received, sub.Dropped(); n+int(dropped) != writers*each {
+		t.Errorf("received %d + dropped %d, want %d", n, dropped, writers*each)
+	}
 }
