@@ -163,9 +163,10 @@ func (s *Store) Run(ctx context.Context) error {
 		return fmt.Errorf("timeline: watch shards: %w", err)
 	}
 	go inf.RunWithContext(ctx)
-	// Ticks are a quarter of the interval, so that a write follows the
-	// previous one by FlushInterval to FlushInterval*5/4, never less.
-	t := time.NewTicker(s.opts.FlushInterval / 4)
+	// Ticks are a tenth of the interval, so that a write follows the
+	// previous one by FlushInterval to FlushInterval*11/10, never less:
+	// under churn the writer keeps close to one write per interval.
+	t := time.NewTicker(s.opts.FlushInterval / 10)
 	defer t.Stop()
 	for {
 		select {
