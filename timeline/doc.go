@@ -68,12 +68,13 @@
 // The price is latency to storage: an entry is in the index (and sent to
 // subscribers) at once, and in its shard within (pending shards) seconds.
 // At the size model's churn (10,000 Apps, 10 entries a day each: 1.2
-// entries a second) about 60 of the 256 shards wait at any time, so about
-// a minute; with every shard pending (churn across the whole fleet) up to
-// about 256s. A crash of the leader loses at most that much. A replica that does not lead keeps the entries it
-// observes aside for Options.StandbyAge (2 minutes, at most
-// Options.Standby entries); when it becomes the leader it writes those its
-// predecessor had not written.
+// entries a second) an estimated 50 to 60 of the 256 shards wait at any
+// time, so about a minute; with every shard pending (churn across the
+// whole fleet) up to about 256s. A crash of the leader loses at most that
+// much. A replica that does not lead keeps the entries it observes aside
+// for Options.StandbyAge (2 minutes, at most Options.Standby entries);
+// when it becomes the leader it writes those its predecessor had not
+// written.
 //
 // # Reads
 //
@@ -95,8 +96,8 @@
 //     (cap 900 KiB). Per 1,000 Apps per day: about 90 KiB when the shards
 //     are as full as in that fleet, 214 KiB when 1,000 Apps alone spread
 //     over 256 nearly empty shards (gzip's fixed cost per shard).
-//   - Writes: 0 at rest, at most 1/s under churn (0.75/s measured with
-//     2,000 Apps flapping for 20s). Each write rewrites one shard, so etcd's
+//   - Writes: 0 at rest, at most 1/s under churn (0.90/s measured with
+//     2,000 Apps flapping for 20s, the first second included). Each write rewrites one shard, so etcd's
 //     history until the apiserver compacts it (every 5 minutes) holds at
 //     most 300 shard versions: 300 x 132 KiB, about 39 MiB for that fleet.
 //   - The writer's CPU: 70 to 85 ms to encode a full shard (~40 Apps,
