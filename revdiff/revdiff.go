@@ -27,6 +27,7 @@ package revdiff
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -323,6 +324,10 @@ func compareOne(k Key, from, to *unstructured.Unstructured, opts Options) Resour
 	}
 	if opts.ToLive && left != nil {
 		right = diffrender.RestrictToDesired(left, right)
+	}
+	if r.Status == "" && reflect.DeepEqual(left, right) {
+		r.Status = Unchanged // same values: same YAML, no need to render it
+		return r
 	}
 	lt, err := diffrender.YAML(left)
 	if err == nil {
