@@ -22,6 +22,10 @@ type Report struct {
 	Changes bool             `json:"changes"`
 	Counts  Counts           `json:"counts"`
 	Objects []ReportResource `json:"resources"`
+	// Outside lists the resources a live side did not read: outside the
+	// environment's namespace, of a cluster-scoped or unknown kind, or
+	// reserved (a plan blocks them). Each shows as added or removed.
+	Outside []string `json:"outside,omitempty"`
 	// Omitted and LinesCut are Result's.
 	Omitted  int  `json:"omitted,omitempty"`
 	LinesCut bool `json:"linesCut,omitempty"`
@@ -64,6 +68,9 @@ func (rep Report) Markdown() string {
 	}
 	if rep.LinesCut {
 		b.WriteString("Some diffs were cut to the line limit.\n\n")
+	}
+	if len(rep.Outside) > 0 {
+		fmt.Fprintf(&b, "%d resources are outside the environment's boundary and were not read from the cluster (a plan blocks them).\n\n", len(rep.Outside))
 	}
 	if len(rep.Objects) == 0 {
 		b.WriteString("No changes.\n")

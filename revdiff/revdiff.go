@@ -22,7 +22,9 @@
 // reduce stored and rendered Secrets with audit.StripSecrets and live ones
 // with StripLive.
 //
-// The package is pure: no I/O, and its arguments are never mutated.
+// Compare and the reports are pure (no I/O, arguments never mutated);
+// CompareEnvironment renders a ref and reads the live objects, writing
+// nothing.
 package revdiff
 
 import (
