@@ -48,11 +48,15 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/runs/{id}/stream", limited(s.runStreams, s.envRunStream))
 	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
+	s.protect(m, "GET /environments/{env}/diff", s.envDiffPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
 	s.protect(m, "GET /v1/deploy/{name}/tree", s.apiTree)
-	s.protect(m, "GET /v1/deploy/{name}/resource/{ref}", s.apiResource)
+	// An App's resource (/v1/deploy/{name}/resource/{ref}) and an
+	// environment's diff (/v1/deploy/environments/{env}/diff) share one
+	// pattern: ServeMux refuses them as two (apiDeploySub).
+	s.protect(m, "GET /v1/deploy/{name}/{sub}/{ref}", s.apiDeploySub)
 	s.protect(m, "GET /v1/deploy/{name}/logs", s.apiLogs)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
@@ -109,6 +111,12 @@ type Options struct {
 	// Desired finds an object's manifest in an environment's source, the
 	// git desired state of the resource panel (nil: last-applied only).
 	Desired DesiredSource
+	// RecordReader reads the audit records the environment diffs compare
+	// (nil: only live and refs can be compared).
+	RecordReader RecordReader
+	// EnvClusterConfig reaches an environment's cluster for the live side
+	// of a diff (nil: the environment's own kubeconfig context).
+	EnvClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
