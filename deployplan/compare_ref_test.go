@@ -1,8 +1,15 @@
 package deployplan
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestValidateRef(t *testing.T) {
@@ -67,5 +74,76 @@ func TestAtRef(t *testing.T) {
 	local := &Environment{Name: "dev", Source: Source{Path: "k"}}
 	if _, err := AtRef(local, "main"); err == nil || !strings.Contains(err.Error(), "set source.repo") {
 		t.Errorf("AtRef(local source) = %v, want an error saying to set source.repo", err)
+	}
+}
+
+// TestRenderPullRequestHead renders pull/N, a commit on no branch that
+// only refs/pull/N/head names (as GitHub keeps a pull request), over HTTP
+// and from a local repository, at a copy of the environment.
+func TestRenderPullRequestHead(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"k/kustomization.yaml": "resources: [cm.yaml]\n",
+		"k/cm.yaml":            okCM,
+		"catalog.json":         `{"commit": "` + commitA + `", "services": []}`,
+	})
+	master := commitAll(t, dir)
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"k/cm.yaml": strings.Replace(okCM, `"1"`, `"2"`, 1)})
+	if _, err := wt.Add("k/cm.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := wt.Commit("pr", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// master back where it was: the pull request's commit is on no branch.
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("master"), plumbing.NewHash(master))); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/pull/3/head", pr)); err != nil {
+		t.Fatal(err)
+	}
+	ts := gitHTTPServer(t, dir)
+	for _, src := range []string{ts.URL + "/repo.git", "file://" + dir} {
+		env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: src, Ref: "master", Path: "k"}, Catalog: "catalog.json"}
+		tests := []struct {
+			ref, commit, value string
+			wantErr            bool
+		}{
+			{"master", master, "1", false},
+			{"pull/3", pr.String(), "2", false},
+			{"pull/4", "", "", true},
+		}
+		for _, tt := range tests {
+			at, err := AtRef(env, tt.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Render(context.Background(), at)
+			if tt.wantErr {
+				if err == nil {
+					t.Errorf("Render(%s at %s) = commit %s, want an error", src, tt.ref, r.Commit)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("Render(%s at %s) = %v", src, tt.ref, err)
+			}
+			v, _, _ := unstructured.NestedString(r.Objects[0].Object, "data", "n")
+			if r.Commit != tt.commit || v != tt.value {
+				t.Errorf("Render(%s at %s) = commit %s, n=%q; want %s, %q", src, tt.ref, r.Commit, v, tt.commit, tt.value)
+			}
+		}
+		if env.Source.Ref != "master" {
+			t.Errorf("the environment's ref = %q after rendering refs, want master", env.Source.Ref)
+		}
 	}
 }
