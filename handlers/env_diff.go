@@ -28,6 +28,13 @@ type RecordReader interface {
 // reading the live objects.
 const envDiffTimeout = 2 * time.Minute
 
+// Bounds of the environment diffs in progress, per user and in all: each
+// may fetch a repository and read the environment's objects.
+const (
+	diffsPerUser = 2
+	diffsTotal   = 4
+)
+
 // maxSideBytes bounds a from or to value (a record id, "live", "ref:REF").
 const maxSideBytes = 253
 
@@ -207,7 +214,7 @@ func (s *Server) apiDeploySub(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case r.PathValue("name") == "environments" && r.PathValue("ref") == "diff":
 		r.SetPathValue("env", r.PathValue("sub"))
-		return s.apiEnvDiff(w, r)
+		return limited(s.diffs, s.apiEnvDiff)(w, r)
 	case r.PathValue("sub") == "resource":
 		return s.apiResource(w, r)
 	}

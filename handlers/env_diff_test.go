@@ -162,3 +162,28 @@ func TestEnvDiffRoutes(t *testing.T) {
 		t.Errorf("Compare to main..x = %d, want 400 with the form filled:\n%s", w.Code, w.Body)
 	}
 }
+
+// TestEnvDiffLimited: a user's diffs in progress are bounded; one more is
+// a 429 before any record or ref is read.
+func TestEnvDiffLimited(t *testing.T) {
+	ts := envDiffServer(t, diffRecords(t))
+	var held []func()
+	for range diffsPerUser {
+		release, refusal := ts.srv.diffs.acquire(testIdentity.Subject)
+		if release == nil {
+			t.Fatalf("acquire = %q, want a slot", refusal)
+		}
+		held = append(held, release)
+	}
+	for _, path := range []string{paths.APIEnvDiff("dev", url.Values{"from": {"a"}, "to": {"b"}}), paths.EnvDiff("dev", url.Values{"from": {"a"}, "to": {"b"}})} {
+		if w := ts.get(t, path, nil); w.Code != 429 {
+			t.Errorf("GET %s with %d diffs in progress = %d, want 429", path, diffsPerUser, w.Code)
+		}
+	}
+	for _, release := range held {
+		release()
+	}
+	if w := ts.get(t, paths.APIEnvDiff("dev", url.Values{"from": {"a"}, "to": {"b"}}), nil); w.Code != 200 {
+		t.Errorf("GET diff after the slots were released = %d, want 200", w.Code)
+	}
+}

@@ -48,7 +48,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/runs/{id}/stream", limited(s.runStreams, s.envRunStream))
 	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
-	s.protect(m, "GET /environments/{env}/diff", s.envDiffPage)
+	s.protect(m, "GET /environments/{env}/diff", limited(s.diffs, s.envDiffPage))
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)

@@ -156,6 +156,9 @@ type Server struct {
 	// reads, eventReads the events tab's reads, runStreams the plan-run
 	// streams.
 	logStreams, logReads, eventReads, runStreams *userLimiter
+	// diffs counts the environment diffs in progress (each may fetch a
+	// repository and read every object of the environment).
+	diffs *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -187,7 +190,8 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
-		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
+		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
+		diffs:      newUserLimiter("diffs", diffsPerUser, diffsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
 		if c.AppKind == "" {
