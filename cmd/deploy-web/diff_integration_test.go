@@ -134,6 +134,29 @@ func TestDiffOnRealCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a record and live", func(t *testing.T) {
+		for _, tt := range []struct {
+			rec  audit.Record
+			want revdiff.Counts
+		}{
+			{recB, revdiff.Counts{Unchanged: 7}},             // live is what B applied
+			{recA, revdiff.Counts{Changed: 3, Unchanged: 4}}, // the ConfigMap, the Secret (by hash), the replicas
+		} {
+			got, err := store.Get(ctx, tt.rec.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := revdiff.CompareEnvironment(ctx, env, deployplan.Options{Kubeconfig: c.Kubeconfig},
+				revdiff.Side{Name: got.ID, Objects: got.Manifests}, revdiff.LiveSide(), revdiff.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Counts != tt.want || len(rep.Outside) != 0 {
+				t.Errorf("diff %s..live = %+v (outside %v), want %+v", got.ID, rep.Counts, rep.Outside, tt.want)
+			}
+		}
+	})
+
 	// A branch and a pull request head that change the ConfigMap and add
 	// one; master stays the environment's target.
 	wt, err := s.repo.Worktree()
