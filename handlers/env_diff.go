@@ -120,7 +120,7 @@ func (s *Server) diffSide(ctx context.Context, env *deployplan.Environment, name
 		return revdiff.Side{}, notFound("record " + strconv.Quote(v) + " of environment " + env.Name)
 	}
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "audit: bad record id") || strings.Contains(err.Error(), "record id") {
+		if strings.HasPrefix(err.Error(), "audit: record id ") { // audit's malformed id: the user's mistake
 			return revdiff.Side{}, badRequest("%s: %q is not a record id, live or ref:REF", name, v)
 		}
 		return revdiff.Side{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read record " + v, Err: err}

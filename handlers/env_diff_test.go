@@ -108,6 +108,10 @@ func TestEnvDiffRecords(t *testing.T) {
 }
 
 func TestEnvDiffRefusals(t *testing.T) {
+	store, err := audit.New(fake.NewClientset().CoreV1(), nil, audit.Options{Namespace: "deploy-web"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		records RecordReader
@@ -127,6 +131,8 @@ func TestEnvDiffRefusals(t *testing.T) {
 		{"local source has no refs", diffRecords(t), url.Values{"from": {"live"}, "to": {"ref:main"}}, 502, "set source.repo"},
 		{"too long", diffRecords(t), url.Values{"from": {strings.Repeat("a", 300)}, "to": {"b"}}, 400, "longer than"},
 		{"no to", diffRecords(t), url.Values{"from": {"a"}}, 400, "to is required"},
+		{"malformed record id", store, url.Values{"from": {"a/../b"}, "to": {"live"}}, 400, "is not a record id"},
+		{"unknown record in the store", store, url.Values{"from": {"0123456789abcdef-0000000001"}, "to": {"live"}}, 404, "not found"},
 		{"no history", nil, url.Values{"from": {"a"}, "to": {"b"}}, 503, "not configured"},
 	}
 	for _, tt := range tests {
@@ -155,6 +161,11 @@ func TestEnvDiffRoutes(t *testing.T) {
 		if w := ts.get(t, path, nil); w.Code != code {
 			t.Errorf("GET %s = %d, want %d", path, w.Code, code)
 		}
+	}
+	// The environment page offers the Compare to box, a plain GET form to
+	// the diff page.
+	if body := ts.get(t, paths.Env("dev"), nil).Body.String(); !strings.Contains(body, `data-testid="compare-box"`) || !strings.Contains(body, `action="/environments/dev/diff"`) {
+		t.Error("the environment page has no Compare to form posting to its diff page")
 	}
 	// The Compare to box: ref fills to with from live.
 	w := ts.get(t, paths.EnvDiff("dev", url.Values{"from": {"live"}, "ref": {"main..x"}}), nil)
