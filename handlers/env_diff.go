@@ -204,18 +204,14 @@ func envDiffView(rep revdiff.Report, mode, jsonURL string) *templates.EnvDiffVie
 	return v
 }
 
-// apiDeploySub serves GET /v1/deploy/{name}/{sub}/{ref}, the one pattern
-// of two routes Go's ServeMux cannot hold apart (each is the more specific
-// in one segment): /v1/deploy/environments/{env}/diff, an environment's
-// diff, and /v1/deploy/{name}/resource/{ref}, an App's resource (whose
-// refs, group:kind:namespace:name, always hold a colon, so never read
-// "diff"). Anything else is a 404.
+// apiDeploySub serves GET /v1/deploy/{name}/{sub}/{ref}: an App's
+// resource when sub is "resource", else a 404. ServeMux refuses
+// /v1/deploy/{name}/resource/{ref} beside the environments' routes
+// (/v1/deploy/environments/{env}/diff: each pattern is the more specific
+// in one segment), while this one, all wildcards, is less specific than
+// every such route, which therefore takes its own URLs.
 func (s *Server) apiDeploySub(w http.ResponseWriter, r *http.Request) error {
-	switch {
-	case r.PathValue("name") == "environments" && r.PathValue("ref") == "diff":
-		r.SetPathValue("env", r.PathValue("sub"))
-		return limited(s.diffs, s.apiEnvDiff)(w, r)
-	case r.PathValue("sub") == "resource":
+	if r.PathValue("sub") == "resource" {
 		return s.apiResource(w, r)
 	}
 	return s.notFound(w, r)
