@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,8 @@ func TestDiffOnRealCluster(t *testing.T) {
 	// console would: the manifests the apply's render made.
 	applyAndRecord := func(rev string) audit.Record {
 		t.Helper()
-		if code, _, _ := s.cli(applyArgs...); code != 0 {
+		// The report and the captures go to the test's folder.
+		if code, _, _ := s.cli(append(applyArgs, "--write-report", filepath.Join(s.reports, rev+".json"))...); code != 0 {
 			t.Fatalf("apply %s = %d, want 0", rev, code)
 		}
 		r, err := deployplan.Render(ctx, env)
