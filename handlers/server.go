@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
@@ -109,6 +111,12 @@ type Options struct {
 	// Desired finds an object's manifest in an environment's source, the
 	// git desired state of the resource panel (nil: last-applied only).
 	Desired DesiredSource
+	// RecordReader reads the audit records the environment diffs compare
+	// (nil: only live and refs can be compared).
+	RecordReader RecordReader
+	// EnvClusterConfig reaches an environment's cluster for the live side
+	// of a diff (nil: the environment's own kubeconfig context).
+	EnvClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -148,6 +156,9 @@ type Server struct {
 	// reads, eventReads the events tab's reads, runStreams the plan-run
 	// streams.
 	logStreams, logReads, eventReads, runStreams *userLimiter
+	// diffs counts the environment diffs in progress (each may fetch a
+	// repository and read every object of the environment).
+	diffs *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -179,7 +190,8 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
-		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
+		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
+		diffs:      newUserLimiter("diffs", diffsPerUser, diffsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
 		if c.AppKind == "" {

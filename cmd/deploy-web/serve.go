@@ -335,6 +335,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		index := envsource.New(envCfg, log, time.Minute)
 		go index.Run(ctx)
 		hopts.Desired = index
+		hopts.EnvClusterConfig = envConfig
 		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),

@@ -142,3 +142,12 @@ func APISync(name string) string { return join("/v1/deploy/", name, "/sync") }
 
 // Static is a static asset (without its cache-busting version).
 func Static(file string) string { return join("/static/", file) }
+
+// EnvDiff is the diff page of an environment, with its from and to
+// (record ids, "live", "ref:REF") in q.
+func EnvDiff(env string, q url.Values) string { return WithQuery(Env(env)+"/diff", q) }
+
+// APIEnvDiff is the JSON diff of an environment, with its from and to in q.
+func APIEnvDiff(env string, q url.Values) string {
+	return WithQuery(join("/v1/deploy/environments/", env, "/diff"), q)
+}
