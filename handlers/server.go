@@ -109,6 +109,10 @@ type Options struct {
 	// Desired finds an object's manifest in an environment's source, the
 	// git desired state of the resource panel (nil: last-applied only).
 	Desired DesiredSource
+	// Audit keeps the audit trail: every rollback and sync (refused ones
+	// included) writes a record, and /audit and the history sections read
+	// it (nil: nothing is recorded, the pages say so).
+	Audit AuditLog
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -185,6 +189,7 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 		if c.AppKind == "" {
 			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
 		}
+		withAuditTrail(c, opts.Audit)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c
 	}
