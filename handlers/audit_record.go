@@ -44,17 +44,17 @@ func appendRecord(ctx context.Context, log AuditLog, rec audit.Record) {
 	_, _ = log.Append(ctx, rec)
 }
 
-// recordingReleaser records every rollback and sync that reaches a
+// auditingReleaser records every rollback and sync that reaches a
 // cluster's release seam (succeeded, refused or failed) in the audit
 // trail; the attempts refused before it are recorded by recordRefusal.
-type recordingReleaser struct {
+type auditingReleaser struct {
 	Releaser
 	cluster           string
 	appGroup, appKind string
 	log               AuditLog
 }
 
-func (rr recordingReleaser) Rollback(ctx context.Context, namespace, name, version, user string) (release.Result, error) {
+func (rr auditingReleaser) Rollback(ctx context.Context, namespace, name, version, user string) (release.Result, error) {
 	start := time.Now()
 	res, err := rr.Releaser.Rollback(ctx, namespace, name, version, user)
 	rec := rr.record(ctx, audit.VerbRollback, namespace, name, start, err)
@@ -68,7 +68,7 @@ func (rr recordingReleaser) Rollback(ctx context.Context, namespace, name, versi
 	return res, err
 }
 
-func (rr recordingReleaser) Sync(ctx context.Context, namespace, name, user string) (release.SyncResult, error) {
+func (rr auditingReleaser) Sync(ctx context.Context, namespace, name, user string) (release.SyncResult, error) {
 	start := time.Now()
 	res, err := rr.Releaser.Sync(ctx, namespace, name, user)
 	rec := rr.record(ctx, audit.VerbSync, namespace, name, start, err)
@@ -83,7 +83,7 @@ func (rr recordingReleaser) Sync(ctx context.Context, namespace, name, user stri
 // (a release.RefusalError: its public text), failed (any other error:
 // the text says where to look, the error itself is in the log) or
 // succeeded.
-func (rr recordingReleaser) record(ctx context.Context, verb audit.Verb, namespace, name string, start time.Time, err error) audit.Record {
+func (rr auditingReleaser) record(ctx context.Context, verb audit.Verb, namespace, name string, start time.Time, err error) audit.Record {
 	rec := audit.Record{Time: start, Duration: audit.Duration(time.Since(start)), Actor: auditActor(ctx), Verb: verb,
 		Cluster: rr.cluster, Namespace: namespace, App: name, Outcome: audit.OutcomeSucceeded, Blockers: []string{},
 		Objects: []audit.Object{{Group: rr.appGroup, Kind: rr.appKind, Namespace: namespace, Name: name}}}
@@ -100,7 +100,7 @@ func (rr recordingReleaser) record(ctx context.Context, verb audit.Verb, namespa
 // withAuditTrail makes c's release seam record every call in log.
 func withAuditTrail(c *Cluster, log AuditLog) {
 	if log != nil && c.Release != nil {
-		c.Release = recordingReleaser{Releaser: c.Release, cluster: c.Name, appGroup: c.AppGroup, appKind: c.AppKind, log: log}
+		c.Release = auditingReleaser{Releaser: c.Release, cluster: c.Name, appGroup: c.AppGroup, appKind: c.AppKind, log: log}
 	}
 }
 
