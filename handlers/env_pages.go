@@ -92,6 +92,8 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 		p.Report = &v
 		p.Apply = applyOffer(env, p.History, v.Entry, v.Report)
 	}
+	history := s.envHistory(r.Context(), env.Name)
+	p.Audit = &history
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }
 
