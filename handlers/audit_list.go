@@ -172,7 +172,7 @@ func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiEnvHistory serves GET /v1/deploy/environments/{env}/history: the
+// apiEnvHistory serves GET /v1/deploy/audit/environments/{env}: the
 // environment's records, newest first, paged (limit, continue). Records
 // outlive the configuration, so an environment no longer configured
 // still answers with its records.

@@ -58,7 +58,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
 	s.protect(m, "GET /v1/deploy/audit", s.apiAudit)
-	s.protect(m, "GET /v1/deploy/environments/{env}/history", s.apiEnvHistory)
+	// Not /v1/deploy/environments/{env}/history, which the mux refuses:
+	// it and /v1/deploy/{name}/resource/{ref} both match
+	// /v1/deploy/environments/resource/history, neither more specific.
+	s.protect(m, "GET /v1/deploy/audit/environments/{env}", s.apiEnvHistory)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -149,7 +149,7 @@ func Audit(q url.Values) string { return WithQuery("/audit", q) }
 func APIAudit(q url.Values) string { return WithQuery("/v1/deploy/audit", q) }
 
 // APIEnvHistory is an environment's audit records as JSON.
-func APIEnvHistory(env string) string { return join("/v1/deploy/environments/", env, "/history") }
+func APIEnvHistory(env string) string { return join("/v1/deploy/audit/environments/", env) }
 
 // Static is a static asset (without its cache-busting version).
 func Static(file string) string { return join("/static/", file) }
