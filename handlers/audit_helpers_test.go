@@ -20,7 +20,9 @@ import (
 // store without a started index; any other method panics.
 type metaOverTyped struct{ cs *fake.Clientset }
 
-func (m metaOverTyped) Resource(schema.GroupVersionResource) metadata.Getter { return metaGetter{cs: m.cs} }
+func (m metaOverTyped) Resource(schema.GroupVersionResource) metadata.Getter {
+	return metaGetter{cs: m.cs}
+}
 
 type metaGetter struct {
 	metadata.ResourceInterface
