@@ -1,6 +1,7 @@
 package envrun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,7 +86,7 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 			Direction: DirectionLiveDesired}
 		// Outside the apply boundary (another namespace, or blocked by the
 		// plan): nothing is read, so nothing of it can show.
-		if ns != env.Namespace || d.Action == "blocked" {
+		if !inBoundary(env, ns, d.Action) {
 			d.Error = "outside the environment's apply boundary: not read"
 			out = append(out, d)
 			continue
@@ -125,6 +126,37 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 		out = append(out, d)
 	}
 	return out, inScope, nil
+}
+
+// inBoundary says whether a rendered object (its namespace, its planned
+// action) is inside the apply boundary: what an apply writes.
+func inBoundary(env *deployplan.Environment, ns, action string) bool {
+	return ns == env.Namespace && action != "blocked"
+}
+
+// AppliedManifests renders env again and returns the objects an apply of
+// rep wrote (inside the apply boundary), for the apply's audit record; a
+// render at another commit than rep's is an error (the source moved).
+func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
+	rendered, err := deployplan.Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if rendered.Commit != rep.DeployApply.Source.Commit {
+		return nil, fmt.Errorf("envrun: the source moved from %s to %s since the apply", rep.DeployApply.Source.Commit, rendered.Commit)
+	}
+	actions := map[string]string{}
+	for _, o := range rep.DeployApply.Objects {
+		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
+	}
+	var out []*unstructured.Unstructured
+	for _, obj := range rendered.Objects {
+		ns := cmp.Or(obj.GetNamespace(), env.Namespace)
+		if inBoundary(env, ns, actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }
 
 // DecodeDiffs reads the diffs stored with a run, each in
