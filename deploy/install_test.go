@@ -445,8 +445,9 @@ func TestDashboardFlowsWithServiceAccountToken(t *testing.T) {
 	}
 
 	planInEnvironment(ctx, t, in, cfg)
+	auditWithToken(ctx, t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
-	if out := logs.String(); strings.Contains(out, "forbidden") || strings.Contains(out, "not readable") || strings.Contains(out, "audit event not recorded") {
+	if out := logs.String(); strings.Contains(out, "forbidden") || strings.Contains(out, "not readable") || strings.Contains(out, "audit event not recorded") || strings.Contains(out, "audit: ") {
 		t.Errorf("the dashboard logged a permission problem:\n%s", out)
 	}
 }
