@@ -223,6 +223,9 @@ func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID
 	r.mu.Lock()
 	if id, ok := r.busy[envName]; ok {
 		r.mu.Unlock()
+		if action == ActionApply {
+			r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (run " + id + "); nothing was touched"}, nil)
+		}
 		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
 	}
 	b := make([]byte, 4)

@@ -122,7 +122,8 @@ func (s *recordSink) got() []audit.Record {
 // writes no record, and every apply writes exactly one, stored in the
 // cluster: refused at once (a confirmation that does not name the
 // environment, a plan that is not the latest), failed (the environment's
-// cluster unresolvable) and applied, the last with its commit, digest and
+// cluster unresolvable), refused as busy (another apply runs) and applied,
+// the last with its commit, digest and
 // manifests, the Secret by name and hash only.
 func TestConsoleApplyWritesOneRecordEach(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "deploy-web"}})
@@ -175,7 +176,15 @@ func TestConsoleApplyWritesOneRecordEach(t *testing.T) {
 		if len(recs) != n || len(sink.got()) != n {
 			t.Fatalf("%s: %d records stored (%d handed over), want %d", step, len(recs), len(sink.got()), n)
 		}
+		// The newest by time; a record's time is its start, so an apply
+		// outlasting a later refusal is found by its outcome.
 		got := recs[0]
+		for _, r := range recs {
+			if r.Outcome == outcome {
+				got = r
+				break
+			}
+		}
 		if got.Verb != audit.VerbApply || got.Outcome != outcome || !strings.Contains(got.Message, message) || got.Actor.Email != alice.Email || !got.Chain.OK {
 			t.Errorf("%s: record = %s %s %q by %+v (chain %+v), want apply %s %q by alice, chain ok", step, got.Verb, got.Outcome, got.Message, got.Actor, got.Chain, outcome, message)
 		}
@@ -218,11 +227,16 @@ func TestConsoleApplyWritesOneRecordEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Busy is decided when Start returns: a second apply is refused.
+	if _, err := r.StartAs(alice, "dev", ActionApply, "alice", "dev", ps.Entry.ID); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second apply while one runs = %v, want ErrBusy", err)
+	}
+	expect("a second apply while one runs", 4, audit.OutcomeRefused, "already running")
 	as := waitDone(t, apply)
 	if as.Report == nil || as.Report.Status() != deployplan.StatusApplied {
 		t.Fatalf("apply = %v (err %v, refusal %q), want applied", as.Report, as.Err, as.Refusal)
 	}
-	got := expect("apply", 4, audit.OutcomeSucceeded, "")
+	got := expect("apply", 5, audit.OutcomeSucceeded, "")
 	if got.Commit != as.Report.DeployApply.Source.Commit || got.RenderedDigest != as.Report.DeployApply.Source.RenderedDigest || got.RenderedDigest == "" {
 		t.Errorf("record commit, digest = %s, %s; want the report's %s, %s", got.Commit, got.RenderedDigest, as.Report.DeployApply.Source.Commit, as.Report.DeployApply.Source.RenderedDigest)
 	}
