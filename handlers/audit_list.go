@@ -161,6 +161,13 @@ func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if ar.format == auditFormatCSV && ar.filter.Limit == 0 {
+		p, err := exportAudit(r.Context(), log, ar.filter, audit.MaxLimit, maxAuditExport)
+		if err != nil {
+			return err
+		}
+		return writeAuditCSV(w, p)
+	}
 	p, err := listAudit(r.Context(), log, ar.filter)
 	if err != nil {
 		return err
@@ -170,6 +177,30 @@ func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, p)
 	return nil
+}
+
+// maxAuditExport bounds a CSV export without a limit: every record the
+// filter selects, at most this many (the rest from the Audit-Continue
+// token).
+const maxAuditExport = 10_000
+
+// exportAudit reads the records f selects in pages of pageSize, from f's
+// continue token, up to most; Continue is set when more remain.
+func exportAudit(ctx context.Context, log AuditLog, f audit.Filter, pageSize, most int) (audit.Page, error) {
+	all := audit.Page{Records: []audit.Record{}}
+	for {
+		f.Limit = min(pageSize, most-len(all.Records))
+		p, err := listAudit(ctx, log, f)
+		if err != nil {
+			return all, err
+		}
+		all.Records = append(all.Records, p.Records...)
+		all.Continue = p.Continue
+		if p.Continue == "" || len(all.Records) >= most {
+			return all, nil
+		}
+		f.Continue = p.Continue
+	}
 }
 
 // apiEnvHistory serves GET /v1/deploy/audit/environments/{env}: the
@@ -199,9 +230,9 @@ func (s *Server) apiEnvHistory(w http.ResponseWriter, r *http.Request) error {
 var auditCSVHeader = []string{"id", "time", "duration", "actor_email", "actor_subject", "actor_groups", "verb", "cluster",
 	"environment", "namespace", "app", "commit", "rendered_digest", "outcome", "message", "blockers", "objects", "chain_ok", "chain_prev", "chain_reason"}
 
-// writeAuditCSV writes a page of records as CSV, a header row first,
-// every cell CSV-injection safe (csvCell); the next page's token is in
-// the Audit-Continue header.
+// writeAuditCSV writes records as CSV, a header row first, every cell
+// CSV-injection safe (csvCell); the token of the records after them, if
+// any, is in the Audit-Continue header.
 func writeAuditCSV(w http.ResponseWriter, p audit.Page) error {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -285,12 +316,16 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 			res.PollURL = paths.Audit(poll)
 		}
 		res.FirstURL = paths.Audit(base)
+		// CSV: every record the filters select (the page size left out);
+		// JSON: this page.
 		export := ar.query.Values()
+		export.Del("limit")
+		export.Set("format", auditFormatCSV)
+		res.CSVURL = paths.APIAudit(export)
+		export = ar.query.Values()
 		if ar.filter.Continue != "" {
 			export.Set("continue", ar.filter.Continue)
 		}
-		export.Set("format", auditFormatCSV)
-		res.CSVURL = paths.APIAudit(export)
 		export.Set("format", auditFormatJSON)
 		res.JSONURL = paths.APIAudit(export)
 	}

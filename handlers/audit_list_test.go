@@ -234,10 +234,48 @@ func TestAPIAuditCSV(t *testing.T) {
 			t.Errorf("csv row %d mismatch (-want +got):\n%s", i+1, diff)
 		}
 	}
-	// Paged: the next page's token in a header.
+	// With a limit, one page: the next page's token in a header.
 	w = ts.get(t, "/v1/deploy/audit?format=csv&limit=1", nil)
 	if w.Header().Get("Audit-Continue") == "" {
 		t.Errorf("GET csv limit=1: no Audit-Continue header, want the next page's token")
+	}
+	if rows, _ := csv.NewReader(strings.NewReader(w.Body.String())).ReadAll(); len(rows) != 2 {
+		t.Errorf("GET csv limit=1: %d rows, want a header and 1 record", len(rows))
+	}
+	// Without, every record the filter selects.
+	w = ts.get(t, "/v1/deploy/audit?format=csv", nil)
+	if rows, _ := csv.NewReader(strings.NewReader(w.Body.String())).ReadAll(); len(rows) != 5 || w.Header().Get("Audit-Continue") != "" {
+		t.Errorf("GET csv: %d rows (Audit-Continue %q), want a header and all 4 records", len(rows), w.Header().Get("Audit-Continue"))
+	}
+}
+
+// TestExportAudit: an export walks the pages from its token and stops at
+// its bound, with the token of the rest.
+func TestExportAudit(t *testing.T) {
+	_, store, recs := auditFixture(t)
+	for _, tt := range []struct {
+		pageSize, most int
+		want           []string
+		more           bool
+	}{
+		{1, 10, []string{recs[3].ID, recs[2].ID, recs[1].ID, recs[0].ID}, false},
+		{3, 10, []string{recs[3].ID, recs[2].ID, recs[1].ID, recs[0].ID}, false},
+		{1, 3, []string{recs[3].ID, recs[2].ID, recs[1].ID}, true},
+		{2, 3, []string{recs[3].ID, recs[2].ID, recs[1].ID}, true},
+	} {
+		p, err := exportAudit(t.Context(), store, audit.Filter{}, tt.pageSize, tt.most)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, pageIDs(p)); diff != "" || (p.Continue != "") != tt.more {
+			t.Errorf("exportAudit(page %d, most %d) = %v (continue %q), want %v (more %v)", tt.pageSize, tt.most, pageIDs(p), p.Continue, tt.want, tt.more)
+		}
+		if tt.more {
+			rest, err := exportAudit(t.Context(), store, audit.Filter{Continue: p.Continue}, tt.pageSize, tt.most)
+			if err != nil || len(rest.Records) != 1 || rest.Records[0].ID != recs[0].ID {
+				t.Errorf("exportAudit from the token = %v, %v; want the oldest record", pageIDs(rest), err)
+			}
+		}
 	}
 }
 
