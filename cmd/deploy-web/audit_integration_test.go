@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,8 +76,10 @@ func TestCLIWritesOneRecordEach(t *testing.T) {
 		{"an apply whose record cannot be written", append(append([]string{"apply", "--apply", "--audit-namespace=no-such-namespace"}, confirmed...), base...), 0, "", "", "warning: the audit record was not written to namespace no-such-namespace", false},
 	}
 	n := 0
-	for _, st := range steps {
-		code, _, stderr := s.cli(st.args...)
+	for i, st := range steps {
+		// Reports (and captures) into the test's folder, not the package's.
+		args := append(st.args, "--write-report", filepath.Join(s.reports, fmt.Sprintf("step-%d.json", i)))
+		code, _, stderr := s.cli(args...)
 		if code != st.code {
 			t.Fatalf("%s: exit %d, want %d", st.name, code, st.code)
 		}
