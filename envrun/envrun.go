@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -357,6 +358,16 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		outcome = "refused"
 	}
 	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
+	// Each run leaves a folder (report, capture): the environment keeps the
+	// newest deployplan.ReportsKeep, none older than ReportsMaxAge, and the
+	// latest capture. Run folders are named by their id, env-<time>-<hex>.
+	envDir := filepath.Join(r.opts.ReportsDir, env.Name)
+	isRun := func(name string) bool { return strings.HasPrefix(name, env.Name+"-") }
+	if removed, perr := deployplan.PruneReports(envDir, isRun, time.Now()); perr != nil {
+		r.log.Warn("old reports not pruned", "environment", env.Name, "err", perr)
+	} else if len(removed) > 0 {
+		r.log.Info("old reports pruned", "environment", env.Name, "removed", len(removed))
+	}
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, outcome)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"slices"
 	"time"
 
@@ -35,8 +36,10 @@ const (
 	MaxFreezes    = 200
 	MaxStoreBytes = 900 << 10
 	// maxAttempts bounds the read-change-update rounds of one write that
-	// lost to another writer.
-	maxAttempts = 8
+	// lost to another writer; between rounds the writer waits a random
+	// while that doubles each round (conflictWait), so two replicas that
+	// keep colliding fall out of step instead of losing every round.
+	maxAttempts = 16
 )
 
 // ErrNotFound is returned by Remove for an ID that is not stored.
@@ -158,7 +161,12 @@ var errUnchanged = errors.New("freeze: unchanged")
 // is none; a conflict (another writer) starts over, at most maxAttempts
 // times. change is called once per attempt, on a fresh read.
 func (s *Store) update(ctx context.Context, change func(List) (List, error)) error {
-	for range maxAttempts {
+	for attempt := range maxAttempts {
+		if attempt > 0 {
+			if err := conflictWait(ctx, attempt); err != nil {
+				return fmt.Errorf("freeze: write ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+			}
+		}
 		cm, err := s.get(ctx)
 		if err != nil {
 			return err
@@ -202,6 +210,21 @@ func (s *Store) update(ctx context.Context, change func(List) (List, error)) err
 		}
 	}
 	return fmt.Errorf("freeze: ConfigMap %s/%s changed under %d writes in a row: try again", s.namespace, ConfigMapName, maxAttempts)
+}
+
+// conflictWait sleeps before round attempt (1, 2, ...) of a write that
+// lost: a random while in [0, 5ms<<attempt), at most 250ms; it ends early
+// with the context's error.
+func conflictWait(ctx context.Context, attempt int) error {
+	ceil := min(5*time.Millisecond<<attempt, 250*time.Millisecond)
+	t := time.NewTimer(mrand.N(ceil))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // get reads the ConfigMap; nil when there is none.

@@ -182,7 +182,7 @@ func TestStoreGivesUpAfterManyConflicts(t *testing.T) {
 	cs.PrependReactor("update", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("changed"))
 	})
-	if _, err := s.Add(ctx, validOneOff(t)); err == nil || !strings.Contains(err.Error(), "changed under 8 writes in a row") {
+	if _, err := s.Add(ctx, validOneOff(t)); err == nil || !strings.Contains(err.Error(), "changed under 16 writes in a row") {
 		t.Errorf("Add under endless conflicts = %v, want a bounded give-up", err)
 	}
 }
