@@ -112,9 +112,14 @@ func (s *Server) recordRefusal(r *http.Request, action string, err error) {
 	if s.opts.Audit == nil || err == nil {
 		return
 	}
+	// A cluster that is not configured is not a stream of its own (the
+	// refusal's message names what was asked).
 	cluster := cmp.Or(r.PathValue("cluster"), r.URL.Query().Get("cluster"))
 	if cluster == "" && len(s.clusters) == 1 {
 		cluster = s.clusters[0].Name
+	}
+	if s.cluster(cluster) == nil {
+		cluster = unresolvedCluster
 	}
 	msg := "refused"
 	var he *httpError
@@ -127,5 +132,5 @@ func (s *Server) recordRefusal(r *http.Request, action string, err error) {
 }
 
 // unresolvedCluster names the cluster of a refused request that named
-// none among several.
+// none among several, or one that is not configured.
 const unresolvedCluster = "(unresolved)"

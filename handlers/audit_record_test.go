@@ -65,6 +65,8 @@ func TestRollbackAndSyncWriteOneRecordEach(t *testing.T) {
 			audit.VerbRollback, audit.OutcomeRefused, "us", "", "web", "body: want"},
 		{"API write naming no cluster among several", request{method: "POST", target: "/v1/deploy/web/sync"},
 			audit.VerbSync, audit.OutcomeRefused, unresolvedCluster, "", "web", "a write must name its cluster"},
+		{"sync in a cluster that is not configured", request{method: "POST", target: "/clusters/nope/apps/apps/web/sync"},
+			audit.VerbSync, audit.OutcomeRefused, unresolvedCluster, "apps", "web", "cluster nope not found"},
 		{"rollback the release seam refuses", request{method: "POST", target: "/clusters/refusing/apps/apps/web/rollback", header: form, body: "version=1.2.0"},
 			audit.VerbRollback, audit.OutcomeRefused, "refusing", "apps", "web", "web changed while rolling back: retry"},
 		{"sync that fails", request{method: "POST", target: "/clusters/broken/apps/apps/web/sync"},
