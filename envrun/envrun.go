@@ -20,10 +20,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -73,6 +75,11 @@ type Options struct {
 	// interrupts runs, which then end with a failed report, their lock
 	// released, instead of being killed mid-way). Default: never ends.
 	BaseContext context.Context
+	// Record, when set, receives the audit record of every apply,
+	// refused and failed ones included (plans write nothing: no record),
+	// built by ApplyRecord with the run's actor; its Cluster is left for
+	// Record to name. It is called once per apply, at its end.
+	Record func(ctx context.Context, rec audit.Record)
 }
 
 // Runner starts and tracks runs.
@@ -103,7 +110,9 @@ func (r *Runner) Store() *planstore.Store { return r.opts.Store }
 // Run is one plan or apply.
 type Run struct {
 	ID, Env, Action, User string
-	Started               time.Time
+	// Actor is who started the run, for its audit record.
+	Actor   audit.Actor
+	Started time.Time
 
 	mu       sync.Mutex
 	diffs    []ObjectDiff
@@ -186,6 +195,13 @@ func (r *Runner) Get(id string) (*Run, bool) {
 // (deployplan.CheckReviewed). The run continues in the background with its
 // own context, bounded by the apply timeout.
 func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, error) {
+	return r.StartAs(audit.Actor{Subject: user}, envName, action, user, confirm, planID)
+}
+
+// StartAs is Start with the actor its audit record names (user is the
+// name the run's steps show).
+func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID string) (*Run, error) {
+	start := time.Now()
 	env, err := r.cfg.Env(envName)
 	if err != nil {
 		return nil, ErrUnknownEnv
@@ -201,18 +217,22 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 			if r.opts.Count != nil {
 				r.opts.Count(ActionApply, "refused")
 			}
+			r.record(r.baseContext(), who, env, start, nil, err, nil)
 			return nil, err
 		}
 	}
 	r.mu.Lock()
 	if id, ok := r.busy[envName]; ok {
 		r.mu.Unlock()
+		if action == ActionApply {
+			r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (run " + id + "); nothing was touched"}, nil)
+		}
 		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	run := &Run{ID: envName + "-" + time.Now().UTC().Format("150405") + "-" + hex.EncodeToString(b), Env: envName, Action: action, User: user,
-		Started: time.Now(), changed: make(chan struct{})}
+		Actor: who, Started: time.Now(), changed: make(chan struct{})}
 	r.runs[run.ID] = run
 	r.busy[envName] = run.ID
 	r.pruneLocked()
@@ -274,6 +294,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		Progress:   run.step,
 	}
 	var rep *deployplan.Report
+	var rendered []*unstructured.Unstructured
 	var err error
 	if run.Action == ActionApply {
 		run.step("apply of plan " + reviewed.PlanID + " requested by " + run.User)
@@ -290,7 +311,8 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
 		outcome = rep.Status()
 		run.step("diffing the rendered objects against the cluster")
-		diffs, derr := r.objectDiffs(ctx, rc, env, rep)
+		diffs, inScope, derr := r.objectDiffs(ctx, rc, env, rep)
+		rendered = inScope
 		if derr != nil {
 			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
 		}
@@ -351,6 +373,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	}
 	if run.Action == ActionApply {
 		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered)
 	}
 	if r.opts.Index != nil {
 		if rerr := r.opts.Index.Refresh(ctx, env.Name); rerr != nil {
@@ -379,11 +402,31 @@ func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, "error")
 	}
+	if run.Action == ActionApply {
+		r.record(ctx, run.Actor, env, run.Started, nil, err, nil)
+	}
 	run.finish(nil, entry, err, func() {
 		r.mu.Lock()
 		delete(r.busy, env.Name)
 		r.mu.Unlock()
 	})
+}
+
+// record hands an apply's audit record to Options.Record.
+func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured) {
+	if r.opts.Record == nil {
+		return
+	}
+	rec := ApplyRecord(audit.VerbApply, env, start, rep, err, applied)
+	rec.Actor = who
+	r.opts.Record(ctx, rec)
+}
+
+func (r *Runner) baseContext() context.Context {
+	if r.opts.BaseContext == nil {
+		return context.Background()
+	}
+	return r.opts.BaseContext
 }
 
 // audit records an Event on the environment's Namespace object.

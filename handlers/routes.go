@@ -49,6 +49,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
 	s.protect(m, "GET /environments/{env}/diff", limited(s.diffs, s.envDiffPage))
+	s.protect(m, "GET /audit", s.auditPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
@@ -61,6 +62,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", limited(s.diffs, s.apiEnvDiff))
+	s.protect(m, "GET /v1/deploy/audit", s.apiAudit)
+	s.protect(m, "GET /v1/deploy/environments/{env}/history", s.apiEnvHistory)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -117,6 +117,10 @@ type Options struct {
 	// EnvClusterConfig reaches an environment's cluster for the live side
 	// of a diff (nil: the environment's own kubeconfig context).
 	EnvClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
+	// Audit keeps the audit trail: every rollback and sync (refused ones
+	// included) writes a record, and /audit and the history sections read
+	// it (nil: nothing is recorded, the pages say so).
+	Audit AuditLog
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -197,6 +201,7 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 		if c.AppKind == "" {
 			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
 		}
+		withAuditTrail(c, opts.Audit)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c
 	}
