@@ -192,7 +192,7 @@ func TestAPIAudit(t *testing.T) {
 	}
 
 	// An environment's history: its records only.
-	p := decodePage(t, ts.get(t, "/v1/deploy/audit/environments/prod", nil))
+	p := decodePage(t, ts.get(t, "/v1/deploy/environments/prod/history", nil))
 	if diff := cmp.Diff(id(3), pageIDs(p)); diff != "" {
 		t.Errorf("prod's history mismatch (-want +got):\n%s", diff)
 	}
