@@ -20,6 +20,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/roles"
 )
 
 // Fleet is what the handlers read from one cluster's caches (implemented
@@ -109,6 +110,9 @@ type Options struct {
 	// Desired finds an object's manifest in an environment's source, the
 	// git desired state of the resource panel (nil: last-applied only).
 	Desired DesiredSource
+	// Roles decides who may do what where (nil: superadmins only, as
+	// roles.Default): every protected route's action, every button.
+	Roles *roles.Policy
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -101,6 +101,9 @@ func LegacyApp(ns, name, rest string) string { return join("/apps/", ns, "/", na
 // Environments is the list of plan/apply environments.
 func Environments() string { return "/environments" }
 
+// Me is the signed-in person's page: their roles and where each comes from.
+func Me() string { return "/me" }
+
 // Env is an environment's page.
 func Env(env string) string { return join("/environments/", env) }
 

@@ -41,6 +41,9 @@ type EnvPage struct {
 	// shown, when it is the environment's latest plan (nil: Apply is not
 	// offered).
 	Apply *ApplyOffer
+	// Allowed is what the signed-in person may do in this environment
+	// (Plan and Apply).
+	Allowed Allowed
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.
