@@ -128,6 +128,9 @@ func EnvReportJSON(env, id string) string { return EnvReport(env, id) + "/json" 
 // APIApplications is the JSON application list.
 func APIApplications() string { return "/v1/deploy/applications" }
 
+// APIMe is the signed-in person's roles, as JSON (the /me page).
+func APIMe() string { return "/v1/deploy/me" }
+
 // APITree is an App's tree as JSON.
 func APITree(name string) string { return join("/v1/deploy/", name, "/tree") }
 
