@@ -2,9 +2,7 @@ package handlers
 
 import (
 	"context"
-	"strconv"
-	"strings"
-
+	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -28,7 +26,7 @@ func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview
 	}
 	offset := max(q.Offset, 0)
 	if q.After != "" {
-		n, err := parseVisibleContinue(q.After)
+		n, err := fleetset.ParseOffsetToken(visibleContinuePrefix, q.After)
 		if err != nil {
 			return kubeview.Page{}, err
 		}
@@ -87,7 +85,7 @@ func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview
 	}
 	out.Rows, out.Offset = rows[start:end], start
 	if end < len(rows) && q.Limit > 0 {
-		out.Continue = visibleContinuePrefix + strconv.Itoa(end)
+		out.Continue = fleetset.OffsetToken(visibleContinuePrefix, end)
 	}
 	return out, nil
 }
@@ -101,17 +99,4 @@ func countVisible(rows []kubeview.AppRow, visible func(kubeview.AppRow) bool) in
 		}
 	}
 	return n
-}
-
-// parseVisibleContinue reads a continue token of applicationsFor.
-func parseVisibleContinue(tok string) (int, error) {
-	s, ok := strings.CutPrefix(tok, visibleContinuePrefix)
-	if !ok || s == "" || len(s) > 9 {
-		return 0, kubeview.ErrBadContinue
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || strconv.Itoa(n) != s {
-		return 0, kubeview.ErrBadContinue
-	}
-	return n, nil
 }
