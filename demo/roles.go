@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 )
 
+// DeployerNamespace is the platform namespace whose Apps the demo's
+// deployer login syncs and rolls back (besides planning and applying the
+// dev environment).
+const DeployerNamespace = "storefront"
+
 // RolesFileName is the demo's roles file (deploy-web serve --roles) in the
 // demo folder.
 const RolesFileName = "roles.yaml"
@@ -35,7 +40,7 @@ bindings:
     scope: {environments: [%[2]s]}
   - role: viewer
     groups: [approvers]
-`, DevEnvironment, ProdEnvironment, StagingNamespace)
+`, DevEnvironment, ProdEnvironment, DeployerNamespace)
 }
 
 // writeRoles writes dir/roles.yaml and returns its path.

@@ -16,12 +16,13 @@ func TestDemoRoles(t *testing.T) {
 	}
 	dev := roles.Target{Environment: DevEnvironment, Namespace: StagingNamespace}
 	prod := roles.Target{Environment: ProdEnvironment, Namespace: ProductionNamespace}
-	app := roles.Target{Cluster: "devcluster", Namespace: StagingNamespace, App: "web"}
+	app := roles.Target{Cluster: "devcluster", Namespace: DeployerNamespace, App: "web"}
+	other := roles.Target{Cluster: "devcluster", Namespace: "payments", App: "ledger"}
 	want := map[string]map[string]bool{
-		"admin":    {"view": true, "apply dev": true, "apply prod": true, "sync": true, "logs": true, "approve prod": true},
-		"viewer":   {"view": true},
+		"admin":    {"view": true, "apply dev": true, "apply prod": true, "sync": true, "logs": true, "approve prod": true, "sync elsewhere": true, "view elsewhere": true},
+		"viewer":   {"view": true, "view elsewhere": true},
 		"deployer": {"view": true, "apply dev": true, "sync": true, "logs": true},
-		"approver": {"view": true, "approve prod": true},
+		"approver": {"view": true, "approve prod": true, "view elsewhere": true},
 		"guest":    {},
 	}
 	for _, u := range devidp.DefaultUsers() {
@@ -38,6 +39,7 @@ func TestDemoRoles(t *testing.T) {
 		}{
 			{"view", roles.View, app}, {"apply dev", roles.Apply, dev}, {"apply prod", roles.Apply, prod},
 			{"sync", roles.Sync, app}, {"logs", roles.Logs, app}, {"approve prod", roles.Approve, prod},
+			{"sync elsewhere", roles.Sync, other}, {"view elsewhere", roles.View, other},
 		} {
 			if got := p.Allow(pr, c.a, c.t).Allowed; got != w[c.name] {
 				t.Errorf("demo login %s: %s = %v, want %v", u.Username, c.name, got, w[c.name])
