@@ -210,3 +210,43 @@ func TestRecheckNoRoleLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestRolesWithHydra: through the demo's real IdP (Ory Hydra and devidp's
+// logins), the groups claim reaches the roles: the viewer and the deployer
+// enter with their group and no admin, the guest (a group no binding
+// names) is refused with ReasonNoRole, and the admin claim still makes a
+// superadmin.
+func TestRolesWithHydra(t *testing.T) {
+	policy, err := roles.Parse("roles.yaml", []byte("bindings:\n  - {role: viewer, groups: [viewers]}\n  - {role: deployer, groups: [deployers]}\n"), roles.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newHydraEnv(t, time.Hour, func(c *Config) { c.Roles = policy })
+	for _, tt := range []struct {
+		user       string
+		wantStatus int
+		wantGroups []string
+		wantAdmin  bool
+	}{
+		{"viewer", http.StatusOK, []string{"viewers"}, false},
+		{"deployer", http.StatusOK, []string{"deployers"}, false},
+		{"admin", http.StatusOK, nil, true},
+		{"guest", http.StatusForbidden, nil, false},
+	} {
+		resp, _ := e.signIn(e.browser(), tt.user, tt.user)
+		if resp.StatusCode != tt.wantStatus {
+			t.Errorf("sign in %s: status %d, want %d: %.300s", tt.user, resp.StatusCode, tt.wantStatus, resp.body)
+			continue
+		}
+		if tt.wantStatus != http.StatusOK {
+			if d := resp.denial(); d.Reason != ReasonNoRole {
+				t.Errorf("sign in %s: denial %+v, want %q", tt.user, d, ReasonNoRole)
+			}
+			continue
+		}
+		id := resp.echoed(t).Identity
+		if !slices.Equal(id.Groups.Slice(), tt.wantGroups) || id.Admin != tt.wantAdmin || !id.EmailVerified || id.Issuer != e.idp.IssuerURL {
+			t.Errorf("sign in %s: identity %+v, want groups %q, admin %v, a verified email and issuer %s", tt.user, id, tt.wantGroups, tt.wantAdmin, e.idp.IssuerURL)
+		}
+	}
+}
