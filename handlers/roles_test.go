@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func TestFleetShowsOnlyVisibleApps(t *testing.T) {
 			}
 		}
 		if !slices.Equal(names(got.Items), tt.wantItems) || got.Total != tt.wantTotal || got.Continue != tt.wantContinue ||
-			got.Counts.Fleet != tt.wantFleet || got.Counts.Total != tt.wantFleet || !mapsEqual(got.Counts.Health, tt.wantCounts) {
+			got.Counts.Fleet != tt.wantFleet || got.Counts.Total != tt.wantFleet || !maps.Equal(got.Counts.Health, tt.wantCounts) {
 			t.Errorf("%s: GET applications%s = items %q total %d continue %q fleet %d counts.total %d health %v; want %q %d %q %d %d %v",
 				tt.persona, tt.query, names(got.Items), got.Total, got.Continue, got.Counts.Fleet, got.Counts.Total, got.Counts.Health,
 				tt.wantItems, tt.wantTotal, tt.wantContinue, tt.wantFleet, tt.wantFleet, tt.wantCounts)
@@ -86,18 +87,6 @@ func TestFleetShowsOnlyVisibleApps(t *testing.T) {
 	if n := text(oneByTestID(t, doc, "count-health-Missing")); !slices.Contains(strings.Fields(n), "0") {
 		t.Errorf("fleet page for the scoped deployer: Missing count %q, want 0 (cron is not visible)", n)
 	}
-}
-
-func mapsEqual[K comparable](a, b map[K]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMe: /me and its JSON list the person's relevant groups, each role
