@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -48,6 +49,9 @@ func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.Environments != nil {
 		for i := range s.opts.Environments.Config().Environments {
 			e := &s.opts.Environments.Config().Environments[i]
+			if !s.allowed(r.Context(), roles.View, s.envTarget(e.Name)) {
+				continue // not the person's: not listed (its page answers 403)
+			}
 			sum := s.summaryOf(e)
 			entries, err := s.opts.Environments.Store().List(r.Context(), e.Name)
 			if err != nil {

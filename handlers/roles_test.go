@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/kubernetes/fake"
+
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -132,5 +134,33 @@ func TestMe(t *testing.T) {
 	}
 	if a := oneByTestID(t, doc, "user-name"); attr(a, "href") != paths.Me() {
 		t.Errorf("header user name links to %q, want %q", attr(a, "href"), paths.Me())
+	}
+}
+
+// TestEnvListShowsOnlyVisibleEnvironments: the environments page lists the
+// environments the person may view (the scoped deployer: dev, not prod).
+func TestEnvListShowsOnlyVisibleEnvironments(t *testing.T) {
+	for _, tt := range []struct {
+		persona string
+		want    []string
+	}{
+		{"deployer (scoped)", []string{"dev"}},
+		{"viewer", []string{"dev", "prod"}},
+	} {
+		ts := envServer(t, fake.NewClientset())
+		ts.srv.opts.Roles = walkPolicy(t)
+		for _, p := range walkPersonas() {
+			if p.name == tt.persona {
+				id := p.id
+				ts.auth.id = &id
+			}
+		}
+		var got []string
+		for _, row := range byTestID(parseHTML(t, ts.get(t, paths.Environments(), nil).Body.String()), "env-row") {
+			got = append(got, attr(row, "data-env"))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: GET /environments lists %q, want %q", tt.persona, got, tt.want)
+		}
 	}
 }
