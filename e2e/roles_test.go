@@ -49,3 +49,30 @@ func TestRolesDrawOnlyAllowedButtons(t *testing.T) {
 		}
 	}
 }
+
+// TestMePage: the user name in the header opens /me, which lists the
+// demo deployer's two scoped deployer bindings and their group.
+func TestMePage(t *testing.T) {
+	ctx := browser(t)
+	user, pass := demoEnv.user(t, "deployer")
+	login(t, ctx, user, pass)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[data-testid=user-name]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=me-roles]`)),
+	); err != nil {
+		screenshot(t, ctx, "no-me")
+		t.Fatalf("/me from the header: %v", err)
+	}
+	roles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid=me-role]')].map(e => e.dataset.role)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(roles, ",") != "deployer,deployer" {
+		t.Errorf("/me roles = %q, want two deployer bindings", roles)
+	}
+	groups, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid=me-groups]`)))
+	if err != nil || !strings.Contains(groups, "deployers") {
+		t.Errorf("/me groups = %q (%v), want deployers", groups, err)
+	}
+	screenshot(t, ctx, "me")
+}
