@@ -171,6 +171,8 @@ type envStatus struct {
 	next       time.Time
 	head, live string
 	liveAt     time.Time
+	// checks counts the checks done (tests wait on it).
+	checks int
 }
 
 // NewLoop checks o and returns a loop; Run makes it contend for the Lease.
@@ -305,6 +307,7 @@ func (l *Loop) watch(ctx context.Context, e Environment) {
 		next := l.check(ctx, e)
 		l.mu.Lock()
 		l.st[e.Name].next = next
+		l.st[e.Name].checks++
 		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
