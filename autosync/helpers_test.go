@@ -23,6 +23,7 @@ type world struct {
 	deploys  []deployCall
 	records  []Record
 	inDeploy chan struct{} // when set, Deploy waits for it to close
+	active   int           // Deploy calls under way
 }
 
 // deployCall is one call of a replica's Deploy.
@@ -84,7 +85,9 @@ func (d deployer) Deploy(ctx context.Context, env string, req Request) (Result, 
 	d.w.deploys = append(d.w.deploys, deployCall{Identity: d.identity, Env: env, Req: req})
 	n := len(d.w.deploys)
 	wait := d.w.inDeploy
+	d.w.active++
 	d.w.mu.Unlock()
+	defer d.w.set(func(w *world) { w.active-- })
 	if wait != nil {
 		select {
 		case <-wait:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -245,3 +246,36 @@ func TestNewLoopRefuses(t *testing.T) {
 }
 
 func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
+
+// TestLoopStopWaitsForRun: Run returns only once the run under way
+// ended, and the Lease is released for the next replica.
+func TestLoopStopWaitsForRun(t *testing.T) {
+	w := newWorld()
+	w.heads["dev"] = "a"
+	w.inDeploy = make(chan struct{}) // never closed: the run ends with its context
+	kube := fake.NewClientset()
+	l, stop := startLoop(t, kube, w, "replica-a", newClock(t0), nil, dev(false))
+	waitFor(t, "the run to start", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.active == 1
+	})
+	stop()
+	w.mu.Lock()
+	active := w.active
+	w.mu.Unlock()
+	if active != 0 || l.Leading() {
+		t.Fatalf("after Run returned: %d runs under way, leading %v; want none, false", active, l.Leading())
+	}
+	lease, err := kube.CoordinationV1().Leases(testNS).Get(context.Background(), LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("Lease holder after stop = %q, want released", *h)
+	}
+	st, _ := l.Status(context.Background(), "dev")
+	if st.LastRun == nil || st.LastRun.Outcome != OutcomeError || !st.NextCheck.IsZero() {
+		t.Errorf("Status() after a run cut by stop = %+v, want an error run and no next check (not leading)", st)
+	}
+}
