@@ -1,19 +1,17 @@
 package autosync
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/hanzoai/deploy-web/internal/cmcas"
 )
 
 // The ConfigMap that holds the pauses, in deploy-web's own namespace.
@@ -32,9 +30,8 @@ const (
 // Bounds of the store. It keeps one entry per environment (the last
 // pause, active, lapsed or resumed), so it stays small without pruning.
 const (
-	MaxPauses       = 500
-	maxPausesBytes  = 900 << 10
-	maxPauseAttempt = 16
+	MaxPauses      = 500
+	maxPausesBytes = 900 << 10
 )
 
 // ErrNotPaused is returned by Resume for an environment with no active
@@ -68,11 +65,11 @@ func NewPauses(cms typedcorev1.ConfigMapsGetter, namespace string, now func() ti
 // ConfigMap is no pause; a ConfigMap that does not decode (an edit by
 // hand) is an error, and the loop then acts on no environment.
 func (s *Pauses) List(ctx context.Context) ([]Pause, error) {
-	cm, err := s.get(ctx)
-	if err != nil || cm == nil {
+	raw, ok, err := cmcas.Get(ctx, s.cms, s.key())
+	if err != nil || !ok {
 		return nil, err
 	}
-	return s.decode(cm)
+	return s.decode(raw)
 }
 
 // Pause stops auto-sync of env until until, for reason (one line, at most
@@ -114,104 +111,46 @@ func (s *Pauses) Resume(ctx context.Context, env, by string) (Pause, error) {
 	return resumed, err
 }
 
-// update reads the ConfigMap, applies change to its pauses and writes the
-// result on the resourceVersion it read, creating the ConfigMap when there
-// is none; a conflict (another writer) starts over after a jittered wait,
-// at most maxPauseAttempt times. change is called once per attempt, on a
-// fresh read. (The same loop as freeze.Store's update.)
+// update applies change to the stored pauses by compare-and-swap on the
+// ConfigMap (cmcas.Update: a conflict starts over from a fresh read).
 func (s *Pauses) update(ctx context.Context, change func([]Pause) ([]Pause, error)) error {
 	where := fmt.Sprintf("ConfigMap %s/%s", s.namespace, PausesConfigMap)
-	for attempt := range maxPauseAttempt {
-		if attempt > 0 {
-			if err := conflictWait(ctx, attempt); err != nil {
-				return fmt.Errorf("autosync: write %s: %w", where, err)
-			}
-		}
-		cm, err := s.get(ctx)
-		if err != nil {
-			return err
-		}
+	return cmcas.Update(ctx, s.cms, s.key(), func(raw string, ok bool) (string, error) {
 		var cur []Pause
-		if cm != nil {
-			if cur, err = s.decode(cm); err != nil {
-				return err
+		if ok {
+			var err error
+			if cur, err = s.decode(raw); err != nil {
+				return "", err
 			}
 		}
 		next, err := change(cur)
 		if err != nil {
-			return err
+			return "", err
 		}
 		data, err := json.Marshal(pausesJSON{Pauses: next})
 		if err != nil {
-			return fmt.Errorf("autosync: encode pauses: %w", err)
+			return "", fmt.Errorf("autosync: encode pauses: %w", err)
 		}
 		if len(next) > MaxPauses || len(data) > maxPausesBytes {
-			return fmt.Errorf("autosync: %s is full (%d pauses, %d bytes; at most %d and %d)", where, len(next), len(data), MaxPauses, maxPausesBytes)
+			return "", fmt.Errorf("autosync: %s is full (%d pauses, %d bytes; at most %d and %d)", where, len(next), len(data), MaxPauses, maxPausesBytes)
 		}
-		if cm == nil {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-				Name: PausesConfigMap, Namespace: s.namespace,
-				Labels: map[string]string{labelKind: kindPauses},
-			}, Data: map[string]string{PausesKey: string(data)}}
-			_, err = s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
-		} else {
-			cm = cm.DeepCopy()
-			if cm.Data == nil {
-				cm.Data = map[string]string{}
-			}
-			cm.Data[PausesKey] = string(data)
-			_, err = s.cms.ConfigMaps(s.namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
-		}
-		switch {
-		case err == nil:
-			return nil
-		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-			continue // another writer won this round: read again
-		default:
-			return fmt.Errorf("autosync: write %s: %w", where, err)
-		}
-	}
-	return fmt.Errorf("autosync: %s changed under %d writes in a row: try again", where, maxPauseAttempt)
+		return string(data), nil
+	})
 }
 
-// conflictWait sleeps before round attempt (1, 2, ...) of a write that
-// lost: a random while in [0, 5ms<<attempt), at most 250ms; it ends early
-// with the context's error. (freeze's conflictWait: one to dedupe.)
-func conflictWait(ctx context.Context, attempt int) error {
-	ceil := min(5*time.Millisecond<<attempt, 250*time.Millisecond)
-	t := time.NewTimer(mrand.N(ceil))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+// key is where the pauses are stored.
+func (s *Pauses) key() cmcas.Key {
+	return cmcas.Key{Owner: "autosync", Namespace: s.namespace, Name: PausesConfigMap, Key: PausesKey,
+		Labels: map[string]string{labelKind: kindPauses}, FieldManager: fieldManager}
 }
 
-// get reads the ConfigMap; nil when there is none.
-func (s *Pauses) get(ctx context.Context) (*corev1.ConfigMap, error) {
-	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, PausesConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("autosync: read ConfigMap %s/%s: %w", s.namespace, PausesConfigMap, err)
-	}
-	return cm, nil
-}
-
-// decode reads the pauses of cm strictly (unknown fields are errors).
-func (s *Pauses) decode(cm *corev1.ConfigMap) ([]Pause, error) {
-	raw, ok := cm.Data[PausesKey]
-	if !ok {
-		return nil, nil
-	}
+// decode reads the stored pauses strictly (unknown fields are errors).
+func (s *Pauses) decode(raw string) ([]Pause, error) {
 	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, PausesConfigMap, PausesKey)
 	if len(raw) > maxPausesBytes+(100<<10) {
 		return nil, fmt.Errorf("autosync: %s: %d bytes, more than the store writes: fix it with kubectl edit", where, len(raw))
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var st pausesJSON
 	if err := dec.Decode(&st); err != nil {
