@@ -9,11 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/hanzoai/deploy-web/internal/lease"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -248,48 +246,18 @@ func (l *Loop) Reset(env string) {
 // stops the checks (a run under way is cancelled through its context);
 // ending ctx releases the Lease. Run returns once the checks ended.
 func (l *Loop) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		// le.Run starts OnStartedLeading in a goroutine and returns
-		// without waiting for it: wait here, so that Run's return means
-		// no check is running.
-		var started atomic.Bool
-		termDone := make(chan struct{})
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: &resourcelock.LeaseLock{
-				LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: l.o.Namespace},
-				Client:     l.o.Kube.CoordinationV1(),
-				LockConfig: resourcelock.ResourceLockConfig{Identity: l.o.Identity},
-			},
-			LeaseDuration:   l.o.LeaseDuration,
-			RenewDeadline:   l.o.RenewDeadline,
-			RetryPeriod:     l.o.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            LeaseName,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) {
-					started.Store(true)
-					defer close(termDone)
-					l.lead(lctx)
-				},
-				OnStoppedLeading: func() { l.leading.Store(false) },
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("autosync: lease: %w", err)
-		}
-		le.Run(ctx)
-		if started.Load() {
-			<-termDone
-		}
+	err := lease.Run(ctx, l.o.Kube.CoordinationV1(), lease.Config{
+		Namespace: l.o.Namespace, Name: LeaseName, Identity: l.o.Identity,
+		LeaseDuration: l.o.LeaseDuration, RenewDeadline: l.o.RenewDeadline, RetryPeriod: l.o.RetryPeriod,
+	}, l.lead)
+	if err != nil {
+		return fmt.Errorf("autosync: %w", err)
 	}
 	return nil
 }
 
 // lead checks the enabled environments until ctx (the term) ends.
 func (l *Loop) lead(ctx context.Context) {
-	if ctx.Err() != nil {
-		return // a term that ended before it began
-	}
 	l.leading.Store(true)
 	defer l.leading.Store(false)
 	var wg sync.WaitGroup

@@ -2,21 +2,15 @@ package autosync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 )
 
 const testNS = "deploy-web"
@@ -146,54 +140,6 @@ func TestPausesPauseResumeLapse(t *testing.T) {
 	clock.Set(t0.Add(2 * time.Hour))
 	if _, err := s.Resume(ctx, "qa", "carol"); !errors.Is(err, ErrNotPaused) {
 		t.Errorf("Resume() of a lapsed pause = %v, want ErrNotPaused", err)
-	}
-}
-
-func TestPausesRetryOnConflict(t *testing.T) {
-	ctx := context.Background()
-	cs := fake.NewClientset()
-	s := NewPauses(cs.CoreV1(), testNS, func() time.Time { return t0 })
-	if _, err := s.Pause(ctx, "dev", "one", t0.Add(time.Hour), "ada"); err != nil {
-		t.Fatal(err)
-	}
-	conflicts := 0
-	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-	cs.PrependReactor("update", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if conflicts == 2 {
-			return false, nil, nil
-		}
-		conflicts++
-		// Another replica pauses qa between our read and our write.
-		obj, err := cs.Tracker().Get(gvr, testNS, PausesConfigMap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cm := obj.(*corev1.ConfigMap).DeepCopy()
-		var st pausesJSON
-		if err := json.Unmarshal([]byte(cm.Data[PausesKey]), &st); err != nil {
-			t.Fatal(err)
-		}
-		st.Pauses = append(st.Pauses, Pause{Env: "qa" + strings.Repeat("x", conflicts), Reason: "other", Until: t0.Add(time.Hour), By: "bob", At: t0})
-		data, _ := json.Marshal(st)
-		cm.Data[PausesKey] = string(data)
-		if err := cs.Tracker().Update(gvr, cm, testNS); err != nil {
-			t.Fatal(err)
-		}
-		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, PausesConfigMap, errors.New("changed"))
-	})
-	if _, err := s.Pause(ctx, "stage", "two", t0.Add(time.Hour), "ada"); err != nil {
-		t.Fatalf("Pause after conflicts: %v", err)
-	}
-	ps, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var envs []string
-	for _, p := range ps {
-		envs = append(envs, p.Env)
-	}
-	if diff := cmp.Diff([]string{"dev", "qax", "qaxx", "stage"}, envs); conflicts != 2 || diff != "" {
-		t.Errorf("after %d conflicts, List() envs (-want +got):\n%s", conflicts, diff)
 	}
 }
 
