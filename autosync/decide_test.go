@@ -167,3 +167,30 @@ func TestNormalise(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRunBounded: what a run keeps for the status is bounded, however
+// many and however long the blockers, objects and error a Deployer or a
+// drift source returns.
+func TestNewRunBounded(t *testing.T) {
+	var blockers, objects []string
+	for range 1000 {
+		blockers = append(blockers, strings.Repeat("b", 10<<10))
+		objects = append(objects, "apps/v1 Deployment shop/api")
+	}
+	r := newRun(action{kind: actHeal, commit: "a", objects: objects}, Result{Outcome: OutcomeBlocked, Blockers: blockers}, nil, t0)
+	if len(r.Blockers) != maxBlockers+1 || r.Blockers[maxBlockers] != "(and 980 more)" {
+		t.Errorf("newRun() kept %d blockers, last %q; want %d and a count of the rest", len(r.Blockers), r.Blockers[len(r.Blockers)-1], maxBlockers+1)
+	}
+	for i, b := range r.Blockers {
+		if len(b) > maxBlockerBytes+len("…") {
+			t.Errorf("newRun() blocker %d has %d bytes, want at most %d", i, len(b), maxBlockerBytes)
+		}
+	}
+	if len(r.Objects) != maxHealObjects+1 || r.Objects[maxHealObjects] != "(and 950 more)" {
+		t.Errorf("newRun() kept %d objects, want %d and a count of the rest", len(r.Objects), maxHealObjects+1)
+	}
+	r = newRun(action{kind: actDeploy, commit: "a"}, Result{}, errors.New(strings.Repeat("e", 1<<20)), t0)
+	if r.Outcome != OutcomeError || len(r.Error) > maxErrorBytes+len("…") || r.Trigger != TriggerAutoSync {
+		t.Errorf("newRun() with a 1 MiB error = outcome %q, %d bytes of error, trigger %q; want error, at most %d, auto-sync", r.Outcome, len(r.Error), r.Trigger, maxErrorBytes)
+	}
+}
