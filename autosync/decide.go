@@ -33,9 +33,11 @@ type envState struct {
 	// check may run after them.
 	failures int
 	retryAt  time.Time
-	// blockedHead is the head whose auto-sync was blocked: it is not
-	// tried again until the head moves or a person acts (Reset).
+	// blockedHead is the head whose auto-sync was blocked at blockedAt:
+	// it is not tried again until the head moves or a person acts (an
+	// apply or a resume after blockedAt, or Reset).
 	blockedHead string
+	blockedAt   time.Time
 	// lastHeal is when self-heal last ran.
 	lastHeal time.Time
 }
@@ -48,6 +50,9 @@ type inputs struct {
 	paused     bool
 	head, live string
 	drifted    []DriftedObject
+	// actedAt is the last time the environment was applied or its pause
+	// resumed, by anyone.
+	actedAt time.Time
 }
 
 // actionKind is what a check does.
@@ -77,6 +82,10 @@ type action struct {
 	objects []string
 	// next is when to check again after a wait (actWait, actFail).
 	next time.Time
+	// actedAt is inputs.actedAt, which a blocked run must not count as a
+	// person acting after it, whatever the clocks' skew (actDeploy,
+	// actHeal).
+	actedAt time.Time
 	// why is a few words for the log and the tests.
 	why string
 }
@@ -104,7 +113,9 @@ func decide(e Environment, st envState, in inputs, now time.Time) action {
 	case in.paused:
 		return action{kind: actWait, next: now.Add(e.Interval), why: "paused"}
 	case in.head != in.live && in.head != st.blockedHead:
-		return action{kind: actDeploy, commit: in.head, why: "head moved"}
+		return action{kind: actDeploy, commit: in.head, actedAt: in.actedAt, why: "head moved"}
+	case in.head != in.live && in.actedAt.After(st.blockedAt):
+		return action{kind: actDeploy, commit: in.head, actedAt: in.actedAt, why: "a person acted since the head was blocked"}
 	}
 	next := now.Add(e.Interval)
 	why := "in sync"
@@ -129,7 +140,7 @@ func decide(e Environment, st envState, in inputs, now time.Time) action {
 	if window := st.lastHeal.Add(e.Grace); !st.lastHeal.IsZero() && now.Before(window) {
 		return action{kind: actWait, next: window, why: "healed within the grace window"}
 	}
-	return action{kind: actHeal, commit: in.live, objects: overdue, why: "drift past grace"}
+	return action{kind: actHeal, commit: in.live, objects: overdue, actedAt: in.actedAt, why: "drift past grace"}
 }
 
 // settle returns st after a deploying action a ended at now with res, or
@@ -137,17 +148,20 @@ func decide(e Environment, st envState, in inputs, now time.Time) action {
 func settle(e Environment, st envState, a action, res Result, err error, now time.Time) envState {
 	if a.kind == actHeal {
 		st.lastHeal = now
+		if st.blockedHead != "" {
+			st.blockedAt = latest(now, a.actedAt) // the heal's own apply is not a person acting
+		}
 	}
 	switch {
 	case err == nil && res.Outcome == OutcomeApplied:
 		st.failures, st.retryAt = 0, time.Time{}
 		if a.kind == actDeploy {
-			st.blockedHead = ""
+			st.blockedHead, st.blockedAt = "", time.Time{}
 		}
 	case err == nil && res.Outcome == OutcomeBlocked:
 		st.failures, st.retryAt = 0, time.Time{}
 		if a.kind == actDeploy {
-			st.blockedHead = a.commit
+			st.blockedHead, st.blockedAt = a.commit, latest(now, a.actedAt)
 		}
 	default: // an error, a failed apply, a refusal (a lock, a freeze): try again later
 		st = failed(e, st, now)
@@ -170,4 +184,12 @@ func backoff(interval time.Duration, n int) time.Duration {
 		d *= 2
 	}
 	return min(d, maxBackoffFactor*interval)
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

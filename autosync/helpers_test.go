@@ -17,6 +17,7 @@ type world struct {
 	mu       sync.Mutex
 	heads    map[string]string
 	live     map[string]string
+	liveAt   time.Time // when the live commit was applied (t0 unless set)
 	drifted  map[string][]DriftedObject
 	headErr  error
 	blocked  map[string][]string // commit -> blockers: such a plan is not applied
@@ -45,7 +46,10 @@ func (w *world) Head(_ context.Context, env string) (string, error) {
 func (w *world) Live(_ context.Context, env string) (string, time.Time, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.live[env], t0, nil
+	if w.liveAt.IsZero() {
+		return w.live[env], t0, nil
+	}
+	return w.live[env], w.liveAt, nil
 }
 
 func (w *world) Drifted(_ context.Context, env string) ([]DriftedObject, error) {

@@ -33,7 +33,8 @@ type Heads interface {
 }
 
 // Live reads the commit last applied successfully to an environment, and
-// when; an environment never applied has commit "".
+// when; an environment never applied has commit "". An apply newer than
+// a blocked auto-sync is a person acting: the blocked head is tried again.
 type Live interface {
 	Live(ctx context.Context, env string) (commit string, at time.Time, err error)
 }
@@ -229,13 +230,14 @@ func (l *Loop) Wake(env string) {
 	}
 }
 
-// Reset forgets env's blocked head and its errors, as after a person
-// acted on the environment (a plan, an apply, a resume), and checks it
-// now: a blocked head is tried again.
+// Reset forgets env's blocked head and its errors and checks it now: a
+// blocked head is tried again. It acts on this replica's memory only; an
+// apply (a newer Live time) or a resume seen by the replica holding the
+// Lease has the same effect there.
 func (l *Loop) Reset(env string) {
 	l.mu.Lock()
 	if s, ok := l.st[env]; ok {
-		s.state.blockedHead, s.state.failures, s.state.retryAt = "", 0, time.Time{}
+		s.state.blockedHead, s.state.blockedAt, s.state.failures, s.state.retryAt = "", time.Time{}, 0, time.Time{}
 	}
 	l.mu.Unlock()
 	l.Wake(env)
@@ -385,6 +387,11 @@ func (l *Loop) read(ctx context.Context, e Environment, now time.Time) inputs {
 		call("read pauses", func(ctx context.Context) error {
 			ps, err := l.o.Pauses.List(ctx)
 			_, in.paused = activePause(ps, e.Name, now)
+			for _, p := range ps {
+				if p.Env == e.Name && p.ResumedAt.After(in.actedAt) {
+					in.actedAt = p.ResumedAt
+				}
+			}
 			return err
 		})
 	}
@@ -399,6 +406,9 @@ func (l *Loop) read(ctx context.Context, e Environment, now time.Time) inputs {
 	call("read the live commit", func(ctx context.Context) error {
 		c, at, err := l.o.Live.Live(ctx, e.Name)
 		in.live = c
+		if at.After(in.actedAt) {
+			in.actedAt = at
+		}
 		if err == nil {
 			l.mu.Lock()
 			l.st[e.Name].liveAt = at

@@ -279,3 +279,42 @@ func TestLoopStopWaitsForRun(t *testing.T) {
 		t.Errorf("Status() after a run cut by stop = %+v, want an error run and no next check (not leading)", st)
 	}
 }
+
+// TestLoopBlockedRetriedWhenAPersonActs: a blocked head is tried once
+// more after a person applies the environment or resumes it, from any
+// replica (what the replica holding the Lease reads), and then waits
+// again: no hot loop.
+func TestLoopBlockedRetriedWhenAPersonActs(t *testing.T) {
+	w := newWorld()
+	w.heads["dev"], w.live["dev"], w.blocked["b"] = "b", "a", []string{"gate: smoke test failed"}
+	kube := fake.NewClientset()
+	clock := newClock(t0.Add(time.Minute))
+	pauses := NewPauses(kube.CoreV1(), testNS, clock.Now)
+	l, _ := startLoop(t, kube, w, "replica-a", clock, pauses, dev(false))
+	started(t, l, "dev")
+	calls := func(want int, step string) {
+		t.Helper()
+		settled(t, l, "dev")
+		settled(t, l, "dev")
+		if n := len(w.calls()); n != want {
+			t.Fatalf("%s: %d Deploy calls of the blocked head, want %d", step, n, want)
+		}
+	}
+	calls(1, "blocked")
+	// A person applied the environment (another replica, or kubectl of
+	// the engine): Live's time moves past the block.
+	clock.Set(t0.Add(2 * time.Minute))
+	w.set(func(w *world) { w.liveAt = t0.Add(90 * time.Second) })
+	calls(2, "after a person's apply")
+	// A pause and a resume through the store.
+	ctx := context.Background()
+	if _, err := pauses.Pause(ctx, "dev", "look at the smoke test", t0.Add(time.Hour), "ada"); err != nil {
+		t.Fatal(err)
+	}
+	calls(2, "paused")
+	clock.Set(t0.Add(3 * time.Minute))
+	if _, err := pauses.Resume(ctx, "dev", "ada"); err != nil {
+		t.Fatal(err)
+	}
+	calls(3, "after the resume")
+}
