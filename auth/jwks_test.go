@@ -161,3 +161,41 @@ func TestKeySetFetch(t *testing.T) {
 		})
 	}
 }
+
+// onPath answers plain-http requests to host itself (an attacker on the
+// path) and passes the rest to next.
+type onPath struct {
+	host, body string
+	next       http.RoundTripper
+}
+
+func (o onPath) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "http" && r.URL.Host == o.host {
+		return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: http.Header{}, Body: io.NopCloser(strings.NewReader(o.body)), Request: r}, nil
+	}
+	return o.next.RoundTrip(r)
+}
+
+// TestKeySetRedirectToPlainHTTP: an https jwks_uri that redirects to
+// plain http off loopback is not followed: whoever is on the path could
+// answer with keys of their own and sign tokens.
+func TestKeySetRedirectToPlainHTTP(t *testing.T) {
+	forged := jose.JSONWebKey{Key: &otherRSAKey().PublicKey, KeyID: "forged", Algorithm: string(jose.RS256), Use: "sig"}
+	body, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{forged}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://keys.example/jwks", http.StatusFound)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport = onPath{host: "keys.example", body: string(body), next: client.Transport}
+	keys, err := newKeySet(srv.URL+"/jwks", []string{oidc.RS256}, client, time.Now).fetch()
+	if err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("fetch() through a redirect to http://keys.example = %d keys, %v; want an error saying plain http", len(keys), err)
+	}
+	if client.CheckRedirect != nil {
+		t.Error("newKeySet changed the caller's client")
+	}
+}
