@@ -67,21 +67,8 @@ func newKeySet(jwksURL string, algs []string, client *http.Client, now func() ti
 	// Discovery checked jwks_uri (https off loopback); a redirect is held
 	// to the same rule, or a redirect to plain http would take the
 	// signing keys from anyone on the path.
-	c := *client
-	next := c.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if err := requireSecureURL("jwks_uri redirect", req.URL.String()); err != nil {
-			return err
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-	ks := &keySet{url: jwksURL, client: &c, now: now}
+	c := secureRedirects(client, "jwks_uri redirect")
+	ks := &keySet{url: jwksURL, client: c, now: now}
 	for _, a := range algs {
 		ks.algs = append(ks.algs, jose.SignatureAlgorithm(a))
 	}

@@ -199,3 +199,38 @@ func TestKeySetRedirectToPlainHTTP(t *testing.T) {
 		t.Error("newKeySet changed the caller's client")
 	}
 }
+
+// TestIdPClientRedirectToPlainHTTP: the client of every other request to
+// the IdP (discovery, token exchange and refresh, userinfo, revocation)
+// holds redirects to the same rule: a token endpoint that answers 307 to
+// plain http off loopback would have the form, client secret included,
+// re-sent in the clear.
+func TestIdPClientRedirectToPlainHTTP(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://token.example/token", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	reached := false
+	tls := client.Transport
+	client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "token.example" {
+			reached = true
+		}
+		return onPath{host: "token.example", body: `{"access_token":"x"}`, next: tls}.RoundTrip(r)
+	})
+	resp, err := idpClient(Config{HTTPClient: client}).Post(srv.URL+"/token", "application/x-www-form-urlencoded", strings.NewReader("client_secret=s3cret"))
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "plain http") || reached {
+		t.Errorf("POST through a 307 to http://token.example: err = %v, reached = %v; want an error saying plain http and no request there", err, reached)
+	}
+	if client.CheckRedirect != nil {
+		t.Error("idpClient changed the caller's client")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
