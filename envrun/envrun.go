@@ -7,8 +7,6 @@ package envrun
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -203,19 +201,10 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 			return nil, err
 		}
 	}
-	r.mu.Lock()
-	if id, ok := r.busy[envName]; ok {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
+	run, err := r.begin(envName, action, user)
+	if err != nil {
+		return nil, err
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	run := &Run{ID: envName + "-" + time.Now().UTC().Format("150405") + "-" + hex.EncodeToString(b), Env: envName, Action: action, User: user,
-		Started: time.Now(), changed: make(chan struct{})}
-	r.runs[run.ID] = run
-	r.busy[envName] = run.ID
-	r.pruneLocked()
-	r.mu.Unlock()
 
 	base := r.opts.BaseContext
 	if base == nil {
@@ -282,8 +271,32 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	} else {
 		rep, err = deployplan.Plan(ctx, env, opts)
 	}
-	entry := planstore.Entry{Environment: env.Name, Action: run.Action, User: run.User, Time: run.Started}
+	entry, outcome := r.record(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
+	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
+	if r.opts.Count != nil {
+		r.opts.Count(run.Action, outcome)
+	}
+	if run.Action == ActionApply {
+		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+	}
+	r.refreshIndex(ctx, env)
+	run.finish(rep, entry, err, func() {
+		r.mu.Lock()
+		delete(r.busy, env.Name)
+		r.mu.Unlock()
+	})
+}
+
+// record keeps a plan's or an apply's outcome: the object diffs of its
+// report (shown by the run), and an entry in the history with the report,
+// or, without a report, the failure with a summary safe to show; started
+// is the entry's time (a deploy run's apply starts after its plan). trigger,
+// when set, starts the summary (a deploy run's "rollback: ..."). It
+// returns the saved entry and the outcome for the log and the metrics.
+func (r *Runner) record(ctx context.Context, rc *rest.Config, env *deployplan.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string) {
+	entry := planstore.Entry{Environment: env.Name, Action: action, User: run.User, Time: started}
 	outcome := "error"
+	var files map[string][]byte
 	switch {
 	case rep != nil:
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
@@ -294,25 +307,17 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
 		}
 		run.setDiffs(diffs, derr)
-		files := map[string][]byte{}
+		files = map[string][]byte{}
 		if js, jerr := rep.JSON(); jerr == nil {
 			files["report.json"] = js
 		}
 		if dj, jerr := json.Marshal(diffs); jerr == nil && derr == nil {
 			files["diffs.json"] = dj
 		}
-		if r.opts.Store != nil {
-			saved, serr := r.opts.Store.Save(ctx, entry, files)
-			if serr != nil {
-				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
-			} else {
-				entry = saved
-			}
-		}
 	case err != nil:
 		// No report: keep the failure in the history all the same, with a
 		// summary safe to show (the whole error goes to the log below).
-		entry.Conclusion, entry.Summary = "error", "the "+run.Action+" could not run (run "+run.ID+"): see the server log"
+		entry.Conclusion, entry.Summary = "error", "the "+action+" could not run (run "+run.ID+"): see the server log"
 		var ref *deployplan.RefusalError
 		var lost *deployplan.LockLostError
 		switch {
@@ -322,35 +327,24 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			// Holder ids only: safe to show.
 			entry.Conclusion, entry.Summary = deployplan.StatusFailed, lost.Error()
 		}
-		if r.opts.Store != nil {
-			if saved, serr := r.opts.Store.Save(ctx, entry, nil); serr != nil {
-				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
-			} else {
-				entry = saved
-			}
+	default:
+		return entry, outcome
+	}
+	if trigger != "" {
+		entry.Summary = trigger + ": " + entry.Summary
+	}
+	if r.opts.Store != nil {
+		if saved, serr := r.opts.Store.Save(ctx, entry, files); serr != nil {
+			r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
+		} else {
+			entry = saved
 		}
 	}
 	var ref *deployplan.RefusalError
 	if errors.As(err, &ref) {
 		outcome = "refused"
 	}
-	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
-	if r.opts.Count != nil {
-		r.opts.Count(run.Action, outcome)
-	}
-	if run.Action == ActionApply {
-		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
-	}
-	if r.opts.Index != nil {
-		if rerr := r.opts.Index.Refresh(ctx, env.Name); rerr != nil {
-			r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", rerr)
-		}
-	}
-	run.finish(rep, entry, err, func() {
-		r.mu.Lock()
-		delete(r.busy, env.Name)
-		r.mu.Unlock()
-	})
+	return entry, outcome
 }
 
 // fail ends a run that could not start on its cluster: the history keeps
