@@ -28,6 +28,7 @@ type EnvRunner interface {
 	Config() *deployplan.Config
 	Store() *planstore.Store
 	Start(env, action, user, confirm, planID string) (*envrun.Run, error)
+	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)
 }
 
