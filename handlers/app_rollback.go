@@ -128,10 +128,15 @@ type rollbackResponse struct {
 	RunError    string      `json:"runError,omitempty"`
 }
 
-// syncResponse is the JSON of a sync request.
+// syncResponse is the JSON of a sync request; for an App an environment
+// renders, the environment, the commit the console last rendered of its
+// branch, and the run that plans and applies the App.
 type syncResponse struct {
 	Cluster string `json:"cluster"`
 	release.SyncResult
+	Environment string      `json:"environment,omitempty"`
+	Commit      *commitJSON `json:"commit,omitempty"`
+	Run         *runJSON    `json:"run,omitempty"`
 }
 
 // auditRefusal logs a write refused before it reached the release seam

@@ -7,13 +7,18 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
@@ -202,17 +207,46 @@ environments:
     source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/review}
     catalog: catalog.json
     writeBack: {mode: branch}
+  - name: local
+    cluster: {context: test}
+    namespace: apps
+    source: {path: m}
+    catalog: catalog.json
 `
 
 // gitServer is a test server whose App apps/api is rendered by environment
 // env ("" for none), with fc as the write-back.
 func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordingReleaser) {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(gitEnvConfig), t.TempDir())
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"m/kustomization.yaml": "resources: [cm.yaml]\n",
+		"m/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-config, labels: {app.kubernetes.io/instance: api}}\n",
+		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := deployplan.ParseConfig([]byte(gitEnvConfig), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10), ReportsDir: t.TempDir()})
+	// A cluster that never answers: a run of environment local stays
+	// going until the test ends.
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hang.Close() })
+	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10), ReportsDir: t.TempDir(),
+		RestConfig: &rest.Config{Host: hang.URL, Timeout: 3 * time.Second}})
 	rel := &recordingReleaser{}
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
 		o.Clusters = []Cluster{{Name: "in-cluster", View: gitView{newFakeView(nil)}, Release: rel}}
@@ -399,5 +433,36 @@ func TestCheckRenderedImage(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("checkRenderedImage(%s) = %v, want an error containing %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+func TestSyncFromGit(t *testing.T) {
+	fc := &fakeCommit{tree: manifestTree("")}
+	ts, rel := gitServer(t, "local", fc)
+	w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/sync", admin: true})
+	if w.Code != http.StatusOK {
+		t.Fatalf("POST sync: status = %d, body %s", w.Code, w.Body)
+	}
+	var res syncResponse
+	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Environment != "local" || res.Run == nil || !strings.HasPrefix(res.Run.ID, "local-") || res.Commit == nil {
+		t.Errorf("POST sync = %s, want environment local, a run and the commit", w.Body)
+	}
+	if len(rel.got()) != 0 || len(fc.requests()) != 0 {
+		t.Errorf("POST sync of a git App: nudges %v, commits %d; want neither", rel.got(), len(fc.requests()))
+	}
+	// The run is going (its cluster never answers here): a second sync is
+	// refused and starts nothing.
+	w = ts.do(t, request{method: "POST", target: "/clusters/in-cluster/apps/apps/api/sync", admin: true, header: htmxHeader})
+	if w.Code != http.StatusConflict || !strings.Contains(text(oneByTestID(t, parseHTML(t, w.Body.String()), "action-error")), "already running") {
+		t.Errorf("second POST sync page: status = %d, body %s; want 409 saying a run is going", w.Code, w.Body)
+	}
+
+	// An App no environment renders keeps the operator nudge.
+	ts2, rel2 := gitServer(t, "", fc)
+	if w := ts2.do(t, request{method: "POST", target: "/v1/deploy/api/sync", admin: true}); w.Code != http.StatusOK || len(rel2.got()) != 1 {
+		t.Errorf("POST sync of an App no environment renders: status = %d, nudges %v; want one nudge", w.Code, rel2.got())
 	}
 }

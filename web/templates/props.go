@@ -205,7 +205,8 @@ type ActionView struct {
 // action's result.
 type GitAction struct {
 	Environment string
-	// Short and Subject are the commit's short SHA and first message line.
+	// Short and Subject are the commit's short SHA and first message line
+	// (no Subject: the branch head, as a sync shows it).
 	Short, Subject string
 	Branch         string
 	// CompareURL is the forge's compare page of a review branch.
