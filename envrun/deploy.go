@@ -73,17 +73,8 @@ func (r *Runner) Deploy(envName string, d DeployRequest) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := r.opts.BaseContext
-	if base == nil {
-		base = context.Background()
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(base, r.opts.ApplyTimeout+10*time.Minute)
-		defer cancel()
-		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
-		defer stop()
-		r.deploy(ctx, env, run, d)
-	}()
+	// A plan, then an apply: the apply's bound and one more plan's.
+	r.background(run, r.opts.ApplyTimeout+10*time.Minute, func(ctx context.Context) { r.deploy(ctx, env, run, d) })
 	return run, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,35 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/internal/gitserver"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
 )
-
-// waitRun waits for a run to end (3 minutes at most).
-func waitRun(t *testing.T, run *Run) Snapshot {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for !run.Snapshot().Done {
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s did not end: %q", run.ID, run.Snapshot().Steps)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return run.Snapshot()
-}
-
-// writeSource writes files into dir.
-func writeSource(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func labelledCM(name, app, value string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  labels: {app.kubernetes.io/instance: " + app + "}\ndata:\n  v: \"" + value + "\"\n"
@@ -55,7 +28,7 @@ func labelledCM(name, app, value string) string {
 func TestDeployOnRealCluster(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "prod", "deploy-web"}})
 	dir := t.TempDir()
-	writeSource(t, dir, map[string]string{
+	gitserver.WriteTree(t, dir, map[string]string{
 		"m/kustomization.yaml": "resources: [api.yaml, worker.yaml]\n",
 		"m/api.yaml":           labelledCM("api-config", "api", "1"),
 		"m/worker.yaml":        labelledCM("worker-config", "worker", "1"),
@@ -90,7 +63,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := waitRun(t, run)
+		s := waitDone(t, run)
 		if s.Err != nil || s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
 			t.Fatalf("Deploy(all) = %v, %v, steps %q; want applied", s.Report, s.Err, s.Steps)
 		}
@@ -113,12 +86,12 @@ func TestDeployOnRealCluster(t *testing.T) {
 	})
 
 	t.Run("only one App", func(t *testing.T) {
-		writeSource(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "2"), "m/worker.yaml": labelledCM("worker-config", "worker", "2")})
+		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "2"), "m/worker.yaml": labelledCM("worker-config", "worker", "2")})
 		run, err := r.Deploy("dev", DeployRequest{User: "alice", Trigger: TriggerSync, Only: "api"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := waitRun(t, run)
+		s := waitDone(t, run)
 		if s.Err != nil || s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
 			t.Fatalf("Deploy(only api) = %v, %v, steps %q; want applied", s.Report, s.Err, s.Steps)
 		}
@@ -135,12 +108,12 @@ func TestDeployOnRealCluster(t *testing.T) {
 
 	t.Run("blocked", func(t *testing.T) {
 		// An object for another namespace is a boundary blocker.
-		writeSource(t, dir, map[string]string{"m/api.yaml": strings.Replace(labelledCM("api-config", "api", "3"), "metadata:\n", "metadata:\n  namespace: kube-system\n", 1)})
+		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": strings.Replace(labelledCM("api-config", "api", "3"), "metadata:\n", "metadata:\n  namespace: kube-system\n", 1)})
 		run, err := r.Deploy("dev", DeployRequest{User: "alice", Trigger: TriggerRollback})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := waitRun(t, run)
+		s := waitDone(t, run)
 		var ref *deployplan.RefusalError
 		if !errors.As(s.Err, &ref) || !strings.Contains(s.Refusal, "blocked by") || s.Report == nil || s.Report.DeployApply.Mode != "dry-run" {
 			t.Fatalf("Deploy(blocked) = refusal %q, err %v; want the plan's blockers and its report", s.Refusal, s.Err)
@@ -155,7 +128,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 	})
 
 	t.Run("protected", func(t *testing.T) {
-		writeSource(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "4")})
+		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "4")})
 		run, err := r.Deploy("prod", DeployRequest{User: "alice", Trigger: TriggerRollback})
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +136,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 		if run.Action != ActionPlan {
 			t.Errorf("protected run action = %s, want plan", run.Action)
 		}
-		s := waitRun(t, run)
+		s := waitDone(t, run)
 		if s.Err != nil || s.Report == nil || s.Report.DeployApply.Mode != "dry-run" {
 			t.Fatalf("Deploy(prod) = %v, %v; want a plan", s.Report, s.Err)
 		}

@@ -205,19 +205,25 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 	if err != nil {
 		return nil, err
 	}
+	r.background(run, r.opts.ApplyTimeout+5*time.Minute, func(ctx context.Context) { r.execute(ctx, env, run, confirm, reviewed) })
+	return run, nil
+}
 
+// background runs f for run in its own goroutine, under the server's
+// context (BaseContext) and a deadline of timeout; a shutdown is told to
+// the run as a step.
+func (r *Runner) background(run *Run, timeout time.Duration, f func(ctx context.Context)) {
 	base := r.opts.BaseContext
 	if base == nil {
 		base = context.Background()
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(base, r.opts.ApplyTimeout+5*time.Minute)
+		ctx, cancel := context.WithTimeout(base, timeout)
 		defer cancel()
 		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
 		defer stop()
-		r.execute(ctx, env, run, confirm, reviewed)
+		f(ctx)
 	}()
-	return run, nil
 }
 
 func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deployplan.ApplyRequest {

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +21,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/internal/gitserver"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/writeback"
@@ -219,18 +218,11 @@ environments:
 func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordingReleaser) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range map[string]string{
+	gitserver.WriteTree(t, dir, map[string]string{
 		"m/kustomization.yaml": "resources: [cm.yaml]\n",
 		"m/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-config, labels: {app.kubernetes.io/instance: api}}\n",
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	cfg, err := deployplan.ParseConfig([]byte(gitEnvConfig), dir)
 	if err != nil {
 		t.Fatal(err)
