@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -191,19 +192,19 @@ environments:
   - name: dev
     cluster: {context: test}
     namespace: apps
-    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/dev}
+    source: {repo: %[1]q, ref: main, path: overlays/dev}
     catalog: catalog.json
     writeBack: {mode: push}
   - name: plain
     cluster: {context: test}
     namespace: apps
-    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/plain}
+    source: {repo: %[1]q, ref: main, path: overlays/plain}
     catalog: catalog.json
   - name: review
     cluster: {context: test}
     namespace: apps
     protected: true
-    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/review}
+    source: {repo: %[1]q, ref: main, path: overlays/review}
     catalog: catalog.json
     writeBack: {mode: branch}
   - name: local
@@ -223,12 +224,19 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 		"m/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-config, labels: {app.kubernetes.io/instance: api}}\n",
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
 	})
-	cfg, err := deployplan.ParseConfig([]byte(gitEnvConfig), dir)
+	// The environments' repository (the fake write-back leaves it alone):
+	// a run renders it, then waits on the cluster.
+	files := map[string]string{"catalog.json": `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`}
+	for p, f := range manifestTree("") {
+		files[p] = string(f.Data)
+	}
+	repo := "file://" + gitserver.New(t, files, gitserver.Options{}).Bare
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A cluster that never answers: a run of environment local stays
-	// going until the test ends.
+	// A cluster that never answers: a run stays going until the test
+	// ends.
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -278,7 +286,7 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 			t.Fatalf("write-backs = %d, want 1", len(reqs))
 		}
 		req := reqs[0]
-		if req.RepoURL != "file:///nonexistent/m.git" || req.Branch != "main" || req.Mode != writeback.ModePush || req.Action != "rollback" || req.Version != "1.1.0" {
+		if !strings.HasPrefix(req.RepoURL, "file:///") || req.Branch != "main" || req.Mode != writeback.ModePush || req.Action != "rollback" || req.Version != "1.1.0" {
 			t.Errorf("request = %+v, want dev's repository, main, push, rollback 1.1.0", req)
 		}
 		for _, want := range []string{"apps/api", "1.2.0", "1.1.0", testIdentity.Email, testIdentity.Subject, "5xx since 1.2.0"} {
@@ -288,6 +296,20 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 		}
 		if got := fc.changed["base/api.yaml"]; !strings.Contains(got, "image: reg.example/acme/api:1.1.0") || len(fc.changed) != 1 {
 			t.Errorf("changed files = %v, want base/api.yaml alone with the App at 1.1.0", fc.changed)
+		}
+	})
+
+	t.Run("a run already going: the commit and why no run", func(t *testing.T) {
+		fc := &fakeCommit{tree: manifestTree("")}
+		ts, _ := gitServer(t, "dev", fc)
+		first := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
+		if first.Code != http.StatusOK || !strings.Contains(first.Body.String(), `"run"`) {
+			t.Fatalf("first rollback = %d %s, want a run", first.Code, first.Body)
+		}
+		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
+		var res rollbackResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || w.Code != http.StatusOK || res.Commit == nil || res.Run != nil || !strings.Contains(res.RunError, "already running") {
+			t.Errorf("rollback while a run of dev is going = %d %s, want the commit, no run and why", w.Code, w.Body)
 		}
 	})
 
