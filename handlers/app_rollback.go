@@ -231,6 +231,16 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	} else if version == row.Version {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
+	} else if g := s.renderedBy(app); g != nil {
+		// The same decision the POST takes, shown before it is asked for.
+		switch decideWrite(g.env) {
+		case writeRefused:
+			a.Kind, a.Error = "error", noWriteBackRefusal(g.env.Name, ns, name).Public
+		case writeCommitApply:
+			a.Through = "deploy-web commits the version to environment " + g.env.Name + "'s repository, then plans and applies it."
+		case writeCommitOnly:
+			a.Through = "deploy-web pushes a review branch to environment " + g.env.Name + "'s repository; the environment changes once it is merged."
+		}
 	}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }

@@ -411,14 +411,24 @@ func TestRollbackThroughGitPage(t *testing.T) {
 		t.Errorf("write-backs = %d, want one quoting the form's reason", len(reqs))
 	}
 
-	// The confirmation asks for a reason.
+	// The confirmation asks for a reason and says the rollback goes
+	// through git.
 	w = ts.get(t, "/clusters/in-cluster/apps/apps/api/rollback?version=1.1.0", htmxHeader)
-	if n := byTestID(parseHTML(t, w.Body.String()), "rollback-reason"); len(n) != 1 || attr(n[0], "name") != "reason" {
+	confirm := parseHTML(t, w.Body.String())
+	if n := byTestID(confirm, "rollback-reason"); len(n) != 1 || attr(n[0], "name") != "reason" {
 		t.Errorf("the confirmation has %d reason fields, want one named reason", len(n))
 	}
+	if got := text(oneByTestID(t, confirm, "rollback-through-git")); !strings.Contains(got, "environment dev's repository") {
+		t.Errorf("the confirmation says %q, want it naming dev's repository", got)
+	}
 
-	// A refusal is shown in place, with its reason.
+	// A refusal is shown in place, with its reason: at the confirmation
+	// already, and on a POST.
 	ts2, _ := gitServer(t, "plain", &fakeCommit{})
+	w = ts2.get(t, "/clusters/in-cluster/apps/apps/api/rollback?version=1.1.0", htmxHeader)
+	if n := byTestID(parseHTML(t, w.Body.String()), "confirm-rollback"); len(n) != 0 || !strings.Contains(w.Body.String(), "configure writeBack") {
+		t.Errorf("the confirmation of a rollback without writeBack = %s, want the refusal and no confirm button", w.Body)
+	}
 	w = ts2.do(t, request{method: "POST", target: "/clusters/in-cluster/apps/apps/api/rollback", admin: true, header: form, body: "version=1.1.0"})
 	if w.Code != http.StatusConflict || !strings.Contains(text(oneByTestID(t, parseHTML(t, w.Body.String()), "action-error")), "configure writeBack") {
 		t.Errorf("POST rollback page without writeBack: status = %d, body %s; want 409 with the reason", w.Code, w.Body)

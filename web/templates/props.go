@@ -199,6 +199,9 @@ type ActionView struct {
 	CSRF     string
 	// Git, on a success, is the commit (and run) of a write through git.
 	Git *GitAction
+	// Through, on a confirmation, says how a rollback through git is made
+	// ("" for a patch of the live App).
+	Through string
 }
 
 // GitAction is a write-back commit and the run that applies it, in an
