@@ -99,6 +99,9 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	if opts.Prune && opts.Only != nil {
 		return nil, &RefusalError{Reason: "prune is refused with an apply of " + opts.Only.Name + " only: the objects it leaves out are not orphans; nothing was touched"}
 	}
+	if err := checkReviewedScope(opts.Reviewed, opts.Only); err != nil {
+		return nil, err
+	}
 	r, err := Render(ctx, env)
 	if err != nil {
 		return nil, err

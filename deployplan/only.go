@@ -54,3 +54,24 @@ func (f *ObjectFilter) only(r *Rendered) (*Rendered, error) {
 	}
 	return &out, nil
 }
+
+// name is what f keeps ("" for no filter: the whole render).
+func (f *ObjectFilter) name() string {
+	if f == nil {
+		return ""
+	}
+	return f.Name
+}
+
+// checkReviewedScope refuses the apply of a reviewed plan narrowed
+// otherwise than the apply: a plan of one App's objects was not a review of
+// the others, and the other way round.
+func checkReviewedScope(rev *Reviewed, only *ObjectFilter) error {
+	if rev == nil || rev.Only == only.name() {
+		return nil
+	}
+	if rev.Only == "" {
+		return &RefusalError{Reason: fmt.Sprintf("plan %s covers the whole environment, the apply %s only: plan %s alone first; nothing was touched", rev.PlanID, only.name(), only.name())}
+	}
+	return &RefusalError{Reason: fmt.Sprintf("plan %s covers %s only, not what this apply covers: apply it by syncing that App, or plan the whole environment first; nothing was touched", rev.PlanID, rev.Only)}
+}

@@ -96,3 +96,34 @@ func TestRenderFS(t *testing.T) {
 		t.Errorf("RenderFS(3 files, maxRepoFiles 2) = %v, want a TooLargeError", err)
 	}
 }
+
+func TestApplyReviewedScope(t *testing.T) {
+	api := AppObjects("hanzo.ai", "App", "api")
+	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "/nonexistent"}}
+	req := ApplyRequest{Env: "dev", ConfirmEnv: "dev", ConfirmedNonProduction: true}
+	tests := []struct {
+		name     string
+		reviewed string // Reviewed.Only
+		only     *ObjectFilter
+		want     string // a substring of the refusal
+	}{
+		{"a narrowed plan, a whole apply", api.Name, nil, "covers " + api.Name + " only"},
+		{"a whole plan, a narrowed apply", "", api, "covers the whole environment"},
+		{"another App's plan", AppObjects("hanzo.ai", "App", "worker").Name, api, "covers App worker"},
+	}
+	for _, tt := range tests {
+		_, err := Apply(context.Background(), env, ApplyOptions{Options: Options{Only: tt.only}, Request: req,
+			Reviewed: &Reviewed{PlanID: "p1", SourceCommit: commitA, RenderedDigest: "sha256:" + strings.Repeat("0", 64), Only: tt.reviewed}})
+		var ref *RefusalError
+		if !errors.As(err, &ref) || !strings.Contains(ref.Reason, tt.want) {
+			t.Errorf("Apply(%s) = %v, want a refusal containing %q", tt.name, err, tt.want)
+		}
+	}
+	// The same scope passes the check (and fails later, at the render of
+	// a folder that does not exist).
+	_, err := Apply(context.Background(), env, ApplyOptions{Options: Options{Only: api}, Request: req, Reviewed: &Reviewed{PlanID: "p1", Only: api.Name}})
+	var ref *RefusalError
+	if errors.As(err, &ref) {
+		t.Errorf("Apply(same scope) = refusal %q, want it to pass the scope check", ref.Reason)
+	}
+}

@@ -232,6 +232,10 @@ type SourceInfo struct {
 	// RenderedDigest is "sha256:<hex>" of the rendered objects (RenderedDigest):
 	// with Commit, what an apply of this plan checks has not moved.
 	RenderedDigest string `json:"renderedDigest"`
+	// Only names the objects a narrowed plan covers (Options.Only); ""
+	// for the whole render. Objects and RenderedDigest count those alone,
+	// and an apply of the plan must be narrowed the same way.
+	Only string `json:"only,omitempty"`
 }
 
 // ObjectPlan is one rendered object: the planned action and, after an

@@ -104,6 +104,19 @@ func TestDeployOnRealCluster(t *testing.T) {
 		if n := len(s.Report.DeployApply.Objects); n != 1 {
 			t.Errorf("the apply report lists %d objects, want api's one", n)
 		}
+		// The narrowed plan is no review of the whole environment: the
+		// console's Apply of it is refused, and worker stays.
+		entries, err := store.List(ctx, "dev")
+		if err != nil || len(entries) < 2 || entries[1].Action != ActionPlan {
+			t.Fatalf("history = %+v, %v; want the sync's plan second", entries, err)
+		}
+		apply, err := r.Start("dev", ActionApply, "bob", "dev", entries[1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if as := waitDone(t, apply); !strings.Contains(as.Refusal, "only") || value("dev", "worker-config") != "1" {
+			t.Errorf("console Apply of api's plan = refusal %q, worker-config %q; want a refusal naming the narrowed plan and worker untouched", as.Refusal, value("dev", "worker-config"))
+		}
 	})
 
 	t.Run("blocked", func(t *testing.T) {
