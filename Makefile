@@ -8,7 +8,7 @@ comma   := ,
 
 # Build tags of every build, test, vet and staticcheck run of deploy-web:
 # kustomize_disable_go_plugin_support leaves kustomize's Go plugin loader,
-# and with it Go's plugin package, out of the binary (README "Security").
+# and with it Go's plugin package, out of the binary (docs/security.md, "Manifest repositories").
 # Keep in step with internal/buildtags.Tags and the Dockerfile
 # (TestBuildsLeaveOutGoPlugin checks all three).
 GO_TAGS := kustomize_disable_go_plugin_support

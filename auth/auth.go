@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -111,10 +112,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	if err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 	}
-	a.verifier = provider.Verifier(&oidc.Config{
-		ClientID: cfg.ClientID,
-		Now:      func() time.Time { return a.now() },
-	})
 	a.oauth = oauth2.Config{
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
@@ -126,22 +123,51 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 		return nil, fmt.Errorf("auth: oidc discovery at %s: no authorization or token endpoint", cfg.IssuerURL)
 	}
 	var meta struct {
-		EndSession string `json:"end_session_endpoint"`
-		Revocation string `json:"revocation_endpoint"`
-		UserInfo   string `json:"userinfo_endpoint"`
+		JWKS       string   `json:"jwks_uri"`
+		Algs       []string `json:"id_token_signing_alg_values_supported"`
+		EndSession string   `json:"end_session_endpoint"`
+		Revocation string   `json:"revocation_endpoint"`
+		UserInfo   string   `json:"userinfo_endpoint"`
 	}
 	if err := provider.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 	}
+	// Every endpoint the IdP names is held to the issuer's rule: an https
+	// issuer naming a plain-http token endpoint would send the client
+	// secret in the clear, a plain-http jwks_uri would take its signing
+	// keys from anyone on the path.
 	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", a.oauth.Endpoint.AuthURL}, {"token_endpoint", a.oauth.Endpoint.TokenURL},
+		{"jwks_uri", meta.JWKS}, {"userinfo_endpoint", meta.UserInfo},
 		{"end_session_endpoint", meta.EndSession}, {"revocation_endpoint", meta.Revocation},
 	} {
 		if e.url != "" {
-			if err := requireAbsoluteURL(e.name, e.url); err != nil {
-				return nil, err
+			if err := requireSecureURL(e.name, e.url); err != nil {
+				return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
 			}
 		}
 	}
+	if meta.JWKS == "" {
+		return nil, fmt.Errorf("auth: oidc discovery at %s: no jwks_uri", cfg.IssuerURL)
+	}
+	// The verifier's keys come from keySet, which bounds how often a token
+	// no key verifies makes it ask the IdP again (go-oidc's own key set
+	// asks for every such token).
+	var algs []string
+	for _, alg := range signingAlgs() {
+		if slices.Contains(meta.Algs, alg) {
+			algs = append(algs, alg)
+		}
+	}
+	if len(algs) == 0 {
+		algs = []string{oidc.RS256}
+	}
+	now := func() time.Time { return a.now() }
+	a.verifier = oidc.NewVerifier(cfg.IssuerURL, newKeySet(meta.JWKS, algs, cfg.HTTPClient, now), &oidc.Config{
+		ClientID:             cfg.ClientID,
+		SupportedSigningAlgs: algs,
+		Now:                  now,
+	})
 	if !cfg.LocalLogout {
 		a.endSession = meta.EndSession
 	}

@@ -40,7 +40,9 @@ const maxSessionTTL = 7 * 24 * time.Hour
 // ClientID, ClientSecret, RedirectURL and SessionKeys are required.
 type Config struct {
 	// IssuerURL is the OIDC issuer. Discovery runs once, in New, and the
-	// discovered issuer must match exactly.
+	// discovered issuer must match exactly. It must be https, or plain
+	// http on a loopback host (requireSecureURL), as must the endpoints
+	// discovery names.
 	IssuerURL string
 	// ClientID is the OAuth 2.0 client id; ID tokens must name it in "aud".
 	ClientID string
@@ -111,8 +113,8 @@ func (c Config) withDefaults() Config {
 
 // validate reports the first problem with a defaulted Config.
 func (c Config) validate() error {
-	if err := requireAbsoluteURL("IssuerURL", c.IssuerURL); err != nil {
-		return err
+	if err := requireSecureURL("IssuerURL", c.IssuerURL); err != nil {
+		return fmt.Errorf("auth: config: %w", err)
 	}
 	if c.ClientID == "" {
 		return errors.New("auth: config: ClientID is empty")
@@ -121,7 +123,7 @@ func (c Config) validate() error {
 		return errors.New("auth: config: ClientSecret is empty")
 	}
 	if err := requireAbsoluteURL("RedirectURL", c.RedirectURL); err != nil {
-		return err
+		return fmt.Errorf("auth: config: %w", err)
 	}
 	redirect, _ := url.Parse(c.RedirectURL) // parsed above
 	if c.InsecureCookies && !isLoopbackHost(redirect.Hostname()) {
@@ -145,16 +147,34 @@ func (c Config) validate() error {
 	return nil
 }
 
+// requireAbsoluteURL checks that raw is an absolute http(s) URL. Its error
+// starts with the field, for the caller to prefix.
 func requireAbsoluteURL(field, raw string) error {
 	if raw == "" {
-		return fmt.Errorf("auth: config: %s is empty", field)
+		return fmt.Errorf("%s is empty", field)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("auth: config: %s: %w", field, err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("auth: config: %s %q is not an absolute http(s) URL", field, raw)
+		return fmt.Errorf("%s %q is not an absolute http(s) URL", field, raw)
+	}
+	return nil
+}
+
+// requireSecureURL checks that raw, a URL of the IdP, is an absolute https
+// URL, or plain http on a loopback host (127.0.0.0/8, ::1, localhost: a
+// local IdP such as the demo's). Over plain http off loopback the signing
+// keys, the ID tokens and the client secret cross the network in the
+// clear, and anyone on the path can sign in as anyone. Its error starts
+// with the field, for the caller to prefix.
+func requireSecureURL(field, raw string) error {
+	if err := requireAbsoluteURL(field, raw); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(raw); u.Scheme == "http" && !isLoopbackHost(u.Hostname()) { // parsed above
+		return fmt.Errorf("%s %q is plain http off loopback (tokens, keys and the client secret would cross the network in the clear): use https; plain http is allowed only on 127.0.0.0/8, ::1 and localhost", field, raw)
 	}
 	return nil
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,4 +291,87 @@ func TestDefaultDenier(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(resp.body), ReasonUnauthenticated) {
 		t.Errorf("default denier on HTML: status %d, body %s, want 401 with reason", resp.StatusCode, resp.body)
 	}
+}
+
+// TestNewRefusesPlainHTTPOffLoopback: an IdP reached over plain http off
+// loopback is refused, whether the issuer itself or an endpoint its
+// discovery names (the client secret goes to the token endpoint, the
+// signing keys come from jwks_uri). The IdP answers under any host name
+// (the client dials it whatever the URL says), so only the rule refuses;
+// a refused issuer gets no request at all. Loopback hosts keep working.
+func TestNewRefusesPlainHTTPOffLoopback(t *testing.T) {
+	idp := newTestIdP(t)
+	var requests atomic.Int64
+	addr := idp.srv.Listener.Addr().String()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: countingTransport{n: &requests, rt: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+	}}}
+	keys, err := GenerateSessionKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	tests := []struct {
+		name     string
+		issuer   string
+		endpoint string // a discovered endpoint moved off loopback, "" for none
+		wantErr  string // "" for success
+	}{
+		{"public host", "http://idp.example.test", "", `IssuerURL "http://idp.example.test" is plain http off loopback`},
+		{"public IP", "http://10.0.0.1:" + port, "", "IssuerURL"},
+		{"lookalike of localhost", "http://localhost.example.test:" + port, "", "plain http off loopback"},
+		{"lookalike of 127.0.0.1", "http://127.0.0.1.example.test:" + port, "", "plain http off loopback"},
+		{"any address", "http://0.0.0.0:" + port, "", "plain http off loopback"},
+		{"decimal loopback", "http://2130706433:" + port, "", "plain http off loopback"},
+		{"token endpoint", "http://127.0.0.1:" + port, "token_endpoint", `token_endpoint "http://idp.example.test/token" is plain http off loopback`},
+		{"jwks", "http://127.0.0.1:" + port, "jwks_uri", "jwks_uri"},
+		{"authorization endpoint", "http://127.0.0.1:" + port, "authorization_endpoint", "authorization_endpoint"},
+		{"userinfo", "http://127.0.0.1:" + port, "userinfo_endpoint", "userinfo_endpoint"},
+		{"revocation", "http://127.0.0.1:" + port, "revocation_endpoint", "revocation_endpoint"},
+		{"end session", "http://127.0.0.1:" + port, "end_session_endpoint", "end_session_endpoint"},
+		{"127.0.0.1", "http://127.0.0.1:" + port, "", ""},
+		{"127.0.0.0/8", "http://127.9.8.7:" + port, "", ""},
+		{"localhost", "http://localhost:" + port, "", ""},
+		{"LOCALHOST", "http://LOCALHOST:" + port, "", ""},
+		{"::1", "http://[::1]:" + port, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idp.set(func(p *testIdP) {
+				p.editDiscovery = func(doc map[string]any) {
+					doc["issuer"] = tt.issuer
+					if tt.endpoint != "" {
+						doc[tt.endpoint] = "http://idp.example.test/" + strings.TrimSuffix(tt.endpoint, "_endpoint")
+					}
+				}
+			})
+			requests.Store(0)
+			cfg := Config{
+				IssuerURL: tt.issuer, ClientID: testClientID, ClientSecret: testClientSecret,
+				RedirectURL: "http://127.0.0.1:8080" + CallbackPath, SessionKeys: keys, InsecureCookies: true, HTTPClient: client,
+			}
+			_, err := New(context.Background(), cfg, nil, nil)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("New(issuer %s) error = %v, want nil", tt.issuer, err)
+			case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), "auth: ") || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("New(issuer %s, %s off loopback) error = %v, want an \"auth: \" error containing %q", tt.issuer, tt.endpoint, err, tt.wantErr)
+			case tt.wantErr != "" && tt.endpoint == "" && requests.Load() != 0:
+				t.Errorf("New(issuer %s) sent %d requests to the IdP, want none", tt.issuer, requests.Load())
+			}
+		})
+	}
+}
+
+// countingTransport counts the requests it sends.
+type countingTransport struct {
+	n  *atomic.Int64
+	rt http.RoundTripper
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
 }

@@ -45,10 +45,13 @@ func mustRSAKey() *rsa.PrivateKey {
 type testIdP struct {
 	t   *testing.T
 	srv *httptest.Server
-	pub *rsa.PublicKey // published in the JWKS
 
 	mu  sync.Mutex
 	key *rsa.PrivateKey // signs ID tokens
+	pub *rsa.PublicKey  // published in the JWKS
+	kid string          // of pub, and in the header of signed tokens
+	// jwksRequests counts the requests for the JWKS.
+	jwksRequests int
 	// claims are merged over the default claims of the next ID tokens;
 	// a nil value deletes a claim.
 	claims map[string]any
@@ -58,11 +61,18 @@ type testIdP struct {
 	authRequests []url.Values
 	// endSession adds end_session_endpoint to discovery.
 	endSession bool
+	// editDiscovery, when set, edits the discovery document before it is
+	// served (another issuer name, an endpoint elsewhere).
+	editDiscovery func(doc map[string]any)
 	// noRefresh: the token endpoint issues no refresh tokens.
 	noRefresh bool
 	// refreshStatus, when not 0, answers every refresh with this status
 	// (400 invalid_grant: a disabled user; 503: an IdP that is down).
 	refreshStatus int
+	// refreshReply, when set, answers every refresh that refreshStatus
+	// does not, leaving the token unused: a 429 with Retry-After, an error
+	// code.
+	refreshReply func(w http.ResponseWriter)
 	// refreshSubject, when set, is the subject of refreshed ID tokens.
 	refreshSubject string
 	// refreshes maps each issued refresh token to whether it was used or
@@ -77,7 +87,7 @@ type testIdP struct {
 
 func newTestIdP(t *testing.T) *testIdP {
 	t.Helper()
-	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, grants: map[string]url.Values{}, refreshes: map[string]bool{}}
+	p := &testIdP{t: t, key: testRSAKey(), pub: &testRSAKey().PublicKey, kid: "test-key", grants: map[string]url.Values{}, refreshes: map[string]bool{}}
 	mux := http.NewServeMux()
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
@@ -102,7 +112,7 @@ func (p *testIdP) setClaims(c map[string]any) {
 
 func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	endSession := p.endSession
+	endSession, edit := p.endSession, p.editDiscovery
 	p.mu.Unlock()
 	doc := map[string]any{
 		"issuer":                                p.issuer(),
@@ -118,12 +128,19 @@ func (p *testIdP) discovery(w http.ResponseWriter, r *http.Request) {
 	if endSession {
 		doc["end_session_endpoint"] = p.issuer() + "/logout"
 	}
+	if edit != nil {
+		edit(doc)
+	}
 	writeJSON(w, http.StatusOK, doc)
 }
 
 func (p *testIdP) jwks(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.jwksRequests++
+	pub, kid := p.pub, p.kid
+	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
-		Key: p.pub, KeyID: "test-key", Algorithm: string(jose.RS256), Use: "sig",
+		Key: pub, KeyID: kid, Algorithm: string(jose.RS256), Use: "sig",
 	}}})
 }
 
@@ -229,12 +246,12 @@ func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
 func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 	p.mu.Lock()
 	p.refreshCount++
-	status, subject := p.refreshStatus, p.refreshSubject
+	status, subject, reply := p.refreshStatus, p.refreshSubject, p.refreshReply
 	used, known := p.refreshes[rt]
 	extra := maps.Clone(p.claims)
 	key := p.key
 	switch {
-	case status != 0:
+	case status != 0, reply != nil:
 	case !known:
 		status = http.StatusBadRequest
 	case used:
@@ -247,7 +264,7 @@ func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 		p.refreshes[rt] = true
 	}
 	next := "rt-" + rand.Text()
-	if status == 0 {
+	if status == 0 && reply == nil {
 		p.refreshes[next] = false
 	}
 	p.mu.Unlock()
@@ -257,6 +274,9 @@ func (p *testIdP) refresh(w http.ResponseWriter, rt string) {
 		return
 	case status != 0:
 		http.Error(w, "unavailable", status)
+		return
+	case reply != nil:
+		reply(w)
 		return
 	}
 	claims := p.defaultClaims()
@@ -345,9 +365,9 @@ func (p *testIdP) mint(over map[string]any) string {
 func (p *testIdP) sign(claims map[string]any) string {
 	p.t.Helper()
 	p.mu.Lock()
-	key := p.key
+	key, kid := p.key, p.kid
 	p.mu.Unlock()
-	s, err := signJWT(key, claims)
+	s, err := signJWTWithKid(key, kid, claims)
 	if err != nil {
 		p.t.Fatalf("signJWT: %v", err)
 	}
@@ -362,10 +382,23 @@ func (p *testIdP) useSigningKey(key *rsa.PrivateKey) {
 	p.key = key
 }
 
+// rotateKey makes the IdP sign with key under kid and publish only that
+// key, as an IdP rotating its keys does.
+func (p *testIdP) rotateKey(key *rsa.PrivateKey, kid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.key, p.pub, p.kid = key, &key.PublicKey, kid
+}
+
 // signJWT returns a compact RS256 JWS of claims with kid "test-key".
 func signJWT(key *rsa.PrivateKey, claims map[string]any) (string, error) {
+	return signJWTWithKid(key, "test-key", claims)
+}
+
+// signJWTWithKid returns a compact RS256 JWS of claims with kid.
+func signJWTWithKid(key *rsa.PrivateKey, kid string, claims map[string]any) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "test-key"))
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,16 @@ import (
 // refresh tokens revokes the whole grant when a used one comes back.
 const refreshReuse = 2 * time.Minute
 
+// A re-check that found the IdP unavailable is answered from memory (503,
+// the session kept) until the IdP's Retry-After has passed, within
+// [refreshRetryMin, refreshRetryMax]; refreshRetryMin when it gives none.
+// So a rate-limited or failing IdP is asked again at most once per
+// refreshRetryMin per session, however many requests the session makes.
+const (
+	refreshRetryMin = 5 * time.Second
+	refreshRetryMax = time.Minute
+)
+
 // maxRefreshCalls bounds the remembered refresh outcomes.
 const maxRefreshCalls = 10000
 
@@ -33,14 +44,16 @@ var (
 	// errNoRefreshToken: the session holds no refresh token, so the IdP
 	// cannot be asked; the session ends at its first re-check.
 	errNoRefreshToken = errors.New("auth: no refresh token to re-check the session with")
-	// errRefreshRefused: the IdP refused the refresh (revoked, expired,
-	// user disabled): access has ended.
+	// errRefreshRefused: the IdP refused the refresh with invalid_grant
+	// or access_denied (revoked, expired, user disabled): access has ended.
 	errRefreshRefused = errors.New("auth: the identity provider refused the refresh")
 	// errRefreshInvalid: the IdP answered something unusable (an invalid
 	// ID token, no claims to re-check): fail closed, the session ends.
 	errRefreshInvalid = errors.New("auth: invalid refresh answer")
-	// errRefreshUnavailable: the IdP could not be reached or failed (5xx):
-	// deny for now and try again on the next request.
+	// errRefreshUnavailable: the IdP could not be reached, or answered
+	// anything but tokens or invalid_grant (429, 5xx, a timeout, a client
+	// error of its own): deny for now, keep the session and try again
+	// later (unavailableError says when).
 	errRefreshUnavailable = errors.New("auth: identity provider unavailable")
 )
 
@@ -134,11 +147,20 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	defer cancel()
 	tok, err := a.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
 	if err != nil {
+		// invalid_grant (RFC 6749 5.2) and access_denied (the IdP or its
+		// login app denied the user: Hydra answers a refresh of a disabled
+		// user so) say the grant is over, with whatever 4xx status the IdP
+		// sends them; a 429, a 5xx, a timeout or another error says
+		// nothing about the user.
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
+		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "access_denied") {
 			return refreshed{}, fmt.Errorf("%w: %s", errRefreshRefused, loginErrorText(err))
 		}
-		return refreshed{}, fmt.Errorf("%w: %s", errRefreshUnavailable, loginErrorText(err))
+		retry := refreshRetryMin
+		if re != nil && re.Response != nil {
+			retry = retryAfter(re.Response.Header.Get("Retry-After"), a.now())
+		}
+		return refreshed{}, &unavailableError{text: loginErrorText(err), retry: retry}
 	}
 	out := refreshed{Refresh: tok.RefreshToken}
 	if len(out.Refresh) > maxRefreshTokenBytes {
@@ -166,6 +188,29 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	return out, nil
 }
 
+// unavailableError is errRefreshUnavailable with how long to wait before
+// asking the IdP again.
+type unavailableError struct {
+	text  string
+	retry time.Duration
+}
+
+func (e *unavailableError) Error() string { return errRefreshUnavailable.Error() + ": " + e.text }
+func (e *unavailableError) Unwrap() error { return errRefreshUnavailable }
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date) as a
+// wait within [refreshRetryMin, refreshRetryMax]; refreshRetryMin when it
+// is absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	d := time.Duration(0)
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, refreshRetryMin), refreshRetryMax)
+}
+
 // userInfo is a userinfo answer.
 type userInfo struct {
 	subject string
@@ -175,7 +220,10 @@ type userInfo struct {
 // refreshCalls remembers recent refreshes by the refresh token they used
 // (its SHA-256): concurrent requests of one session share one call, and for
 // refreshReuse afterwards a request still carrying the old token gets the
-// same outcome instead of presenting a used token to the IdP.
+// same outcome instead of presenting a used token to the IdP. An
+// unavailable IdP's outcome is remembered for its retry wait only
+// (unavailableError; refreshRetryMin for another cause), so the next try
+// comes soon but a session never asks more often.
 type refreshCalls struct {
 	mu sync.Mutex
 	m  map[[32]byte]*refreshCall
@@ -185,24 +233,30 @@ type refreshCall struct {
 	done chan struct{}
 	res  refreshed
 	err  error
-	at   time.Time // when it ended; zero while in flight (guarded by refreshCalls.mu)
+	at   time.Time     // when it ended; zero while in flight (guarded by refreshCalls.mu)
+	keep time.Duration // how long after at it answers (guarded by refreshCalls.mu)
+}
+
+// fresh reports whether call answers a request at now.
+func (call *refreshCall) fresh(now time.Time) bool {
+	return call.at.IsZero() || now.Sub(call.at) < call.keep
 }
 
 func newRefreshCalls() *refreshCalls { return &refreshCalls{m: map[[32]byte]*refreshCall{}} }
 
 // do returns the outcome of the refresh of token: a remembered one, the one
-// in flight, or fn's. An unavailable IdP is not remembered.
+// in flight, or fn's.
 func (c *refreshCalls) do(token string, now func() time.Time, fn func() (refreshed, error)) (refreshed, error) {
 	key := sha256.Sum256([]byte(token))
 	c.mu.Lock()
-	if call, ok := c.m[key]; ok && (call.at.IsZero() || now().Sub(call.at) < refreshReuse) {
+	if call, ok := c.m[key]; ok && call.fresh(now()) {
 		c.mu.Unlock()
 		<-call.done
 		return call.res, call.err
 	}
 	if len(c.m) >= maxRefreshCalls {
 		for k, call := range c.m {
-			if !call.at.IsZero() && now().Sub(call.at) >= refreshReuse {
+			if !call.fresh(now()) {
 				delete(c.m, k)
 			}
 		}
@@ -217,8 +271,13 @@ func (c *refreshCalls) do(token string, now func() time.Time, fn func() (refresh
 	call.res, call.err = fn()
 	c.mu.Lock()
 	call.at = now()
-	if remembered && errors.Is(call.err, errRefreshUnavailable) {
-		delete(c.m, key)
+	call.keep = refreshReuse
+	var ue *unavailableError
+	switch {
+	case errors.As(call.err, &ue):
+		call.keep = ue.retry
+	case errors.Is(call.err, errRefreshUnavailable):
+		call.keep = refreshRetryMin
 	}
 	c.mu.Unlock()
 	close(call.done)

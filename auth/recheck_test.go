@@ -82,6 +82,21 @@ func TestSessionRecheck(t *testing.T) {
 	}{
 		{"removed from the admin group", func(p *testIdP) { p.claims = map[string]any{"groups": []string{"developers"}} }, "no longer a superadmin"},
 		{"disabled (refresh refused)", func(p *testIdP) { p.refreshStatus = http.StatusBadRequest }, "refused"},
+		{"invalid_grant with 403 (Auth0)", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "invalid_grant"})
+			}
+		}, "refused"},
+		{"invalid_grant with 401", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_grant"})
+			}
+		}, "refused"},
+		{"access_denied (Hydra: a disabled user)", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "access_denied"})
+			}
+		}, "refused"},
 		{"another subject", func(p *testIdP) { p.refreshSubject = "mallory-sub" }, "another subject"},
 		{"ID token for another audience", func(p *testIdP) { p.claims = map[string]any{"aud": "someone-else"} }, "invalid refresh answer"},
 		{"expired ID token", func(p *testIdP) { p.claims = map[string]any{"exp": time.Now().Add(-time.Hour).Unix()} }, "invalid refresh answer"},
@@ -137,10 +152,70 @@ func TestSessionRecheck(t *testing.T) {
 			t.Errorf("GET /apps with the IdP down set the session cookie %v, want it untouched", c)
 		}
 		env.idp.set(func(p *testIdP) { p.refreshStatus = 0 })
+		env.clock.Advance(refreshRetryMin)
 		if resp := env.get("/apps"); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET /apps with the IdP back: status = %d, want 200; body %s", resp.StatusCode, resp.body)
 		}
 	})
+
+	// An IdP that answers anything but tokens or invalid_grant has said
+	// nothing about the user: the session is kept (503 for now), the IdP
+	// is asked again once its Retry-After (or refreshRetryMin) has passed,
+	// not at every request, and the session goes on once it answers.
+	kept := []struct {
+		name  string
+		reply func(w http.ResponseWriter)
+		wait  time.Duration
+	}{
+		{"429 with Retry-After", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "20")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}, 20 * time.Second},
+		{"429 as JSON", func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "rate_limit_exceeded"})
+		}, refreshRetryMin},
+		{"408", func(w http.ResponseWriter) { http.Error(w, "timeout", http.StatusRequestTimeout) }, refreshRetryMin},
+		{"500", func(w http.ResponseWriter) { http.Error(w, "oops", http.StatusInternalServerError) }, refreshRetryMin},
+		{"502 from a proxy", func(w http.ResponseWriter) { http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway) }, refreshRetryMin},
+		{"401 invalid_client", func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		}, refreshRetryMin},
+		{"403 from a firewall", func(w http.ResponseWriter) { http.Error(w, "denied", http.StatusForbidden) }, refreshRetryMin},
+	}
+	for _, tt := range kept {
+		t.Run("kept: "+tt.name, func(t *testing.T) {
+			env := newTestServer(t, withRecheck)
+			env.mustLogin()
+			env.idp.set(func(p *testIdP) { p.refreshReply = tt.reply })
+			due(env)
+			for i := range 3 {
+				resp := env.get("/apps")
+				if resp.StatusCode != http.StatusServiceUnavailable || resp.denial().Reason != ReasonRecheckUnavailable {
+					t.Errorf("GET /apps %d with the IdP answering %s: status = %d, reason %q; want 503 %q", i, tt.name, resp.StatusCode, resp.denial().Reason, ReasonRecheckUnavailable)
+				}
+				if c := resp.cookie(SessionCookie); c != nil {
+					t.Errorf("GET /apps %d with the IdP answering %s set the session cookie %v, want it untouched", i, tt.name, c)
+				}
+			}
+			env.idp.set(func(p *testIdP) {
+				if p.refreshCount != 1 {
+					t.Errorf("refreshes at the IdP for 3 requests within %v = %d, want 1", tt.wait, p.refreshCount)
+				}
+				p.refreshReply = nil
+			})
+			env.clock.Advance(tt.wait - time.Second)
+			if resp := env.get("/apps"); resp.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("GET /apps a second before the retry wait (%v): status = %d, want 503 without asking", tt.wait, resp.StatusCode)
+			}
+			env.clock.Advance(time.Second)
+			if resp := env.get("/apps"); resp.StatusCode != http.StatusOK {
+				t.Errorf("GET /apps after the retry wait with the IdP back: status = %d, want 200; body %s", resp.StatusCode, resp.body)
+			}
+			if strings.Contains(env.logs.String(), "session ended") {
+				t.Errorf("the session was ended:\n%s", env.logs)
+			}
+		})
+	}
 
 	t.Run("parallel requests share one refresh", func(t *testing.T) {
 		env := newTestServer(t, withRecheck)
@@ -195,22 +270,62 @@ func TestSessionRecheck(t *testing.T) {
 	})
 }
 
-func TestRefreshCallsForgetUnavailable(t *testing.T) {
+func TestRefreshCallsRetryUnavailable(t *testing.T) {
 	c := newRefreshCalls()
-	now := time.Now
+	clock := &fakeClock{}
+	now := clock.Now
 	calls := 0
 	down := func() (refreshed, error) { calls++; return refreshed{}, fmt.Errorf("%w: 503", errRefreshUnavailable) }
+	limited := func() (refreshed, error) {
+		calls++
+		return refreshed{}, &unavailableError{text: "token endpoint: 429", retry: 20 * time.Second}
+	}
 	up := func() (refreshed, error) { calls++; return refreshed{Subject: "alice"}, nil }
 	if _, err := c.do("rt", now, down); !errors.Is(err, errRefreshUnavailable) {
 		t.Fatalf("do(down) = %v, want errRefreshUnavailable", err)
 	}
+	if _, err := c.do("rt", now, up); !errors.Is(err, errRefreshUnavailable) || calls != 1 {
+		t.Fatalf("do(up) within refreshRetryMin of an unavailable IdP = %v after %d calls; want the remembered outcome, 1 call", err, calls)
+	}
+	clock.Advance(refreshRetryMin)
+	if _, err := c.do("rt", now, limited); !errors.Is(err, errRefreshUnavailable) || calls != 2 {
+		t.Fatalf("do(limited) after refreshRetryMin = %v after %d calls; want a fresh call", err, calls)
+	}
+	clock.Advance(refreshRetryMin)
+	if _, err := c.do("rt", now, up); !errors.Is(err, errRefreshUnavailable) || calls != 2 {
+		t.Fatalf("do(up) within the IdP's Retry-After = %v after %d calls; want the remembered outcome", err, calls)
+	}
+	clock.Advance(20*time.Second - refreshRetryMin)
 	if res, err := c.do("rt", now, up); err != nil || res.Subject != "alice" {
-		t.Fatalf("do(up) after an unavailable IdP = %+v, %v; want a fresh call", res, err)
+		t.Fatalf("do(up) after the IdP's Retry-After = %+v, %v; want a fresh call", res, err)
 	}
 	if res, err := c.do("rt", now, down); err != nil || res.Subject != "alice" {
 		t.Errorf("do again within refreshReuse = %+v, %v; want the remembered outcome", res, err)
 	}
-	if calls != 2 {
-		t.Errorf("calls = %d, want 2", calls)
+	if calls != 3 {
+		t.Errorf("calls = %d, want 3", calls)
+	}
+}
+
+// TestRetryAfter: the wait before asking an unavailable IdP again.
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", refreshRetryMin},
+		{"20", 20 * time.Second},
+		{" 20 ", 20 * time.Second},
+		{"0", refreshRetryMin},
+		{"-5", refreshRetryMin},
+		{"86400", refreshRetryMax},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
+		{now.Add(-time.Hour).Format(http.TimeFormat), refreshRetryMin},
+		{"soon", refreshRetryMin},
+	} {
+		if got := retryAfter(tt.header, now); got != tt.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tt.header, got, tt.want)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 // TestSeededStates starts the demo environment with both clusters on the
 // real control planes and checks, through kubeview's caches, that every
 // seeded App of each cluster reaches the health and sync it is meant to
-// show (the README's tables), that the clusters file names both, and that
+// show (the tables of the README and docs/demo.md), that the clusters file names both, and that
 // Stop ends every process of both clusters.
 func TestSeededStates(t *testing.T) {
 	if testing.Short() {

@@ -66,6 +66,10 @@ func envLogApps() []seedApp {
 	return []seedApp{{name: "api", logs: "http"}, {name: "worker", logs: "worker"}}
 }
 
+// ManifestFiles is the content of the demo's manifest repository, by
+// path (deployplan's render benchmark renders it).
+func ManifestFiles() map[string]string { return manifestFiles() }
+
 // manifestFiles is the repository's content.
 func manifestFiles() map[string]string {
 	img := func(svc string) string { return manifestRegistry + svc + ":" + ImageTag }
@@ -196,7 +200,7 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 	return envFile, repoDir, nil
 }
 
-// environmentsYAML is the demo's deploy config (the README's format).
+// environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
 	env := func(name, ns string, protected bool, path, catalog, comment string) string {
 		return fmt.Sprintf(`  # %s

@@ -125,7 +125,7 @@ func unstructuredInt(d envsource.Desired, path ...string) (int64, bool, error) {
 
 // TestEnvironments plans dev and prod against the demo cluster: dev is
 // ready, prod gets a report, and an apply of prod is refused with nothing
-// touched. Then it walks the README: apply dev, the Apps converge in
+// touched. Then it walks docs/demo.md's deploy walkthrough: apply dev, the Apps converge in
 // staging (a platform namespace, so the fleet shows them), and a second
 // plan of dev changes nothing.
 func TestEnvironments(t *testing.T) {
@@ -223,7 +223,7 @@ func TestEnvironments(t *testing.T) {
 		t.Fatalf("staging Apps after the plans: %v, %v; want none", l, err)
 	}
 
-	// The README's walkthrough: apply dev; the operator reconciles the Apps
+	// docs/demo.md's walkthrough: apply dev; the operator reconciles the Apps
 	// in staging and the fleet shows them Healthy and Synced.
 	rep, err = deployplan.Apply(ctx, dev, deployplan.ApplyOptions{
 		ReportPath: filepath.Join(reports, "dev-apply.json"), Timeout: 2 * time.Minute,

@@ -25,7 +25,7 @@ type seedApp struct {
 	base     map[string]any
 	releases []release
 	// expect is the state the demo shows once seeded (documented in the
-	// README and checked by the integration test).
+	// README's seeded fleet and checked by the integration test).
 	expectHealth, expectSync string
 	logs                     string // log personality
 }

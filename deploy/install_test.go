@@ -76,7 +76,7 @@ func install(t *testing.T) *installed {
 		t.Fatal(err)
 	}
 	// The platform and environment namespaces are the platform's, not
-	// deploy-web's; deploy-web's own namespace is created like the README
+	// deploy-web's; deploy-web's own namespace is created like docs/install.md
 	// says, so that the server-side dry-run can check what goes into it.
 	for _, ns := range append(slices.Clone(platformNS), environment, ownNS) {
 		if _, err := in.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -213,9 +215,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	start := opts.now().UTC()
 	d.GeneratedAt = start
-	if opts.mode == "" {
-		d.ManualCommands = manualCommands(env, opts.Options, false)
-	}
+	d.ManualCommands = commandsAfterWrite(env, opts.Options, opts.ReportPath)
 	cl := ps.cl
 
 	// Re-read the live state under the lock: it is what the capture keeps
@@ -229,6 +229,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 		if l != nil {
 			live[key(o)] = l
+		}
+		if uid, ok := ps.uids[key(o)]; ok && l != nil && string(l.GetUID()) != uid {
+			return ps.fail(opts, "nothing was changed: %s/%s is another object (uid %s) than the one captured (uid %s) since the plan; a restore never writes onto an object it did not capture", o.GetKind(), o.GetName(), l.GetUID(), uid)
 		}
 		if j, ok := ps.jobs[key(o)]; ok {
 			again := JobDecision(o, l, env.Allowlisted(o.GetName()), j.Result == JobPlanned)
@@ -254,16 +257,36 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			}
 		}
 	}
-	capDir := filepath.Join(filepath.Dir(opts.ReportPath), "pre-apply-"+start.Format("20060102T150405Z"))
-	if err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder}); err != nil {
+	capDir, err := newCaptureDir(filepath.Join(filepath.Dir(opts.ReportPath), capturePrefix+start.Format("20060102T150405Z")))
+	if err != nil {
 		return ps.fail(opts, "nothing was changed: %v", err)
 	}
+	digest, err := writeCapture(capDir, captured, live, captureInfo{Env: env, ConfigPath: opts.ConfigPath, Kubeconfig: opts.Kubeconfig, Time: start, Holder: opts.Holder})
+	if err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
+	}
+	// The captures beside this one beyond ReportsKeep or ReportsMaxAge go;
+	// this one, the newest, stays.
+	capParent := filepath.Dir(capDir)
+	if _, err := PruneReports(capParent, func(name string) bool { return IsCapture(filepath.Join(capParent, name)) }, start); err != nil {
+		d.Warnings = append(d.Warnings, err.Error())
+	}
 	d.RollbackHint = rollbackHint(env, d, capDir, opts.Options)
+	d.RollbackHint.PreApplyCaptureDigest = digest
 	d.Conclusion = Conclusion{Status: StatusFailed, Summary: fmt.Sprintf(
 		"apply started at %s by %s and has not finished: if this is the final report, it was interrupted; the pre-apply state is in %s",
 		start.Format(time.RFC3339), opts.Holder, capDir)}
 	if err := ps.report.WriteFile(opts.ReportPath); err != nil {
 		return nil, err // nothing changed yet
+	}
+	// The capture's digest goes to the cluster before any other write: a
+	// restore accepts only a capture an apply of this environment recorded.
+	if err := ps.guard(ctx, opts, "record the capture "+digest); err != nil {
+		return ps.stopped(opts, err)
+	}
+	absCap, _ := filepath.Abs(capDir)
+	if err := recordCapture(ctx, cl.kube, env.Namespace, env.Name, captureRecord{Digest: digest, Time: start.Format(time.RFC3339), Holder: opts.Holder, Capture: absCap}); err != nil {
+		return ps.fail(opts, "nothing was changed: %v", err)
 	}
 
 	byKey := map[string]*ObjectPlan{}
@@ -324,7 +347,8 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
 		case before == nil:
 			op.Result = "created"
-		case before.GetResourceVersion() == got.GetResourceVersion():
+		case ObjectAction(before, got) == ActionUnchanged:
+			// The plan's comparison, on what the apply did.
 			op.Result = "unchanged"
 		default:
 			op.Result = "configured"
@@ -365,6 +389,33 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 	}
 	return ps.finish(opts, "")
+}
+
+// maxCaptureDirs bounds the folders newCaptureDir tries for one second.
+const maxCaptureDirs = 100
+
+// newCaptureDir creates the capture folder base, or base-2, base-3, ...
+// when it exists: two applies within the same second (the name's
+// resolution) must not write one capture over the other, which a restore
+// then refuses (capture-duplicate).
+func newCaptureDir(base string) (string, error) {
+	if err := PrepareReportsDir(filepath.Dir(base)); err != nil {
+		return "", err
+	}
+	for i := 1; i <= maxCaptureDirs; i++ {
+		dir := base
+		if i > 1 {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("deployplan: capture: %w", err)
+		}
+	}
+	return "", fmt.Errorf("deployplan: capture: %s and %d more folders of the same second exist; remove old captures", base, maxCaptureDirs-1)
 }
 
 func (o *ObjectPlan) groupKey() string {

@@ -11,7 +11,7 @@ import (
 // report holds one blocker per kind of problem, whose id is the kind alone
 // ("tag-not-catalog-commit", "job-not-allowlisted") and whose affected list
 // names every object (or catalog entry) concerned. The ids are stable and
-// documented in README "The report".
+// documented in docs/plan-and-apply.md, "The report".
 
 // maxBlockerDetails bounds how many per-object details a grouped message
 // quotes (the affected list is complete).

@@ -2,10 +2,13 @@ package deployplan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +29,10 @@ const (
 	CaptureIndexFile  = "index.jsonl"
 	CaptureReadmeFile = "RESTORE.txt"
 )
+
+// capturePrefix starts the name of a capture folder: pre-apply-<time>,
+// beside the apply's report.
+const capturePrefix = "pre-apply-"
 
 // captureEntry is one line of the capture index.
 type captureEntry struct {
@@ -186,17 +193,45 @@ func deepCopyJSON(v any) any {
 	return v
 }
 
+// captureFile is one file of a capture that a restore reads (the index or
+// an object file) and its content.
+type captureFile struct {
+	name string
+	data []byte
+}
+
+// CaptureDigest is "sha256:<hex>" over a capture's canonical content: the
+// files a restore reads (the index and the object files, not the
+// instructions), sorted by name, each as its name, its length and its
+// bytes. An apply records the digest of the capture it wrote
+// (recordCapture); a restore recomputes it over what it read.
+func captureDigest(files []captureFile) string {
+	sorted := slices.Clone(files)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	h := sha256.New()
+	for _, f := range sorted {
+		fmt.Fprintf(h, "%s\x00%d\n", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 // writeCapture stores the pre-apply state of every object in dir: one
 // JSON manifest per existing object that is not a Secret, holding the
 // fields deploy-web had applied to it (OwnedFields), the index of every
 // object (existing or not, Secrets included by name) and the restore
-// instructions, which name the Secrets to restore by hand.
-func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured, info captureInfo) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("deployplan: capture: %w", err)
+// instructions, which name the Secrets to restore by hand. It returns the
+// capture's digest (captureDigest).
+func writeCapture(dir string, desired []*unstructured.Unstructured, live map[string]*unstructured.Unstructured, info captureInfo) (string, error) {
+	if err := PrepareReportsDir(filepath.Dir(dir)); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("deployplan: capture: %w", err)
 	}
 	var index bytes.Buffer
 	var secrets, created, files []string
+	var written []captureFile
 	for i, d := range desired {
 		e := captureEntry{APIVersion: d.GetAPIVersion(), Kind: d.GetKind(), Namespace: d.GetNamespace(), Name: d.GetName()}
 		l := live[key(d)]
@@ -212,28 +247,34 @@ func writeCapture(dir string, desired []*unstructured.Unstructured, live map[str
 			e.Existed, e.UID = true, string(l.GetUID())
 			c, err := OwnedFields(l, FieldManager)
 			if err != nil {
-				return err
+				return "", err
 			}
 			b, err := json.MarshalIndent(c.Object, "", "  ")
 			if err != nil {
-				return fmt.Errorf("deployplan: capture %s: %w", key(d), err)
+				return "", fmt.Errorf("deployplan: capture %s: %w", key(d), err)
 			}
 			e.File = fmt.Sprintf("%03d-%s-%s.json", i, lower(d.GetKind()), d.GetName())
-			if err := writeFileAtomic(filepath.Join(dir, e.File), append(b, '\n')); err != nil {
-				return err
+			b = append(b, '\n')
+			if err := writeFileAtomic(filepath.Join(dir, e.File), b); err != nil {
+				return "", err
 			}
 			files = append(files, e.File)
+			written = append(written, captureFile{name: e.File, data: b})
 		}
 		line, err := json.Marshal(e)
 		if err != nil {
-			return err
+			return "", err
 		}
 		index.Write(append(line, '\n'))
 	}
 	if err := writeFileAtomic(filepath.Join(dir, CaptureIndexFile), index.Bytes()); err != nil {
-		return err
+		return "", err
 	}
-	return writeFileAtomic(filepath.Join(dir, CaptureReadmeFile), []byte(captureReadme(dir, info, files, secrets, created)))
+	written = append(written, captureFile{name: CaptureIndexFile, data: index.Bytes()})
+	if err := writeFileAtomic(filepath.Join(dir, CaptureReadmeFile), []byte(captureReadme(dir, info, files, secrets, created))); err != nil {
+		return "", err
+	}
+	return captureDigest(written), nil
 }
 
 func captureReadme(dir string, info captureInfo, files, secrets, created []string) string {
@@ -244,10 +285,16 @@ func captureReadme(dir string, info captureInfo, files, secrets, created []strin
 	fmt.Fprintf(&b, "The %d .json file(s) hold the fields deploy-web had applied to each object\n"+
 		"before the apply (taken from its managed fields). Re-applying them as field\n"+
 		"manager %s puts deploy-web's part of each object back as it was.\n\n", len(files), FieldManager)
-	b.WriteString("Restore, with the guards of an apply (lock, namespace boundary, reserved\nnames, dry-run first, a report):\n\n")
-	fmt.Fprintf(&b, "  %s\n\n", restoreCommand(env, info.ConfigPath, dir))
-	b.WriteString("or with kubectl:\n\n")
-	fmt.Fprintf(&b, "  %s -n %s apply --server-side --field-manager=%s -f %s\n\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, FieldManager, quoteArg(dir))
+	if len(files) == 0 {
+		// kubectl apply -f of a folder without a .json file fails, and a
+		// restore would have nothing to put back.
+		b.WriteString("Nothing to re-apply: no object but Secrets existed before the apply.\n\n")
+	} else {
+		b.WriteString("Restore, with the guards of an apply (lock, namespace boundary, reserved\nnames, dry-run first, a report):\n\n")
+		fmt.Fprintf(&b, "  %s\n\n", restoreCommand(env, info.ConfigPath, dir))
+		b.WriteString("or with kubectl:\n\n")
+		fmt.Fprintf(&b, "  %s -n %s apply --server-side --field-manager=%s -f %s\n\n", kubectlPrefix(env, info.Kubeconfig), env.Namespace, FieldManager, quoteArg(dir))
+	}
 	if len(secrets) > 0 {
 		sort.Strings(secrets)
 		b.WriteString("Not captured: Secrets. deploy-web never reads their values, so it cannot put\nthem back. Restore each by hand from where its values come from:\n\n")

@@ -112,11 +112,6 @@ func TestSecretHash(t *testing.T) {
 	if _, err := SecretHash(sec(`{"kind":"Secret","data":{"a":"not base64!"}}`)); err == nil {
 		t.Error("SecretHash of a data value that is not base64: no error")
 	}
-	live := &unstructured.Unstructured{Object: map[string]any{}}
-	live.SetAnnotations(map[string]string{SecretHashAnnotation: h})
-	if !secretUnchanged(base, live) || secretUnchanged(sec(differ[0]), live) || secretUnchanged(base, nil) {
-		t.Error("secretUnchanged does not follow the hash")
-	}
 }
 
 func TestReservedName(t *testing.T) {
@@ -137,6 +132,7 @@ func TestReservedName(t *testing.T) {
 		{obj("v1", "ConfigMap", "deploy-web-plan-20260101-120000-abcdef", nil), true},
 		{obj("v1", "ConfigMap", "settings", map[string]string{historyLabel: "run"}), true},
 		{obj("v1", "ConfigMap", "api-config", nil), false},
+		{obj("v1", "ConfigMap", CaptureRecordName, nil), true},
 		{obj("apps/v1", "Deployment", "deploy-web", nil), true},
 		{obj("v1", "ServiceAccount", "deploy-web", nil), true},
 		{obj("apps/v1", "Deployment", "api", nil), false},
@@ -240,24 +236,33 @@ func TestKubectlPrefix(t *testing.T) {
 	}
 }
 
-func TestOthersOwnSecretValues(t *testing.T) {
-	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: metav1.NewFieldsV1(fields)}
+func TestSecretWrites(t *testing.T) {
+	entry := func(manager string, sec int64, fields string) metav1.ManagedFieldsEntry {
+		tm := metav1.Unix(sec, 0)
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &tm, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
+	untimed := entry("kubectl-edit", 0, `{"f:data":{"f:a":{}}}`)
+	untimed.Time = nil
 	tests := []struct {
 		name string
 		mfs  []metav1.ManagedFieldsEntry
-		want bool
+		want string
 	}{
-		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, false},
-		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, false},
-		{"a value by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, `{"f:data":{"f:a":{}}}`), entry("kubectl-edit", `{"f:data":{"f:a":{}}}`)}, true},
-		{"kubectl apply beside", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", `{"f:stringData":{}}`)}, true},
-		{"the type by hand", []metav1.ManagedFieldsEntry{entry("kubectl-edit", `{"f:type":{}}`)}, true},
+		{"deploy-web alone", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}},"f:metadata":{"f:annotations":{}}}`)}, ""},
+		{"a label by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-label", 20, `{"f:metadata":{"f:labels":{"f:x":{}}}}`)}, ""},
+		{"a value by hand after the apply", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, "kubectl-patch"},
+		// The trial's Secret that never settled: kubectl patch, then an
+		// apply that wrote the value back; kubectl-patch still co-owns
+		// data.token, but wrote nothing since.
+		{"a value by hand, then an apply", []metav1.ManagedFieldsEntry{entry(FieldManager, 30, `{"f:stringData":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, ""},
+		{"the same second counts as after", []metav1.ManagedFieldsEntry{entry(FieldManager, 20, `{"f:data":{"f:a":{}}}`), entry("kubectl-patch", 20, `{"f:data":{"f:a":{}}}`)}, "kubectl-patch"},
+		{"no time", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), untimed}, "kubectl-edit"},
+		{"kubectl apply beside, deploy-web never applied", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", 5, `{"f:stringData":{}}`)}, "kubectl-client-side-apply"},
+		{"the type by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{}`), entry("kubectl-edit", 11, `{"f:type":{}}`)}, "kubectl-edit"},
 	}
 	for _, tt := range tests {
-		if got := othersOwnSecretValues(tt.mfs); got != tt.want {
-			t.Errorf("%s: othersOwnSecretValues = %t, want %t", tt.name, got, tt.want)
+		if _, got := secretWrites(tt.mfs); got != tt.want {
+			t.Errorf("secretWrites(%s) writer = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
@@ -297,17 +302,20 @@ func TestCaptureChecks(t *testing.T) {
 	dep := obj(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"dev"},
 	  "spec":{"template":{"spec":{"containers":[{"name":"api","image":"reg.example/api:old"},{"name":"evil","image":"evil.example/miner:1"}]}}}}`)
 	index := []captureEntry{
-		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true, UID: "u-a"},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true, UID: "u-a", File: "a.json"},
 		{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "c"},
-		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "dev", Name: "r", Existed: true},
-		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "dev", Name: "api", Existed: true, UID: "u-api"},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "dev", Name: "r", Existed: true, File: "r.json"},
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "dev", Name: "api", Existed: true, UID: "u-api", File: "api.json"},
 	}
-	entries, bs := captureChecks([]*unstructured.Unstructured{cm, unlisted, created, otherNS, role, dep, cm}, index)
+	from := map[*unstructured.Unstructured]string{cm: "a.json", unlisted: "b.json", created: "c.json", otherNS: "p.json", role: "r.json", dep: "api.json"}
+	cm2 := cm.DeepCopy()
+	from[cm2] = "a.json"
+	entries, bs := captureChecks([]*unstructured.Unstructured{cm, unlisted, created, otherNS, role, dep, cm2}, from, index)
 	var ids []string
 	for _, b := range bs {
 		ids = append(ids, b.ID)
 	}
-	want := "capture-unlisted:ConfigMap/b,capture-unlisted:ConfigMap/c,capture-unlisted:ConfigMap/a,capture-kind:Role/r,capture-duplicate:ConfigMap/a"
+	want := "capture-unlisted:ConfigMap/b,capture-unlisted:ConfigMap/c,capture-unlisted:ConfigMap/a,capture-kind:Role/r,capture-duplicate:ConfigMap/a,capture-index:ConfigMap/a"
 	if strings.Join(ids, ",") != want {
 		t.Errorf("captureChecks blockers = %v, want %s", ids, want)
 	}
@@ -345,6 +353,107 @@ func TestCaptureChecks(t *testing.T) {
 	liveDep2 := dep.DeepCopy()
 	if bs := restoreImageChecks([]*unstructured.Unstructured{dep}, map[string]*unstructured.Unstructured{key(dep): liveDep2}, nil, map[string]string{}); len(bs) != 0 {
 		t.Errorf("restoreImageChecks of running images = %v", bs)
+	}
+}
+
+// TestCaptureChecksIndexMismatch: every index entry must match exactly
+// one captured object of its file, and every object exactly one entry.
+func TestCaptureChecksIndexMismatch(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured { return &unstructured.Unstructured{Object: mustJSON(t, s)} }
+	cm := func() *unstructured.Unstructured {
+		return obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"}}`)
+	}
+	entry := captureEntry{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true, File: "001-configmap-a.json"}
+	tests := []struct {
+		name  string
+		files []string // the file of each object (one ConfigMap/a each)
+		index []captureEntry
+		want  string
+	}{
+		{"as written", []string{"001-configmap-a.json"}, []captureEntry{entry}, ""},
+		{"object in another file than the index names", []string{"evil.json"}, []captureEntry{entry},
+			"capture-index:ConfigMap/a,capture-index:ConfigMap/a"},
+		{"index entry without its object", nil, []captureEntry{entry}, "capture-index:ConfigMap/a"},
+		{"index lists it twice", []string{"001-configmap-a.json"}, []captureEntry{entry, entry}, "capture-index:ConfigMap/a,capture-index:ConfigMap/a,capture-index:ConfigMap/a"},
+		{"existed without a file", []string{"001-configmap-a.json"}, []captureEntry{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", Existed: true}},
+			"capture-index:ConfigMap/a,capture-index:ConfigMap/a"},
+		{"a file for an object that did not exist", nil, []captureEntry{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "dev", Name: "a", File: "001-configmap-a.json"}},
+			"capture-index:ConfigMap/a"},
+		{"the same object twice in its file", []string{"001-configmap-a.json", "001-configmap-a.json"}, []captureEntry{entry},
+			"capture-duplicate:ConfigMap/a,capture-index:ConfigMap/a"},
+		{"a Secret listed as existing has no file", nil, []captureEntry{{APIVersion: "v1", Kind: "Secret", Namespace: "dev", Name: "s", Existed: true}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var objs []*unstructured.Unstructured
+			from := map[*unstructured.Unstructured]string{}
+			for _, f := range tt.files {
+				o := cm()
+				objs = append(objs, o)
+				from[o] = f
+			}
+			_, bs := captureChecks(objs, from, tt.index)
+			var ids []string
+			for _, b := range bs {
+				ids = append(ids, b.ID)
+			}
+			if got := strings.Join(ids, ","); got != tt.want {
+				t.Errorf("captureChecks(%s) = %s, want %s", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCaptureDigest: the digest a restore computes over what it reads is
+// the one the apply computed over what it wrote; any change to an object
+// file or the index, or an extra object file, changes it; the
+// instructions do not count.
+func TestCaptureDigest(t *testing.T) {
+	dir := t.TempDir()
+	env := &Environment{Name: "dev", Namespace: "dev"}
+	desired := []*unstructured.Unstructured{
+		{Object: mustJSON(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"}}`)},
+		{Object: mustJSON(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new","namespace":"dev"}}`)},
+	}
+	live := desired[0].DeepCopy()
+	live.SetUID("u-a")
+	digest, err := writeCapture(dir, desired, map[string]*unstructured.Unstructured{key(desired[0]): live}, captureInfo{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		t.Helper()
+		c, err := readCapture(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.digest
+	}
+	if got := read(); got != digest || !strings.HasPrefix(got, "sha256:") {
+		t.Fatalf("digest read = %s, want the written %s", got, digest)
+	}
+	os.WriteFile(filepath.Join(dir, CaptureReadmeFile), []byte("changed"), 0o644)
+	if got := read(); got != digest {
+		t.Errorf("digest after the instructions changed = %s, want %s", got, digest)
+	}
+	idx, _ := os.ReadFile(filepath.Join(dir, CaptureIndexFile))
+	for name, change := range map[string]func(){
+		"an extra unindexed object file": func() {
+			os.WriteFile(filepath.Join(dir, "zz.json"), []byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"evil"},"spec":{"externalIPs":["10.96.0.1"]}}`), 0o644)
+		},
+		"an index line without namespace": func() {
+			os.WriteFile(filepath.Join(dir, CaptureIndexFile), append(idx, `{"apiVersion":"v1","kind":"Service","name":"evil","existed":true}`+"\n"...), 0o644)
+		},
+		"an object file changed": func() {
+			os.WriteFile(filepath.Join(dir, "000-configmap-a.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"},"data":{"k":"v"}}`), 0o644)
+		},
+	} {
+		change()
+		if got := read(); got == digest {
+			t.Errorf("digest after %s = the written one, want another", name)
+		}
+		os.Remove(filepath.Join(dir, "zz.json"))
+		os.WriteFile(filepath.Join(dir, CaptureIndexFile), idx, 0o644)
 	}
 }
 
@@ -468,5 +577,56 @@ func TestCheckPruneCount(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "--prune-many") {
 			t.Errorf("refusal %v does not name --prune-many", err)
 		}
+	}
+}
+
+// TestRestoreActions: a run applies exactly the planned objects whose
+// action is appliable; an object the decision leaves out is blocked and
+// comes with a blocker, so a ready restore never restores less than its
+// capture; nothing of an unrecorded capture is appliable.
+func TestRestoreActions(t *testing.T) {
+	cm := newObj("v1", "ConfigMap", "dev", "a")
+	svc := newObj("v1", "Service", "dev", "evil")
+	listed := map[string]captureEntry{key(cm): {}, key(svc): {}}
+	tests := []struct {
+		name       string
+		planned    []*unstructured.Unstructured
+		actions    map[string]string
+		entries    map[string]captureEntry
+		unrecorded bool
+		blockers   []Blocker
+		wantApply  []string
+		wantAction string // of the Service
+		wantIDs    string
+	}{
+		{"both planned", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, listed, false, nil,
+			[]string{"ConfigMap/a", "Service/evil"}, ActionCreate, ""},
+		{"the Service keyed apart from its index entry", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, map[string]captureEntry{key(cm): {}}, false, nil,
+			[]string{"ConfigMap/a"}, ActionBlocked, "capture-not-appliable:Service/evil"},
+		{"the Service never planned", []*unstructured.Unstructured{cm}, map[string]string{key(cm): ActionUpdate}, listed, false, nil,
+			[]string{"ConfigMap/a"}, ActionUnknown, "capture-not-appliable:Service/evil"},
+		{"blocked by a check", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionBlocked}, listed, false, []Blocker{{ID: "capture-uid:Service/evil"}},
+			[]string{"ConfigMap/a"}, ActionBlocked, "capture-uid:Service/evil"},
+		{"an unrecorded capture", []*unstructured.Unstructured{cm, svc}, map[string]string{key(cm): ActionUpdate, key(svc): ActionCreate}, listed, true, []Blocker{{ID: captureUnrecorded}},
+			nil, ActionBlocked, captureUnrecorded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			final, apply, bs := restoreActions([]*unstructured.Unstructured{cm, svc}, tt.planned, tt.actions, tt.entries, tt.unrecorded, tt.blockers)
+			var got []string
+			for _, o := range apply {
+				got = append(got, o.GetKind()+"/"+o.GetName())
+			}
+			var ids []string
+			for _, b := range bs {
+				ids = append(ids, b.ID)
+			}
+			if diff := cmp.Diff(tt.wantApply, got); diff != "" {
+				t.Errorf("restoreActions(%s) applies (-want +got):\n%s", tt.name, diff)
+			}
+			if final[key(svc)] != tt.wantAction || strings.Join(ids, ",") != tt.wantIDs {
+				t.Errorf("restoreActions(%s) = Service %s, blockers %v; want %s, %s", tt.name, final[key(svc)], ids, tt.wantAction, tt.wantIDs)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package deployplan
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -54,7 +53,7 @@ func (c *Catalog) match(img Image) imageMatch {
 // digest it pins is the service's; a third-party image pins the digest of
 // its thirdParty entry; the environment variables that mirror the image or
 // the commit agree. Findings are grouped: one Blocker per kind of problem,
-// with the affected containers (README "The report"), sorted by id.
+// with the affected containers (docs/plan-and-apply.md, "The report"), sorted by id.
 func SourceChecks(workloads []Workload, cat *Catalog, mirrors EnvMirrors) []Blocker {
 	is := newIssues()
 	var wrongTags []string // tags that are not the catalog commit (commit mode)
@@ -170,7 +169,7 @@ func tagHint(tags []string, commit string) string {
 	}
 	switch {
 	case len(versions) > 0:
-		return fmt.Sprintf("these images are tagged with versions (%s), not commits: use a catalog in version mode (\"mode\": \"version\", each service with its \"tag\" and \"digest\"; README \"The artifact catalog\"), or tag the images with the commit %s", quoteList(versions, 3), commit)
+		return fmt.Sprintf("these images are tagged with versions (%s), not commits: use a catalog in version mode (\"mode\": \"version\", each service with its \"tag\" and \"digest\"; docs/plan-and-apply.md, \"The artifact catalog\"), or tag the images with the commit %s", quoteList(versions, 3), commit)
 	case len(commits) == 1 && !untagged:
 		return fmt.Sprintf("tag the images with %s (the catalog commit), or publish the catalog of commit %s", commit, commits[0])
 	default:
@@ -436,31 +435,6 @@ func JobBlocker(j JobReplacement, allowlistHint string) (Blocker, bool) {
 	return Blocker{}, false
 }
 
-// ObjectAction compares a live object with the result of a server-side
-// dry-run apply: create when there is no live object, unchanged when the
-// dry-run changed nothing that matters, else update.
-func ObjectAction(live, dryRun *unstructured.Unstructured) string {
-	if live == nil {
-		return ActionCreate
-	}
-	if dryRun == nil {
-		return ActionUnknown
-	}
-	if reflect.DeepEqual(comparable(live), comparable(dryRun)) {
-		return ActionUnchanged
-	}
-	return ActionUpdate
-}
-
-func comparable(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy().Object
-	unstructured.RemoveNestedField(c, "status")
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid"} {
-		unstructured.RemoveNestedField(c, "metadata", f)
-	}
-	return c
-}
-
 // ApplyRequest is what the command line asked of an apply.
 type ApplyRequest struct {
 	Env                    string
@@ -517,6 +491,9 @@ func Conclude(d *DeployApply) {
 		}
 	}
 	s := fmt.Sprintf("ready: %d of %d object(s) would change, %d template Job(s) would be replaced", changes, len(d.Objects), replacements)
+	if n := len(d.Orphans); n > 0 {
+		s += fmt.Sprintf("; %d orphan(s) (applied earlier, no longer rendered) stay unless the apply prunes them (--prune)", n)
+	}
 	if d.Target.Protected {
 		s += "; the environment is protected, so apply is refused"
 	}

@@ -251,28 +251,42 @@ func TestIsImmutableTemplate(t *testing.T) {
 }
 
 func TestObjectAction(t *testing.T) {
+	at := func(sec int64) *metav1.Time { tm := metav1.Unix(sec, 0); return &tm }
+	fields := func(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
+	rollout := metav1.ManagedFieldsEntry{Manager: "kubectl-rollout", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: at(20), FieldsType: "FieldsV1", FieldsV1: fields(`{"f:data":{"f:k":{}}}`)}
+	ours := metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: at(10), FieldsType: "FieldsV1", FieldsV1: fields(`{"f:data":{"f:k":{}}}`)}
 	live := newObj("v1", "ConfigMap", "ns", "c")
 	live.Object["data"] = map[string]any{"k": "v"}
 	live.SetResourceVersion("5")
-	live.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}})
+	live.SetGeneration(2)
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{ours, rollout})
+	// Another resourceVersion and the apply's own timestamp: nothing
+	// written that a user could see.
 	same := live.DeepCopy()
-	same.SetResourceVersion("5")
-	same.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "deploy-web"}})
+	same.SetResourceVersion("6")
+	later := ours
+	later.Time = at(30)
+	same.SetManagedFields([]metav1.ManagedFieldsEntry{rollout, later})
 	changed := live.DeepCopy()
 	changed.Object["data"] = map[string]any{"k": "w"}
+	// kubectl rollout undo set the value deploy-web renders and took it
+	// over: the apply only takes back shared ownership, but it writes.
+	undone := live.DeepCopy()
+	undone.SetManagedFields([]metav1.ManagedFieldsEntry{rollout, {Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: at(10), FieldsType: "FieldsV1", FieldsV1: fields(`{}`)}})
 	tests := []struct {
 		name      string
 		live, dry *unstructured.Unstructured
 		want      string
 	}{
 		{"create", nil, same, ActionCreate},
-		{"unchanged (managed fields differ)", live, same, ActionUnchanged},
+		{"unchanged (resourceVersion and managed-field times differ)", live, same, ActionUnchanged},
 		{"update", live, changed, ActionUpdate},
+		{"update (ownership only)", undone, live, ActionUpdate},
 		{"no dry-run", live, nil, ActionUnknown},
 	}
 	for _, tt := range tests {
 		if got := ObjectAction(tt.live, tt.dry); got != tt.want {
-			t.Errorf("%s: ObjectAction = %q, want %q", tt.name, got, tt.want)
+			t.Errorf("ObjectAction(%s) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -162,11 +162,22 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	if len(pom.Labels) > 0 {
 		out.SetLabels(pom.Labels)
 	}
-	if h, ok := pom.Annotations[SecretHashAnnotation]; ok && !othersOwnSecretValues(pom.ManagedFields) {
-		// deploy-web's own hash of the rendered values, kept in memory for
-		// the plan's comparison (only while no other manager owns a value):
-		// captures hold no Secret and SecretSafe drops it too.
-		out.SetAnnotations(map[string]string{SecretHashAnnotation: h})
+	// deploy-web's own hash of the rendered values, kept in memory for the
+	// plan's comparison while no other manager wrote a value since
+	// deploy-web's last write, else who did: captures hold no Secret and
+	// SecretSafe drops both.
+	ann := map[string]string{}
+	at, by := secretWrites(pom.ManagedFields)
+	if by != "" {
+		ann[SecretWrittenByAnnotation] = by
+	} else if h, ok := pom.Annotations[SecretHashAnnotation]; ok {
+		ann[SecretHashAnnotation] = h
+	}
+	if at != nil {
+		ann[SecretAppliedAtAnnotation] = at.UTC().Format(time.RFC3339)
+	}
+	if len(ann) > 0 {
+		out.SetAnnotations(ann)
 	}
 	return out, nil
 }

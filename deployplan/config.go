@@ -3,15 +3,14 @@ package deployplan
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
 	"github.com/hanzoai/deploy-web/writeback"
@@ -105,7 +104,9 @@ type TemplateJobs struct {
 	Allowlist []string `json:"allowlist"`
 }
 
-// HealthCheck is an HTTP GET that must answer 2xx or 3xx.
+// HealthCheck is an HTTP GET of URL that passes only on a 2xx answer: a
+// redirect fails and is not followed (healthCheckPasses). A failed
+// Required check is a blocker of the plan and fails an apply.
 type HealthCheck struct {
 	Name     string `json:"name"`
 	URL      string `json:"url"`
@@ -146,27 +147,11 @@ const (
 	dockerHubAlias = "docker.io"
 )
 
-// canonicalRegistryHost is the form hosts are compared in: ASCII lower
-// case, Docker Hub's alias as the host it stands for; "" (never listed)
-// for a host with a byte outside printable ASCII. Unicode
-// case folding is not used: strings.ToLower maps U+0130 (İ) and U+212A
-// (the Kelvin sign) to ASCII letters, while net/http dials the name's
-// IDNA form (xn--...), a different host, so a folded comparison would let
-// a catalog reach a domain nobody listed.
+// canonicalRegistryHost is the form hosts are compared in
+// (hostlist.Canonical: ASCII lower case, "" for a host with a byte outside
+// printable ASCII), Docker Hub's alias as the host it stands for.
 func canonicalRegistryHost(h string) string {
-	if h == "" {
-		return ""
-	}
-	b := []byte(h)
-	for i, c := range b {
-		switch {
-		case 'A' <= c && c <= 'Z':
-			b[i] = c + ('a' - 'A')
-		case c <= ' ' || c >= 0x7f:
-			return ""
-		}
-	}
-	h = string(b)
+	h = hostlist.Canonical(h)
 	if h == dockerHubAlias {
 		return dockerHub
 	}
@@ -193,44 +178,12 @@ func (o RegistryOptions) Lists(host string) bool {
 
 // checkRegistryHost says what is wrong with an entry of registry.hosts:
 // it must be a host (a DNS name, an IPv4 address or a bracketed IPv6
-// address) with an optional port, and nothing else.
+// address) with an optional port, and nothing else (hostlist.Check).
 func checkRegistryHost(h string) error {
-	switch {
-	case h == "":
-		return errors.New("empty host")
-	case strings.Contains(h, "://"):
-		return fmt.Errorf("%q has a scheme: list the host alone (reg.example or reg.example:5000)", h)
-	case strings.Contains(h, "@"):
+	if strings.Contains(h, "@") && !strings.Contains(h, "://") {
 		return fmt.Errorf("%q has userinfo: list the host alone; credentials come from the docker config's auths", h)
-	case strings.ContainsAny(h, "/?#"):
-		return fmt.Errorf("%q has a path: list the host alone (reg.example or reg.example:5000)", h)
 	}
-	if canonicalRegistryHost(h) == "" {
-		return fmt.Errorf("%q is not an ASCII host name: list an internationalised name in its IDNA form (xn--...)", h)
-	}
-	if strings.Count(h, ":") > 1 && !strings.HasPrefix(h, "[") {
-		return fmt.Errorf("%q: an IPv6 address needs brackets ([::1]:5000)", h)
-	}
-	host, port := h, ""
-	if i := strings.LastIndex(h, ":"); i >= 0 && (!strings.HasPrefix(h, "[") || strings.HasSuffix(h[:i], "]")) {
-		host, port = h[:i], h[i+1:]
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
-			return fmt.Errorf("%q has a bad port %q (1 to 65535)", h, port)
-		}
-	}
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		if ip := net.ParseIP(host[1 : len(host)-1]); ip == nil || ip.To4() != nil {
-			return fmt.Errorf("%q is not a valid IPv6 address", h)
-		}
-		return nil
-	}
-	if net.ParseIP(host) != nil {
-		return nil
-	}
-	if len(validation.IsDNS1123Subdomain(strings.ToLower(host))) > 0 {
-		return fmt.Errorf("%q is not a valid host name (letters, digits, '-' and '.')", h)
-	}
-	return nil
+	return hostlist.Check(h)
 }
 
 // ConfigError is a configuration mistake; Field is a path such as
@@ -460,19 +413,19 @@ func checkRepoURL(s string) error {
 			// machine (a test's, a local mirror's) may be reached so.
 			u, err := url.Parse(s)
 			if err != nil || u.Host == "" {
-				return fmt.Errorf("%q is not a valid URL", redactURL(s))
+				return fmt.Errorf("%q is not a valid URL", RedactURL(s))
 			}
 			if !loopback.Host(u.Hostname()) {
-				return fmt.Errorf("%q: plain %s:// is only for a repository on this machine (localhost, 127.0.0.1, [::1]): use https:// or ssh://", redactURL(s), s[:i])
+				return fmt.Errorf("%q: plain %s:// is only for a repository on this machine (localhost, 127.0.0.1, [::1]): use https:// or ssh://", RedactURL(s), s[:i])
 			}
 			return nil
 		}
-		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", s, s[:i])
+		return fmt.Errorf("%q: unsupported scheme %q (file, https, ssh)", RedactURL(s), RedactURL(s[:i]))
 	}
 	if strings.Contains(s, "@") && strings.Contains(s, ":") {
 		return nil // scp-like ssh: git@host:org/repo.git
 	}
-	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", s)
+	return fmt.Errorf("%q is not a git URL (file://, https://, ssh:// or user@host:path)", RedactURL(s))
 }
 
 // TokenEnvPrefix starts the name of every variable source.tokenEnv may

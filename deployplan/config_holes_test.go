@@ -108,7 +108,8 @@ func TestFetchNeverSendsTokenOverHTTP(t *testing.T) {
 	t.Setenv("DEPLOY_WEB_OIDC_CLIENT_SECRET", "client-s3cret")
 	for _, tokenEnv := range []string{"DEPLOY_WEB_GIT_TOKEN", "DEPLOY_WEB_OIDC_CLIENT_SECRET"} {
 		src := Source{Repo: srv.URL + "/m.git", Ref: "main", Path: "k", TokenEnv: tokenEnv}
-		_, err := fetchRemote(context.Background(), src, Limits{})
+		_, cleanup, err := fetchRemote(context.Background(), src, Limits{})
+		cleanup()
 		if err == nil || !strings.Contains(err.Error(), "source.tokenEnv") {
 			t.Errorf("fetchRemote(http, tokenEnv %s) = %v, want it refused naming source.tokenEnv", tokenEnv, err)
 		}

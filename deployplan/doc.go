@@ -7,7 +7,7 @@
 // cluster, one namespace, a source (a local kustomize folder, or a git
 // repository, ref and path read with go-git), an artifact catalog, a
 // protected flag, an allowlist of suspended template Jobs and HTTP health
-// checks. The README's "Plan and apply" section documents the formats.
+// checks. docs/plan-and-apply.md documents the formats.
 //
 // The API the console calls:
 //
@@ -21,15 +21,21 @@
 //	rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: deployplan.ApplyRequest{
 //		Env: "sample-dev", ConfirmEnv: "sample-dev", ConfirmedNonProduction: true}})
 //
-// Render never leaves the repository: the repository (fetched in memory by
-// go-git under the environment's Limits, or read from a local folder) is
-// copied into an in-memory file system of at most Limits.MaxRepoFiles files
-// and Limits.MaxRepoBytes bytes; every kustomization it reaches is checked
-// before kustomize runs, and a remote reference, an absolute path or one
-// out of the repository, Helm or a plugin is refused with a
-// *KustomizationError naming the file and the entry; kustomize then runs
-// with builtin plugins only. Nothing is fetched (but the git source),
-// executed or written while rendering.
+// Render never leaves the repository: the repository (fetched by go-git
+// into a temporary object store on disk under the environment's Limits,
+// its objects inflating to at most Limits.MaxInflatedBytes, or read from a
+// local folder) is copied into an in-memory file system of at most
+// Limits.MaxRepoFiles files and Limits.MaxRepoBytes bytes; every
+// kustomization it reaches is checked before kustomize runs, and a remote
+// reference, an absolute path or one out of the repository, Helm or a
+// plugin is refused with a *KustomizationError naming the file and the
+// entry; kustomize then runs with builtin plugins only. Every file read as
+// YAML, and every inline patch, is measured first (internal/yamlbudget:
+// alias expansion, nodes, depth, bytes; all of a render's files against
+// Limits.MaxYAMLNodes), and one over its budget is a *TooComplexError
+// (blocker yaml-too-complex) before any decoder expands it. Nothing is
+// fetched (but the git source) or executed while rendering; the fetch's
+// temporary store is the only thing written, and it is removed.
 //
 // Plan writes nothing: it renders the source with kustomize in memory,
 // checks images, tags and env mirrors against the catalog (SourceChecks,

@@ -11,7 +11,7 @@ import (
 
 // Client rate limits of the engine (client-go's defaults, 5 QPS and a
 // burst of 10, throttle a plan of a few dozen objects to tens of seconds).
-// README "Plan and apply" documents them.
+// docs/plan-and-apply.md ("Commands") documents them.
 const (
 	ClientQPS   = 50
 	ClientBurst = 100
@@ -77,7 +77,11 @@ func movedBetween(live, dry *unstructured.Unstructured, dryErr error) bool {
 // drift). An object deploy-web never applied has none (it is not yet
 // managed: everything on it was set by someone else), and neither has a
 // Secret (its managed fields are never kept).
-func objectDrift(live *unstructured.Unstructured) []kubeview.DriftField {
+//
+// A Deployment or StatefulSet scaled through the scale subresource while
+// no one owned its count has no manager to show (kubeview.UnrecordedScale):
+// it is drift too, unless autoscaled (an HPA the render holds targets it).
+func objectDrift(live *unstructured.Unstructured, autoscaled bool) []kubeview.DriftField {
 	if live == nil || isSecret(live) {
 		return nil
 	}
@@ -91,6 +95,27 @@ func objectDrift(live *unstructured.Unstructured) []kubeview.DriftField {
 	if !applied {
 		return nil
 	}
-	return kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
+	drift := kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
 		kubeview.DriftRules{OperatorManagers: []string{FieldManager}})
+	if d, ok := kubeview.UnrecordedScale(live.GetKind(), live.GetManagedFields(), live.Object, autoscaled); ok {
+		drift = append(drift, d)
+	}
+	return drift
+}
+
+// autoscaledTargets names ("Kind/name") the objects a rendered
+// HorizontalPodAutoscaler scales.
+func autoscaledTargets(objs []*unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		if o.GetKind() != "HorizontalPodAutoscaler" || o.GroupVersionKind().Group != "autoscaling" {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "kind")
+		name, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "name")
+		if kind != "" && name != "" {
+			out[kind+"/"+name] = true
+		}
+	}
+	return out
 }

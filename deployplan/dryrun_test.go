@@ -24,19 +24,30 @@ func TestObjectDrift(t *testing.T) {
 	}
 	own := entry(FieldManager, `{"f:data":{"f:a":{}}}`)
 	hand := entry("kubectl-annotate", `{"f:metadata":{"f:annotations":{"f:owner":{}}}}`)
-	if d := objectDrift(obj("ConfigMap", own, hand)); len(d) != 1 || d[0].Path != "metadata.annotations.owner" || d[0].Manager != "kubectl-annotate" || d[0].Live != `"ops"` {
+	if d := objectDrift(obj("ConfigMap", own, hand), false); len(d) != 1 || d[0].Path != "metadata.annotations.owner" || d[0].Manager != "kubectl-annotate" || d[0].Live != `"ops"` {
 		t.Errorf("applied ConfigMap annotated by hand: drift %+v", d)
 	}
-	if d := objectDrift(obj("ConfigMap", own)); len(d) != 0 {
+	if d := objectDrift(obj("ConfigMap", own), false); len(d) != 0 {
 		t.Errorf("deploy-web's own fields: drift %+v, want none", d)
 	}
-	if d := objectDrift(obj("ConfigMap", hand)); len(d) != 0 {
+	if d := objectDrift(obj("ConfigMap", hand), false); len(d) != 0 {
 		t.Errorf("never applied by deploy-web: drift %+v, want none", d)
 	}
-	if d := objectDrift(obj("Secret", own, hand)); len(d) != 0 {
+	if d := objectDrift(obj("Secret", own, hand), false); len(d) != 0 {
 		t.Errorf("Secret: drift %+v, want none", d)
 	}
-	if d := objectDrift(nil); d != nil {
+	// kubectl scale of a Deployment whose count no one owned: no manager
+	// recorded, the count shows it; an HPA's count is not drift.
+	scaled := obj("Deployment", entry(FieldManager, `{"f:spec":{"f:selector":{}}}`))
+	scaled.SetAPIVersion("apps/v1")
+	scaled.Object["spec"] = map[string]any{"replicas": int64(4)}
+	if d := objectDrift(scaled, false); len(d) != 1 || d[0].Path != "spec.replicas" || d[0].Live != "4" {
+		t.Errorf("kubectl scale: drift %+v, want spec.replicas = 4", d)
+	}
+	if d := objectDrift(scaled, true); len(d) != 0 {
+		t.Errorf("scaled by its HPA: drift %+v, want none", d)
+	}
+	if d := objectDrift(nil, false); d != nil {
 		t.Errorf("absent object: drift %+v", d)
 	}
 }

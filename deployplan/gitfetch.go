@@ -10,10 +10,14 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
@@ -22,7 +26,7 @@ import (
 	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
-	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // fetchPlan is what to ask a git server for.
@@ -91,40 +95,65 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 	return fetchPlan{}, fmt.Errorf("no branch or tag %q on the server", ref)
 }
 
-// fetchRemote fetches src.Ref of a remote repository into memory. The whole
-// fetch runs under limits.sourceTimeout and reads at most
-// limits.maxRepoBytes of pack (and, over HTTP, of any response). Nothing is
-// written to disk and no program is run (go-git speaks the protocol).
+// fetchRemote fetches src.Ref of a remote repository into a temporary
+// object store on disk (removed by the returned cleanup, which the caller
+// calls once done with the repository). The whole fetch runs under
+// limits.sourceTimeout and reads at most limits.maxRepoBytes of pack (and,
+// over HTTP, of any response); the objects of the pack may inflate to at
+// most limits.maxInflatedBytes (checked while the pack streams in, before
+// go-git indexes it), and at most fetchDiskBytes are written to disk. No
+// program is run (go-git speaks the protocol).
 //
 // Not every transport honours the context at every step (an SSH dial does
 // not), so the fetch runs in its own goroutine and fetchRemote returns at
-// the deadline whatever the transport does; a late fetch is dropped.
-func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, error) {
+// the deadline whatever the transport does; a late fetch is dropped and
+// its store removed.
+func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, func(), error) {
 	timeout := lim.sourceTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {
-		repo *git.Repository
-		err  error
+		repo    *git.Repository
+		cleanup func()
+		err     error
 	}
 	done := make(chan result, 1)
 	go func() {
-		repo, err := fetchRemoteCtx(ctx, src, lim)
-		done <- result{repo, err}
+		repo, cleanup, err := fetchRemoteCtx(ctx, src, lim)
+		done <- result{repo, cleanup, err}
 	}()
 	select {
 	case r := <-done:
-		return r.repo, r.err
+		return r.repo, r.cleanup, r.err
 	case <-ctx.Done():
+		go func() { (<-done).cleanup() }() // the late fetch's store
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", redactURL(src.Repo), timeout)
+			return nil, func() {}, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", RedactURL(src.Repo), timeout)
 		}
-		return nil, fmt.Errorf("deployplan: fetch %s: %w", redactURL(src.Repo), ctx.Err())
+		return nil, func() {}, fmt.Errorf("deployplan: fetch %s: %w", RedactURL(src.Repo), ctx.Err())
 	}
 }
 
-func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repository, error) {
-	what := redactURL(src.Repo)
+// fetchRemoteCtx fetches into a new temporary folder; cleanup (never nil)
+// removes it, and is called here on error.
+func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (repo *git.Repository, cleanup func(), err error) {
+	cleanup = func() {}
+	dir, err := os.MkdirTemp("", "deploy-web-fetch-")
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("deployplan: fetch %s: temporary object store: %w", RedactURL(src.Repo), err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	repo, err = fetchInto(ctx, dir, src, lim)
+	if err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return repo, cleanup, nil
+}
+
+// fetchInto fetches src.Ref into an object store in dir.
+func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Repository, error) {
+	what := RedactURL(src.Repo)
 	timeout := lim.sourceTimeout()
 	fail := func(step string, err error) error {
 		var ne net.Error
@@ -135,7 +164,7 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repositor
 		if errors.As(err, &tl) {
 			return err
 		}
-		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, err)
+		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, redactErr(err, src.Repo))
 	}
 	ep, err := transport.NewEndpoint(src.Repo)
 	if err != nil {
@@ -196,7 +225,8 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repositor
 		return nil, fail("fetch", err)
 	}
 	defer resp.Close()
-	st := memory.NewStorage()
+	disk := &capFS{Filesystem: osfs.New(dir), c: &writeCap{max: lim.fetchDiskBytes(), what: "the object store of " + what}}
+	st := filesystem.NewStorage(disk, cache.NewObjectLRU(fetchCacheBytes))
 	if plan.Shallow && len(resp.Shallows) > 0 {
 		if err := st.SetShallow(resp.Shallows); err != nil {
 			return nil, fail("fetch", err)
@@ -210,7 +240,21 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (*git.Repositor
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
 	pack = &capReader{r: pack, left: lim.maxRepoBytes(), max: lim.maxRepoBytes(), what: "the fetched pack of " + what}
-	if err := packfile.UpdateObjectStorage(st, pack); err != nil {
+	// The pack goes to disk while its objects are inflated (and counted,
+	// then dropped) as it streams in; only a pack within
+	// limits.maxInflatedBytes is indexed.
+	tmp, err := disk.TempFile("", "incoming-")
+	if err != nil {
+		return nil, fail("store the pack", err)
+	}
+	defer tmp.Close()
+	if err := scanPack(io.TeeReader(pack, tmp), lim.maxInflatedBytes(), "the objects of the fetched pack of "+what); err != nil {
+		return nil, fail("read the pack", err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, fail("read the pack", err)
+	}
+	if err := packfile.UpdateObjectStorage(st, tmp); err != nil {
 		return nil, fail("read the pack", err)
 	}
 	for _, r := range plan.Refs {
@@ -305,3 +349,168 @@ type capReadCloser struct {
 }
 
 func (c *capReadCloser) Close() error { return c.c.Close() }
+
+// fetchCacheBytes bounds go-git's cache of objects read from the store.
+const fetchCacheBytes = 8 * cache.MiByte
+
+// scanPack reads a pack stream to its end, inflating every object into a
+// counter (nothing is kept), and fails with a *TooLargeError once the
+// objects inflate to more than max bytes: a whole object counts what it
+// inflates to (at least what its header says), a delta its instructions
+// and the size of the object it makes. go-git resolves deltas in memory
+// when it indexes the pack, so only a pack within max is indexed.
+func scanPack(r io.Reader, limit int64, what string) error {
+	s := packfile.NewScanner(r)
+	_, n, err := s.Header()
+	if err != nil {
+		return err
+	}
+	var total int64
+	over := func() error {
+		return &TooLargeError{What: what, Limit: "limits.maxInflatedBytes", Max: limit, Read: total, Unit: "bytes inflated"}
+	}
+	for range n {
+		oh, err := s.NextObjectHeader()
+		if err != nil {
+			return err
+		}
+		delta := oh.Type == plumbing.OFSDeltaObject || oh.Type == plumbing.REFDeltaObject
+		if !delta && total+oh.Length > limit {
+			total += oh.Length
+			return over()
+		}
+		w := &inflateCounter{left: limit - total}
+		if _, _, err := s.NextObject(w); err != nil {
+			if errors.Is(err, errInflateCap) {
+				total += w.n
+				return over()
+			}
+			return err
+		}
+		total += max(w.n, oh.Length)
+		if delta {
+			size, ok := deltaTargetSize(w.head)
+			if !ok {
+				return errors.New("a delta without its sizes")
+			}
+			total += size
+		}
+		if total > limit {
+			return over()
+		}
+	}
+	if _, err := s.Checksum(); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, r) // the rest, for the copy on disk
+	return err
+}
+
+// errInflateCap stops inflating an object over the cap.
+var errInflateCap = errors.New("over the inflate cap")
+
+// inflateCounter counts what an object inflates to, keeping its first
+// bytes (a delta's header); it fails past left bytes.
+type inflateCounter struct {
+	n, left int64
+	head    []byte
+}
+
+func (c *inflateCounter) Write(p []byte) (int, error) {
+	if len(c.head) < 32 {
+		c.head = append(c.head, p[:min(len(p), 32-len(c.head))]...)
+	}
+	c.n += int64(len(p))
+	if c.n > c.left {
+		return 0, errInflateCap
+	}
+	return len(p), nil
+}
+
+// deltaTargetSize reads the size of the object a delta makes: a delta
+// starts with the source's size and the target's, each a little-endian
+// base-128 number.
+func deltaTargetSize(b []byte) (int64, bool) {
+	_, rest, ok := uvarint128(b)
+	if !ok {
+		return 0, false
+	}
+	size, _, ok := uvarint128(rest)
+	return size, ok
+}
+
+// uvarint128 reads one little-endian base-128 number off b.
+func uvarint128(b []byte) (n int64, rest []byte, ok bool) {
+	for shift := uint(0); len(b) > 0 && shift <= 56; shift += 7 {
+		c := b[0]
+		b = b[1:]
+		n |= int64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return n, b, true
+		}
+	}
+	return 0, nil, false
+}
+
+// writeCap counts the bytes written to a fetch's object store.
+type writeCap struct {
+	mu      sync.Mutex
+	written int64
+	max     int64
+	what    string
+}
+
+func (w *writeCap) add(n int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.written += int64(n)
+	if w.written > w.max {
+		return &TooLargeError{What: w.what, Limit: "limits.maxRepoBytes (x3 on disk)", Max: w.max, Read: w.written, Unit: "bytes written"}
+	}
+	return nil
+}
+
+// capFS is a billy file system whose files fail a write past the cap.
+type capFS struct {
+	billy.Filesystem
+	c *writeCap
+}
+
+func (f *capFS) Create(name string) (billy.File, error) {
+	return f.wrap(f.Filesystem.Create(name))
+}
+
+func (f *capFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
+	return f.wrap(f.Filesystem.OpenFile(name, flag, perm))
+}
+
+func (f *capFS) TempFile(dir, prefix string) (billy.File, error) {
+	return f.wrap(f.Filesystem.TempFile(dir, prefix))
+}
+
+func (f *capFS) Chroot(p string) (billy.Filesystem, error) {
+	c, err := f.Filesystem.Chroot(p)
+	if err != nil {
+		return nil, err
+	}
+	return &capFS{Filesystem: c, c: f.c}, nil
+}
+
+func (f *capFS) wrap(file billy.File, err error) (billy.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &capFile{File: file, c: f.c}, nil
+}
+
+type capFile struct {
+	billy.File
+	c *writeCap
+}
+
+func (f *capFile) Write(p []byte) (int, error) {
+	if err := f.c.add(len(p)); err != nil {
+		return 0, err
+	}
+	return f.File.Write(p)
+}

@@ -64,7 +64,7 @@ func (e *Environment) validateGitOps(p string, bad func(field, format string, a 
 		case e.Source.Repo == "":
 			bad(p+".writeBack", "needs a git source (source.repo): a local folder has no branch to commit to")
 		case !writeBackScheme(e.Source.Repo):
-			bad(p+".writeBack", "source.repo %q: write-back speaks https (http on this machine only) or file:///path: use one of those for the source", redactURL(e.Source.Repo))
+			bad(p+".writeBack", "source.repo %q: write-back speaks https (http on this machine only) or file:///path: use one of those for the source", RedactURL(e.Source.Repo))
 		case e.Source.Ref != "":
 			if _, err := wb.BranchFor(e.Source.Ref); err != nil {
 				reportFieldErrors(p, err, bad)

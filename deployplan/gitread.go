@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path"
@@ -30,8 +31,8 @@ type treeReader struct {
 
 // repoFSForRender reads kdir's kustomizations and what they reference, and
 // the files named in extra (repository-relative paths), from tree.
-func repoFSForRender(tree *object.Tree, what string, lim Limits, kdir string, extra ...string) (*repoFS, error) {
-	r := &treeReader{root: tree, rfs: newRepoFS(what), dirs: map[string]bool{}, files: map[string]bool{},
+func repoFSForRender(ctx context.Context, tree *object.Tree, what string, lim Limits, kdir string, extra ...string) (*repoFS, error) {
+	r := &treeReader{root: tree, rfs: newRepoFS(ctx, what, lim), dirs: map[string]bool{}, files: map[string]bool{},
 		b: &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}}
 	for _, f := range extra {
 		if err := r.file(f); err != nil {

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// RunHealthChecks sends each configured check a GET; 2xx and 3xx pass.
+// RunHealthChecks sends each configured check a GET; only a 2xx passes
+// (healthCheckPasses).
 // Each check has DefaultHealthCheckTimeout; see runHealthChecks.
 func RunHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client) []HealthCheckResult {
 	return runHealthChecks(ctx, checks, client, DefaultHealthCheckTimeout)
@@ -18,16 +19,20 @@ func RunHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Cli
 
 // runHealthChecks sends each check a GET under its own deadline (timeout,
 // within ctx) and reads at most 64 KiB of each answer; redirects are not
-// followed. A nil client is one whose dial, TLS handshake and headers are
-// bounded by timeout and whose bodies are capped.
+// followed, by this client or a given one. A nil client is one whose dial,
+// TLS handshake and headers are bounded by timeout and whose bodies are
+// capped.
 func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client, timeout time.Duration) []HealthCheckResult {
 	if client == nil {
 		client = &http.Client{
-			Timeout:       timeout,
-			Transport:     &capTransport{rt: boundedTransport(timeout), max: maxResponseBytes, what: "a health check"},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Timeout:   timeout,
+			Transport: &capTransport{rt: boundedTransport(timeout), max: maxResponseBytes, what: "a health check"},
 		}
+	} else {
+		c := *client
+		client = &c
 	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	out := []HealthCheckResult{}
 	for _, hc := range checks {
 		out = append(out, runHealthCheck(ctx, hc, client, timeout))
@@ -46,8 +51,11 @@ func runHealthCheck(ctx context.Context, hc HealthCheck, client *http.Client, ti
 		if err == nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
-			r.OK = resp.StatusCode < 400
+			r.OK = healthCheckPasses(resp.StatusCode)
 			r.Message = resp.Status
+			if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+				r.Message += " (a redirect: only a 2xx answer of the configured URL passes, redirects are not followed; point the check at the URL that answers)"
+			}
 		}
 	}
 	switch {
@@ -57,6 +65,15 @@ func runHealthCheck(ctx context.Context, hc HealthCheck, client *http.Client, ti
 		r.Message = shortErr(err)
 	}
 	return r
+}
+
+// healthCheckPasses is the rule of a health check: only a 2xx answer of
+// the configured URL passes. A 3xx fails and is not followed, even to the
+// same host: a service that redirects its health URL (to a login page, to
+// another service) has not said it is healthy, and the page it points to
+// answering 200 proves nothing about it.
+func healthCheckPasses(status int) bool {
+	return status >= 200 && status < 300
 }
 
 // isTimeout reports whether err is a deadline: the context's or the

@@ -62,17 +62,35 @@ func isRemoteRef(s string) bool {
 // replacements (path), configMapGenerator and secretGenerator (files, envs,
 // env) and openapi (path). Helm fields and plugin fields (generators,
 // transformers, validators) are refused outright.
+//
+// Inline patches are checked against the YAML budget like files; the
+// sources of configMapGenerator and secretGenerator that nothing else
+// names are marked as raw data for the budget (budgetFS).
 func checkKustomizations(rfs *repoFS, dir string) error {
-	c := &kustChecker{rfs: rfs, seen: map[string]bool{}}
+	c := &kustChecker{rfs: rfs, seen: map[string]bool{}, parsed: map[string]bool{}}
 	if err := c.dirEntry("source.path", dir); err != nil {
 		return err
 	}
-	return c.check(dir)
+	if err := c.check(dir); err != nil {
+		return err
+	}
+	var raw []string
+	for _, p := range c.raw {
+		if !c.parsed[p] {
+			raw = append(raw, p)
+		}
+	}
+	rfs.fs.setRaw(raw)
+	return nil
 }
 
 type kustChecker struct {
 	rfs  *repoFS
 	seen map[string]bool
+	// raw are the generator sources (read as data), parsed the files
+	// read as YAML; a file in both is parsed.
+	raw    []string
+	parsed map[string]bool
 }
 
 func relRepo(p string) string {
@@ -145,6 +163,9 @@ type kustEntry struct {
 	// exact: the entry is certainly a path (not an inline patch), so a
 	// missing file is reported before kustomize runs.
 	exact bool
+	// raw: kustomize reads the file as data (a generator's files and env
+	// files), never as YAML.
+	raw bool
 }
 
 // kustEntries lists the path entries of a kustomization: trees (resources,
@@ -161,7 +182,7 @@ func kustEntries(k *types.Kustomization) (trees, files []kustEntry) {
 		values []string
 	}{{"resources", k.Resources}, {"bases", bases}, {"components", k.Components}} {
 		for _, v := range f.values {
-			trees = append(trees, kustEntry{f.field, v, true})
+			trees = append(trees, kustEntry{field: f.field, value: v, exact: true})
 		}
 	}
 	for _, f := range []struct {
@@ -169,32 +190,28 @@ func kustEntries(k *types.Kustomization) (trees, files []kustEntry) {
 		values []string
 	}{{"crds", k.Crds}, {"configurations", k.Configurations}} {
 		for _, v := range f.values {
-			files = append(files, kustEntry{f.field, v, true})
+			files = append(files, kustEntry{field: f.field, value: v, exact: true})
 		}
 	}
 	for _, p := range k.Patches {
 		if p.Path != "" {
-			files = append(files, kustEntry{"patches", p.Path, true})
+			files = append(files, kustEntry{field: "patches", value: p.Path, exact: true})
 		}
 	}
 	for _, p := range json6902 {
 		if p.Path != "" {
-			files = append(files, kustEntry{"patchesJson6902", p.Path, true})
+			files = append(files, kustEntry{field: "patchesJson6902", value: p.Path, exact: true})
 		}
 	}
 	for _, p := range psm {
 		// An entry is a file path or an inline patch.
-		// kustomize reads an entry that does not parse as an object as a
-		// file, so every one-line entry is checked as a path (a URL cannot
-		// start with '{').
-		s := strings.TrimSpace(string(p))
-		if !strings.Contains(s, "\n") && !strings.HasPrefix(s, "{") {
-			files = append(files, kustEntry{"patchesStrategicMerge", s, false})
+		if !psmInline(p) {
+			files = append(files, kustEntry{field: "patchesStrategicMerge", value: strings.TrimSpace(string(p))})
 		}
 	}
 	for _, r := range k.Replacements {
 		if r.Path != "" {
-			files = append(files, kustEntry{"replacements", r.Path, true})
+			files = append(files, kustEntry{field: "replacements", value: r.Path, exact: true})
 		}
 	}
 	gens := func(field string, g types.GeneratorArgs) {
@@ -203,13 +220,13 @@ func kustEntries(k *types.Kustomization) (trees, files []kustEntry) {
 			if _, p, ok := strings.Cut(fsrc, "="); ok {
 				fsrc = p
 			}
-			files = append(files, kustEntry{field + " files", fsrc, true})
+			files = append(files, kustEntry{field: field + " files", value: fsrc, exact: true, raw: true})
 		}
 		for _, e := range g.EnvSources {
-			files = append(files, kustEntry{field + " envs", e, true})
+			files = append(files, kustEntry{field: field + " envs", value: e, exact: true, raw: true})
 		}
 		if g.EnvSource != "" {
-			files = append(files, kustEntry{field + " env", g.EnvSource, true})
+			files = append(files, kustEntry{field: field + " env", value: g.EnvSource, exact: true, raw: true})
 		}
 	}
 	for _, g := range k.ConfigMapGenerator {
@@ -219,7 +236,7 @@ func kustEntries(k *types.Kustomization) (trees, files []kustEntry) {
 		gens("secretGenerator", g.GeneratorArgs)
 	}
 	if p, ok := k.OpenAPI["path"]; ok {
-		files = append(files, kustEntry{"openapi", p, true})
+		files = append(files, kustEntry{field: "openapi", value: p, exact: true})
 	}
 
 	return trees, files
@@ -260,6 +277,9 @@ func (c *kustChecker) check(dir string) error {
 		return whole("validators", reasonPlugins)
 	}
 
+	if err := c.checkInline(kf, &k); err != nil {
+		return err
+	}
 	trees, files := kustEntries(&k)
 	missing := func(e kustEntry, p string) error {
 		return &KustomizationError{File: relRepo(kf), Field: e.field, Entry: e.value, Reason: relRepo(p) + " is not in the repository"}
@@ -272,6 +292,11 @@ func (c *kustChecker) check(dir string) error {
 		if e.exact && !c.rfs.fs.Exists(p) {
 			return missing(e, p)
 		}
+		if e.raw {
+			c.raw = append(c.raw, p)
+		} else {
+			c.parsed[p] = true
+		}
 	}
 	for _, e := range trees {
 		p, err := c.resolve(kf, dir, e.field, e.value)
@@ -281,6 +306,7 @@ func (c *kustChecker) check(dir string) error {
 		if !c.rfs.fs.Exists(p) {
 			return missing(e, p)
 		}
+		c.parsed[p] = true
 		if c.rfs.fs.IsDir(p) {
 			if err := c.check(p); err != nil {
 				return err
@@ -288,4 +314,42 @@ func (c *kustChecker) check(dir string) error {
 		}
 	}
 	return nil
+}
+
+// checkInline checks the inline patches of the kustomization kf against
+// the YAML budget: kustomize parses each as a document of its own.
+func (c *kustChecker) checkInline(kf string, k *types.Kustomization) error {
+	//lint:ignore SA1019 checked because kustomize still reads it
+	json6902, psm := k.PatchesJson6902, k.PatchesStrategicMerge
+	for _, f := range []struct {
+		field   string
+		patches []types.Patch
+	}{{"patches", k.Patches}, {"patchesJson6902", json6902}} {
+		for i, p := range f.patches {
+			if p.Patch == "" {
+				continue
+			}
+			if err := c.rfs.fs.checkInline(fmt.Sprintf("%s %s[%d]", relRepo(kf), f.field, i), []byte(p.Patch)); err != nil {
+				return err
+			}
+		}
+	}
+	for i, p := range psm {
+		if !psmInline(p) {
+			continue // a file, checked when read
+		}
+		if err := c.rfs.fs.checkInline(fmt.Sprintf("%s patchesStrategicMerge[%d]", relRepo(kf), i), []byte(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// psmInline reports whether a patchesStrategicMerge entry is an inline
+// patch rather than a file path: kustomize reads an entry that does not
+// parse as an object as a file, so every one-line entry counts as a path
+// (a URL cannot start with '{').
+func psmInline(p types.PatchStrategicMerge) bool {
+	s := strings.TrimSpace(string(p))
+	return strings.Contains(s, "\n") || strings.HasPrefix(s, "{")
 }

@@ -15,9 +15,19 @@ type Limits struct {
 	// pack of a remote repository, then the total size of the files of the
 	// tree (default DefaultMaxRepoBytes).
 	MaxRepoBytes int64 `json:"maxRepoBytes"`
+	// MaxInflatedBytes caps what the objects of a fetched pack inflate to
+	// (default DefaultMaxInflatedBytes): zeros compress ~1000:1, so a pack
+	// under maxRepoBytes can hold gigabytes.
+	MaxInflatedBytes int64 `json:"maxInflatedBytes"`
 	// MaxRepoFiles caps the number of files of the tree (default
 	// DefaultMaxRepoFiles).
 	MaxRepoFiles int `json:"maxRepoFiles"`
+	// MaxYAMLNodes caps the YAML nodes, aliases expanded, of all the files
+	// one render decodes as YAML: the kustomizations, what they read as
+	// YAML and their inline patches (default DefaultMaxYAMLNodes; the JSON
+	// catalog and generator sources are not counted). kustomize holds
+	// about a kilobyte per node.
+	MaxYAMLNodes int64 `json:"maxYAMLNodes"`
 	// SourceTimeout bounds fetching a remote repository (default
 	// DefaultSourceTimeout).
 	SourceTimeout metav1.Duration `json:"sourceTimeout"`
@@ -33,6 +43,8 @@ type Limits struct {
 const (
 	DefaultMaxRepoBytes       = 64 << 20
 	DefaultMaxRepoFiles       = 20000
+	DefaultMaxYAMLNodes       = 200_000
+	DefaultMaxInflatedBytes   = 128 << 20
 	DefaultSourceTimeout      = time.Minute
 	DefaultRegistryTimeout    = 5 * time.Second
 	DefaultHealthCheckTimeout = 5 * time.Second
@@ -56,6 +68,24 @@ func (l Limits) maxRepoFiles() int {
 		return l.MaxRepoFiles
 	}
 	return DefaultMaxRepoFiles
+}
+
+func (l Limits) maxInflatedBytes() int64 {
+	if l.MaxInflatedBytes > 0 {
+		return l.MaxInflatedBytes
+	}
+	return DefaultMaxInflatedBytes
+}
+
+// fetchDiskBytes caps the bytes a fetch writes to its temporary object
+// store: the pack twice (as received, then stored) and its index.
+func (l Limits) fetchDiskBytes() int64 { return 3 * l.maxRepoBytes() }
+
+func (l Limits) maxYAMLNodes() int64 {
+	if l.MaxYAMLNodes > 0 {
+		return l.MaxYAMLNodes
+	}
+	return DefaultMaxYAMLNodes
 }
 
 func orDefault(d metav1.Duration, def time.Duration) time.Duration {
@@ -84,6 +114,12 @@ func (l Limits) validate(field string, bad func(field, format string, a ...any))
 	}
 	if l.MaxRepoFiles < 0 {
 		bad(field+".maxRepoFiles", "%d must not be negative (0: the default %d)", l.MaxRepoFiles, DefaultMaxRepoFiles)
+	}
+	if l.MaxInflatedBytes < 0 {
+		bad(field+".maxInflatedBytes", "%d must not be negative (0: the default %d)", l.MaxInflatedBytes, DefaultMaxInflatedBytes)
+	}
+	if l.MaxYAMLNodes < 0 {
+		bad(field+".maxYAMLNodes", "%d must not be negative (0: the default %d)", l.MaxYAMLNodes, DefaultMaxYAMLNodes)
 	}
 	for _, d := range []struct {
 		name string

@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -74,7 +76,10 @@ func (o *Options) now() time.Time {
 
 // SourceResult is the outcome of the offline source planner.
 type SourceResult struct {
-	Environment   string
+	Environment string
+	// Namespace is the environment's namespace: every rendered object must
+	// be in it (the offline part of the cluster plan's boundary check).
+	Namespace     string
 	Origin        string
 	SourceCommit  string
 	CatalogCommit string
@@ -93,41 +98,79 @@ const SourceDisclaimer = "This source plan checks only the manifests and the cat
 func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceResult, error) {
 	opts.progress("render %s", sourceLabel(env))
 	r, err := Render(ctx, env)
+	var tc *TooComplexError
+	if errors.As(err, &tc) {
+		// Nothing rendered: the file over its budget is the divergence.
+		return &SourceResult{Environment: env.Name, Origin: sourceLabel(env), Divergences: []Blocker{tc.Blocker()}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	res := &SourceResult{Environment: env.Name, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogMode: r.Catalog.Mode, CatalogPath: r.CatalogPath}
+	res := &SourceResult{Environment: env.Name, Namespace: env.Namespace, Origin: r.Origin, SourceCommit: r.Commit, CatalogCommit: r.Catalog.Commit, CatalogMode: r.Catalog.Mode, CatalogPath: r.CatalogPath}
 	for _, o := range r.Objects {
 		if w, ok := WorkloadOf(o); ok {
 			res.Workloads = append(res.Workloads, w)
 		}
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
-	res.Divergences = SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors)
+	res.Divergences = append(SourceChecks(res.Workloads, r.Catalog, env.EnvMirrors), WorkloadCheck(r.Objects)...)
 	// What the artifact gates can see offline (unpublished services,
 	// placeholders, missing digests, the expected commit) is a divergence
 	// here too, with the same ids as in the dry-run.
 	_, gates := ArtifactGates(res.Workloads, r.Catalog, opts.ExpectCommit, env.skeletonPatterns())
-	res.Divergences = dedupeBlockers(append(res.Divergences, gates...))
+	res.Divergences = append(res.Divergences, gates...)
+	// The boundary, as far as it is known offline: an object in another
+	// namespace (a kustomize namespace: other than the environment's) or
+	// of a well-known cluster-scoped kind is a divergence, with the id the
+	// cluster plan's blocker has.
+	opts.progress("check every object is inside namespace %s", env.Namespace)
+	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, offlineScope)...)
+	res.Divergences = dedupeBlockers(res.Divergences)
 	return res, nil
+}
+
+// clusterScopedKinds are the cluster-scoped kinds of Kubernetes itself, by
+// group, which a source plan knows without a cluster.
+var clusterScopedKinds = map[string]bool{
+	"/Namespace": true, "/Node": true, "/PersistentVolume": true,
+	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
+	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
+	"storage.k8s.io/StorageClass": true, "scheduling.k8s.io/PriorityClass": true, "networking.k8s.io/IngressClass": true,
+	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": true, "admissionregistration.k8s.io/MutatingWebhookConfiguration": true,
+}
+
+// offlineScope is the Scope of a source plan: the cluster-scoped kinds it
+// knows, every other kind namespaced (only the cluster knows its CRDs).
+func offlineScope(gvk schema.GroupVersionKind) (namespaced, known bool) {
+	return !clusterScopedKinds[gvk.Group+"/"+gvk.Kind], true
 }
 
 func sourceLabel(env *Environment) string {
 	if env.Source.Repo == "" {
 		return env.Source.Path
 	}
-	return fmt.Sprintf("%s@%s:%s", redactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
+	return fmt.Sprintf("%s@%s:%s", RedactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
 }
 
 // planState is a plan plus what Apply needs to act on it.
+// objectChanges are an object's Changes and how many were left out.
+type objectChanges struct {
+	list    []Change
+	omitted int
+}
+
 type planState struct {
 	report   *Report
 	rendered *Rendered
 	objs     []*unstructured.Unstructured // in the boundary, in apply order
 	live     map[string]*unstructured.Unstructured
 	jobs     map[string]JobReplacement // by key
+	changes  map[string]objectChanges  // by key, of the objects to update
 	cl       *clients
 	lock     *lease // held by an apply, nil for a plan
+	// uids are, for a restore, the uid each captured object had (by key):
+	// the run re-checks them under the lock (restoreUIDChecks).
+	uids map[string]string
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry
@@ -184,6 +227,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	}
 	opts.progress("check images, tags and env mirrors against the catalog")
 	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
+	blockers = append(blockers, WorkloadCheck(r.Objects)...)
 	expected := opts.ExpectCommit
 	if expected == "" {
 		expected = r.Catalog.Commit
@@ -227,13 +271,14 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
+	autoscaled := autoscaledTargets(r.Objects)
 	for _, o := range r.Objects {
 		a := actions[key(o)]
 		if a == "" {
 			a = ActionUnknown
 		}
 		op := ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
-			Drift: objectDrift(ps.live[key(o)])}
+			Drift: objectDrift(ps.live[key(o)], autoscaled[o.GetKind()+"/"+o.GetName()]), Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted}
 		if isSecret(o) {
 			op.Message = "Secret: values are never read, printed or stored"
 		}
@@ -259,7 +304,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 			d.TemplateJobReplacements = append(d.TemplateJobReplacements, j)
 		}
 	}
-	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
+	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)", "ConfigMap/"+CaptureRecordName+" (the capture record)")
 
 	opts.progress("run the health checks")
 	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
@@ -280,9 +325,9 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 	var blockers []Blocker
 	var warnings []string
 	cl := ps.cl
+	nsMissing := false
 	if _, err := cl.kube.CoreV1().Namespaces().Get(ctx, env.Namespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		blockers = append(blockers, Blocker{ID: "namespace-missing", Message: fmt.Sprintf("namespace %s does not exist", env.Namespace),
-			UnblockHint: fmt.Sprintf("create it out of band (kubectl create namespace %s): deploy-web never writes cluster-scoped objects", env.Namespace)})
+		nsMissing = true
 	} else if err != nil && !apierrors.IsForbidden(err) {
 		warnings = append(warnings, fmt.Sprintf("could not read namespace %s: %v", env.Namespace, err))
 	}
@@ -301,6 +346,15 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		ps.objs = append(ps.objs, o)
 	}
 	sortForApply(ps.objs)
+	if nsMissing {
+		// The one root cause: every dry-run would fail with "namespace
+		// not found", which is no fault of the manifests.
+		b := namespaceMissing(env.Namespace, ps.objs)
+		for _, o := range ps.objs {
+			actions[key(o)] = ActionBlocked
+		}
+		return append(blockers, b), warnings
+	}
 	opts.progress("server-side dry-run apply of %d object(s) as %s", len(ps.objs), FieldManager)
 	results := cl.dryRunAll(ctx, ps.objs)
 	for i, o := range ps.objs {
@@ -333,13 +387,18 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		}
 		switch {
 		case err == nil:
+			// A Secret too: its metadata copies carry the hash of the
+			// values, or who wrote them since deploy-web (metadataOnly).
 			actions[k] = ObjectAction(live, dry)
-			if isSecret(o) && live != nil && !secretUnchanged(o, live) {
-				actions[k] = ActionUpdate // values are compared by hash only
+			if actions[k] == ActionUpdate {
+				if ps.changes == nil {
+					ps.changes = map[string]objectChanges{}
+				}
+				list, omitted := Changes(live, dry)
+				ps.changes[k] = objectChanges{list, omitted}
 			}
 		case apierrors.IsConflict(err):
-			blockers = append(blockers, Blocker{ID: "field-conflict:" + ref, Message: fmt.Sprintf("%s: fields are owned by another manager: %v", ref, objErr(o, err)),
-				UnblockHint: "deploy-web never forces: hand the fields over (or stop the other manager) and plan again"})
+			blockers = append(blockers, conflictBlocker(env, opts.Kubeconfig, o, err))
 			actions[k] = ActionBlocked
 		default:
 			blockers = append(blockers, Blocker{ID: "dry-run:" + ref, Message: fmt.Sprintf("server-side dry-run of %s failed: %v", ref, objErr(o, err)),
@@ -348,6 +407,18 @@ func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts O
 		}
 	}
 	return blockers, warnings
+}
+
+// namespaceMissing is the blocker of a plan whose namespace does not
+// exist; it names every object that would go there, and is the only
+// blocker about them (their dry-runs are not tried).
+func namespaceMissing(ns string, objs []*unstructured.Unstructured) Blocker {
+	b := Blocker{ID: "namespace-missing", Message: fmt.Sprintf("namespace %s does not exist, so none of its %d object(s) can be planned", ns, len(objs)),
+		UnblockHint: fmt.Sprintf("create it out of band (kubectl create namespace %s): deploy-web never writes cluster-scoped objects; then plan again", ns)}
+	for _, o := range objs {
+		b.Affected = append(b.Affected, o.GetKind()+"/"+o.GetName())
+	}
+	return b
 }
 
 // kindOrder applies configuration before what consumes it.
@@ -398,7 +469,7 @@ func boundary(env *Environment) ApplyBoundary {
 }
 
 func quoteArg(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t'\"$`\\") {
+	if s == "" || strings.ContainsAny(s, " \t'\"$`\\?*[]&;|<>(){}~#!") {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
@@ -426,6 +497,20 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 	return cmds
 }
 
+// commandsAfterWrite are the next commands after an apply or a restore
+// wrote reportPath: plan again (the source against what the cluster holds
+// now) into a report of its own, never over reportPath, and check it. A
+// restore's own command is never repeated.
+func commandsAfterWrite(env *Environment, opts Options, reportPath string) []string {
+	planPath := DefaultReportPath(env.Name)
+	if filepath.Clean(planPath) == filepath.Clean(reportPath) {
+		planPath = strings.TrimSuffix(reportPath, ".json") + ".plan.json"
+	}
+	o := opts
+	o.ReportPath = planPath
+	return manualCommands(env, o, false)
+}
+
 func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options) RollbackHint {
 	ns := env.Namespace
 	kc := kubectlPrefix(env, opts.Kubeconfig)
@@ -445,7 +530,15 @@ func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options
 			h.DeploymentRollbacks = append(h.DeploymentRollbacks, fmt.Sprintf("%s -n %s delete %s/%s   # did not exist before", kc, ns, lower(o.Kind), o.Name))
 		}
 	}
-	if len(h.DeploymentRollbacks) > 0 {
+	// The capture holds a file for every object that existed before,
+	// Secrets aside; with none, kubectl apply -f of it fails ("recognized
+	// file extensions are [.json .yaml .yml]") and a restore has nothing to
+	// put back.
+	captured := false
+	for _, o := range d.Objects {
+		captured = captured || (o.Namespace == ns && o.Kind != "Secret" && (o.Action == ActionUpdate || o.Action == ActionUnchanged || o.Action == ActionReplace))
+	}
+	if len(h.DeploymentRollbacks) > 0 && captured {
 		h.DeploymentRollbacks = append(h.DeploymentRollbacks,
 			restoreCommand(env, opts.ConfigPath, capRef)+"   # restore every captured object (lock, boundary, dry-run first)",
 			fmt.Sprintf("%s -n %s apply --server-side --field-manager=%s -f %s   # the same with kubectl; Secrets are not captured: see %s", kc, ns, FieldManager, quoteArg(capRef), filepath.Join(capRef, CaptureReadmeFile)))

@@ -18,7 +18,7 @@ import (
 // benchProject writes a 47-object kustomize project (the size of the large
 // public project of issue 15): 12 Deployments, 12 Services, 12 ConfigMaps
 // and 11 NetworkPolicies, images in a commit-mode catalog.
-func benchProject(b *testing.B, dir string) {
+func benchProject(b testing.TB, dir string) {
 	writeFiles(b, dir, benchFiles())
 }
 

@@ -38,10 +38,14 @@ const (
 // one warning names the registries that would have been checked. With
 // ro.Skip nothing is checked either (one warning).
 //
-// A listed registry that cannot be reached (network error, timeout, no
-// credentials) makes its services "unreachable": the digests are then not
-// proven, which is a warning, not a blocker. A registry that answers and
-// does not have the digest is a blocker. Credentials come from the static
+// A listed registry that cannot be reached (network error, timeout, a
+// 5xx or 429 after go-containerregistry's retries) makes its services
+// "unreachable": the digests are then not proven, which is a warning, not
+// a blocker, and its other digests are not tried (registryHostDown). A
+// refusal about one repository (401, 403, 400: no credentials for it, a
+// bogus name) makes that service "unreachable" with a warning naming the
+// repository, and says nothing about the host's other repositories. A
+// registry that answers and does not have the digest is a blocker. Credentials come from the static
 // `auths` entries of the docker config file only (staticKeychain): no
 // credential helper is ever run.
 func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
@@ -66,11 +70,13 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 	checked, missing, unreachable, notListed := 0, 0, 0, 0
 
 	// The HEADs run in parallel (registryParallelism at a time); once a
-	// registry host failed to answer, its other digests are not tried.
+	// registry host failed to answer (registryHostDown), its other digests
+	// are not tried.
 	// Results are gathered per service, so the output keeps the services'
 	// order whatever the timing.
 	type result struct {
 		host      string
+		repo      string // the repository, for a refusal about it alone
 		desc      *v1.Descriptor
 		err       error
 		skip      bool // not checked (bad reference)
@@ -101,7 +107,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 			results[i] = &result{skip: true}
 			continue
 		}
-		r := &result{host: ref.Context().RegistryStr()}
+		r := &result{host: ref.Context().RegistryStr(), repo: ref.Context().RepositoryStr()}
 		results[i] = r
 		// The allowlist decides before anything is dialled.
 		switch {
@@ -127,8 +133,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 			rctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			r.desc, r.err = remote.Head(ref, remote.WithContext(rctx), remote.WithAuthFromKeychain(keychain), remote.WithTransport(rt))
-			var terr *transport.Error
-			if r.err != nil && !(errors.As(r.err, &terr) && terr.StatusCode == http.StatusNotFound) {
+			if registryHostDown(r.err) {
 				mu.Lock()
 				down[r.host] = true
 				mu.Unlock()
@@ -174,6 +179,15 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 			missing++
 			blockers = append(blockers, Blocker{ID: "registry-missing:" + s.ID, Message: fmt.Sprintf("registry %s has no manifest %s for service %s", host, s.Digest, s.ID),
 				UnblockHint: fmt.Sprintf("push %s (digest %s), or fix the catalog digest", s.Image, s.Digest)})
+		case errors.As(r.err, &terr) && !registryHostDown(r.err):
+			// The registry answered about this repository alone.
+			s.Registry = RegistryUnreachable
+			unreachable++
+			if warned[host+"/"+r.repo] {
+				continue
+			}
+			warned[host+"/"+r.repo] = true
+			warnings = append(warnings, fmt.Sprintf("registry %s refused %s (%d %s): its digests are not proven, the registry's other repositories are checked as usual; check the image name, and the credentials for %s in the docker config's auths", host, r.repo, terr.StatusCode, http.StatusText(terr.StatusCode), host))
 		default:
 			s.Registry = RegistryUnreachable
 			unreachable++
@@ -205,6 +219,30 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 		plan.RegistryStatus = RegistryNotChecked
 	}
 	return blockers, warnings
+}
+
+// registryHostDown reports whether err says that a registry host failed as
+// a whole, so that its other digests are not tried: no HTTP answer at all
+// (connection refused or reset, DNS, TLS, a timeout, a request the
+// allowlist stopped) or a 5xx, 429 or 408, which go-containerregistry has
+// already retried with its backoff. Any other HTTP answer (401, 403, 400,
+// 405, ...) is about one repository, as a 404 is, and says nothing about
+// the host's other repositories: an image a catalog names wrongly, or one
+// without credentials, must not take the verdict of every other digest of
+// its registry with it.
+func registryHostDown(err error) bool {
+	if err == nil {
+		return false
+	}
+	var terr *transport.Error
+	if !errors.As(err, &terr) {
+		return true
+	}
+	switch c := terr.StatusCode; {
+	case c >= 500, c == http.StatusTooManyRequests, c == http.StatusRequestTimeout:
+		return true
+	}
+	return false
 }
 
 func shortErr(err error) string {

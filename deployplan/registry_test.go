@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // pushRandom pushes a small random image to host/acme/api:tag and returns
@@ -332,6 +334,103 @@ func TestStaticKeychainHostCase(t *testing.T) {
 		}
 		if tc.image == "acme/web:1" && got.Password != "exact" {
 			t.Errorf("%s: password %q, want the index.docker.io entry's", tc.image, got.Password)
+		}
+	}
+}
+
+// TestRegistryRefusalIsPerRepository: a registry that refuses one
+// repository (a bogus third-party entry, or one without credentials: 401,
+// 403, 400) leaves that repository's digest unproven with a warning naming
+// it, and every other digest of the same registry keeps its exact verdict
+// (present, or a registry-missing blocker), even those checked after the
+// refusal.
+func TestRegistryRefusalIsPerRepository(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusBadRequest} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+			refused := make(chan struct{})
+			var once sync.Once
+			var armed atomic.Bool // not while the image is pushed
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !armed.Load() || !strings.Contains(r.URL.Path, "/manifests/") || r.Method != http.MethodHead {
+					reg.ServeHTTP(w, r)
+					return
+				}
+				if strings.HasPrefix(r.URL.Path, "/v2/acme/bogus/") {
+					w.WriteHeader(status)
+					once.Do(func() { time.AfterFunc(100*time.Millisecond, func() { close(refused) }) })
+					return
+				}
+				// The other digests are answered only once the refusal
+				// is known to the check, so most of them start after it.
+				select {
+				case <-refused:
+				case <-time.After(5 * time.Second):
+				}
+				reg.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			host := strings.TrimPrefix(srv.URL, "http://")
+			pushed := pushRandom(t, host, commitA)
+			absent := "sha256:" + strings.Repeat("0", 64)
+
+			services := []ArtifactService{{ID: "bogus", Image: host + "/acme/bogus:1", Digest: absent, InUse: true}}
+			want := map[string]string{"bogus": RegistryUnreachable}
+			for i := range 2 * registryParallelism {
+				id := fmt.Sprintf("api-%d", i)
+				services = append(services, ArtifactService{ID: id, Image: host + "/acme/api:" + commitA, Digest: pushed, InUse: true})
+				want[id] = RegistryPresent
+			}
+			services = append(services, ArtifactService{ID: "absent", Image: host + "/acme/api:" + commitA, Digest: absent, InUse: true})
+			want["absent"] = RegistryMissing
+
+			plan := &ArtifactPlan{Services: services}
+			armed.Store(true)
+			bs, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{host}}, 10*time.Second, nil)
+			got := map[string]string{}
+			for _, s := range plan.Services {
+				got[s.ID] = s.Registry
+			}
+			if !mapsEqual(got, want) {
+				t.Errorf("services' registry = %v, want %v", got, want)
+			}
+			if plan.RegistryStatus != RegistryMissing {
+				t.Errorf("RegistryStatus = %q, want %q", plan.RegistryStatus, RegistryMissing)
+			}
+			if g := ids(bs); len(g) != 1 || g[0] != "registry-missing:absent" {
+				t.Errorf("blockers = %v, want [registry-missing:absent]", g)
+			}
+			wantWarn := fmt.Sprintf("registry %s refused acme/bogus (%d %s)", host, status, http.StatusText(status))
+			if len(ws) != 1 || !strings.HasPrefix(ws[0], wantWarn) {
+				t.Errorf("warnings = %q, want one starting %q", ws, wantWarn)
+			}
+		})
+	}
+}
+
+// TestRegistryHostDown: which failures of one HEAD take a registry host
+// out of the check (its other digests are not tried).
+func TestRegistryHostDown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"no error", nil, false},
+		{"404", &transport.Error{StatusCode: http.StatusNotFound}, false},
+		{"401", &transport.Error{StatusCode: http.StatusUnauthorized}, false},
+		{"403", &transport.Error{StatusCode: http.StatusForbidden}, false},
+		{"400", &transport.Error{StatusCode: http.StatusBadRequest}, false},
+		{"wrapped 403", fmt.Errorf("head: %w", &transport.Error{StatusCode: http.StatusForbidden}), false},
+		{"429", &transport.Error{StatusCode: http.StatusTooManyRequests}, true},
+		{"408", &transport.Error{StatusCode: http.StatusRequestTimeout}, true},
+		{"500", &transport.Error{StatusCode: http.StatusInternalServerError}, true},
+		{"503", &transport.Error{StatusCode: http.StatusServiceUnavailable}, true},
+		{"connection refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"deadline", context.DeadlineExceeded, true},
+	} {
+		if got := registryHostDown(tc.err); got != tc.want {
+			t.Errorf("registryHostDown(%s) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func hangListener(t *testing.T) (addr string, accepted *atomic.Int64) {
 const okCM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {n: \"1\"}\n"
 
 // commitAll commits everything in dir (a new repository) on branch master.
-func commitAll(t *testing.T, dir string) string {
+func commitAll(t testing.TB, dir string) string {
 	t.Helper()
 	repo, err := git.PlainInit(dir, false)
 	if err != nil {

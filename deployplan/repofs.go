@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/hanzoai/deploy-web/internal/capread"
 )
@@ -23,9 +22,9 @@ const linkReasonGit = "a symbolic link: symlinks are not followed"
 const memRoot = "/repo"
 
 // repoFS is a repository copied into memory: kustomize reads only these
-// files, never the disk or the network.
+// files, never the disk or the network, each under its YAML budget.
 type repoFS struct {
-	fs filesys.FileSystem
+	fs *budgetFS
 	// links maps the in-memory path of each symbolic link that was not
 	// copied to the reason (for a clear error when a kustomization needs it).
 	links map[string]string
@@ -54,8 +53,8 @@ func (b *repoBudget) add(size int64) error {
 	return nil
 }
 
-func newRepoFS(what string) *repoFS {
-	return &repoFS{fs: filesys.MakeFsInMemory(), links: map[string]string{}, what: what}
+func newRepoFS(ctx context.Context, what string, lim Limits) *repoFS {
+	return &repoFS{fs: newBudgetFS(ctx, lim), links: map[string]string{}, what: what}
 }
 
 func (r *repoFS) write(rel string, data []byte) error {
@@ -69,8 +68,8 @@ func (r *repoFS) write(rel string, data []byte) error {
 // repoFSFromDir copies a folder on disk into memory (without .git). A
 // symbolic link to a file inside the folder is copied as that file; a link
 // that leaves the folder, or to a folder, is not followed.
-func repoFSFromDir(root string, lim Limits) (*repoFS, error) {
-	r := newRepoFS(root)
+func repoFSFromDir(ctx context.Context, root string, lim Limits) (*repoFS, error) {
+	r := newRepoFS(ctx, root, lim)
 	b := &repoBudget{what: root, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -155,8 +154,8 @@ func readBounded(name string, max int64) ([]byte, error) { return capread.File(n
 // root being the repository root) into memory under the limits. Symbolic
 // links and anything but regular files are not copied; a link is
 // remembered for a clear error when a kustomization needs it.
-func repoFSFromFS(fsys fs.FS, what string, lim Limits) (*repoFS, error) {
-	r := newRepoFS(what)
+func repoFSFromFS(ctx context.Context, fsys fs.FS, what string, lim Limits) (*repoFS, error) {
+	r := newRepoFS(ctx, what, lim)
 	b := &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

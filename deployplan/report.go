@@ -206,7 +206,11 @@ type JobReplacement struct {
 
 // RollbackHint says how to undo an apply.
 type RollbackHint struct {
-	PreApplyCapture          string   `json:"preApplyCapture"`
+	PreApplyCapture string `json:"preApplyCapture"`
+	// PreApplyCaptureDigest is the capture's digest ("sha256:<hex>"),
+	// recorded in the cluster (ConfigMap CaptureRecordName) before the
+	// apply's first change: what a restore of the capture checks.
+	PreApplyCaptureDigest    string   `json:"preApplyCaptureDigest,omitempty"`
 	DeploymentRollbacks      []string `json:"deploymentRollbacks"`
 	SuspendedJobCleanup      []string `json:"suspendedJobCleanup"`
 	PostRollbackHealthChecks []string `json:"postRollbackHealthChecks"`
@@ -236,6 +240,9 @@ type SourceInfo struct {
 	// for the whole render. Objects and RenderedDigest count those alone,
 	// and an apply of the plan must be narrowed the same way.
 	Only string `json:"only,omitempty"`
+	// CaptureDigest is, in a restore's report, the digest of the capture
+	// restored (captureDigest): the one its apply recorded.
+	CaptureDigest string `json:"captureDigest,omitempty"`
 }
 
 // ObjectPlan is one rendered object: the planned action and, after an
@@ -253,6 +260,12 @@ type ObjectPlan struct {
 	// deploy-web changed and deploy-web does not own (kubectl edit, scale,
 	// set, annotate, another tool's apply); absent when there are none.
 	Drift []kubeview.DriftField `json:"drift,omitempty"`
+	// Changes lists, for an update, each changed field with its live value
+	// and the value after the apply (Changes: the same comparison as the
+	// action; a Secret's values by hash only); at most MaxChanges, and
+	// ChangesOmitted counts the rest.
+	Changes        []Change `json:"changes,omitempty"`
+	ChangesOmitted int      `json:"changesOmitted,omitempty"`
 }
 
 // NamespaceHealth is the health of the namespace's workloads.
@@ -357,10 +370,14 @@ func (r *Report) JSON() ([]byte, error) {
 }
 
 // WriteFile writes the JSON report atomically (a temporary file renamed
-// over path, synced), so a crash never leaves half a report.
+// over path, synced), so a crash never leaves half a report, into a
+// folder of this user's (PrepareReportsDir).
 func (r *Report) WriteFile(path string) error {
 	b, err := r.JSON()
 	if err != nil {
+		return err
+	}
+	if err := PrepareReportsDir(filepath.Dir(path)); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, b)
@@ -368,7 +385,7 @@ func (r *Report) WriteFile(path string) error {
 
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("deployplan: %w", err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -427,7 +444,14 @@ func (r *Report) Summary() string {
 	for _, k := range sortedKeys(counts) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	fmt.Fprintf(&b, "  objects: %d (%s)\n", len(d.Objects), strings.Join(parts, ", "))
+	fmt.Fprintf(&b, "  objects: %d (%s)", len(d.Objects), strings.Join(parts, ", "))
+	if n := len(d.Orphans); n > 0 {
+		fmt.Fprintf(&b, "; orphans: %d", n)
+	}
+	b.WriteString("\n")
+	for _, line := range changeLines(d.Objects, summaryChanges) {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	for _, j := range d.TemplateJobReplacements {
 		if j.Result == JobNotNeeded || j.Result == JobNotFound {
 			continue
@@ -460,6 +484,33 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "  next: %s\n", c)
 	}
 	return b.String()
+}
+
+// summaryChanges is the most changes per object the terminal summary
+// shows; the JSON report keeps up to MaxChanges.
+const summaryChanges = 8
+
+// changeLines are the objects' changes for the terminal: a line per
+// object that changes, then a line per field, "path: old -> new" ("–"
+// for an absent value), at most max per object.
+func changeLines(objs []ObjectPlan, max int) []string {
+	var out []string
+	for _, o := range objs {
+		if len(o.Changes) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s/%s:", o.Action, o.Kind, o.Name))
+		for i, c := range o.Changes {
+			if i == max {
+				break
+			}
+			out = append(out, fmt.Sprintf("  %s: %s -> %s", c.Path, textfmt.OrDash(c.Old), textfmt.OrDash(c.New)))
+		}
+		if more := len(o.Changes) - min(len(o.Changes), max) + o.ChangesOmitted; more > 0 {
+			out = append(out, fmt.Sprintf("  (%d more changed field(s); the JSON report lists up to %d)", more, MaxChanges))
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

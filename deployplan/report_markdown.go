@@ -100,6 +100,18 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if changeLines(d.Objects, 0) != nil {
+		b.WriteString("## Changes\n\nWhat the apply changes, field by field (Secrets by hash only):\n\n| object | field | live | after the apply |\n| --- | --- | --- | --- |\n")
+		for _, o := range d.Objects {
+			for _, c := range o.Changes {
+				fmt.Fprintf(&b, "| %s/%s | `%s` | `%s` | `%s` |\n", mdCell(o.Kind), mdCell(o.Name), mdCode(c.Path), mdCode(textfmt.OrDash(c.Old)), mdCode(textfmt.OrDash(c.New)))
+			}
+			if o.ChangesOmitted > 0 {
+				fmt.Fprintf(&b, "| %s/%s | %d more | | |\n", mdCell(o.Kind), mdCell(o.Name), o.ChangesOmitted)
+			}
+		}
+		b.WriteString("\n")
+	}
 	if driftLines(d.Objects) != nil {
 		b.WriteString("## Changed outside deploy-web\n\nLive fields set by another manager than deploy-web (kubectl edit, scale, set, annotate, another tool):\n\n| object | field | live value | manager | operation | time |\n| --- | --- | --- | --- | --- | --- |\n")
 		for _, o := range d.Objects {

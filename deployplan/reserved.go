@@ -22,16 +22,19 @@ var ownObjectKinds = map[string]bool{
 }
 
 // ReservedName says why deploy-web reserves the object's name, "" when it
-// does not: the apply lock (Lease deploy-web-apply), a plan history
-// ConfigMap, or one of deploy-web's own objects (named deploy-web). A
-// manifest may not hold them: applying one would take the lock from under
-// an apply, rewrite the history or deploy-web itself.
+// does not: the apply lock (Lease deploy-web-apply), the capture record
+// (ConfigMap deploy-web-captures), a plan history ConfigMap, or one of
+// deploy-web's own objects (named deploy-web). A manifest may not hold
+// them: applying one would take the lock from under an apply, make a
+// capture restorable, rewrite the history or deploy-web itself.
 func ReservedName(u *unstructured.Unstructured) string {
 	gvk := u.GroupVersionKind()
 	gk := gvk.Group + "/" + gvk.Kind
 	switch {
 	case gk == "coordination.k8s.io/Lease" && u.GetName() == LockName:
 		return fmt.Sprintf("Lease %s is deploy-web's apply lock", LockName)
+	case gk == "/ConfigMap" && u.GetName() == CaptureRecordName:
+		return fmt.Sprintf("ConfigMap %s is deploy-web's record of the captures its applies wrote", CaptureRecordName)
 	case gk == "/ConfigMap" && (u.GetLabels()[historyLabel] != "" || historyName.MatchString(u.GetName())):
 		return fmt.Sprintf("ConfigMap %s is (or is named like) a deploy-web plan history entry", u.GetName())
 	case ownObjectKinds[gk] && u.GetName() == "deploy-web":

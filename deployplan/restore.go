@@ -59,12 +59,15 @@ func ReadCapture(dir string) ([]*unstructured.Unstructured, []string, error) {
 	return c.objs, c.secrets, nil
 }
 
-// capture is a capture folder as read: its objects, the Secrets its index
-// names and its index.
+// capture is a capture folder as read: its objects, the file each came
+// from, the Secrets its index names, its index and its digest
+// (captureDigest over the files read).
 type capture struct {
 	objs    []*unstructured.Unstructured
+	from    map[*unstructured.Unstructured]string
 	secrets []string
 	index   []captureEntry
+	digest  string
 }
 
 // readCapture is ReadCapture, with the index. Every name (objects and
@@ -95,6 +98,8 @@ func readCapture(dir string) (*capture, error) {
 	var objs []*unstructured.Unstructured
 	var secrets []string
 	var index []captureEntry
+	var files []captureFile
+	from := map[*unstructured.Unstructured]string{}
 	total := int64(0)
 	for _, e := range entries {
 		name := e.Name()
@@ -122,6 +127,7 @@ func readCapture(dir string) (*capture, error) {
 		if total > MaxCaptureBytes {
 			return nil, fmt.Errorf("deployplan: capture %s holds more than %d bytes: not a capture", dir, MaxCaptureBytes)
 		}
+		files = append(files, captureFile{name: name, data: data})
 		if name == CaptureIndexFile {
 			index, err = parseCaptureIndex(data)
 			if err != nil {
@@ -134,12 +140,15 @@ func readCapture(dir string) (*capture, error) {
 		if err != nil {
 			return nil, fmt.Errorf("deployplan: capture %s: %w", dir, err)
 		}
+		for _, o := range got {
+			from[o] = name
+		}
 		objs = append(objs, got...)
 		if len(objs) > MaxCaptureFiles {
 			return nil, fmt.Errorf("deployplan: capture %s holds more than %d objects: not a capture", dir, MaxCaptureFiles)
 		}
 	}
-	return &capture{objs: objs, secrets: secrets, index: index}, nil
+	return &capture{objs: objs, from: from, secrets: secrets, index: index, digest: captureDigest(files)}, nil
 }
 
 // readCaptureFile reads one regular file, never through a symbolic link
@@ -277,10 +286,15 @@ func DefaultRestoreReportPath(env string) string {
 
 // Restore re-applies a pre-apply capture with the guards of an apply: the
 // request is checked (protected environments, confirmations), the capture
-// is read bounded, every object must be inside the namespace and not a
-// reserved name or a Secret, every object is dry-run first (a conflict is a
-// blocker), and the writes happen under the lock, after a capture of their
-// own, with a report. With DryRun it returns the plan of the restore.
+// is read bounded, its digest must be one an apply of the environment
+// recorded (CaptureRecordName), every object must be listed by the index,
+// inside the namespace, not a reserved name or a Secret, with images that
+// run now or that the catalog admits, and is dry-run first (a conflict is
+// a blocker); the writes happen under the lock, after a capture of their
+// own, with a report. The plan and the run are one decision
+// (planRestore): with DryRun it is returned; otherwise a decision with
+// any blocker is refused whole, and a ready one applies exactly the
+// objects it marks appliable.
 func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Report, error) {
 	if !opts.DryRun {
 		if err := CheckApplyRequest(env, opts.Request); err != nil {
@@ -306,10 +320,14 @@ func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Repor
 	}
 	if rep.Status() != StatusReady {
 		var ids []string
+		lead := ""
 		for _, b := range rep.DeployApply.RemainingBlockers {
 			ids = append(ids, b.ID)
+			if b.ID == captureUnrecorded {
+				lead = b.Message + "; "
+			}
 		}
-		return rep, &RefusalError{Reason: fmt.Sprintf("the restore is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
+		return rep, &RefusalError{Reason: fmt.Sprintf("%sthe restore is blocked by %d blocker(s) (%s); nothing was touched", lead, len(ids), strings.Join(ids, ", "))}
 	}
 	ao := ApplyOptions{Options: opts.Options, Request: opts.Request, ReportPath: opts.ReportPath, Timeout: opts.Timeout,
 		LockDuration: opts.LockDuration, Holder: opts.Holder, BeforeWrite: opts.BeforeWrite, mode: "restore"}
@@ -317,13 +335,37 @@ func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Repor
 	return ps.lockAndApply(ctx, env, ao)
 }
 
-// planRestore is the plan of a restore: the cluster checks of a plan
-// (namespace, boundary, reserved names, dry-run, Jobs) over the captured
-// objects, plus the capture checks (captureChecks, restoreImageChecks); no
-// artifact or registry gates (a capture is the state the cluster had, not
-// a new artifact).
+// captureUnrecorded is the id of the blocker of a capture no apply of the
+// environment recorded.
+const captureUnrecorded = "capture-unrecorded"
+
+// appliable are the actions a restore (like an apply) carries out.
+var appliable = map[string]bool{ActionCreate: true, ActionUpdate: true, ActionUnchanged: true, ActionReplace: true}
+
+// planRestore is the one decision of a restore, its dry-run and its run
+// alike: the capture checks (captureDigest recorded, captureChecks,
+// restoreUIDChecks, WorkloadCheck, restoreImageChecks) and the cluster
+// checks of a plan (namespace, boundary, reserved names, dry-run, Jobs)
+// over the captured objects, an action per object, and ps.objs, the
+// objects a run applies: exactly those whose action is appliable. An
+// object it does not apply always comes with a blocker, so a run applies
+// all of ps.objs or nothing. No artifact or registry gates: a capture is
+// the state the cluster had, not a new artifact.
 func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *capture) (*planState, error) {
 	objs, secrets := c.objs, c.secrets
+	// Namespaces are normalised before anything is keyed by them: an
+	// object or an index entry without one is in the environment's, as
+	// kubectl -n would put it (BoundaryCheck does the same later).
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			o.SetNamespace(env.Namespace)
+		}
+	}
+	for i := range c.index {
+		if c.index[i].Namespace == "" {
+			c.index[i].Namespace = env.Namespace
+		}
+	}
 	abs, _ := filepath.Abs(opts.Capture)
 	r := &Rendered{Objects: objs, Origin: "capture " + abs, Catalog: &Catalog{}}
 	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}, report: &Report{}}
@@ -337,7 +379,7 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	if err != nil {
 		return nil, err
 	}
-	d.Source = SourceInfo{Origin: r.Origin, Objects: len(objs), RenderedDigest: digest}
+	d.Source = SourceInfo{Origin: r.Origin, Objects: len(objs), RenderedDigest: digest, CaptureDigest: c.digest}
 	d.ApplyBoundary = boundary(env)
 	d.ApplyBoundary.RequiredApplyFlags = []string{"--capture", "--confirm-env=" + env.Name, "--confirmed-non-production"}
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
@@ -356,8 +398,9 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 		}
 		inside = append(inside, o)
 	}
-	entries, bs := captureChecks(inside, c.index)
+	entries, bs := captureChecks(inside, c.from, c.index)
 	blockers = append(blockers, bs...)
+	blockers = append(blockers, WorkloadCheck(inside)...)
 	listed := inside[:0:0]
 	for _, o := range inside {
 		if _, ok := entries[key(o)]; ok {
@@ -370,14 +413,24 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	opts.progress("reach the cluster")
 	actions := map[string]string{}
 	var unreachable *Blocker
+	unrecorded := false
 	ps.cl, d.Target.Cluster, unreachable = connectCluster(env, opts.Options)
 	if unreachable != nil {
 		blockers = append(blockers, *unreachable)
 		d.CurrentHealth = NamespaceHealth{Status: "Unknown", Message: "cluster not reachable"}
 	} else {
+		opts.progress("look up the capture's digest %s in ConfigMap %s/%s", c.digest, env.Namespace, CaptureRecordName)
+		bs := captureRecordCheck(ctx, ps.cl, env, abs, c.digest)
+		blockers, unrecorded = append(blockers, bs...), len(bs) > 0
 		bs, ws := ps.clusterChecks(ctx, env, opts.Options, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 		blockers = append(blockers, restoreUIDChecks(env, inside, entries, ps.live, actions)...)
+		ps.uids = map[string]string{}
+		for _, o := range inside {
+			if e := entries[key(o)]; e.UID != "" && !restoreAnyUID(env, o) {
+				ps.uids[key(o)] = e.UID
+			}
+		}
 		opts.progress("check the capture's images against the live state and the catalog")
 		var cat *Catalog
 		if rr, err := Render(ctx, env); err != nil {
@@ -388,18 +441,12 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 		blockers = append(blockers, restoreImageChecks(inside, ps.live, cat, actions)...)
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	}
+	var final map[string]string
+	final, ps.objs, blockers = restoreActions(objs, ps.objs, actions, entries, unrecorded, blockers)
 	for _, o := range objs {
-		a := actions[key(o)]
-		if _, ok := entries[key(o)]; !ok && !isSecret(o) {
-			a = ActionBlocked
-		}
-		if a == "" {
-			a = ActionUnknown
-			if isSecret(o) {
-				a = ActionBlocked
-			}
-		}
-		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a})
+		a := final[key(o)]
+		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,
+			Changes: ps.changes[key(o)].list, ChangesOmitted: ps.changes[key(o)].omitted})
 		if w, ok := WorkloadOf(o); ok {
 			d.WorkloadPlan = append(d.WorkloadPlan, WorkloadPlan{Kind: w.Kind, Name: w.Name, Containers: w.Containers, Replicas: w.Replicas, Action: a})
 		}
@@ -408,7 +455,7 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	for _, o := range ps.objs {
 		kinds[o.GetKind()] = true
 	}
-	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)")
+	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)", "ConfigMap/"+CaptureRecordName+" (the capture record)")
 	for _, o := range inside {
 		if j, ok := ps.jobs[key(o)]; ok {
 			d.TemplateJobReplacements = append(d.TemplateJobReplacements, j)
@@ -432,6 +479,62 @@ func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *
 	return ps, nil
 }
 
+// restoreActions ends the decision of a restore: the action of every
+// object of the capture (blocked when the index does not list it, when it
+// is a Secret, or when no apply recorded the capture; unknown when it was
+// never planned) and the objects a run applies: the planned ones whose
+// action is appliable, nothing else. An object left out without a blocker
+// would make a ready restore that restores less than the capture, so it
+// gets one (capture-not-appliable).
+func restoreActions(objs, planned []*unstructured.Unstructured, actions map[string]string, entries map[string]captureEntry, unrecorded bool, blockers []Blocker) (map[string]string, []*unstructured.Unstructured, []Blocker) {
+	final := map[string]string{}
+	for _, o := range objs {
+		a := actions[key(o)]
+		if _, ok := entries[key(o)]; !ok || isSecret(o) || unrecorded {
+			a = ActionBlocked // nothing of a capture no apply recorded
+		}
+		if a == "" {
+			a = ActionUnknown
+		}
+		final[key(o)] = a
+	}
+	apply := planned[:0:0]
+	applied := map[*unstructured.Unstructured]bool{}
+	for _, o := range planned {
+		if appliable[final[key(o)]] {
+			apply = append(apply, o)
+			applied[o] = true
+		}
+	}
+	if len(blockers) == 0 {
+		for _, o := range objs {
+			if a := final[key(o)]; !applied[o] {
+				ref := o.GetKind() + "/" + o.GetName()
+				blockers = append(blockers, Blocker{ID: "capture-not-appliable:" + ref, Message: fmt.Sprintf("%s (namespace %s) would not be restored (action %s): a restore puts back the whole capture or nothing", ref, o.GetNamespace(), a),
+					UnblockHint: "restore from an untouched capture"})
+			}
+		}
+	}
+	return final, apply, blockers
+}
+
+// captureRecordCheck blocks a capture whose digest no apply of env
+// recorded (recordCapture): deploy-web restores only what it captured.
+func captureRecordCheck(ctx context.Context, cl *clients, env *Environment, dir, digest string) []Blocker {
+	rec, err := captureRecorded(ctx, cl.kube, env.Namespace, env.Name, digest)
+	if err != nil {
+		return []Blocker{{ID: captureUnrecorded, Message: fmt.Sprintf("the capture %s cannot be verified: %s", dir, shortErr(err)),
+			UnblockHint: fmt.Sprintf("grant deploy-web get on ConfigMap %s in namespace %s and restore again", CaptureRecordName, env.Namespace)}}
+	}
+	if rec != nil {
+		return nil
+	}
+	return []Blocker{{ID: captureUnrecorded,
+		Message: fmt.Sprintf("capture %s (digest %s) was not written by an apply of environment %s: no apply recorded its digest in ConfigMap %s/%s, so it was made or changed by hand (or is older than the newest %d captures); a restore puts back only what deploy-web captured, and a hand-made capture must go through apply like any other source",
+			dir, digest, env.Name, env.Namespace, CaptureRecordName, MaxCaptureRecords),
+		UnblockHint: "restore from the untouched pre-apply-<time> folder an apply of this environment wrote, or put the manifests in the environment's source and plan and apply them"}}
+}
+
 // restoreKinds are the kinds a restore writes: the ones the engine applies
 // and prunes (orphanKinds), by group and kind.
 func restoreKinds() map[string]bool {
@@ -452,31 +555,39 @@ func entryKey(e captureEntry) string {
 	return key(u)
 }
 
-// captureChecks accepts an object of the capture only when the index lists
-// it (same kind, namespace and name; the apiVersion's group too) as having
-// existed before the apply, when its kind is one the engine writes
-// (restoreKinds) and when no other file holds the same object. It returns
-// the accepted objects' index entries by key, and a blocker per object
-// refused.
-func captureChecks(objs []*unstructured.Unstructured, index []captureEntry) (map[string]captureEntry, []Blocker) {
-	listed := map[string]captureEntry{}
+// captureChecks accepts an object of the capture only when exactly one
+// index entry lists it (group, kind, namespace and name) as having existed
+// before the apply, in the file it came from (from), when its kind is one
+// the engine writes (restoreKinds) and when no other file holds the same
+// object; and every index entry that names a file must match exactly one
+// object of that file. It returns the accepted objects' index entries by
+// key, and a blocker per object or entry refused.
+func captureChecks(objs []*unstructured.Unstructured, from map[*unstructured.Unstructured]string, index []captureEntry) (map[string]captureEntry, []Blocker) {
+	listed := map[string][]captureEntry{}
 	for _, e := range index {
 		if e.Existed {
-			listed[e.Kind+"/"+e.Namespace+"/"+e.Name] = e
+			listed[entryKey(e)] = append(listed[entryKey(e)], e)
 		}
 	}
 	kinds := restoreKinds()
 	out := map[string]captureEntry{}
 	seen := map[string]bool{}
+	matched := map[string]int{} // index entry (key and file) -> objects
 	var blockers []Blocker
 	for _, o := range objs {
 		ref := o.GetKind() + "/" + o.GetName()
-		e, ok := listed[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()]
+		es := listed[key(o)]
 		gk := o.GroupVersionKind().Group + "/" + o.GetKind()
 		switch {
-		case !ok || entryKey(e) != key(o):
+		case len(es) == 0:
 			blockers = append(blockers, Blocker{ID: "capture-unlisted:" + ref, Message: fmt.Sprintf("the capture holds %s (namespace %q), which its %s does not list as an object that existed before the apply: this folder was changed by hand", ref, o.GetNamespace(), CaptureIndexFile),
 				UnblockHint: "restore from an untouched capture, or remove the file of this object"})
+		case len(es) > 1:
+			blockers = append(blockers, Blocker{ID: "capture-index:" + ref, Message: fmt.Sprintf("the capture's %s lists %s (namespace %q) %d times: this folder was changed by hand", CaptureIndexFile, ref, o.GetNamespace(), len(es)),
+				UnblockHint: "restore from an untouched capture"})
+		case es[0].File != from[o]:
+			blockers = append(blockers, Blocker{ID: "capture-index:" + ref, Message: fmt.Sprintf("the capture holds %s (namespace %q) in file %s, which its %s names as %q: this folder was changed by hand", ref, o.GetNamespace(), from[o], CaptureIndexFile, es[0].File),
+				UnblockHint: "restore from an untouched capture"})
 		case !kinds[gk]:
 			blockers = append(blockers, Blocker{ID: "capture-kind:" + ref, Message: fmt.Sprintf("the capture holds %s of kind %s (%s), which deploy-web never writes", ref, o.GetKind(), o.GetAPIVersion()),
 				UnblockHint: "restore from an untouched capture, or remove the file of this object"})
@@ -485,8 +596,22 @@ func captureChecks(objs []*unstructured.Unstructured, index []captureEntry) (map
 				UnblockHint: "restore from an untouched capture"})
 		default:
 			seen[key(o)] = true
-			out[key(o)] = e
-			continue
+			out[key(o)] = es[0]
+		}
+		if len(es) == 1 && es[0].File == from[o] {
+			matched[key(o)+"@"+from[o]]++
+		}
+	}
+	for _, e := range index {
+		ref := e.Kind + "/" + e.Name
+		wantsFile := e.Existed && e.Kind != "Secret"
+		switch {
+		case wantsFile != (e.File != ""):
+			blockers = append(blockers, Blocker{ID: "capture-index:" + ref, Message: fmt.Sprintf("the capture's %s lists %s (namespace %q, existed %t) with file %q: an apply writes a file for every object that existed, Secrets excepted, and for nothing else; this folder was changed by hand", CaptureIndexFile, ref, e.Namespace, e.Existed, e.File),
+				UnblockHint: "restore from an untouched capture"})
+		case e.File != "" && matched[entryKey(e)+"@"+e.File] != 1:
+			blockers = append(blockers, Blocker{ID: "capture-index:" + ref, Message: fmt.Sprintf("the capture's %s lists %s (namespace %q) in file %s, which holds it %d times: this folder was changed by hand", CaptureIndexFile, ref, e.Namespace, e.File, matched[entryKey(e)+"@"+e.File]),
+				UnblockHint: "restore from an untouched capture"})
 		}
 	}
 	return out, blockers
@@ -500,10 +625,7 @@ func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entri
 	var blockers []Blocker
 	for _, o := range objs {
 		e, l := entries[key(o)], live[key(o)]
-		if e.UID == "" || l == nil || string(l.GetUID()) == e.UID {
-			continue
-		}
-		if o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName()) {
+		if e.UID == "" || restoreAnyUID(env, o) || l == nil || string(l.GetUID()) == e.UID {
 			continue
 		}
 		ref := o.GetKind() + "/" + o.GetName()
@@ -512,6 +634,12 @@ func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entri
 		actions[key(o)] = ActionBlocked
 	}
 	return blockers
+}
+
+// restoreAnyUID: an allowlisted template Job may be restored onto another
+// uid (an apply replaced it).
+func restoreAnyUID(env *Environment, o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName())
 }
 
 // restoreImageChecks admits an image of the capture when the live object

@@ -100,34 +100,52 @@ func withSecretHash(u *unstructured.Unstructured) (*unstructured.Unstructured, e
 	return c, nil
 }
 
-// secretUnchanged reports whether the live Secret (metadata only) carries
-// the hash of the rendered one: the values, type and annotations are those
-// an earlier apply wrote.
-func secretUnchanged(rendered, live *unstructured.Unstructured) bool {
-	if live == nil {
-		return false
-	}
-	h, err := SecretHash(rendered)
-	return err == nil && live.GetAnnotations()[SecretHashAnnotation] == h
-}
+// SecretWrittenByAnnotation is set, in memory only, on the metadata copy
+// of a live Secret (metadataOnly) whose values a manager other than
+// deploy-web wrote at or after deploy-web's last write to it: it names that
+// manager ("kubectl-patch"). Such a Secret's hash annotation proves nothing
+// and is dropped. It is never sent to the cluster (an apply sends rendered
+// objects) nor kept (SecretSafe drops every annotation).
+const SecretWrittenByAnnotation = "deploy-web.hanzo.ai/secret-values-written-by"
 
-// othersOwnSecretValues reports whether a field manager other than
-// deploy-web owns any value, the type or immutable of a Secret (its
-// managed fields name the keys, never the values): someone wrote values
-// since, or beside, deploy-web's apply, so its hash annotation no longer
-// proves what the values are. The managed fields are looked at in memory
-// only; nothing of them is kept.
-func othersOwnSecretValues(mfs []metav1.ManagedFieldsEntry) bool {
+// SecretAppliedAtAnnotation is set, in memory only, on the metadata copy
+// of a live Secret (metadataOnly): the time of deploy-web's last write to
+// it (its managed fields entry, RFC 3339). The API server moves it when an
+// apply writes anything and keeps it when the apply changes nothing, so a
+// dry-run's copy that differs from the live one means the apply writes,
+// even within the second of a hand edit (when SecretWrittenByAnnotation
+// alone cannot tell). Never sent, never kept, like the other one.
+const SecretAppliedAtAnnotation = "deploy-web.hanzo.ai/secret-applied-at"
+
+// secretWrites reads a Secret's managed fields: the time of deploy-web's
+// last write (nil when it never wrote), and the manager other than
+// deploy-web that owns a value, the type or immutable and wrote it at or
+// after that time (the managed fields' times, one-second resolution; a tie
+// counts as after), or "" when there is none: then the values are those
+// deploy-web's last apply wrote (an apply always writes every rendered
+// value back: its stringData is merged over data), and the hash annotation
+// holds. A co-owner from before that apply (kubectl patch, then an apply
+// that put the value back) is not a writer after it, so a Secret settles
+// after one apply. The managed fields are looked at in memory only (they
+// name keys); nothing of them is kept.
+func secretWrites(mfs []metav1.ManagedFieldsEntry) (ours *metav1.Time, writer string) {
+	for _, mf := range mfs {
+		if mf.Manager == FieldManager && mf.Time != nil && (ours == nil || mf.Time.After(ours.Time)) {
+			ours = mf.Time
+		}
+	}
 	for _, mf := range mfs {
 		if mf.Manager == FieldManager || mf.FieldsV1 == nil {
 			continue
 		}
 		raw := mf.FieldsV1.GetRawBytes()
+		owns := false
 		for _, f := range []string{`"f:data"`, `"f:stringData"`, `"f:type"`, `"f:immutable"`} {
-			if bytes.Contains(raw, []byte(f)) {
-				return true
-			}
+			owns = owns || bytes.Contains(raw, []byte(f))
+		}
+		if owns && (ours == nil || mf.Time == nil || !mf.Time.Before(ours)) {
+			return ours, mf.Manager
 		}
 	}
-	return false
+	return ours, ""
 }

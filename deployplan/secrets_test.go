@@ -3,6 +3,7 @@ package deployplan
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,8 +63,10 @@ func TestSecretMetadataKeepsNoValue(t *testing.T) {
 	if got.GetName() != "api-secret" || got.GetNamespace() != "dev" || got.GetUID() != "u-1" || got.GetResourceVersion() != "42" || got.GetLabels()["app"] != "api" {
 		t.Errorf("metadataOnly lost identity: %v", got.Object)
 	}
-	if a := got.GetAnnotations(); len(a) != 0 {
-		t.Errorf("metadataOnly kept annotations %v", a)
+	// Only who wrote the values since deploy-web (here, never applied by
+	// deploy-web: kubectl), none of the annotations read.
+	if a, want := got.GetAnnotations(), map[string]string{SecretWrittenByAnnotation: "kubectl-client-side-apply"}; fmt.Sprint(a) != fmt.Sprint(want) {
+		t.Errorf("metadataOnly annotations = %v, want %v", a, want)
 	}
 	if mf := got.GetManagedFields(); len(mf) != 0 {
 		t.Errorf("metadataOnly kept managedFields %v", mf)
@@ -79,7 +82,7 @@ func TestSecretMetadataKeepsNoValue(t *testing.T) {
 	full.SetLabels(map[string]string{"app": "api"})
 	dir := t.TempDir()
 	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "devcluster"}}
-	if err := writeCapture(dir, []*unstructured.Unstructured{like}, map[string]*unstructured.Unstructured{key(like): full}, captureInfo{Env: env}); err != nil {
+	if _, err := writeCapture(dir, []*unstructured.Unstructured{like}, map[string]*unstructured.Unstructured{key(like): full}, captureInfo{Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))

@@ -37,14 +37,18 @@ var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // Render reads the environment's source and renders it with kustomize. It
 // writes nothing, runs no program and fetches nothing but the git source:
-//   - the repository (a remote one fetched in memory under the
-//     environment's limits; a local folder read from disk) is copied into
+//   - the repository (a remote one fetched into a temporary object store
+//     on disk under the environment's limits, removed after the render; a
+//     local folder read from disk) is copied into
 //     an in-memory file system, at most limits.maxRepoFiles files and
 //     limits.maxRepoBytes bytes, symbolic links that leave it not followed;
 //   - every kustomization it reaches is checked before kustomize runs
 //     (checkKustomizations): remote references, absolute paths, paths out
 //     of the repository, Helm and plugins are refused with a
 //     *KustomizationError naming the file and the entry;
+//   - every file read as YAML through that file system, and every inline
+//     patch, is checked against its YAML budget first (budgetFS): a file
+//     over it is a *TooComplexError naming it;
 //   - kustomize (krusty) runs on that in-memory file system with builtin
 //     plugins only, Helm and exec functions disabled and loads restricted
 //     to the kustomization root.
@@ -122,7 +126,7 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: environment %s: %w", env.Name, err)
 	}
-	rfs, err := repoFSFromDir(root, env.Limits)
+	rfs, err := repoFSFromDir(ctx, root, env.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -148,13 +152,14 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 
 func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	src := env.Source
-	repo, err := openRepo(ctx, env)
+	repo, cleanup, err := openRepo(ctx, env)
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
 	hash, err := resolveRef(repo, src.Ref)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", redactURL(src.Repo), src.Ref, err)
+		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", RedactURL(src.Repo), src.Ref, err)
 	}
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
@@ -164,7 +169,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source tree %s: %w", hash, err)
 	}
-	origin := fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), src.Ref, src.Path)
+	origin := fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), src.Ref, src.Path)
 	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
 	// Only the kustomize folder, what it references and the catalog are
 	// read from the tree.
@@ -172,7 +177,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if !filepath.IsAbs(env.Catalog) {
 		extra = append(extra, path.Clean(filepath.ToSlash(env.Catalog)))
 	}
-	rfs, err := repoFSForRender(tree, fmt.Sprintf("repository %s at %s", redactURL(src.Repo), hash.String()[:12]), env.Limits,
+	rfs, err := repoFSForRender(ctx, tree, fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12]), env.Limits,
 		relRepo(kdir), extra...)
 	if err != nil {
 		return nil, err
@@ -195,7 +200,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		return r, nil
 	}
 	cp := path.Clean(filepath.ToSlash(env.Catalog))
-	r.CatalogPath = fmt.Sprintf("%s@%s:%s", redactURL(src.Repo), hash.String()[:12], cp)
+	r.CatalogPath = fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), hash.String()[:12], cp)
 	mp := path.Join(memRoot, cp)
 	if reason, ok := rfs.links[mp]; ok {
 		return nil, fmt.Errorf("deployplan: catalog %s is %s", cp, reason)
@@ -203,7 +208,9 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if !rfs.fs.Exists(mp) || rfs.fs.IsDir(mp) {
 		return nil, fmt.Errorf("deployplan: catalog %s not in the repository at %s", cp, hash.String()[:12])
 	}
-	data, err := rfs.fs.ReadFile(mp)
+	// JSON, decoded by encoding/json (no aliases, bounded by
+	// maxCatalogBytes): not a YAML file of the render's budget.
+	data, err := rfs.fs.FileSystem.ReadFile(mp)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
 	}
@@ -214,26 +221,41 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 }
 
 // renderFS checks the kustomizations reachable from dir, then renders dir.
+// A file over its YAML budget (or a render abandoned at its deadline) is
+// the error whatever kustomize made of it.
 func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Unstructured, error) {
 	if err := checkKustomizations(rfs, dir); err != nil {
+		if ferr := rfs.fs.failed(); ferr != nil {
+			return nil, ferr
+		}
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("deployplan: render: %w", err)
 	}
-	return kustomize(rfs.fs, dir)
+	objs, err := kustomize(rfs.fs, dir)
+	if err != nil {
+		if ferr := rfs.fs.failed(); ferr != nil {
+			return nil, ferr
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("deployplan: render abandoned: %w", cerr)
+		}
+	}
+	return objs, err
 }
 
 // openRepo opens a local repository in place (read-only use), or fetches a
-// remote one into memory (fetchRemote).
-func openRepo(ctx context.Context, env *Environment) (*git.Repository, error) {
+// remote one into a temporary object store on disk (fetchRemote); cleanup
+// removes that store once the caller is done with the repository.
+func openRepo(ctx context.Context, env *Environment) (repo *git.Repository, cleanup func(), err error) {
 	src := env.Source
 	if local, ok := localRepoPath(src.Repo); ok {
 		repo, err := git.PlainOpen(local)
 		if err != nil {
-			return nil, fmt.Errorf("deployplan: open repository %s: %w", local, err)
+			return nil, nil, fmt.Errorf("deployplan: open repository %s: %w", local, err)
 		}
-		return repo, nil
+		return repo, func() {}, nil
 	}
 	return fetchRemote(ctx, src, env.Limits)
 }
@@ -266,17 +288,6 @@ func resolveRef(repo *git.Repository, ref string) (plumbing.Hash, error) {
 		return head.Hash(), nil
 	}
 	return plumbing.ZeroHash, firstErr
-}
-
-// redactURL drops user info from a URL so a token never reaches a report.
-func redactURL(u string) string {
-	if i := strings.Index(u, "://"); i > 0 {
-		rest := u[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-			return u[:i+3] + rest[at+1:]
-		}
-	}
-	return u
 }
 
 func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, error) {
@@ -318,7 +329,7 @@ func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured,
 // tree a write-back is about to push), with the same checks and limits as
 // Render. The catalog is not read: only the objects are returned.
 func RenderFS(ctx context.Context, env *Environment, fsys fs.FS) ([]*unstructured.Unstructured, error) {
-	rfs, err := repoFSFromFS(fsys, "the edited tree of "+redactURL(env.Source.Repo), env.Limits)
+	rfs, err := repoFSFromFS(ctx, fsys, "the edited tree of "+RedactURL(env.Source.Repo), env.Limits)
 	if err != nil {
 		return nil, err
 	}

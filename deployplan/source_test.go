@@ -90,15 +90,3 @@ func TestRenderLocalAndGit(t *testing.T) {
 		t.Errorf("Render(local in git) commit = %v, %v; want %s", r, err, h2)
 	}
 }
-
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://user:tok@github.com/a/b.git": "https://github.com/a/b.git",
-		"https://github.com/a/b.git":          "https://github.com/a/b.git",
-		"git@github.com:a/b.git":              "git@github.com:a/b.git",
-	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -13,7 +14,7 @@ var (
 )
 
 // checkEnums checks the fields whose values are a closed set (the report
-// contract, README "The report") and the shapes of the optional lists
+// contract, docs/plan-and-apply.md "The report") and the shapes of the optional lists
 // (blockers' affected, objects' drift).
 func checkEnums(d map[string]any, bad func(string, string, ...any)) {
 	oneOf := func(p string, v any, valid []string, optional bool) {
@@ -45,6 +46,7 @@ func checkEnums(d map[string]any, bad func(string, string, ...any)) {
 		om, _ := o.(map[string]any)
 		p := fmt.Sprintf("deployApply.objects[%d]", i)
 		oneOf(p+".action", om["action"], validActions, true)
+		checkChanges(p, om, bad)
 		dr, present := om["drift"]
 		if !present {
 			continue
@@ -65,6 +67,51 @@ func checkEnums(d map[string]any, bad func(string, string, ...any)) {
 					bad(fmt.Sprintf("%s.drift[%d].%s", p, j, k), "is %s, want string", describe(fm[k]))
 				}
 			}
+		}
+	}
+}
+
+// checkChanges checks an object's optional changes: each a path, an old
+// and a new string, within MaxChanges and MaxChangeValue; a Secret's
+// values only as the one change "data" (never a key's path).
+func checkChanges(p string, om map[string]any, bad func(string, string, ...any)) {
+	if n, present := om["changesOmitted"]; present {
+		if num, ok := n.(json.Number); !ok || strings.HasPrefix(num.String(), "-") || strings.Contains(num.String(), ".") {
+			bad(p+".changesOmitted", "is %s, want a whole number of at least 0", describe(n))
+		}
+	}
+	v, present := om["changes"]
+	if !present {
+		return
+	}
+	list, ok := v.([]any)
+	if !ok {
+		bad(p+".changes", "is %s, want array", describe(v))
+		return
+	}
+	if len(list) > MaxChanges {
+		bad(p+".changes", "has %d entries, more than %d (the rest belong in changesOmitted)", len(list), MaxChanges)
+	}
+	secret := om["kind"] == "Secret"
+	for j, c := range list {
+		cp := fmt.Sprintf("%s.changes[%d]", p, j)
+		cm, ok := c.(map[string]any)
+		if !ok {
+			bad(cp, "is %s, want object", describe(c))
+			continue
+		}
+		for _, k := range []string{"path", "old", "new"} {
+			s, ok := cm[k].(string)
+			if !ok {
+				bad(cp+"."+k, "is %s, want string", describe(cm[k]))
+				continue
+			}
+			if k != "path" && len(s) > MaxChangeValue+len("…") {
+				bad(cp+"."+k, "is %d bytes, more than %d", len(s), MaxChangeValue)
+			}
+		}
+		if path, _ := cm["path"].(string); secret && path != "data" && (strings.HasPrefix(path, "data") || strings.HasPrefix(path, "stringData")) {
+			bad(cp+".path", "%q names a Secret key: a Secret's values are one change \"data\", by hash", path)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,25 @@ func TestValidateReportViolations(t *testing.T) {
 		{"secret payload", func(d map[string]any) {
 			d["objects"].([]any)[0].(map[string]any)["data"] = map[string]any{"password": "x"}
 		}, "must not carry object data"},
+		{"too many changes", func(d map[string]any) {
+			var cs []any
+			for i := 0; i <= MaxChanges; i++ {
+				cs = append(cs, map[string]any{"path": fmt.Sprintf("data.k%d", i), "old": "a", "new": "b"})
+			}
+			d["objects"] = []any{map[string]any{"kind": "ConfigMap", "action": "update", "changes": cs}}
+		}, "objects[0].changes: has 21 entries, more than 20"},
+		{"a change value too long", func(d map[string]any) {
+			d["objects"] = []any{map[string]any{"kind": "ConfigMap", "action": "update", "changes": []any{map[string]any{"path": "p", "old": strings.Repeat("x", MaxChangeValue+10), "new": ""}}}}
+		}, "objects[0].changes[0].old: is 130 bytes, more than 120"},
+		{"a change without new", func(d map[string]any) {
+			d["objects"] = []any{map[string]any{"kind": "ConfigMap", "action": "update", "changes": []any{map[string]any{"path": "p", "old": "x"}}}}
+		}, "objects[0].changes[0].new: is"},
+		{"a Secret key in a change", func(d map[string]any) {
+			d["objects"] = []any{map[string]any{"kind": "Secret", "action": "update", "changes": []any{map[string]any{"path": "data.token", "old": "a", "new": "b"}}}}
+		}, "names a Secret key"},
+		{"negative changesOmitted", func(d map[string]any) {
+			d["objects"] = []any{map[string]any{"kind": "ConfigMap", "action": "update", "changesOmitted": -1}}
+		}, "changesOmitted: is number, want a whole number"},
 		{"applied with a failed object", func(d map[string]any) {
 			d["conclusion"].(map[string]any)["status"] = "applied"
 			d["manualCommands"] = []any{}

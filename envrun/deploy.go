@@ -146,6 +146,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 		if err == nil {
 			run.step("environment " + env.Name + " is protected: planned only, nothing applied")
 		}
+		r.pruneReports(env)
 		r.refreshIndex(ctx, env)
 		run.finish(rep, planEntry, err, release)
 		return
@@ -153,6 +154,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 
 	reviewed, err := r.reviewedReport(rep, env.Name, planEntry.ID, run.ID)
 	if err != nil {
+		r.pruneReports(env)
 		run.finish(rep, planEntry, err, release)
 		return
 	}
@@ -168,6 +170,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 		r.opts.Count(ActionApply, outcome)
 	}
 	r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of %s (%s) ended: %s", d.User, what, d.Trigger, outcome))
+	r.pruneReports(env)
 	r.refreshIndex(ctx, env)
 	run.finish(rep, entry, err, release)
 }

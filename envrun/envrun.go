@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -279,6 +280,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	}
 	entry, outcome := r.record(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
 	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
+	r.pruneReports(env)
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, outcome)
 	}
@@ -291,6 +293,20 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		delete(r.busy, env.Name)
 		r.mu.Unlock()
 	})
+}
+
+// pruneReports bounds the run folders of env: each run leaves one (report,
+// capture), and the environment keeps the newest deployplan.ReportsKeep,
+// none older than ReportsMaxAge, and the latest capture. Run folders are
+// named by their id, env-<time>-<hex>.
+func (r *Runner) pruneReports(env *deployplan.Environment) {
+	envDir := filepath.Join(r.opts.ReportsDir, env.Name)
+	isRun := func(name string) bool { return strings.HasPrefix(name, env.Name+"-") }
+	if removed, perr := deployplan.PruneReports(envDir, isRun, time.Now()); perr != nil {
+		r.log.Warn("old reports not pruned", "environment", env.Name, "err", perr)
+	} else if len(removed) > 0 {
+		r.log.Info("old reports pruned", "environment", env.Name, "removed", len(removed))
+	}
 }
 
 // record keeps a plan's or an apply's outcome: the object diffs of its

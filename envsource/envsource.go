@@ -22,6 +22,15 @@
 // A render runs under a deadline (renderTimeout): when it passes, Refresh
 // returns an error and the environment's render lock is free again, even
 // if the render itself has not returned yet (its result is then dropped).
+// The render is told through its context and stops at its next file
+// access (deployplan reads every file through a context-checking file
+// system).
+//
+// Memory: one render runs at a time in the process, an abandoned one
+// included (it holds the render slot until it returns), so renders never
+// pile up; what one render may hold is bounded by the environment's limits
+// (limits.maxYAMLNodes, ~1 KiB of heap per node in kustomize, and the
+// YAML budget of every file it reads: see deployplan's budgetFS).
 //
 // When two environments render the same object (two environments of one
 // namespace), Lookup answers with the first of them in config order.
@@ -32,8 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -92,6 +99,9 @@ type Index struct {
 	interval time.Duration
 	timeout  time.Duration // one render's deadline
 	render   func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error)
+	// slot holds one token while a render runs, until it returns (an
+	// abandoned render keeps it): one render at a time in the process.
+	slot chan struct{}
 
 	envs []*envState // config order; the slice itself never changes
 
@@ -120,13 +130,13 @@ func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Inde
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	ix := &Index{log: log, interval: interval, timeout: renderTimeout, render: deployplan.Render}
+	ix := &Index{log: log, interval: interval, timeout: renderTimeout, render: deployplan.Render, slot: make(chan struct{}, 1)}
 	if cfg == nil {
 		return ix
 	}
 	for i := range cfg.Environments {
 		e := &cfg.Environments[i]
-		st := &envState{env: e, repo: RedactRepo(e.Source.Repo)}
+		st := &envState{env: e, repo: deployplan.RedactURL(e.Source.Repo)}
 		st.status = EnvStatus{Environment: e.Name, Namespace: e.Namespace, Repo: st.repo, Ref: e.Source.Ref, Path: e.Source.Path}
 		ix.envs = append(ix.envs, st)
 	}
@@ -200,18 +210,29 @@ func (ix *Index) refresh(ctx context.Context, st *envState) error {
 	return nil
 }
 
-// renderBounded renders env under the index's deadline. When the deadline
-// passes first it returns at once; the render, told through its context,
-// finishes in the background and its result is dropped.
+// renderBounded renders env under the index's deadline, once the render
+// slot is free (waiting for it counts against the deadline). When the
+// deadline passes first it returns at once; the render, told through its
+// context, stops at its next file access and its result is dropped; it
+// holds the slot until then.
 func (ix *Index) renderBounded(ctx context.Context, env *deployplan.Environment) (*deployplan.Rendered, error) {
 	rctx, cancel := context.WithTimeout(ctx, ix.timeout)
 	defer cancel()
+	select {
+	case ix.slot <- struct{}{}:
+	case <-rctx.Done():
+		if ctx.Err() == nil {
+			return nil, fmt.Errorf("render did not start within %s: an earlier render, abandoned at its deadline, has not stopped yet", ix.timeout)
+		}
+		return nil, rctx.Err()
+	}
 	type result struct {
 		r   *deployplan.Rendered
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
+		defer func() { <-ix.slot }()
 		r, err := ix.render(rctx, env)
 		done <- result{r, err}
 	}()
@@ -309,35 +330,4 @@ func (st *envState) sourceLabel() string {
 		return st.env.Source.Path
 	}
 	return st.repo + "@" + st.env.Source.Ref + ":" + st.env.Source.Path
-}
-
-// RedactRepo returns a repository URL without credentials: the user info of
-// a URL (https://user:token@host/...) and its query and fragment are
-// dropped. An scp-like address (git@host:org/repo.git) names an SSH user,
-// never a secret, and is kept.
-func RedactRepo(repo string) string {
-	if !strings.Contains(repo, "://") {
-		return repo
-	}
-	u, err := url.Parse(repo)
-	if err != nil {
-		// Unparseable: cut everything between the scheme and the last '@'
-		// of the authority, so no credential survives.
-		i := strings.Index(repo, "://")
-		rest := repo[i+3:]
-		auth := rest
-		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-			auth = rest[:j]
-		}
-		if at := strings.LastIndex(auth, "@"); at >= 0 {
-			rest = rest[at+1:]
-		}
-		if j := strings.IndexAny(rest, "?#"); j >= 0 {
-			rest = rest[:j]
-		}
-		return repo[:i+3] + rest
-	}
-	u.User = nil
-	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
-	return u.String()
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,25 +366,14 @@ func TestRunAndConcurrentUse(t *testing.T) {
 	}
 }
 
+// TestRedaction: the status and the lookups show a repository through
+// deployplan.RedactURL; a password holding "@" leaves no byte behind.
 func TestRedaction(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://x-access-token:ghp_secret@github.com/acme/m.git": "https://github.com/acme/m.git",
-		"https://user@github.com/acme/m.git?token=abc#frag":       "https://github.com/acme/m.git",
-		"ssh://git:pw@example.com/acme/m.git":                     "ssh://example.com/acme/m.git",
-		"file:///tmp/repo":                                        "file:///tmp/repo",
-		"git@github.com:acme/m.git":                               "git@github.com:acme/m.git",
-		"/srv/repo":                                               "/srv/repo",
-		"https://us%zzer:pw@host/r.git":                           "https://host/r.git", // unparseable
-	} {
-		if got := RedactRepo(in); got != want {
-			t.Errorf("RedactRepo(%q) = %q, want %q", in, got, want)
-		}
-	}
 	cfg, err := deployplan.ParseConfig([]byte(`environments:
   - name: remote
     cluster: {context: test}
     namespace: beta
-    source: {repo: "https://deploy:ghp_topsecret@git.example.com/acme/m.git", ref: main, path: k}
+    source: {repo: "https://deploy:ghp_top@secret@git.example.com/acme/m.git", ref: main, path: k}
     catalog: catalog.json
 `), t.TempDir())
 	if err != nil {
@@ -397,7 +388,7 @@ func TestRedaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range ix.Status() {
-		if strings.Contains(st.Repo, "topsecret") || st.Repo != "https://git.example.com/acme/m.git" {
+		if strings.Contains(st.Repo, "secret") || st.Repo != "https://git.example.com/acme/m.git" {
 			t.Errorf("Status().Repo = %q", st.Repo)
 		}
 	}
@@ -422,30 +413,82 @@ func jsonEncode(b *bytes.Buffer, v any) error { return json.NewEncoder(b).Encode
 
 // TestRefreshDeadlineFreesTheEnvironment: a render that never returns (it
 // ignores its context) cannot hold the environment: Refresh fails at the
-// render deadline and the next Refresh runs.
+// render deadline. Nor can renders pile up behind it: while it runs no
+// other render starts (of this environment or another), each Refresh
+// fails at its deadline saying so, and once it returns the next render
+// runs.
 func TestRefreshDeadlineFreesTheEnvironment(t *testing.T) {
 	f := newFixture(t)
 	ix := New(f.cfg, nil, time.Hour)
 	ix.timeout = 50 * time.Millisecond
 	stuck := make(chan struct{})
-	defer close(stuck)
-	started := make(chan struct{}, 2)
-	ix.render = func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error) {
-		started <- struct{}{}
-		<-stuck
-		return nil, errors.New("released")
-	}
-	for i := range 2 {
-		err := ix.Refresh(context.Background(), "gitenv")
-		if err == nil || !strings.Contains(err.Error(), "render did not finish within 50ms") {
-			t.Fatalf("Refresh #%d of a stuck render = %v, want the render deadline", i+1, err)
+	var running, most atomic.Int32
+	ix.render = func(ctx context.Context, env *deployplan.Environment) (*deployplan.Rendered, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			if m := most.Load(); n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
 		}
+		if env.Name == "gitenv" {
+			<-stuck
+			return nil, errors.New("released")
+		}
+		return deployplan.Render(ctx, env)
 	}
-	// Both renders started: the first one freed the environment.
-	<-started
-	<-started
+	err := ix.Refresh(context.Background(), "gitenv")
+	if err == nil || !strings.Contains(err.Error(), "render did not finish within 50ms") {
+		t.Fatalf("Refresh of a stuck render = %v, want the render deadline", err)
+	}
 	if st := ix.Status()[1]; !strings.Contains(st.Error, "did not finish") {
 		t.Errorf("Status(gitenv).Error = %q, want the deadline", st.Error)
+	}
+	for _, env := range []string{"gitenv", "local"} {
+		err := ix.Refresh(context.Background(), env)
+		if err == nil || !strings.Contains(err.Error(), "render did not start within 50ms: an earlier render") {
+			t.Errorf("Refresh(%s) behind a stuck render = %v, want it refused at the deadline", env, err)
+		}
+	}
+	close(stuck)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := ix.Refresh(context.Background(), "local")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Refresh(local) after the stuck render returned = %v, want it rendered", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("renders at once = %d, want 1", m)
+	}
+}
+
+// TestBackgroundRenderShowsYAMLTooComplex: a commit adding the alias bomb
+// of issue 26 to the overlay's resources is refused by the background
+// renderer (as the console runs it) with yaml-too-complex naming the file;
+// the last good render stays.
+func TestBackgroundRenderShowsYAMLTooComplex(t *testing.T) {
+	f := newFixture(t)
+	ix := New(f.cfg, nil, time.Hour)
+	refreshAll(t, ix)
+	good := f.head
+	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  l0: &l0 [a,a,a,a,a,a,a,a,a]\n"
+	for i := 1; i < 5; i++ {
+		bomb += fmt.Sprintf("  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 9), ","))
+	}
+	f.commit(t, "bomb", map[string]string{"overlays/x/bomb.yaml": bomb,
+		"overlays/x/kustomization.yaml": "namespace: beta\nresources: [../../base, shared.yaml, bomb.yaml]\n"})
+	err := ix.Refresh(context.Background(), "gitenv")
+	want := "overlays/x/bomb.yaml is too complex to decode (yaml-too-complex): aliases expand it to 74,749 nodes from 67 as written (74,682 added by aliases"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Refresh(bomb commit) = %v, want %q", err, want)
+	}
+	if st := ix.Status()[1]; !strings.Contains(st.Error, want) || st.Commit != good.String() {
+		t.Errorf("Status(gitenv) = %+v, want the error and the last good commit", st)
 	}
 }
 

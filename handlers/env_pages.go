@@ -40,7 +40,7 @@ func (s *Server) envRunner() (EnvRunner, error) {
 }
 
 func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
-	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: e.Source.Repo, Ref: e.Source.Ref, Path: e.Source.Path}
+	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: deployplan.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
 }
 
 // envList serves GET /environments.

@@ -250,3 +250,30 @@ func waitRunDone(t *testing.T, ts *testServer, panel string) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestEnvPagesRedactTheRepository: the environment pages show a source
+// repository without its credentials, a password holding "@" included.
+func TestEnvPagesRedactTheRepository(t *testing.T) {
+	cfg, err := deployplan.ParseConfig([]byte(`environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: staging
+    source: {repo: "https://deploy:S3p@ss@git.example.com/acme/m.git", ref: main, path: k}
+    catalog: catalog.json
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10)})
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) { o.Environments = runner })
+	for _, path := range []string{"/environments", "/environments/dev"} {
+		w := ts.get(t, path, nil)
+		body := w.Body.String()
+		if w.Code != 200 || !strings.Contains(body, "https://git.example.com/acme/m.git") {
+			t.Errorf("GET %s = %d, want 200 showing https://git.example.com/acme/m.git", path, w.Code)
+		}
+		if strings.Contains(body, "S3p") || strings.Contains(body, "ss@git") || strings.Contains(body, "deploy:") {
+			t.Errorf("GET %s shows the repository's credentials", path)
+		}
+	}
+}

@@ -148,11 +148,18 @@ func Drift(kind string, entries []metav1.ManagedFieldsEntry, content func() map[
 			if seen[path] {
 				continue
 			}
-			seen[path] = true
 			if obj == nil && content != nil {
 				obj = content()
 			}
-			d := DriftField{Path: path, Manager: e.Manager, Operation: string(e.Operation), Live: liveValue(obj, p), at: p.Copy()}
+			v, present := lookupPath(obj, p)
+			if obj != nil && !present {
+				// A field the object no longer has: the API server dropped
+				// it (spec.allocateLoadBalancerNodePorts once a Service is
+				// no longer a LoadBalancer) and left its manager's entry.
+				continue
+			}
+			seen[path] = true
+			d := DriftField{Path: path, Manager: e.Manager, Operation: string(e.Operation), Live: compactValue(v, present), at: p.Copy()}
 			if e.Time != nil {
 				t := e.Time.Time
 				d.Time = &t
@@ -165,6 +172,45 @@ func Drift(kind string, entries []metav1.ManagedFieldsEntry, content func() map[
 		out = out[:maxDriftFields]
 	}
 	return out
+}
+
+// UnrecordedScaleManager is the manager of a drift found by
+// UnrecordedScale: the API server recorded none.
+const UnrecordedScaleManager = "(not recorded: scale subresource, e.g. kubectl scale)"
+
+// replicasPath is spec.replicas.
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// UnrecordedScale finds the drift Drift cannot: a Deployment or
+// StatefulSet scaled through the scale subresource (kubectl scale) while
+// no manager owned spec.replicas (its manifest leaves the count out). The
+// API server does not track such a write (the scale object it updates
+// has no managed fields), so only the count shows it: with no owner,
+// spec.replicas is the API server's default, 1, unless someone scaled it.
+// autoscaled says a HorizontalPodAutoscaler targets the object: then the
+// count is the autoscaler's (it writes through the same subresource), not
+// drift.
+func UnrecordedScale(kind string, entries []metav1.ManagedFieldsEntry, obj map[string]any, autoscaled bool) (DriftField, bool) {
+	if autoscaled || (kind != "Deployment" && kind != "StatefulSet") {
+		return DriftField{}, false
+	}
+	v, present := lookupPath(obj, replicasPath)
+	if !present {
+		return DriftField{}, false
+	}
+	if n, ok := v.(int64); ok && n == 1 {
+		return DriftField{}, false
+	}
+	if f, ok := v.(float64); ok && f == 1 {
+		return DriftField{}, false
+	}
+	for _, e := range entries {
+		if s := parseFields(e.FieldsV1); s != nil && s.Has(replicasPath) {
+			return DriftField{}, false
+		}
+	}
+	return DriftField{Path: "spec.replicas", Manager: UnrecordedScaleManager, Operation: string(metav1.ManagedFieldsOperationUpdate),
+		Live: compactValue(v, true), at: replicasPath.Copy()}, true
 }
 
 func parseFields(f *metav1.FieldsV1) *fieldpath.Set {
@@ -227,6 +273,10 @@ func fieldNames(p fieldpath.Path) []string {
 
 var plainField = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// FormatPath is formatPath, for the plan's changes (deployplan), so a path
+// reads the same in a drift and in a change.
+func FormatPath(p fieldpath.Path) string { return formatPath(p) }
+
 // formatPath writes a path the way people read it:
 // spec.template.spec.containers[name=web].env[name=EXTRA_FLAG],
 // metadata.annotations["example.com/owner"], metadata.finalizers["x"], args[2].
@@ -272,30 +322,31 @@ func scalarString(v value.Value) string {
 	return value.ToString(v)
 }
 
-// liveValue finds the path's value in obj as compact JSON, bounded.
-func liveValue(obj map[string]any, p fieldpath.Path) string {
+// lookupPath finds the path's value in obj; present is false when obj
+// has no such field or element.
+func lookupPath(obj map[string]any, p fieldpath.Path) (v any, present bool) {
 	var cur any = obj
 	for _, pe := range p {
 		switch {
 		case pe.FieldName != nil:
 			m, ok := cur.(map[string]any)
 			if !ok {
-				return ""
+				return nil, false
 			}
 			cur, ok = m[*pe.FieldName]
 			if !ok {
-				return ""
+				return nil, false
 			}
 		case pe.Index != nil:
 			l, ok := cur.([]any)
 			if !ok || *pe.Index < 0 || *pe.Index >= len(l) {
-				return ""
+				return nil, false
 			}
 			cur = l[*pe.Index]
 		default:
 			l, ok := cur.([]any)
 			if !ok {
-				return ""
+				return nil, false
 			}
 			var found any
 			for _, el := range l {
@@ -305,12 +356,21 @@ func liveValue(obj map[string]any, p fieldpath.Path) string {
 				}
 			}
 			if found == nil {
-				return ""
+				return nil, false
 			}
 			cur = found
 		}
 	}
-	b, err := json.Marshal(cur)
+	return cur, true
+}
+
+// compactValue is v as compact JSON, at most maxDriftValue bytes; "" when
+// absent.
+func compactValue(v any, present bool) string {
+	if !present {
+		return ""
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}

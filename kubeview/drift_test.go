@@ -96,9 +96,10 @@ func TestDrift(t *testing.T) {
 		{"replicasets are derived", "ReplicaSet", []metav1.ManagedFieldsEntry{mf("kubectl-label", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)}, nil},
 		{"malformed fields are skipped", "Deployment", []metav1.ManagedFieldsEntry{operator,
 			mf("broken", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":`)}, nil},
-		{"a value that is gone reads empty", "Deployment", []metav1.ManagedFieldsEntry{operator,
-			mf("kubectl-label", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:gone":{}}}}`)},
-			[]DriftField{{Path: "metadata.labels.gone", Manager: "kubectl-label", Operation: "Update", Time: &when, Live: ""}}},
+		// A Service put back from LoadBalancer: the API server dropped
+		// spec.allocateLoadBalancerNodePorts but kept the editor's entry.
+		{"a field the object no longer has is not drift", "Service", []metav1.ManagedFieldsEntry{operator,
+			mf("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{"f:allocateLoadBalancerNodePorts":{}},"f:metadata":{"f:labels":{"f:gone":{}}}}`)}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,5 +147,40 @@ func TestDriftReadsContentOnlyWhenDrifted(t *testing.T) {
 		mf("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{}}`)}, content, rules)
 	if called {
 		t.Error("Drift read the object's content although nothing drifted")
+	}
+}
+
+func TestUnrecordedScale(t *testing.T) {
+	withReplicas := func(n int64) map[string]any {
+		return map[string]any{"spec": map[string]any{"replicas": n}}
+	}
+	ours := mf("deploy-web", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{"f:selector":{}}}`)
+	owned := mf("deploy-web", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{"f:replicas":{}}}`)
+	tests := []struct {
+		name       string
+		kind       string
+		entries    []metav1.ManagedFieldsEntry
+		obj        map[string]any
+		autoscaled bool
+		want       bool
+	}{
+		// kubectl scale when no manager owned spec.replicas: the API server
+		// records no manager, only the count shows it.
+		{"kubectl scale of a count no one set", "Deployment", []metav1.ManagedFieldsEntry{ours}, withReplicas(3), false, true},
+		{"a StatefulSet too", "StatefulSet", []metav1.ManagedFieldsEntry{ours}, withReplicas(0), false, true},
+		{"the default count", "Deployment", []metav1.ManagedFieldsEntry{ours}, withReplicas(1), false, false},
+		{"the HPA's count", "Deployment", []metav1.ManagedFieldsEntry{ours}, withReplicas(3), true, false},
+		{"an owned count (Drift sees who scaled)", "Deployment", []metav1.ManagedFieldsEntry{owned}, withReplicas(3), false, false},
+		{"not a scalable kind", "ConfigMap", []metav1.ManagedFieldsEntry{ours}, withReplicas(3), false, false},
+		{"no count", "Deployment", []metav1.ManagedFieldsEntry{ours}, map[string]any{}, false, false},
+	}
+	for _, tt := range tests {
+		d, got := UnrecordedScale(tt.kind, tt.entries, tt.obj, tt.autoscaled)
+		if got != tt.want {
+			t.Errorf("UnrecordedScale(%s) = %v, want %v", tt.name, got, tt.want)
+		}
+		if got && (d.Path != "spec.replicas" || d.Manager != UnrecordedScaleManager || d.Live != fmt.Sprint(tt.obj["spec"].(map[string]any)["replicas"])) {
+			t.Errorf("UnrecordedScale(%s) = %+v", tt.name, d)
+		}
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Event is one Kubernetes event about an object.
@@ -115,9 +116,4 @@ func cutMessage(m string) string { return cutText(m, maxEventMessage) }
 
 // cutText keeps at most max bytes of s, "…" marking a cut, without
 // leaving half a character (event messages, drift values).
-func cutText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return strings.ToValidUTF8(s[:max], "") + "…"
-}
+func cutText(s string, max int) string { return textfmt.Cut(s, max) }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -73,7 +72,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	log := newLogger(stderr, *logFormat, slog.LevelWarn)
+	log := newDemoLogger(stderr, *logFormat)
 
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
@@ -164,6 +163,7 @@ func printBanner(w io.Writer, st demoState) {
 	}
 	fmt.Fprintf(w, "  Clusters:    %s\n", st.ClustersFile)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
+	fmt.Fprintf(w, "  Audit:       each rollback, sync, plan and apply is printed here (stderr) with its user\n")
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 )
 
-// Exit codes of source-plan, apply and validate-report (README "Plan and apply").
+// Exit codes of source-plan, apply and validate-report (docs/plan-and-apply.md, "Exit codes").
 const (
 	exitFailed  = 1
 	exitRefused = 2 // refused, or a usage mistake
@@ -167,7 +167,7 @@ func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if pf.output == "json" {
 		b, _ := json.MarshalIndent(map[string]any{
-			"environment": res.Environment, "origin": res.Origin, "sourceCommit": res.SourceCommit,
+			"environment": res.Environment, "namespace": res.Namespace, "origin": res.Origin, "sourceCommit": res.SourceCommit,
 			"catalogCommit": res.CatalogCommit, "catalogPath": res.CatalogPath,
 			"divergences": nonNil(res.Divergences), "disclaimer": deployplan.SourceDisclaimer,
 		}, "", "  ")
@@ -178,9 +178,9 @@ func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		for _, w := range res.Workloads {
 			n += len(w.Containers)
 		}
-		fmt.Fprintf(stdout, "  %d workload(s), %d container(s) checked\n", len(res.Workloads), n)
+		fmt.Fprintf(stdout, "  %d workload(s), %d container(s) checked; every object must be in namespace %s\n", len(res.Workloads), n, res.Namespace)
 		if len(res.Divergences) == 0 {
-			fmt.Fprintln(stdout, "  converged: every image is in the catalog (a service tagged as its mode asks, or an admitted third-party image), its digest recorded, and the env mirrors agree")
+			fmt.Fprintf(stdout, "  converged: every object is in namespace %s, every image is in the catalog (a service tagged as its mode asks, or an admitted third-party image), its digest recorded, and the env mirrors agree\n", res.Namespace)
 		}
 		for _, d := range res.Divergences {
 			fmt.Fprintf(stdout, "  DIVERGENCE %s: %s\n    fix: %s\n", d.ID, d.Message, d.UnblockHint)

@@ -341,7 +341,8 @@ var snapshotKinds = []schema.GroupVersionResource{
 }
 
 // snapshot maps every object of the namespace (metadata only) to uid and
-// resourceVersion; Deployments to uid and generation (their status moves).
+// resourceVersion; Deployments to uid and generation (their status moves);
+// not the capture record (deployplan.CaptureRecordName).
 func (s *sample) snapshot() map[string]string {
 	s.t.Helper()
 	out := map[string]string{}
@@ -351,7 +352,9 @@ func (s *sample) snapshot() map[string]string {
 			s.t.Fatal(err)
 		}
 		for _, o := range list.Items {
-			if gvr.Resource == "configmaps" && o.Name == "kube-root-ca.crt" {
+			// The record of the captures is deploy-web's bookkeeping, as
+			// the lock is: every apply adds its capture's digest.
+			if gvr.Resource == "configmaps" && (o.Name == "kube-root-ca.crt" || o.Name == deployplan.CaptureRecordName) {
 				continue
 			}
 			v := string(o.UID) + "@" + o.ResourceVersion

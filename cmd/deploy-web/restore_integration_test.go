@@ -15,10 +15,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -238,6 +241,12 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 			t.Errorf("the applied report's generatedAt %s is not the apply's time", d.GeneratedAt)
 		}
 		capture = d.RollbackHint.PreApplyCapture
+		// The apply recorded its capture's digest in the cluster before
+		// its first change.
+		rec, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, deployplan.CaptureRecordName, metav1.GetOptions{})
+		if dg := d.RollbackHint.PreApplyCaptureDigest; err != nil || !strings.HasPrefix(dg, "sha256:") || !strings.Contains(rec.Data["sample-dev"], dg) {
+			t.Errorf("capture digest %q recorded as %v (%v), want it under sample-dev in ConfigMap %s", dg, rec.GetName(), err, deployplan.CaptureRecordName)
+		}
 		for _, h := range d.RollbackHint.DeploymentRollbacks {
 			if strings.HasPrefix(h, "kubectl") && (!strings.Contains(h, "--kubeconfig "+c.Kubeconfig) || !strings.Contains(h, "--context devcluster")) {
 				t.Errorf("rollback hint %q lacks the configured --kubeconfig and --context", h)
@@ -357,14 +366,14 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		os.WriteFile(filepath.Join(bad, "e.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"not-indexed","namespace":"sample-dev"}}`), 0o644)
 		// The index lists x (in another namespace) and the Lease, so the
 		// boundary and kind checks are what refuse them.
-		os.WriteFile(filepath.Join(bad, deployplan.CaptureIndexFile), []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"kube-system","name":"x","existed":true}`+"\n"+
-			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","namespace":"sample-dev","name":"deploy-web-apply","existed":true}`+"\n"), 0o644)
+		os.WriteFile(filepath.Join(bad, deployplan.CaptureIndexFile), []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"kube-system","name":"x","existed":true,"file":"a.json"}`+"\n"+
+			`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","namespace":"sample-dev","name":"deploy-web-apply","existed":true,"file":"c.json"}`+"\n"), 0o644)
 		before := s.snapshot()
 		r := filepath.Join(s.reports, "restore-bad.json")
 		code, _, stderr := s.cli(append([]string{"restore", "--capture", bad, "--confirm-env=sample-dev", "--confirmed-non-production", "--write-report", r}, base...)...)
 		// One blocker per root cause, its message naming the object.
 		for _, want := range []string{"BLOCKER outside-namespace: ConfigMap/x", "BLOCKER capture-secret: the capture holds Secret y", "BLOCKER capture-kind: the capture holds Lease/deploy-web-apply",
-			"BLOCKER capture-unlisted: the capture holds ConfigMap/not-indexed"} {
+			"BLOCKER capture-unlisted: the capture holds ConfigMap/not-indexed", "BLOCKER capture-unrecorded: capture " + bad} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("restore of a tampered capture: stderr lacks %s", want)
 			}
@@ -380,21 +389,18 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		// A real capture with an image nothing runs and the catalog does
 		// not admit, and a ConfigMap the index says the apply created.
-		evil := t.TempDir()
-		files, _ := filepath.Glob(filepath.Join(capture, "*"))
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
+		evil := copyCapture(t, capture, func(data []byte) []byte {
 			if strings.Contains(string(data), `"kind": "Deployment"`) {
 				data = regexp.MustCompile(`"image": "[^"]*"`).ReplaceAll(data, []byte(`"image": "evil.example/miner:1"`))
 			}
-			os.WriteFile(filepath.Join(evil, filepath.Base(f)), data, 0o644)
-		}
+			return data
+		})
 		os.WriteFile(filepath.Join(evil, "999-configmap-new.json"), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new-config","namespace":"sample-dev"}}`), 0o644)
 		idx, _ := os.ReadFile(filepath.Join(evil, deployplan.CaptureIndexFile))
 		os.WriteFile(filepath.Join(evil, deployplan.CaptureIndexFile), append(idx, []byte(`{"apiVersion":"v1","kind":"ConfigMap","namespace":"sample-dev","name":"new-config","existed":false}`+"\n")...), 0o644)
 		code, _, stderr = s.cli(append([]string{"restore", "--capture", evil, "--confirm-env=sample-dev", "--confirmed-non-production"}, base...)...)
-		if code != 2 || !strings.Contains(stderr, `BLOCKER capture-image`) || !strings.Contains(stderr, `"evil.example/miner:1"`) || !strings.Contains(stderr, "ConfigMap/new-config") {
-			t.Errorf("restore of a capture with a foreign image = %d (%s), want 2 with capture-image and capture-unlisted blockers", code, stderr)
+		if code != 2 || !strings.Contains(stderr, `BLOCKER capture-image`) || !strings.Contains(stderr, `"evil.example/miner:1"`) || !strings.Contains(stderr, "ConfigMap/new-config") || !strings.Contains(stderr, "BLOCKER capture-unrecorded") {
+			t.Errorf("restore of a capture with a foreign image = %d (%s), want 2 with capture-image, capture-unlisted and capture-unrecorded blockers", code, stderr)
 		}
 		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a refused restore changed the cluster")
@@ -405,6 +411,110 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		}
 		if code, _, _ := s.cli("restore", "--config", s.cfgPath, "--env", "sample-prod", "--capture", capture, "--confirm-env=sample-prod", "--confirmed-non-production"); code != 2 {
 			t.Errorf("restore in a protected environment = %d, want 2", code)
+		}
+	})
+
+	t.Run("a restore applies nothing its dry-run blocks, nor a capture no apply recorded", func(t *testing.T) {
+		restore := func(dir string, dry bool, report string) (int, string, *deployplan.DeployApply) {
+			t.Helper()
+			args := append([]string{"restore", "--capture", dir, "--write-report", report}, base...)
+			if dry {
+				args = append(args, "--dry-run")
+			} else {
+				args = append(args, "--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "1m")
+			}
+			code, _, stderr := s.cli(args...)
+			return code, stderr, &s.readReport(report).DeployApply
+		}
+		blockerIDs := func(d *deployplan.DeployApply) []string {
+			var out []string
+			for _, b := range d.RemainingBlockers {
+				out = append(out, b.ID)
+			}
+			return out
+		}
+		// The reported hole: a Service with externalIPs and an index line
+		// without namespace (and, second, one an apply could have written,
+		// file and all): the dry-run blocks it, and so does the run.
+		evilService := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"evil"},"spec":{"externalIPs":["10.96.0.1"],"ports":[{"port":80}]}}`
+		for i, line := range []string{
+			`{"apiVersion":"v1","kind":"Service","name":"evil","existed":true}`,
+			`{"apiVersion":"v1","kind":"Service","name":"evil","existed":true,"file":"evil.json"}`,
+		} {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "evil.json"), []byte(evilService), 0o644)
+			os.WriteFile(filepath.Join(dir, deployplan.CaptureIndexFile), []byte(line+"\n"), 0o644)
+			before := s.snapshot()
+			code, _, d := restore(dir, true, filepath.Join(s.reports, fmt.Sprintf("evil-plan-%d.json", i)))
+			if code != 3 || d.Conclusion.Status != deployplan.StatusBlocked || action(d, "Service", "evil") != deployplan.ActionBlocked || !slices.Contains(blockerIDs(d), "capture-unrecorded") {
+				t.Errorf("restore --dry-run of the evil Service (index %s) = %d, %+v, blockers %v; want 3, blocked, capture-unrecorded", line, code, d.Conclusion, blockerIDs(d))
+			}
+			if i == 1 && !slices.Equal(blockerIDs(d), []string{"capture-unrecorded"}) {
+				t.Errorf("blockers of a well-formed hand-made capture = %v, want capture-unrecorded alone", blockerIDs(d))
+			}
+			code, stderr, d := restore(dir, false, filepath.Join(s.reports, fmt.Sprintf("evil-%d.json", i)))
+			if code != 2 || d.Conclusion.Status != deployplan.StatusRefused || !strings.Contains(stderr, "a hand-made capture must go through apply like any other source") {
+				t.Errorf("restore of the evil Service (index %s) = %d, %+v; want 2, refused, saying a hand-made capture goes through apply", line, code, d.Conclusion)
+			}
+			if _, err := s.kube.CoreV1().Services(ns).Get(ctx, "evil", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("Service evil after a refused restore: %v, want not found", err)
+			}
+			if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("a refused restore changed the cluster")
+			}
+		}
+
+		// The apply's own capture, an extra unindexed file added.
+		extra := copyCapture(t, capture, func(data []byte) []byte { return data })
+		os.WriteFile(filepath.Join(extra, "zzz-service-evil.json"), []byte(evilService), 0o644)
+		if code, _, d := restore(extra, true, filepath.Join(s.reports, "extra-plan.json")); code != 3 || !slices.Contains(blockerIDs(d), "capture-unrecorded") || !slices.Contains(blockerIDs(d), "capture-unlisted") {
+			t.Errorf("restore --dry-run of a capture with an extra file = %d, blockers %v; want 3 with capture-unrecorded and capture-unlisted", code, blockerIDs(d))
+		}
+
+		// The apply's own capture, its Deployment given an init container
+		// of an image nothing runs and the catalog does not admit; even
+		// with its digest recorded (as if an apply had written it), the
+		// image blocks it.
+		swapped := copyCapture(t, capture, func(data []byte) []byte {
+			if !strings.Contains(string(data), `"kind": "Deployment"`) {
+				return data
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			podSpec := m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			podSpec["initContainers"] = []any{map[string]any{"name": "init", "image": "evil.example/miner:1"}}
+			data, _ = json.MarshalIndent(m, "", "  ")
+			return data
+		})
+		_, _, d := restore(swapped, true, filepath.Join(s.reports, "swapped-plan.json"))
+		rec, err := s.kube.CoreV1().ConfigMaps(ns).Get(ctx, deployplan.CaptureRecordName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Data["sample-dev"] += fmt.Sprintf(`{"digest":%q,"time":"2026-01-01T00:00:00Z","holder":"test","capture":%q}`+"\n", d.Source.CaptureDigest, swapped)
+		if _, err := s.kube.CoreV1().ConfigMaps(ns).Update(ctx, rec, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := s.snapshot()
+		code, _, d := restore(swapped, true, filepath.Join(s.reports, "swapped-plan-recorded.json"))
+		found := false
+		for _, b := range d.RemainingBlockers {
+			found = found || b.ID == "capture-image" && slices.Contains(b.Affected, "Deployment/api/init") && strings.Contains(b.Message, "evil.example/miner:1")
+		}
+		if code != 3 || !found || slices.Contains(blockerIDs(d), "capture-unrecorded") {
+			t.Errorf("restore --dry-run of a recorded capture with an uncatalogued init image = %d, blockers %+v; want 3 with capture-image for Deployment/api/init and no capture-unrecorded", code, d.RemainingBlockers)
+		}
+		if code, _, d := restore(swapped, false, filepath.Join(s.reports, "swapped.json")); code != 2 || d.Conclusion.Status != deployplan.StatusRefused {
+			t.Errorf("restore of a capture with an uncatalogued init image = %d, %+v; want 2, refused", code, d.Conclusion)
+		}
+		if after := s.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a refused restore changed the cluster")
+		}
+		dep, _ := s.kube.AppsV1().Deployments(ns).Get(ctx, "api", metav1.GetOptions{})
+		if len(dep.Spec.Template.Spec.InitContainers) != 0 {
+			t.Errorf("the refused restore gave Deployment api init containers %v", dep.Spec.Template.Spec.InitContainers)
 		}
 	})
 
@@ -452,9 +562,99 @@ func TestRestoreSecretHashOrphansReserved(t *testing.T) {
 		if a := action(d, "Secret", "api-secret"); a != deployplan.ActionUpdate {
 			t.Errorf("a Secret whose value another manager wrote plans %q, want update", a)
 		}
+		// The report says who wrote the values (kubectl-edit), never the
+		// value nor the key (managed fields name keys).
 		raw, _ := os.ReadFile(filepath.Join(s.reports, "hand-edit.json"))
-		if bytes.Contains(raw, []byte("changed-by-hand")) || bytes.Contains(raw, []byte("kubectl-edit")) {
-			t.Error("the report carries the hand-written value or its managed fields")
+		if bytes.Contains(raw, []byte("changed-by-hand")) || bytes.Contains(raw, []byte("password")) || !bytes.Contains(raw, []byte("values written by kubectl-edit")) {
+			t.Errorf("the report carries the hand-written value or its key, or does not say who wrote it:\n%s", raw)
 		}
 	})
+
+	t.Run("an uncatalogued image in any pod template blocks the plan; unreadable containers are refused", func(t *testing.T) {
+		crd := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": "runners.example.com"},
+			"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+				"names": map[string]any{"plural": "runners", "singular": "runner", "kind": "Runner", "listKind": "RunnerList"},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}}
+		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		if _, err := s.dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			s.dyn.Resource(crds).Delete(context.Background(), "runners.example.com", metav1.DeleteOptions{})
+		})
+		runners := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "runners"}
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			if _, err := s.dyn.Resource(runners).Namespace(ns).List(ctx, metav1.ListOptions{}); err == nil {
+				break
+			} else if time.Since(start) > time.Minute {
+				t.Fatalf("CRD runners.example.com not served: %v", err)
+			}
+		}
+		v4 := s.manifests("")
+		v4["deploy/dev/kustomization.yaml"] = "namespace: sample-dev\nresources:\n  - app.yaml\n  - jobs.yaml\n  - workloads.yaml\n"
+		v4["deploy/dev/workloads.yaml"] = `apiVersion: v1
+kind: ReplicationController
+metadata: {name: rc}
+spec:
+  replicas: 1
+  selector: {app: rc}
+  template:
+    metadata: {labels: {app: rc}}
+    spec:
+      containers: [{name: m, image: "evil.example/miner:1"}]
+---
+apiVersion: example.com/v1
+kind: Runner
+metadata: {name: r}
+spec:
+  workload:
+    podSpec:
+      containers: [{name: m, image: "evil.example/miner:2"}]
+---
+apiVersion: example.com/v1
+kind: Runner
+metadata: {name: unreadable}
+spec:
+  containers: "evil.example/miner:3"
+`
+		s.commitFiles("v4: uncatalogued images outside the usual kinds", v4)
+		code, d := plan("pod-templates.json")
+		var notInCatalog, unknown []string
+		for _, b := range d.RemainingBlockers {
+			switch b.ID {
+			case "image-not-in-catalog":
+				notInCatalog = b.Affected
+			case "unknown-workload":
+				unknown = b.Affected
+			}
+		}
+		if code != 3 || d.Conclusion.Status != deployplan.StatusBlocked || !slices.Contains(notInCatalog, "ReplicationController/rc/m") || !slices.Contains(notInCatalog, "Runner/r/m") || !slices.Equal(unknown, []string{"Runner/unreadable"}) {
+			t.Errorf("plan with uncatalogued images in a ReplicationController and a Runner = %d, %s; image-not-in-catalog %v, unknown-workload %v; want 3, blocked, both containers and Runner/unreadable", code, d.Conclusion.Status, notInCatalog, unknown)
+		}
+	})
+
+}
+
+// copyCapture copies the files of a capture into a new folder, each
+// through edit, and returns the folder.
+func copyCapture(t *testing.T, capture string, edit func(data []byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(capture, "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("capture %s: %d files, %v", capture, len(files), err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), edit(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

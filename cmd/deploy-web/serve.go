@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -85,7 +84,7 @@ const defaultShutdownGrace = 20 * time.Second
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address of the dashboard (HTTP; put TLS in front of it)")
-	fs.StringVar(&c.Clusters, "clusters", "", "clusters file (YAML, see README \"Many clusters\"): every cluster the console spans, each with its kubeconfig or inCluster, namespaces and App resource; replaces --kubeconfig, --context, --namespaces and --app-resource")
+	fs.StringVar(&c.Clusters, "clusters", "", "clusters file (YAML, see docs/many-clusters.md): every cluster the console spans, each with its kubeconfig or inCluster, namespaces and App resource; replaces --kubeconfig, --context, --namespaces and --app-resource")
 	fs.StringVar(&c.ClusterName, "cluster-name", "", "name of the one cluster of --kubeconfig/--context (a DNS label; default: in-cluster, or the context's name)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, else $KUBECONFIG)")
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
@@ -98,7 +97,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedirectURL, "oidc-redirect-url", "", "this dashboard's OIDC callback URL, e.g. https://deploy.example.com/auth/callback (required)")
 	fs.StringVar(&c.AdminClaim, "admin-claim", auth.DefaultAdminClaim, "ID-token claim that makes a superadmin")
 	fs.StringVar(&c.AdminValue, "admin-value", auth.DefaultAdminValue, "value of --admin-claim that makes a superadmin (a list claim must contain it; \"true\" matches a boolean claim)")
-	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see README")
+	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see docs/configuration.md")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", auth.DefaultSessionTTL, "session lifetime")
 	fs.DurationVar(&c.SessionRecheck, "session-recheck", auth.DefaultSessionRecheck, "how often a session re-checks the user with the identity provider through the refresh token (a user removed from the admin group or disabled is signed out at the next check)")
 	fs.BoolVar(&c.LocalLogout, "local-logout", false, "keep logout local: do not send the browser to the identity provider's end_session_endpoint")
@@ -107,10 +106,10 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
-	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see README \"Plan and apply\"); enables the Environments pages")
+	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see docs/plan-and-apply.md); enables the Environments pages")
 	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: deploy-web's own, from $POD_NAMESPACE or the in-cluster service account; required outside a cluster)")
 	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
-	fs.StringVar(&c.ReportsDir, "reports-dir", filepath.Join(os.TempDir(), "deploy-web-reports"), "folder for the console's reports and pre-apply captures")
+	fs.StringVar(&c.ReportsDir, "reports-dir", deployplan.DefaultReportsDir(), "folder for the console's reports and pre-apply captures (created 0700; one owned by another user or writable by every user is refused)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
 }
 
@@ -319,6 +318,9 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		}
 		if err := guardEnvironments(envCfg, historyNS, own, ownFrom, secrets); err != nil {
 			return err
+		}
+		if err := deployplan.PrepareReportsDir(cfg.ReportsDir); err != nil {
+			return fmt.Errorf("--reports-dir: %w", err)
 		}
 		hopts.EnvClusters = envClusters(envCfg, targets)
 		envConfig := envRestConfigs(envCfg, targets, cfg.Kubeconfig)

@@ -75,7 +75,7 @@ func EnvListView(p EnvListPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(p.Envs) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"empty\" data-testid=\"no-envs\"><h2>No environments configured</h2><p>Start deploy-web with <code>--environments FILE</code> (the plan/apply config described in the README) to plan and apply from the console.</p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"empty\" data-testid=\"no-envs\"><h2>No environments configured</h2><p>Start deploy-web with <code>--environments FILE</code> (the plan/apply config described in docs/plan-and-apply.md) to plan and apply from the console.</p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -1,0 +1,114 @@
+package freeze
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Action is what a freeze may refuse.
+type Action string
+
+// The actions a freeze decides on.
+const (
+	Plan     Action = "plan"
+	Apply    Action = "apply"
+	Sync     Action = "sync"
+	Rollback Action = "rollback"
+	Promote  Action = "promote"
+	AutoSync Action = "auto-sync"
+)
+
+// Refused reports whether a freeze refuses a: every write does (apply,
+// sync, rollback, promote, auto-sync, and any action this package does not
+// know, failing closed); a plan, which writes nothing, does not.
+func (a Action) Refused() bool { return a != Plan }
+
+// FrozenError is the refusal of an action by a freeze.
+type FrozenError struct {
+	Action Action
+	Target Target
+	Freeze Freeze
+	// OpensAt is when the target opens again.
+	OpensAt time.Time
+}
+
+// Message is the refusal in a user's words: "frozen until 2026-12-03 18:00
+// UTC by alice@example.com: release week".
+func (e *FrozenError) Message() string {
+	until := stamp(e.OpensAt)
+	if loc, err := e.Freeze.location(); err == nil && loc != time.UTC {
+		until += " (" + e.OpensAt.In(loc).Format("15:04 ") + loc.String() + ")"
+	}
+	msg := fmt.Sprintf("frozen until %s by %s: %s", until, e.Freeze.Author, e.Freeze.Reason)
+	if e.Freeze.Ticket != "" {
+		msg += " (" + e.Freeze.Ticket + ")"
+	}
+	return msg
+}
+
+func (e *FrozenError) Error() string {
+	return fmt.Sprintf("freeze: %s at %s refused: %s", e.Action, e.Target, e.Message())
+}
+
+// Check is the decision for a at t at now: nil when a may go ahead, a
+// *FrozenError when a freeze refuses it.
+func (l List) Check(now time.Time, a Action, t Target) error {
+	if !a.Refused() {
+		return nil
+	}
+	f, opens, ok := l.Active(now, t)
+	if !ok {
+		return nil
+	}
+	return &FrozenError{Action: a, Target: t, Freeze: *f, OpensAt: opens}
+}
+
+// BreakGlass is a request to override the freezes for one action.
+type BreakGlass struct {
+	// Reason is required: why this cannot wait until the freeze opens.
+	Reason string
+	// Superadmin is the caller's role decision for this person and target
+	// (roles: Allow(principal, roles.BreakGlass, target).Allowed).
+	Superadmin bool
+	By         Author
+}
+
+// Override is the record of a break-glass: the caller writes it to the
+// audit trail before it acts.
+type Override struct {
+	Action  Action    `json:"action"`
+	Target  Target    `json:"target"`
+	Freeze  Freeze    `json:"freeze"`
+	OpensAt time.Time `json:"opensAt"`
+	Reason  string    `json:"reason"`
+	By      Author    `json:"by"`
+	At      time.Time `json:"at"`
+}
+
+// ErrBreakGlassDenied is wrapped, with the *FrozenError, when a person who
+// is not a superadmin asks to break the glass.
+var ErrBreakGlassDenied = errors.New("freeze: only a superadmin may override a freeze")
+
+// BreakGlass decides a at t at now with an override: nil, nil when no
+// freeze refuses a (nothing to override, nothing to record); the Override
+// to record when bg is a superadmin's with a reason; otherwise an error
+// that wraps the *FrozenError (and ErrBreakGlassDenied, or names the
+// missing reason).
+func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Override, error) {
+	err := l.Check(now, a, t)
+	var fe *FrozenError
+	if !errors.As(err, &fe) {
+		return nil, err
+	}
+	if !bg.Superadmin {
+		return nil, fmt.Errorf("%w: %w", ErrBreakGlassDenied, fe)
+	}
+	if err := checkText("break-glass reason", bg.Reason, true); err != nil {
+		return nil, fmt.Errorf("freeze: %w: %w", err, fe)
+	}
+	if bg.By.Subject == "" {
+		return nil, fmt.Errorf("freeze: break-glass by: the subject is required: %w", fe)
+	}
+	return &Override{Action: a, Target: t, Freeze: fe.Freeze, OpensAt: fe.OpensAt, Reason: bg.Reason, By: bg.By, At: now}, nil
+}

@@ -1,0 +1,290 @@
+package freeze
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+)
+
+// The ConfigMap that holds the freezes, in deploy-web's own namespace.
+const (
+	ConfigMapName = "deploy-web-freezes"
+	// DataKey is the ConfigMap key of the freezes' JSON.
+	DataKey = "freezes.json"
+	// LabelKind marks the ConfigMap (the label planstore and
+	// deployplan.ReservedName use for deploy-web's own ConfigMaps).
+	LabelKind = "deploy-web.hanzo.ai/kind"
+	kindValue = "freezes"
+	// fieldManager is deploy-web's field manager (deployplan.FieldManager).
+	fieldManager = "deploy-web"
+)
+
+// Limits of the store: a ConfigMap holds at most 1 MiB.
+const (
+	MaxFreezes    = 200
+	MaxStoreBytes = 900 << 10
+	// maxAttempts bounds the read-change-update rounds of one write that
+	// lost to another writer; between rounds the writer waits a random
+	// while that doubles each round (conflictWait), so two replicas that
+	// keep colliding fall out of step instead of losing every round.
+	maxAttempts = 16
+)
+
+// ErrNotFound is returned by Remove for an ID that is not stored.
+var ErrNotFound = errors.New("freeze: no such freeze")
+
+// FullError refuses a freeze that would not fit.
+type FullError struct {
+	Freezes, Bytes int
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("freeze: the store is full (%d freezes, %d bytes; at most %d freezes and %d bytes): remove ended or unneeded freezes first",
+		e.Freezes, e.Bytes, MaxFreezes, MaxStoreBytes)
+}
+
+// stored is the JSON of DataKey.
+type stored struct {
+	Freezes []Freeze `json:"freezes"`
+}
+
+// Store reads and writes the freezes ConfigMap in one namespace. It is
+// safe for concurrent use, by one replica or many: every write is a
+// compare-and-swap on the ConfigMap's resourceVersion.
+type Store struct {
+	cms       typedcorev1.ConfigMapsGetter
+	namespace string
+	now       func() time.Time
+}
+
+// NewStore returns the store of the freezes ConfigMap in namespace
+// (deploy-web's own: the same namespace as the plan history).
+func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string) *Store {
+	return &Store{cms: cms, namespace: namespace, now: time.Now}
+}
+
+// List returns the stored freezes (lapsed ones too, until pruned), in the
+// order they were added. No ConfigMap is no freeze. A stored freeze that
+// does not validate (an edit by hand) is an error naming it: the caller
+// must then refuse what a freeze would refuse, failing closed.
+func (s *Store) List(ctx context.Context) (List, error) {
+	cm, err := s.get(ctx)
+	if err != nil || cm == nil {
+		return nil, err
+	}
+	return s.decode(cm, true)
+}
+
+// Add validates f, gives it an ID, Created and a normalised zone, and
+// stores it. It refuses a freeze that has already ended or that would
+// not fit (*FullError).
+func (s *Store) Add(ctx context.Context, f Freeze) (Freeze, error) {
+	now := s.now()
+	f.ID, f.Created = newID(), now.UTC().Truncate(time.Second)
+	if err := f.Validate(); err != nil {
+		return Freeze{}, err
+	}
+	if !f.End.After(now) {
+		return Freeze{}, fmt.Errorf("freeze: end: %s is in the past", stamp(f.End))
+	}
+	err := s.update(ctx, func(l List) (List, error) {
+		for slices.ContainsFunc(l, func(o Freeze) bool { return o.ID == f.ID }) {
+			f.ID = newID()
+		}
+		return append(l, f), nil
+	})
+	if err != nil {
+		return Freeze{}, err
+	}
+	return f, nil
+}
+
+// Remove deletes the freeze with the given ID and returns it; ErrNotFound
+// when there is none. Other stored freezes are kept as they are, valid or
+// not, so a bad hand edit can be removed.
+func (s *Store) Remove(ctx context.Context, id string) (Freeze, error) {
+	var removed Freeze
+	err := s.update(ctx, func(l List) (List, error) {
+		i := slices.IndexFunc(l, func(f Freeze) bool { return f.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		removed = l[i]
+		return slices.Delete(l, i, i+1), nil
+	})
+	return removed, err
+}
+
+// Prune removes the freezes that have lapsed at now (nothing of them is
+// frozen at or after now) and returns them. Run it from one replica, under
+// a Lease; it is safe, only wasteful, if two run at once.
+func (s *Store) Prune(ctx context.Context, now time.Time) ([]Freeze, error) {
+	var pruned []Freeze
+	err := s.update(ctx, func(l List) (List, error) {
+		pruned = pruned[:0]
+		kept := l[:0:0]
+		for _, f := range l {
+			if f.Lapsed(now) {
+				pruned = append(pruned, f)
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		if len(pruned) == 0 {
+			return nil, errUnchanged
+		}
+		return kept, nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil, nil
+	}
+	return pruned, err
+}
+
+// errUnchanged tells update that change has nothing to write.
+var errUnchanged = errors.New("freeze: unchanged")
+
+// update reads the ConfigMap, applies change to its freezes and writes the
+// result on the resourceVersion it read, creating the ConfigMap when there
+// is none; a conflict (another writer) starts over, at most maxAttempts
+// times. change is called once per attempt, on a fresh read.
+func (s *Store) update(ctx context.Context, change func(List) (List, error)) error {
+	for attempt := range maxAttempts {
+		if attempt > 0 {
+			if err := conflictWait(ctx, attempt); err != nil {
+				return fmt.Errorf("freeze: write ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+			}
+		}
+		cm, err := s.get(ctx)
+		if err != nil {
+			return err
+		}
+		var cur List
+		if cm != nil {
+			if cur, err = s.decode(cm, false); err != nil {
+				return err
+			}
+		}
+		next, err := change(cur)
+		if err != nil {
+			return err
+		}
+		data, err := encode(next)
+		if err != nil {
+			return err
+		}
+		if cm == nil {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+				Name: ConfigMapName, Namespace: s.namespace,
+				Labels: map[string]string{LabelKind: kindValue},
+			}}
+			cm.Data = map[string]string{DataKey: string(data)}
+			_, err = s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+		} else {
+			cm = cm.DeepCopy()
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			cm.Data[DataKey] = string(data)
+			_, err = s.cms.ConfigMaps(s.namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
+		}
+		switch {
+		case err == nil:
+			return nil
+		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+			continue // another writer won this round: read again
+		default:
+			return fmt.Errorf("freeze: write ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+		}
+	}
+	return fmt.Errorf("freeze: ConfigMap %s/%s changed under %d writes in a row: try again", s.namespace, ConfigMapName, maxAttempts)
+}
+
+// conflictWait sleeps before round attempt (1, 2, ...) of a write that
+// lost: a random while in [0, 5ms<<attempt), at most 250ms; it ends early
+// with the context's error.
+func conflictWait(ctx context.Context, attempt int) error {
+	ceil := min(5*time.Millisecond<<attempt, 250*time.Millisecond)
+	t := time.NewTimer(mrand.N(ceil))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// get reads the ConfigMap; nil when there is none.
+func (s *Store) get(ctx context.Context) (*corev1.ConfigMap, error) {
+	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("freeze: read ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+	}
+	return cm, nil
+}
+
+// decode reads the freezes of cm strictly (unknown fields are errors);
+// with validate, each must also pass Validate.
+func (s *Store) decode(cm *corev1.ConfigMap, validate bool) (List, error) {
+	raw, ok := cm.Data[DataKey]
+	if !ok {
+		return nil, nil
+	}
+	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, ConfigMapName, DataKey)
+	if len(raw) > MaxStoreBytes+(100<<10) {
+		return nil, fmt.Errorf("freeze: %s: %d bytes, more than the store writes", where, len(raw))
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	var st stored
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("freeze: %s: %w", where, err)
+	}
+	if validate {
+		for i := range st.Freezes {
+			if err := st.Freezes[i].validate(); err != nil {
+				return nil, fmt.Errorf("freeze: %s: freezes[%d] (id %q): %w (remove it, or fix it with kubectl edit)", where, i, truncate(st.Freezes[i].ID, 40), err)
+			}
+		}
+	}
+	return st.Freezes, nil
+}
+
+// encode writes l as the ConfigMap's JSON, refusing more than the store
+// holds.
+func encode(l List) ([]byte, error) {
+	if l == nil {
+		l = List{}
+	}
+	data, err := json.Marshal(stored{Freezes: l})
+	if err != nil {
+		return nil, fmt.Errorf("freeze: encode: %w", err)
+	}
+	if len(l) > MaxFreezes || len(data) > MaxStoreBytes {
+		return nil, &FullError{Freezes: len(l), Bytes: len(data)}
+	}
+	return data, nil
+}
+
+// newID returns a fresh freeze ID, "fz-" and 8 hex digits.
+func newID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return "fz-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,240 @@
+package freeze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/hanzoai/deploy-web/internal/scope"
+)
+
+const testNamespace = "deploy-web"
+
+func newTestStore(t *testing.T, objs ...runtime.Object) (*Store, *fake.Clientset) {
+	t.Helper()
+	cs := fake.NewClientset(objs...)
+	s := NewStore(cs.CoreV1(), testNamespace)
+	s.now = func() time.Time { return at(t, "", "2026-12-02T00:00") }
+	return s, cs
+}
+
+func TestStoreAddListRemove(t *testing.T) {
+	ctx := context.Background()
+	s, cs := newTestStore(t)
+	if l, err := s.List(ctx); err != nil || len(l) != 0 {
+		t.Fatalf("List() without a ConfigMap = %v, %v, want none", l, err)
+	}
+	a, err := s.Add(ctx, validOneOff(t))
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	if !idPattern.MatchString(a.ID) || !strings.HasPrefix(a.ID, "fz-") || !a.Created.Equal(s.now()) {
+		t.Errorf("Add() = id %q created %s, want a fz- id created now", a.ID, a.Created)
+	}
+	b, err := s.Add(ctx, validRecurring(t))
+	if err != nil {
+		t.Fatalf("Add(recurring): %v", err)
+	}
+	l, err := s.List(ctx)
+	if err != nil || len(l) != 2 || l[0].ID != a.ID || l[1].ID != b.ID {
+		t.Fatalf("List() = %v, %v, want %s then %s", l, err, a.ID, b.ID)
+	}
+	cm, err := cs.CoreV1().ConfigMaps(testNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[LabelKind] != "freezes" {
+		t.Errorf("ConfigMap labels = %v, want %s=freezes", cm.Labels, LabelKind)
+	}
+	if got, err := s.Remove(ctx, a.ID); err != nil || got.ID != a.ID {
+		t.Errorf("Remove(%s) = %v, %v, want it removed", a.ID, got.ID, err)
+	}
+	if _, err := s.Remove(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Remove(%s) again = %v, want ErrNotFound", a.ID, err)
+	}
+	if l, _ := s.List(ctx); len(l) != 1 || l[0].ID != b.ID {
+		t.Errorf("List() after Remove = %v, want only %s", l, b.ID)
+	}
+}
+
+func TestStoreAddRefuses(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestStore(t)
+	past := validOneOff(t)
+	past.Start, past.End = at(t, "", "2026-11-30T00:00"), at(t, "", "2026-12-01T00:00")
+	if _, err := s.Add(ctx, past); err == nil || !strings.Contains(err.Error(), "freeze: end: 2026-12-01 00:00 UTC is in the past") {
+		t.Errorf("Add(ended) = %v, want end is in the past", err)
+	}
+	bad := validOneOff(t)
+	bad.Reason = ""
+	if _, err := s.Add(ctx, bad); err == nil || !strings.Contains(err.Error(), "reason: required") {
+		t.Errorf("Add(no reason) = %v, want reason: required", err)
+	}
+	// Fill the store to MaxFreezes directly, then one Add too many.
+	full200 := make([]Freeze, MaxFreezes)
+	for i := range full200 {
+		full200[i] = validOneOff(t)
+		full200[i].ID = fmt.Sprintf("fz-%d", i)
+	}
+	data, _ := json.Marshal(stored{Freezes: full200})
+	s, _ = newTestStore(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace}, Data: map[string]string{DataKey: string(data)}})
+	var full *FullError
+	if _, err := s.Add(ctx, validOneOff(t)); !errors.As(err, &full) || full.Freezes != MaxFreezes+1 {
+		t.Errorf("Add(one too many) = %v, want a *FullError of %d freezes", err, MaxFreezes+1)
+	}
+	if l, _ := s.List(ctx); len(l) != MaxFreezes {
+		t.Errorf("List() after a refused Add = %d freezes, want %d", len(l), MaxFreezes)
+	}
+}
+
+func TestStoreRefusesMoreBytesThanAConfigMapHolds(t *testing.T) {
+	// Few freezes, each with a scope of 100 long selectors (about 26 KB).
+	f := validOneOff(t)
+	for i := range scope.MaxSelectors {
+		f.Scope.Apps = append(f.Scope.Apps, fmt.Sprintf("%03d-%s", i, strings.Repeat("a", scope.MaxSelectorBytes-4)))
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var big List
+	for range 40 {
+		big = append(big, f)
+	}
+	_, err := encode(big)
+	var full *FullError
+	if !errors.As(err, &full) || full.Bytes <= MaxStoreBytes {
+		t.Errorf("encode(%d large freezes) = %v, want a *FullError over %d bytes", len(big), err, MaxStoreBytes)
+	}
+}
+
+// TestStoreRetriesOnConflict: a write that loses to another writer reads
+// again and applies its change to what the other wrote.
+func TestStoreRetriesOnConflict(t *testing.T) {
+	ctx := context.Background()
+	s, cs := newTestStore(t)
+	first, err := s.Add(ctx, validOneOff(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conflicts := 0
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	cs.PrependReactor("update", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if conflicts == 2 {
+			return false, nil, nil
+		}
+		conflicts++
+		// Another writer adds a freeze between our read and our write
+		// (through the tracker: the fake client is locked inside a reactor).
+		obj, err := cs.Tracker().Get(gvr, testNamespace, ConfigMapName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm := obj.(*corev1.ConfigMap).DeepCopy()
+		var st stored
+		if err := json.Unmarshal([]byte(cm.Data[DataKey]), &st); err != nil {
+			t.Fatal(err)
+		}
+		other := validOneOff(t)
+		other.ID = fmt.Sprintf("fz-other-%d", conflicts)
+		data, _ := json.Marshal(stored{Freezes: append(st.Freezes, other)})
+		cm.Data[DataKey] = string(data)
+		if err := cs.Tracker().Update(gvr, cm, testNamespace); err != nil {
+			t.Fatal(err)
+		}
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("changed"))
+	})
+	second, err := s.Add(ctx, validOneOff(t))
+	if err != nil {
+		t.Fatalf("Add after conflicts: %v", err)
+	}
+	l, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range l {
+		ids = append(ids, f.ID)
+	}
+	if diff := cmp.Diff([]string{first.ID, "fz-other-1", "fz-other-2", second.ID}, ids); conflicts != 2 || diff != "" {
+		t.Errorf("after %d conflicts, List() ids (-want +got):\n%s", conflicts, diff)
+	}
+}
+
+func TestStoreGivesUpAfterManyConflicts(t *testing.T) {
+	ctx := context.Background()
+	s, cs := newTestStore(t)
+	if _, err := s.Add(ctx, validOneOff(t)); err != nil {
+		t.Fatal(err)
+	}
+	cs.PrependReactor("update", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, errors.New("changed"))
+	})
+	if _, err := s.Add(ctx, validOneOff(t)); err == nil || !strings.Contains(err.Error(), "changed under 16 writes in a row") {
+		t.Errorf("Add under endless conflicts = %v, want a bounded give-up", err)
+	}
+}
+
+func TestStoreStoredFreezeInvalid(t *testing.T) {
+	ctx := context.Background()
+	good := validOneOff(t)
+	good.ID = "fz-good"
+	bad := validOneOff(t)
+	bad.ID, bad.Reason = "fz-bad", ""
+	data, _ := json.Marshal(stored{Freezes: []Freeze{good, bad}})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace}, Data: map[string]string{DataKey: string(data)}}
+	s, _ := newTestStore(t, cm)
+	if _, err := s.List(ctx); err == nil || !strings.Contains(err.Error(), `freezes[1] (id "fz-bad"): reason: required`) {
+		t.Errorf("List() with a bad hand edit = %v, want an error naming freezes[1] and its field", err)
+	}
+	if _, err := s.Remove(ctx, "fz-bad"); err != nil {
+		t.Errorf("Remove(the bad one) = %v, want it removable", err)
+	}
+	if l, err := s.List(ctx); err != nil || len(l) != 1 || l[0].ID != "fz-good" {
+		t.Errorf("List() after removing the bad one = %v, %v, want fz-good", l, err)
+	}
+
+	unknown := cm.DeepCopy()
+	unknown.Data[DataKey] = `{"freezes":[],"extra":1}`
+	s, _ = newTestStore(t, unknown)
+	if _, err := s.List(ctx); err == nil || !strings.Contains(err.Error(), `unknown field "extra"`) {
+		t.Errorf("List() with an unknown field = %v, want it refused", err)
+	}
+}
+
+func TestStorePrune(t *testing.T) {
+	ctx := context.Background()
+	s, cs := newTestStore(t)
+	a, _ := s.Add(ctx, validOneOff(t)) // ends 2026-12-03 18:00
+	long := validOneOff(t)
+	long.End = at(t, "", "2026-12-10T00:00")
+	b, _ := s.Add(ctx, long)
+
+	before, _ := cs.CoreV1().ConfigMaps(testNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if pruned, err := s.Prune(ctx, at(t, "", "2026-12-03T17:00")); err != nil || len(pruned) != 0 {
+		t.Errorf("Prune(before any end) = %v, %v, want nothing", pruned, err)
+	}
+	after, _ := cs.CoreV1().ConfigMaps(testNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if before.ResourceVersion != after.ResourceVersion {
+		t.Errorf("Prune with nothing to prune wrote the ConfigMap (%s -> %s)", before.ResourceVersion, after.ResourceVersion)
+	}
+	pruned, err := s.Prune(ctx, at(t, "", "2026-12-03T18:00"))
+	if err != nil || len(pruned) != 1 || pruned[0].ID != a.ID {
+		t.Errorf("Prune(at the first end) = %v, %v, want %s", pruned, err, a.ID)
+	}
+	if l, _ := s.List(ctx); len(l) != 1 || l[0].ID != b.ID {
+		t.Errorf("List() after Prune = %v, want %s", l, b.ID)
+	}
+}

@@ -1,0 +1,127 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/internal/platformtest"
+)
+
+// TestOnControlPlane runs the store and the sender against the real
+// control plane: optimistic concurrency of two writers, and two replicas
+// of which exactly one delivers each event.
+func TestOnControlPlane(t *testing.T) {
+	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{testNS}})
+	client := func() kubernetes.Interface {
+		return kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config))
+	}
+
+	t.Run("two writers lose nothing", func(t *testing.T) {
+		hosts := []string{"hooks.example"}
+		a, b := NewStore(client(), testNS, hosts), NewStore(client(), testNS, hosts)
+		const each = 15
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*each)
+		for w, store := range []*Store{a, b} {
+			wg.Go(func() {
+				for i := range each {
+					_, err := store.Create(context.Background(), Subscription{ID: fmt.Sprintf("w%d-%02d", w, i), Triggers: []Trigger{{Type: TriggerDrift}},
+						Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: fmt.Sprintf("writer-%d", w)})
+					if err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("Create: %v", err)
+		}
+		got, err := a.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2*each {
+			t.Errorf("List() has %d subscriptions, want %d: a write was lost", len(got), 2*each)
+		}
+		// Clean up for the next subtest.
+		for _, s := range got {
+			if err := b.Delete(context.Background(), s.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("two replicas, one delivery", func(t *testing.T) {
+		key := "hmac-key-two-replicas"
+		rcv := newReceiver(t, []byte(key), nil)
+		hosts := []string{rcv.host(t)}
+		admin := client()
+		putSecret(t, admin, "notify-keys", map[string]string{"checkout": key})
+		createSub(t, NewStore(admin, testNS, hosts), Subscription{ID: "checkout", Scope: Scope{App: "checkout"},
+			Triggers: []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}, Provider: ProviderWebhook, URL: rcv.URL + "/hook",
+			SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
+		r1, stop1 := startSender(t, client(), hosts, "replica-1", nil, nil)
+		r2, stop2 := startSender(t, client(), hosts, "replica-2", nil, nil)
+		waitFor(t, "a leader", func() bool { return r1.Leading() || r2.Leading() })
+		if r1.Leading() && r2.Leading() {
+			t.Fatal("both replicas lead")
+		}
+		ev := Event{Trigger: TriggerDegraded, App: "checkout", Cluster: "c1", Namespace: "shop", Revision: "r1", Message: "CrashLoopBackOff"}
+		// Both replicas see the transition, as both watch the cluster.
+		r1.Notify(ev)
+		r2.Notify(ev)
+		waitFor(t, "the delivery", func() bool { return rcv.count() >= 1 })
+		rec := ev
+		rec.Trigger = TriggerRecovered
+		r1.Notify(rec)
+		r2.Notify(rec)
+		waitFor(t, "recovered", func() bool { return rcv.count() >= 2 })
+		time.Sleep(500 * time.Millisecond)
+		if n := rcv.count(); n != 2 {
+			t.Fatalf("receiver got %d requests, want 2 (degraded once, recovered once)", n)
+		}
+
+		// The leader goes away; the other takes over and, having read the
+		// delivery log, does not send r1 again.
+		leader, follower, stopLeader := r1, r2, stop1
+		if r2.Leading() {
+			leader, follower, stopLeader = r2, r1, stop2
+		}
+		stopLeader()
+		if leader.Leading() {
+			t.Fatal("a stopped replica still leads")
+		}
+		waitFor(t, "the other replica to take over", follower.Leading)
+		follower.Notify(ev)
+		next := ev
+		next.Revision = "r2"
+		follower.Notify(next)
+		waitFor(t, "r2", func() bool { return rcv.count() >= 3 })
+		time.Sleep(500 * time.Millisecond)
+		if n := rcv.count(); n != 3 {
+			t.Errorf("receiver got %d requests, want 3 (r1 not sent again after the handover)", n)
+		}
+		if errs := rcv.signatureErrors(); len(errs) > 0 {
+			t.Errorf("signature errors: %v", errs)
+		}
+		var triggers []string
+		for _, b := range rcv.bodies {
+			var p webhookPayload
+			if err := json.Unmarshal(b, &p); err != nil {
+				t.Fatal(err)
+			}
+			triggers = append(triggers, string(p.Event.Trigger)+"@"+p.Event.Revision)
+		}
+		if fmt.Sprint(triggers) != "[degraded@r1 recovered@r1 degraded@r2]" {
+			t.Errorf("deliveries = %v, want [degraded@r1 recovered@r1 degraded@r2]", triggers)
+		}
+	})
+}

@@ -1,0 +1,246 @@
+package notify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/hanzoai/deploy-web/internal/loopback"
+)
+
+// TriggerType names what happened to an App.
+type TriggerType string
+
+// The triggers a subscription can ask for.
+const (
+	TriggerDegraded           TriggerType = "degraded"
+	TriggerRecovered          TriggerType = "recovered"
+	TriggerApplyFailed        TriggerType = "apply-failed"
+	TriggerAutoSyncFailed     TriggerType = "auto-sync-failed"
+	TriggerDrift              TriggerType = "drift"
+	TriggerFreezeStart        TriggerType = "freeze-start"
+	TriggerFreezeEnd          TriggerType = "freeze-end"
+	TriggerPromotionRequested TriggerType = "promotion-requested"
+	// TriggerTest is the "send test" message; no subscription lists it.
+	TriggerTest TriggerType = "test"
+)
+
+// triggerTypes are the types a subscription may list, in display order.
+var triggerTypes = []TriggerType{TriggerDegraded, TriggerRecovered, TriggerApplyFailed, TriggerAutoSyncFailed,
+	TriggerDrift, TriggerFreezeStart, TriggerFreezeEnd, TriggerPromotionRequested}
+
+// TriggerTypes returns the triggers a subscription may list, in display
+// order (for a form's choices).
+func TriggerTypes() []TriggerType { return slices.Clone(triggerTypes) }
+
+// Trigger is one thing a subscription asks to be told about. For is only
+// for degraded: the App must still be degraded For seconds after it became
+// so (0: at once).
+type Trigger struct {
+	Type TriggerType `json:"type"`
+	For  int         `json:"for,omitempty"`
+}
+
+// Provider is the kind of receiver, which fixes the payload.
+type Provider string
+
+// The providers.
+const (
+	ProviderWebhook Provider = "webhook"
+	ProviderSlack   Provider = "slack"
+	ProviderTeams   Provider = "teams"
+)
+
+// Scope selects the Apps a subscription is about; an empty field matches
+// any value.
+type Scope struct {
+	Cluster     string `json:"cluster,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	App         string `json:"app,omitempty"`
+	Environment string `json:"environment,omitempty"`
+}
+
+// Matches reports whether ev is inside s.
+func (s Scope) Matches(ev Event) bool {
+	eq := func(want, got string) bool { return want == "" || want == got }
+	return eq(s.Cluster, ev.Cluster) && eq(s.Namespace, ev.Namespace) && eq(s.App, ev.App) && eq(s.Environment, ev.Environment)
+}
+
+// SecretRef names a key of a Secret in deploy-web's own namespace. For a
+// webhook it holds the HMAC key; for Slack and Teams, the secret part of
+// the URL, appended to URL verbatim. Its value is never shown, logged or
+// returned; the reference itself is not secret.
+type SecretRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// Subscription says who is told what, where and how.
+type Subscription struct {
+	ID        string     `json:"id"`
+	Scope     Scope      `json:"scope"`
+	Triggers  []Trigger  `json:"triggers"`
+	Provider  Provider   `json:"provider"`
+	URL       string     `json:"url"`
+	SecretRef *SecretRef `json:"secretRef,omitempty"`
+	Author    string     `json:"author"`
+	Created   time.Time  `json:"created"`
+}
+
+// Wants returns the subscription's trigger of type t, if it lists it.
+func (s *Subscription) Wants(t TriggerType) (Trigger, bool) {
+	for _, tr := range s.Triggers {
+		if tr.Type == t {
+			return tr, true
+		}
+	}
+	return Trigger{}, false
+}
+
+// Limits of one subscription.
+const (
+	MaxURLLength    = 2048
+	MaxAuthorLength = 256
+	// MaxDegradedFor is the longest debounce of degraded: a day.
+	MaxDegradedFor = 86400
+)
+
+// FieldError is a mistake in a subscription; Field is a path such as
+// "triggers[1].for".
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("notify: subscription: %s: %s", e.Field, e.Message)
+}
+
+// Validate checks s strictly against hosts (the delivery allowlist) and
+// returns every mistake, each a *FieldError naming its field.
+func (s *Subscription) Validate(hosts []string) error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, &FieldError{Field: field, Message: fmt.Sprintf(format, a...)})
+	}
+	if !validID(s.ID) {
+		bad("id", "%q is not an id: 1 to 63 lower-case letters, digits and '-', starting with a letter or digit", s.ID)
+	}
+	for _, f := range []struct{ field, v string }{{"scope.cluster", s.Scope.Cluster}, {"scope.namespace", s.Scope.Namespace}, {"scope.app", s.Scope.App}, {"scope.environment", s.Scope.Environment}} {
+		if f.v != "" && len(validation.IsDNS1123Subdomain(f.v)) > 0 {
+			bad(f.field, "%q is not a Kubernetes name (lower-case letters, digits, '-' and '.'); leave it empty to match any", f.v)
+		}
+	}
+	if len(s.Triggers) == 0 {
+		bad("triggers", "empty: list at least one of %s", triggerList())
+	}
+	seen := map[TriggerType]bool{}
+	for i, tr := range s.Triggers {
+		field := fmt.Sprintf("triggers[%d]", i)
+		if !knownTrigger(tr.Type) {
+			bad(field+".type", "%q is not a trigger: one of %s", tr.Type, triggerList())
+			continue
+		}
+		if seen[tr.Type] {
+			bad(field+".type", "%q is listed twice", tr.Type)
+		}
+		seen[tr.Type] = true
+		switch {
+		case tr.Type != TriggerDegraded && tr.For != 0:
+			bad(field+".for", "only degraded takes a duration")
+		case tr.For < 0 || tr.For > MaxDegradedFor:
+			bad(field+".for", "%d is out of range: 0 to %d seconds", tr.For, MaxDegradedFor)
+		}
+	}
+	switch s.Provider {
+	case ProviderWebhook, ProviderSlack, ProviderTeams:
+	default:
+		bad("provider", "%q is not a provider: webhook, slack or teams", s.Provider)
+	}
+	if err := checkURL(s.URL, hosts); err != nil {
+		bad("url", "%v", err)
+	}
+	if s.SecretRef != nil {
+		if len(validation.IsDNS1123Subdomain(s.SecretRef.Name)) > 0 {
+			bad("secretRef.name", "%q is not a Secret name", s.SecretRef.Name)
+		}
+		if len(validation.IsConfigMapKey(s.SecretRef.Key)) > 0 {
+			bad("secretRef.key", "%q is not a Secret key (letters, digits, '-', '_' and '.')", s.SecretRef.Key)
+		}
+	} else if s.Provider == ProviderWebhook {
+		bad("secretRef", "a webhook needs the Secret key that holds its HMAC key")
+	}
+	if s.Author == "" || len(s.Author) > MaxAuthorLength {
+		bad("author", "must be 1 to %d bytes", MaxAuthorLength)
+	}
+	if s.Created.IsZero() {
+		bad("created", "missing")
+	}
+	return errors.Join(errs...)
+}
+
+// checkURL says what is wrong with a receiver URL: https (http only to a
+// loopback host), a listed host, no userinfo, no fragment.
+func checkURL(raw string, hosts []string) error {
+	if raw == "" {
+		return errors.New("empty: the receiver's https:// URL")
+	}
+	if len(raw) > MaxURLLength {
+		return fmt.Errorf("longer than %d bytes", MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname())):
+		return fmt.Errorf("scheme %q: use https:// (plain http:// only to localhost)", u.Scheme)
+	case u.Host == "":
+		return errors.New("no host")
+	case u.User != nil:
+		return errors.New("has userinfo: put credentials in the Secret (secretRef)")
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return errors.New("has a fragment (#...)")
+	case !urlListed(hosts, u):
+		return fmt.Errorf("host %q is not in notifications.hosts: ask an administrator to list it", u.Host)
+	}
+	return nil
+}
+
+func validID(id string) bool {
+	return len(id) <= 63 && len(validation.IsDNS1123Label(id)) == 0
+}
+
+func knownTrigger(t TriggerType) bool {
+	for _, k := range triggerTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+func triggerList() string {
+	s := make([]string, len(triggerTypes))
+	for i, t := range triggerTypes {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// decodeSubscriptions reads the store's JSON strictly.
+func decodeSubscriptions(b []byte) ([]Subscription, error) {
+	var subs []Subscription
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&subs); err != nil {
+		return nil, err
+	}
+	return subs, nil
+}

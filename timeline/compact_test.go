@@ -1,0 +1,173 @@
+package timeline
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func ev(at time.Duration, k Kind, from, to, ref string) Entry {
+	return Entry{Time: t0.Add(at), App: testApp, Kind: k, From: from, To: to, Ref: ref, Count: 1}
+}
+
+// brief is an entry as the compaction tests compare it.
+type brief struct {
+	At       time.Duration
+	Kind     Kind
+	From, To string
+	Count    int
+	Last     time.Duration
+}
+
+// addEntry adds an entry to the log as the store does.
+func addEntry(l *appLog, e Entry, lim Limits, now time.Time) {
+	e = e.normalize()
+	l.add(recOf(&e), lim, now)
+}
+
+func briefs(es []Entry) []brief {
+	var out []brief
+	for _, e := range es {
+		b := brief{At: e.Time.Sub(t0), Kind: e.Kind, From: e.From, To: e.To, Count: e.Count}
+		if !e.Last.IsZero() {
+			b.Last = e.Last.Sub(t0)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func TestAppLogAdd(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	m := time.Minute
+	tests := []struct {
+		name string
+		add  []Entry
+		want []brief
+	}{
+		{"flap folds into the first transition",
+			[]Entry{ev(0, KindHealth, "Healthy", "Degraded", ""), ev(m, KindHealth, "Degraded", "Healthy", ""), ev(2*m, KindHealth, "Healthy", "Degraded", "")},
+			[]brief{{0, KindHealth, "Healthy", "Degraded", 2, 2 * m}}},
+		{"flap ending in the other state keeps its last transition",
+			[]Entry{ev(0, KindHealth, "Healthy", "Degraded", ""), ev(m, KindHealth, "Degraded", "Healthy", ""), ev(2*m, KindHealth, "Healthy", "Degraded", ""), ev(3*m, KindHealth, "Degraded", "Healthy", "")},
+			[]brief{{0, KindHealth, "Healthy", "Degraded", 2, 2 * m}, {3 * m, KindHealth, "Degraded", "Healthy", 1, 0}}},
+		{"many flaps stay two entries",
+			func() []Entry {
+				var es []Entry
+				for i := range 20 {
+					if i%2 == 0 {
+						es = append(es, ev(time.Duration(i)*10*time.Second, KindSync, "Synced", "OutOfSync", ""))
+					} else {
+						es = append(es, ev(time.Duration(i)*10*time.Second, KindSync, "OutOfSync", "Synced", ""))
+					}
+				}
+				return es
+			}(),
+			[]brief{{0, KindSync, "Synced", "OutOfSync", 10, 180 * time.Second}, {190 * time.Second, KindSync, "OutOfSync", "Synced", 1, 0}}},
+		{"no fold past the window",
+			[]Entry{ev(0, KindHealth, "Healthy", "Degraded", ""), ev(m, KindHealth, "Degraded", "Healthy", ""), ev(6*m, KindHealth, "Healthy", "Degraded", "")},
+			[]brief{{0, KindHealth, "Healthy", "Degraded", 1, 0}, {m, KindHealth, "Degraded", "Healthy", 1, 0}, {6 * m, KindHealth, "Healthy", "Degraded", 1, 0}}},
+		{"a different state is not a flap",
+			[]Entry{ev(0, KindHealth, "Healthy", "Progressing", ""), ev(m, KindHealth, "Progressing", "Degraded", ""), ev(2*m, KindHealth, "Degraded", "Healthy", "")},
+			[]brief{{0, KindHealth, "Healthy", "Progressing", 1, 0}, {m, KindHealth, "Progressing", "Degraded", 1, 0}, {2 * m, KindHealth, "Degraded", "Healthy", 1, 0}}},
+		{"restarts of one container fold, the count grows",
+			[]Entry{ev(0, KindRestart, "2", "3", "p/app"), ev(m, KindRestart, "3", "4", "p/app"), ev(2*m, KindRestart, "0", "1", "q/app")},
+			[]brief{{0, KindRestart, "2", "4", 2, m}, {2 * m, KindRestart, "0", "1", 1, 0}}},
+		{"deploys never fold",
+			[]Entry{ev(0, KindDeploy, "", "1.2.0", "r1"), ev(m, KindDeploy, "", "1.2.0", "r1")},
+			[]brief{{0, KindDeploy, "", "1.2.0", 1, 0}, {m, KindDeploy, "", "1.2.0", 1, 0}}},
+		{"the same entry twice is held once",
+			[]Entry{ev(0, KindDeploy, "", "1.2.0", "r1"), ev(0, KindDeploy, "", "1.2.0", "r1")},
+			[]brief{{0, KindDeploy, "", "1.2.0", 1, 0}}},
+		{"a late entry goes in time order",
+			[]Entry{ev(2*m, KindHealth, "Healthy", "Degraded", ""), ev(m, KindDeploy, "", "1.3.0", "r2")},
+			[]brief{{m, KindDeploy, "", "1.3.0", 1, 0}, {2 * m, KindHealth, "Healthy", "Degraded", 1, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &appLog{app: testApp}
+			for _, e := range tt.add {
+				addEntry(l, e, lim, e.Time)
+			}
+			if diff := cmp.Diff(tt.want, briefs(l.list())); diff != "" {
+				t.Errorf("entries after add (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAppLogWarningsFoldOnSameMessage(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	l := &appLog{app: testApp}
+	w := func(at time.Duration, msg string) Entry {
+		e := ev(at, KindWarning, "", "", "apps:Deployment:shop:checkout")
+		e.Message = msg
+		return e
+	}
+	addEntry(l, w(0, "Back-off pulling image"), lim, t0)
+	addEntry(l, w(time.Second, "Back-off pulling image"), lim, t0)
+	addEntry(l, w(2*time.Second, "FailedScheduling"), lim, t0)
+	got := []string{}
+	for _, e := range l.list() {
+		got = append(got, fmt.Sprintf("%s x%d", e.Message, e.Count))
+	}
+	if diff := cmp.Diff([]string{"Back-off pulling image x2", "FailedScheduling x1"}, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func TestAppLogCaps(t *testing.T) {
+	tests := []struct {
+		name      string
+		lim       Limits
+		n         int
+		every     time.Duration
+		wantKept  int
+		wantFirst time.Duration
+	}{
+		{"per App cap keeps the newest", Limits{PerApp: 10}, 25, time.Hour, 10, 15 * time.Hour},
+		{"age cap", Limits{MaxAge: 5 * time.Hour}, 25, time.Hour, 6, 19 * time.Hour},
+		{"smaller of both", Limits{PerApp: 3, MaxAge: 5 * time.Hour}, 25, time.Hour, 3, 22 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := tt.lim.withDefaults()
+			l := &appLog{app: testApp}
+			var last time.Time
+			for i := range tt.n {
+				e := ev(time.Duration(i)*tt.every, KindDeploy, "", fmt.Sprint(i), "")
+				last = e.Time
+				addEntry(l, e, lim, last)
+			}
+			es := l.list()
+			if len(es) != tt.wantKept || es[0].Time.Sub(t0) != tt.wantFirst || !es[len(es)-1].Time.Equal(last) {
+				t.Errorf("kept %d entries from %v, newest %v; want %d from %v, newest %v",
+					len(es), es[0].Time.Sub(t0), es[len(es)-1].Time.Sub(t0), tt.wantKept, tt.wantFirst, last.Sub(t0))
+			}
+		})
+	}
+}
+
+func TestAppLogMerge(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	m := time.Minute
+	l := &appLog{app: testApp}
+	a := ev(0, KindHealth, "Healthy", "Degraded", "").normalize()
+	b := ev(m, KindDeploy, "", "1.3.0", "r2").normalize()
+	addEntry(l, a, lim, t0)
+	remote := a
+	remote.Count, remote.Last = 3, t0.Add(2*m)
+	in := []rec{recOf(&remote), recOf(&b)}
+	if !l.merge(in, lim, t0.Add(2*m)) {
+		t.Fatal("merge() = false, want true (entries added)")
+	}
+	want := []brief{{0, KindHealth, "Healthy", "Degraded", 3, 2 * m}, {m, KindDeploy, "", "1.3.0", 1, 0}}
+	if diff := cmp.Diff(want, briefs(l.list())); diff != "" {
+		t.Errorf("after merge (-want +got):\n%s", diff)
+	}
+	if l.merge(in, lim, t0.Add(2*m)) {
+		t.Error("merge() of entries held = true, want false")
+	}
+}
