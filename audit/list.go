@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,10 +71,14 @@ func (c cursor) token() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.t.UnixNano(), 10) + "/" + c.name))
 }
 
+// ErrBadContinue is a Continue token this server did not write (or
+// cannot read any more): the caller starts from the first page.
+var ErrBadContinue = errors.New("audit: continue token")
+
 // parseCursor reads a Continue token; anything else (hostile input
 // included) is an error.
 func parseCursor(tok string) (cursor, error) {
-	bad := fmt.Errorf("audit: continue token %.40q is not one this server wrote: start from the first page", tok)
+	bad := fmt.Errorf("%w %.40q is not one this server wrote: start from the first page", ErrBadContinue, tok)
 	if len(tok) > 128 {
 		return cursor{}, bad
 	}

@@ -221,12 +221,18 @@ func TestServiceAccountRights(t *testing.T) {
 	// them); Apps are only patched there, never created, replaced or deleted.
 	deny(writes, []string{"deployments.apps", "replicasets.apps", "pods", "services", "configmaps", "jobs.batch"}, platformNS...)
 	deny(writes, []string{"deployments.apps", "replicasets.apps", "pods", "services", "jobs.batch"}, ownNS)
-	// In its own namespace, only the plan history ConfigMaps.
-	allow([]string{"get", "list", "create", "delete"}, []string{"configmaps"}, ownNS)
-	deny([]string{"update", "patch", "deletecollection"}, []string{"configmaps"}, ownNS)
+	// In its own namespace, only the plan history and audit ConfigMaps
+	// (stream heads are updated, the index watches), the records' Events
+	// and the audit retention Lease.
+	allow([]string{"get", "list", "watch", "create", "update", "delete"}, []string{"configmaps"}, ownNS)
+	deny([]string{"patch", "deletecollection"}, []string{"configmaps"}, ownNS)
+	allow([]string{"create"}, []string{"events", "leases.coordination.k8s.io"}, ownNS)
+	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
+	deny([]string{"get", "update", "delete"}, []string{"leases.coordination.k8s.io/some-other-lease"}, ownNS)
+	deny([]string{"delete", "patch"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
 	deny([]string{"create", "update", "delete"}, []string{"apps.hanzo.ai"}, platformNS...)
 	deny([]string{"create"}, []string{"pods:exec", "pods:portforward", "pods:attach", "serviceaccounts:token"}, everywhere...)
-	deny([]string{"create", "update", "patch"}, []string{"leases.coordination.k8s.io"}, append(slices.Clone(platformNS), ownNS)...)
+	deny([]string{"create", "update", "patch"}, []string{"leases.coordination.k8s.io"}, platformNS...)
 	deny([]string{"update", "delete"}, []string{"leases.coordination.k8s.io/some-other-lease"}, environment)
 	// Nothing outside the platform and environment namespaces, nor
 	// cluster-wide, nor in its own namespace beyond the history.
@@ -439,8 +445,9 @@ func TestDashboardFlowsWithServiceAccountToken(t *testing.T) {
 	}
 
 	planInEnvironment(ctx, t, in, cfg)
+	auditWithToken(ctx, t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
-	if out := logs.String(); strings.Contains(out, "forbidden") || strings.Contains(out, "not readable") || strings.Contains(out, "audit event not recorded") {
+	if out := logs.String(); strings.Contains(out, "forbidden") || strings.Contains(out, "not readable") || strings.Contains(out, "audit event not recorded") || strings.Contains(out, "audit: ") {
 		t.Errorf("the dashboard logged a permission problem:\n%s", out)
 	}
 }

@@ -40,7 +40,8 @@ type fetchPlan struct {
 }
 
 // planFetch decides, from the server's advertisement, what to fetch for ref
-// (a branch, a tag, HEAD or a full commit hash). A branch, a tag or HEAD is
+// (a branch, a tag, HEAD, a full commit hash or pull/N, a pull request's
+// head, refs/pull/N/head). A branch, a tag or HEAD is
 // fetched alone and shallow when the server allows shallow fetches. A
 // commit is fetched alone and shallow when the server lets a client ask for
 // a commit by hash (or advertises it as a ref tip); otherwise every branch
@@ -77,6 +78,10 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 	candidates := []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref)}
 	if ref == "HEAD" {
 		candidates = []plumbing.ReferenceName{plumbing.HEAD}
+	}
+	if head, ok := pullHead(ref); ok {
+		// A pull request's head (GitHub, Gitea): refs/pull/N/head only.
+		candidates = []plumbing.ReferenceName{plumbing.ReferenceName(head)}
 	}
 	for _, name := range candidates {
 		r, ok := refs[name]

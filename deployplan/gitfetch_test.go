@@ -125,10 +125,13 @@ func TestPlanFetch(t *testing.T) {
 	h1 := plumbing.NewHash("1111111111111111111111111111111111111111")
 	h2 := plumbing.NewHash("2222222222222222222222222222222222222222")
 	h3 := plumbing.NewHash("3333333333333333333333333333333333333333")
+	h4 := plumbing.NewHash("4444444444444444444444444444444444444444")
 	refs := map[plumbing.ReferenceName]*plumbing.Reference{
-		"refs/heads/main": plumbing.NewHashReference("refs/heads/main", h1),
-		"refs/tags/v1":    plumbing.NewHashReference("refs/tags/v1", h2),
-		"HEAD":            plumbing.NewSymbolicReference("HEAD", "refs/heads/main"),
+		"refs/heads/main":   plumbing.NewHashReference("refs/heads/main", h1),
+		"refs/tags/v1":      plumbing.NewHashReference("refs/tags/v1", h2),
+		"HEAD":              plumbing.NewSymbolicReference("HEAD", "refs/heads/main"),
+		"refs/pull/7/head":  plumbing.NewHashReference("refs/pull/7/head", h4),
+		"refs/heads/pull/9": plumbing.NewHashReference("refs/heads/pull/9", h2),
 	}
 	caps := func(cs ...capability.Capability) *capability.List {
 		l := capability.NewList()
@@ -156,6 +159,8 @@ func TestPlanFetch(t *testing.T) {
 		{"commit that is a tip", caps(capability.Shallow), h1.String(), []plumbing.Hash{h1}, true, false},
 		{"commit not askable: every branch and tag, full", caps(capability.Shallow), h3.String(), []plumbing.Hash{h1, h2}, false, false},
 		{"unknown ref", caps(), "nope", nil, false, true},
+		{"pull request head", caps(capability.Shallow), "pull/7", []plumbing.Hash{h4}, true, false},
+		{"pull/N is never a branch", caps(capability.Shallow), "pull/9", nil, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

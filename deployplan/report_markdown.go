@@ -201,3 +201,8 @@ func mdCodeList(ss []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// MarkdownText escapes s for Markdown inline content as the reports do (no
+// raw HTML, emphasis, link or table syntax survives), for other packages'
+// Markdown (revdiff's pull request comment).
+func MarkdownText(s string) string { return md(s) }

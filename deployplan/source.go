@@ -271,9 +271,13 @@ func localRepoPath(u string) (string, bool) {
 }
 
 // resolveRef finds ref as a branch (local or remote-tracking), a tag, a
-// commit hash or HEAD.
+// commit hash, HEAD or pull/N (refs/pull/N/head, as fetchRemote records
+// it).
 func resolveRef(repo *git.Repository, ref string) (plumbing.Hash, error) {
 	candidates := []string{ref, "refs/heads/" + ref, "refs/remotes/origin/" + ref, "refs/tags/" + ref}
+	if head, ok := pullHead(ref); ok {
+		candidates = []string{head}
+	}
 	var firstErr error
 	for _, c := range candidates {
 		h, err := repo.ResolveRevision(plumbing.Revision(c))

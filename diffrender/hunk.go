@@ -138,8 +138,14 @@ func unified(rows []Row) []UnifiedLine {
 // in the left text) or "+" (only in the right one), each ending in "\n".
 // An equal diff is "".
 func (d Diff) UnifiedText(n int) string {
+	return UnifiedHunks(d.Hunks(n))
+}
+
+// UnifiedHunks writes hunks as [Diff.UnifiedText] does: each hunk's header
+// and its lines prefixed with " ", "-" or "+", each ending in "\n".
+func UnifiedHunks(hunks []Hunk) string {
 	var b strings.Builder
-	for _, h := range d.Hunks(n) {
+	for _, h := range hunks {
 		b.WriteString(h.Header())
 		b.WriteByte('\n')
 		for _, u := range h.Unified() {

@@ -2,14 +2,13 @@ package envrun
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
@@ -39,6 +38,9 @@ type DeployRequest struct {
 	// Commit, when set, is the commit the trigger is about (a write-back's
 	// commit): the run says when the branch head it plans is another one.
 	Commit string
+	// Actor is who the apply's audit record names (default: Subject
+	// User).
+	Actor audit.Actor
 }
 
 // ErrBadTrigger is a DeployRequest whose trigger is not one of the
@@ -69,30 +71,15 @@ func (r *Runner) Deploy(envName string, d DeployRequest) (*Run, error) {
 	if env.Protected {
 		action = ActionPlan
 	}
-	run, err := r.begin(envName, action, d.User)
+	if d.Actor.Email == "" && d.Actor.Subject == "" {
+		d.Actor = audit.Actor{Subject: d.User}
+	}
+	run, err := r.begin(envName, action, d.User, d.Actor)
 	if err != nil {
 		return nil, err
 	}
 	// A plan, then an apply: the apply's bound and one more plan's.
 	r.background(run, r.opts.ApplyTimeout+10*time.Minute, func(ctx context.Context) { r.deploy(ctx, env, run, d) })
-	return run, nil
-}
-
-// begin registers a new run of env, refused with ErrBusy while another
-// run of env is going.
-func (r *Runner) begin(envName, action, user string) (*Run, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id, ok := r.busy[envName]; ok {
-		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	run := &Run{ID: envName + "-" + time.Now().UTC().Format("150405") + "-" + hex.EncodeToString(b), Env: envName, Action: action, User: user,
-		Started: time.Now(), changed: make(chan struct{})}
-	r.runs[run.ID] = run
-	r.busy[envName] = run.ID
-	r.pruneLocked()
 	return run, nil
 }
 
@@ -130,7 +117,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 
 	opts.ReportPath = filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "plan", "deploy-report.json")
 	rep, err := deployplan.Plan(ctx, env, opts)
-	planEntry, outcome := r.record(ctx, rc, env, run, ActionPlan, run.Started, rep, err, d.Trigger)
+	planEntry, outcome, _ := r.keep(ctx, rc, env, run, ActionPlan, run.Started, rep, err, d.Trigger)
 	r.log.Info(ActionPlan, "user", d.User, "trigger", d.Trigger, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	if r.opts.Count != nil {
 		r.opts.Count(ActionPlan, outcome)
@@ -164,12 +151,13 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 	applyStarted := time.Now()
 	rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, env.Name), ReportPath: opts.ReportPath,
 		Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + d.User + ", " + d.Trigger + ")", Reviewed: reviewed})
-	entry, outcome := r.record(ctx, rc, env, run, ActionApply, applyStarted, rep, err, d.Trigger)
+	entry, outcome, rendered := r.keep(ctx, rc, env, run, ActionApply, applyStarted, rep, err, d.Trigger)
 	r.log.Info(ActionApply, "user", d.User, "trigger", d.Trigger, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	if r.opts.Count != nil {
 		r.opts.Count(ActionApply, outcome)
 	}
 	r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of %s (%s) ended: %s", d.User, what, d.Trigger, outcome))
+	r.record(ctx, run.Actor, env, applyStarted, rep, err, rendered)
 	r.pruneReports(env)
 	r.refreshIndex(ctx, env)
 	run.finish(rep, entry, err, release)
@@ -187,14 +175,4 @@ func (r *Runner) reviewedReport(rep *deployplan.Report, env, id, runID string) (
 		return nil, fmt.Errorf("envrun: plan %s: %w", id, err)
 	}
 	return deployplan.ReviewedPlan(js, env, id)
-}
-
-// refreshIndex re-reads env's desired state after a run.
-func (r *Runner) refreshIndex(ctx context.Context, env *deployplan.Environment) {
-	if r.opts.Index == nil {
-		return
-	}
-	if err := r.opts.Index.Refresh(ctx, env.Name); err != nil {
-		r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", err)
-	}
 }

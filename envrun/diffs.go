@@ -1,12 +1,14 @@
 package envrun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -49,29 +51,32 @@ type ObjectDiff struct {
 
 // objectDiffs renders env again and diffs each object against the live
 // cluster (restricted to the fields the manifest sets), with 3 lines of
-// context. A render at another commit than the report's gives no diffs.
-func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, error) {
+// context, and returns the rendered objects inside the apply boundary
+// (what an apply of the report writes: its audit record's manifests). A
+// render at another commit than the report's gives no diffs.
+func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, []*unstructured.Unstructured, error) {
 	rendered, err := deployplan.Render(ctx, env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rendered.Commit != rep.DeployApply.Source.Commit {
-		return nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
+		return nil, nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	actions := map[string]string{}
 	for _, o := range rep.DeployApply.Objects {
 		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
 	}
 	var out []ObjectDiff
+	var inScope []*unstructured.Unstructured
 	for _, obj := range rendered.Objects {
 		ns := obj.GetNamespace()
 		if ns == "" {
@@ -81,11 +86,12 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 			Direction: DirectionLiveDesired}
 		// Outside the apply boundary (another namespace, or blocked by the
 		// plan): nothing is read, so nothing of it can show.
-		if ns != env.Namespace || d.Action == "blocked" {
+		if !inBoundary(env, ns, d.Action) {
 			d.Error = "outside the environment's apply boundary: not read"
 			out = append(out, d)
 			continue
 		}
+		inScope = append(inScope, obj)
 		if obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "" {
 			d.Hidden = true
 			out = append(out, d)
@@ -118,6 +124,37 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 		}
 		d.Equal, d.Added, d.Removed, d.Hunks = md.Diff.Equal, md.Diff.Added, md.Diff.Removed, md.Diff.Hunks(3)
 		out = append(out, d)
+	}
+	return out, inScope, nil
+}
+
+// inBoundary says whether a rendered object (its namespace, its planned
+// action) is inside the apply boundary: what an apply writes.
+func inBoundary(env *deployplan.Environment, ns, action string) bool {
+	return ns == env.Namespace && action != "blocked"
+}
+
+// AppliedManifests renders env again and returns the objects an apply of
+// rep wrote (inside the apply boundary), for the apply's audit record; a
+// render at another commit than rep's is an error (the source moved).
+func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
+	rendered, err := deployplan.Render(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if rendered.Commit != rep.DeployApply.Source.Commit {
+		return nil, fmt.Errorf("envrun: the source moved from %s to %s since the apply", rep.DeployApply.Source.Commit, rendered.Commit)
+	}
+	actions := map[string]string{}
+	for _, o := range rep.DeployApply.Objects {
+		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
+	}
+	var out []*unstructured.Unstructured
+	for _, obj := range rendered.Objects {
+		ns := cmp.Or(obj.GetNamespace(), env.Namespace)
+		if inBoundary(env, ns, actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]) {
+			out = append(out, obj)
+		}
 	}
 	return out, nil
 }

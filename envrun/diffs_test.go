@@ -64,12 +64,22 @@ func TestObjectDiffsStayInsideTheBoundary(t *testing.T) {
 		{Kind: "ConfigMap", Namespace: "prod", Name: "app-config", Action: "blocked"},
 	}
 	r := New(cfg, slog.New(slog.DiscardHandler), Options{RestConfig: p.Cluster.Config})
-	diffs, err := r.objectDiffs(ctx, r.opts.RestConfig, env, rep)
+	diffs, inScope, err := r.objectDiffs(ctx, r.opts.RestConfig, env, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(diffs) != 2 {
 		t.Fatalf("objectDiffs = %d diffs, want 2", len(diffs))
+	}
+	// Only dev's settings is inside the apply boundary (the prod object is
+	// blocked): it alone is what an apply writes, the audit record's
+	// manifests.
+	if len(inScope) != 1 || inScope[0].GetName() != "settings" {
+		var names []string
+		for _, o := range inScope {
+			names = append(names, o.GetNamespace()+"/"+o.GetName())
+		}
+		t.Errorf("objectDiffs in scope = %v, want [settings]", names)
 	}
 	for _, d := range diffs {
 		var text strings.Builder

@@ -7,6 +7,8 @@ package envrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,10 +20,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -71,6 +75,11 @@ type Options struct {
 	// interrupts runs, which then end with a failed report, their lock
 	// released, instead of being killed mid-way). Default: never ends.
 	BaseContext context.Context
+	// Record, when set, receives the audit record of every apply,
+	// refused and failed ones included (plans write nothing: no record),
+	// built by ApplyRecord with the run's actor; its Cluster is left for
+	// Record to name. It is called once per apply, at its end.
+	Record func(ctx context.Context, rec audit.Record)
 }
 
 // Runner starts and tracks runs.
@@ -101,7 +110,9 @@ func (r *Runner) Store() *planstore.Store { return r.opts.Store }
 // Run is one plan or apply.
 type Run struct {
 	ID, Env, Action, User string
-	Started               time.Time
+	// Actor is who started the run, for its audit record.
+	Actor   audit.Actor
+	Started time.Time
 
 	mu       sync.Mutex
 	diffs    []ObjectDiff
@@ -184,6 +195,13 @@ func (r *Runner) Get(id string) (*Run, bool) {
 // (deployplan.CheckReviewed). The run continues in the background with its
 // own context, bounded by the apply timeout.
 func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, error) {
+	return r.StartAs(audit.Actor{Subject: user}, envName, action, user, confirm, planID)
+}
+
+// StartAs is Start with the actor its audit record names (user is the
+// name the run's steps show).
+func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID string) (*Run, error) {
+	start := time.Now()
 	env, err := r.cfg.Env(envName)
 	if err != nil {
 		return nil, ErrUnknownEnv
@@ -199,10 +217,14 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 			if r.opts.Count != nil {
 				r.opts.Count(ActionApply, "refused")
 			}
+			r.record(r.baseContext(), who, env, start, nil, err, nil)
 			return nil, err
 		}
 	}
-	run, err := r.begin(envName, action, user)
+	run, err := r.begin(envName, action, user, who)
+	if errors.Is(err, ErrBusy) && action == ActionApply {
+		r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (" + err.Error() + "); nothing was touched"}, nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -210,14 +232,29 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 	return run, nil
 }
 
+// begin registers a new run of env, refused with ErrBusy while another
+// run of env is going.
+func (r *Runner) begin(envName, action, user string, who audit.Actor) (*Run, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.busy[envName]; ok {
+		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	run := &Run{ID: envName + "-" + time.Now().UTC().Format("150405") + "-" + hex.EncodeToString(b), Env: envName, Action: action, User: user,
+		Actor: who, Started: time.Now(), changed: make(chan struct{})}
+	r.runs[run.ID] = run
+	r.busy[envName] = run.ID
+	r.pruneLocked()
+	return run, nil
+}
+
 // background runs f for run in its own goroutine, under the server's
 // context (BaseContext) and a deadline of timeout; a shutdown is told to
 // the run as a step.
 func (r *Runner) background(run *Run, timeout time.Duration, f func(ctx context.Context)) {
-	base := r.opts.BaseContext
-	if base == nil {
-		base = context.Background()
-	}
+	base := r.baseContext()
 	go func() {
 		ctx, cancel := context.WithTimeout(base, timeout)
 		defer cancel()
@@ -278,7 +315,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	} else {
 		rep, err = deployplan.Plan(ctx, env, opts)
 	}
-	entry, outcome := r.record(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
+	entry, outcome, rendered := r.keep(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
 	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	r.pruneReports(env)
 	if r.opts.Count != nil {
@@ -286,6 +323,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	}
 	if run.Action == ActionApply {
 		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered)
 	}
 	r.refreshIndex(ctx, env)
 	run.finish(rep, entry, err, func() {
@@ -309,22 +347,25 @@ func (r *Runner) pruneReports(env *deployplan.Environment) {
 	}
 }
 
-// record keeps a plan's or an apply's outcome: the object diffs of its
+// keep keeps a plan's or an apply's outcome: the object diffs of its
 // report (shown by the run), and an entry in the history with the report,
 // or, without a report, the failure with a summary safe to show; started
 // is the entry's time (a deploy run's apply starts after its plan). trigger,
 // when set, starts the summary (a deploy run's "rollback: ..."). It
-// returns the saved entry and the outcome for the log and the metrics.
-func (r *Runner) record(ctx context.Context, rc *rest.Config, env *deployplan.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string) {
+// returns the saved entry, the outcome for the log and the metrics, and
+// the rendered objects in the apply's scope (for the audit record).
+func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string, []*unstructured.Unstructured) {
 	entry := planstore.Entry{Environment: env.Name, Action: action, User: run.User, Time: started}
 	outcome := "error"
 	var files map[string][]byte
+	var rendered []*unstructured.Unstructured
 	switch {
 	case rep != nil:
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
 		outcome = rep.Status()
 		run.step("diffing the rendered objects against the cluster")
-		diffs, derr := r.objectDiffs(ctx, rc, env, rep)
+		diffs, inScope, derr := r.objectDiffs(ctx, rc, env, rep)
+		rendered = inScope
 		if derr != nil {
 			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
 		}
@@ -338,7 +379,7 @@ func (r *Runner) record(ctx context.Context, rc *rest.Config, env *deployplan.En
 		}
 	case err != nil:
 		// No report: keep the failure in the history all the same, with a
-		// summary safe to show (the whole error goes to the log below).
+		// summary safe to show (the whole error goes to the log).
 		entry.Conclusion, entry.Summary = "error", "the "+action+" could not run (run "+run.ID+"): see the server log"
 		var ref *deployplan.RefusalError
 		var lost *deployplan.LockLostError
@@ -350,7 +391,7 @@ func (r *Runner) record(ctx context.Context, rc *rest.Config, env *deployplan.En
 			entry.Conclusion, entry.Summary = deployplan.StatusFailed, lost.Error()
 		}
 	default:
-		return entry, outcome
+		return entry, outcome, nil
 	}
 	if trigger != "" {
 		entry.Summary = trigger + ": " + entry.Summary
@@ -366,7 +407,17 @@ func (r *Runner) record(ctx context.Context, rc *rest.Config, env *deployplan.En
 	if errors.As(err, &ref) {
 		outcome = "refused"
 	}
-	return entry, outcome
+	return entry, outcome, rendered
+}
+
+// refreshIndex re-reads env's desired state after a run.
+func (r *Runner) refreshIndex(ctx context.Context, env *deployplan.Environment) {
+	if r.opts.Index == nil {
+		return
+	}
+	if err := r.opts.Index.Refresh(ctx, env.Name); err != nil {
+		r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", err)
+	}
 }
 
 // fail ends a run that could not start on its cluster: the history keeps
@@ -384,11 +435,31 @@ func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, "error")
 	}
+	if run.Action == ActionApply {
+		r.record(ctx, run.Actor, env, run.Started, nil, err, nil)
+	}
 	run.finish(nil, entry, err, func() {
 		r.mu.Lock()
 		delete(r.busy, env.Name)
 		r.mu.Unlock()
 	})
+}
+
+// record hands an apply's audit record to Options.Record.
+func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured) {
+	if r.opts.Record == nil {
+		return
+	}
+	rec := ApplyRecord(audit.VerbApply, env, start, rep, err, applied)
+	rec.Actor = who
+	r.opts.Record(ctx, rec)
+}
+
+func (r *Runner) baseContext() context.Context {
+	if r.opts.BaseContext == nil {
+		return context.Background()
+	}
+	return r.opts.BaseContext
 }
 
 // audit records an Event on the environment's Namespace object.

@@ -41,7 +41,8 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		return nil
 	}
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", name), Live: live}))
+	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", name), Live: live, History: &history}))
 }
 
 // appLive builds the live part of the app page and its change tag, for an

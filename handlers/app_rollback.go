@@ -147,6 +147,7 @@ func (s *Server) auditRefusal(r *http.Request, action string, err error) {
 		return
 	}
 	s.log.Info(action, "user", actor(r), "app", r.PathValue("name"), "cluster", cmp.Or(r.PathValue("cluster"), r.URL.Query().Get("cluster")), "namespace", cmp.Or(r.PathValue("namespace"), r.URL.Query().Get("namespace")), "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
+	s.recordRefusal(r, action, err)
 }
 
 // apiRollback serves POST /v1/deploy/{name}/rollback.

@@ -47,7 +47,7 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 // objects only (envrun.Deploy, trigger sync). The commit is the one the
 // console last rendered; the run's report names the one applied.
 func (s *Server) syncFromGit(r *http.Request, app appRef, g *gitRendered) (gitOutcome, error) {
-	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: actor(r), Trigger: envrun.TriggerSync,
+	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: actor(r), Actor: auditActor(r.Context()), Trigger: envrun.TriggerSync,
 		Only: app.Name, OnlyGroup: app.c.AppGroup, OnlyKind: app.c.AppKind})
 	if errors.Is(err, envrun.ErrBusy) {
 		err = &httpError{Status: http.StatusConflict, Reason: "Busy", Public: "a plan or apply of environment " + g.env.Name + " is already running: sync once it ends; nothing was started"}

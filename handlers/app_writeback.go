@@ -198,7 +198,7 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	if decideWrite(g.env) != writeCommitApply {
 		return res, out, nil
 	}
-	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: auditName(id), Trigger: envrun.TriggerRollback, Commit: wres.SHA})
+	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: auditName(id), Actor: auditActor(ctx), Trigger: envrun.TriggerRollback, Commit: wres.SHA})
 	switch {
 	case errors.Is(err, envrun.ErrBusy):
 		out.RunError = "the commit is pushed, but a plan or apply of " + g.env.Name + " is already running: plan and apply it from the environment page once that run ends"

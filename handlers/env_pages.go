@@ -15,6 +15,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
@@ -29,6 +30,8 @@ type EnvRunner interface {
 	Store() *planstore.Store
 	Start(env, action, user, confirm, planID string) (*envrun.Run, error)
 	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
+	// StartAs is Start naming the actor of the apply's audit record.
+	StartAs(who audit.Actor, env, action, user, confirm, planID string) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)
 }
 
@@ -90,6 +93,8 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 		p.Report = &v
 		p.Apply = applyOffer(env, p.History, v.Entry, v.Report)
 	}
+	history := s.envHistory(r.Context(), env.Name)
+	p.Audit = &history
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }
 
@@ -192,7 +197,7 @@ func (s *Server) envStart(action string) handlerFunc {
 		}
 		confirm := strings.TrimSpace(r.PostForm.Get("confirm"))
 		planID := strings.TrimSpace(r.PostForm.Get("plan"))
-		run, err := er.Start(envName, action, actor(r), confirm, planID)
+		run, err := er.StartAs(auditActor(r.Context()), envName, action, actor(r), confirm, planID)
 		var ref *deployplan.RefusalError
 		switch {
 		case errors.As(err, &ref):

@@ -78,7 +78,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"EnvReport", "GET", paths.EnvReport(env, id), "GET /environments/{env}/reports/{id}", map[string]string{"env": env, "id": id}, nil},
 			tc{"EnvReportJSON", "GET", paths.EnvReportJSON(env, id), "GET /environments/{env}/reports/{id}/json", map[string]string{"env": env, "id": id}, nil},
 			tc{"APITree", "GET", paths.APITree(name), "GET /v1/deploy/{name}/tree", map[string]string{"name": name}, nil},
-			tc{"APIResource", "GET", paths.APIResource(name, ref), "GET /v1/deploy/{name}/resource/{ref}", map[string]string{"name": name, "ref": ref}, nil},
+			tc{"APIResource", "GET", paths.APIResource(name, ref), "GET /v1/deploy/{name}/{sub}/{ref}", map[string]string{"name": name, "sub": "resource", "ref": ref}, nil},
+			tc{"APIEnvDiff", "GET", paths.APIEnvDiff(env, url.Values{"from": {h}, "to": {"ref:" + h}}), "GET /v1/deploy/environments/{env}/diff", map[string]string{"env": env}, url.Values{"from": {h}, "to": {"ref:" + h}}},
+			tc{"EnvDiff", "GET", paths.EnvDiff(env, url.Values{"from": {h}, "to": {h}}), "GET /environments/{env}/diff", map[string]string{"env": env}, url.Values{"from": {h}, "to": {h}}},
 			tc{"APILogs", "GET", paths.APILogs(name), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, nil},
 			tc{"APIRollback", "POST", paths.APIRollback(name), "POST /v1/deploy/{name}/rollback", map[string]string{"name": name}, nil},
 			tc{"APISync", "POST", paths.APISync(name), "POST /v1/deploy/{name}/sync", map[string]string{"name": name}, nil},
@@ -87,6 +89,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"FleetNamespace", "GET", paths.FleetNamespace("", h), "GET /{$}", map[string]string{}, url.Values{"namespace": {h}}},
 			tc{"FleetNamespace of a cluster", "GET", paths.FleetNamespace(cl, h), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}, "namespace": {h}}},
 			tc{"FleetCluster", "GET", paths.FleetCluster(cl), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}}},
+			tc{"APIEnvHistory", "GET", paths.APIEnvHistory(env), "GET /v1/deploy/environments/{env}/history", map[string]string{"env": env}, nil},
+			tc{"Audit", "GET", paths.Audit(url.Values{"actor": {h}, "app": {h}}), "GET /audit", map[string]string{}, url.Values{"actor": {h}, "app": {h}}},
+			tc{"APIAudit", "GET", paths.APIAudit(url.Values{"env": {h}, "format": {"csv"}}), "GET /v1/deploy/audit", map[string]string{}, url.Values{"env": {h}, "format": {"csv"}}},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
@@ -138,7 +143,9 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.EnvRun("e", "i")}, {"GET", paths.EnvRunStream("e", "i")}, {"GET", paths.EnvReport("e", "i")},
 		{"GET", paths.EnvReportJSON("e", "i")}, {"GET", paths.APIApplications()}, {"GET", paths.APITree("a")},
 		{"GET", paths.APIResource("a", "r")}, {"GET", paths.APILogs("a")}, {"POST", paths.APIRollback("a")},
+		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
+		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

@@ -48,14 +48,22 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/runs/{id}/stream", limited(s.runStreams, s.envRunStream))
 	s.protect(m, "GET /environments/{env}/reports/{id}", s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", s.envReportJSON)
+	s.protect(m, "GET /environments/{env}/diff", limited(s.diffs, s.envDiffPage))
+	s.protect(m, "GET /audit", s.auditPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/applications", s.apiApplications)
 	s.protect(m, "GET /v1/deploy/{name}/tree", s.apiTree)
-	s.protect(m, "GET /v1/deploy/{name}/resource/{ref}", s.apiResource)
+	// An App's resource, /v1/deploy/{name}/resource/{ref}, through a
+	// pattern the environments' routes below are more specific than
+	// (apiDeploySub).
+	s.protect(m, "GET /v1/deploy/{name}/{sub}/{ref}", s.apiDeploySub)
 	s.protect(m, "GET /v1/deploy/{name}/logs", s.apiLogs)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", s.apiSync)
+	s.protect(m, "GET /v1/deploy/environments/{env}/diff", limited(s.diffs, s.apiEnvDiff))
+	s.protect(m, "GET /v1/deploy/audit", s.apiAudit)
+	s.protect(m, "GET /v1/deploy/environments/{env}/history", s.apiEnvHistory)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
@@ -114,6 +116,16 @@ type Options struct {
 	// GitCommit writes a rollback to an environment's repository (default
 	// writeback.Commit).
 	GitCommit GitCommitter
+	// RecordReader reads the audit records the environment diffs compare
+	// (nil: only live and refs can be compared).
+	RecordReader RecordReader
+	// EnvClusterConfig reaches an environment's cluster for the live side
+	// of a diff (nil: the environment's own kubeconfig context).
+	EnvClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
+	// Audit keeps the audit trail: every rollback and sync (refused ones
+	// included) writes a record, and /audit and the history sections read
+	// it (nil: nothing is recorded, the pages say so).
+	Audit AuditLog
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -153,6 +165,9 @@ type Server struct {
 	// reads, eventReads the events tab's reads, runStreams the plan-run
 	// streams.
 	logStreams, logReads, eventReads, runStreams *userLimiter
+	// diffs counts the environment diffs in progress (each may fetch a
+	// repository and read every object of the environment).
+	diffs *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -184,12 +199,14 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
-		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal)}
+		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
+		diffs:      newUserLimiter("diffs", diffsPerUser, diffsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
 		if c.AppKind == "" {
 			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
 		}
+		withAuditTrail(c, opts.Audit)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c
 	}

@@ -10,6 +10,7 @@
 //	deploy-web apply --env E --apply ...       apply inside the environment's boundary, with confirmation
 //	deploy-web restore --env E --capture DIR ...  re-apply a pre-apply capture, with the guards of an apply
 //	deploy-web validate-report [PATH]          check a report against the contract
+//	deploy-web diff --env E --ref REF          what a branch, tag, commit or pull/N would change, for a pull request
 //
 // Run `deploy-web <command> -h` for the flags of a command.
 package main
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = restoreCmd(ctx, args[1:], stdout, stderr)
 	case "validate-report":
 		err = validateReportCmd(ctx, args[1:], stdout, stderr)
+	case "diff":
+		err = diffCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
@@ -101,6 +104,11 @@ Commands:
           (--dry-run plans it)
   validate-report [PATH]
           check a report against the contract
+
+  diff --env E --ref REF [--format markdown|json]
+          what rendering a branch, tag, commit or pull/N would change
+          against live (Markdown for a pull request); exits 0 when nothing
+          changes, 1 when something does, 2 on usage, config or error
 
 Exit codes of source-plan, apply and validate-report: 0 ready or applied,
 3 blocked, 2 refused or usage, 1 error (or an invalid report).

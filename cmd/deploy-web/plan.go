@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
 )
 
 // Exit codes of source-plan, apply and validate-report (docs/plan-and-apply.md, "Exit codes").
@@ -212,6 +214,8 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var pf planFlags
 	pf.register(fs)
+	ca := cliAudit{stderr: stderr}
+	ca.register(fs)
 	dryRun := fs.Bool("dry-run", false, "plan only: write nothing to the cluster (the default without --apply)")
 	doApply := fs.Bool("apply", false, "apply (needs --confirm-env and --confirmed-non-production)")
 	expectBlocked := fs.Bool("expect-blocked", false, "with --dry-run: exit 0 when the plan is blocked and non-zero when it is ready")
@@ -290,7 +294,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
+	start := time.Now()
 	refuse := func(err error, plan *deployplan.Report) error {
+		ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbApply, env, start, plan, err, nil))
 		return refuseWrite(stderr, env, opts, "apply", report.path, err, plan)
 	}
 	if *prune {
@@ -327,6 +333,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if errors.As(err, &refusal) {
 		return refuse(err, rep)
 	}
+	ca.write(ctx, env, pf.kubeconfig, applyRecords(ctx, env, start, rep, err, *prune)...)
 	return finishWrite(stdout, stderr, rep, reportPath, pf.output, err)
 }
 

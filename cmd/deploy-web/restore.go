@@ -9,7 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
 )
 
 // restoreCmd re-applies a pre-apply capture with the guards of an apply.
@@ -17,6 +21,8 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	var pf planFlags
 	pf.register(fs)
+	ca := cliAudit{stderr: stderr}
+	ca.register(fs)
 	capture := fs.String("capture", "", "the pre-apply capture folder to re-apply (required)")
 	dryRun := fs.Bool("dry-run", false, "plan the restore only: write nothing to the cluster")
 	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm the restore")
@@ -53,6 +59,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	opts := pf.options(stderr)
 	opts.ReportPath = reportPath
+	start := time.Now()
 	rep, err := deployplan.Restore(ctx, env, deployplan.RestoreOptions{
 		Options:    opts,
 		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
@@ -61,6 +68,14 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ReportPath: reportPath,
 		Timeout:    *timeout,
 	})
+	if !*dryRun {
+		// A restore re-applies the capture: its objects are the manifests.
+		var applied []*unstructured.Unstructured
+		if rep != nil && err == nil {
+			applied, _, _ = deployplan.ReadCapture(*capture)
+		}
+		ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbRestore, env, start, rep, err, applied))
+	}
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
 		return refuseWrite(stderr, env, opts, "restore", report.path, err, rep)

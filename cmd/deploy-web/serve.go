@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
@@ -76,6 +77,9 @@ type serveConfig struct {
 	HistoryKeep int
 	// ReportsDir receives the console's reports and pre-apply captures.
 	ReportsDir string
+	// AuditKeep and AuditMaxAge are the audit retention per environment.
+	AuditKeep   int
+	AuditMaxAge time.Duration
 }
 
 // defaultShutdownGrace leaves room in Kubernetes' default 30s termination
@@ -109,6 +113,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Environments, "environments", "", "plan/apply environments config (YAML, see docs/plan-and-apply.md); enables the Environments pages")
 	fs.StringVar(&c.HistoryNamespace, "history-namespace", "", "namespace of the plan-history ConfigMaps (default: deploy-web's own, from $POD_NAMESPACE or the in-cluster service account; required outside a cluster)")
 	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
+	fs.IntVar(&c.AuditKeep, "audit-keep", audit.DefaultKeep, "audit records kept per environment (and per App outside environments), newest first; -1 keeps all")
+	fs.DurationVar(&c.AuditMaxAge, "audit-max-age", audit.DefaultMaxAge, "audit records older than this are trimmed; -1ns keeps them all")
 	fs.StringVar(&c.ReportsDir, "reports-dir", deployplan.DefaultReportsDir(), "folder for the console's reports and pre-apply captures (created 0700; one owned by another user or writable by every user is refused)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
 }
@@ -293,6 +299,21 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	}
 	hopts := handlers.Options{PerPage: cfg.PerPage, ShutdownCtx: ctx, Metrics: met}
+	// The audit trail lives next to the plan history, in deploy-web's own
+	// namespace of the home cluster. Without one (outside a cluster, no
+	// --history-namespace, no environments) nothing is recorded, said
+	// once here; with environments the namespace is required below.
+	var store *audit.Store
+	if auditNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
+		log.Warn("no audit trail: rollbacks, syncs and applies are not recorded", "err", err)
+	} else {
+		store, err = startAudit(runCtx, home.rc, cs, auditNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
+			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, log)
+		if err != nil {
+			return err
+		}
+		hopts.Audit, hopts.RecordReader = store, store
+	}
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
 		c := handlers.Cluster{Name: m.cfg.Name, View: m.view,
@@ -335,10 +356,22 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		index := envsource.New(envCfg, log, time.Minute)
 		go index.Run(ctx)
 		hopts.Desired = index
+		hopts.EnvClusterConfig = envConfig
 		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
 			Index: index, BaseContext: ctx,
+			Record: func(ctx context.Context, rec audit.Record) {
+				if store == nil {
+					return
+				}
+				if e, err := envCfg.Env(rec.Environment); err == nil {
+					rec.Cluster = envCluster(e, hopts.EnvClusters)
+				}
+				appendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				_, _ = store.Append(appendCtx, rec)
+			},
 			Count: func(action, outcome string) {
 				if action == envrun.ActionApply {
 					met.Operation(metrics.OpApply, outcome)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/operator"
@@ -36,8 +37,10 @@ func TestServeOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(c.Config)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, ns := range []string{"shop", "deploy-web"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	keys, err := auth.GenerateSessionKeys()
 	if err != nil {
@@ -49,6 +52,7 @@ func TestServeOnRealCluster(t *testing.T) {
 		IssuerURL: issuer, ClientID: "deploy-web", RedirectURL: "http://127.0.0.1/auth/callback",
 		AdminClaim: auth.DefaultAdminClaim, AdminValue: auth.DefaultAdminValue, SessionTTL: time.Hour,
 		InsecureCookies: true, PerPage: 100, MetricsAddr: freeAddr(t), ShutdownGrace: 5 * time.Second,
+		HistoryNamespace: "deploy-web", AuditKeep: audit.DefaultKeep, AuditMaxAge: audit.DefaultMaxAge,
 	}
 	quiet := slog.New(slog.DiscardHandler)
 
@@ -96,6 +100,17 @@ func TestServeOnRealCluster(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("never ready")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The audit trail runs: its retention replica took the Lease.
+	for {
+		l, err := cs.CoordinationV1().Leases("deploy-web").Get(ctx, audit.RetentionLeaseName, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the audit retention Lease was never taken: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

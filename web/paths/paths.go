@@ -140,5 +140,25 @@ func APIRollback(name string) string { return join("/v1/deploy/", name, "/rollba
 // APISync is the sync API (POST).
 func APISync(name string) string { return join("/v1/deploy/", name, "/sync") }
 
+// Audit is the audit page with its filters (and its page's continue
+// token) in the query.
+func Audit(q url.Values) string { return WithQuery("/audit", q) }
+
+// APIAudit is the audit records as JSON or CSV (format=csv), filtered by
+// the query.
+func APIAudit(q url.Values) string { return WithQuery("/v1/deploy/audit", q) }
+
+// APIEnvHistory is an environment's audit records as JSON.
+func APIEnvHistory(env string) string { return join("/v1/deploy/environments/", env) + "/history" }
+
 // Static is a static asset (without its cache-busting version).
 func Static(file string) string { return join("/static/", file) }
+
+// EnvDiff is the diff page of an environment, with its from and to
+// (record ids, "live", "ref:REF") in q.
+func EnvDiff(env string, q url.Values) string { return WithQuery(Env(env)+"/diff", q) }
+
+// APIEnvDiff is the JSON diff of an environment, with its from and to in q.
+func APIEnvDiff(env string, q url.Values) string {
+	return WithQuery(join("/v1/deploy/environments/", env, "/diff"), q)
+}

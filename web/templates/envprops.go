@@ -41,6 +41,8 @@ type EnvPage struct {
 	// shown, when it is the environment's latest plan (nil: Apply is not
 	// offered).
 	Apply *ApplyOffer
+	// Audit is the environment's audit records (nil: not shown).
+	Audit *AuditHistoryProps
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.

@@ -159,6 +159,8 @@ type AppPage struct {
 	Layout LayoutProps
 	Live   AppLive
 	Panel  *ResourcePanel
+	// History is the App's audit records (nil: not shown).
+	History *AuditHistoryProps
 }
 
 // AppLive is the self-refreshing part of the app page.

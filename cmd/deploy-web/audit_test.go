@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/deployplan"
+)
+
+func TestApplyRecordsOfAPrune(t *testing.T) {
+	env := &deployplan.Environment{Name: "dev", Namespace: "dev"}
+	rep := func(results ...string) *deployplan.Report {
+		r := &deployplan.Report{}
+		r.DeployApply.Conclusion.Status = deployplan.StatusApplied
+		r.DeployApply.Source.Commit = "0123abc"
+		for i, res := range results {
+			r.DeployApply.Orphans = append(r.DeployApply.Orphans, deployplan.Orphan{APIVersion: "v1", Kind: "ConfigMap", Name: "old-" + string(rune('a'+i)), Result: res})
+		}
+		return r
+	}
+	tests := []struct {
+		name  string
+		rep   *deployplan.Report
+		err   error
+		prune bool
+		want  []string // verb/outcome per record
+	}{
+		{"an apply", rep(), nil, false, []string{"apply/succeeded"}},
+		{"an apply with --prune that pruned", rep("deleted", "gone"), nil, true, []string{"apply/succeeded", "prune/succeeded"}},
+		{"a prune that failed for one orphan", rep("deleted", "failed"), errors.New("prune: 1 failed"), true, []string{"apply/failed", "prune/failed"}},
+		{"--prune when the apply stopped before pruning", rep("", ""), errors.New("health"), true, []string{"apply/failed"}},
+		{"--prune without a report", nil, errors.New("render"), true, []string{"apply/failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, r := range applyRecords(t.Context(), env, time.Now(), tt.rep, tt.err, tt.prune) {
+				got = append(got, string(r.Verb)+"/"+string(r.Outcome))
+				if r.Verb == audit.VerbPrune && len(r.Objects) == 0 {
+					t.Errorf("prune record names no object")
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("applyRecords() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReplicaIdentity(t *testing.T) {
+	host := func() (string, error) { return "node-1", nil }
+	noHost := func() (string, error) { return "", errors.New("no") }
+	for _, tt := range []struct {
+		pod  string
+		host func() (string, error)
+		want string
+	}{
+		{"deploy-web-7c9-abcde", host, "deploy-web-7c9-abcde"},
+		{"", host, "node-1-42"},
+		{"", noHost, "deploy-web-42"},
+	} {
+		getenv := func(k string) string {
+			if k == "POD_NAME" {
+				return tt.pod
+			}
+			return ""
+		}
+		if got := replicaIdentity(getenv, tt.host, 42); got != tt.want {
+			t.Errorf("replicaIdentity(POD_NAME=%q) = %q, want %q", tt.pod, got, tt.want)
+		}
+	}
+}
+
+func TestEnvCluster(t *testing.T) {
+	mapped := map[string]string{"staging": "eu-1"}
+	for _, tt := range []struct {
+		env  deployplan.Environment
+		want string
+	}{
+		{deployplan.Environment{Name: "staging", Cluster: deployplan.ClusterRef{Context: "ctx"}}, "eu-1"},
+		{deployplan.Environment{Name: "dev", Cluster: deployplan.ClusterRef{Context: "kind-dev"}}, "kind-dev"},
+		{deployplan.Environment{Name: "dev", Cluster: deployplan.ClusterRef{InCluster: true}}, "in-cluster"},
+		{deployplan.Environment{Name: "dev"}, "kubeconfig"},
+	} {
+		if got := envCluster(&tt.env, mapped); got != tt.want {
+			t.Errorf("envCluster(%s, %+v) = %q, want %q", tt.env.Name, tt.env.Cluster, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package deployplan
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// MaxRefBytes bounds a ref a user asks to compare to.
+const MaxRefBytes = 200
+
+// pullRefRE is a pull request's head, "pull/N": N digits only, no leading
+// zero.
+var pullRefRE = regexp.MustCompile(`^pull/[1-9][0-9]{0,9}$`)
+
+// pullHead is the server ref of a pull request ref ("pull/12" ->
+// refs/pull/12/head), ok false for any other ref.
+func pullHead(ref string) (string, bool) {
+	if !pullRefRE.MatchString(ref) {
+		return "", false
+	}
+	return "refs/" + ref + "/head", true
+}
+
+// ValidateRef checks a ref a user (a "Compare to" box, deploy-web diff
+// --ref) asks to render: a branch, a tag, a full commit hash or pull/N. It
+// follows git's ref name rules (git check-ref-format) and is stricter: only
+// letters, digits and . _ - / are allowed, so no revision syntax (~ ^ : @{),
+// no glob, no space or control character reaches git; no component starts
+// with "." or "-", none ends with ".lock", and ".." and "//" are refused. A
+// ref that starts with "pull/" must be pull/N with N digits only.
+func ValidateRef(ref string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("deployplan: ref %q: %s; give a branch, a tag, a full commit hash or pull/N", truncateRef(ref), why)
+	}
+	switch {
+	case ref == "":
+		return bad("empty")
+	case len(ref) > MaxRefBytes:
+		return bad(fmt.Sprintf("longer than %d bytes", MaxRefBytes))
+	case strings.HasPrefix(ref, "-"):
+		return bad("starts with '-'")
+	case strings.Contains(ref, ".."):
+		return bad("holds '..'")
+	case strings.Contains(ref, "//") || strings.HasPrefix(ref, "/") || strings.HasSuffix(ref, "/"):
+		return bad("has an empty path component")
+	case strings.HasSuffix(ref, "."):
+		return bad("ends with '.'")
+	}
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
+			return bad(fmt.Sprintf("holds %q (only letters, digits and . _ - / are allowed)", string(rune(c))))
+		}
+	}
+	for _, comp := range strings.Split(ref, "/") {
+		if strings.HasPrefix(comp, ".") || strings.HasPrefix(comp, "-") {
+			return bad(fmt.Sprintf("component %q starts with %q", comp, comp[:1]))
+		}
+		if strings.HasSuffix(comp, ".lock") {
+			return bad(fmt.Sprintf("component %q ends with .lock", comp))
+		}
+	}
+	if strings.HasPrefix(ref, "pull/") {
+		if _, ok := pullHead(ref); !ok {
+			return bad("a pull request is pull/N, N digits only")
+		}
+	}
+	if ref == "HEAD" || strings.HasPrefix(ref, "refs/") {
+		return bad("name a branch, a tag, a commit or pull/N, not a full ref")
+	}
+	return nil
+}
+
+func truncateRef(ref string) string {
+	if len(ref) > 64 {
+		return ref[:64] + "..."
+	}
+	return ref
+}
+
+// AtRef returns a copy of env whose source is ref instead of its
+// configured ref, for rendering a branch, a tag, a commit or a pull
+// request's head without changing the environment (env is not modified,
+// and the copy shares nothing the render writes). ref must pass
+// ValidateRef, and env must read its source from git.
+func AtRef(env *Environment, ref string) (*Environment, error) {
+	if err := ValidateRef(ref); err != nil {
+		return nil, err
+	}
+	if env.Source.Repo == "" {
+		return nil, fmt.Errorf("deployplan: environment %s: its source is the local folder %s, which has no refs: set source.repo to compare to a ref", env.Name, env.Source.Path)
+	}
+	c := *env
+	c.Source.Ref = ref
+	return &c, nil
+}
+
+// ReadLive reads from env's cluster the live state of objs (what a render
+// made): each object that exists, in objs' order, as a plan reads it (a
+// Secret through the metadata API only, so its values never reach this
+// process, keeping the hash its last apply stamped while no other manager
+// wrote it). It writes nothing. Only objects inside the environment's
+// boundary are read, as a plan reads them: in its namespace, of a known
+// namespaced kind, not reserved; the others (which a plan blocks) are
+// returned in outside, unread, so a ref cannot make deploy-web show an
+// object of another namespace. A cluster that cannot be reached, or an
+// object that cannot be read, is an error.
+func ReadLive(ctx context.Context, env *Environment, opts Options, objs []*unstructured.Unstructured) (live []*unstructured.Unstructured, outside []string, err error) {
+	cl, _, unreachable := connectCluster(env, opts)
+	if unreachable != nil {
+		return nil, nil, fmt.Errorf("deployplan: environment %s: %s", env.Name, unreachable.Message)
+	}
+	for _, o := range objs {
+		if o.GetNamespace() != env.Namespace || ReservedName(o) != "" {
+			outside = append(outside, key(o))
+			continue
+		}
+		if namespaced, known := cl.scope(o.GroupVersionKind()); !known || !namespaced {
+			outside = append(outside, key(o))
+			continue
+		}
+		l, err := cl.get(ctx, o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("deployplan: environment %s: read %s: %s", env.Name, key(o), shortErr(err))
+		}
+		if l != nil {
+			live = append(live, l)
+		}
+	}
+	return live, outside, nil
+}
