@@ -14,13 +14,17 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/roles"
 )
 
 // Defaults applied by New to zero-valued Config fields.
 const (
 	DefaultAdminClaim = "groups"
 	DefaultAdminValue = "superadmin"
-	DefaultSessionTTL = 8 * time.Hour
+	// DefaultGroupsClaim is the claim read for the person's groups.
+	DefaultGroupsClaim = "groups"
+	DefaultSessionTTL  = 8 * time.Hour
 	// DefaultSessionRecheck is how often a session re-checks its user with
 	// the IdP (through the refresh token).
 	DefaultSessionRecheck = 10 * time.Minute
@@ -59,6 +63,18 @@ type Config struct {
 	// AdminValue is the value of AdminClaim that makes a superadmin;
 	// DefaultAdminValue when empty. See IsAdmin.
 	AdminValue string
+	// GroupsClaim is the ID-token claim holding the person's groups, which
+	// Roles matches against; DefaultGroupsClaim when empty. Only strings
+	// of a list (or a single string) count, at most roles.MaxGroups of
+	// them, and a session keeps only the groups Roles names
+	// (roles.Policy.RelevantGroups), at most maxSessionGroupsBytes.
+	GroupsClaim string
+	// Roles, when it came from a roles file (roles.Policy.HasFile), moves
+	// authorization from Require to the routes: Require then admits anyone
+	// with a role (the admin claim or a binding) and each route decides its
+	// action. Nil, or a policy without a file, is the default: Require
+	// admits superadmins only (IsAdmin), as without roles.
+	Roles *roles.Policy
 	// SessionKeys authenticate and encrypt the session and login cookies.
 	SessionKeys SessionKeys
 	// SessionTTL bounds a session's lifetime, enforced server-side from the
@@ -100,6 +116,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AdminValue == "" {
 		c.AdminValue = DefaultAdminValue
+	}
+	if c.GroupsClaim == "" {
+		c.GroupsClaim = DefaultGroupsClaim
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL

@@ -30,7 +30,7 @@ type hydraEnv struct {
 	logs  *syncBuffer
 }
 
-func newHydraEnv(t *testing.T, recheck time.Duration) *hydraEnv {
+func newHydraEnv(t *testing.T, recheck time.Duration, opts ...func(*Config)) *hydraEnv {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Ory Hydra")
@@ -53,10 +53,14 @@ func newHydraEnv(t *testing.T, recheck time.Duration) *hydraEnv {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	a, err := New(ctx, Config{
+	cfg := Config{
 		IssuerURL: idp.IssuerURL, ClientID: idp.ClientID, ClientSecret: idp.ClientSecret,
 		RedirectURL: app.URL + CallbackPath, SessionKeys: keys, InsecureCookies: true, SessionRecheck: recheck,
-	}, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), testDenier{})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a, err := New(ctx, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), testDenier{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -139,6 +139,8 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 		Verified: verified,
 		Refresh:  tok.RefreshToken,
 		Checked:  now.Unix(),
+		Groups:   a.sessionGroups(claims),
+		Issuer:   idt.Issuer,
 	}
 	if s.Subject == "" {
 		fail("invalid id token", errors.New("auth: id token without subject"))
@@ -149,7 +151,7 @@ func (a *Auth) HandleCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.log.InfoContext(r.Context(), "auth: login",
-		"subject", s.Subject, "email", s.Email, "admin", a.isAdmin(s))
+		"subject", s.Subject, "email", s.Email, "admin", a.isAdmin(s), "groups", s.Groups)
 	if s.Refresh == "" {
 		a.log.WarnContext(r.Context(), "auth: the identity provider issued no refresh token: the session ends at its first re-check (request the offline_access scope)",
 			"subject", s.Subject, "email", s.Email, "recheck", a.cfg.SessionRecheck.String())

@@ -18,9 +18,18 @@ type Identity struct {
 	Subject string // the IdP's "sub"
 	Email   string
 	Name    string
+	// EmailVerified is the "email_verified" claim: roles match an email
+	// binding only when it is true.
+	EmailVerified bool
+	// Groups are the person's groups that the roles file names (of the
+	// Config.GroupsClaim claim; none without a roles file).
+	Groups GroupList
+	// Issuer is the ID token's "iss".
+	Issuer string
 	// Admin is IsAdmin evaluated for this request (from the admin-claim
-	// value stored at login, or the bearer token's claims); it is true on
-	// every request that reaches a handler behind Require.
+	// value stored at login, or the bearer token's claims). Without a
+	// roles file it is true on every request that reaches a handler behind
+	// Require; with one, Require admits anyone holding a role.
 	Admin bool
 	// Bearer is true when the request was authenticated by an
 	// Authorization: Bearer ID token rather than a session cookie.
@@ -73,12 +82,16 @@ func CSRFToken(ctx context.Context) string {
 // need the session's CSRF token in the X-CSRF-Token header or the
 // csrf_token form field (403). Without an identity the response is a 302 to
 // the login page for an HTML GET, 401 with HX-Redirect for HTMX, 401 for
-// JSON; an identity that fails IsAdmin gets 403. On success the Identity and
+// JSON. Without a roles file (Config.Roles) an identity that fails IsAdmin
+// gets 403 (ReasonNotAdmin); with one, an identity with no role at all gets
+// 403 (ReasonNoRole) and anyone else goes on, each route deciding its own
+// action (handlers' authorize). On success the Identity and
 // CSRF token are in the request's context (FromContext, CSRFToken).
 //
 // A cookie session older than Config.SessionRecheck since login or its last
 // re-check is re-checked with the IdP first (see recheck): a refused
-// refresh, another subject or a superadmin who is one no longer clears the
+// refresh, another subject or a person who lost the right to enter
+// (mayEnter: the admin claim, or with a roles file any role) clears the
 // session and is answered like a request without one; an IdP that cannot be
 // asked is a 503 (the session is kept for the next try); otherwise the
 // updated session (rotated refresh token, fresh claims) is stored and the
@@ -100,8 +113,8 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				a.deny(w, r, http.StatusUnauthorized, ReasonInvalidBearer, "error", err.Error())
 				return
 			}
-			if !id.Admin {
-				a.deny(w, r.WithContext(NewContext(r.Context(), id, "")), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject, "email", id.Email)
+			if !a.mayEnter(id) {
+				a.deny(w, r.WithContext(NewContext(r.Context(), id, "")), http.StatusForbidden, a.refusal(), "subject", id.Subject, "email", id.Email)
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id, "")))
@@ -138,8 +151,8 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 			s = ns
 		}
 		id := a.identity(s)
-		if !id.Admin {
-			a.deny(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)), http.StatusForbidden, ReasonNotAdmin, "subject", id.Subject, "email", id.Email)
+		if !a.mayEnter(id) {
+			a.deny(w, r.WithContext(NewContext(r.Context(), id, s.CSRF)), http.StatusForbidden, a.refusal(), "subject", id.Subject, "email", id.Email)
 			return
 		}
 		if unsafe && !validCSRF(r, s.CSRF) {
@@ -217,14 +230,15 @@ func (a *Auth) bearerIdentity(r *http.Request) (Identity, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return Identity{}, err
 	}
-	return Identity{
+	verified, _ := claims["email_verified"].(bool)
+	return a.withRoleClaims(Identity{
 		Subject: idt.Subject,
 		Email:   stringClaim(claims, "email"),
 		Name:    displayName(claims),
 		Admin:   IsAdmin(claims, a.cfg.AdminClaim, a.cfg.AdminValue),
 		Bearer:  true,
 		Expires: idt.Expiry,
-	}, nil
+	}, verified, a.sessionGroups(claims), idt.Issuer), nil
 }
 
 // validCSRF reports whether r carries want, from the X-CSRF-Token header or

@@ -57,6 +57,10 @@ var (
 	errRefreshUnavailable = errors.New("auth: identity provider unavailable")
 )
 
+// reasonNoLongerAdmin is the re-check's sign-out reason for a superadmin who
+// is one no longer (without a roles file; see reasonNoRoleLeft).
+const reasonNoLongerAdmin = "no longer a superadmin"
+
 // recheckOutcome is what a session's re-check leads to.
 type recheckOutcome int
 
@@ -99,7 +103,7 @@ func decideRecheck(subject string, err error, gotSubject string, wasAdmin, nowAd
 	case gotSubject != subject:
 		return recheckSignOut, "the identity provider answered for another subject"
 	case wasAdmin && !nowAdmin:
-		return recheckSignOut, "no longer a superadmin"
+		return recheckSignOut, reasonNoLongerAdmin
 	}
 	return recheckKeep, ""
 }
@@ -130,10 +134,14 @@ func (a *Auth) recheck(ctx context.Context, s sessionData) (sessionData, recheck
 		if n := displayName(res.Claims); n != "" {
 			ns.Name = n
 		}
+		ns.Groups = a.sessionGroups(res.Claims)
 		ns.Refresh = res.Refresh
 		ns.Checked = a.now().Unix()
 	}
-	outcome, why := decideRecheck(s.Subject, err, res.Subject, a.isAdmin(s), err == nil && a.isAdmin(ns))
+	outcome, why := decideRecheck(s.Subject, err, res.Subject, a.mayEnter(a.identity(s)), err == nil && a.mayEnter(a.identity(ns)))
+	if outcome == recheckSignOut && why == reasonNoLongerAdmin && a.cfg.Roles.HasFile() {
+		why = reasonNoRoleLeft
+	}
 	return ns, outcome, why
 }
 

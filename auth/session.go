@@ -47,6 +47,11 @@ type sessionData struct {
 	Refresh string `json:"rt,omitempty"`
 	// Checked is when the IdP last vouched for the user (login or re-check).
 	Checked int64 `json:"chk"`
+	// Groups are the groups of the groups claim that the roles file names
+	// (Auth.sessionGroups), at login or the last re-check.
+	Groups []string `json:"grp,omitempty"`
+	// Issuer is the ID token's "iss" at login.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // loginState is the content of the login cookie.
@@ -165,14 +170,14 @@ func (a *Auth) isAdmin(s sessionData) bool {
 
 // identity returns the Identity of a valid session.
 func (a *Auth) identity(s sessionData) Identity {
-	return Identity{
+	return a.withRoleClaims(Identity{
 		Subject: s.Subject,
 		Email:   s.Email,
 		Name:    s.Name,
 		Admin:   a.isAdmin(s),
 		Expires: time.Unix(s.Expires, 0),
 		Recheck: time.Unix(s.Checked, 0).Add(a.cfg.SessionRecheck),
-	}
+	}, s.Verified, s.Groups, s.Issuer)
 }
 
 // cookieName is the name of a cookie with the given base name: with the

@@ -74,6 +74,9 @@ type Env struct {
 	ManifestRepo string
 	// HistoryNamespace exists for the console's plan history.
 	HistoryNamespace string
+	// RolesFile is the roles file (deploy-web serve --roles) that gives
+	// the demo logins their roles (see rolesYAML).
+	RolesFile string
 
 	removeDir bool
 	cancel    context.CancelFunc
@@ -190,6 +193,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	e.HistoryNamespace = HistoryNamespace
+	if e.RolesFile, err = writeRoles(e.Dir); err != nil {
+		return nil, err
+	}
+	progress("roles of the demo logins in %s", e.RolesFile)
 	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
 
 	progress("seeding %d apps with their release histories", len(apps))

@@ -26,9 +26,11 @@ type AutoSync struct {
 
 // Bounds and defaults of AutoSync.
 const (
+	// The same values as package autosync's MinInterval, DefaultInterval
+	// and DefaultGrace, which acts on them.
 	MinAutoSyncInterval     = 10 * time.Second
 	DefaultAutoSyncInterval = time.Minute
-	DefaultSelfHealGrace    = time.Minute
+	DefaultSelfHealGrace    = 2 * time.Minute
 )
 
 // IntervalOrDefault is Interval, or DefaultAutoSyncInterval when unset.
@@ -80,6 +82,12 @@ func (e *Environment) validateGitOps(p string, bad func(field, format string, a 
 	if as := e.AutoSync; as != nil {
 		if e.Protected && as.Enabled {
 			bad(p+".autoSync.enabled", "refused on a protected environment: a protected environment is never applied by deploy-web")
+		}
+		if as.SelfHeal && !as.Enabled {
+			bad(p+".autoSync.selfHeal", "needs autoSync.enabled: true")
+		}
+		if e.Protected && as.SelfHeal {
+			bad(p+".autoSync.selfHeal", "refused on a protected environment: a protected environment is never applied by deploy-web")
 		}
 		if d := as.Interval.Duration; d != 0 && d < MinAutoSyncInterval {
 			bad(p+".autoSync.interval", "%s is below the minimum %s (0: the default %s)", d, MinAutoSyncInterval, DefaultAutoSyncInterval)

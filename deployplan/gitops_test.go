@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -57,6 +58,7 @@ func TestParseConfigGitOps(t *testing.T) {
 `), []string{"environments[0] (dev).autoSync.enabled: refused on a protected environment"}},
 		{"interval too short", gitopsEnv(gitSrc, "    autoSync: {enabled: true, interval: 2s}\n"), []string{"environments[0] (dev).autoSync.interval: 2s is below the minimum 10s"}},
 		{"negative grace", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: true, grace: -1s}\n"), []string{"environments[0] (dev).autoSync.grace"}},
+		{"self-heal without auto-sync", gitopsEnv(gitSrc, "    autoSync: {selfHeal: true}\n"), []string{"environments[0] (dev).autoSync.selfHeal: needs autoSync.enabled: true"}},
 		{"unknown key", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfheal: true}\n"), []string{"selfheal"}},
 	}
 	for _, tt := range tests {
@@ -114,5 +116,22 @@ func TestWriteBackTokenFileRelative(t *testing.T) {
 	tok, err := cfg.Environments[0].WriteBackToken()
 	if err != nil || tok.Empty() {
 		t.Fatalf("WriteBackToken() = %v, %v, want the token of %s/token", tok, err, dir)
+	}
+}
+
+// TestAutoSyncBoundsAreAutosyncs: the config's bounds and defaults are
+// the ones package autosync acts on.
+func TestAutoSyncBoundsAreAutosyncs(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"MinAutoSyncInterval", MinAutoSyncInterval, autosync.MinInterval},
+		{"DefaultAutoSyncInterval", DefaultAutoSyncInterval, autosync.DefaultInterval},
+		{"DefaultSelfHealGrace", DefaultSelfHealGrace, autosync.DefaultGrace},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %s, want autosync's %s", c.name, c.got, c.want)
+		}
 	}
 }

@@ -46,12 +46,17 @@ type User struct {
 	Disabled bool
 }
 
-// DefaultUsers returns the demo logins: admin/admin in group superadmin and
-// viewer/viewer in group viewers. The demo prints them.
+// DefaultUsers returns the demo logins, each named after its password: admin
+// in group superadmin, viewer in viewers, deployer in deployers, approver in
+// approvers (the groups the demo's roles file binds) and guest in guests, a
+// group no role names. The demo prints them.
 func DefaultUsers() []User {
 	return []User{
 		{Username: "admin", Password: "admin", Email: "admin@demo.local", Name: "Demo Admin", Groups: []string{"superadmin"}},
 		{Username: "viewer", Password: "viewer", Email: "viewer@demo.local", Name: "Demo Viewer", Groups: []string{"viewers"}},
+		{Username: "deployer", Password: "deployer", Email: "deployer@demo.local", Name: "Demo Deployer", Groups: []string{"deployers"}},
+		{Username: "approver", Password: "approver", Email: "approver@demo.local", Name: "Demo Approver", Groups: []string{"approvers"}},
+		{Username: "guest", Password: "guest", Email: "guest@demo.local", Name: "Demo Guest", Groups: []string{"guests"}},
 	}
 }
 

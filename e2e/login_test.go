@@ -33,11 +33,12 @@ func TestAdminSeesFleet(t *testing.T) {
 	screenshot(t, ctx, "fleet")
 }
 
-// TestNonAdminForbidden logs in as a user outside the superadmin group and
-// gets the 403 page, with no fleet data.
+// TestNonAdminForbidden logs in as a user with no role (guest: neither the
+// superadmin group nor a group the demo's roles file binds) and gets the
+// 403 page, with no fleet data.
 func TestNonAdminForbidden(t *testing.T) {
 	ctx := browser(t)
-	user, pass := demoEnv.user(t, "viewer")
+	user, pass := demoEnv.user(t, "guest")
 	login(t, ctx, user, pass)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid=error-page]`))); err != nil {
 		screenshot(t, ctx, "no-error-page")

@@ -56,7 +56,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 	}
 	offset := max(q.Offset, 0)
 	if q.After != "" {
-		n, err := parseContinue(q.After)
+		n, err := ParseOffsetToken(continuePrefix, q.After)
 		if err != nil {
 			return kubeview.Page{}, err
 		}
@@ -137,7 +137,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		out.Encoded = append(out.Encoded, r.enc)
 	}
 	if q.Limit > 0 && start+q.Limit < out.Matched {
-		out.Continue = continuePrefix + strconv.Itoa(end)
+		out.Continue = OffsetToken(continuePrefix, end)
 	}
 	return out, nil
 }
@@ -146,8 +146,15 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 // merged list).
 const continuePrefix = "set."
 
-func parseContinue(tok string) (int, error) {
-	s, ok := strings.CutPrefix(tok, continuePrefix)
+// OffsetToken is a continue token naming offset n of a list whose tokens
+// start with prefix (this package's "set.", or another list's own).
+func OffsetToken(prefix string, n int) string { return prefix + strconv.Itoa(n) }
+
+// ParseOffsetToken reads an OffsetToken of prefix; anything else (another
+// list's token, a number with a sign, leading zeros or more than 9 digits)
+// is kubeview.ErrBadContinue.
+func ParseOffsetToken(prefix, tok string) (int, error) {
+	s, ok := strings.CutPrefix(tok, prefix)
 	if !ok || len(s) > 9 {
 		return 0, kubeview.ErrBadContinue
 	}

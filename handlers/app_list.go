@@ -177,7 +177,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	kq := lr.kubeQuery()
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
-	res, err := s.applications(lr.query.Cluster, kq)
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.applications(lr.query.Cluster, kq)
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

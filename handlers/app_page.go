@@ -72,6 +72,7 @@ func (s *Server) appLive(r *http.Request, a appRef, selected string) (templates.
 		return templates.AppLive{}, "", err
 	}
 	l.CanWrite = a.c.Release != nil
+	l.Allowed = s.appAllowed(r.Context(), a)
 	l.CSRF = auth.CSRFToken(r.Context())
 	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return paths.AppResource(a.Cluster(), ns, name, n.Ref) })
 	// The cluster's reachability is in the tag: the page shows it going

@@ -20,6 +20,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -52,6 +53,9 @@ func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.Environments != nil {
 		for i := range s.opts.Environments.Config().Environments {
 			e := &s.opts.Environments.Config().Environments[i]
+			if !s.allowed(r.Context(), roles.View, s.envTarget(e.Name)) {
+				continue // not the person's: not listed (its page answers 403)
+			}
 			sum := s.summaryOf(e)
 			entries, err := s.opts.Environments.Store().List(r.Context(), e.Name)
 			if err != nil {
@@ -76,7 +80,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
 	p.History, err = er.Store().List(r.Context(), env.Name)
 	if err != nil {
 		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
@@ -235,7 +239,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView
 			if v.History == nil {
 				v.History = []planstore.Entry{}
 			}
-			if env, err := s.opts.Environments.Config().Env(run.Env); err == nil && !env.Protected {
+			if env, err := s.opts.Environments.Config().Env(run.Env); err == nil && !env.Protected && s.envAllowed(ctx, run.Env).Apply {
 				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true,
 					Offer: applyOffer(env, h, snap.Entry, snap.Report)}
 			}
@@ -273,7 +277,7 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context())}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
 	var herr error
 	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)

@@ -73,6 +73,7 @@ func (s *Site) writeError(w http.ResponseWriter, r *http.Request, status int, re
 	if status == http.StatusForbidden {
 		if id, ok := auth.FromContext(r.Context()); ok {
 			p.SignedInAs = displayName(id)
+			p.ByRole = reason == reasonForbidden
 		}
 	}
 	p.Layout.Title = http.StatusText(status)
@@ -91,8 +92,11 @@ func (s *Site) Deny(w http.ResponseWriter, r *http.Request, status int, reason s
 			public = "Sign-in failed: " + reason
 		}
 	case http.StatusForbidden:
-		if reason == auth.ReasonNotAdmin {
+		switch reason {
+		case auth.ReasonNotAdmin:
 			public = "Your account is not a deploy-web superadmin."
+		case auth.ReasonNoRole:
+			public = "Your account has no role in deploy-web: ask your platform team for one."
 		}
 	}
 	if wantsJSON(r) {

@@ -99,6 +99,8 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"Fleet without query", "GET", paths.Fleet(nil), "GET /{$}", map[string]string{}, url.Values{}},
 		tc{"Environments", "GET", paths.Environments(), "GET /environments", map[string]string{}, url.Values{}},
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
+		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
+		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -141,7 +143,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.LegacyApp("n", "a", "")}, {"GET", paths.LegacyApp("n", "a", "/logs")},
 		{"GET", paths.Environments()}, {"GET", paths.Env("e")}, {"POST", paths.EnvPlan("e")}, {"POST", paths.EnvApply("e")},
 		{"GET", paths.EnvRun("e", "i")}, {"GET", paths.EnvRunStream("e", "i")}, {"GET", paths.EnvReport("e", "i")},
-		{"GET", paths.EnvReportJSON("e", "i")}, {"GET", paths.APIApplications()}, {"GET", paths.APITree("a")},
+		{"GET", paths.EnvReportJSON("e", "i")}, {"GET", paths.APIApplications()}, {"GET", paths.Me()}, {"GET", paths.APIMe()}, {"GET", paths.APITree("a")},
 		{"GET", paths.APIResource("a", "r")}, {"GET", paths.APILogs("a")}, {"POST", paths.APIRollback("a")},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},

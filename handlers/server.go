@@ -22,6 +22,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/roles"
 )
 
 // Fleet is what the handlers read from one cluster's caches (implemented
@@ -126,6 +127,9 @@ type Options struct {
 	// included) writes a record, and /audit and the history sections read
 	// it (nil: nothing is recorded, the pages say so).
 	Audit AuditLog
+	// Roles decides who may do what where (nil: superadmins only, as
+	// roles.Default): every protected route's action, every button.
+	Roles *roles.Policy
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

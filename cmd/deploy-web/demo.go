@@ -132,6 +132,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// The demo's deploy environments (dev, prod) and their plan history.
 		Environments: env.EnvironmentsFile, HistoryNamespace: env.HistoryNamespace,
 		ReportsDir: filepath.Join(env.Dir, "reports"),
+		// The demo logins' roles (viewer, deployer, approver; admin is a
+		// superadmin through the admin claim).
+		Roles: env.RolesFile, GroupsClaim: auth.DefaultGroupsClaim,
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
 		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile,

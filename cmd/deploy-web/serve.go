@@ -51,11 +51,15 @@ type serveConfig struct {
 	RedirectURL      string
 	AdminClaim       string
 	AdminValue       string
-	SessionKeyFile   string
-	SessionTTL       time.Duration
-	SessionRecheck   time.Duration
-	LocalLogout      bool
-	InsecureCookies  bool
+	// Roles is the roles file ("" = superadmins only); GroupsClaim the
+	// ID-token claim of the person's groups.
+	Roles           string
+	GroupsClaim     string
+	SessionKeyFile  string
+	SessionTTL      time.Duration
+	SessionRecheck  time.Duration
+	LocalLogout     bool
+	InsecureCookies bool
 	// Scopes are the OAuth 2.0 scopes requested at login, comma-separated
 	// ("" = auth's default: openid,profile,email,groups).
 	Scopes string
@@ -101,6 +105,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedirectURL, "oidc-redirect-url", "", "this dashboard's OIDC callback URL, e.g. https://deploy.example.com/auth/callback (required)")
 	fs.StringVar(&c.AdminClaim, "admin-claim", auth.DefaultAdminClaim, "ID-token claim that makes a superadmin")
 	fs.StringVar(&c.AdminValue, "admin-value", auth.DefaultAdminValue, "value of --admin-claim that makes a superadmin (a list claim must contain it; \"true\" matches a boolean claim)")
+	fs.StringVar(&c.Roles, "roles", "", "roles file mapping IdP groups or emails to viewer, deployer, approver and superadmin, each optionally scoped (see docs/roles.md); without it only superadmins (--admin-claim) may use deploy-web")
+	fs.StringVar(&c.GroupsClaim, "groups-claim", auth.DefaultGroupsClaim, "ID-token claim holding the person's groups, which --roles matches")
 	fs.StringVar(&c.SessionKeyFile, "session-key-file", "", "file with the session hash and encryption keys (or $DEPLOY_WEB_SESSION_KEYS); see docs/configuration.md")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", auth.DefaultSessionTTL, "session lifetime")
 	fs.DurationVar(&c.SessionRecheck, "session-recheck", auth.DefaultSessionRecheck, "how often a session re-checks the user with the identity provider through the refresh token (a user removed from the admin group or disabled is signed out at the next check)")
@@ -264,6 +270,10 @@ func sessionKeys(path string) (auth.SessionKeys, error) {
 func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret string, keys auth.SessionKeys, ln net.Listener, log *slog.Logger, ready func()) error {
 	defer ln.Close()
 	warnGoPlugin(log, debug.ReadBuildInfo)
+	policy, err := loadRoles(cfg)
+	if err != nil {
+		return err
+	}
 	targets, err := clusterTargets(cfg, rc)
 	if err != nil {
 		return err
@@ -294,11 +304,12 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		AdminClaim: cfg.AdminClaim, AdminValue: cfg.AdminValue, SessionKeys: keys, SessionTTL: cfg.SessionTTL,
 		SessionRecheck: cfg.SessionRecheck, LocalLogout: cfg.LocalLogout,
 		InsecureCookies: cfg.InsecureCookies, Scopes: splitList(cfg.Scopes),
+		GroupsClaim: cfg.GroupsClaim, Roles: policy,
 	}, log, site)
 	if err != nil {
 		return err
 	}
-	hopts := handlers.Options{PerPage: cfg.PerPage, ShutdownCtx: ctx, Metrics: met}
+	hopts := handlers.Options{PerPage: cfg.PerPage, ShutdownCtx: ctx, Metrics: met, Roles: policy}
 	// The audit trail lives next to the plan history, in deploy-web's own
 	// namespace of the home cluster. Without one (outside a cluster, no
 	// --history-namespace, no environments) nothing is recorded, said

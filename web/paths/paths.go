@@ -101,6 +101,9 @@ func LegacyApp(ns, name, rest string) string { return join("/apps/", ns, "/", na
 // Environments is the list of plan/apply environments.
 func Environments() string { return "/environments" }
 
+// Me is the signed-in person's page: their roles and where each comes from.
+func Me() string { return "/me" }
+
 // Env is an environment's page.
 func Env(env string) string { return join("/environments/", env) }
 
@@ -124,6 +127,9 @@ func EnvReportJSON(env, id string) string { return EnvReport(env, id) + "/json" 
 
 // APIApplications is the JSON application list.
 func APIApplications() string { return "/v1/deploy/applications" }
+
+// APIMe is the signed-in person's roles, as JSON (the /me page).
+func APIMe() string { return "/v1/deploy/me" }
 
 // APITree is an App's tree as JSON.
 func APITree(name string) string { return join("/v1/deploy/", name, "/tree") }

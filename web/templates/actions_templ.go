@@ -156,14 +156,14 @@ func ActionResult(a ActionView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\"> <label class=\"action-reason\">Reason <input type=\"text\" name=\"reason\" maxlength=\"500\" placeholder=\"why (goes into the commit message)\" data-testid=\"rollback-reason\"></label> <button type=\"submit\" class=\"btn btn-danger\" data-testid=\"confirm-rollback-button\">Roll back to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\"> <label class=\"action-reason\">Reason <input type=\"text\" name=\"reason\" maxlength=\"500\" placeholder=\"why (goes into the commit message)\" data-testid=\"rollback-reason\"></label> <button type=\"submit\" class=\"btn btn-danger\" data-testid=\"confirm-rollback-button\" data-action=\"rollback\">Roll back to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(a.To)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 32, Col: 107}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 32, Col: 130}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 			if templ_7745c5c3_Err != nil {
@@ -639,6 +639,7 @@ func HistoryPanel(l AppLive) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				switch {
+				case !l.Allowed.Rollback:
 				case !l.CanWrite:
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<button class=\"btn btn-small\" disabled title=\"rollback is not configured\">Roll back</button>")
 					if templ_7745c5c3_Err != nil {
@@ -657,7 +658,7 @@ func HistoryPanel(l AppLive) templ.Component {
 					var templ_7745c5c3_Var37 string
 					templ_7745c5c3_Var37, templ_7745c5c3_Err = templruntime.NewAttributeExpression("\"" + h.Version + "\" is not a clean semver version (MAJOR.MINOR.PATCH): rollback refuses it").Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 104, Col: 151}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 105, Col: 151}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var37)
 					if templ_7745c5c3_Err != nil {
@@ -675,20 +676,20 @@ func HistoryPanel(l AppLive) templ.Component {
 					var templ_7745c5c3_Var38 string
 					templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(paths.WithQuery(paths.AppRollback(l.Cluster, l.Namespace, l.Name), url.Values{"version": {h.Version}})).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 106, Col: 151}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 107, Col: 151}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var38)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\" hx-target=\"#actions\" hx-swap=\"innerHTML\" data-testid=\"rollback-button\">Roll back to ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\" hx-target=\"#actions\" hx-swap=\"innerHTML\" data-testid=\"rollback-button\" data-action=\"rollback\">Roll back to ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var39 string
 					templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(h.Version)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 106, Col: 249}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/actions.templ`, Line: 107, Col: 272}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var39))
 					if templ_7745c5c3_Err != nil {

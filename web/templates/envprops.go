@@ -43,6 +43,9 @@ type EnvPage struct {
 	Apply *ApplyOffer
 	// Audit is the environment's audit records (nil: not shown).
 	Audit *AuditHistoryProps
+	// Allowed is what the signed-in person may do in this environment
+	// (Plan and Apply).
+	Allowed Allowed
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.

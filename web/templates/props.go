@@ -142,6 +142,18 @@ type ErrorPage struct {
 	Message string
 	// SignedInAs is set on a 403 so the user knows which account was refused.
 	SignedInAs string
+	// ByRole says a 403 came from the person's roles (an action they may
+	// not take), not from the door: the page points to /me.
+	ByRole bool
+}
+
+// Allowed says which actions the signed-in person may take on what a page
+// shows, each the roles decision for that action at that target (handlers'
+// allowed), the same one the action's route makes: a button is drawn only
+// when its route would accept it. Every button drawn from it carries
+// data-action with the action's name (the role walk test finds them so).
+type Allowed struct {
+	Logs, Plan, Apply, Sync, Rollback bool
 }
 
 // healthStatuses and syncStatuses are the orders badges and filters use.
@@ -185,6 +197,8 @@ type AppLive struct {
 	History []kubeview.Release
 	// CanWrite says whether rollback and sync are configured.
 	CanWrite bool
+	// Allowed is what the signed-in person may do to this App.
+	Allowed Allowed
 	// CSRF is the session's token for the write forms.
 	CSRF string
 }
@@ -301,4 +315,42 @@ type EventRow struct {
 	Type, Reason, Message string
 	Count                 int32
 	Last                  time.Time
+}
+
+// MePage is /me.
+type MePage struct {
+	Layout LayoutProps
+	Me     Me
+}
+
+// Me is the signed-in person as the roles see them; it is also the JSON of
+// GET /v1/deploy/me.
+type Me struct {
+	Subject       string     `json:"subject"`
+	Email         string     `json:"email,omitempty"`
+	EmailVerified bool       `json:"emailVerified"`
+	Groups        []string   `json:"groups"`
+	Roles         []MeRole   `json:"roles"`
+	Actions       []MeAction `json:"actions"`
+}
+
+// MeRole is one role the person holds (roles.Grant).
+type MeRole struct {
+	Role string `json:"role"`
+	// Where is the scope in words ("everywhere" when unscoped).
+	Where  string `json:"where"`
+	Logs   bool   `json:"logs"`
+	Source string `json:"source"`
+	Via    string `json:"via,omitempty"`
+}
+
+// MeAction is what the person's roles mean for one action.
+type MeAction struct {
+	Action string `json:"action"`
+	// Allowed: somewhere at least; Everywhere: at every target.
+	Allowed    bool `json:"allowed"`
+	Everywhere bool `json:"everywhere"`
+	// Because is the decision's reason (the role and binding that allow
+	// it, or what it needs).
+	Because string `json:"because"`
 }
