@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -65,7 +66,9 @@ type Denier interface {
 // Auth is the authentication boundary: OIDC login, cookie sessions, the
 // Require middleware. It is safe for concurrent use; build it once with New.
 type Auth struct {
-	cfg        Config
+	cfg Config
+	// idp carries every request to the identity provider (idpClient).
+	idp        *http.Client
 	log        *slog.Logger
 	denier     Denier
 	verifier   *oidc.IDTokenVerifier
@@ -99,7 +102,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	if deny == nil {
 		deny = plainDenier{}
 	}
-	a := &Auth{cfg: cfg, log: log, denier: deny, now: time.Now}
+	a := &Auth{cfg: cfg, log: log, denier: deny, now: time.Now, idp: idpClient(cfg)}
 
 	a.crossOrigin = http.NewCrossOriginProtection()
 	for _, o := range cfg.TrustedOrigins {
@@ -192,12 +195,42 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 	return a, nil
 }
 
-// clientContext returns ctx carrying cfg.HTTPClient for go-oidc and oauth2.
+// clientContext returns ctx carrying the IdP client (idpClient) for
+// go-oidc and oauth2: discovery, token exchange, refresh and userinfo.
 func (a *Auth) clientContext(ctx context.Context) context.Context {
-	if a.cfg.HTTPClient != nil {
-		return oidc.ClientContext(ctx, a.cfg.HTTPClient)
+	return oidc.ClientContext(ctx, a.idp)
+}
+
+// idpClient is cfg.HTTPClient (else a plain client) whose redirects are
+// held to the issuer's rule (https, or http on loopback): a 307 or 308 to
+// plain http would re-send a token request's body, the client secret in
+// it, and the Authorization header, in the clear.
+func idpClient(cfg Config) *http.Client {
+	return secureRedirects(cfg.HTTPClient, "identity provider redirect")
+}
+
+// secureRedirects returns a copy of c (nil: a plain client) that follows a
+// redirect only to a URL requireSecureURL accepts, at most 10 of them; c's
+// own CheckRedirect still applies after that rule.
+func secureRedirects(c *http.Client, what string) *http.Client {
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
 	}
-	return ctx
+	next := out.CheckRedirect
+	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := requireSecureURL(what, req.URL.String()); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return out
 }
 
 // Routes returns the login, callback and logout handlers, for mounting at

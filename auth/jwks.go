@@ -64,7 +64,11 @@ func newKeySet(jwksURL string, algs []string, client *http.Client, now func() ti
 	if client == nil {
 		client = &http.Client{Timeout: jwksTimeout}
 	}
-	ks := &keySet{url: jwksURL, client: client, now: now}
+	// Discovery checked jwks_uri (https off loopback); a redirect is held
+	// to the same rule, or a redirect to plain http would take the
+	// signing keys from anyone on the path.
+	c := secureRedirects(client, "jwks_uri redirect")
+	ks := &keySet{url: jwksURL, client: c, now: now}
 	for _, a := range algs {
 		ks.algs = append(ks.algs, jose.SignatureAlgorithm(a))
 	}

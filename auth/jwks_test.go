@@ -161,3 +161,76 @@ func TestKeySetFetch(t *testing.T) {
 		})
 	}
 }
+
+// onPath answers plain-http requests to host itself (an attacker on the
+// path) and passes the rest to next.
+type onPath struct {
+	host, body string
+	next       http.RoundTripper
+}
+
+func (o onPath) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "http" && r.URL.Host == o.host {
+		return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: http.Header{}, Body: io.NopCloser(strings.NewReader(o.body)), Request: r}, nil
+	}
+	return o.next.RoundTrip(r)
+}
+
+// TestKeySetRedirectToPlainHTTP: an https jwks_uri that redirects to
+// plain http off loopback is not followed: whoever is on the path could
+// answer with keys of their own and sign tokens.
+func TestKeySetRedirectToPlainHTTP(t *testing.T) {
+	forged := jose.JSONWebKey{Key: &otherRSAKey().PublicKey, KeyID: "forged", Algorithm: string(jose.RS256), Use: "sig"}
+	body, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{forged}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://keys.example/jwks", http.StatusFound)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport = onPath{host: "keys.example", body: string(body), next: client.Transport}
+	keys, err := newKeySet(srv.URL+"/jwks", []string{oidc.RS256}, client, time.Now).fetch()
+	if err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("fetch() through a redirect to http://keys.example = %d keys, %v; want an error saying plain http", len(keys), err)
+	}
+	if client.CheckRedirect != nil {
+		t.Error("newKeySet changed the caller's client")
+	}
+}
+
+// TestIdPClientRedirectToPlainHTTP: the client of every other request to
+// the IdP (discovery, token exchange and refresh, userinfo, revocation)
+// holds redirects to the same rule: a token endpoint that answers 307 to
+// plain http off loopback would have the form, client secret included,
+// re-sent in the clear.
+func TestIdPClientRedirectToPlainHTTP(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://token.example/token", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	reached := false
+	tls := client.Transport
+	client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "token.example" {
+			reached = true
+		}
+		return onPath{host: "token.example", body: `{"access_token":"x"}`, next: tls}.RoundTrip(r)
+	})
+	resp, err := idpClient(Config{HTTPClient: client}).Post(srv.URL+"/token", "application/x-www-form-urlencoded", strings.NewReader("client_secret=s3cret"))
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "plain http") || reached {
+		t.Errorf("POST through a 307 to http://token.example: err = %v, reached = %v; want an error saying plain http and no request there", err, reached)
+	}
+	if client.CheckRedirect != nil {
+		t.Error("idpClient changed the caller's client")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

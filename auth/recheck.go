@@ -308,11 +308,7 @@ func (a *Auth) revoke(ctx context.Context, rt string) error {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(url.QueryEscape(a.cfg.ClientID), url.QueryEscape(a.cfg.ClientSecret))
-	client := a.cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: revokeTimeout}
-	}
-	resp, err := client.Do(req)
+	resp, err := a.idp.Do(req)
 	if err != nil {
 		return fmt.Errorf("auth: revoke: %w", err)
 	}

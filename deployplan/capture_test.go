@@ -630,3 +630,41 @@ func TestRestoreActions(t *testing.T) {
 		})
 	}
 }
+
+// ratioBomb expands to about 300,000 nodes from about 3,500 as written:
+// under the alias ratio sigs.k8s.io/yaml's decoder refuses (99% of the
+// decoded nodes up to 400,000), so it decodes each such 15 KB file in
+// full, and a capture of 2,000 of them holds 600 million nodes.
+func ratioBomb() string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n")
+	b.WriteString("  pad: [" + strings.TrimSuffix(strings.Repeat("a,", 3300), ",") + "]\n")
+	b.WriteString("  l0: &l0 [" + strings.TrimSuffix(strings.Repeat("a,", 100), ",") + "]\n")
+	b.WriteString("  l1: &l1 [" + strings.TrimSuffix(strings.Repeat("*l0,", 100), ",") + "]\n")
+	b.WriteString("  l2: [" + strings.TrimSuffix(strings.Repeat("*l1,", 30), ",") + "]\n")
+	return b.String()
+}
+
+// TestReadCaptureAliasBomb: a capture file of nested aliases (issue 26's
+// ConfigMap, and merge keys) is refused by the YAML budget before the
+// decoder, which expands aliases, reads it.
+func TestReadCaptureAliasBomb(t *testing.T) {
+	for _, tc := range []struct{ name, data string }{
+		{"under the decoder's alias ratio", ratioBomb()},
+		{"sequence aliases", aliasBomb(5, 9)},
+		{"merge keys", mergeKeyBomb(5, false)},
+		{"merge key lists", mergeKeyBomb(5, true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "000-configmap-bomb.yaml"), []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := ReadCapture(dir)
+			var tce *TooComplexError
+			if !errors.As(err, &tce) || !strings.HasSuffix(tce.File, "000-configmap-bomb.yaml") {
+				t.Fatalf("ReadCapture of an alias bomb = %v, want a *TooComplexError naming 000-configmap-bomb.yaml", err)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -370,9 +371,12 @@ func scanPack(r io.Reader, limit int64, what string) error {
 	if err != nil {
 		return err
 	}
+	// total stays within [0, limit]: every amount is compared with what
+	// is left before it is added, so sizes a header declares (up to 2^60
+	// for an object, 2^63-1 for a delta's result) cannot wrap it.
 	var total int64
-	over := func() error {
-		return &TooLargeError{What: what, Limit: "limits.maxInflatedBytes", Max: limit, Read: total, Unit: "bytes inflated"}
+	over := func(n int64) error {
+		return &TooLargeError{What: what, Limit: "limits.maxInflatedBytes", Max: limit, Read: satAdd(total, n), Unit: "bytes inflated"}
 	}
 	for range n {
 		oh, err := s.NextObjectHeader()
@@ -380,28 +384,26 @@ func scanPack(r io.Reader, limit int64, what string) error {
 			return err
 		}
 		delta := oh.Type == plumbing.OFSDeltaObject || oh.Type == plumbing.REFDeltaObject
-		if !delta && total+oh.Length > limit {
-			total += oh.Length
-			return over()
+		if oh.Length < 0 || oh.Length > limit-total {
+			return over(oh.Length)
 		}
 		w := &inflateCounter{left: limit - total}
 		if _, _, err := s.NextObject(w); err != nil {
 			if errors.Is(err, errInflateCap) {
-				total += w.n
-				return over()
+				return over(w.n)
 			}
 			return err
 		}
-		total += max(w.n, oh.Length)
+		total += max(w.n, oh.Length) // both within limit - total
 		if delta {
 			size, ok := deltaTargetSize(w.head)
 			if !ok {
 				return errors.New("a delta without its sizes")
 			}
+			if size > limit-total {
+				return over(size)
+			}
 			total += size
-		}
-		if total > limit {
-			return over()
 		}
 	}
 	if _, err := s.Checksum(); err != nil {
@@ -409,6 +411,15 @@ func scanPack(r io.Reader, limit int64, what string) error {
 	}
 	_, err = io.Copy(io.Discard, r) // the rest, for the copy on disk
 	return err
+}
+
+// satAdd adds two counts that are not negative, stopping at the
+// largest int64 instead of wrapping.
+func satAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // errInflateCap stops inflating an object over the cap.

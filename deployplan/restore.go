@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
 // Limits on a capture folder read by Restore: it may have been tampered
@@ -135,6 +137,11 @@ func readCapture(dir string) (*capture, error) {
 			}
 			secrets = captureSecrets(index)
 			continue
+		}
+		// The decoder expands aliases: a few hundred bytes of nested
+		// ones would take gigabytes before any check of the capture.
+		if _, err := yamlbudget.Check(name, data, yamlbudget.Budget{MaxBytes: MaxCaptureFileBytes}); err != nil {
+			return nil, tooComplex(filepath.Join(dir, name), err)
 		}
 		got, err := decodeCaptureFile(name, data, MaxCaptureFiles-len(objs))
 		if err != nil {

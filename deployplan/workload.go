@@ -124,6 +124,11 @@ func PodContainers(u *unstructured.Unstructured) (containers []Container, carrie
 				}
 				containers = append(containers, cs...)
 			}
+			if carries {
+				if err := noImageVolumes(x["volumes"], path+".volumes"); err != nil {
+					return err
+				}
+			}
 			keys := make([]string, 0, len(x))
 			for k := range x {
 				keys = append(keys, k)
@@ -150,6 +155,22 @@ func PodContainers(u *unstructured.Unstructured) (containers []Container, carrie
 		return nil, true, err
 	}
 	return containers, carries, nil
+}
+
+// noImageVolumes refuses image volumes (volumes[].image, Kubernetes'
+// ImageVolume) in a pod spec's volumes v at path: the kubelet pulls the
+// image and its files can run in a container (a command under the mount),
+// but it is no container's image, so no image gate would check it.
+func noImageVolumes(v any, path string) error {
+	vols, _ := v.([]any)
+	for i, vol := range vols {
+		if m, ok := vol.(map[string]any); ok {
+			if _, present := m["image"]; present {
+				return fmt.Errorf("%s[%d].image is an image volume: its image is not checked against the catalog or the live state, so image volumes are not supported; ship the files in a container image", strings.TrimPrefix(path, "."), i)
+			}
+		}
+	}
+	return nil
 }
 
 // readContainers reads one containers list at path: null, or a list of

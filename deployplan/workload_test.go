@@ -83,3 +83,37 @@ func TestWorkloadCheckNamesThePath(t *testing.T) {
 		t.Errorf("WorkloadCheck = %+v, want one blocker naming Runner/r and spec.workload[0].podSpec.containers[0].image", bs)
 	}
 }
+
+// TestWorkloadCheckImageVolume: an image volume (the kubelet pulls
+// volumes[].image.reference and a container can run its files) is no
+// container's image, so no image gate sees it: the object is refused,
+// naming the volume, in any pod template.
+func TestWorkloadCheckImageVolume(t *testing.T) {
+	tests := []struct{ name, obj, wantPath string }{
+		{"Deployment", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"template":{"spec":{
+			"containers":[{"name":"c","image":"reg.example/ok:1","command":["/tools/run"],"volumeMounts":[{"name":"t","mountPath":"/tools"}]}],
+			"volumes":[{"name":"cfg","configMap":{"name":"c"}},{"name":"t","image":{"reference":"evil.example/tools:latest"}}]}}}}`,
+			"spec.template.spec.volumes[1].image"},
+		{"CronJob", `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"j"},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":{"spec":{
+			"containers":[{"name":"c","image":"reg.example/ok:1"}],"volumes":[{"name":"t","image":{"reference":"evil.example/tools:latest"}}]}}}}}}`,
+			"spec.jobTemplate.spec.template.spec.volumes[0].image"},
+		{"custom resource", `{"apiVersion":"example.com/v1","kind":"Runner","metadata":{"name":"r"},"spec":{"podSpec":{
+			"initContainers":[{"name":"i","image":"reg.example/ok:1"}],"volumes":[{"name":"t","image":{"reference":"evil.example/tools:latest"}}]}}}`,
+			"spec.podSpec.volumes[0].image"},
+	}
+	for _, tt := range tests {
+		bs := WorkloadCheck([]*unstructured.Unstructured{objJSON(t, tt.obj)})
+		if len(bs) != 1 || !strings.Contains(bs[0].Message, tt.wantPath+" is an image volume") {
+			t.Errorf("WorkloadCheck(%s with an image volume) = %+v, want one blocker naming %s", tt.name, bs, tt.wantPath)
+		}
+		if _, ok := WorkloadOf(objJSON(t, tt.obj)); ok {
+			t.Errorf("WorkloadOf(%s with an image volume) = ok, want not a readable workload", tt.name)
+		}
+	}
+	// Volumes of other types are not refused.
+	plain := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"w"},"spec":{"template":{"spec":{
+		"containers":[{"name":"c","image":"reg.example/ok:1"}],"volumes":[{"name":"cfg","configMap":{"name":"c"}}]}}}}`
+	if bs := WorkloadCheck([]*unstructured.Unstructured{objJSON(t, plain)}); len(bs) != 0 {
+		t.Errorf("WorkloadCheck(a Deployment with a configMap volume) = %+v, want none", bs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -13,6 +14,11 @@ func (s *Site) layout(r *http.Request, nav, title string) templates.LayoutProps 
 	if id, ok := auth.FromContext(r.Context()); ok {
 		p.User = displayName(id)
 		p.CSRF = auth.CSRFToken(r.Context())
+	}
+	// The Audit entry by the decision of its route (GET /audit: Admin),
+	// from the Grants authorize put in the request.
+	if g, ok := r.Context().Value(grantsKey{}).(roles.Grants); ok {
+		p.ShowAudit = g.AllowSomewhere(roles.Admin).Allowed
 	}
 	return p
 }

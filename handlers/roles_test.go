@@ -164,3 +164,25 @@ func TestEnvListShowsOnlyVisibleEnvironments(t *testing.T) {
 		}
 	}
 }
+
+// TestNavAuditDrawnByItsRoute: the header's Audit entry is drawn exactly
+// when the person may open /audit (its route's action, Admin).
+func TestNavAuditDrawnByItsRoute(t *testing.T) {
+	for _, tt := range []struct {
+		persona string
+		want    bool
+	}{
+		{"deployer (scoped)", false},
+		{"superadmin (group)", true},
+		{"superadmin (admin claim)", true},
+	} {
+		ts := rolesServer(t, tt.persona)
+		doc := parseHTML(t, ts.get(t, paths.Fleet(nil), nil).Body.String())
+		if got := len(byTestID(doc, "nav-audit")) == 1; got != tt.want {
+			t.Errorf("%s: Audit in the header = %v, want %v", tt.persona, got, tt.want)
+		}
+		if code := ts.get(t, paths.Audit(nil), nil).Code; (code == http.StatusOK) != tt.want {
+			t.Errorf("%s: GET /audit = %d, want 200 iff the entry is drawn (%v)", tt.persona, code, tt.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,15 +129,37 @@ func guardedDial(ctx context.Context, hosts []string, d Dialer, r Resolver, netw
 
 // checkResolved says why a listed name may not be dialed at ip: a
 // loopback address unless the name is localhost, a link-local address
-// (169.254.169.254 is the cloud metadata service), an unspecified or a
-// multicast address.
+// (169.254.169.254 is the cloud metadata service), a metadata service
+// elsewhere (metadataAddr), an unspecified or a multicast address; an
+// IPv4 address behind the NAT64 well-known prefix (64:ff9b::/96) is
+// checked as that IPv4 address.
 func checkResolved(host string, ip net.IP) error {
+	if len(ip) == net.IPv6len && ip.To4() == nil && slices.Equal(ip[:12], nat64Prefix()) {
+		ip = net.IPv4(ip[12], ip[13], ip[14], ip[15])
+	}
 	switch {
-	case ip.IsLoopback() && !loopback.Host(host),
+	case ip.IsLoopback() && !loopback.Host(host), metadataAddr(ip),
 		ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), ip.IsUnspecified(), ip.IsMulticast():
 		return fmt.Errorf("notify: %s resolves to %s: %w", host, ip, errBadAddress)
 	}
 	return nil
+}
+
+// nat64Prefix is the NAT64 well-known prefix 64:ff9b::/96 (RFC 6052).
+func nat64Prefix() []byte {
+	return []byte{0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}
+}
+
+// metadataAddr reports whether ip is a cloud metadata service outside
+// the link-local range: AWS's over IPv6 (fd00:ec2::254), Alibaba's
+// (100.100.100.200) and Oracle's legacy one (192.0.0.192).
+func metadataAddr(ip net.IP) bool {
+	for _, m := range []string{"fd00:ec2::254", "100.100.100.200", "192.0.0.192"} {
+		if ip.Equal(net.ParseIP(m)) {
+			return true
+		}
+	}
+	return false
 }
 
 // urlListed reports whether u's host is listed: as the URL spells it, or,

@@ -264,6 +264,16 @@ func TestDialResolvedAddressChecked(t *testing.T) {
 		{"metadata.example", []string{"169.254.169.254"}, nil},
 		{"zero.example", []string{"0.0.0.0"}, nil},
 		{"v6.example", []string{"::1", "fe80::1"}, nil},
+		// Metadata services outside 169.254.0.0/16: AWS's over IPv6
+		// (a unique local address), Alibaba's (shared address space),
+		// Oracle's legacy one, and 169.254.169.254 or 127.0.0.1 behind
+		// the NAT64 well-known prefix.
+		{"imds6.example", []string{"fd00:ec2::254"}, nil},
+		{"alibaba.example", []string{"100.100.100.200"}, nil},
+		{"oracle.example", []string{"192.0.0.192"}, nil},
+		{"nat64.example", []string{"64:ff9b::a9fe:a9fe"}, nil},
+		{"nat64lo.example", []string{"64:ff9b::7f00:1"}, nil},
+		{"mapped.example", []string{"::ffff:169.254.169.254"}, nil},
 		// The refused address is skipped, the good one dialed.
 		{"localhost", []string{"169.254.169.254", "127.0.0.1"}, []string{"127.0.0.1:" + port}},
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
 // ImageChange is a version change of one App's image, for Locate.
@@ -200,6 +201,10 @@ func (w *locator) read(p string) ([]byte, bool, error) {
 	b, err := fs.ReadFile(w.fsys, p)
 	if err != nil {
 		return nil, false, fmt.Errorf("writeback: locate: %s: %w", p, err)
+	}
+	// Every file read here is YAML, and sigs.k8s.io/yaml expands aliases.
+	if _, err := yamlbudget.Check(p, b, yamlbudget.Budget{MaxBytes: int(w.maxFile)}); err != nil {
+		return nil, false, fmt.Errorf("writeback: locate: %w", err)
 	}
 	return b, true, nil
 }

@@ -231,3 +231,39 @@ func TestLocateBounded(t *testing.T) {
 		t.Errorf("Locate over a file above the cap = %v, want a MaxFileBytes error", err)
 	}
 }
+
+// TestLocateAliasBomb: every file Locate reads passes the YAML budget
+// before a decoder reads it: sigs.k8s.io/yaml expands aliases into Go
+// values (a kustomization of ~15 KB decodes to ~300,000 nodes, under its
+// own alias-ratio guard), kyaml keeps them as nodes.
+func TestLocateAliasBomb(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("pad: [" + strings.TrimSuffix(strings.Repeat("a,", 3300), ",") + "]\n")
+	bomb.WriteString("l0: &l0 [" + strings.TrimSuffix(strings.Repeat("a,", 100), ",") + "]\n")
+	bomb.WriteString("l1: &l1 [" + strings.TrimSuffix(strings.Repeat("*l0,", 100), ",") + "]\n")
+	bomb.WriteString("l2: [" + strings.TrimSuffix(strings.Repeat("*l1,", 30), ",") + "]\n")
+	app := "apiVersion: deploy.hanzo.ai/v1\nkind: App\nmetadata: {name: api}\nspec: {image: reg.example/api:1}\n"
+	for _, tc := range []struct {
+		name, file string
+		files      map[string]string
+	}{
+		{"the kustomization", "env/kustomization.yaml", map[string]string{
+			"env/kustomization.yaml": "resources:\n  - app.yaml\n" + bomb.String(), "env/app.yaml": app}},
+		{"a configurations file", "env/conf.yaml", map[string]string{
+			"env/kustomization.yaml": "resources:\n  - app.yaml\nimages:\n  - name: reg.example/api\n    newTag: \"1\"\nconfigurations:\n  - conf.yaml\n",
+			"env/conf.yaml":          bomb.String(), "env/app.yaml": app}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := locateTree(t, tc.files, nil)
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			got, err := Locate(root.FS(), ImageChange{Dir: "env", Kind: "App", Name: "api", Repository: "reg.example/api", Tag: "2"}, 0)
+			if err == nil || !strings.Contains(err.Error(), tc.file) || !strings.Contains(err.Error(), "added by aliases") {
+				t.Errorf("Locate with an alias bomb in %s = %v, %v; want an error naming %s and its aliases", tc.file, got, err, tc.file)
+			}
+		})
+	}
+}

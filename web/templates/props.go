@@ -23,6 +23,8 @@ type LayoutProps struct {
 	CSRF string
 	// Nav marks the active navigation entry.
 	Nav string
+	// ShowAudit draws the Audit entry (the person may read /audit).
+	ShowAudit bool
 	// Assets maps a static file name to its cache-busting URL.
 	Assets func(name string) string
 	// Style is the stylesheet inlined in <head> (a <style> element the
