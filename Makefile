@@ -53,8 +53,8 @@ bench: ## benchmarks of the list, page, caches, tree, diff and logs (see BENCHMA
 	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench . -benchtime 10x ./e2e/perf/
 
 .PHONY: bench-plan
-bench-plan: cluster-bin ## plan and no-op apply of a 47-object project on the local control plane (see BENCHMARKS.md)
-	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench BenchmarkPlan47 -benchtime 3x ./deployplan/
+bench-plan: cluster-bin ## plan, no-op apply and rollback through git (commit + plan + apply) of a 47-object project on the local control plane (see BENCHMARKS.md)
+	$(GO) test -tags $(GO_TAGS) -run '^$$' -bench 'BenchmarkPlan47|BenchmarkRollbackGit47' -benchtime 3x ./deployplan/
 
 .PHONY: bench-cluster
 # The fleet sizes of bench-cluster (BENCH_APPS=2000 for one). Not $(or ...):

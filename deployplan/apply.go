@@ -98,8 +98,17 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	opts.Options.ReportPath = opts.ReportPath
 	opts.setDefaults()
 	opts.progress("render %s", sourceLabel(env))
+	if opts.Prune && opts.Only != nil {
+		return nil, &RefusalError{Reason: "prune is refused with an apply of " + opts.Only.Name + " only: the objects it leaves out are not orphans; nothing was touched"}
+	}
+	if err := checkReviewedScope(opts.Reviewed, opts.Only); err != nil {
+		return nil, err
+	}
 	r, err := Render(ctx, env)
 	if err != nil {
+		return nil, err
+	}
+	if r, err = opts.Only.only(r); err != nil {
 		return nil, err
 	}
 	if err := CheckReviewed(opts.Reviewed, r); err != nil {
@@ -110,12 +119,8 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 		return nil, err
 	}
 	rep := ps.report
-	if rep.Status() != StatusReady {
-		var ids []string
-		for _, b := range rep.DeployApply.RemainingBlockers {
-			ids = append(ids, b.ID)
-		}
-		return rep, &RefusalError{Reason: fmt.Sprintf("the plan is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
+	if err := BlockedRefusal(rep); err != nil {
+		return rep, err
 	}
 	if opts.Prune && !opts.PruneMany {
 		if err := checkPruneCount(rep.DeployApply.Orphans, len(ps.objs)); err != nil {
@@ -123,6 +128,19 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 		}
 	}
 	return ps.lockAndApply(ctx, env, opts)
+}
+
+// BlockedRefusal is the refusal of applying a plan that is not ready,
+// naming its blockers; nil for a ready plan.
+func BlockedRefusal(rep *Report) error {
+	if rep.Status() == StatusReady {
+		return nil
+	}
+	var ids []string
+	for _, b := range rep.DeployApply.RemainingBlockers {
+		ids = append(ids, b.ID)
+	}
+	return &RefusalError{Reason: fmt.Sprintf("the plan is blocked by %d blocker(s) (%s); nothing was touched", len(ids), strings.Join(ids, ", "))}
 }
 
 // lockAndApply takes the environment's lock, keeps it renewed and runs

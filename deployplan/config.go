@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
+	"github.com/hanzoai/deploy-web/writeback"
 )
 
 // Config is the environments file given to --config.
@@ -55,6 +56,15 @@ type Environment struct {
 	// Limits bound the network steps and the repository read (timeouts,
 	// bytes, files); zero fields take the defaults.
 	Limits Limits `json:"limits"`
+	// WriteBack, when set, lets the console commit a version change (a
+	// rollback) to the source's branch, or to a review branch, instead of
+	// patching the live App: see package writeback. It needs a git source
+	// whose ref is a branch.
+	WriteBack *writeback.WriteBack `json:"writeBack,omitempty"`
+	// AutoSync, when set and enabled, plans the environment when its
+	// branch moves and applies a ready plan; never on a protected
+	// environment.
+	AutoSync *AutoSync `json:"autoSync,omitempty"`
 
 	// configDir resolves relative paths.
 	configDir string
@@ -374,6 +384,7 @@ func (c *Config) Validate() error {
 			bad(p+".registry.hosts", "excludes registry.skip: true (skip contacts no registry; drop one of them)")
 		}
 		e.Limits.validate(p+".limits", bad)
+		e.validateGitOps(p, bad)
 		for k, s := range e.SkeletonPatterns {
 			if strings.TrimSpace(s) == "" {
 				bad(fmt.Sprintf("%s.skeletonPatterns[%d]", p, k), "empty pattern")

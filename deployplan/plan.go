@@ -45,6 +45,13 @@ type Options struct {
 	RegistryTimeout   time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Only, when set, narrows the plan (and an apply, ApplyOptions embeds
+	// Options) to the rendered objects it keeps, before anything is
+	// checked: the rendered digest, the checks, the dry-run and the apply
+	// cover those alone, so a plan and the apply of it agree. Orphans are
+	// not looked for (what the filter leaves out is no orphan) and Prune
+	// is refused.
+	Only *ObjectFilter
 }
 
 func (o *Options) progress(format string, a ...any) {
@@ -184,6 +191,9 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 	if err != nil {
 		return nil, err
 	}
+	if r, err = opts.Only.only(r); err != nil {
+		return nil, err
+	}
 	return planRendered(ctx, env, opts, r)
 }
 
@@ -203,7 +213,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	if err != nil {
 		return nil, err
 	}
-	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest}
+	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest, Only: opts.Only.name()}
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker
@@ -245,9 +255,13 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 		bs, ws := ps.clusterChecks(ctx, env, opts, actions)
 		blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 		warnings = append(warnings, newJobWarnings(ps.jobs)...)
-		opts.progress("look for orphans (objects deploy-web applied that are no longer rendered)")
-		orphans, ows := ps.cl.findOrphans(ctx, env, r.Objects, opts)
-		d.Orphans, warnings = orphans, append(warnings, ows...)
+		if opts.Only == nil {
+			opts.progress("look for orphans (objects deploy-web applied that are no longer rendered)")
+			orphans, ows := ps.cl.findOrphans(ctx, env, r.Objects, opts)
+			d.Orphans, warnings = orphans, append(warnings, ows...)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("this plan covers %s only (%d object(s)): the other rendered objects and the orphans are neither checked nor applied", opts.Only.Name, len(r.Objects)))
+		}
 		opts.progress("read the namespace's current health")
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	} else {

@@ -19,6 +19,12 @@ import (
 // public project of issue 15): 12 Deployments, 12 Services, 12 ConfigMaps
 // and 11 NetworkPolicies, images in a commit-mode catalog.
 func benchProject(b testing.TB, dir string) {
+	writeFiles(b, dir, benchFiles())
+}
+
+// benchFiles are benchProject's files: the kustomization in m/, the catalog
+// at the root.
+func benchFiles() map[string]string {
 	var res []string
 	files := map[string]string{}
 	var services []string
@@ -67,7 +73,7 @@ spec:
 	}
 	files["m/kustomization.yaml"] = "resources:\n" + strings.Join(res, "\n") + "\n"
 	files["catalog.json"] = fmt.Sprintf(`{"commit": %q, "services": [%s]}`, commitA, strings.Join(services, ",\n"))
-	writeFiles(b, dir, files)
+	return files
 }
 
 // BenchmarkPlan47 plans (dry-run) and applies with nothing to change a

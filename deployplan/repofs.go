@@ -149,3 +149,57 @@ func within(dir, p string) bool {
 
 // readBounded reads at most max bytes of a file, refusing a larger one.
 func readBounded(name string, max int64) ([]byte, error) { return capread.File(name, max) }
+
+// repoFSFromFS copies a read-only file system (a repository's tree, the
+// root being the repository root) into memory under the limits. Symbolic
+// links and anything but regular files are not copied; a link is
+// remembered for a clear error when a kustomization needs it.
+func repoFSFromFS(ctx context.Context, fsys fs.FS, what string, lim Limits) (*repoFS, error) {
+	r := newRepoFS(ctx, what, lim)
+	b := &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			r.links[path.Join(memRoot, p)] = linkReasonGit
+			return nil
+		case !d.Type().IsRegular():
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if err := b.add(fi.Size()); err != nil {
+			return err
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, fi.Size()+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > fi.Size() {
+			return fmt.Errorf("%s grew while it was read", p)
+		}
+		return r.write(p, data)
+	})
+	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("deployplan: read %s: %w", what, err)
+	}
+	return r, nil
+}

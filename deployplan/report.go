@@ -236,6 +236,10 @@ type SourceInfo struct {
 	// RenderedDigest is "sha256:<hex>" of the rendered objects (RenderedDigest):
 	// with Commit, what an apply of this plan checks has not moved.
 	RenderedDigest string `json:"renderedDigest"`
+	// Only names the objects a narrowed plan covers (Options.Only); ""
+	// for the whole render. Objects and RenderedDigest count those alone,
+	// and an apply of the plan must be narrowed the same way.
+	Only string `json:"only,omitempty"`
 	// CaptureDigest is, in a restore's report, the digest of the capture
 	// restored (captureDigest): the one its apply recorded.
 	CaptureDigest string `json:"captureDigest,omitempty"`

@@ -19,6 +19,9 @@ type Reviewed struct {
 	PlanID         string
 	SourceCommit   string
 	RenderedDigest string
+	// Only names the objects the plan covers ("" for the whole render,
+	// SourceInfo.Only).
+	Only string
 }
 
 // RenderedDigest is "sha256:" and the hex SHA-256 of the canonical JSON of
@@ -102,5 +105,5 @@ func ReviewedPlan(data []byte, env, id string) (*Reviewed, error) {
 	case d.Conclusion.Status != StatusReady:
 		return nil, &RefusalError{Reason: fmt.Sprintf("plan %s is %s, not ready: only a ready plan is applied; nothing was touched", id, d.Conclusion.Status)}
 	}
-	return &Reviewed{PlanID: id, SourceCommit: d.Source.Commit, RenderedDigest: d.Source.RenderedDigest}, nil
+	return &Reviewed{PlanID: id, SourceCommit: d.Source.Commit, RenderedDigest: d.Source.RenderedDigest, Only: d.Source.Only}, nil
 }

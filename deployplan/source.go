@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -325,4 +326,16 @@ func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured,
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// RenderFS renders the environment's kustomize folder (source.path) from
+// fsys, a repository tree whose root is the repository root (an edited
+// tree a write-back is about to push), with the same checks and limits as
+// Render. The catalog is not read: only the objects are returned.
+func RenderFS(ctx context.Context, env *Environment, fsys fs.FS) ([]*unstructured.Unstructured, error) {
+	rfs, err := repoFSFromFS(ctx, fsys, "the edited tree of "+RedactURL(env.Source.Repo), env.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return renderFS(ctx, rfs, path.Join(memRoot, path.Clean("/"+filepath.ToSlash(env.Source.Path))))
 }

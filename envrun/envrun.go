@@ -221,12 +221,23 @@ func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID
 			return nil, err
 		}
 	}
+	run, err := r.begin(envName, action, user, who)
+	if errors.Is(err, ErrBusy) && action == ActionApply {
+		r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (" + err.Error() + "); nothing was touched"}, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.background(run, r.opts.ApplyTimeout+5*time.Minute, func(ctx context.Context) { r.execute(ctx, env, run, confirm, reviewed) })
+	return run, nil
+}
+
+// begin registers a new run of env, refused with ErrBusy while another
+// run of env is going.
+func (r *Runner) begin(envName, action, user string, who audit.Actor) (*Run, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if id, ok := r.busy[envName]; ok {
-		r.mu.Unlock()
-		if action == ActionApply {
-			r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (run " + id + "); nothing was touched"}, nil)
-		}
 		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
 	}
 	b := make([]byte, 4)
@@ -236,20 +247,21 @@ func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID
 	r.runs[run.ID] = run
 	r.busy[envName] = run.ID
 	r.pruneLocked()
-	r.mu.Unlock()
+	return run, nil
+}
 
-	base := r.opts.BaseContext
-	if base == nil {
-		base = context.Background()
-	}
+// background runs f for run in its own goroutine, under the server's
+// context (BaseContext) and a deadline of timeout; a shutdown is told to
+// the run as a step.
+func (r *Runner) background(run *Run, timeout time.Duration, f func(ctx context.Context)) {
+	base := r.baseContext()
 	go func() {
-		ctx, cancel := context.WithTimeout(base, r.opts.ApplyTimeout+5*time.Minute)
+		ctx, cancel := context.WithTimeout(base, timeout)
 		defer cancel()
 		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
 		defer stop()
-		r.execute(ctx, env, run, confirm, reviewed)
+		f(ctx)
 	}()
-	return run, nil
 }
 
 func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deployplan.ApplyRequest {
@@ -294,7 +306,6 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		Progress:   run.step,
 	}
 	var rep *deployplan.Report
-	var rendered []*unstructured.Unstructured
 	var err error
 	if run.Action == ActionApply {
 		run.step("apply of plan " + reviewed.PlanID + " requested by " + run.User)
@@ -304,8 +315,50 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	} else {
 		rep, err = deployplan.Plan(ctx, env, opts)
 	}
-	entry := planstore.Entry{Environment: env.Name, Action: run.Action, User: run.User, Time: run.Started}
+	entry, outcome, rendered := r.keep(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
+	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
+	r.pruneReports(env)
+	if r.opts.Count != nil {
+		r.opts.Count(run.Action, outcome)
+	}
+	if run.Action == ActionApply {
+		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered)
+	}
+	r.refreshIndex(ctx, env)
+	run.finish(rep, entry, err, func() {
+		r.mu.Lock()
+		delete(r.busy, env.Name)
+		r.mu.Unlock()
+	})
+}
+
+// pruneReports bounds the run folders of env: each run leaves one (report,
+// capture), and the environment keeps the newest deployplan.ReportsKeep,
+// none older than ReportsMaxAge, and the latest capture. Run folders are
+// named by their id, env-<time>-<hex>.
+func (r *Runner) pruneReports(env *deployplan.Environment) {
+	envDir := filepath.Join(r.opts.ReportsDir, env.Name)
+	isRun := func(name string) bool { return strings.HasPrefix(name, env.Name+"-") }
+	if removed, perr := deployplan.PruneReports(envDir, isRun, time.Now()); perr != nil {
+		r.log.Warn("old reports not pruned", "environment", env.Name, "err", perr)
+	} else if len(removed) > 0 {
+		r.log.Info("old reports pruned", "environment", env.Name, "removed", len(removed))
+	}
+}
+
+// keep keeps a plan's or an apply's outcome: the object diffs of its
+// report (shown by the run), and an entry in the history with the report,
+// or, without a report, the failure with a summary safe to show; started
+// is the entry's time (a deploy run's apply starts after its plan). trigger,
+// when set, starts the summary (a deploy run's "rollback: ..."). It
+// returns the saved entry, the outcome for the log and the metrics, and
+// the rendered objects in the apply's scope (for the audit record).
+func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string, []*unstructured.Unstructured) {
+	entry := planstore.Entry{Environment: env.Name, Action: action, User: run.User, Time: started}
 	outcome := "error"
+	var files map[string][]byte
+	var rendered []*unstructured.Unstructured
 	switch {
 	case rep != nil:
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
@@ -317,25 +370,17 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			r.log.Warn("object diffs not computed", "environment", env.Name, "err", derr)
 		}
 		run.setDiffs(diffs, derr)
-		files := map[string][]byte{}
+		files = map[string][]byte{}
 		if js, jerr := rep.JSON(); jerr == nil {
 			files["report.json"] = js
 		}
 		if dj, jerr := json.Marshal(diffs); jerr == nil && derr == nil {
 			files["diffs.json"] = dj
 		}
-		if r.opts.Store != nil {
-			saved, serr := r.opts.Store.Save(ctx, entry, files)
-			if serr != nil {
-				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
-			} else {
-				entry = saved
-			}
-		}
 	case err != nil:
 		// No report: keep the failure in the history all the same, with a
-		// summary safe to show (the whole error goes to the log below).
-		entry.Conclusion, entry.Summary = "error", "the "+run.Action+" could not run (run "+run.ID+"): see the server log"
+		// summary safe to show (the whole error goes to the log).
+		entry.Conclusion, entry.Summary = "error", "the "+action+" could not run (run "+run.ID+"): see the server log"
 		var ref *deployplan.RefusalError
 		var lost *deployplan.LockLostError
 		switch {
@@ -345,46 +390,34 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 			// Holder ids only: safe to show.
 			entry.Conclusion, entry.Summary = deployplan.StatusFailed, lost.Error()
 		}
-		if r.opts.Store != nil {
-			if saved, serr := r.opts.Store.Save(ctx, entry, nil); serr != nil {
-				r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
-			} else {
-				entry = saved
-			}
+	default:
+		return entry, outcome, nil
+	}
+	if trigger != "" {
+		entry.Summary = trigger + ": " + entry.Summary
+	}
+	if r.opts.Store != nil {
+		if saved, serr := r.opts.Store.Save(ctx, entry, files); serr != nil {
+			r.log.Error("plan history not saved", "environment", env.Name, "err", serr)
+		} else {
+			entry = saved
 		}
 	}
 	var ref *deployplan.RefusalError
 	if errors.As(err, &ref) {
 		outcome = "refused"
 	}
-	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
-	// Each run leaves a folder (report, capture): the environment keeps the
-	// newest deployplan.ReportsKeep, none older than ReportsMaxAge, and the
-	// latest capture. Run folders are named by their id, env-<time>-<hex>.
-	envDir := filepath.Join(r.opts.ReportsDir, env.Name)
-	isRun := func(name string) bool { return strings.HasPrefix(name, env.Name+"-") }
-	if removed, perr := deployplan.PruneReports(envDir, isRun, time.Now()); perr != nil {
-		r.log.Warn("old reports not pruned", "environment", env.Name, "err", perr)
-	} else if len(removed) > 0 {
-		r.log.Info("old reports pruned", "environment", env.Name, "removed", len(removed))
+	return entry, outcome, rendered
+}
+
+// refreshIndex re-reads env's desired state after a run.
+func (r *Runner) refreshIndex(ctx context.Context, env *deployplan.Environment) {
+	if r.opts.Index == nil {
+		return
 	}
-	if r.opts.Count != nil {
-		r.opts.Count(run.Action, outcome)
+	if err := r.opts.Index.Refresh(ctx, env.Name); err != nil {
+		r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", err)
 	}
-	if run.Action == ActionApply {
-		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
-		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered)
-	}
-	if r.opts.Index != nil {
-		if rerr := r.opts.Index.Refresh(ctx, env.Name); rerr != nil {
-			r.log.Warn("desired-state index not refreshed", "environment", env.Name, "err", rerr)
-		}
-	}
-	run.finish(rep, entry, err, func() {
-		r.mu.Lock()
-		delete(r.busy, env.Name)
-		r.mu.Unlock()
-	})
 }
 
 // fail ends a run that could not start on its cluster: the history keeps

@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -66,31 +68,34 @@ func refusalStatus(ref *release.RefusalError) (int, string) {
 	return http.StatusBadRequest, "Refused"
 }
 
-// readVersion reads {"version": "..."} (JSON) or version=... (form).
-func readVersion(r *http.Request) (string, error) {
+// readRollback reads {"version": "...", "reason": "..."} (JSON) or
+// version=...&reason=... (form); the reason is optional (it goes into the
+// commit message of a rollback through git).
+func readRollback(r *http.Request) (version, reason string, err error) {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		var body struct {
 			Version string `json:"version"`
+			Reason  string `json:"reason"`
 		}
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&body); err != nil {
-			return "", badRequest("body: want {\"version\": \"MAJOR.MINOR.PATCH\"}")
+			return "", "", badRequest("body: want {\"version\": \"MAJOR.MINOR.PATCH\", \"reason\": \"...\"} (reason optional)")
 		}
 		if dec.Decode(&struct{}{}) != io.EOF {
-			return "", badRequest("body: want one JSON object")
+			return "", "", badRequest("body: want one JSON object")
 		}
-		return body.Version, nil
+		return body.Version, body.Reason, nil
 	}
 	if err := r.ParseForm(); err != nil {
-		return "", badRequest("body: unreadable form")
+		return "", "", badRequest("body: unreadable form")
 	}
 	if _, ok := r.PostForm["version"]; !ok {
-		return "", badRequest("version: missing")
+		return "", "", badRequest("version: missing")
 	}
-	return r.PostForm.Get("version"), nil
+	return r.PostForm.Get("version"), r.PostForm.Get("reason"), nil
 }
 
 // releaser is the write seam of a cluster (nil: any cluster's, to answer
@@ -112,16 +117,26 @@ func (s *Server) releaser(c *Cluster) (Releaser, error) {
 }
 
 // rollbackResponse is the JSON of a rollback: release's answer and the
-// cluster it wrote to.
+// cluster it wrote to; for an App an environment renders, the environment,
+// the commit and the run that applies it (runError says why none started).
 type rollbackResponse struct {
 	Cluster string `json:"cluster"`
 	release.Result
+	Environment string      `json:"environment,omitempty"`
+	Commit      *commitJSON `json:"commit,omitempty"`
+	Run         *runJSON    `json:"run,omitempty"`
+	RunError    string      `json:"runError,omitempty"`
 }
 
-// syncResponse is the JSON of a sync request.
+// syncResponse is the JSON of a sync request; for an App an environment
+// renders, the environment, the commit the console last rendered of its
+// branch, and the run that plans and applies the App.
 type syncResponse struct {
 	Cluster string `json:"cluster"`
 	release.SyncResult
+	Environment string      `json:"environment,omitempty"`
+	Commit      *commitJSON `json:"commit,omitempty"`
+	Run         *runJSON    `json:"run,omitempty"`
 }
 
 // auditRefusal logs a write refused before it reached the release seam
@@ -150,10 +165,18 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	version, err := readVersion(r)
+	version, reason, err := readRollback(r)
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
+	}
+	if g := s.renderedBy(app); g != nil {
+		res, out, err := s.rollbackThroughGit(r, app, g, version, reason)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, rollbackResponse{Cluster: app.Cluster(), Result: res, Environment: out.Environment, Commit: out.Commit, Run: out.Run, RunError: out.RunError})
+		return nil
 	}
 	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
 	if err != nil {
@@ -161,6 +184,30 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, rollbackResponse{Cluster: app.Cluster(), Result: res})
 	return nil
+}
+
+// rollbackThroughGit is the rollback of an App an environment renders:
+// refused without writeBack, else committed (and applied) by gitRollback.
+// Every outcome is logged with the user.
+func (s *Server) rollbackThroughGit(r *http.Request, app appRef, g *gitRendered, version, reason string) (release.Result, gitOutcome, error) {
+	if decideWrite(g.env) == writeRefused {
+		err := noWriteBackRefusal(g.env.Name, app.Namespace, app.Name)
+		s.auditRefusal(r, "rollback", err)
+		return release.Result{}, gitOutcome{}, err
+	}
+	id, _ := auth.FromContext(r.Context())
+	res, out, err := s.gitRollback(r.Context(), app, g, version, reason, id)
+	if err != nil {
+		s.auditRefusal(r, "rollback", err)
+		return res, out, err
+	}
+	run := ""
+	if out.Run != nil {
+		run = out.Run.ID
+	}
+	s.log.Info("rollback", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "namespace", app.Namespace, "environment", g.env.Name,
+		"from", res.From, "to", res.To, "commit", out.Commit.SHA, "branch", out.Commit.Branch, "noChange", out.Commit.NoChange, "run", run, "outcome", "committed", "request_id", requestID(r.Context()))
+	return res, out, nil
 }
 
 // rollbackConfirm serves GET /clusters/{cluster}/apps/{namespace}/{name}/rollback?version=V:
@@ -185,6 +232,16 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	} else if version == row.Version {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
+	} else if g := s.renderedBy(app); g != nil {
+		// The same decision the POST takes, shown before it is asked for.
+		switch decideWrite(g.env) {
+		case writeRefused:
+			a.Kind, a.Error = "error", noWriteBackRefusal(g.env.Name, ns, name).Public
+		case writeCommitApply:
+			a.Through = "deploy-web commits the version to environment " + g.env.Name + "'s repository, then plans and applies it."
+		case writeCommitOnly:
+			a.Through = "deploy-web pushes a review branch to environment " + g.env.Name + "'s repository; the environment changes once it is merged."
+		}
 	}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 }
@@ -201,12 +258,30 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	version, err := readVersion(r)
+	version, reason, err := readRollback(r)
 	if err != nil {
 		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, To: version}
+	if g := s.renderedBy(app); g != nil {
+		res, out, err := s.rollbackThroughGit(r, app, g, version, reason)
+		var he *httpError
+		switch {
+		case err == nil:
+			a.Kind, a.From, a.Git = "success", res.From, gitActionView(out)
+			a.Message = "Rolling " + name + " back from " + textfmt.OrDash(res.From) + " to " + res.To + " through git (environment " + out.Environment + ")."
+			if out.Run == nil && out.RunError == "" {
+				a.Message = "Committed the rollback of " + name + " to " + res.To + " on review branch " + out.Commit.Branch + ": environment " + out.Environment + " changes once it is merged."
+			}
+		case errors.As(err, &he) && he.Status < 500:
+			a.Kind, a.Error = "error", he.Public
+			return s.render(w, r, actionStatus(he.Status), templates.ActionResult(a))
+		default:
+			return err
+		}
+		return s.render(w, r, http.StatusOK, templates.ActionResult(a))
+	}
 	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))
 	var he *httpError
 	switch {
@@ -218,15 +293,39 @@ func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
 		// A refusal: shown in place of the confirmation (htmx swaps 409
 		// and 422, see the layout's htmx-config).
 		a.Kind, a.Error = "error", he.Public
-		status := he.Status
-		if status == http.StatusBadRequest {
-			status = http.StatusUnprocessableEntity
-		}
-		return s.render(w, r, status, templates.ActionResult(a))
+		return s.render(w, r, actionStatus(he.Status), templates.ActionResult(a))
 	default:
 		return err
 	}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
+}
+
+// actionStatus is the status an action's refusal is rendered with: htmx
+// swaps 409 and 422 (see the layout's htmx-config), so a 400 becomes 422.
+func actionStatus(status int) int {
+	if status == http.StatusBadRequest {
+		return http.StatusUnprocessableEntity
+	}
+	return status
+}
+
+// gitActionView is the commit and run of a write through git, for the
+// action result.
+func gitActionView(out gitOutcome) *templates.GitAction {
+	g := &templates.GitAction{Environment: out.Environment, RunError: out.RunError}
+	if c := out.Commit; c != nil {
+		g.Short, g.Subject, g.Branch, g.CompareURL, g.NoChange = c.Short, firstLine(c.Message), c.Branch, c.CompareURL, c.NoChange
+	}
+	if out.Run != nil {
+		g.RunID, g.RunURL = out.Run.ID, out.Run.URL
+	}
+	return g
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // historyVersions returns the versions an App has run.

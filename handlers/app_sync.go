@@ -1,8 +1,13 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
+	"time"
 
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
+	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -20,12 +25,46 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if g := s.renderedBy(app); g != nil {
+		out, err := s.syncFromGit(r, app, g)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, syncResponse{Cluster: app.Cluster(), SyncResult: release.SyncResult{App: app.Name, Namespace: app.Namespace, RequestedAt: s.opts.Now().UTC().Format(time.RFC3339Nano)},
+			Environment: out.Environment, Commit: out.Commit, Run: out.Run})
+		return nil
+	}
 	res, err := rel.Sync(r.Context(), app.Namespace, app.Name, actor(r))
 	if err != nil {
 		return releaseError(err)
 	}
 	writeJSON(w, http.StatusOK, syncResponse{Cluster: app.Cluster(), SyncResult: res})
 	return nil
+}
+
+// syncFromGit is the sync of an App an environment renders: one run that
+// plans the environment at its branch head and applies the App and its own
+// objects only (envrun.Deploy, trigger sync). The commit is the one the
+// console last rendered; the run's report names the one applied.
+func (s *Server) syncFromGit(r *http.Request, app appRef, g *gitRendered) (gitOutcome, error) {
+	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: actor(r), Actor: auditActor(r.Context()), Trigger: envrun.TriggerSync,
+		Only: app.Name, OnlyGroup: app.c.AppGroup, OnlyKind: app.c.AppKind})
+	if errors.Is(err, envrun.ErrBusy) {
+		err = &httpError{Status: http.StatusConflict, Reason: "Busy", Public: "a plan or apply of environment " + g.env.Name + " is already running: sync once it ends; nothing was started"}
+	}
+	if err != nil {
+		s.auditRefusal(r, "sync", err)
+		return gitOutcome{}, err
+	}
+	branch := g.env.Source.Ref
+	if b, err := g.env.WriteBackBranch(); err == nil {
+		branch = b
+	}
+	out := gitOutcome{Environment: g.env.Name, Run: runOf(run),
+		Commit: &commitJSON{SHA: g.desired.Commit, Short: textfmt.ShortSHA(g.desired.Commit), Branch: branch, NoChange: true}}
+	s.log.Info("sync", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "namespace", app.Namespace, "environment", g.env.Name,
+		"commit", g.desired.Commit, "run", run.ID, "outcome", "started", "request_id", requestID(r.Context()))
+	return out, nil
 }
 
 // appSync serves POST /clusters/{cluster}/apps/{namespace}/{name}/sync.
@@ -39,6 +78,22 @@ func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
 	rel, err := s.releaser(app.c)
 	if err != nil {
 		return err
+	}
+	if g := s.renderedBy(app); g != nil {
+		out, err := s.syncFromGit(r, app, g)
+		var he *httpError
+		switch {
+		case errors.As(err, &he) && he.Status < 500:
+			a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "error", Error: he.Public}
+			return s.render(w, r, actionStatus(he.Status), templates.ActionResult(a))
+		case err != nil:
+			return err
+		}
+		gv := gitActionView(out)
+		gv.NoChange = false // a sync commits nothing: it shows the branch head
+		a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "success", Git: gv,
+			Message: "Syncing " + name + " from git: environment " + out.Environment + " is planned at the head of " + out.Commit.Branch + " and " + name + "'s objects alone are applied."}
+		return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 	}
 	res, err := rel.Sync(r.Context(), ns, name, actor(r))
 	if err != nil {

@@ -30,6 +30,7 @@ type EnvRunner interface {
 	Config() *deployplan.Config
 	Store() *planstore.Store
 	Start(env, action, user, confirm, planID string) (*envrun.Run, error)
+	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
 	// StartAs is Start naming the actor of the apply's audit record.
 	StartAs(who audit.Actor, env, action, user, confirm, planID string) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)

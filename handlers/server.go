@@ -111,7 +111,12 @@ type Options struct {
 	Environments EnvRunner
 	// Desired finds an object's manifest in an environment's source, the
 	// git desired state of the resource panel (nil: last-applied only).
+	// An App it finds is rolled back through git (writeBack), never by a
+	// patch of the live App.
 	Desired DesiredSource
+	// GitCommit writes a rollback to an environment's repository (default
+	// writeback.Commit).
+	GitCommit GitCommitter
 	// RecordReader reads the audit records the environment diffs compare
 	// (nil: only live and refs can be compared).
 	RecordReader RecordReader

@@ -215,6 +215,30 @@ type ActionView struct {
 	Message  string
 	Error    string
 	CSRF     string
+	// Git, on a success, is the commit (and run) of a write through git.
+	Git *GitAction
+	// Through, on a confirmation, says how a rollback through git is made
+	// ("" for a patch of the live App).
+	Through string
+}
+
+// GitAction is a write-back commit and the run that applies it, in an
+// action's result.
+type GitAction struct {
+	Environment string
+	// Short and Subject are the commit's short SHA and first message line
+	// (no Subject: the branch head, as a sync shows it).
+	Short, Subject string
+	Branch         string
+	// CompareURL is the forge's compare page of a review branch.
+	CompareURL string
+	// NoChange says the branch already held the version: nothing was
+	// committed.
+	NoChange bool
+	// RunID and RunURL name the run that applies the commit ("" when none
+	// started: RunError says why, or the commit is on a review branch).
+	RunID, RunURL string
+	RunError      string
 }
 
 // ResourcePanel is one resource of an app's tree: summary, manifest, diff

@@ -1,0 +1,150 @@
+package deployplan
+
+import (
+	"errors"
+	"net/url"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/writeback"
+)
+
+// AutoSync is an environment's `autoSync:`: plan when the source's branch
+// moves and apply a ready plan (actor auto-sync), and with SelfHeal put
+// back a field that drifted from what deploy-web applied, after Grace.
+type AutoSync struct {
+	Enabled  bool `json:"enabled"`
+	SelfHeal bool `json:"selfHeal"`
+	// Interval is how often the branch head is read (default
+	// DefaultAutoSyncInterval, at least MinAutoSyncInterval).
+	Interval metav1.Duration `json:"interval"`
+	// Grace is how long a drift is left alone before self-heal puts it
+	// back (default DefaultSelfHealGrace).
+	Grace metav1.Duration `json:"grace"`
+}
+
+// Bounds and defaults of AutoSync.
+const (
+	// The same values as package autosync's MinInterval, DefaultInterval
+	// and DefaultGrace, which acts on them.
+	MinAutoSyncInterval     = 10 * time.Second
+	DefaultAutoSyncInterval = time.Minute
+	DefaultSelfHealGrace    = 2 * time.Minute
+)
+
+// IntervalOrDefault is Interval, or DefaultAutoSyncInterval when unset.
+func (a AutoSync) IntervalOrDefault() time.Duration {
+	return orDefault(a.Interval, DefaultAutoSyncInterval)
+}
+
+// GraceOrDefault is Grace, or DefaultSelfHealGrace when unset.
+func (a AutoSync) GraceOrDefault() time.Duration {
+	return orDefault(a.Grace, DefaultSelfHealGrace)
+}
+
+// WriteBackBranch is the branch write-back commits on: writeBack.branch, or
+// the source's ref. It is an error for an environment without writeBack.
+func (e *Environment) WriteBackBranch() (string, error) {
+	if e.WriteBack == nil {
+		return "", errors.New("deployplan: environment " + e.Name + " has no writeBack")
+	}
+	return e.WriteBack.BranchFor(e.Source.Ref)
+}
+
+// WriteBackLimits maps the environment's limits onto a write-back's: the
+// source timeout bounds the whole commit, maxRepoBytes the fetched pack.
+func (e *Environment) WriteBackLimits() writeback.Limits {
+	return writeback.Limits{Timeout: e.Limits.sourceTimeout(), MaxPackBytes: e.Limits.maxRepoBytes()}
+}
+
+// validateGitOps checks writeBack and autoSync of environment e (p is its
+// path in the file).
+func (e *Environment) validateGitOps(p string, bad func(field, format string, a ...any)) {
+	if wb := e.WriteBack; wb != nil {
+		switch {
+		case e.Source.Repo == "":
+			bad(p+".writeBack", "needs a git source (source.repo): a local folder has no branch to commit to")
+		case !writeBackScheme(e.Source.Repo):
+			bad(p+".writeBack", "source.repo %q: write-back speaks https (http on this machine only) or file:///path: use one of those for the source", RedactURL(e.Source.Repo))
+		case e.Source.Ref != "":
+			if _, err := wb.BranchFor(e.Source.Ref); err != nil {
+				reportFieldErrors(p, err, bad)
+			}
+		}
+		reportFieldErrors(p, wb.Validate(e.Protected), bad)
+		if name := wb.Credentials.TokenEnv; name != "" && !tokenEnvRE.MatchString(name) {
+			// The same rule as source.tokenEnv: a config file cannot make
+			// deploy-web push another of its variables to a git server.
+			bad(p+".writeBack.credentials.tokenEnv", "%q: name a variable %s or %s_<NAME> (upper-case letters, digits, '_'), set to the token only", name, TokenEnvPrefix, TokenEnvPrefix)
+		}
+	}
+	if as := e.AutoSync; as != nil {
+		if e.Protected && as.Enabled {
+			bad(p+".autoSync.enabled", "refused on a protected environment: a protected environment is never applied by deploy-web")
+		}
+		if as.SelfHeal && !as.Enabled {
+			bad(p+".autoSync.selfHeal", "needs autoSync.enabled: true")
+		}
+		if e.Protected && as.SelfHeal {
+			bad(p+".autoSync.selfHeal", "refused on a protected environment: a protected environment is never applied by deploy-web")
+		}
+		if d := as.Interval.Duration; d != 0 && d < MinAutoSyncInterval {
+			bad(p+".autoSync.interval", "%s is below the minimum %s (0: the default %s)", d, MinAutoSyncInterval, DefaultAutoSyncInterval)
+		}
+		if d := as.Grace.Duration; d < 0 {
+			bad(p+".autoSync.grace", "%s must not be negative (0: the default %s)", d, DefaultSelfHealGrace)
+		}
+	}
+}
+
+// writeBackScheme reports whether writeback can reach repo: https, http
+// (checkRepoURL keeps it to this machine) or file:// without credentials in
+// the URL.
+func writeBackScheme(repo string) bool {
+	u, err := url.Parse(repo)
+	if err != nil || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https", "http", "file":
+		return true
+	}
+	return false
+}
+
+// WriteBackToken reads the write-back token (writeBack.credentials), a
+// relative tokenFile being resolved against the config file's folder. It
+// is empty without credentials.
+func (e *Environment) WriteBackToken() (writeback.Token, error) {
+	if e.WriteBack == nil {
+		return writeback.Token{}, nil
+	}
+	c := e.WriteBack.Credentials
+	if c.TokenFile != "" {
+		c.TokenFile = e.resolve(c.TokenFile)
+	}
+	return c.Token()
+}
+
+// reportFieldErrors reports writeback's *FieldErrors (joined) under the
+// environment's path p; any other error under p.writeBack.
+func reportFieldErrors(p string, err error, bad func(field, format string, a ...any)) {
+	if err == nil {
+		return
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var fe *writeback.FieldError
+		if errors.As(e, &fe) {
+			bad(p+"."+fe.Field, "%s", fe.Message)
+		} else {
+			bad(p+".writeBack", "%v", e)
+		}
+	}
+}
