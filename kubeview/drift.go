@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // DriftField is one field of a live object that a manager other than the
@@ -43,8 +45,9 @@ type DriftRules struct {
 	OperatorManagers []string
 }
 
-// DefaultOperatorManager is the field manager of the reference operator.
-const DefaultOperatorManager = "hanzo-operator"
+// DefaultOperatorManager is the default of Options.OperatorManagers: the
+// reference operator's field manager.
+const DefaultOperatorManager = appcr.OperatorManager
 
 // Bounds of a drift summary: a hostile object can carry thousands of fields.
 const (
