@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The pre-apply capture is a folder that `kubectl apply --server-side
@@ -94,7 +95,7 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 		}
 	}
 	if children == 0 {
-		return deepCopyJSON(v), true
+		return runtime.DeepCopyJSONValue(v), true
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -138,14 +139,14 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 						// defaulted (a port's protocol): sending them
 						// would take them over.
 						for kk := range keys {
-							em[kk] = deepCopyJSON(im[kk])
+							em[kk] = runtime.DeepCopyJSONValue(im[kk])
 						}
 					}
 					out = append(out, em)
 				case strings.HasPrefix(k, "v:"):
 					var val any
 					if json.Unmarshal([]byte(k[2:]), &val) == nil && jsonEqual(item, val) {
-						out = append(out, deepCopyJSON(item))
+						out = append(out, runtime.DeepCopyJSONValue(item))
 					}
 				case k == fmt.Sprintf("i:%d", i):
 					ev, _ := extractOwned(item, subSet)
@@ -155,7 +156,7 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 		}
 		return out, true
 	}
-	return deepCopyJSON(v), true
+	return runtime.DeepCopyJSONValue(v), true
 }
 
 func matchesKeys(item, keys map[string]any) bool {
@@ -173,24 +174,6 @@ func jsonEqual(a, b any) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
-}
-
-func deepCopyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopyJSON(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopyJSON(e)
-		}
-		return s
-	}
-	return v
 }
 
 // captureFile is one file of a capture that a restore reads (the index or
