@@ -3,6 +3,8 @@ package kubeview
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/hanzoai/deploy-web/internal/managedfields"
 )
 
 // DriftValues returns the fields of obj that drift lists, with their live
@@ -114,7 +116,7 @@ func driftFind(l []any, pe fieldpath.PathElement) (any, bool) {
 // driftIndex returns the index of the element of l that pe names, or -1.
 func driftIndex(l []any, pe fieldpath.PathElement) int {
 	for i, el := range l {
-		if matches(el, pe) {
+		if managedfields.Matches(el, pe) {
 			return i
 		}
 	}
