@@ -204,9 +204,9 @@ func (s *Server) envStart(action string) handlerFunc {
 		var ref *deployplan.RefusalError
 		switch {
 		case errors.As(err, &ref):
-			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: ref.Reason}))
+			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: ref.Reason}))
 		case errors.Is(err, envrun.ErrBusy):
-			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
+			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
 		case err != nil:
 			return err
 		}
@@ -215,9 +215,9 @@ func (s *Server) envStart(action string) handlerFunc {
 }
 
 // runView builds the panel of a run.
-func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView {
+func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPanelProps {
 	snap := run.Snapshot()
-	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
+	v := templates.RunPanelProps{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
 		StreamURL: paths.EnvRunStream(run.Env, run.ID), URL: paths.EnvRun(run.Env, run.ID), Refusal: snap.Refusal}
 	if snap.Err != nil && snap.Refusal == "" {
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)

@@ -33,7 +33,7 @@ type EnvPage struct {
 	Env     EnvSummary
 	History []planstore.Entry
 	// Run is a run in progress or just finished (nil: none).
-	Run *RunView
+	Run *RunPanelProps
 	// Report is the newest (or the chosen) stored report (nil: none).
 	Report *ReportView
 	CSRF   string
@@ -61,8 +61,8 @@ type ApplyAreaView struct {
 	OOB bool
 }
 
-// RunView is a plan or apply as it runs.
-type RunView struct {
+// RunPanelProps is a plan or apply as it runs.
+type RunPanelProps struct {
 	Env, ID, Action, User string
 	Steps                 []string
 	Done                  bool
@@ -104,5 +104,5 @@ type ChangeDiff struct {
 	NoLive bool
 	// Error says why no diff could be made.
 	Error string
-	View  DiffView
+	View  DiffTableProps
 }
