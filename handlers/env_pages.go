@@ -6,14 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/a-h/templ"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
@@ -140,26 +135,7 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if files["diffs.json"] == nil {
 		v.DiffNote = "No per-object diffs were kept for this run."
 	}
-	v.Markdown = markdownHTML(rep.Markdown())
 	return v, nil
-}
-
-// markdownHTML renders Markdown with goldmark (GitHub tables); raw HTML in
-// the source is escaped, not passed through.
-func markdownHTML(src string) templ.Component {
-	var buf bytes.Buffer
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	if err := md.Convert([]byte(src), &buf); err != nil {
-		buf.Reset()
-		buf.WriteString("<pre>")
-		buf.WriteString(templ.EscapeString(src))
-		buf.WriteString("</pre>")
-	}
-	out := buf.String()
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, out)
-		return err
-	})
 }
 
 // envReportJSON serves GET /environments/{env}/reports/{id}/json: the
@@ -223,7 +199,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPane
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
-		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs), Markdown: markdownHTML(snap.Report.Markdown())}
+		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs)}
 		if snap.Entry.ID != "" {
 			rv.JSONURL = paths.EnvReportJSON(run.Env, snap.Entry.ID)
 		}

@@ -1,8 +1,6 @@
 package templates
 
 import (
-	"github.com/a-h/templ"
-
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -84,8 +82,6 @@ type ReportView struct {
 	// Changes are the plan's objects, each with its diff.
 	Changes  []ChangeRow
 	DiffNote string
-	// Markdown is the report's Markdown rendered with goldmark.
-	Markdown templ.Component
 	JSONURL  string
 }
 
