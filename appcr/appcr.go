@@ -32,6 +32,20 @@ const (
 	LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 )
 
+// Field managers of the contract: the names under which deploy-web and the
+// reference operator write (server-side apply, patches, creates), so
+// managedFields tell their fields apart and from everyone else's. Each is
+// also the app.kubernetes.io/managed-by value of the objects its writer
+// manages.
+const (
+	// FieldManager is deploy-web's field manager: applies, rollbacks,
+	// syncs, its own ConfigMaps and Leases.
+	FieldManager = "deploy-web"
+	// OperatorManager is the reference operator's field manager (the
+	// default of --operator-managers).
+	OperatorManager = "hanzo-operator"
+)
+
 // cleanSemver is MAJOR.MINOR.PATCH with an optional leading v: no
 // pre-release, no build metadata, no leading zeros, nothing around it.
 var cleanSemver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // Names, labels and annotations of the stored objects. Nothing a user or a
@@ -18,7 +20,7 @@ const (
 
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	LabelComponent = "app.kubernetes.io/component"
-	managedBy      = "deploy-web"
+	managedBy      = appcr.FieldManager
 
 	// Component label values: a record head, a part of a record's
 	// manifests, a stream head.

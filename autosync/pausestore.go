@@ -11,6 +11,7 @@ import (
 
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
+	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/cmcas"
 )
 
@@ -23,8 +24,6 @@ const (
 	// deploy-web's own ConfigMaps).
 	labelKind  = "deploy-web.hanzo.ai/kind"
 	kindPauses = "autosync-pauses"
-	// fieldManager is deploy-web's field manager (deployplan.FieldManager).
-	fieldManager = "deploy-web"
 )
 
 // Bounds of the store. It keeps one entry per environment (the last
@@ -141,7 +140,7 @@ func (s *Pauses) update(ctx context.Context, change func([]Pause) ([]Pause, erro
 // key is where the pauses are stored.
 func (s *Pauses) key() cmcas.Key {
 	return cmcas.Key{Owner: "autosync", Namespace: s.namespace, Name: PausesConfigMap, Key: PausesKey,
-		Labels: map[string]string{labelKind: kindPauses}, FieldManager: fieldManager}
+		Labels: map[string]string{labelKind: kindPauses}, FieldManager: appcr.FieldManager}
 }
 
 // decode reads the stored pauses strictly (unknown fields are errors).

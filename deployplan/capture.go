@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/hanzoai/deploy-web/internal/managedfields"
 )
 
 // The pre-apply capture is a folder that `kubectl apply --server-side
@@ -66,9 +70,9 @@ func OwnedFields(live *unstructured.Unstructured, manager string) (*unstructured
 		if mf.Manager != manager || mf.Operation != "Apply" || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		var set map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &set); err != nil {
-			return nil, fmt.Errorf("deployplan: managed fields of %s: %w", key(live), err)
+		set, err := managedfields.Parse(mf.FieldsV1)
+		if err != nil {
+			return nil, fmt.Errorf("deployplan: managed fields of %s (manager %s): %w", key(live), manager, err)
 		}
 		v, _ := extractOwned(live.Object, set)
 		if m, ok := v.(map[string]any); ok {
@@ -82,34 +86,44 @@ func OwnedFields(live *unstructured.Unstructured, manager string) (*unstructured
 	return out, nil
 }
 
-// extractOwned keeps the parts of v named by the FieldsV1 set: "f:name"
-// a map key, "k:{...}" the list element with those key fields, "v:value"
-// the set element of that value, "i:N" the list element at N, "." the
-// node itself. An empty set owns the whole value.
-func extractOwned(v any, set map[string]any) (any, bool) {
-	children := 0
-	for k := range set {
-		if k != "." {
-			children++
-		}
+// extractOwned keeps the parts of v named by the field set (a managed
+// fields entry's, managedfields.Parse): a field name a map key, a key the
+// list element with those key fields, a value the set element of that
+// value, an index the list element at it. A nil or empty set (the node is
+// a member and nothing below it is) owns the whole value.
+func extractOwned(v any, set *fieldpath.Set) (any, bool) {
+	if set == nil || set.Empty() {
+		return runtime.DeepCopyJSONValue(v), true
 	}
-	if children == 0 {
-		return deepCopyJSON(v), true
+	// Each path element of the set once, with the set below it (nil for a
+	// member with nothing below).
+	type elem struct {
+		pe  fieldpath.PathElement
+		sub *fieldpath.Set
+	}
+	var elems []elem
+	for pe := range set.Children.All() {
+		sub, _ := set.Children.Get(pe)
+		elems = append(elems, elem{pe, sub})
+	}
+	for pe := range set.Members.All() {
+		if _, ok := set.Children.Get(pe); !ok {
+			elems = append(elems, elem{pe, nil})
+		}
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
-		for k, sub := range set {
-			name, ok := strings.CutPrefix(k, "f:")
-			if !ok {
+		for _, e := range elems {
+			if e.pe.FieldName == nil {
 				continue
 			}
+			name := *e.pe.FieldName
 			child, present := x[name]
 			if !present {
 				continue
 			}
-			subSet, _ := sub.(map[string]any)
-			if ev, ok := extractOwned(child, subSet); ok {
+			if ev, ok := extractOwned(child, e.sub); ok {
 				out[name] = ev
 			}
 		}
@@ -117,16 +131,14 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 	case []any:
 		out := []any{}
 		for i, item := range x {
-			for k, sub := range set {
-				subSet, _ := sub.(map[string]any)
+			for _, e := range elems {
 				switch {
-				case strings.HasPrefix(k, "k:"):
-					var keys map[string]any
+				case e.pe.Key != nil:
 					im, isMap := item.(map[string]any)
-					if !isMap || json.Unmarshal([]byte(k[2:]), &keys) != nil || !matchesKeys(im, keys) {
+					if !isMap || !managedfields.Matches(item, e.pe) {
 						continue
 					}
-					ev, _ := extractOwned(item, subSet)
+					ev, _ := extractOwned(item, e.sub)
 					em, _ := ev.(map[string]any)
 					if em == nil {
 						em = map[string]any{}
@@ -137,60 +149,24 @@ func extractOwned(v any, set map[string]any) (any, bool) {
 						// there, and the ones it does not own were
 						// defaulted (a port's protocol): sending them
 						// would take them over.
-						for kk := range keys {
-							em[kk] = deepCopyJSON(im[kk])
+						for _, f := range *e.pe.Key {
+							em[f.Name] = runtime.DeepCopyJSONValue(im[f.Name])
 						}
 					}
 					out = append(out, em)
-				case strings.HasPrefix(k, "v:"):
-					var val any
-					if json.Unmarshal([]byte(k[2:]), &val) == nil && jsonEqual(item, val) {
-						out = append(out, deepCopyJSON(item))
+				case e.pe.Value != nil:
+					if managedfields.Matches(item, e.pe) {
+						out = append(out, runtime.DeepCopyJSONValue(item))
 					}
-				case k == fmt.Sprintf("i:%d", i):
-					ev, _ := extractOwned(item, subSet)
+				case e.pe.Index != nil && *e.pe.Index == i:
+					ev, _ := extractOwned(item, e.sub)
 					out = append(out, ev)
 				}
 			}
 		}
 		return out, true
 	}
-	return deepCopyJSON(v), true
-}
-
-func matchesKeys(item, keys map[string]any) bool {
-	for k, want := range keys {
-		if !jsonEqual(item[k], want) {
-			return false
-		}
-	}
-	return true
-}
-
-// jsonEqual compares two JSON values by their encoding (an int64 from the
-// cluster equals a float64 from a field set).
-func jsonEqual(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
-}
-
-func deepCopyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopyJSON(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopyJSON(e)
-		}
-		return s
-	}
-	return v
+	return runtime.DeepCopyJSONValue(v), true
 }
 
 // captureFile is one file of a capture that a restore reads (the index or

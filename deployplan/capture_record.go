@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // CaptureRecordName is the ConfigMap, in an environment's namespace, where
@@ -84,7 +86,7 @@ func recordCapture(ctx context.Context, kube kubernetes.Interface, ns, env strin
 	}
 	cms := kube.CoreV1().ConfigMaps(ns)
 	if cm == nil {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: CaptureRecordName, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "deploy-web"}},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: CaptureRecordName, Namespace: ns, Labels: map[string]string{appcr.ManagedByLabel: appcr.FieldManager}},
 			Data: map[string]string{env: b.String()}}
 		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 			return fmt.Errorf("deployplan: record the capture (create ConfigMap %s/%s): %w", ns, CaptureRecordName, err)

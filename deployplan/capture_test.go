@@ -259,6 +259,10 @@ func TestSecretWrites(t *testing.T) {
 		{"no time", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), untimed}, "kubectl-edit"},
 		{"kubectl apply beside, deploy-web never applied", []metav1.ManagedFieldsEntry{entry("kubectl-client-side-apply", 5, `{"f:stringData":{}}`)}, "kubectl-client-side-apply"},
 		{"the type by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{}`), entry("kubectl-edit", 11, `{"f:type":{}}`)}, "kubectl-edit"},
+		// Only the Secret's own data, stringData, type and immutable count:
+		// an annotation named "data" is not a value.
+		{"an annotation named data by hand", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-annotate", 20, `{"f:metadata":{"f:annotations":{"f:data":{}}}}`)}, ""},
+		{"an entry that does not parse", []metav1.ManagedFieldsEntry{entry(FieldManager, 10, `{"f:data":{"f:a":{}}}`), entry("kubectl-edit", 20, `{"f:data":`)}, "kubectl-edit"},
 	}
 	for _, tt := range tests {
 		if _, got := secretWrites(tt.mfs); got != tt.want {

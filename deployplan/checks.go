@@ -440,9 +440,6 @@ type ApplyRequest struct {
 	Env                    string
 	ConfirmEnv             string
 	ConfirmedNonProduction bool
-	// Forbidden holds flags that ask for something never allowed, as
-	// written ("--force", "--production", "--allow-secret-reads").
-	Forbidden []string
 }
 
 // RefusalError is an apply refused before anything was touched (exit 2).
@@ -450,12 +447,10 @@ type RefusalError struct{ Reason string }
 
 func (e *RefusalError) Error() string { return "refused: " + e.Reason }
 
-// CheckApplyRequest is the first gate of an apply: protected environments,
-// forbidden flags and missing confirmations are refused.
+// CheckApplyRequest is the first gate of an apply: protected environments
+// and missing confirmations are refused. (Flags that ask for something
+// never allowed are refused by the command line before it reads anything.)
 func CheckApplyRequest(env *Environment, req ApplyRequest) error {
-	if len(req.Forbidden) > 0 {
-		return &RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(req.Forbidden, ", "))}
-	}
 	if env.Protected {
 		return &RefusalError{Reason: fmt.Sprintf("environment %s is protected (production): apply is always refused; nothing was touched", env.Name)}
 	}

@@ -303,7 +303,6 @@ func TestCheckApplyRequest(t *testing.T) {
 	}{
 		{"confirmed", dev, ok, ""},
 		{"protected", prod, ApplyRequest{Env: "prod", ConfirmEnv: "prod", ConfirmedNonProduction: true}, "protected"},
-		{"forbidden flag", dev, ApplyRequest{Env: "dev", ConfirmEnv: "dev", ConfirmedNonProduction: true, Forbidden: []string{"--force"}}, "--force"},
 		{"no confirm-env", dev, ApplyRequest{Env: "dev", ConfirmedNonProduction: true}, "--confirm-env=dev"},
 		{"wrong confirm-env", dev, ApplyRequest{Env: "dev", ConfirmEnv: "prod", ConfirmedNonProduction: true}, "does not match"},
 		{"no non-production confirmation", dev, ApplyRequest{Env: "dev", ConfirmEnv: "dev"}, "--confirmed-non-production"},

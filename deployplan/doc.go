@@ -15,7 +15,7 @@
 //	env, err := cfg.Env("sample-dev")
 //	rep, err := deployplan.Plan(ctx, env, deployplan.Options{Progress: func(step string) { ... }})
 //	rep.Status()      // "blocked" or "ready"
-//	rep.Markdown()    // the report as CommonMark + GFM tables (render with goldmark)
+//	rep.Markdown()    // the report as CommonMark + GFM tables (the console offers it as a download)
 //	rep.Summary()     // a short terminal summary
 //	rep.JSON()        // the contract; ValidateReport checks it
 //	rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: deployplan.ApplyRequest{

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // LockName is the Lease that serialises applies in an environment's namespace.
@@ -100,7 +102,7 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 	}
 	mt := metav1.NewMicroTime(now)
 	want := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: LockName, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "deploy-web"}},
+		ObjectMeta: metav1.ObjectMeta{Name: LockName, Namespace: ns, Labels: map[string]string{appcr.ManagedByLabel: appcr.FieldManager}},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &mt, RenewTime: &mt},
 	}
 	leases := kube.CoordinationV1().Leases(ns)

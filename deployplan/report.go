@@ -11,6 +11,8 @@ import (
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // Conclusion statuses.
@@ -48,8 +50,9 @@ const (
 // SchemaVersion is the version of the report contract.
 const SchemaVersion = 1
 
-// FieldManager is the server-side apply field manager of every write.
-const FieldManager = "deploy-web"
+// FieldManager is the server-side apply field manager of every write
+// (appcr.FieldManager).
+const FieldManager = appcr.FieldManager
 
 // Report is the plan/apply report. Its JSON form is the contract checked by
 // ValidateReport; everything lives under the key "deployApply".

@@ -1,7 +1,6 @@
 package deployplan
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -10,6 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/hanzoai/deploy-web/internal/managedfields"
 )
 
 // SecretHashAnnotation is written by every apply on every Secret it
@@ -138,10 +140,17 @@ func secretWrites(mfs []metav1.ManagedFieldsEntry) (ours *metav1.Time, writer st
 		if mf.Manager == FieldManager || mf.FieldsV1 == nil {
 			continue
 		}
-		raw := mf.FieldsV1.GetRawBytes()
-		owns := false
-		for _, f := range []string{`"f:data"`, `"f:stringData"`, `"f:type"`, `"f:immutable"`} {
-			owns = owns || bytes.Contains(raw, []byte(f))
+		set, err := managedfields.Parse(mf.FieldsV1)
+		// An entry that does not parse may own anything: it counts as a
+		// writer.
+		owns := err != nil
+		for _, f := range []string{"data", "stringData", "type", "immutable"} {
+			if set == nil {
+				break
+			}
+			pe := fieldpath.PathElement{FieldName: &f}
+			_, child := set.Children.Get(pe)
+			owns = owns || child || set.Members.Has(pe)
 		}
 		if owns && (ours == nil || mf.Time == nil || !mf.Time.Before(ours)) {
 			return ours, mf.Manager

@@ -1,7 +1,6 @@
 package fleetset
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -86,14 +85,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 		if cluster != "" && m.Name != cluster {
 			continue
 		}
-		out.Counts.Total += p.Counts.Total
-		out.Counts.Drift += p.Counts.Drift
-		for h, n := range p.Counts.Health {
-			out.Counts.Health[h] += n
-		}
-		for s, n := range p.Counts.Sync {
-			out.Counts.Sync[s] += n
-		}
+		out.Counts.Add(p.Counts)
 		for i, r := range p.Rows {
 			r.Cluster = m.Name
 			var enc kubeview.RowJSON
@@ -103,32 +95,14 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 			rows = append(rows, row{r, enc})
 		}
 	}
-	slices.SortFunc(rows, func(a, b row) int {
-		first := 0
-		switch q.Sort {
-		case kubeview.SortHealth:
-			switch {
-			case a.Health.Status.Worse(b.Health.Status):
-				first = -1
-			case b.Health.Status.Worse(a.Health.Status):
-				first = 1
-			}
-		case kubeview.SortDeployed:
-			first = b.LastDeployed.Compare(a.LastDeployed)
-		}
-		return cmp.Or(first, cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
-	})
+	slices.SortFunc(rows, func(a, b row) int { return kubeview.CompareRows(q.Sort, &a.AppRow, &b.AppRow) })
 	// Matched counts every match, not only the rows fetched.
 	for name, n := range out.Counts.Cluster {
 		if cluster == "" || name == cluster {
 			out.Matched += n
 		}
 	}
-	start := min(offset, len(rows))
-	end := len(rows)
-	if q.Limit > 0 {
-		end = min(start+q.Limit, len(rows))
-	}
+	start, end := kubeview.PageBounds(offset, q.Limit, len(rows))
 	out.Offset = start
 	out.Rows = make([]kubeview.AppRow, 0, end-start)
 	out.Encoded = make([]kubeview.RowJSON, 0, end-start)

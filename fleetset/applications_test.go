@@ -2,6 +2,7 @@ package fleetset
 
 import (
 	stdcmp "cmp"
+	"encoding/base64"
 	"errors"
 	"slices"
 	"testing"
@@ -176,7 +177,7 @@ func TestApplications(t *testing.T) {
 	if q := us.queries[0]; q.Offset != 0 || q.Limit != 200 || q.After != "" || q.Sort != kubeview.SortHealth {
 		t.Errorf("query to a member = %+v, want offset 0, limit 200, the sort", q)
 	}
-	for _, tok := range []string{"abc", "set.", "set.-1", "set.01", "set.1e3", "set.9999999999", "set. 1"} {
+	for _, tok := range []string{"abc", "set.", "set.-1", "set.01", "set.1e3", "set.9999999999", "set. 1", base64.RawURLEncoding.EncodeToString([]byte("o:1"))} {
 		if _, err := Applications(members, "", kubeview.Query{After: tok, Limit: 1}); !errors.Is(err, kubeview.ErrBadContinue) {
 			t.Errorf("Applications(after %q) error = %v, want ErrBadContinue", tok, err)
 		}

@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // The ConfigMap that holds the freezes, in deploy-web's own namespace.
@@ -27,8 +29,6 @@ const (
 	// deployplan.ReservedName use for deploy-web's own ConfigMaps).
 	LabelKind = "deploy-web.hanzo.ai/kind"
 	kindValue = "freezes"
-	// fieldManager is deploy-web's field manager (deployplan.FieldManager).
-	fieldManager = "deploy-web"
 )
 
 // Limits of the store: a ConfigMap holds at most 1 MiB.
@@ -191,14 +191,14 @@ func (s *Store) update(ctx context.Context, change func(List) (List, error)) err
 				Labels: map[string]string{LabelKind: kindValue},
 			}}
 			cm.Data = map[string]string{DataKey: string(data)}
-			_, err = s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+			_, err = s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: appcr.FieldManager})
 		} else {
 			cm = cm.DeepCopy()
 			if cm.Data == nil {
 				cm.Data = map[string]string{}
 			}
 			cm.Data[DataKey] = string(data)
-			_, err = s.cms.ConfigMaps(s.namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
+			_, err = s.cms.ConfigMaps(s.namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: appcr.FieldManager})
 		}
 		switch {
 		case err == nil:

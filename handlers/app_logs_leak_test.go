@@ -118,7 +118,7 @@ func realLogsServer(t testing.TB, api *fakeLogAPI, limits LogStreamLimits) (*tes
 	fv.namespaces = []string{"apps"}
 	fv.Fleet = view
 	ts := newTestServer(t, fv, func(o *Options) {
-		o.Logs = kubeview.NewLogs(view, cs.CoreV1())
+		o.Clusters[0].Logs = kubeview.NewLogs(view, cs.CoreV1())
 		o.LogStreams = limits
 	})
 	ts.srv.clusters[0].View = view

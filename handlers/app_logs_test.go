@@ -397,7 +397,7 @@ func newLogsServer(t testing.TB, logs *fakeLogs, opts ...func(*Options)) *testSe
 	t.Helper()
 	ts := newTestServer(t, newFakeView(nil), append([]func(*Options){func(o *Options) {
 		if logs != nil {
-			o.Logs = logs
+			o.Clusters[0].Logs = logs
 		}
 	}}, opts...)...)
 	ts.srv.clusters[0].View = appView{ts.view}

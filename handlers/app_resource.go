@@ -166,7 +166,7 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppPage{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel}))
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel}))
 }
 
 // resourcePanel builds the panel's props for the requested tab.

@@ -18,7 +18,7 @@ const (
 
 // resourceDiffView is the resource panel's diff: the whole diff, or its
 // hunks with 3 lines of context when compact, side by side or inline.
-func resourceDiffView(md diffrender.ManifestDiff, mode string, compact bool) templates.DiffView {
+func resourceDiffView(md diffrender.ManifestDiff, mode string, compact bool) templates.DiffTableProps {
 	var hunks []diffrender.Hunk
 	switch {
 	case md.NoDesired:
@@ -35,8 +35,8 @@ func resourceDiffView(md diffrender.ManifestDiff, mode string, compact bool) tem
 // diffView turns hunks into the rows of the template: side by side (mode
 // "split", the default) or inline ("unified"). after labels the right
 // column, the desired state.
-func diffView(hunks []diffrender.Hunk, after, mode string) templates.DiffView {
-	v := templates.DiffView{Mode: "split", Before: diffLive, After: after}
+func diffView(hunks []diffrender.Hunk, after, mode string) templates.DiffTableProps {
+	v := templates.DiffTableProps{Mode: "split", Before: diffLive, After: after}
 	if mode == "unified" {
 		v.Mode = "unified"
 	}

@@ -6,14 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/a-h/templ"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
@@ -141,26 +136,7 @@ func (s *Server) storedReport(ctx context.Context, env, id string) (templates.Re
 	if files["diffs.json"] == nil {
 		v.DiffNote = "No per-object diffs were kept for this run."
 	}
-	v.Markdown = markdownHTML(rep.Markdown())
 	return v, nil
-}
-
-// markdownHTML renders Markdown with goldmark (GitHub tables); raw HTML in
-// the source is escaped, not passed through.
-func markdownHTML(src string) templ.Component {
-	var buf bytes.Buffer
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	if err := md.Convert([]byte(src), &buf); err != nil {
-		buf.Reset()
-		buf.WriteString("<pre>")
-		buf.WriteString(templ.EscapeString(src))
-		buf.WriteString("</pre>")
-	}
-	out := buf.String()
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, out)
-		return err
-	})
 }
 
 // envReportJSON serves GET /environments/{env}/reports/{id}/json: the
@@ -205,9 +181,9 @@ func (s *Server) envStart(action string) handlerFunc {
 		var ref *deployplan.RefusalError
 		switch {
 		case errors.As(err, &ref):
-			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: ref.Reason}))
+			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: ref.Reason}))
 		case errors.Is(err, envrun.ErrBusy):
-			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunView{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
+			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
 		case err != nil:
 			return err
 		}
@@ -216,15 +192,15 @@ func (s *Server) envStart(action string) handlerFunc {
 }
 
 // runView builds the panel of a run.
-func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunView {
+func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPanelProps {
 	snap := run.Snapshot()
-	v := templates.RunView{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
+	v := templates.RunPanelProps{Env: run.Env, ID: run.ID, Action: run.Action, User: run.User, Steps: snap.Steps, Done: snap.Done,
 		StreamURL: paths.EnvRunStream(run.Env, run.ID), URL: paths.EnvRun(run.Env, run.ID), Refusal: snap.Refusal}
 	if snap.Err != nil && snap.Refusal == "" {
 		v.Error = "the " + run.Action + " failed: " + publicRunError(snap.Err, run.ID)
 	}
 	if snap.Done && snap.Report != nil {
-		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs), Markdown: markdownHTML(snap.Report.Markdown())}
+		rv := templates.ReportView{Env: run.Env, Entry: snap.Entry, Report: snap.Report, Changes: changeRows(snap.Report.DeployApply.Objects, snap.Diffs)}
 		if snap.Entry.ID != "" {
 			rv.JSONURL = paths.EnvReportJSON(run.Env, snap.Entry.ID)
 		}

@@ -255,11 +255,11 @@ func newTestServer(t testing.TB, view *fakeView, opts ...func(*Options)) *testSe
 		t.Fatalf("NewSite() error = %v", err)
 	}
 	fa := &fakeAuth{deny: site.Deny}
-	o := Options{PerPage: 100, Now: func() time.Time { return testNow }}
+	o := Options{PerPage: 100, Now: func() time.Time { return testNow }, Clusters: []Cluster{{Name: "in-cluster", View: view}}}
 	for _, f := range opts {
 		f(&o)
 	}
-	srv := New(site, view, fa, o)
+	srv := New(site, fa, o)
 	return &testServer{srv: srv, handler: srv.Handler(), view: view, auth: fa, log: logs}
 }
 

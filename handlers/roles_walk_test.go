@@ -114,8 +114,8 @@ func (v walkView) DriftOf(uid string) []kubeview.DriftField { return nil }
 func walkServer(t *testing.T) *testServer {
 	t.Helper()
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
-		o.Release = &recordingReleaser{}
-		o.Logs = &fakeLogs{pods: webPods, follow: func(context.Context, kubeview.LogQuery, func(kubeview.LogEvent) error) error { return nil }}
+		o.Clusters[0].Release = &recordingReleaser{}
+		o.Clusters[0].Logs = &fakeLogs{pods: webPods, follow: func(context.Context, kubeview.LogQuery, func(kubeview.LogEvent) error) error { return nil }}
 		o.Roles = walkPolicy(t)
 	})
 	ts.srv.clusters[0].View = walkView{ts.view}

@@ -77,11 +77,8 @@ type Cluster struct {
 
 // Options tune the server.
 type Options struct {
-	// ClusterName names the one cluster of New's view, Release and Logs
-	// (default "in-cluster"); ignored when Clusters is set.
-	ClusterName string
-	// Clusters, when set, are every cluster the console spans; New's view,
-	// Release and Logs are then unused.
+	// Clusters are every cluster the console spans (one or more; the
+	// command line makes them from --clusters or the one it runs in).
 	Clusters []Cluster
 	// EnvClusters maps an environment of the plan engine to the name of
 	// the configured cluster it deploys to, when it is one (the
@@ -93,11 +90,6 @@ type Options struct {
 	Now func() time.Time
 	// AppGroup and AppKind name the App resource (default hanzo.ai, App).
 	AppGroup, AppKind string
-	// Release performs rollbacks and sync requests; without it the write
-	// routes answer 503.
-	Release Releaser
-	// Logs reads pod logs (nil: the log routes say logs are not configured).
-	Logs LogSource
 	// LogStreams bounds the live log streams.
 	LogStreams LogStreamLimits
 	// ShutdownCtx ends the live streams when it is done (graceful
@@ -177,11 +169,9 @@ type Server struct {
 	lastReady string
 }
 
-// New wires the handlers. view, opts.Release and opts.Logs are the one
-// cluster named opts.ClusterName; when opts.Clusters lists the clusters
-// instead, view may be nil. Cluster names must be unique (fleetset
-// validates them).
-func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
+// New wires the handlers for the clusters of opts.Clusters. Cluster names
+// must be unique (fleetset validates them).
+func New(site *Site, auth Authenticator, opts Options) *Server {
 	if opts.PerPage <= 0 {
 		opts.PerPage = 100
 	}
@@ -196,10 +186,7 @@ func New(site *Site, view Fleet, auth Authenticator, opts Options) *Server {
 	logStreams := newUserLimiter("log streams", l.PerUser, l.Total)
 	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
-	clusters := opts.Clusters
-	if len(clusters) == 0 {
-		clusters = []Cluster{{Name: cmp.Or(opts.ClusterName, "in-cluster"), View: view, Release: opts.Release, Logs: opts.Logs}}
-	}
+	clusters := slices.Clone(opts.Clusters)
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
 		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),

@@ -75,7 +75,7 @@ func TestLogReadsPerUserCap(t *testing.T) {
 		fakeLogs: &fakeLogs{pods: webPods, result: kubeview.LogResult{Pods: webPods, Lines: []kubeview.LogLine{{TS: logT0, Line: "hello"}}}},
 		entered:  make(chan struct{}, n), gate: make(chan struct{}),
 	}
-	ts := newLogsServer(t, nil, func(o *Options) { o.Logs = g })
+	ts := newLogsServer(t, nil, func(o *Options) { o.Clusters[0].Logs = g })
 	results := make(chan *httptest.ResponseRecorder, n)
 	for i := range n {
 		target := "/v1/deploy/web/logs"

@@ -99,16 +99,11 @@ func (c *Cache) Applications(q Query) (Page, error) {
 			matched = append(matched, r)
 		}
 	}
-	switch q.Sort {
-	case SortHealth:
-		slices.SortStableFunc(matched, func(a, b *fleetRow) int {
-			return cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank())
-		})
-	case SortDeployed:
-		slices.SortStableFunc(matched, func(a, b *fleetRow) int { return b.LastDeployed.Compare(a.LastDeployed) })
+	if resort {
+		slices.SortFunc(matched, func(a, b *fleetRow) int { return CompareRows(q.Sort, &a.AppRow, &b.AppRow) })
 	}
 	p := Page{Matched: len(matched), Counts: counts, Version: version}
-	start := min(max(q.Offset, 0), len(matched))
+	start := max(q.Offset, 0)
 	switch {
 	case q.After == "":
 	case tok.byKey && (q.Sort == "" || q.Sort == SortName):
@@ -120,14 +115,11 @@ func (c *Cache) Applications(q Query) (Page, error) {
 			return 1
 		})
 	case !tok.byKey:
-		start = min(tok.offset, len(matched))
+		start = tok.offset
 	default:
 		return Page{}, ErrBadContinue
 	}
-	end := len(matched)
-	if q.Limit > 0 {
-		end = min(start+q.Limit, len(matched))
-	}
+	start, end := PageBounds(start, q.Limit, len(matched))
 	p.Offset = start
 	p.Rows = make([]AppRow, 0, end-start)
 	p.Encoded = make([]RowJSON, 0, end-start)
@@ -160,6 +152,52 @@ func (c *Counts) tally(r *AppRow, okHealth, okSync, okDrift bool) {
 	if okHealth && okSync && r.Drift > 0 {
 		c.Drift++
 	}
+}
+
+// Add adds the facet counts of o (another cluster's, for the same query)
+// to c: Total, Drift and the Health and Sync counts. Fleet and Cluster are
+// the caller's: they count whatever the cluster filter.
+func (c *Counts) Add(o Counts) {
+	c.Total += o.Total
+	c.Drift += o.Drift
+	if c.Health == nil {
+		c.Health = map[HealthStatus]int{}
+	}
+	for h, n := range o.Health {
+		c.Health[h] += n
+	}
+	if c.Sync == nil {
+		c.Sync = map[SyncStatus]int{}
+	}
+	for s, n := range o.Sync {
+		c.Sync[s] += n
+	}
+}
+
+// CompareRows is the order of the application list under sort: SortHealth
+// worst first and SortDeployed newest first, then (and for SortName) by
+// namespace, name and cluster. The fleet keeps its rows in name order;
+// package fleetset merges the lists of several clusters with it.
+func CompareRows(sort string, a, b *AppRow) int {
+	first := 0
+	switch sort {
+	case SortHealth:
+		first = cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank())
+	case SortDeployed:
+		first = b.LastDeployed.Compare(a.LastDeployed)
+	}
+	return cmp.Or(first, cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
+}
+
+// PageBounds returns the rows [start, end) of a page of a list of n rows
+// that starts at row start (clamped to the list) and holds at most limit
+// rows (0: no limit).
+func PageBounds(start, limit, n int) (int, int) {
+	start = min(max(start, 0), n)
+	if limit > 0 {
+		return start, min(start+limit, n)
+	}
+	return start, n
 }
 
 // Changed returns a channel closed at the next change of the application list.

@@ -366,3 +366,44 @@ func TestApplicationsContinue(t *testing.T) {
 		}
 	})
 }
+
+// TestListHelpers: the order, paging, offset tokens and count merging
+// that the fleet and package fleetset share.
+func TestListHelpers(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := func(cluster, ns, name string, h kubeview.HealthStatus, deployed int) *kubeview.AppRow {
+		return &kubeview.AppRow{Cluster: cluster, Namespace: ns, Name: name, Health: kubeview.Health{Status: h}, LastDeployed: t0.Add(time.Duration(deployed) * time.Hour)}
+	}
+	order := []struct {
+		sort string
+		a, b *kubeview.AppRow
+		want int
+	}{
+		{kubeview.SortName, r("", "a", "z", kubeview.HealthDegraded, 0), r("", "b", "a", kubeview.HealthHealthy, 0), -1},
+		{kubeview.SortName, r("us", "a", "x", "", 0), r("eu", "a", "x", "", 0), 1},
+		{kubeview.SortHealth, r("", "b", "b", kubeview.HealthDegraded, 0), r("", "a", "a", kubeview.HealthHealthy, 0), -1},
+		{kubeview.SortHealth, r("", "b", "b", kubeview.HealthHealthy, 0), r("", "a", "a", kubeview.HealthHealthy, 0), 1},
+		{kubeview.SortDeployed, r("", "b", "b", "", 2), r("", "a", "a", "", 1), -1},
+		{kubeview.SortDeployed, r("", "a", "a", "", 1), r("", "a", "a", "", 1), 0},
+	}
+	for _, tt := range order {
+		if got := kubeview.CompareRows(tt.sort, tt.a, tt.b); got != tt.want {
+			t.Errorf("CompareRows(%q, %s/%s/%s, %s/%s/%s) = %d, want %d", tt.sort, tt.a.Cluster, tt.a.Namespace, tt.a.Name, tt.b.Cluster, tt.b.Namespace, tt.b.Name, got, tt.want)
+		}
+	}
+	bounds := []struct{ start, limit, n, wantStart, wantEnd int }{
+		{0, 0, 5, 0, 5}, {2, 2, 5, 2, 4}, {4, 2, 5, 4, 5}, {7, 2, 5, 5, 5}, {-3, 2, 5, 0, 2}, {0, 3, 0, 0, 0},
+	}
+	for _, tt := range bounds {
+		if s, e := kubeview.PageBounds(tt.start, tt.limit, tt.n); s != tt.wantStart || e != tt.wantEnd {
+			t.Errorf("PageBounds(%d, %d, %d) = %d, %d, want %d, %d", tt.start, tt.limit, tt.n, s, e, tt.wantStart, tt.wantEnd)
+		}
+	}
+	var c kubeview.Counts
+	c.Add(kubeview.Counts{Fleet: 9, Total: 3, Drift: 1, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 2}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}})
+	c.Add(kubeview.Counts{Fleet: 9, Total: 2, Drift: 2, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthDegraded: 1}})
+	want := kubeview.Counts{Total: 5, Drift: 3, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3, kubeview.HealthDegraded: 1}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}}
+	if diff := gocmp.Diff(want, c); diff != "" {
+		t.Errorf("Counts.Add (-want +got):\n%s", diff)
+	}
+}

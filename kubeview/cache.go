@@ -363,12 +363,8 @@ func (c *Cache) strip(obj any) (any, error) {
 	return obj, err
 }
 
-// EngineManager is the field manager of deploy-web's own writes: the
-// deploy engine's server-side applies, rollbacks and sync requests.
-const EngineManager = "deploy-web"
-
 // appTransform is the App informer's transform. An App the deploy engine
-// applied (an Apply entry of EngineManager) is desired state that
+// applied (an Apply entry of appcr.FieldManager) is desired state that
 // deploy-web owns, so fields another manager set on it are drift (`kubectl
 // patch app ...` by hand); other Apps are the desired state themselves and
 // have none.
@@ -377,7 +373,7 @@ func (c *Cache) appTransform(obj any) (any, error) {
 		var d []DriftField
 		entries := u.GetManagedFields()
 		if engineApplied(entries) {
-			d = Drift("App", entries, func() map[string]any { return u.Object }, DriftRules{OperatorManagers: []string{EngineManager}})
+			d = Drift("App", entries, func() map[string]any { return u.Object }, DriftRules{OperatorManagers: []string{appcr.FieldManager}})
 		}
 		c.drift.set(u.GetUID(), d)
 	}
@@ -388,7 +384,7 @@ func (c *Cache) appTransform(obj any) (any, error) {
 // object.
 func engineApplied(entries []metav1.ManagedFieldsEntry) bool {
 	for _, e := range entries {
-		if e.Manager == EngineManager && e.Operation == metav1.ManagedFieldsOperationApply {
+		if e.Manager == appcr.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply {
 			return true
 		}
 	}

@@ -1,7 +1,6 @@
 package kubeview
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -12,6 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/managedfields"
 )
 
 // DriftField is one field of a live object that a manager other than the
@@ -43,8 +45,9 @@ type DriftRules struct {
 	OperatorManagers []string
 }
 
-// DefaultOperatorManager is the field manager of the reference operator.
-const DefaultOperatorManager = "hanzo-operator"
+// DefaultOperatorManager is the default of Options.OperatorManagers: the
+// reference operator's field manager.
+const DefaultOperatorManager = appcr.OperatorManager
 
 // Bounds of a drift summary: a hostile object can carry thousands of fields.
 const (
@@ -214,15 +217,8 @@ func UnrecordedScale(kind string, entries []metav1.ManagedFieldsEntry, obj map[s
 }
 
 func parseFields(f *metav1.FieldsV1) *fieldpath.Set {
-	if f == nil {
-		return nil
-	}
-	raw := f.GetRawBytes()
-	if len(raw) == 0 {
-		return nil
-	}
-	s := &fieldpath.Set{}
-	if err := s.FromJSON(bytes.NewReader(raw)); err != nil {
+	s, err := managedfields.Parse(f)
+	if err != nil {
 		return nil
 	}
 	return s
@@ -350,7 +346,7 @@ func lookupPath(obj map[string]any, p fieldpath.Path) (v any, present bool) {
 			}
 			var found any
 			for _, el := range l {
-				if matches(el, pe) {
+				if managedfields.Matches(el, pe) {
 					found = el
 					break
 				}
@@ -375,21 +371,4 @@ func compactValue(v any, present bool) string {
 		return ""
 	}
 	return cutText(string(b), maxDriftValue)
-}
-
-func matches(el any, pe fieldpath.PathElement) bool {
-	if pe.Value != nil {
-		return value.Equals(value.NewValueInterface(el), *pe.Value)
-	}
-	m, ok := el.(map[string]any)
-	if !ok || pe.Key == nil {
-		return false
-	}
-	for _, f := range *pe.Key {
-		v, ok := m[f.Name]
-		if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
-			return false
-		}
-	}
-	return true
 }

@@ -36,7 +36,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cs, dyn := p.Kube, p.Dyn
-	asOperator := metav1.ApplyOptions{FieldManager: operator.ManagerName, Force: true}
+	asOperator := metav1.ApplyOptions{FieldManager: appcr.OperatorManager, Force: true}
 
 	// render applies an App's children as the operator does.
 	render := func(app *unstructured.Unstructured) {

@@ -1,6 +1,11 @@
 package kubeview
 
-import "sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/hanzoai/deploy-web/internal/managedfields"
+)
 
 // DriftValues returns the fields of obj that drift lists, with their live
 // values, as a manifest of their own in which every other field is left
@@ -36,7 +41,7 @@ func DriftValues(obj map[string]any, drift []DriftField) map[string]any {
 // new dst and whether src has a value at p (dst is unchanged when not).
 func driftCopyAt(dst, src any, p fieldpath.Path) (any, bool) {
 	if len(p) == 0 {
-		return driftCopy(src), true
+		return runtime.DeepCopyJSONValue(src), true
 	}
 	pe := p[0]
 	switch {
@@ -80,7 +85,7 @@ func driftCopyAt(dst, src any, p fieldpath.Path) (any, bool) {
 		if em, ok := el.(map[string]any); ok {
 			for _, f := range *pe.Key {
 				if v, ok := em[f.Name]; ok {
-					start[f.Name] = driftCopy(v)
+					start[f.Name] = runtime.DeepCopyJSONValue(v)
 				}
 			}
 		}
@@ -95,7 +100,7 @@ func driftCopyAt(dst, src any, p fieldpath.Path) (any, bool) {
 		if !ok {
 			return dst, false
 		}
-		return driftCopy(sl), true
+		return runtime.DeepCopyJSONValue(sl), true
 	}
 	return dst, false
 }
@@ -111,29 +116,9 @@ func driftFind(l []any, pe fieldpath.PathElement) (any, bool) {
 // driftIndex returns the index of the element of l that pe names, or -1.
 func driftIndex(l []any, pe fieldpath.PathElement) int {
 	for i, el := range l {
-		if matches(el, pe) {
+		if managedfields.Matches(el, pe) {
 			return i
 		}
 	}
 	return -1
-}
-
-// driftCopy deep-copies a JSON-shaped value; scalars are shared, as they
-// are immutable.
-func driftCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = driftCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = driftCopy(e)
-		}
-		return out
-	}
-	return v
 }

@@ -45,23 +45,39 @@ func AggregateHealth(items []HealthItem, hasWorkload bool, workloadRef string) H
 	if worst == "" || worst == HealthHealthy {
 		return Health{Status: HealthHealthy}
 	}
-	var named []string
-	more := 0
-	for _, it := range items {
-		if it.Health.Status != worst {
-			continue
-		}
-		if len(named) == healthMaxCulprits {
-			more++
-			continue
-		}
-		named = append(named, healthCulprit(it))
+	culprits, more := HealthCulprits(worst, items, func(it HealthItem) HealthStatus { return it.Health.Status }, healthMaxCulprits)
+	named := make([]string, len(culprits))
+	for i, it := range culprits {
+		named[i] = healthCulprit(it)
 	}
 	msg := "Caused by " + strings.Join(named, ", ")
 	if more > 0 {
 		msg += fmt.Sprintf(" and %d more", more)
 	}
 	return Health{Status: worst, Message: msg}
+}
+
+// HealthCulprits returns the items that cause an application's health st,
+// as AggregateHealth names them: those whose status (statusOf) is st, in
+// their order, at most max of them, and how many more there are. None when
+// st is Healthy or empty: a healthy application has no culprits.
+func HealthCulprits[T any](st HealthStatus, items []T, statusOf func(T) HealthStatus, max int) ([]T, int) {
+	if st == "" || st == HealthHealthy {
+		return nil, 0
+	}
+	var out []T
+	more := 0
+	for _, it := range items {
+		if statusOf(it) != st {
+			continue
+		}
+		if len(out) == max {
+			more++
+			continue
+		}
+		out = append(out, it)
+	}
+	return out, more
 }
 
 // healthCulprit names an item as group/Kind:namespace/name (v1/Kind for the

@@ -2,6 +2,7 @@ package kubeview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -984,5 +985,29 @@ func TestAggregateHealth(t *testing.T) {
 				t.Errorf("AggregateHealth(%s) mismatch (-want +got):\n%s", tt.name, diff)
 			}
 		})
+	}
+}
+
+func TestHealthCulprits(t *testing.T) {
+	items := []HealthStatus{HealthHealthy, HealthDegraded, "", HealthProgressing, HealthDegraded, HealthDegraded}
+	id := func(s HealthStatus) HealthStatus { return s }
+	tests := []struct {
+		st       HealthStatus
+		max      int
+		want     []HealthStatus
+		wantMore int
+	}{
+		{HealthDegraded, 3, []HealthStatus{HealthDegraded, HealthDegraded, HealthDegraded}, 0},
+		{HealthDegraded, 2, []HealthStatus{HealthDegraded, HealthDegraded}, 1},
+		{HealthProgressing, 3, []HealthStatus{HealthProgressing}, 0},
+		{HealthHealthy, 3, nil, 0},
+		{"", 3, nil, 0},
+		{HealthMissing, 3, nil, 0},
+	}
+	for _, tt := range tests {
+		got, more := HealthCulprits(tt.st, items, id, tt.max)
+		if !slices.Equal(got, tt.want) || more != tt.wantMore {
+			t.Errorf("HealthCulprits(%q, max %d) = %v, %d, want %v, %d", tt.st, tt.max, got, more, tt.want, tt.wantMore)
+		}
 	}
 }

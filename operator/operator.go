@@ -35,9 +35,6 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 )
 
-// ManagerName is the operator's field manager and managed-by label value.
-const ManagerName = "hanzo-operator"
-
 // The operator's request budget, chosen on purpose rather than left to
 // client-go's defaults (5/s, burst 10, far too slow to render a fleet) or to
 // the caller's config (the demo's admin config allows 200/s, which let a
@@ -78,7 +75,7 @@ func ClientConfig(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = ClientQPS, ClientBurst
 	c.RateLimiter = nil
-	c.UserAgent = ManagerName
+	c.UserAgent = appcr.OperatorManager
 	return c
 }
 
@@ -199,7 +196,7 @@ func (o *Operator) Run(ctx context.Context) error {
 	o.mu.Unlock()
 	defer o.queue.ShutDown()
 
-	managed := func(lo *metav1.ListOptions) { lo.LabelSelector = appcr.ManagedByLabel + "=" + ManagerName }
+	managed := func(lo *metav1.ListOptions) { lo.LabelSelector = appcr.ManagedByLabel + "=" + appcr.OperatorManager }
 	for _, ns := range o.opts.Namespaces {
 		dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.dyn, o.opts.Resync, ns, nil)
 		appInf := dynf.ForResource(appcr.Resource)
@@ -324,7 +321,7 @@ func (o *Operator) processNext(ctx context.Context) bool {
 	return true
 }
 
-var applyOpts = metav1.ApplyOptions{FieldManager: ManagerName, Force: true}
+var applyOpts = metav1.ApplyOptions{FieldManager: appcr.OperatorManager, Force: true}
 
 // reconcile brings one App's children to what it declares and writes its
 // status. It is quiet: a child whose live copy carries exactly the
@@ -537,7 +534,7 @@ func (o *Operator) writeStatus(ctx context.Context, app *unstructured.Unstructur
 	u := app.DeepCopy()
 	u.Object["status"] = status
 	o.statusWrites.Add(1)
-	_, err := o.dyn.Resource(appcr.Resource).Namespace(app.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: ManagerName})
+	_, err := o.dyn.Resource(appcr.Resource).Namespace(app.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: appcr.OperatorManager})
 	if apierrors.IsConflict(err) {
 		// A newer App is on its way through the informer; it is reconciled again.
 		o.queue.AddAfter(types.NamespacedName{Namespace: app.GetNamespace(), Name: app.GetName()}, 200*time.Millisecond)

@@ -38,7 +38,7 @@ func Render(app *unstructured.Unstructured, spec AppSpec) (Rendered, error) {
 	labels := map[string]string{
 		appcr.InstanceLabel:  name,
 		appcr.NameLabel:      name,
-		appcr.ManagedByLabel: ManagerName,
+		appcr.ManagedByLabel: appcr.OperatorManager,
 	}
 	if tag := appcr.ImageTag(spec.Image); tag != "" && len(tag) <= 63 && validLabelValue(tag) {
 		labels[appcr.VersionLabel] = tag

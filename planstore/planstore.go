@@ -24,6 +24,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // Labels and annotations of a stored entry.
@@ -134,7 +136,7 @@ func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Ent
 		},
 		BinaryData: data,
 	}
-	if _, err := s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: "deploy-web"}); err != nil {
+	if _, err := s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: appcr.FieldManager}); err != nil {
 		return e, fmt.Errorf("planstore: save: %w", err)
 	}
 	return e, s.prune(ctx, e.Environment)

@@ -187,7 +187,7 @@ func (r *Releaser) Rollback(ctx context.Context, namespace, name, version, user 
 		if err != nil {
 			return res, err
 		}
-		_, err = r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "deploy-web"})
+		_, err = r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: appcr.FieldManager})
 		if apierrors.IsConflict(err) && attempt == 0 {
 			continue
 		}
@@ -225,7 +225,7 @@ func (r *Releaser) Sync(ctx context.Context, namespace, name, user string) (res 
 	if err != nil {
 		return res, err
 	}
-	app, err := r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "deploy-web"})
+	app, err := r.apps.Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: appcr.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return res, refusedNotFound
 	}

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/appcr"
 )
 
 // writeTimeout bounds one shard write (and the read after a conflict).
@@ -84,9 +86,9 @@ func (s *Store) flush(ctx context.Context) {
 	s.mu.Unlock()
 	var out *corev1.ConfigMap
 	if !exists {
-		out, err = cms.Create(wctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+		out, err = cms.Create(wctx, cm, metav1.CreateOptions{FieldManager: appcr.FieldManager})
 	} else {
-		out, err = cms.Update(wctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
+		out, err = cms.Update(wctx, cm, metav1.UpdateOptions{FieldManager: appcr.FieldManager})
 	}
 	s.mu.Lock()
 	s.stats.Writes++

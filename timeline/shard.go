@@ -24,8 +24,6 @@ const (
 	KindValue = "timeline"
 	// DataKey is the shard's gzip-compressed columnar JSON.
 	DataKey = "entries.json.gz"
-	// fieldManager is deploy-web's field manager (deployplan.FieldManager).
-	fieldManager = "deploy-web"
 )
 
 // Shard limits.

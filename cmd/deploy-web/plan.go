@@ -45,6 +45,28 @@ func exitWith(code int, err error) error { return &exitError{code: code, err: er
 // deploy-web never does.
 var forbiddenFlags = []string{"production", "prod", "allow-production", "allow-secret-reads", "read-secrets", "show-secrets", "force", "force-conflicts", "force-push"}
 
+// addForbiddenFlags registers forbiddenFlags on fs and returns the check
+// to run once fs is parsed, before anything is read: the refusal naming
+// every forbidden flag given, nil for none.
+func addForbiddenFlags(fs *flag.FlagSet) func() error {
+	given := map[string]*bool{}
+	for _, f := range forbiddenFlags {
+		given[f] = fs.Bool(f, false, "refused: deploy-web never does this")
+	}
+	return func() error {
+		var asked []string
+		for _, f := range forbiddenFlags {
+			if *given[f] {
+				asked = append(asked, "--"+f)
+			}
+		}
+		if len(asked) == 0 {
+			return nil
+		}
+		return exitWith(exitRefused, &deployplan.RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(asked, ", "))})
+	}
+}
+
 // reportFlag is --write-report with an optional value.
 type reportFlag struct {
 	set  bool
@@ -227,10 +249,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	planPath := fs.String("plan", "", "with --apply: a ready plan report (from --dry-run --write-report); the apply is refused unless the source commit and the rendered objects are unchanged since that plan")
 	var report reportFlag
 	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/deploy-report.json; an apply always writes it")
-	forbidden := map[string]*bool{}
-	for _, f := range forbiddenFlags {
-		forbidden[f] = fs.Bool(f, false, "refused: deploy-web never does this")
-	}
+	refuseForbidden := addForbiddenFlags(fs)
 	if err := parseFlags(fs, joinOptionalValue(args, "write-report")); err != nil {
 		return usageErr(err)
 	}
@@ -249,15 +268,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *expectBlocked && *doApply {
 		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
 	}
-	var asked []string
-	for _, f := range forbiddenFlags {
-		if *forbidden[f] {
-			asked = append(asked, "--"+f)
-		}
-	}
-	if len(asked) > 0 {
-		// Refused before the config is even read: nothing is touched.
-		return exitWith(exitRefused, &deployplan.RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(asked, ", "))})
+	// Refused before the config is even read: nothing is touched.
+	if err := refuseForbidden(); err != nil {
+		return err
 	}
 	env, err := pf.load()
 	if err != nil {

@@ -30,21 +30,12 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long a restore waits for workload health")
 	var report reportFlag
 	fs.Var(&report, "write-report", "write the JSON report (and a .md beside it) to PATH, default reports/<env>/restore-report.json; a restore always writes it")
-	forbidden := map[string]*bool{}
-	for _, f := range forbiddenFlags {
-		forbidden[f] = fs.Bool(f, false, "refused: deploy-web never does this")
-	}
+	refuseForbidden := addForbiddenFlags(fs)
 	if err := parseFlags(fs, joinOptionalValue(args, "write-report")); err != nil {
 		return usageErr(err)
 	}
-	var asked []string
-	for _, f := range forbiddenFlags {
-		if *forbidden[f] {
-			asked = append(asked, "--"+f)
-		}
-	}
-	if len(asked) > 0 {
-		return exitWith(exitRefused, &deployplan.RefusalError{Reason: fmt.Sprintf("%s asks for something deploy-web never does (production, secret reads, force, force-push); nothing was touched", strings.Join(asked, ", "))})
+	if err := refuseForbidden(); err != nil {
+		return err
 	}
 	if *capture == "" {
 		return exitWith(exitRefused, errors.New("--capture DIR is required: the pre-apply-<time> folder an apply wrote beside its report"))

@@ -390,7 +390,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			},
 		})
 	}
-	srv := handlers.New(site, nil, a, hopts)
+	srv := handlers.New(site, a, hopts)
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		// Headers in 10s, a whole request (bodies are at most 64 KiB) in

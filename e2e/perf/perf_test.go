@@ -68,7 +68,7 @@ func server(b *testing.B, apps, perPage int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(handlers.New(site, view, signedIn{}, handlers.Options{PerPage: perPage}).Handler())
+	srv := httptest.NewServer(handlers.New(site, signedIn{}, handlers.Options{PerPage: perPage, Clusters: []handlers.Cluster{{Name: "in-cluster", View: view}}}).Handler())
 	b.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -1009,7 +1009,7 @@ func HistoryList(env string, entries []planstore.Entry) templ.Component {
 
 // RunPanel shows a run's progress (streamed over SSE) and, once done, its
 // report.
-func RunPanel(r RunView) templ.Component {
+func RunPanel(r RunPanelProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

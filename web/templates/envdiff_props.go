@@ -42,7 +42,7 @@ type EnvDiffResource struct {
 	Secret          bool
 	LinesCut        bool
 	Error           string
-	View            DiffView
+	View            DiffTableProps
 }
 
 // otherMode is the layout the toggle switches to.

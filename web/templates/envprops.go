@@ -1,8 +1,6 @@
 package templates
 
 import (
-	"github.com/a-h/templ"
-
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -33,7 +31,7 @@ type EnvPage struct {
 	Env     EnvSummary
 	History []planstore.Entry
 	// Run is a run in progress or just finished (nil: none).
-	Run *RunView
+	Run *RunPanelProps
 	// Report is the newest (or the chosen) stored report (nil: none).
 	Report *ReportView
 	CSRF   string
@@ -61,8 +59,8 @@ type ApplyAreaView struct {
 	OOB bool
 }
 
-// RunView is a plan or apply as it runs.
-type RunView struct {
+// RunPanelProps is a plan or apply as it runs.
+type RunPanelProps struct {
 	Env, ID, Action, User string
 	Steps                 []string
 	Done                  bool
@@ -84,8 +82,6 @@ type ReportView struct {
 	// Changes are the plan's objects, each with its diff.
 	Changes  []ChangeRow
 	DiffNote string
-	// Markdown is the report's Markdown rendered with goldmark.
-	Markdown templ.Component
 	JSONURL  string
 }
 
@@ -104,5 +100,5 @@ type ChangeDiff struct {
 	NoLive bool
 	// Error says why no diff could be made.
 	Error string
-	View  DiffView
+	View  DiffTableProps
 }

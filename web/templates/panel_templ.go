@@ -1532,8 +1532,8 @@ func eventsTab(p ResourcePanel) templ.Component {
 }
 
 // DiffTable draws a diff side by side (live on the left, the desired state
-// on the right) or inline, in the one direction of DiffView.
-func DiffTable(v DiffView) templ.Component {
+// on the right) or inline, in the one direction of DiffTableProps.
+func DiffTable(v DiffTableProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -167,9 +167,9 @@ func syncStatuses() []kubeview.SyncStatus {
 	return []kubeview.SyncStatus{kubeview.SyncSynced, kubeview.SyncOutOfSync, kubeview.SyncUnknown}
 }
 
-// AppPage is the page of one App: header, tree (or list) and, when a
+// AppViewProps is the page of one App: header, tree (or list) and, when a
 // resource is selected, its panel.
-type AppPage struct {
+type AppViewProps struct {
 	Layout LayoutProps
 	Live   AppLive
 	Panel  *ResourcePanel
@@ -257,7 +257,7 @@ type ResourcePanel struct {
 	DesiredSource string
 	// GitOrigin names the environment source of a git desired state.
 	GitOrigin string
-	Diff      DiffView
+	Diff      DiffTableProps
 	// Drift lists the fields changed outside the App's operator.
 	Drift []kubeview.DriftField
 	// DriftInDiff: the diff shows the drifted fields on the live side
@@ -274,11 +274,11 @@ type ResourcePanel struct {
 	Now              time.Time
 }
 
-// DiffView is a diff ready to draw, in the one direction of every diff
+// DiffTableProps is a diff ready to draw, in the one direction of every diff
 // (diffrender's): the live object on the left ("before"), the desired state
 // on the right ("after"); an "insert" row is a line only the desired state
 // has, a "delete" row one only the live object has.
-type DiffView struct {
+type DiffTableProps struct {
 	NoDesired bool
 	Equal     bool
 	// Added and Removed count the lines only on the right and only on the

@@ -254,31 +254,27 @@ const maxCulprits = 6
 // the App (depth 0, last) whose health is the App's, up to maxCulprits,
 // and how many more there are. None for a healthy App.
 func culprits(l AppLive) ([]Culprit, int) {
-	st := l.Row.Health.Status
-	if !l.HasRow || st == "" || st == kubeview.HealthHealthy {
+	if !l.HasRow {
 		return nil, 0
 	}
+	// The App's children, then the App itself.
+	var items []*kubeview.TreeNode
+	for _, depth := range []int{1, 0} {
+		for i := range l.Tree.Nodes {
+			if l.Tree.Nodes[i].Depth == depth {
+				items = append(items, &l.Tree.Nodes[i])
+			}
+		}
+	}
+	nodes, more := kubeview.HealthCulprits(l.Row.Health.Status, items, func(n *kubeview.TreeNode) kubeview.HealthStatus {
+		if n.Health == nil {
+			return ""
+		}
+		return n.Health.Status
+	}, maxCulprits)
 	var out []Culprit
-	more := 0
-	add := func(n kubeview.TreeNode) {
-		if n.Health == nil || n.Health.Status != st {
-			return
-		}
-		if len(out) == maxCulprits {
-			more++
-			return
-		}
+	for _, n := range nodes {
 		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: paths.AppResource(l.Cluster, l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
-	}
-	for _, n := range l.Tree.Nodes {
-		if n.Depth == 1 {
-			add(n)
-		}
-	}
-	for _, n := range l.Tree.Nodes {
-		if n.Depth == 0 {
-			add(n)
-		}
 	}
 	return out, more
 }

@@ -37,12 +37,12 @@ func TestTabQuery(t *testing.T) {
 		p    ResourcePanel
 		want string
 	}{
-		{"defaults", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}}, ""},
-		{"drift shown (the default)", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}, Drift: drift, DriftInDiff: true}, ""},
-		{"drift left out", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}, Drift: drift}, "drift=0"},
-		{"no drift to leave out", ResourcePanel{Diff: DiffView{Mode: "split", Compact: true}}, ""},
-		{"inline, full", ResourcePanel{Diff: DiffView{Mode: "unified"}}, "mode=unified&context=full"},
-		{"all three", ResourcePanel{Diff: DiffView{Mode: "unified"}, Drift: drift}, "mode=unified&context=full&drift=0"},
+		{"defaults", ResourcePanel{Diff: DiffTableProps{Mode: "split", Compact: true}}, ""},
+		{"drift shown (the default)", ResourcePanel{Diff: DiffTableProps{Mode: "split", Compact: true}, Drift: drift, DriftInDiff: true}, ""},
+		{"drift left out", ResourcePanel{Diff: DiffTableProps{Mode: "split", Compact: true}, Drift: drift}, "drift=0"},
+		{"no drift to leave out", ResourcePanel{Diff: DiffTableProps{Mode: "split", Compact: true}}, ""},
+		{"inline, full", ResourcePanel{Diff: DiffTableProps{Mode: "unified"}}, "mode=unified&context=full"},
+		{"all three", ResourcePanel{Diff: DiffTableProps{Mode: "unified"}, Drift: drift}, "mode=unified&context=full&drift=0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
