@@ -201,22 +201,24 @@ func (a *Auth) clientContext(ctx context.Context) context.Context {
 	return oidc.ClientContext(ctx, a.idp)
 }
 
-// idpClient is cfg.HTTPClient (else a plain client) whose redirects are
-// held to the issuer's rule (https, or http on loopback): a 307 or 308 to
-// plain http would re-send a token request's body, the client secret in
-// it, and the Authorization header, in the clear.
+// idpClient is cfg.HTTPClient (else a client with exchangeTimeout as its
+// deadline) whose redirects are held to the issuer's rule (https, or http
+// on loopback): a 307 or 308 to plain http would re-send a token request's
+// body, the client secret in it, and the Authorization header, in the
+// clear.
 func idpClient(cfg Config) *http.Client {
-	return secureRedirects(cfg.HTTPClient, "identity provider redirect")
+	c := cfg.HTTPClient
+	if c == nil {
+		c = &http.Client{Timeout: exchangeTimeout}
+	}
+	return secureRedirects(c, "identity provider redirect")
 }
 
-// secureRedirects returns a copy of c (nil: a plain client) that follows a
-// redirect only to a URL requireSecureURL accepts, at most 10 of them; c's
-// own CheckRedirect still applies after that rule.
+// secureRedirects returns a copy of c that follows a redirect only to a
+// URL requireSecureURL accepts, at most 10 of them; c's own CheckRedirect
+// still applies after that rule.
 func secureRedirects(c *http.Client, what string) *http.Client {
-	out := &http.Client{}
-	if c != nil {
-		*out = *c
-	}
+	out := *c
 	next := out.CheckRedirect
 	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if err := requireSecureURL(what, req.URL.String()); err != nil {
@@ -230,7 +232,7 @@ func secureRedirects(c *http.Client, what string) *http.Client {
 		}
 		return nil
 	}
-	return out
+	return &out
 }
 
 // Routes returns the login, callback and logout handlers, for mounting at

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/devcluster"
-	"github.com/hanzoai/deploy-web/internal/gitserver"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -34,7 +34,7 @@ func BenchmarkRollbackGit47(b *testing.B) {
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	srv := gitserver.New(b, benchFiles(), gitserver.Options{})
+	srv := gitservertest.New(b, benchFiles(), gitservertest.Options{})
 	dir := b.TempDir()
 	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: shop

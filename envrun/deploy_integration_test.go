@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/internal/gitserver"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -28,7 +28,7 @@ func labelledCM(name, app, value string) string {
 func TestDeployOnRealCluster(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "prod", "deploy-web"}})
 	dir := t.TempDir()
-	gitserver.WriteTree(t, dir, map[string]string{
+	gitservertest.WriteTree(t, dir, map[string]string{
 		"m/kustomization.yaml": "resources: [api.yaml, worker.yaml]\n",
 		"m/api.yaml":           labelledCM("api-config", "api", "1"),
 		"m/worker.yaml":        labelledCM("worker-config", "worker", "1"),
@@ -86,7 +86,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 	})
 
 	t.Run("only one App", func(t *testing.T) {
-		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "2"), "m/worker.yaml": labelledCM("worker-config", "worker", "2")})
+		gitservertest.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "2"), "m/worker.yaml": labelledCM("worker-config", "worker", "2")})
 		run, err := r.Deploy("dev", DeployRequest{User: "alice", Trigger: TriggerSync, Only: "api"})
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 
 	t.Run("blocked", func(t *testing.T) {
 		// An object for another namespace is a boundary blocker.
-		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": strings.Replace(labelledCM("api-config", "api", "3"), "metadata:\n", "metadata:\n  namespace: kube-system\n", 1)})
+		gitservertest.WriteTree(t, dir, map[string]string{"m/api.yaml": strings.Replace(labelledCM("api-config", "api", "3"), "metadata:\n", "metadata:\n  namespace: kube-system\n", 1)})
 		run, err := r.Deploy("dev", DeployRequest{User: "alice", Trigger: TriggerRollback})
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 	})
 
 	t.Run("protected", func(t *testing.T) {
-		gitserver.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "4")})
+		gitservertest.WriteTree(t, dir, map[string]string{"m/api.yaml": labelledCM("api-config", "api", "4")})
 		run, err := r.Deploy("prod", DeployRequest{User: "alice", Trigger: TriggerRollback})
 		if err != nil {
 			t.Fatal(err)

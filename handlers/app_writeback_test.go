@@ -22,7 +22,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
-	"github.com/hanzoai/deploy-web/internal/gitserver"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/writeback"
@@ -219,7 +219,7 @@ environments:
 func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordingReleaser) {
 	t.Helper()
 	dir := t.TempDir()
-	gitserver.WriteTree(t, dir, map[string]string{
+	gitservertest.WriteTree(t, dir, map[string]string{
 		"m/kustomization.yaml": "resources: [cm.yaml]\n",
 		"m/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-config, labels: {app.kubernetes.io/instance: api}}\n",
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
@@ -230,7 +230,7 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 	for p, f := range manifestTree("") {
 		files[p] = string(f.Data)
 	}
-	repo := "file://" + gitserver.New(t, files, gitserver.Options{}).Bare
+	repo := "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
 	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), dir)
 	if err != nil {
 		t.Fatal(err)

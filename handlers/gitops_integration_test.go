@@ -18,7 +18,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
-	"github.com/hanzoai/deploy-web/internal/gitserver"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -58,12 +58,12 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 	view.Start(ctx)
 	rc := &realCluster{name: "in-cluster", p: p, view: view}
 
-	srv := gitserver.New(t, map[string]string{
+	srv := gitservertest.New(t, map[string]string{
 		"base/kustomization.yaml":         "resources: [api.yaml, worker.yaml]\n",
 		"base/api.yaml":                   gitopsApp("api", "1.0.0", 1),
 		"base/worker.yaml":                gitopsApp("worker", "2.0.0", 1),
 		"overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: " + realNS + "\n",
-	}, gitserver.Options{})
+	}, gitservertest.Options{})
 	dir := t.TempDir()
 	catalog := filepath.Join(dir, "catalog.json")
 	setCatalog := func(apiTag, workerTag string) {
@@ -163,12 +163,12 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		gitserver.Run(t, srv.Bare, "config", "http.receivepack", "false")
+		gitservertest.Run(t, srv.Bare, "config", "http.receivepack", "false")
 		w = rollback("1.0.0")
 		if w.code != http.StatusBadGateway || !strings.Contains(w.body, "refused deploy-web's credentials") {
 			t.Errorf("rollback, push not allowed: %d %s; want 502 saying the credentials were refused", w.code, w.body)
 		}
-		gitserver.Run(t, srv.Bare, "config", "http.receivepack", "true")
+		gitservertest.Run(t, srv.Bare, "config", "http.receivepack", "true")
 
 		n := 0
 		srv.SetBeforeReceive(func() {
@@ -180,7 +180,7 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		if w.code != http.StatusConflict || !strings.Contains(w.body, "moved during the push twice") {
 			t.Errorf("rollback, branch moving twice: %d %s; want 409 saying so", w.code, w.body)
 		}
-		if got := gitserver.Run(t, srv.Bare, "log", "--format=%s", head+"..main"); strings.Contains(got, "rollback") {
+		if got := gitservertest.Run(t, srv.Bare, "log", "--format=%s", head+"..main"); strings.Contains(got, "rollback") {
 			t.Errorf("commits since the refusals: %q, want none of deploy-web's", got)
 		}
 		if got := spec("api", "image"); got != "ghcr.io/acme/api:1.1.0" {
@@ -201,16 +201,16 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		if res.Commit == nil || res.Commit.SHA != srv.Head("main") || res.Run == nil {
 			t.Fatalf("rollback = %s, want the branch head %s and a run", w.body, srv.Head("main"))
 		}
-		if got := gitserver.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^"); got != before {
+		if got := gitservertest.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^"); got != before {
 			t.Errorf("the commit's parent = %s, want the head before, %s", got, before)
 		}
-		if got := gitserver.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml" {
+		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml" {
 			t.Errorf("the commit changes %q, want base/api.yaml alone", got)
 		}
-		if got := gitserver.Run(t, srv.Bare, "show", "main:base/api.yaml"); !strings.Contains(got, "image: ghcr.io/acme/api:1.0.0") {
+		if got := gitservertest.Run(t, srv.Bare, "show", "main:base/api.yaml"); !strings.Contains(got, "image: ghcr.io/acme/api:1.0.0") {
 			t.Errorf("base/api.yaml at main = %q, want api at 1.0.0", got)
 		}
-		msg := gitserver.Run(t, srv.Bare, "log", "-1", "--format=%B", res.Commit.SHA)
+		msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", res.Commit.SHA)
 		for _, want := range []string{"rollback", "1.1.0", "1.0.0", testIdentity.Email, "errors since 1.1.0"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("commit message %q does not name %q", msg, want)

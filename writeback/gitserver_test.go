@@ -3,19 +3,19 @@ package writeback
 import (
 	"testing"
 
-	"github.com/hanzoai/deploy-web/internal/gitserver"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 )
 
 // runGit runs the git binary in dir and returns its trimmed output.
 func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	return gitserver.Run(t, dir, args...)
+	return gitservertest.Run(t, dir, args...)
 }
 
 // gitServer is a bare repository served by the git binary's smart HTTP
-// (internal/gitserver), under the names these tests use.
+// (internal/gitservertest), under the names these tests use.
 type gitServer struct {
-	*gitserver.Server
+	*gitservertest.Server
 	bare, url, work string
 }
 
@@ -30,7 +30,7 @@ type serverOptions struct {
 // main) and serves it.
 func newGitServer(t testing.TB, files map[string]string, opt serverOptions) *gitServer {
 	t.Helper()
-	s := gitserver.New(t, files, gitserver.Options{User: opt.user, Password: opt.password, PreReceive: opt.preReceive, Symlinks: opt.symlinks, ReadOnly: opt.readOnly})
+	s := gitservertest.New(t, files, gitservertest.Options{User: opt.user, Password: opt.password, PreReceive: opt.preReceive, Symlinks: opt.symlinks, ReadOnly: opt.readOnly})
 	return &gitServer{Server: s, bare: s.Bare, url: s.URL, work: s.Work}
 }
 
@@ -41,5 +41,5 @@ func (s *gitServer) remoteCommit(file, content string) string { return s.RemoteC
 
 func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
-	gitserver.WriteTree(t, dir, files)
+	gitservertest.WriteTree(t, dir, files)
 }

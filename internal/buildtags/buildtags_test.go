@@ -168,6 +168,32 @@ func TestBuildsLeaveOutGoPlugin(t *testing.T) {
 	}
 }
 
+// TestBinaryLinksNoTestPackage: the binary links none of the module's
+// test-only packages (a path element ending in "test": platformtest,
+// strictyamltest, gitservertest, which runs the git binary). A package
+// that starts a process for tests stays out of reach of any data the
+// binary reads.
+func TestBinaryLinksNoTestPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list on the whole binary")
+	}
+	const module = "github.com/hanzoai/deploy-web/"
+	linked := deps(t, repoRoot(t), Tags)
+	if !slices.Contains(linked, module+"cmd/deploy-web") {
+		t.Fatalf("go list -deps ./cmd/deploy-web does not list the binary itself: this check proves nothing")
+	}
+	for _, p := range linked {
+		if !strings.HasPrefix(p, module) {
+			continue
+		}
+		for _, elem := range strings.Split(strings.TrimPrefix(p, module), "/") {
+			if strings.HasSuffix(elem, "test") {
+				t.Errorf("./cmd/deploy-web links %s, a test-only package", p)
+			}
+		}
+	}
+}
+
 // TestGoPluginLeftOut: the tag is found among the build settings' tags,
 // whole.
 func TestGoPluginLeftOut(t *testing.T) {

@@ -1,9 +1,9 @@
-// Package gitserver serves a bare git repository with the git binary's
+// Package gitservertest serves a bare git repository with the git binary's
 // smart HTTP (git http-backend through net/http/cgi) on loopback, for the
 // tests of the write-back and of the console's rollback through git: a
 // real git server process answers fetches and pushes, runs hooks and
 // checks credentials. Everything stops at the end of the test.
-package gitserver
+package gitservertest
 
 import (
 	"net/http"
