@@ -150,26 +150,34 @@ func (s *Server) auditRefusal(r *http.Request, action string, err error) {
 	s.recordRefusal(r, action, err)
 }
 
+// readRollbackRequest resolves a rollback's App and its cluster's write
+// seam and reads the body; a refusal after authentication is recorded
+// (auditRefusal), as for every write.
+func (s *Server) readRollbackRequest(r *http.Request) (app appRef, rel Releaser, version, reason string, err error) {
+	if app, err = s.resolveApp(r, ""); err != nil {
+		s.auditRefusal(r, "rollback", err)
+		return appRef{}, nil, "", "", err
+	}
+	if rel, err = s.releaser(app.c); err != nil {
+		return appRef{}, nil, "", "", err
+	}
+	if version, reason, err = readRollback(r); err != nil {
+		s.auditRefusal(r, "rollback", err)
+		return appRef{}, nil, "", "", err
+	}
+	return app, rel, version, reason, nil
+}
+
 // apiRollback serves POST /v1/deploy/{name}/rollback.
 func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.releaser(nil); err != nil {
 		return err
 	}
-	app, err := s.resolveApp(r, "")
+	app, rel, version, reason, err := s.readRollbackRequest(r)
 	if err != nil {
-		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	ns, name := app.Namespace, app.Name
-	rel, err := s.releaser(app.c)
-	if err != nil {
-		return err
-	}
-	version, reason, err := readRollback(r)
-	if err != nil {
-		s.auditRefusal(r, "rollback", err)
-		return err
-	}
 	if g := s.renderedBy(app); g != nil {
 		res, out, err := s.rollbackThroughGit(r, app, g, version, reason)
 		if err != nil {
@@ -248,21 +256,11 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 
 // appRollback serves POST /clusters/{cluster}/apps/{namespace}/{name}/rollback (form).
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
-	app, err := s.resolveApp(r, "")
+	app, rel, version, reason, err := s.readRollbackRequest(r)
 	if err != nil {
-		s.auditRefusal(r, "rollback", err)
 		return err
 	}
 	ns, name := app.Namespace, app.Name
-	rel, err := s.releaser(app.c)
-	if err != nil {
-		return err
-	}
-	version, reason, err := readRollback(r)
-	if err != nil {
-		s.auditRefusal(r, "rollback", err)
-		return err
-	}
 	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, To: version}
 	if g := s.renderedBy(app); g != nil {
 		res, out, err := s.rollbackThroughGit(r, app, g, version, reason)
