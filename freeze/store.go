@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"slices"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/cmcas"
 )
 
 // The ConfigMap that holds the freezes, in deploy-web's own namespace.
@@ -35,11 +35,6 @@ const (
 const (
 	MaxFreezes    = 200
 	MaxStoreBytes = 900 << 10
-	// maxAttempts bounds the read-change-update rounds of one write that
-	// lost to another writer; between rounds the writer waits a random
-	// while that doubles each round (conflictWait), so two replicas that
-	// keep colliding fall out of step instead of losing every round.
-	maxAttempts = 16
 )
 
 // ErrNotFound is returned by Remove for an ID that is not stored.
@@ -158,73 +153,24 @@ var errUnchanged = errors.New("freeze: unchanged")
 
 // update reads the ConfigMap, applies change to its freezes and writes the
 // result on the resourceVersion it read, creating the ConfigMap when there
-// is none; a conflict (another writer) starts over, at most maxAttempts
-// times. change is called once per attempt, on a fresh read.
+// is none; a conflict (another writer) starts over from a fresh read after
+// a jittered wait, at most cmcas.MaxAttempts times (internal/cmcas).
+// change is called once per attempt.
 func (s *Store) update(ctx context.Context, change func(List) (List, error)) error {
-	for attempt := range maxAttempts {
-		if attempt > 0 {
-			if err := conflictWait(ctx, attempt); err != nil {
-				return fmt.Errorf("freeze: write ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
-			}
-		}
-		cm, err := s.get(ctx)
+	key := cmcas.Key{Owner: "freeze", Namespace: s.namespace, Name: ConfigMapName, Key: DataKey,
+		Labels: map[string]string{LabelKind: kindValue}, FieldManager: appcr.FieldManager}
+	return cmcas.Update(ctx, s.cms, key, func(raw string, ok bool) (string, error) {
+		cur, err := s.decodeData(raw, ok, false)
 		if err != nil {
-			return err
-		}
-		var cur List
-		if cm != nil {
-			if cur, err = s.decode(cm, false); err != nil {
-				return err
-			}
+			return "", err
 		}
 		next, err := change(cur)
 		if err != nil {
-			return err
+			return "", err
 		}
 		data, err := encode(next)
-		if err != nil {
-			return err
-		}
-		if cm == nil {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-				Name: ConfigMapName, Namespace: s.namespace,
-				Labels: map[string]string{LabelKind: kindValue},
-			}}
-			cm.Data = map[string]string{DataKey: string(data)}
-			_, err = s.cms.ConfigMaps(s.namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: appcr.FieldManager})
-		} else {
-			cm = cm.DeepCopy()
-			if cm.Data == nil {
-				cm.Data = map[string]string{}
-			}
-			cm.Data[DataKey] = string(data)
-			_, err = s.cms.ConfigMaps(s.namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: appcr.FieldManager})
-		}
-		switch {
-		case err == nil:
-			return nil
-		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-			continue // another writer won this round: read again
-		default:
-			return fmt.Errorf("freeze: write ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
-		}
-	}
-	return fmt.Errorf("freeze: ConfigMap %s/%s changed under %d writes in a row: try again", s.namespace, ConfigMapName, maxAttempts)
-}
-
-// conflictWait sleeps before round attempt (1, 2, ...) of a write that
-// lost: a random while in [0, 5ms<<attempt), at most 250ms; it ends early
-// with the context's error.
-func conflictWait(ctx context.Context, attempt int) error {
-	ceil := min(5*time.Millisecond<<attempt, 250*time.Millisecond)
-	t := time.NewTimer(mrand.N(ceil))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+		return string(data), err
+	})
 }
 
 // get reads the ConfigMap; nil when there is none.
@@ -243,6 +189,11 @@ func (s *Store) get(ctx context.Context) (*corev1.ConfigMap, error) {
 // with validate, each must also pass Validate.
 func (s *Store) decode(cm *corev1.ConfigMap, validate bool) (List, error) {
 	raw, ok := cm.Data[DataKey]
+	return s.decodeData(raw, ok, validate)
+}
+
+// decodeData is decode of the key's value (ok: the key exists).
+func (s *Store) decodeData(raw string, ok, validate bool) (List, error) {
 	if !ok {
 		return nil, nil
 	}
