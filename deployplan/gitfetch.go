@@ -28,6 +28,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
 // fetchPlan is what to ask a git server for.
@@ -245,7 +247,9 @@ func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Re
 	case req.Capabilities.Supports(capability.Sideband):
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
-	pack = &capReader{r: pack, left: lim.maxRepoBytes(), max: lim.maxRepoBytes(), what: "the fetched pack of " + what}
+	pack = capread.NewReader(pack, lim.maxRepoBytes(), func() error {
+		return &TooLargeError{What: "the fetched pack of " + what, Limit: "limits.maxRepoBytes", Max: lim.maxRepoBytes(), Read: lim.maxRepoBytes() + 1, Unit: "bytes"}
+	})
 	// The pack goes to disk while its objects are inflated (and counted,
 	// then dropped) as it streams in; only a pack within
 	// limits.maxInflatedBytes is indexed.
@@ -321,40 +325,11 @@ func (c *capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &capReadCloser{capReader: capReader{r: resp.Body, left: c.max, max: c.max, what: "the answer of " + c.what}, c: resp.Body}
+	resp.Body = capread.NewReadCloser(resp.Body, c.max, func() error {
+		return &TooLargeError{What: "the answer of " + c.what, Limit: "limits.maxRepoBytes", Max: c.max, Read: c.max + 1, Unit: "bytes"}
+	})
 	return resp, nil
 }
-
-// capReader fails with a *TooLargeError once more than max bytes were read.
-type capReader struct {
-	r         io.Reader
-	left, max int64
-	what      string
-}
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		n, err := c.r.Read(one[:])
-		if n > 0 {
-			return 0, &TooLargeError{What: c.what, Limit: "limits.maxRepoBytes", Max: c.max, Read: c.max + 1, Unit: "bytes"}
-		}
-		return 0, err
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
-}
-
-type capReadCloser struct {
-	capReader
-	c io.Closer
-}
-
-func (c *capReadCloser) Close() error { return c.c.Close() }
 
 // fetchCacheBytes bounds go-git's cache of objects read from the store.
 const fetchCacheBytes = 8 * cache.MiByte

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
 // fetchBranch fetches the head of branch into st, shallow (depth 1) when
@@ -86,7 +88,9 @@ func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, tmp, 
 		pack = sideband.NewDemuxer(sideband.Sideband, resp)
 	}
 	max := lim.maxPackBytes()
-	pack = &capReader{r: pack, left: max, max: max, what: "the fetched pack of " + rem.url}
+	pack = capread.NewReader(pack, max, func() error {
+		return &TooLargeError{What: "the fetched pack of " + rem.url, Limit: "MaxPackBytes", Max: max}
+	})
 	if err := storePack(st, tmp, pack, lim.maxInflatedBytes(), "the fetched pack of "+rem.url); err != nil {
 		return plumbing.ZeroHash, fail("read the pack", err)
 	}

@@ -3,7 +3,6 @@ package writeback
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
+
+	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
 // remote is the configured repository: its endpoint, the transport that
@@ -137,7 +138,9 @@ func (c *capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &capReadCloser{capReader: capReader{r: resp.Body, left: c.max, max: c.max, what: "an answer of " + c.host}, c: resp.Body}
+	resp.Body = capread.NewReadCloser(resp.Body, c.max, func() error {
+		return &TooLargeError{What: "an answer of " + c.host, Limit: "MaxPackBytes", Max: c.max}
+	})
 	return resp, nil
 }
 
@@ -151,38 +154,6 @@ type TooLargeError struct {
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("writeback: %s is larger than %d bytes (Limits.%s)", e.What, e.Max, e.Limit)
 }
-
-// capReader fails with a *TooLargeError once more than max bytes were
-// read. It mirrors deployplan's capReader.
-type capReader struct {
-	r         io.Reader
-	left, max int64
-	what      string
-}
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		n, err := c.r.Read(one[:])
-		if n > 0 {
-			return 0, &TooLargeError{What: c.what, Limit: "MaxPackBytes", Max: c.max}
-		}
-		return 0, err
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
-}
-
-type capReadCloser struct {
-	capReader
-	c io.Closer
-}
-
-func (c *capReadCloser) Close() error { return c.c.Close() }
 
 // statusOf is the HTTP status of a transport error that says the
 // credentials were refused: 401, 403, else 0.

@@ -25,3 +25,45 @@ func File(path string, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// Reader reads at most max bytes of r; reading past them fails with the
+// error over returns (each package names its own limit), once a byte past
+// the cap is seen, so a stream of exactly max bytes reads whole.
+type Reader struct {
+	r        io.Reader
+	left     int64
+	tooLarge func() error
+}
+
+// NewReader returns a Reader of r capped at max bytes.
+func NewReader(r io.Reader, max int64, tooLarge func() error) *Reader {
+	return &Reader{r: r, left: max, tooLarge: tooLarge}
+}
+
+func (c *Reader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			return 0, c.tooLarge()
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// ReadCloser is a capped Reader that closes what it reads.
+type ReadCloser struct {
+	*Reader
+	io.Closer
+}
+
+// NewReadCloser returns rc capped at max bytes.
+func NewReadCloser(rc io.ReadCloser, max int64, tooLarge func() error) ReadCloser {
+	return ReadCloser{NewReader(rc, max, tooLarge), rc}
+}

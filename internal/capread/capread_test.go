@@ -2,6 +2,7 @@ package capread
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,5 +40,27 @@ func TestFile(t *testing.T) {
 	}
 	if _, err := File(filepath.Join(dir, "none"), 10); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("File(missing) = %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestReader(t *testing.T) {
+	errBig := errors.New("too large")
+	tooLarge := func() error { return errBig }
+	for _, tt := range []struct {
+		in      string
+		max     int64
+		want    string
+		wantErr error
+	}{
+		{"abc", 3, "abc", nil},
+		{"abc", 5, "abc", nil},
+		{"abcd", 3, "abc", errBig},
+		{"", 0, "", nil},
+		{"a", 0, "", errBig},
+	} {
+		got, err := io.ReadAll(NewReader(strings.NewReader(tt.in), tt.max, tooLarge))
+		if string(got) != tt.want || !errors.Is(err, tt.wantErr) {
+			t.Errorf("ReadAll(NewReader(%q, %d)) = %q, %v; want %q, %v", tt.in, tt.max, got, err, tt.want, tt.wantErr)
+		}
 	}
 }
