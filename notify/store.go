@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/internal/cmcas"
 )
 
 // Names the cluster sees.
@@ -154,47 +156,30 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // modify applies fn to the stored list and writes the result on the
 // resourceVersion it read, again from a fresh read on a conflict.
 func (s *Store) modify(ctx context.Context, fn func([]Subscription) ([]Subscription, error)) error {
-	cms := s.kube.CoreV1().ConfigMaps(s.ns)
-	for range maxConflicts {
-		cm, err := cms.Get(ctx, SubscriptionsConfigMap, metav1.GetOptions{})
-		create := apierrors.IsNotFound(err)
-		if err != nil && !create {
-			return fmt.Errorf("notify: read ConfigMap %s/%s: %w", s.ns, SubscriptionsConfigMap, err)
-		}
+	key := cmcas.Key{Owner: "notify", Namespace: s.ns, Name: SubscriptionsConfigMap, Key: subscriptionsKey,
+		Labels: map[string]string{LabelManagedBy: managedBy, LabelComponent: componentSubs}, FieldManager: FieldManager}
+	return cmcas.Update(ctx, s.kube.CoreV1(), key, func(raw string, ok bool) (string, error) {
 		var subs []Subscription
-		if create {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SubscriptionsConfigMap, Namespace: s.ns,
-				Labels: map[string]string{LabelManagedBy: managedBy, LabelComponent: componentSubs}}}
-		} else if subs, err = s.decode(cm); err != nil {
-			return err
+		if ok {
+			var err error
+			if subs, err = decodeSubscriptions([]byte(raw)); err != nil {
+				return "", s.decodeError(err)
+			}
 		}
-		subs, err = fn(subs)
+		subs, err := fn(subs)
 		if err != nil {
-			return err
+			return "", err
 		}
 		slices.SortFunc(subs, func(a, b Subscription) int { return strings.Compare(a.ID, b.ID) })
 		b, err := marshal(subs)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if len(b) > maxStoreBytes {
-			return fmt.Errorf("notify: the subscriptions would take %d bytes, more than %d: delete some first", len(b), maxStoreBytes)
+			return "", fmt.Errorf("notify: the subscriptions would take %d bytes, more than %d: delete some first", len(b), maxStoreBytes)
 		}
-		cm.Data = map[string]string{subscriptionsKey: string(b)}
-		if create {
-			_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: FieldManager})
-		} else {
-			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: FieldManager})
-		}
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("notify: write ConfigMap %s/%s: %w", s.ns, SubscriptionsConfigMap, err)
-		}
-		return nil
-	}
-	return fmt.Errorf("notify: ConfigMap %s/%s changed under %d writes in a row: try again", s.ns, SubscriptionsConfigMap, maxConflicts)
+		return string(b), nil
+	})
 }
 
 func (s *Store) decode(cm *corev1.ConfigMap) ([]Subscription, error) {
@@ -204,7 +189,12 @@ func (s *Store) decode(cm *corev1.ConfigMap) ([]Subscription, error) {
 	}
 	subs, err := decodeSubscriptions([]byte(raw))
 	if err != nil {
-		return nil, fmt.Errorf("notify: ConfigMap %s/%s key %s: %v: fix or delete it", s.ns, SubscriptionsConfigMap, subscriptionsKey, err)
+		return nil, s.decodeError(err)
 	}
 	return subs, nil
+}
+
+// decodeError names the stored subscriptions that do not decode.
+func (s *Store) decodeError(err error) error {
+	return fmt.Errorf("notify: ConfigMap %s/%s key %s: %v: fix or delete it", s.ns, SubscriptionsConfigMap, subscriptionsKey, err)
 }

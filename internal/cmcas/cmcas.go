@@ -1,9 +1,8 @@
 // Package cmcas writes one key of a ConfigMap by compare-and-swap: read,
 // change, write on the resourceVersion read, and start over from a fresh
 // read when another writer won, after a jittered wait. It is the update
-// loop of deploy-web's small ConfigMap stores (the auto-sync pauses and
-// the freezes; the notification subscriptions keep their own copy of it
-// for now, to be moved here).
+// loop of deploy-web's small ConfigMap stores: the auto-sync pauses, the
+// freezes and the notification subscriptions.
 package cmcas
 
 import (
