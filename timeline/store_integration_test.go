@@ -269,9 +269,13 @@ func TestStoreOnRealCluster(t *testing.T) {
 			t.Errorf("replica-a last wrote %v after the handover, replica-b first wrote %v after it: want every write of a before b's first",
 				last.Sub(handover), first.Sub(handover))
 		}
-		all := append(append([]time.Time(nil), wa...), wb...)
-		if n := maxPerWindow(all, 900*time.Millisecond); n > 1 {
-			t.Errorf("%d writes of the two replicas inside 900ms, want at most 1", n)
+		// Each replica keeps its own pace (FlushInterval since its own last
+		// write); b's first write may follow a's last closely, which is
+		// fine: what matters is that they never interleave (checked above).
+		for name, w := range map[string][]time.Time{"replica-a": wa, "replica-b": wb} {
+			if n := maxPerWindow(w, 900*time.Millisecond); n > 1 {
+				t.Errorf("%s: %d writes inside 900ms, want at most 1", name, n)
+			}
 		}
 	})
 }
