@@ -2,6 +2,7 @@ package release_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -83,13 +84,21 @@ func (e *env) waitSynced(t *testing.T, tag string) {
 	}
 }
 
-func (e *env) resourceVersion(t *testing.T) string {
+// written returns what a write by the seam would change: the App's
+// generation, labels, annotations and spec. Its resourceVersion is no
+// measure, since the operator keeps updating the status subresource while
+// the rollout settles.
+func (e *env) written(t *testing.T) string {
 	t.Helper()
 	u, err := e.dyn.Resource(appcr.Resource).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.GetResourceVersion()
+	b, err := json.Marshal(map[string]any{"generation": u.GetGeneration(), "labels": u.GetLabels(), "annotations": u.GetAnnotations(), "spec": u.Object["spec"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestRollbackOnRealCluster rolls back through the seam and follows the loop:
@@ -101,7 +110,7 @@ func TestRollbackOnRealCluster(t *testing.T) {
 	ctx := context.Background()
 
 	// Refusals: the CR is untouched (same resourceVersion).
-	before := e.resourceVersion(t)
+	before := e.written(t)
 	for _, v := range []string{"latest", "1.2", "1.2.3-rc1", "v1.2.3+build", " 1.2.3", "1.2.3\n", "9.9.9"} {
 		if _, err := e.rel.Rollback(ctx, ns, "web", v, "alice@example.com"); err == nil {
 			t.Errorf("Rollback(%q) = nil error, want a refusal", v)
@@ -110,8 +119,8 @@ func TestRollbackOnRealCluster(t *testing.T) {
 	if _, err := e.rel.Rollback(ctx, ns, "nope", "1.0.0", "alice@example.com"); !errors.Is(err, kubeview.ErrAppNotFound) && !errors.Is(err, release.ErrNotFound) {
 		t.Errorf("Rollback(unknown app) = %v, want not found", err)
 	}
-	if after := e.resourceVersion(t); after != before {
-		t.Errorf("refused rollbacks changed the App: resourceVersion %s -> %s", before, after)
+	if after := e.written(t); after != before {
+		t.Errorf("refused rollbacks changed the App:\n%s\n->\n%s", before, after)
 	}
 
 	res, err := e.rel.Rollback(ctx, ns, "web", "1.1.0", "alice@example.com")
@@ -132,13 +141,13 @@ func TestRollbackOnRealCluster(t *testing.T) {
 	}
 
 	// Idempotent.
-	before = e.resourceVersion(t)
+	before = e.written(t)
 	res, err = e.rel.Rollback(ctx, ns, "web", "1.1.0", "alice@example.com")
 	if err != nil || res.Changed {
 		t.Errorf("second Rollback = %+v, %v; want changed=false", res, err)
 	}
-	if after := e.resourceVersion(t); after != before {
-		t.Errorf("idempotent rollback patched the App: %s -> %s", before, after)
+	if after := e.written(t); after != before {
+		t.Errorf("idempotent rollback patched the App:\n%s\n->\n%s", before, after)
 	}
 
 	// The audit Event names the user and from -> to.
