@@ -118,7 +118,7 @@ func (s *Server) doResume(r *http.Request, env *deployplan.Environment, as AutoS
 // recordPause writes the audit record of a pause or resume.
 func (s *Server) recordPause(r *http.Request, verb audit.Verb, env *deployplan.Environment, start time.Time, reason string, p autosync.Pause, err error) {
 	rec := audit.Record{Time: start, Duration: audit.Duration(time.Since(start)), Actor: auditActor(r.Context()), Verb: verb,
-		Cluster: s.opts.EnvClusters[env.Name], Environment: env.Name, Namespace: env.Namespace, Blockers: []string{}, Outcome: audit.OutcomeSucceeded}
+		Cluster: env.ClusterName(s.opts.EnvClusters), Environment: env.Name, Namespace: env.Namespace, Blockers: []string{}, Outcome: audit.OutcomeSucceeded}
 	switch verb {
 	case audit.VerbPause:
 		rec.Message = fmt.Sprintf("auto-sync of %s paused until %s: %s", env.Name, p.Until.UTC().Format(time.RFC3339), reason)
