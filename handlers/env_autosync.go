@@ -119,18 +119,18 @@ type autoSyncJSON struct {
 }
 
 type lastRunJSON struct {
-	Time     time.Time `json:"time"`
-	Trigger  string    `json:"trigger"`
-	Commit   string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Trigger string    `json:"trigger"`
+	Commit  string    `json:"commit"`
 	// Outcome is as the pages show it: "applied", or "failed" (a
 	// blocked plan, a refusal, an error); Result is the loop's own word
 	// (applied, blocked, refused, failed, error).
-	Outcome  string    `json:"outcome"`
-	Result   string    `json:"result"`
-	Blockers []string  `json:"blockers"`
-	Objects  []string  `json:"objects,omitempty"`
-	Run      *runJSON  `json:"run,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	Outcome  string   `json:"outcome"`
+	Result   string   `json:"result"`
+	Blockers []string `json:"blockers"`
+	Objects  []string `json:"objects,omitempty"`
+	Run      *runJSON `json:"run,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // gitOpsToJSON is p in the API's shape; namespace and cluster come from e.
