@@ -163,3 +163,23 @@ func gitOpsToJSON(e *deployplan.Environment, cluster string, p templates.GitOpsP
 	}
 	return out
 }
+
+// appGit is the desired state in git of App a, when an environment
+// renders it (nil otherwise).
+func (s *Server) appGit(ctx context.Context, a appRef) *templates.AppGitProps {
+	g := s.renderedBy(a)
+	if g == nil {
+		return nil
+	}
+	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit}
+	if wb := g.env.WriteBack; wb != nil {
+		branch, _ := g.env.WriteBackBranch()
+		out.WriteBack = &templates.WriteBackProps{Mode: string(wb.Mode), Branch: branch}
+	}
+	if s.opts.AutoSync != nil {
+		if st, ok, _ := s.opts.AutoSync.Status(ctx, g.env.Name); ok {
+			out.AutoSync = &st
+		}
+	}
+	return out
+}

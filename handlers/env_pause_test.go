@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -241,4 +242,49 @@ func TestEnvironmentsJSON(t *testing.T) {
 			t.Errorf("GET /environments/dev/gitops lacks %q:\n%s", want, body)
 		}
 	}
+}
+
+// TestAppPageShowsGitSource: the page of an App an environment renders
+// says where its desired state lives, with write-back; one its live CR
+// is the only source of says nothing of git.
+func TestAppPageShowsGitSource(t *testing.T) {
+	for _, tc := range []struct {
+		env, want string
+	}{
+		{"dev", "git, environment dev"},
+		{"", ""},
+	} {
+		base, rel := gitServer(t, tc.env, &fakeCommit{tree: manifestTree("")})
+		ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+			*o = base.srv.opts
+			o.Clusters = []Cluster{{Name: "in-cluster", View: treeView{gitView{newFakeView(nil)}}, Release: rel}}
+		})
+		w := ts.get(t, "/clusters/in-cluster/apps/apps/api", nil)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET the app page (env %q) = %d %s", tc.env, w.Code, w.Body)
+		}
+		nodes := byTestID(parseHTML(t, w.Body.String()), "app-git-source")
+		if tc.want == "" {
+			if len(nodes) != 0 {
+				t.Errorf("the page of an App no environment renders shows a git source: %s", text(nodes[0]))
+			}
+			continue
+		}
+		if len(nodes) != 1 || !strings.Contains(strings.Join(strings.Fields(text(nodes[0])), " "), tc.want) {
+			t.Errorf("app-git-source = %d nodes, want one saying %q:\n%s", len(nodes), tc.want, w.Body)
+		}
+		if !strings.Contains(w.Body.String(), "write-back:") {
+			t.Errorf("the app page does not say the write-back mode")
+		}
+	}
+}
+
+// treeView is gitView with a (empty) tree for apps/api, so its page draws.
+type treeView struct{ gitView }
+
+func (v treeView) Tree(namespace, name string) (kubeview.Tree, error) {
+	if _, ok := v.Row(namespace, name); ok {
+		return kubeview.Tree{}, nil
+	}
+	return v.gitView.Tree(namespace, name)
 }

@@ -60,3 +60,13 @@ func (p GitOpsProps) InSync() bool {
 
 // joinComma joins xs with ", ".
 func joinComma(xs []string) string { return strings.Join(xs, ", ") }
+
+// AppGitProps is the desired state of an App an environment renders from
+// git: the environment, the commit rendered, write-back and auto-sync.
+type AppGitProps struct {
+	Env, Commit string
+	// WriteBack is the environment's (nil: none; a rollback is refused).
+	WriteBack *WriteBackProps
+	// AutoSync is the loop's state of the environment (nil: off).
+	AutoSync *autosync.Status
+}
