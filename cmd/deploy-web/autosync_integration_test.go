@@ -126,7 +126,7 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 			ReportsDir: t.TempDir(), Store: store, ApplyTimeout: time.Minute, Index: index, Record: records.add})
 		as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: &countingRunner{runner, id, calls}, store: store,
 			envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
-			kube: kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
+			kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
 			appendRecord: records.add, log: slog.New(slog.DiscardHandler),
 			leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
 		if err != nil || as == nil {
