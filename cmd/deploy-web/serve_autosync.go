@@ -224,7 +224,8 @@ func deployResult(id string, snap envrun.Snapshot) autosync.Result {
 }
 
 // Drifted lists env's drifted objects (deployplan.Drifted over the
-// objects the index rendered), each with when it was first seen drifted.
+// objects the index last rendered: the head's, refreshed after each run),
+// each with when it was first seen drifted.
 func (a *autoSyncAdapters) Drifted(ctx context.Context, env string) ([]autosync.DriftedObject, error) {
 	e, err := a.d.cfg.Env(env)
 	if err != nil {
@@ -234,10 +235,10 @@ func (a *autoSyncAdapters) Drifted(ctx context.Context, env string) ([]autosync.
 	if err != nil {
 		return nil, fmt.Errorf("the cluster of environment %s: %w", env, err)
 	}
+	// The index's last good render: none yet, or one that renders nothing
+	// in the namespace (a blocked head), is no drift to heal; it is never
+	// an error, which would stop auto-sync too.
 	objs := a.d.index.Objects(env)
-	if len(objs) == 0 {
-		return nil, errors.New("the manifests of environment " + env + " are not rendered yet")
-	}
 	drifted, err := deployplan.Drifted(ctx, e, rc, objs)
 	if err != nil {
 		return nil, err
