@@ -92,7 +92,8 @@ func (a *auditRecords) find(verb audit.Verb, commit string) []audit.Record {
 // (actor auto-sync); a blocked plan is recorded with its blockers and not
 // tried again for the same head; a pause stops auto-sync and a resume
 // starts it again; self-heal puts a drifted field back and records what
-// it healed; no commit is ever deployed by both replicas.
+// it healed; when the leader stops, the other replica applies the next
+// commit; no commit is ever deployed by both replicas.
 func TestAutoSyncOnControlPlane(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "deploy-web"}})
 	srv := gitservertest.New(t, map[string]string{
@@ -117,6 +118,7 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 	calls, records := &deployCalls{}, &auditRecords{}
 	store := planstore.New(p.Kube.CoreV1(), "deploy-web", 50)
 	replicas := map[string]*autoSync{}
+	stops := map[string]func(){}
 	for _, id := range []string{"replica-a", "replica-b"} {
 		index := envsource.New(cfg, slog.New(slog.DiscardHandler), time.Hour)
 		if err := index.Refresh(ctx, "dev"); err != nil {
@@ -132,9 +134,11 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 		if err != nil || as == nil {
 			t.Fatalf("newAutoSync(%s) = %v, %v; want a loop for dev", id, as, err)
 		}
+		rctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { defer close(done); as.run(ctx, slog.New(slog.DiscardHandler)) }()
-		t.Cleanup(func() { cancel(); <-done })
+		go func() { defer close(done); as.run(rctx, slog.New(slog.DiscardHandler)) }()
+		stops[id] = func() { stop(); <-done }
+		t.Cleanup(stops[id])
 		replicas[id] = as
 	}
 	wakeAll := func() {
@@ -308,8 +312,25 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 		t.Errorf("self-heal deploys = %d, want 1", n)
 	}
 
+	// The leader stops (a rolling update): the other replica takes the
+	// Lease and applies the next commit.
+	var first string
+	for id, as := range replicas {
+		if as.loop.Leading() {
+			first = id
+		}
+	}
+	stops[first]()
+	h5 := srv.RemoteCommit("m/api.yaml", autoSyncCM("5"))
+	waitFor("the other replica to lead", func() bool { return leader() != nil && !replicas[first].loop.Leading() })
+	wakeAll()
+	applied(h5)
+	if got := calls.of(envrun.TriggerAutoSync, h5); len(got) != 1 || got[0] == first {
+		t.Errorf("deploys of %s after %s stopped = %v, want one by the other replica", h5[:7], first, got)
+	}
+
 	// Two replicas never both deployed a commit.
-	for _, h := range []string{h1, h2, h4} {
+	for _, h := range []string{h1, h2, h4, h5} {
 		onlyOne(envrun.TriggerAutoSync, h)
 	}
 }
