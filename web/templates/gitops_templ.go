@@ -45,14 +45,14 @@ func GitOpsPanel(p GitOpsProps) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" hx-trigger=\"every 10s\" hx-swap=\"outerHTML\"><h2>GitOps</h2><dl class=\"facts\"><div><dt>Source</dt><dd class=\"mono small\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" hx-trigger=\"every 10s\" hx-swap=\"outerHTML\"><h2>GitOps</h2><dl class=\"facts\"><div class=\"fact-wide\"><dt>Source</dt><dd class=\"mono small\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(orDash(p.Repo) + "@" + orDash(p.Ref) + ":" + p.Path)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/gitops.templ`, Line: 13, Col: 99}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/gitops.templ`, Line: 13, Col: 117}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
