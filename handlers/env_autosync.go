@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
@@ -59,6 +61,14 @@ func (s *Server) gitOpsOf(ctx context.Context, e *deployplan.Environment) templa
 	if e.AutoSync != nil && !e.Protected {
 		p.AutoSyncConfigured = e.AutoSync.Enabled
 		p.Interval = e.AutoSync.IntervalOrDefault()
+	}
+	if p.AutoSyncConfigured && s.opts.Audit != nil {
+		recent, err := s.recentAutoRuns(ctx, e.Name)
+		if err != nil {
+			s.log.Warn("audit trail unreadable", "environment", e.Name, "err", err)
+			p.Errors = append(p.Errors, "the audit trail could not be read: the recent automatic runs are not shown")
+		}
+		p.Recent = recent
 	}
 	if s.opts.AutoSync != nil {
 		st, ok, err := s.opts.AutoSync.Status(ctx, e.Name)
@@ -124,7 +134,9 @@ type lastRunJSON struct {
 	Commit  string    `json:"commit"`
 	// Outcome is as the pages show it: "applied", or "failed" (a
 	// blocked plan, a refusal, an error); Result is the loop's own word
-	// (applied, blocked, refused, failed, error).
+	// (applied, blocked, refused, failed, error), or, read from the audit
+	// trail on a replica without the Lease, the record's (succeeded,
+	// refused, failed).
 	Outcome  string   `json:"outcome"`
 	Result   string   `json:"result"`
 	Blockers []string `json:"blockers"`
@@ -161,6 +173,13 @@ func gitOpsToJSON(e *deployplan.Environment, cluster string, p templates.GitOpsP
 			out.AutoSync.LastRun = lr
 		}
 	}
+	if out.AutoSync.LastRun == nil && len(p.Recent) > 0 {
+		// This replica does not hold the Lease (or has not run yet): the
+		// newest run in the audit trail.
+		r := p.Recent[0]
+		out.AutoSync.LastRun = &lastRunJSON{Time: r.Time, Trigger: string(r.Verb), Commit: r.Commit, Outcome: templates.AutoRecordOutcome(r),
+			Result: string(r.Outcome), Blockers: append([]string{}, r.Blockers...)}
+	}
 	return out
 }
 
@@ -182,4 +201,22 @@ func (s *Server) appGit(ctx context.Context, a appRef) *templates.AppGitProps {
 		}
 	}
 	return out
+}
+
+// maxRecentAutoRuns bounds the automatic runs the GitOps panel lists.
+const maxRecentAutoRuns = 5
+
+// recentAutoRuns are env's newest auto-sync and self-heal records, newest
+// first: what every replica shows, the Lease holder or not.
+func (s *Server) recentAutoRuns(ctx context.Context, env string) ([]audit.Record, error) {
+	var out []audit.Record
+	for _, verb := range []audit.Verb{audit.VerbAutoSync, audit.VerbSelfHeal} {
+		page, err := s.opts.Audit.List(ctx, audit.Filter{Environment: env, Verb: verb, Limit: maxRecentAutoRuns})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Records...)
+	}
+	slices.SortStableFunc(out, func(a, b audit.Record) int { return b.Time.Compare(a.Time) })
+	return out[:min(len(out), maxRecentAutoRuns)], nil
 }

@@ -288,3 +288,41 @@ func (v treeView) Tree(namespace, name string) (kubeview.Tree, error) {
 	}
 	return v.gitView.Tree(namespace, name)
 }
+
+// TestRecentAutoRuns: a replica that does not hold the Lease (the loop's
+// memory empty) shows the environment's automatic runs from the audit
+// trail, newest first, a refused one as failed with its blockers, in the
+// panel and as the JSON's lastRun.
+func TestRecentAutoRuns(t *testing.T) {
+	ts, _, trail, _ := gitOpsServer(t)
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i, r := range []audit.Record{
+		{Verb: audit.VerbAutoSync, Outcome: audit.OutcomeSucceeded, Commit: "1111111111111111111111111111111111111111"},
+		{Verb: audit.VerbSelfHeal, Outcome: audit.OutcomeSucceeded, Commit: "1111111111111111111111111111111111111111"},
+		{Verb: audit.VerbAutoSync, Outcome: audit.OutcomeRefused, Commit: "2222222222222222222222222222222222222222", Blockers: []string{"boundary: ConfigMap/x"}},
+		{Verb: audit.VerbApply, Outcome: audit.OutcomeSucceeded, Commit: "3333333333333333333333333333333333333333"}, // a person's: not listed
+	} {
+		r.Time, r.Actor, r.Cluster, r.Environment, r.Namespace = base.Add(time.Duration(i)*time.Minute), audit.EngineActor(), "test", "dev", "staging"
+		if r.Blockers == nil {
+			r.Blockers = []string{}
+		}
+		appendTest(t, trail, r)
+	}
+	w := ts.get(t, "/v1/deploy/environments/dev", map[string]string{"Accept": "application/json"})
+	var got gitOpsJSON
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("GET /v1/deploy/environments/dev = %d %s: %v", w.Code, w.Body, err)
+	}
+	lr := got.AutoSync.LastRun
+	if lr == nil || lr.Trigger != "auto-sync" || lr.Outcome != "failed" || lr.Result != "refused" || !strings.HasPrefix(lr.Commit, "2222") || len(lr.Blockers) != 1 {
+		t.Errorf("lastRun = %+v, want the refused auto-sync of 2222… as failed with its blocker", lr)
+	}
+	doc := parseHTML(t, ts.get(t, "/environments/dev/gitops", htmxHeader).Body.String())
+	var outcomes []string
+	for _, n := range byTestID(doc, "autosync-recent-run") {
+		outcomes = append(outcomes, attr(n, "data-outcome"))
+	}
+	if want := []string{"failed", "applied", "applied"}; strings.Join(outcomes, ",") != strings.Join(want, ",") {
+		t.Errorf("recent automatic runs = %v, want %v (newest first, the person's apply left out)", outcomes, want)
+	}
+}

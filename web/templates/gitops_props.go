@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -34,6 +35,9 @@ type GitOpsProps struct {
 	CanPause bool
 	CSRF     string
 	Now      time.Time
+	// Recent are the environment's newest automatic runs, from the audit
+	// trail (every replica reads it), newest first.
+	Recent []audit.Record
 	// Errors are reads that failed (their part is not shown).
 	Errors []string
 }
@@ -69,4 +73,14 @@ type AppGitProps struct {
 	WriteBack *WriteBackProps
 	// AutoSync is the loop's state of the environment (nil: off).
 	AutoSync *autosync.Status
+}
+
+// AutoRecordOutcome is how an automatic run's audit record reads on the
+// pages, as AutoRunOutcome: "applied", or "failed" (refused: a blocked
+// plan, a lock; failed).
+func AutoRecordOutcome(r audit.Record) string {
+	if r.Outcome == audit.OutcomeSucceeded {
+		return "applied"
+	}
+	return "failed"
 }
