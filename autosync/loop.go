@@ -44,6 +44,9 @@ type Live interface {
 type Request struct {
 	Trigger Trigger
 	Commit  string
+	// Objects are, for a self-heal, the drifted objects (DriftedObject.Ref)
+	// past their grace period: the ones to put back.
+	Objects []string
 }
 
 // Result is how a run ended: Blockers say why a blocked plan was not
@@ -319,7 +322,7 @@ func (l *Loop) check(ctx context.Context, e Environment) time.Time {
 		return next
 	}
 	dctx, cancel := context.WithTimeout(ctx, l.o.DeployTimeout)
-	res, err := l.o.Deployer.Deploy(dctx, e.Name, Request{Trigger: a.trigger(), Commit: a.commit})
+	res, err := l.o.Deployer.Deploy(dctx, e.Name, Request{Trigger: a.trigger(), Commit: a.commit, Objects: a.objects})
 	cancel()
 	end := l.o.Clock.Now()
 	run := newRun(a, res, err, now)

@@ -23,7 +23,7 @@ func TestLoopAutoSync(t *testing.T) {
 	l, _ := startLoop(t, fake.NewClientset(), w, "replica-a", clock, nil,
 		dev(false), Environment{Name: "qa"}, Environment{Name: "prod", Protected: true})
 	started(t, l, "dev")
-	want := []deployCall{{"replica-a", "dev", Request{TriggerAutoSync, "a"}}}
+	want := []deployCall{{"replica-a", "dev", Request{Trigger: TriggerAutoSync, Commit: "a"}}}
 	check := func(step string) {
 		t.Helper()
 		if diff := cmp.Diff(want, w.calls()); diff != "" {
@@ -38,7 +38,7 @@ func TestLoopAutoSync(t *testing.T) {
 	// tried again for the same head.
 	w.set(func(w *world) { w.heads["dev"], w.blocked["b"] = "b", []string{"gate: image not signed"} })
 	settled(t, l, "dev")
-	want = append(want, deployCall{"replica-a", "dev", Request{TriggerAutoSync, "b"}})
+	want = append(want, deployCall{"replica-a", "dev", Request{Trigger: TriggerAutoSync, Commit: "b"}})
 	check("head b")
 	st, err := l.Status(context.Background(), "dev")
 	if err != nil {
@@ -60,13 +60,13 @@ func TestLoopAutoSync(t *testing.T) {
 	l.Reset("dev")
 	waitFor(t, "the retry", func() bool { return len(w.calls()) == len(want)+1 })
 	settled(t, l, "dev")
-	want = append(want, deployCall{"replica-a", "dev", Request{TriggerAutoSync, "b"}})
+	want = append(want, deployCall{"replica-a", "dev", Request{Trigger: TriggerAutoSync, Commit: "b"}})
 	check("after Reset")
 
 	// The head moves past the blocked one.
 	w.set(func(w *world) { w.heads["dev"] = "c" })
 	settled(t, l, "dev")
-	want = append(want, deployCall{"replica-a", "dev", Request{TriggerAutoSync, "c"}})
+	want = append(want, deployCall{"replica-a", "dev", Request{Trigger: TriggerAutoSync, Commit: "c"}})
 	check("head c")
 	if st, _ := l.Status(context.Background(), "dev"); st.LastRun == nil || st.LastRun.Outcome != OutcomeApplied || st.Live != "a" && st.LastRun.Commit != "c" {
 		t.Errorf("Status().LastRun after head c = %+v, want c applied", st.LastRun)
@@ -120,7 +120,7 @@ func TestLoopPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled(t, l, "dev")
-	if diff := cmp.Diff([]deployCall{{"replica-a", "dev", Request{TriggerAutoSync, "b"}}}, w.calls()); diff != "" {
+	if diff := cmp.Diff([]deployCall{{"replica-a", "dev", Request{Trigger: TriggerAutoSync, Commit: "b"}}}, w.calls()); diff != "" {
 		t.Errorf("Deploy calls after Resume (-want +got):\n%s", diff)
 	}
 
@@ -158,7 +158,7 @@ func TestLoopSelfHeal(t *testing.T) {
 	}
 	clock.Set(t0.Add(30 * time.Second))
 	settled(t, l, "dev")
-	heal := deployCall{"replica-a", "dev", Request{TriggerSelfHeal, "a"}}
+	heal := deployCall{"replica-a", "dev", Request{Trigger: TriggerSelfHeal, Commit: "a", Objects: []string{"apps/v1 Deployment shop/api"}}}
 	if diff := cmp.Diff([]deployCall{heal}, w.calls()); diff != "" {
 		t.Fatalf("Deploy calls with drift past grace (-want +got):\n%s", diff)
 	}

@@ -70,7 +70,9 @@ type Env struct {
 	// EnvironmentsFile is the deploy config (deployplan.LoadConfig) of the
 	// demo's two environments, DevEnvironment and ProdEnvironment.
 	EnvironmentsFile string
-	// ManifestRepo is the folder of their git repository (file://).
+	// ManifestRepo is the working clone of their git repository: a
+	// person commits there and pushes to its origin, the bare repository
+	// the environments read (file://) and the console pushes to.
 	ManifestRepo string
 	// HistoryNamespace exists for the console's plan history.
 	HistoryNamespace string
@@ -198,6 +200,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	progress("roles of the demo logins in %s", e.RolesFile)
 	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
+	progress("GitOps: %s auto-syncs its branch; commit in the working clone %s and push, e.g.: %s", DevEnvironment, e.ManifestRepo, CommitExample(e.ManifestRepo))
 
 	progress("seeding %d apps with their release histories", len(apps))
 	var wg sync.WaitGroup

@@ -11,13 +11,15 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// The demo's deploy environments: one manifest repository (a real git
-// repository on disk, read through file://) with a kustomize base and two
-// overlays, and an environments file naming them.
+// The demo's deploy environments: one manifest repository (a bare git
+// repository on disk, read and written through file://, with a working
+// clone beside it) with a kustomize base and two overlays, and an
+// environments file naming them.
 const (
 	// DevEnvironment deploys overlays/dev into StagingNamespace; it is not
 	// protected, so the console may apply it.
@@ -37,8 +39,12 @@ const (
 	ManifestBranch = "main"
 	// EnvironmentsFileName is the environments file in the demo folder.
 	EnvironmentsFileName = "environments.yaml"
-	// manifestRepoDir is the repository's folder in the demo folder.
+	// manifestRepoDir is the working clone of the manifest repository in
+	// the demo folder (a person commits there and pushes);
+	// manifestBareDir is the bare repository the environments read and
+	// the console pushes to (file://).
 	manifestRepoDir = "manifests"
+	manifestBareDir = "manifests.git"
 
 	// AppCommit is the (made-up) application commit the catalog publishes
 	// and every image of the manifests is tagged with (its first 12
@@ -192,13 +198,77 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 	if _, err := wt.Commit("inventory: api and worker at "+ImageTag+", db-migrate template Job", &git.CommitOptions{Author: sig}); err != nil {
 		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
+	bareDir := filepath.Join(dir, manifestBareDir)
+	if err := publishBare(repo, bareDir); err != nil {
+		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+	}
 
 	envFile = filepath.Join(dir, EnvironmentsFileName)
-	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+repoDir, kubeconfig)), 0o600); err != nil {
+	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+bareDir, kubeconfig)), 0o600); err != nil {
 		return "", "", fmt.Errorf("demo: %w", err)
 	}
 	return envFile, repoDir, nil
 }
+
+// publishBare makes bareDir a bare repository holding repo's objects and
+// its ManifestBranch, and makes it repo's origin (ManifestBranch tracking
+// origin's), so a person commits in repo and pushes there, where the
+// console reads and pushes too. It copies the objects in process: no git
+// program runs.
+func publishBare(repo *git.Repository, bareDir string) error {
+	if err := os.RemoveAll(bareDir); err != nil { // a reused --dir starts over
+		return err
+	}
+	bare, err := git.PlainInitWithOptions(bareDir, &git.PlainInitOptions{Bare: true,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(ManifestBranch)}})
+	if err != nil {
+		return err
+	}
+	objs, err := repo.Storer.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		return err
+	}
+	if err := objs.ForEach(func(o plumbing.EncodedObject) error {
+		_, err := bare.Storer.SetEncodedObject(o)
+		return err
+	}); err != nil {
+		return err
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return err
+	}
+	branch := plumbing.NewBranchReferenceName(ManifestBranch)
+	if err := bare.Storer.SetReference(plumbing.NewHashReference(branch, head.Hash())); err != nil {
+		return err
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{bareDir}}); err != nil {
+		return err
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), head.Hash())); err != nil {
+		return err
+	}
+	return repo.CreateBranch(&config.Branch{Name: ManifestBranch, Remote: "origin", Merge: branch})
+}
+
+// CommitExample is a one-line commit a person runs in the working clone
+// cloneDir to change the dev environment through git: auto-sync applies
+// it within its interval.
+func CommitExample(cloneDir string) string {
+	return fmt.Sprintf("cd %s && git pull -q && sed -i 's/replicas: 2/replicas: 3/' base/worker.yaml && git commit -qam 'worker: 3 replicas' && git push -q", cloneDir)
+}
+
+// devGitOpsYAML closes the dev environment's entry: write-back, so a
+// rollback from the console is a commit on main, and auto-sync with
+// self-heal, so a commit to main goes live and a field changed by hand is
+// put back.
+const devGitOpsYAML = `    # GitOps: a rollback from the console commits to main (writeBack,
+    # push); a commit pushed to main goes live within 15s (autoSync); a
+    # field of a rendered object changed by hand is put back 30s later
+    # (selfHeal). See docs/gitops.md.
+    writeBack: {mode: push}
+    autoSync: {enabled: true, selfHeal: true, interval: 15s, grace: 30s}
+`
 
 // environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
@@ -220,7 +290,7 @@ func environmentsYAML(repoURL, kubeconfig string) string {
 	}
 	return strings.Join([]string{
 		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
-		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)"),
+		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
 		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused"),
 	}, "")
 }

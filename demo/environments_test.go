@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -51,7 +53,7 @@ func TestManifestsOffline(t *testing.T) {
 		{prod, ProdEnvironment, ProductionNamespace, true, "overlays/prod"},
 	} {
 		e := c.env
-		if e.Name != c.name || e.Namespace != c.ns || e.Protected != c.protected || e.Source.Repo != "file://"+repoDir ||
+		if e.Name != c.name || e.Namespace != c.ns || e.Protected != c.protected || e.Source.Repo != "file://"+filepath.Join(dir, manifestBareDir) ||
 			e.Source.Ref != ManifestBranch || e.Source.Path != c.path || !e.Allowlisted("db-migrate") || e.Registry.Skip || len(e.Registry.Hosts) != 0 ||
 			e.Cluster.Context != "devcluster" || e.Cluster.Kubeconfig != kc {
 			t.Errorf("environment %s = %+v", c.name, e)
@@ -85,6 +87,36 @@ func TestManifestsOffline(t *testing.T) {
 		if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
 			t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
 		}
+	}
+	// dev is the GitOps loop: write-back (push) and auto-sync with
+	// self-heal; prod, protected, has neither.
+	if wb, as := dev.WriteBack, dev.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || !as.SelfHeal || as.IntervalOrDefault() != 15*time.Second {
+		t.Errorf("dev writeBack %+v autoSync %+v, want push and auto-sync with self-heal every 15s", wb, as)
+	}
+	if prod.WriteBack != nil || prod.AutoSync != nil {
+		t.Errorf("prod writeBack %+v autoSync %+v, want neither", prod.WriteBack, prod.AutoSync)
+	}
+	// The working clone's origin is the bare repository, at the same
+	// commit, so a person's push reaches what dev reads.
+	clone, err := git.PlainOpen(repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := git.PlainOpen(filepath.Join(dir, manifestBareDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin, err := clone.Remote("origin")
+	if err != nil || origin.Config().URLs[0] != filepath.Join(dir, manifestBareDir) {
+		t.Errorf("the clone's origin = %v, %v; want the bare repository", origin, err)
+	}
+	ch, _ := clone.Head()
+	bh, err := bare.Reference(plumbing.NewBranchReferenceName(ManifestBranch), true)
+	if err != nil || ch == nil || bh.Hash() != ch.Hash() {
+		t.Errorf("bare %s = %v (%v), want the clone's HEAD %v", ManifestBranch, bh, err, ch)
+	}
+	if ex := CommitExample(repoDir); !strings.Contains(ex, repoDir) || !strings.Contains(ex, "git push") {
+		t.Errorf("CommitExample = %q, want a commit and push in the clone", ex)
 	}
 	if !strings.HasPrefix(AppCommit, ImageTag) || len(ImageTag) < 7 {
 		t.Errorf("ImageTag %q is not a prefix of AppCommit", ImageTag)

@@ -62,6 +62,9 @@ type clients struct {
 	// env is the environment whose marker (EnvironmentAnnotation) every
 	// apply and dry-run stamps on the objects it sends; "" stamps none.
 	env string
+	// force keeps the objects whose apply and dry-run take over the
+	// fields other managers own (Options.Force); nil forces none.
+	force *ObjectFilter
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
@@ -203,9 +206,10 @@ func SecretSafe(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
-// apply is a server-side apply with field manager deploy-web, never forced.
-// A Secret goes through the metadata client, so the response (which merges
-// live values) comes back as metadata only.
+// apply is a server-side apply with field manager deploy-web, forced only
+// for the objects c.force keeps (a self-heal's drifted objects), never
+// for a Secret. A Secret goes through the metadata client, so the
+// response (which merges live values) comes back as metadata only.
 func (c *clients) apply(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
 	ri, gvr, err := c.resource(u)
 	if err != nil {
@@ -235,7 +239,8 @@ func (c *clients) apply(ctx context.Context, u *unstructured.Unstructured, dryRu
 		}
 		return metadataOnly(pom, u)
 	}
-	return ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, DryRun: dr, Force: false})
+	force := c.force != nil && c.force.Keep(u)
+	return ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, DryRun: dr, Force: force})
 }
 
 // namespaceHealth is the health of the namespace's workloads, per HEALTH.md,

@@ -159,11 +159,13 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (repo *git.Repo
 	return repo, cleanup, nil
 }
 
-// fetchInto fetches src.Ref into an object store in dir.
-func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Repository, error) {
+// fetchFailure is how a fetch step's failure reads: a timeout names
+// limits.sourceTimeout, a *TooLargeError stays itself, the rest names the
+// step with the URL's credentials redacted.
+func fetchFailure(ctx context.Context, src Source, lim Limits) func(step string, err error) error {
 	what := RedactURL(src.Repo)
 	timeout := lim.sourceTimeout()
-	fail := func(step string, err error) error {
+	return func(step string, err error) error {
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout): %s", what, timeout, step)
@@ -174,35 +176,49 @@ func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Re
 		}
 		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, redactErr(err, src.Repo))
 	}
+}
+
+// uploadPackSession connects to src's repository for a fetch (or a read
+// of its refs) over a bounded transport, with src's token; fail is
+// fetchFailure's. The caller closes the session.
+func uploadPackSession(ctx context.Context, src Source, lim Limits) (sess transport.UploadPackSession, fail func(step string, err error) error, err error) {
+	fail = fetchFailure(ctx, src, lim)
 	ep, err := transport.NewEndpoint(src.Repo)
 	if err != nil {
-		return nil, fail("parse the URL", err)
+		return nil, fail, fail("parse the URL", err)
 	}
 	var tr transport.Transport
 	switch ep.Protocol {
 	case "http", "https":
-		tr = githttp.NewClient(sourceHTTPClient(timeout, lim.maxRepoBytes(), what))
+		tr = githttp.NewClient(sourceHTTPClient(lim.sourceTimeout(), lim.maxRepoBytes(), RedactURL(src.Repo)))
 	case "ssh":
 		tr = gitssh.DefaultClient
 	case "git":
 		tr = gitproto.DefaultClient
 	default:
-		return nil, fail("protocol", fmt.Errorf("unsupported protocol %q", ep.Protocol))
+		return nil, fail, fail("protocol", fmt.Errorf("unsupported protocol %q", ep.Protocol))
 	}
 	var auth transport.AuthMethod
-	if src.TokenEnv != "" {
-		if err := checkTokenEnv(src.TokenEnv, src.Repo); err != nil {
-			return nil, fmt.Errorf("deployplan: source.tokenEnv: %w", err)
-		}
-		tok := os.Getenv(src.TokenEnv)
-		if tok == "" {
-			return nil, fmt.Errorf("deployplan: source.tokenEnv: $%s is empty", src.TokenEnv)
-		}
+	tok, err := checkedToken(src)
+	if err != nil {
+		return nil, fail, err
+	}
+	if tok != "" {
 		auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
 	}
-	sess, err := tr.NewUploadPackSession(ep, auth)
+	sess, err = tr.NewUploadPackSession(ep, auth)
 	if err != nil {
-		return nil, fail("connect", err)
+		return nil, fail, fail("connect", err)
+	}
+	return sess, fail, nil
+}
+
+// fetchInto fetches src.Ref into an object store in dir.
+func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Repository, error) {
+	what := RedactURL(src.Repo)
+	sess, fail, err := uploadPackSession(ctx, src, lim)
+	if err != nil {
+		return nil, err
 	}
 	defer sess.Close()
 	ar, err := sess.AdvertisedReferencesContext(ctx)

@@ -52,6 +52,11 @@ type Options struct {
 	// not looked for (what the filter leaves out is no orphan) and Prune
 	// is refused.
 	Only *ObjectFilter
+	// Force, when set, keeps the objects whose dry-run and apply are
+	// forced: deploy-web takes over the fields another manager set
+	// (ForceObjects: a self-heal's drifted objects). Without it, and for
+	// every other object, deploy-web never forces: a conflict blocks.
+	Force *ObjectFilter
 }
 
 func (o *Options) progress(format string, a ...any) {
@@ -646,7 +651,7 @@ func connectCluster(env *Environment, opts Options) (cl *clients, host string, u
 	}
 	cl, err := newClients(cfg)
 	if err == nil {
-		cl.env = env.Name
+		cl.env, cl.force = env.Name, opts.Force
 		_, err = cl.disc.ServerVersion()
 	}
 	if err != nil {

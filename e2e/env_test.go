@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +16,9 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 )
 
-// TestEnvironmentPlanApply plans the demo's dev environment in the browser,
-// types the confirmation, applies, and watches the staging apps converge;
+// TestEnvironmentPlanApply pauses the demo's dev auto-sync, commits a
+// change, plans dev in the browser, types the confirmation, applies, and
+// watches the staging apps converge;
 // the history keeps both runs; the applied App then diffs against git, and
 // a kubectl edit shows up in that diff. Prod refuses the apply.
 func TestEnvironmentPlanApply(t *testing.T) {
@@ -32,16 +35,47 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	}
 	screenshot(t, ctx, "environments")
 
-	// Before any plan, Apply is not offered: the page says to plan first.
+	// dev auto-syncs its branch: wait until it applied the head, pause
+	// auto-sync (a person plans and applies by hand below, and edits an
+	// App by hand, which self-heal would put back), and commit a change
+	// in the working clone for the plan to show.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=plan-button]`))); err != nil {
 		t.Fatal(err)
 	}
+	waitVisible(t, ctx, `[data-testid=gitops-in-sync]`, 3*time.Minute)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`[data-testid=pause-reason]`), "e2e: plan and apply by hand"),
+		chromedp.Click(chromedp.CSS(`[data-testid=autosync-pause]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=autosync-paused]`)),
+	); err != nil {
+		screenshot(t, ctx, "no-pause")
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = chromedp.Do(ctx, chromedp.Navigate(base+"/environments/dev"), chromedp.Click(chromedp.CSS(`[data-testid=autosync-resume]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=autosync-pause]`)))
+	})
+	clone := filepath.Join(demoEnv.tmp, "demo", "manifests")
+	gitIn(t, clone, "pull", "-q")
+	apiYAML := filepath.Join(clone, "base", "api.yaml")
+	b, err := os.ReadFile(apiYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(apiYAML, []byte(strings.Replace(string(b), "value: info", "value: debug", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, clone, "commit", "-qam", "api: debug logs")
+	gitIn(t, clone, "push", "-q")
+	// The newest entry is auto-sync's apply: Apply is not offered, the
+	// page says to plan first.
+	navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
 	if n := len(texts(t, ctx, `[data-testid=apply-button]`)); n != 0 {
 		screenshot(t, ctx, "apply-before-plan")
-		t.Errorf("dev offers %d Apply button(s) before any plan, want none", n)
+		t.Errorf("dev offers %d Apply button(s) before a plan, want none", n)
 	}
 	if n := len(texts(t, ctx, `[data-testid=apply-needs-plan]`)); n != 1 {
-		t.Errorf("dev shows %d 'plan first' note(s) before any plan, want 1", n)
+		t.Errorf("dev shows %d 'plan first' note(s) before a plan, want 1", n)
 	}
 
 	// Plan dev: progress streams, then the report says ready.

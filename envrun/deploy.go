@@ -41,6 +41,11 @@ type DeployRequest struct {
 	// Actor is who the apply's audit record names (default: Subject
 	// User).
 	Actor audit.Actor
+	// Force, with TriggerSelfHeal only, names the drifted objects
+	// (deployplan.ObjectRef) whose plan and apply take over the fields
+	// other managers set (deployplan.ForceObjects): what puts them back.
+	// Every other object, and every other trigger, is never forced.
+	Force []string
 }
 
 // ErrBadTrigger is a DeployRequest whose trigger is not one of the
@@ -109,6 +114,10 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 		r.mu.Unlock()
 	}
 	opts := deployplan.Options{RestConfig: rc, ConfigPath: r.cfg.Path, Progress: run.step, Only: d.only()}
+	if d.Trigger == TriggerSelfHeal && len(d.Force) > 0 {
+		opts.Force = deployplan.ForceObjects(d.Force)
+		run.step("self-heal: " + opts.Force.Name + " (their drifted fields are taken over)")
+	}
 	what := "environment " + env.Name
 	if opts.Only != nil {
 		what += ": " + opts.Only.Name + " only"

@@ -362,6 +362,7 @@ func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Envi
 	switch {
 	case rep != nil:
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
+		entry.Commit = rep.DeployApply.Source.Commit
 		outcome = rep.Status()
 		run.step("diffing the rendered objects against the cluster")
 		diffs, inScope, derr := r.objectDiffs(ctx, rc, env, rep)

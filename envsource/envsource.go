@@ -37,10 +37,13 @@
 package envsource
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +87,10 @@ type EnvStatus struct {
 	Attempted time.Time `json:"attempted"`
 	// Error is the last render's error; "" when it succeeded.
 	Error string `json:"error,omitempty"`
+	// Head is the branch head the last Head call read ("" before one),
+	// at HeadRead; it may be ahead of Commit until the next render.
+	Head     string    `json:"head,omitempty"`
+	HeadRead time.Time `json:"headRead,omitzero"`
 }
 
 // DefaultInterval is used by New for an interval <= 0.
@@ -99,6 +106,7 @@ type Index struct {
 	interval time.Duration
 	timeout  time.Duration // one render's deadline
 	render   func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error)
+	head     func(context.Context, *deployplan.Environment) (string, error)
 	// slot holds one token while a render runs, until it returns (an
 	// abandoned render keeps it): one render at a time in the process.
 	slot chan struct{}
@@ -130,7 +138,7 @@ func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Inde
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	ix := &Index{log: log, interval: interval, timeout: renderTimeout, render: deployplan.Render, slot: make(chan struct{}, 1)}
+	ix := &Index{log: log, interval: interval, timeout: renderTimeout, render: deployplan.Render, head: deployplan.SourceHead, slot: make(chan struct{}, 1)}
 	if cfg == nil {
 		return ix
 	}
@@ -311,6 +319,53 @@ func (ix *Index) Lookup(group, kind, namespace, name string) (Desired, bool) {
 		Commit:      pick.commit,
 		Path:        pick.env.Source.Path,
 	}, true
+}
+
+// Head reads the commit env's source ref names now (its branch head,
+// deployplan.SourceHead: the refs alone, no render) and keeps it in
+// Status. A local folder source has none ("").
+func (ix *Index) Head(ctx context.Context, env string) (string, error) {
+	st := ix.env(env)
+	if st == nil {
+		return "", fmt.Errorf("envsource: no environment %q", env)
+	}
+	h, err := ix.head(ctx, st.env)
+	if err != nil {
+		return "", fmt.Errorf("envsource: %s: branch head: %w", env, err)
+	}
+	ix.mu.Lock()
+	st.status.Head, st.status.HeadRead = h, time.Now()
+	ix.mu.Unlock()
+	return h, nil
+}
+
+// Objects returns copies of env's indexed objects (its last good render,
+// Secrets left out), sorted by kind and name; nil before a render.
+func (ix *Index) Objects(env string) []*unstructured.Unstructured {
+	st := ix.env(env)
+	if st == nil {
+		return nil
+	}
+	ix.mu.RLock()
+	out := make([]*unstructured.Unstructured, 0, len(st.objects))
+	for _, o := range st.objects {
+		out = append(out, o.DeepCopy())
+	}
+	ix.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int {
+		return cmp.Or(strings.Compare(a.GetKind(), b.GetKind()), strings.Compare(a.GetName(), b.GetName()))
+	})
+	return out
+}
+
+// env is the state of the environment named name, nil when none.
+func (ix *Index) env(name string) *envState {
+	for _, st := range ix.envs {
+		if st.env.Name == name {
+			return st
+		}
+	}
+	return nil
 }
 
 // Status returns every environment's render state, in config order.

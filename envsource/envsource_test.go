@@ -551,3 +551,42 @@ func TestBackgroundRenderRefusesRemoteBases(t *testing.T) {
 		t.Errorf("the injected command ran: %s exists", proof)
 	}
 }
+
+// TestHeadAndObjects: Head reads the branch head without a render (it
+// moves ahead of the indexed commit until the next Refresh) and keeps it
+// in Status; a local folder has none; Objects lists the indexed objects,
+// Secrets left out, as copies.
+func TestHeadAndObjects(t *testing.T) {
+	f := newFixture(t)
+	ix := New(f.cfg, nil, time.Hour)
+	refreshAll(t, ix)
+	indexed := f.head
+	f.commit(t, "next", map[string]string{"overlays/x/shared.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {from: next}\n"})
+
+	h, err := ix.Head(context.Background(), "gitenv")
+	if err != nil || h != f.head.String() {
+		t.Fatalf("Head(gitenv) = %q, %v; want the new head %s", h, err, f.head)
+	}
+	if st := ix.Status()[1]; st.Head != f.head.String() || st.Commit != indexed.String() || st.HeadRead.IsZero() {
+		t.Errorf("Status(gitenv) = head %q commit %q read %s; want head %s ahead of the indexed %s", st.Head, st.Commit, st.HeadRead, f.head, indexed)
+	}
+	if h, err := ix.Head(context.Background(), "local"); err != nil || h != "" {
+		t.Errorf("Head(local) = %q, %v; want no head for a folder source", h, err)
+	}
+	if _, err := ix.Head(context.Background(), "nope"); err == nil {
+		t.Error("Head(nope) = nil error, want an unknown environment refused")
+	}
+
+	var got []string
+	for _, o := range ix.Objects("gitenv") {
+		got = append(got, o.GetKind()+"/"+o.GetName())
+	}
+	if want := []string{"ConfigMap/both", "ConfigMap/shared", "Deployment/api"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Objects(gitenv) = %v, want %v (sorted, no Secret)", got, want)
+	}
+	objs := ix.Objects("gitenv")
+	objs[0].SetName("changed")
+	if again := ix.Objects("gitenv"); again[0].GetName() != "both" {
+		t.Errorf("Objects returned the index's own object: a change to it shows as %q", again[0].GetName())
+	}
+}

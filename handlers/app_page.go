@@ -74,10 +74,11 @@ func (s *Server) appLive(r *http.Request, a appRef, selected string) (templates.
 	l.CanWrite = a.c.Release != nil
 	l.Allowed = s.appAllowed(r.Context(), a)
 	l.CSRF = auth.CSRFToken(r.Context())
+	l.Git = s.appGit(r.Context(), a)
 	l.Graph = templates.LayoutTree(tree, func(n kubeview.TreeNode) string { return paths.AppResource(a.Cluster(), ns, name, n.Ref) })
 	// The cluster's reachability is in the tag: the page shows it going
 	// stale, or coming back, at its next poll.
-	etag := changeTag(row, tree, l.History, l.Status.Reachable)
+	etag := changeTag(row, tree, l.History, l.Status.Reachable, l.Git)
 	q := url.Values{"fragment": {"live"}, "since": {etag + "." + strconv.FormatInt(now.Unix(), 10)}}
 	if mode == "list" {
 		q.Set("view", "list")

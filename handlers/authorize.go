@@ -49,7 +49,12 @@ func (s *Server) targetOf(pattern string) targetFunc {
 	case strings.Contains(pattern, "/environments/{env}"):
 		return func(r *http.Request) (roles.Target, bool) { return s.envTarget(r.PathValue("env")), true }
 	case strings.Contains(pattern, "/v1/deploy/{name}/"):
+		pair := strings.HasSuffix(pattern, " /v1/deploy/{name}/{sub}")
 		return func(r *http.Request) (roles.Target, bool) {
+			if pair && r.PathValue("name") == "environments" {
+				// apiDeployPair: environment {sub}.
+				return s.envTarget(r.PathValue("sub")), true
+			}
 			if a, err := s.resolveApp(r, ""); err == nil {
 				return roles.Target{Cluster: a.Cluster(), Environment: s.appEnv(a.Cluster(), a.Namespace), Namespace: a.Namespace, App: a.Name}, true
 			}

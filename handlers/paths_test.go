@@ -90,6 +90,12 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"FleetNamespace of a cluster", "GET", paths.FleetNamespace(cl, h), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}, "namespace": {h}}},
 			tc{"FleetCluster", "GET", paths.FleetCluster(cl), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}}},
 			tc{"APIEnvHistory", "GET", paths.APIEnvHistory(env), "GET /v1/deploy/environments/{env}/history", map[string]string{"env": env}, nil},
+			tc{"EnvGitOps", "GET", paths.EnvGitOps(env), "GET /environments/{env}/gitops", map[string]string{"env": env}, nil},
+			tc{"EnvPause", "POST", paths.EnvPause(env), "POST /environments/{env}/pause", map[string]string{"env": env}, nil},
+			tc{"EnvResume", "POST", paths.EnvResume(env), "POST /environments/{env}/resume", map[string]string{"env": env}, nil},
+			tc{"APIEnvironment", "GET", paths.APIEnvironment(env), "GET /v1/deploy/{name}/{sub}", map[string]string{"name": "environments", "sub": env}, nil},
+			tc{"APIEnvPause", "POST", paths.APIEnvPause(env), "POST /v1/deploy/environments/{env}/pause", map[string]string{"env": env}, nil},
+			tc{"APIEnvPause DELETE", "DELETE", paths.APIEnvPause(env), "DELETE /v1/deploy/environments/{env}/pause", map[string]string{"env": env}, nil},
 			tc{"Audit", "GET", paths.Audit(url.Values{"actor": {h}, "app": {h}}), "GET /audit", map[string]string{}, url.Values{"actor": {h}, "app": {h}}},
 			tc{"APIAudit", "GET", paths.APIAudit(url.Values{"env": {h}, "format": {"csv"}}), "GET /v1/deploy/audit", map[string]string{}, url.Values{"env": {h}, "format": {"csv"}}},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
@@ -101,6 +107,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
+		tc{"APIEnvironments", "GET", paths.APIEnvironments(), "GET /v1/deploy/environments", map[string]string{}, url.Values{}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -148,6 +155,8 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
+		{"GET", paths.EnvGitOps("e")}, {"POST", paths.EnvPause("e")}, {"POST", paths.EnvResume("e")}, {"GET", paths.APIEnvironments()},
+		{"GET", paths.APIEnvironment("e")}, {"POST", paths.APIEnvPause("e")}, {"DELETE", paths.APIEnvPause("e")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

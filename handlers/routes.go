@@ -54,6 +54,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/reports/{id}", roles.View, s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", roles.View, s.envReportJSON)
 	s.protect(m, "GET /environments/{env}/diff", roles.View, limited(s.diffs, s.envDiffPage))
+	// GitOps: the panel's refresh, and pausing auto-sync (env_pause.go).
+	s.protect(m, "GET /environments/{env}/gitops", roles.View, s.envGitOps)
+	s.protect(m, "POST /environments/{env}/pause", roles.Pause, s.envPauseForm)
+	s.protect(m, "POST /environments/{env}/resume", roles.Pause, s.envResumeForm)
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
@@ -72,6 +76,12 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))
 	s.protect(m, "GET /v1/deploy/audit", roles.Admin, s.apiAudit)
 	s.protect(m, "GET /v1/deploy/environments/{env}/history", roles.View, s.apiEnvHistory)
+	// The environments' GitOps state and auto-sync pauses (env_pause.go);
+	// one environment's through apiDeployPair (see there).
+	s.protect(m, "GET /v1/deploy/environments", roles.View, s.apiEnvironments)
+	s.protect(m, "GET /v1/deploy/{name}/{sub}", roles.View, s.apiDeployPair)
+	s.protect(m, "POST /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvPause)
+	s.protect(m, "DELETE /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvResume)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -122,6 +122,9 @@ type Options struct {
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy
+	// AutoSync is the auto-sync loop's state and pauses (nil: no
+	// environment has autoSync on).
+	AutoSync AutoSyncState
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -37,6 +37,7 @@ const (
 	AnnotationStatus = "deploy-web.hanzo.ai/conclusion"
 	AnnotationTime   = "deploy-web.hanzo.ai/time"
 	AnnotationSum    = "deploy-web.hanzo.ai/summary"
+	AnnotationCommit = "deploy-web.hanzo.ai/commit"
 	kindValue        = "plan-history"
 )
 
@@ -49,6 +50,10 @@ type Entry struct {
 	Summary     string    `json:"summary"`
 	User        string    `json:"user"`
 	Time        time.Time `json:"time"`
+	// Commit is the source commit the plan rendered (and an apply
+	// applied); "" for a local folder outside git or a run with no
+	// report.
+	Commit string `json:"commit,omitempty"`
 }
 
 // Store reads and writes the history in one namespace.
@@ -132,6 +137,7 @@ func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Ent
 			Annotations: map[string]string{
 				AnnotationUser: e.User, AnnotationAction: e.Action, AnnotationStatus: e.Conclusion,
 				AnnotationTime: e.Time.Format(time.RFC3339Nano), AnnotationSum: truncate(e.Summary, 1000),
+				AnnotationCommit: e.Commit,
 			},
 		},
 		BinaryData: data,
@@ -163,6 +169,22 @@ func (s *Store) List(ctx context.Context, env string) ([]Entry, error) {
 		return strings.Compare(b.ID, a.ID)
 	})
 	return out, nil
+}
+
+// LastApplied returns env's newest apply that applied (conclusion
+// "applied"): what is live, and its commit. ok is false when env has
+// none in the history.
+func (s *Store) LastApplied(ctx context.Context, env string) (e Entry, ok bool, err error) {
+	entries, err := s.List(ctx, env)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	for _, e := range entries {
+		if e.Action == "apply" && e.Conclusion == "applied" {
+			return e, true, nil
+		}
+	}
+	return Entry{}, false, nil
 }
 
 // Get returns one entry and its files.
@@ -237,7 +259,7 @@ func entryOf(cm *corev1.ConfigMap) Entry {
 	return Entry{
 		ID: cm.Name, Environment: cm.Labels[LabelEnvironment], Action: cm.Annotations[AnnotationAction],
 		Conclusion: cm.Annotations[AnnotationStatus], Summary: cm.Annotations[AnnotationSum],
-		User: cm.Annotations[AnnotationUser], Time: t,
+		User: cm.Annotations[AnnotationUser], Time: t, Commit: cm.Annotations[AnnotationCommit],
 	}
 }
 

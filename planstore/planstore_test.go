@@ -21,7 +21,7 @@ func TestSaveListGetPrune(t *testing.T) {
 	ctx := context.Background()
 	var saved []Entry
 	for i := range 5 {
-		e, err := s.Save(ctx, Entry{Environment: "dev", Action: "plan", Conclusion: "ready", Summary: fmt.Sprint("plan ", i), User: "admin@demo.local", Time: base.Add(time.Duration(i) * time.Minute)},
+		e, err := s.Save(ctx, Entry{Environment: "dev", Action: "plan", Conclusion: "ready", Summary: fmt.Sprint("plan ", i), User: "admin@demo.local", Time: base.Add(time.Duration(i) * time.Minute), Commit: fmt.Sprintf("%040d", i)},
 			map[string][]byte{"report.json": []byte(fmt.Sprintf(`{"deployApply":{"n":%d}}`, i)), "diffs.json": []byte(`[]`)})
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ func TestSaveListGetPrune(t *testing.T) {
 		t.Fatalf("List(dev) = %d entries, want the newest 3", len(got))
 	}
 	for i, e := range got {
-		if want := saved[4-i]; e.ID != want.ID || e.Summary != want.Summary || e.User != want.User || !e.Time.Equal(want.Time) {
+		if want := saved[4-i]; e.ID != want.ID || e.Summary != want.Summary || e.User != want.User || !e.Time.Equal(want.Time) || e.Commit != want.Commit {
 			t.Errorf("List(dev)[%d] = %+v, want %+v", i, e, want)
 		}
 	}
@@ -109,5 +109,45 @@ func TestGetRefusesGzipBombs(t *testing.T) {
 	s := New(fake.NewClientset().CoreV1(), "deploy-web", 3)
 	if _, err := s.Save(ctx, Entry{Environment: "dev", Action: "plan"}, map[string][]byte{"report.json": make([]byte, MaxFileBytes+1)}); !errors.As(err, new(*TooLargeError)) {
 		t.Errorf("Save(file over the limit) = %v, want a TooLargeError", err)
+	}
+}
+
+// TestLastApplied: the live commit of an environment is its newest apply
+// that applied; plans, refused and failed applies and other environments
+// do not count.
+func TestLastApplied(t *testing.T) {
+	base := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		entries []Entry
+		want    string // the commit; "" for none
+	}{
+		{"none", nil, ""},
+		{"plan only", []Entry{{Environment: "dev", Action: "plan", Conclusion: "ready", Commit: "a"}}, ""},
+		{"newest applied", []Entry{
+			{Environment: "dev", Action: "apply", Conclusion: "applied", Commit: "a"},
+			{Environment: "dev", Action: "apply", Conclusion: "applied", Commit: "b"},
+			{Environment: "dev", Action: "plan", Conclusion: "ready", Commit: "c"},
+		}, "b"},
+		{"a failed apply after it", []Entry{
+			{Environment: "dev", Action: "apply", Conclusion: "applied", Commit: "a"},
+			{Environment: "dev", Action: "apply", Conclusion: "failed", Commit: "b"},
+			{Environment: "dev", Action: "apply", Conclusion: "refused"},
+		}, "a"},
+		{"another environment's", []Entry{{Environment: "prod", Action: "apply", Conclusion: "applied", Commit: "p"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(fake.NewClientset().CoreV1(), "deploy-web", 20)
+			for i, e := range tc.entries {
+				e.Time = base.Add(time.Duration(i) * time.Minute)
+				if _, err := s.Save(context.Background(), e, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, ok, err := s.LastApplied(context.Background(), "dev")
+			if err != nil || ok != (tc.want != "") || got.Commit != tc.want {
+				t.Errorf("LastApplied(dev) = %+v, %v, %v; want commit %q", got, ok, err, tc.want)
+			}
+		})
 	}
 }

@@ -80,13 +80,7 @@ func replicaIdentity(getenv func(string) string, hostname func() (string, error)
 // context, else "in-cluster" or "kubeconfig" (the default context of the
 // kubeconfig it resolves to).
 func envCluster(env *deployplan.Environment, mapped map[string]string) string {
-	if n := mapped[env.Name]; n != "" {
-		return n
-	}
-	if env.Cluster.InCluster {
-		return "in-cluster"
-	}
-	return cmp.Or(env.Cluster.Context, "kubeconfig")
+	return env.ClusterName(mapped)
 }
 
 // cliAudit writes the audit records of the CLI's writes (apply, restore,

@@ -368,7 +368,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		go index.Run(ctx)
 		hopts.Desired = index
 		hopts.EnvClusterConfig = envConfig
-		hopts.Environments = envrun.New(envCfg, log, envrun.Options{
+		runner := envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
 			Index: index, BaseContext: ctx,
@@ -389,6 +389,12 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 				}
 			},
 		})
+		hopts.Environments = runner
+		if err := startAutoSync(ctx, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
+			envConfig: envConfig, kube: cs, namespace: historyNS, identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
+			appendRecord: auditAppender(store), clusters: hopts.EnvClusters, log: log}); err != nil {
+			return err
+		}
 	}
 	srv := handlers.New(site, a, hopts)
 	hs := &http.Server{

@@ -107,6 +107,26 @@ func Me() string { return "/me" }
 // Env is an environment's page.
 func Env(env string) string { return join("/environments/", env) }
 
+// EnvGitOps is the GitOps panel of an environment page (an HTMX
+// fragment: source, branch head, commit live, write-back, auto-sync).
+func EnvGitOps(env string) string { return Env(env) + "/gitops" }
+
+// EnvPause pauses an environment's auto-sync (POST, the page's form).
+func EnvPause(env string) string { return Env(env) + "/pause" }
+
+// EnvResume resumes an environment's auto-sync (POST, the page's form).
+func EnvResume(env string) string { return Env(env) + "/resume" }
+
+// APIEnvironments is the environments' GitOps state as JSON.
+func APIEnvironments() string { return "/v1/deploy/environments" }
+
+// APIEnvironment is one environment's GitOps state as JSON.
+func APIEnvironment(env string) string { return join("/v1/deploy/environments/", env) }
+
+// APIEnvPause pauses (POST) or resumes (DELETE) an environment's
+// auto-sync.
+func APIEnvPause(env string) string { return APIEnvironment(env) + "/pause" }
+
 // EnvPlan starts a plan (POST).
 func EnvPlan(env string) string { return Env(env) + "/plan" }
 

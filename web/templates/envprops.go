@@ -44,6 +44,8 @@ type EnvPage struct {
 	// Allowed is what the signed-in person may do in this environment
 	// (Plan and Apply).
 	Allowed Allowed
+	// GitOps is the environment's GitOps panel.
+	GitOps GitOpsProps
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.

@@ -203,6 +203,9 @@ type AppLive struct {
 	Allowed Allowed
 	// CSRF is the session's token for the write forms.
 	CSRF string
+	// Git is the App's desired state in git, when an environment renders
+	// it (nil: its live CR is its only source).
+	Git *AppGitProps
 }
 
 // ActionView is the inline result of a write (rollback, sync) or the
