@@ -17,10 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/hanzoai/deploy-web/internal/hostlist"
+	"github.com/hanzoai/deploy-web/internal/lease"
 )
 
 // LeaseName is the Lease whose holder is the one replica that sends.
@@ -194,42 +193,13 @@ func (s *Sender) Notify(ev Event) {
 // finish their attempt) and writes the delivery logs; ending ctx releases
 // the Lease.
 func (s *Sender) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		// le.Run starts OnStartedLeading in a goroutine and returns
-		// without waiting for it: wait here, so that Run's return means
-		// the term's deliveries ended and its delivery logs are written.
-		var started atomic.Bool
-		termDone := make(chan struct{})
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: &resourcelock.LeaseLock{
-				LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: s.o.Namespace},
-				Client:     s.kube.CoordinationV1(),
-				LockConfig: resourcelock.ResourceLockConfig{Identity: s.o.Identity},
-				Labels:     map[string]string{LabelManagedBy: managedBy},
-			},
-			LeaseDuration:   s.o.LeaseDuration,
-			RenewDeadline:   s.o.RenewDeadline,
-			RetryPeriod:     s.o.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            LeaseName,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) {
-					started.Store(true)
-					defer close(termDone)
-					s.lead(lctx)
-				},
-				OnStoppedLeading: func() { s.leading.Store(false) },
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("notify: lease: %w", err)
-		}
-		le.Run(ctx)
-		if started.Load() {
-			<-termDone
-		}
-	}
+	err := lease.Run(ctx, s.kube.CoordinationV1(), lease.Config{Namespace: s.o.Namespace, Name: LeaseName, Identity: s.o.Identity,
+		Labels: map[string]string{LabelManagedBy: managedBy}, LeaseDuration: s.o.LeaseDuration, RenewDeadline: s.o.RenewDeadline,
+		RetryPeriod: s.o.RetryPeriod}, s.lead)
 	s.client.CloseIdleConnections()
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
 	return nil
 }
 
