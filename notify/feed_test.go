@@ -61,7 +61,9 @@ func TestTimelineFeedEvent(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	f := TimelineFeed{
 		EnvironmentOf: func(cluster, ns string) string { return map[string]string{"c1/shop": "prod"}[cluster+"/"+ns] },
-		Link:          func(cluster, ns, app string) string { return "https://deploy.example/" + cluster + "/" + ns + "/" + app },
+		Link: func(cluster, ns, app string) string {
+			return "https://deploy.example/" + cluster + "/" + ns + "/" + app
+		},
 	}
 	e := timeline.Entry{Time: at, App: timeline.App{Cluster: "c1", Namespace: "shop", Name: "checkout"}, Kind: timeline.KindHealth,
 		From: "Progressing", To: "Degraded", Message: "<script>x</script> Back-off restarting", Revision: "v1.2.3"}
