@@ -148,6 +148,10 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
+		{"POST", paths.AppNotifications("c", "n", "a")}, {"POST", paths.AppNotificationTest("c", "n", "a", "i")}, {"POST", paths.AppNotificationDelete("c", "n", "a", "i")},
+		{"POST", paths.EnvNotifications("e")}, {"POST", paths.EnvNotificationTest("e", "i")}, {"POST", paths.EnvNotificationDelete("e", "i")},
+		{"GET", paths.APISubscriptions(nil)}, {"POST", paths.APISubscriptions(nil)}, {"GET", paths.APISubscription("i")}, {"PUT", paths.APISubscription("i")},
+		{"DELETE", paths.APISubscription("i")}, {"POST", paths.APISubscriptionTest("i")}, {"GET", paths.APISubscriptionLog("i")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

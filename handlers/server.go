@@ -122,6 +122,9 @@ type Options struct {
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy
+	// Notify keeps the notification subscriptions and sends their test
+	// messages (nil: the pages say notifications are not configured).
+	Notify Notifications
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"context"
+
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
 )
@@ -17,6 +19,9 @@ import (
 // transition on at once. Not safe for concurrent use: one goroutine reads
 // one timeline subscription.
 type TimelineFeed struct {
+	// Cluster names the cluster of entries that name none (a
+	// single-cluster console), so that scopes naming it match.
+	Cluster string
 	// EnvironmentOf names the environment an App's namespace of a cluster
 	// belongs to ("" for none), for subscriptions scoped to one.
 	EnvironmentOf func(cluster, namespace string) string
@@ -35,6 +40,9 @@ const MaxTracked = timeline.DefaultMaxApps
 func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 	if f.degraded == nil {
 		f.degraded = map[appKey]bool{}
+	}
+	if e.App.Cluster == "" {
+		e.App.Cluster = f.Cluster
 	}
 	key := appKey{e.App.Cluster, e.App.Namespace, e.App.Name}
 	var t TriggerType
@@ -64,4 +72,23 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 		ev.Link = f.Link(e.App.Cluster, e.App.Namespace, e.App.Name)
 	}
 	return []Event{ev}
+}
+
+// Run reads entries until ctx ends or entries is closed, handing each
+// event to notify (a Sender's Notify, which only the sending replica
+// delivers).
+func (f *TimelineFeed) Run(ctx context.Context, entries <-chan timeline.Entry, notify func(Event)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-entries:
+			if !ok {
+				return
+			}
+			for _, ev := range f.Events(e) {
+				notify(ev)
+			}
+		}
+	}
 }

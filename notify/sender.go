@@ -475,6 +475,26 @@ func (s *Sender) readSecret(ctx context.Context, sub Subscription) (string, erro
 	return secret, nil
 }
 
+// RedactedURL is a subscription URL as pages show it: scheme, host and
+// the path's first segment, the rest elided ("https://hooks.slack.com/services/…"):
+// a receiver's token may hide in a path or query even outside the Secret.
+func RedactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(not a URL)"
+	}
+	out := u.Scheme + "://" + u.Host
+	p := strings.TrimPrefix(u.EscapedPath(), "/")
+	first, rest, _ := strings.Cut(p, "/")
+	if first != "" {
+		out += "/" + first
+	}
+	if rest != "" || u.RawQuery != "" {
+		out += "/…"
+	}
+	return out
+}
+
 // publicURL is a subscription URL as logs show it: without query (a
 // receiver's token may hide there even outside the Secret).
 func publicURL(raw string) string {

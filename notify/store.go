@@ -65,6 +65,10 @@ func NewStore(kube kubernetes.Interface, namespace string, hosts []string) *Stor
 	return &Store{kube: kube, ns: namespace, hosts: slices.Clone(hosts), now: time.Now}
 }
 
+// Hosts returns the delivery allowlist (notifications.hosts): empty, no
+// subscription can be saved and nothing is sent.
+func (s *Store) Hosts() []string { return slices.Clone(s.hosts) }
+
 // List returns every subscription, sorted by id.
 func (s *Store) List(ctx context.Context) ([]Subscription, error) {
 	cm, err := s.kube.CoreV1().ConfigMaps(s.ns).Get(ctx, SubscriptionsConfigMap, metav1.GetOptions{})
