@@ -254,4 +254,3 @@ func (s *Server) apiSubscriptionTest(w http.ResponseWriter, r *http.Request) err
 	writeJSON(w, http.StatusOK, entry)
 	return nil
 }
-

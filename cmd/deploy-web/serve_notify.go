@@ -85,7 +85,9 @@ func (n *notifications) start(ctx context.Context, f notifyFeeds, log *slog.Logg
 		return
 	}
 	feed := &notify.TimelineFeed{Cluster: f.cluster, EnvironmentOf: f.environmentOf,
-		Link: func(cluster, ns, app string) string { return eventLink(f.base, notify.Event{Cluster: cluster, Namespace: ns, App: app}) }}
+		Link: func(cluster, ns, app string) string {
+			return eventLink(f.base, notify.Event{Cluster: cluster, Namespace: ns, App: app})
+		}}
 	go func() {
 		defer sub.Close()
 		feed.Run(ctx, sub.C(), n.Sender.Notify)
