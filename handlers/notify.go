@@ -120,6 +120,8 @@ func notifyError(err error) error {
 		return &httpError{Status: http.StatusBadRequest, Reason: "Invalid", Public: "subscription refused: " + strings.Join(msgs, "; "), Err: err}
 	case errors.Is(err, notify.ErrNotFound):
 		return notFound("subscription")
+	case errors.Is(err, notify.ErrFull):
+		return &httpError{Status: http.StatusConflict, Reason: "Full", Public: strings.TrimPrefix(err.Error(), "notify: "), Err: err}
 	}
 	return err
 }

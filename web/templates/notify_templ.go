@@ -212,7 +212,7 @@ func subscriptionCard(p NotificationsProps, s SubscriptionRow) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\"> <button type=\"submit\" class=\"btn\" data-testid=\"subscription-test\">Send test</button></form><form method=\"post\" action=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\"> <button type=\"submit\" class=\"btn\" data-testid=\"subscription-test\" data-action=\"notify\">Send test</button></form><form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -238,7 +238,7 @@ func subscriptionCard(p NotificationsProps, s SubscriptionRow) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\"> <button type=\"submit\" class=\"btn btn-danger\" data-testid=\"subscription-delete\">Delete</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\"> <button type=\"submit\" class=\"btn btn-danger\" data-testid=\"subscription-delete\" data-action=\"notify\">Delete</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -670,7 +670,7 @@ func subscriptionForm(p NotificationsProps) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, ")</span> <input type=\"url\" name=\"url\" required placeholder=\"https://hooks.example.com/deploy\" autocomplete=\"off\" data-testid=\"url\"></label> <label><span class=\"filter-label\">Secret (in deploy-web's namespace)</span> <input type=\"text\" name=\"secret_name\" value=\"deploy-web-notify\" autocomplete=\"off\" data-testid=\"secret-name\"></label> <label><span class=\"filter-label\">Key (the HMAC key, or the URL's secret part)</span> <input type=\"text\" name=\"secret_key\" autocomplete=\"off\" data-testid=\"secret-key\"></label> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"subscription-create\">Add subscription</button></fieldset></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, ")</span> <input type=\"url\" name=\"url\" required placeholder=\"https://hooks.example.com/deploy\" autocomplete=\"off\" data-testid=\"url\"></label> <label><span class=\"filter-label\">Secret (in deploy-web's namespace)</span> <input type=\"text\" name=\"secret_name\" value=\"deploy-web-notify\" autocomplete=\"off\" data-testid=\"secret-name\"></label> <label><span class=\"filter-label\">Key (the HMAC key, or the URL's secret part)</span> <input type=\"text\" name=\"secret_key\" autocomplete=\"off\" data-testid=\"secret-key\"></label> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"subscription-create\" data-action=\"notify\">Add subscription</button></fieldset></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
