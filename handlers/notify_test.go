@@ -26,6 +26,7 @@ import (
 type testNotify struct {
 	*notify.Store
 	*notify.Sender
+	cs *fake.Clientset
 }
 
 // hookReceiver counts the requests it gets.
@@ -61,7 +62,7 @@ func newTestNotify(t *testing.T) (*testNotify, *hookReceiver) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testNotify{Store: store, Sender: sender}, rcv
+	return &testNotify{Store: store, Sender: sender, cs: cs}, rcv
 }
 
 // notifyServer is the walk's server (roles, App web in apps and infra)
@@ -302,6 +303,31 @@ func TestSubscriptionForm(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("subscriptionForm(%v) mismatch (-want +got):\n%s", tt.form, diff)
+			}
+		})
+	}
+}
+
+// TestNotifyHTMLInjection: a delivery log edited in the cluster (its
+// ConfigMap is data) comes back escaped on the app page.
+func TestNotifyHTMLInjection(t *testing.T) {
+	for _, payload := range injectionPayloads {
+		t.Run(payload, func(t *testing.T) {
+			ts, n, rcv, _ := notifyServer(t, "superadmin (group)")
+			sub, err := n.Create(t.Context(), notify.Subscription{ID: "apps-web", Scope: webScope("apps"), Triggers: []notify.Trigger{{Type: notify.TriggerDrift}},
+				Provider: notify.ProviderSlack, URL: rcv.URL + "/services/", Author: "sam"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := json.Marshal([]map[string]any{{"time": testNow, "trigger": payload, "app": payload, "status": 500, "latencyMs": 3, "attempts": 1, "error": payload}})
+			if _, err := n.cs.CoreV1().ConfigMaps(testAuditNS).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: v1.ObjectMeta{Name: "deploy-web-notify-log-" + sub.ID,
+				Labels: map[string]string{notify.LabelSubscription: sub.ID}}, Data: map[string]string{"log.json": string(entries)}}, v1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			body := ts.get(t, paths.App("in-cluster", "apps", "web"), nil).Body.String()
+			doc := assertInert(t, "app page", body, payload)
+			if rows := byTestID(doc, "delivery-row"); len(rows) != 1 {
+				t.Errorf("delivery rows = %d, want the edited one", len(rows))
 			}
 		})
 	}

@@ -73,6 +73,14 @@ func TestTimelineFeedEvent(t *testing.T) {
 	if diff := cmp.Diff(want, f.Events(e)); diff != "" {
 		t.Errorf("Events() mismatch (-want +got):\n%s", diff)
 	}
+	// An entry without a cluster (a single-cluster console) is of the
+	// feed's.
+	f.Cluster = "home"
+	noCluster := e
+	noCluster.App.Cluster = ""
+	if got := f.Events(noCluster); len(got) != 1 || got[0].Cluster != "home" {
+		t.Errorf("Events(entry without a cluster) = %+v, want one event of cluster home", got)
+	}
 	// Another App's degradation does not make this one's rollout a recovery.
 	other := timeline.Entry{App: timeline.App{Cluster: "c1", Namespace: "shop", Name: "cart"}, Kind: timeline.KindHealth, From: "Progressing", To: "Healthy"}
 	if got := f.Events(other); len(got) != 0 {
