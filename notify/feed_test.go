@@ -1,16 +1,12 @@
 package notify
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -85,128 +81,5 @@ func TestTimelineFeedEvent(t *testing.T) {
 	other := timeline.Entry{App: timeline.App{Cluster: "c1", Namespace: "shop", Name: "cart"}, Kind: timeline.KindHealth, From: "Progressing", To: "Healthy"}
 	if got := f.Events(other); len(got) != 0 {
 		t.Errorf("Events(cart Progressing->Healthy) = %v, want none (only checkout was degraded)", got)
-	}
-}
-
-// TestAuditEvent: which records are events, and as what.
-func TestAuditEvent(t *testing.T) {
-	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	rec := func(v audit.Verb, o audit.Outcome) audit.Record {
-		return audit.Record{ID: "r-1", Time: at, Verb: v, Outcome: o, Cluster: "c1", Environment: "dev", Namespace: "shop", App: "checkout", Message: "m"}
-	}
-	tests := []struct {
-		rec    audit.Record
-		want   TriggerType // "": no event
-		wantRv string
-	}{
-		{rec(audit.VerbApply, audit.OutcomeFailed), TriggerApplyFailed, "r-1"},
-		{rec(audit.VerbApply, audit.OutcomeRefused), "", ""},
-		{rec(audit.VerbApply, audit.OutcomeSucceeded), "", ""},
-		{rec(audit.VerbAutoSync, audit.OutcomeFailed), TriggerAutoSyncFailed, "r-1"},
-		{rec(audit.VerbAutoSync, audit.OutcomeRefused), TriggerAutoSyncFailed, "r-1"},
-		{rec(audit.VerbSelfHeal, audit.OutcomeFailed), TriggerAutoSyncFailed, "r-1"},
-		{rec(audit.VerbAutoSync, audit.OutcomeSucceeded), "", ""},
-		{rec(audit.VerbPromoteRequest, audit.OutcomeSucceeded), TriggerPromotionRequested, "r-1"},
-		{rec(audit.VerbPromoteRequest, audit.OutcomeRefused), "", ""},
-		{rec(audit.VerbFreeze, audit.OutcomeSucceeded), TriggerFreezeStart, "r-1"},
-		{rec(audit.VerbUnfreeze, audit.OutcomeSucceeded), TriggerFreezeEnd, "r-1"},
-		{rec(audit.VerbRollback, audit.OutcomeFailed), "", ""},
-		{rec(audit.VerbSync, audit.OutcomeSucceeded), "", ""},
-	}
-	for _, tt := range tests {
-		got, ok := AuditEvent(tt.rec)
-		if tt.want == "" {
-			if ok {
-				t.Errorf("AuditEvent(%s %s) = %v, want no event", tt.rec.Verb, tt.rec.Outcome, got.Trigger)
-			}
-			continue
-		}
-		want := Event{Trigger: tt.want, App: "checkout", Cluster: "c1", Namespace: "shop", Environment: "dev", Revision: tt.wantRv, Message: "m", Time: at}
-		if diff := cmp.Diff(want, got); !ok || diff != "" {
-			t.Errorf("AuditEvent(%s %s) = %v; mismatch (-want +got):\n%s", tt.rec.Verb, tt.rec.Outcome, ok, diff)
-		}
-	}
-	withCommit := rec(audit.VerbApply, audit.OutcomeFailed)
-	withCommit.Commit = "abc123"
-	if got, _ := AuditEvent(withCommit); got.Revision != "abc123" {
-		t.Errorf("AuditEvent(commit abc123).Revision = %q, want abc123 (one message per commit)", got.Revision)
-	}
-}
-
-// fakeRecords serves records newest first in pages of pageSize; err
-// fails the next List.
-type fakeRecords struct {
-	recs     []audit.Record // newest first
-	pageSize int
-	err      error
-	filters  []audit.Filter
-}
-
-func (f *fakeRecords) List(_ context.Context, flt audit.Filter) (audit.Page, error) {
-	f.filters = append(f.filters, flt)
-	if f.err != nil {
-		err := f.err
-		f.err = nil
-		return audit.Page{}, err
-	}
-	start := 0
-	if flt.Continue != "" {
-		fmt.Sscan(flt.Continue, &start)
-	}
-	var out []audit.Record
-	for _, r := range f.recs {
-		if !r.Time.Before(flt.Since) {
-			out = append(out, r)
-		}
-	}
-	end := min(start+f.pageSize, len(out))
-	p := audit.Page{Records: out[start:end]}
-	if end < len(out) {
-		p.Continue = fmt.Sprint(end)
-	}
-	return p, nil
-}
-
-// TestAuditFeedLook: the first look announces nothing; later looks
-// announce each new record's event once, oldest first, across pages; a
-// failed read marks nothing seen.
-func TestAuditFeedLook(t *testing.T) {
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	failed := func(id string, ago time.Duration) audit.Record {
-		return audit.Record{ID: id, Time: now.Add(-ago), Verb: audit.VerbApply, Outcome: audit.OutcomeFailed, Environment: "dev"}
-	}
-	src := &fakeRecords{pageSize: 2, recs: []audit.Record{failed("old-2", 2*time.Minute), failed("old-1", 3*time.Minute)}}
-	f := AuditFeed{Records: src, Now: func() time.Time { return now }, Link: func(ev Event) string { return "https://deploy.example/environments/" + ev.Environment }}
-	var got []string
-	notify := func(ev Event) { got = append(got, ev.Revision+" "+ev.Link) }
-	f.look(context.Background(), nil) // the priming look of Run
-	f.look(context.Background(), notify)
-	if len(got) != 0 {
-		t.Fatalf("priming announced %v, want nothing", got)
-	}
-	// An apply that took 20 minutes appears with its start time; a
-	// succeeded one is no event.
-	ok := failed("ok-1", time.Minute)
-	ok.Outcome = audit.OutcomeSucceeded
-	src.recs = append([]audit.Record{failed("new-2", 0), ok, failed("new-1", 20*time.Minute)}, src.recs...)
-	src.err = errors.New("apiserver down")
-	f.look(context.Background(), notify)
-	if len(got) != 0 {
-		t.Fatalf("a failed read announced %v, want nothing", got)
-	}
-	f.look(context.Background(), notify)
-	f.look(context.Background(), notify)
-	want := []string{"new-1 https://deploy.example/environments/dev", "new-2 https://deploy.example/environments/dev"}
-	if !slices.Equal(got, want) {
-		t.Errorf("announced %v, want %v (each once, oldest first)", got, want)
-	}
-	if last := src.filters[len(src.filters)-1]; !last.Since.Equal(now.Add(-time.Hour)) || last.Limit != audit.MaxLimit {
-		t.Errorf("List(%+v), want Since an hour ago and Limit %d", last, audit.MaxLimit)
-	}
-	// Past the lookback, ids are forgotten: the seen set stays bounded.
-	now = now.Add(2 * time.Hour)
-	f.look(context.Background(), notify)
-	if len(f.seen) != 0 {
-		t.Errorf("seen holds %d ids after the lookback, want 0", len(f.seen))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/notify"
+	"github.com/hanzoai/deploy-web/notify/auditfeed"
 	"github.com/hanzoai/deploy-web/timeline"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
@@ -55,7 +56,7 @@ func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []stri
 // auto-syncs, promotion requests, freezes). Either may be nil.
 type notifyFeeds struct {
 	timeline *timeline.Store
-	records  notify.RecordLister
+	records  auditfeed.RecordLister
 	// environmentOf names an App's environment (handlers.Server's rule).
 	environmentOf func(cluster, namespace string) string
 	// cluster names the cluster of timeline entries without one.
@@ -72,7 +73,7 @@ func (n *notifications) start(ctx context.Context, f notifyFeeds, log *slog.Logg
 		}
 	}()
 	if f.records != nil {
-		feed := &notify.AuditFeed{Records: f.records, Active: n.Sender.Leading, Link: func(ev notify.Event) string { return eventLink(f.base, ev) }}
+		feed := &auditfeed.Feed{Records: f.records, Active: n.Sender.Leading, Link: func(ev notify.Event) string { return eventLink(f.base, ev) }}
 		go feed.Run(ctx, n.Sender.Notify)
 	}
 	if f.timeline == nil {

@@ -1,4 +1,10 @@
-package notify
+// Package auditfeed turns audit records into notifications: the records
+// of failed applies and auto-syncs, promotion requests and freezes, read
+// from the audit index on the replica that sends (notify.Sender), become
+// notify.Events. It is the one place records become events: no handler
+// notifies. (Apart from package notify, so that notify does not import
+// the audit trail and its dependencies.)
+package auditfeed
 
 import (
 	"cmp"
@@ -6,33 +12,34 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/notify"
 )
 
-// AuditEvent returns the event an audit record is, if any: a failed apply
+// Event returns the event an audit record is, if any: a failed apply
 // is apply-failed; an automatic apply (auto-sync or self-heal) that failed
 // or was refused (a blocked plan nobody watched) is auto-sync-failed; a
 // promotion request, promotion-requested; a freeze created, freeze-start;
 // a freeze ended early, freeze-end. Everything else, refused console
 // actions included (their user saw the refusal), is none. The revision
 // deduplicated on is the record's commit, else its id.
-func AuditEvent(r audit.Record) (Event, bool) {
+func Event(r audit.Record) (notify.Event, bool) {
 	ok := r.Outcome == audit.OutcomeSucceeded
-	var t TriggerType
+	var t notify.TriggerType
 	switch {
 	case r.Verb == audit.VerbApply && r.Outcome == audit.OutcomeFailed:
-		t = TriggerApplyFailed
+		t = notify.TriggerApplyFailed
 	case (r.Verb == audit.VerbAutoSync || r.Verb == audit.VerbSelfHeal) && !ok:
-		t = TriggerAutoSyncFailed
+		t = notify.TriggerAutoSyncFailed
 	case r.Verb == audit.VerbPromoteRequest && ok:
-		t = TriggerPromotionRequested
+		t = notify.TriggerPromotionRequested
 	case r.Verb == audit.VerbFreeze && ok:
-		t = TriggerFreezeStart
+		t = notify.TriggerFreezeStart
 	case r.Verb == audit.VerbUnfreeze && ok:
-		t = TriggerFreezeEnd
+		t = notify.TriggerFreezeEnd
 	default:
-		return Event{}, false
+		return notify.Event{}, false
 	}
-	return Event{Trigger: t, App: r.App, Cluster: r.Cluster, Namespace: r.Namespace, Environment: r.Environment,
+	return notify.Event{Trigger: t, App: r.App, Cluster: r.Cluster, Namespace: r.Namespace, Environment: r.Environment,
 		Revision: cmp.Or(r.Commit, r.ID), Message: r.Message, Time: r.Time}, true
 }
 
@@ -42,11 +49,10 @@ type RecordLister interface {
 	List(ctx context.Context, f audit.Filter) (audit.Page, error)
 }
 
-// AuditFeed finds the records appended since it last looked, on any
+// Feed finds the records appended since it last looked, on any
 // replica (it reads the audit index, not the appends of its own), and
-// passes on the events they are. It is the one place records become
-// events: no handler notifies.
-type AuditFeed struct {
+// passes on the events they are.
+type Feed struct {
 	Records RecordLister
 	// Every is the period of a look (10s).
 	Every time.Duration
@@ -57,7 +63,7 @@ type AuditFeed struct {
 	// replica that sends needs to).
 	Active func() bool
 	// Link is the console's page of a record's event (nil: no link).
-	Link func(Event) string
+	Link func(notify.Event) string
 	Now  func() time.Time
 
 	seen map[string]time.Time // record id -> record time
@@ -67,9 +73,9 @@ type AuditFeed struct {
 const maxAuditPages = 10
 
 // Run looks every Every until ctx ends, handing each new record's event
-// to notify. Its first look only notes the records there are: what
+// to send. Its first look only notes the records there are: what
 // happened before the console started is not announced.
-func (f *AuditFeed) Run(ctx context.Context, notify func(Event)) {
+func (f *Feed) Run(ctx context.Context, send func(notify.Event)) {
 	every := cmp.Or(f.Every, 10*time.Second)
 	f.look(ctx, nil)
 	t := time.NewTicker(every)
@@ -80,15 +86,15 @@ func (f *AuditFeed) Run(ctx context.Context, notify func(Event)) {
 			return
 		case <-t.C:
 			if f.Active == nil || f.Active() {
-				f.look(ctx, notify)
+				f.look(ctx, send)
 			}
 		}
 	}
 }
 
 // look reads the records of the last Lookback and passes on those not
-// seen before (none when notify is nil); it forgets ids past Lookback.
-func (f *AuditFeed) look(ctx context.Context, notify func(Event)) {
+// seen before (none when send is nil); it forgets ids past Lookback.
+func (f *Feed) look(ctx context.Context, send func(notify.Event)) {
 	now := time.Now
 	if f.Now != nil {
 		now = f.Now
@@ -118,14 +124,14 @@ func (f *AuditFeed) look(ctx context.Context, notify func(Event)) {
 	for i := len(fresh) - 1; i >= 0; i-- {
 		r := fresh[i]
 		f.seen[r.ID] = r.Time
-		if notify == nil {
+		if send == nil {
 			continue
 		}
-		if ev, ok := AuditEvent(r); ok {
+		if ev, ok := Event(r); ok {
 			if f.Link != nil {
 				ev.Link = f.Link(ev)
 			}
-			notify(ev)
+			send(ev)
 		}
 	}
 	for id, t := range f.seen {
