@@ -46,12 +46,17 @@ type SubscriptionRow struct {
 	LogError string
 }
 
-// triggerText is a trigger as the section lists it.
-func triggerText(t notify.Trigger) string {
-	if t.For > 0 {
-		return string(t.Type) + " for " + strconv.Itoa(t.For) + "s"
+// triggersText is a subscription's triggers as the section lists them:
+// "degraded for 30s, recovered".
+func triggersText(ts []notify.Trigger) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t.Type)
+		if t.For > 0 {
+			out[i] += " for " + strconv.Itoa(t.For) + "s"
+		}
 	}
-	return string(t.Type)
+	return strings.Join(out, ", ")
 }
 
 // deliveryStatus is a delivery's status code, "–" when none came back.
