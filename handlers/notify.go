@@ -156,12 +156,5 @@ func (s *Server) recordSubscription(r *http.Request, sub notify.Subscription, wh
 // subscriptionSummary is a subscription in one line for records: its
 // triggers, provider and redacted URL (never a Secret's value).
 func subscriptionSummary(sub notify.Subscription) string {
-	ts := make([]string, len(sub.Triggers))
-	for i, t := range sub.Triggers {
-		ts[i] = string(t.Type)
-		if t.For > 0 {
-			ts[i] += " for " + strconv.Itoa(t.For) + "s"
-		}
-	}
-	return strings.Join(ts, ", ") + " to " + string(sub.Provider) + " " + notify.RedactedURL(sub.URL)
+	return notify.Describe(sub.Triggers) + " to " + string(sub.Provider) + " " + notify.RedactedURL(sub.URL)
 }

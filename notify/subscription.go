@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +92,19 @@ type Subscription struct {
 	SecretRef *SecretRef `json:"secretRef,omitempty"`
 	Author    string     `json:"author"`
 	Created   time.Time  `json:"created"`
+}
+
+// Describe is triggers in words, as pages and records show them:
+// "degraded for 30s, recovered".
+func Describe(triggers []Trigger) string {
+	out := make([]string, len(triggers))
+	for i, t := range triggers {
+		out[i] = string(t.Type)
+		if t.For > 0 {
+			out[i] += " for " + strconv.Itoa(t.For) + "s"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Wants returns the subscription's trigger of type t, if it lists it.

@@ -46,19 +46,6 @@ type SubscriptionRow struct {
 	LogError string
 }
 
-// triggersText is a subscription's triggers as the section lists them:
-// "degraded for 30s, recovered".
-func triggersText(ts []notify.Trigger) string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = string(t.Type)
-		if t.For > 0 {
-			out[i] += " for " + strconv.Itoa(t.For) + "s"
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
 // deliveryStatus is a delivery's status code, "–" when none came back.
 func deliveryStatus(code int) string {
 	if code == 0 {
