@@ -41,6 +41,9 @@ func envNotifyPlace(env string) notifyPlace {
 		delete: func(id string) string { return paths.EnvNotificationDelete(env, id) }}
 }
 
+// notifyReadTimeout bounds the reads of a page's Notifications section.
+const notifyReadTimeout = 5 * time.Second
+
 // notificationsSection is the Notifications section of a page at place:
 // its subscriptions (at most maxShown) with their delivery logs, and the
 // form when the person may write (roles.Notify at the place).
@@ -52,6 +55,10 @@ func (s *Server) notificationsSection(ctx context.Context, place notifyPlace) *t
 		return p
 	}
 	p.Hosts = s.opts.Notify.Hosts()
+	// The section is a side of the page: its reads get a short deadline
+	// of their own, so an unreachable apiserver does not hold the page.
+	ctx, cancel := context.WithTimeout(ctx, notifyReadTimeout)
+	defer cancel()
 	subs, err := s.opts.Notify.List(ctx)
 	if err != nil {
 		s.log.Warn("notifications: read subscriptions", "err", err)
