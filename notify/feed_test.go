@@ -24,7 +24,7 @@ func TestTimelineFeed(t *testing.T) {
 		{"degraded then healthy", []timeline.Entry{health("Progressing", "Degraded"), health("Degraded", "Healthy")},
 			[]TriggerType{TriggerDegraded, TriggerRecovered}},
 		{"recovery through progressing", []timeline.Entry{health("Healthy", "Degraded"), health("Degraded", "Progressing"), health("Progressing", "Healthy")},
-			[]TriggerType{TriggerDegraded, TriggerRecovered}},
+			[]TriggerType{TriggerDegraded, triggerSettled, TriggerRecovered}},
 		{"a rollout is no recovery", []timeline.Entry{health("Healthy", "Progressing"), health("Progressing", "Healthy")}, nil},
 		{"degraded to healthy unseen (after a restart)", []timeline.Entry{health("Degraded", "Healthy")}, []TriggerType{TriggerRecovered}},
 		{"one recovery per degradation", []timeline.Entry{health("Healthy", "Degraded"), health("Degraded", "Healthy"),

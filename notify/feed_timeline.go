@@ -10,7 +10,9 @@ import (
 // TimelineFeed turns the timeline's entries (package timeline detects
 // every transition; this is no second detector) into events: an App's
 // health becoming Degraded is degraded, becoming Healthy after Degraded is
-// recovered, drift appearing is drift. Every other entry is no event.
+// recovered, drift appearing is drift; leaving Degraded for another state
+// is an internal event that is never sent but stops a degraded message
+// held for "for N seconds". Every other entry is no event.
 //
 // It remembers which Apps it saw become Degraded (at most MaxTracked), so
 // that Degraded, Progressing, Healthy is one recovery while an App that
@@ -58,6 +60,10 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 		}
 		delete(f.degraded, key)
 		t = TriggerRecovered
+	case e.Kind == timeline.KindHealth && e.From == string(kubeview.HealthDegraded):
+		// Degraded no longer, not recovered yet: a degraded message held
+		// for "for N seconds" is dropped (the Sender's Debouncer).
+		t = triggerSettled
 	case e.Kind == timeline.KindDrift && e.To == timeline.DriftDrifted:
 		t = TriggerDrift
 	default:

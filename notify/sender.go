@@ -313,6 +313,12 @@ func (s *Sender) subscriptions(ctx context.Context) ([]Subscription, error) {
 // their "for", and lets "recovered" pass only to subscriptions that were
 // told of the degradation.
 func (s *Sender) route(ctx context.Context, ev Event) ([]job, error) {
+	if ev.Trigger == triggerSettled {
+		s.mu.Lock()
+		s.debounc.Settled(ev)
+		s.mu.Unlock()
+		return nil, nil
+	}
 	subs, err := s.subscriptions(ctx)
 	if err != nil {
 		return nil, err

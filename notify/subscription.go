@@ -30,6 +30,10 @@ const (
 	TriggerPromotionRequested TriggerType = "promotion-requested"
 	// TriggerTest is the "send test" message; no subscription lists it.
 	TriggerTest TriggerType = "test"
+	// triggerSettled is an App leaving Degraded for another state than
+	// Healthy: never sent, it drops the degraded messages held for the
+	// App (Debouncer.Settled).
+	triggerSettled TriggerType = "settled"
 )
 
 // triggerTypes are the types a subscription may list, in display order.
