@@ -27,12 +27,15 @@ const (
 	VerbResume         Verb = "resume"
 	VerbPromoteRequest Verb = "promote-request"
 	VerbPromoteApprove Verb = "promote-approve"
+	// VerbSubscription is a change of a notification subscription
+	// (created, deleted, changed) or its test message.
+	VerbSubscription Verb = "subscription"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
-		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove}
+		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove, VerbSubscription}
 }
 
 // Valid reports whether v is one of Verbs.

@@ -79,6 +79,8 @@ type Env struct {
 	// RolesFile is the roles file (deploy-web serve --roles) that gives
 	// the demo logins their roles (see rolesYAML).
 	RolesFile string
+	// Inbox receives the demo's notifications (notify.go).
+	Inbox *Inbox
 
 	removeDir bool
 	cancel    context.CancelFunc
@@ -195,6 +197,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	e.HistoryNamespace = HistoryNamespace
+	if e.Inbox, err = startInbox(runCtx, cs, HistoryNamespace); err != nil {
+		return nil, err
+	}
+	if err := addNotifications(e.EnvironmentsFile, e.Inbox.Host()); err != nil {
+		return nil, err
+	}
+	progress("notification inbox at %s (notifications.hosts lists it; Secret %s key %s holds its HMAC key)", e.Inbox.URL(), NotifySecret, NotifyKey)
 	if e.RolesFile, err = writeRoles(e.Dir); err != nil {
 		return nil, err
 	}

@@ -215,8 +215,15 @@ func TestServiceAccountRights(t *testing.T) {
 	allow([]string{"create"}, []string{"leases.coordination.k8s.io"}, environment)
 	allow([]string{"get", "update", "delete"}, []string{"leases.coordination.k8s.io/deploy-web-apply"}, environment)
 
-	// Never: Secrets, anywhere, by any verb.
+	// Never: Secrets, anywhere, by any verb, but get of the one Secret of
+	// notification credentials, by name.
 	deny(append(slices.Clone(read), writes...), []string{"secrets"}, everywhere...)
+	allow([]string{"get"}, []string{"secrets/deploy-web-notify"}, ownNS)
+	deny(append([]string{"list", "watch"}, writes...), []string{"secrets/deploy-web-notify"}, ownNS)
+	deny([]string{"get"}, []string{"secrets/deploy-web-notify"}, append(slices.Clone(platformNS), environment, "kube-system", "default")...)
+	deny([]string{"get"}, []string{"secrets/deploy-web-session"}, ownNS)
+	// The notification sender's Lease.
+	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-notify"}, ownNS)
 	// No workload writes in the platform namespaces (the operator does
 	// them); Apps are only patched there, never created, replaced or deleted.
 	deny(writes, []string{"deployments.apps", "replicasets.apps", "pods", "services", "configmaps", "jobs.batch"}, platformNS...)

@@ -19,6 +19,9 @@ import (
 // Config is the environments file given to --config.
 type Config struct {
 	Environments []Environment `json:"environments"`
+	// Notifications is the console's notification allowlist
+	// (notifications.go).
+	Notifications *Notifications `json:"notifications,omitempty"`
 
 	// Path is the file the config was read from ("" when built in code).
 	Path string `json:"-"`
@@ -274,6 +277,7 @@ func (c *Config) Validate() error {
 	if len(c.Environments) == 0 {
 		bad("environments", "at least one environment is required")
 	}
+	c.Notifications.validate(bad)
 	seen := map[string]int{}
 	for i, e := range c.Environments {
 		p := fmt.Sprintf("environments[%d]", i)

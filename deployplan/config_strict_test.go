@@ -56,6 +56,8 @@ environments:
     protected: true
     source: {repo: "git@github.com:acme/manifests.git", ref: v1.4.2, path: deploy/overlays/prod}
     catalog: artifacts/catalog-prod.json
+notifications:
+  hosts: [hooks.slack.com, hooks.example.com:8443]   # the only hosts notifications go to
 `
 
 // TestParseConfigExactKeys: every key of the environments file (from

@@ -40,6 +40,8 @@ type demoState struct {
 	Pid int `json:"pid"`
 	// Clusters are the demo's clusters, the first (devcluster) first.
 	Clusters []demoCluster `json:"clusters"`
+	// NotifyInbox is the demo's webhook receiver.
+	NotifyInbox string `json:"notifyInbox"`
 }
 
 // demoCluster is one cluster of the demo.

@@ -95,6 +95,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	history := s.envHistory(r.Context(), env.Name)
 	p.Audit = &history
 	p.GitOps = s.gitOpsView(r, env)
+	p.Notifications = s.notificationsSection(r.Context(), envNotifyPlace(env.Name))
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }
 

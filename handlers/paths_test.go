@@ -157,6 +157,10 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
 		{"GET", paths.EnvGitOps("e")}, {"POST", paths.EnvPause("e")}, {"POST", paths.EnvResume("e")}, {"GET", paths.APIEnvironments()},
 		{"GET", paths.APIEnvironment("e")}, {"POST", paths.APIEnvPause("e")}, {"DELETE", paths.APIEnvPause("e")},
+		{"POST", paths.AppNotifications("c", "n", "a")}, {"POST", paths.AppNotificationTest("c", "n", "a", "i")}, {"POST", paths.AppNotificationDelete("c", "n", "a", "i")},
+		{"POST", paths.EnvNotifications("e")}, {"POST", paths.EnvNotificationTest("e", "i")}, {"POST", paths.EnvNotificationDelete("e", "i")},
+		{"GET", paths.APISubscriptions(nil)}, {"POST", paths.APISubscriptions(nil)}, {"GET", paths.APISubscription("i")}, {"PUT", paths.APISubscription("i")},
+		{"DELETE", paths.APISubscription("i")}, {"POST", paths.APISubscriptionTest("i")}, {"GET", paths.APISubscriptionLog("i")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

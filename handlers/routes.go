@@ -61,6 +61,21 @@ func (s *Server) mux() *http.ServeMux {
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
+	// Notifications: the subscriptions of an App's and an environment's
+	// page (notify_pages.go), and their JSON (notify_api.go).
+	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/notifications", roles.Notify, s.appNotifyCreate)
+	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/notifications/{id}/test", roles.Notify, s.appNotifyTest)
+	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/notifications/{id}/delete", roles.Notify, s.appNotifyDelete)
+	s.protect(m, "POST /environments/{env}/notifications", roles.Notify, s.envNotifyCreate)
+	s.protect(m, "POST /environments/{env}/notifications/{id}/test", roles.Notify, s.envNotifyTest)
+	s.protect(m, "POST /environments/{env}/notifications/{id}/delete", roles.Notify, s.envNotifyDelete)
+	s.protect(m, "GET /v1/deploy/notifications/subscriptions", roles.View, s.apiSubscriptions)
+	s.protect(m, "POST /v1/deploy/notifications/subscriptions", roles.Notify, s.apiSubscriptionCreate)
+	s.protect(m, "GET /v1/deploy/notifications/subscriptions/{id}", roles.View, s.apiSubscription)
+	s.protect(m, "PUT /v1/deploy/notifications/subscriptions/{id}", roles.Notify, s.apiSubscriptionUpdate)
+	s.protect(m, "DELETE /v1/deploy/notifications/subscriptions/{id}", roles.Notify, s.apiSubscriptionDelete)
+	s.protect(m, "POST /v1/deploy/notifications/subscriptions/{id}/test", roles.Notify, s.apiSubscriptionTest)
+	s.protect(m, "GET /v1/deploy/notifications/subscriptions/{id}/log", roles.View, s.apiSubscriptionLog)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/me", roles.View, s.apiMe)

@@ -125,6 +125,9 @@ type Options struct {
 	// AutoSync is the auto-sync loop's state and pauses (nil: no
 	// environment has autoSync on).
 	AutoSync AutoSyncState
+	// Notify keeps the notification subscriptions and sends their test
+	// messages (nil: the pages say notifications are not configured).
+	Notify Notifications
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -13,6 +13,10 @@ import (
 type Debouncer struct {
 	max     int
 	pending []Pending
+	// settled are messages dropped because the App left Degraded (but did
+	// not recover) before their time: their subscriptions were never told,
+	// so they get no "recovered" either.
+	settled []Pending
 }
 
 // Pending is a degraded message waiting for its time.
@@ -30,6 +34,9 @@ func NewDebouncer(max int) *Debouncer { return &Debouncer{max: max} }
 // when the debouncer is full (the caller sends at once). A second
 // Degraded for the same subscription and App keeps the first time.
 func (d *Debouncer) Degraded(sub string, ev Event, at time.Time, wait time.Duration) bool {
+	d.settled = slices.DeleteFunc(d.settled, func(p Pending) bool {
+		return p.SubscriptionID == sub && p.Event.appKey() == ev.appKey()
+	})
 	for _, p := range d.pending {
 		if p.SubscriptionID == sub && p.Event.appKey() == ev.appKey() {
 			return true
@@ -42,18 +49,35 @@ func (d *Debouncer) Degraded(sub string, ev Event, at time.Time, wait time.Durat
 	return true
 }
 
+// Settled drops every message held for the App of ev, which left
+// Degraded for another state than Healthy before their time: "degraded for
+// N seconds" restarts if it degrades again. Their subscriptions are
+// remembered (at most max) as never told, for Recovered.
+func (d *Debouncer) Settled(ev Event) {
+	d.pending = slices.DeleteFunc(d.pending, func(p Pending) bool {
+		if p.Event.appKey() == ev.appKey() {
+			d.settled = append(d.settled, p)
+			return true
+		}
+		return false
+	})
+	d.settled = d.settled[max(0, len(d.settled)-d.max):]
+}
+
 // Recovered drops every message held for the App of ev and returns the
-// subscriptions they were for: those were never told the App was degraded,
-// so they need no "recovered" either.
+// subscriptions they were for, and those Settled dropped: those were
+// never told the App was degraded, so they need no "recovered" either.
 func (d *Debouncer) Recovered(ev Event) []string {
 	var subs []string
-	d.pending = slices.DeleteFunc(d.pending, func(p Pending) bool {
+	drop := func(p Pending) bool {
 		if p.Event.appKey() == ev.appKey() {
 			subs = append(subs, p.SubscriptionID)
 			return true
 		}
 		return false
-	})
+	}
+	d.pending = slices.DeleteFunc(d.pending, drop)
+	d.settled = slices.DeleteFunc(d.settled, drop)
 	return subs
 }
 

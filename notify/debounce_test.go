@@ -15,7 +15,7 @@ func TestDebouncer(t *testing.T) {
 	// step is one thing the caller does at a time offset (seconds).
 	type step struct {
 		at      int
-		do      string // "degraded", "recovered", "due"
+		do      string // "degraded", "recovered", "settled", "due"
 		sub     string
 		ev      Event
 		wait    int
@@ -61,6 +61,25 @@ func TestDebouncer(t *testing.T) {
 			{at: 10, do: "due", want: []string{"a/c1"}},
 			{at: 20, do: "recovered", ev: recovered},
 		}},
+		{"settled before for: nothing due, silenced at the recovery", 10, []step{
+			{at: 0, do: "degraded", sub: "a", ev: checkout, wait: 60, wantLen: 1},
+			{at: 20, do: "settled", ev: checkout},
+			{at: 60, do: "due"},
+			{at: 90, do: "recovered", ev: recovered, want: []string{"a"}},
+		}},
+		{"settled, then degraded again: for starts over", 10, []step{
+			{at: 0, do: "degraded", sub: "a", ev: checkout, wait: 60, wantLen: 1},
+			{at: 20, do: "settled", ev: checkout},
+			{at: 30, do: "degraded", sub: "a", ev: checkout, wait: 60, wantLen: 1},
+			{at: 60, do: "due", wantLen: 1},
+			{at: 90, do: "due", want: []string{"a/c1"}},
+			{at: 95, do: "recovered", ev: recovered},
+		}},
+		{"settled keeps other apps held", 10, []step{
+			{at: 0, do: "degraded", sub: "a", ev: checkoutC2, wait: 60, wantLen: 1},
+			{at: 10, do: "settled", ev: checkout, wantLen: 1},
+			{at: 60, do: "due", want: []string{"a/c2"}},
+		}},
 		{"full: refused, the caller sends at once", 1, []step{
 			{at: 0, do: "degraded", sub: "a", ev: checkout, wait: 10, wantLen: 1},
 			{at: 0, do: "degraded", sub: "b", ev: checkout, wait: 10, wantLen: 1, want: []string{"refused"}},
@@ -79,6 +98,8 @@ func TestDebouncer(t *testing.T) {
 					}
 				case "recovered":
 					got = d.Recovered(s.ev)
+				case "settled":
+					d.Settled(s.ev)
 				case "due":
 					for _, p := range d.Due(now) {
 						got = append(got, p.SubscriptionID+"/"+p.Event.Cluster)

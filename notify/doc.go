@@ -7,5 +7,9 @@
 // (the holder of a Lease).
 //
 // The caller feeds Events (Sender.Notify) from every replica; the replica
-// that holds the Lease delivers them, the others drop them.
+// that holds the Lease delivers them, the others drop them. Events come
+// from the timeline's transitions (TimelineFeed: degraded, recovered,
+// drift) and from the audit records (package notify/auditfeed: failed
+// applies and auto-syncs, promotion requests, freezes); see
+// docs/notifications.md.
 package notify

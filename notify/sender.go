@@ -17,10 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/hanzoai/deploy-web/internal/hostlist"
+	"github.com/hanzoai/deploy-web/internal/lease"
 )
 
 // LeaseName is the Lease whose holder is the one replica that sends.
@@ -194,42 +193,13 @@ func (s *Sender) Notify(ev Event) {
 // finish their attempt) and writes the delivery logs; ending ctx releases
 // the Lease.
 func (s *Sender) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		// le.Run starts OnStartedLeading in a goroutine and returns
-		// without waiting for it: wait here, so that Run's return means
-		// the term's deliveries ended and its delivery logs are written.
-		var started atomic.Bool
-		termDone := make(chan struct{})
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: &resourcelock.LeaseLock{
-				LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: s.o.Namespace},
-				Client:     s.kube.CoordinationV1(),
-				LockConfig: resourcelock.ResourceLockConfig{Identity: s.o.Identity},
-				Labels:     map[string]string{LabelManagedBy: managedBy},
-			},
-			LeaseDuration:   s.o.LeaseDuration,
-			RenewDeadline:   s.o.RenewDeadline,
-			RetryPeriod:     s.o.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            LeaseName,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) {
-					started.Store(true)
-					defer close(termDone)
-					s.lead(lctx)
-				},
-				OnStoppedLeading: func() { s.leading.Store(false) },
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("notify: lease: %w", err)
-		}
-		le.Run(ctx)
-		if started.Load() {
-			<-termDone
-		}
-	}
+	err := lease.Run(ctx, s.kube.CoordinationV1(), lease.Config{Namespace: s.o.Namespace, Name: LeaseName, Identity: s.o.Identity,
+		Labels: map[string]string{LabelManagedBy: managedBy}, LeaseDuration: s.o.LeaseDuration, RenewDeadline: s.o.RenewDeadline,
+		RetryPeriod: s.o.RetryPeriod}, s.lead)
 	s.client.CloseIdleConnections()
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
 	return nil
 }
 
@@ -343,6 +313,12 @@ func (s *Sender) subscriptions(ctx context.Context) ([]Subscription, error) {
 // their "for", and lets "recovered" pass only to subscriptions that were
 // told of the degradation.
 func (s *Sender) route(ctx context.Context, ev Event) ([]job, error) {
+	if ev.Trigger == triggerSettled {
+		s.mu.Lock()
+		s.debounc.Settled(ev)
+		s.mu.Unlock()
+		return nil, nil
+	}
 	subs, err := s.subscriptions(ctx)
 	if err != nil {
 		return nil, err
@@ -503,6 +479,26 @@ func (s *Sender) readSecret(ctx context.Context, sub Subscription) (string, erro
 		return "", fmt.Errorf("notify: subscription %q: %s: has control characters", sub.ID, where)
 	}
 	return secret, nil
+}
+
+// RedactedURL is a subscription URL as pages show it: scheme, host and
+// the path's first segment, the rest elided ("https://hooks.slack.com/services/…"):
+// a receiver's token may hide in a path or query even outside the Secret.
+func RedactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(not a URL)"
+	}
+	out := u.Scheme + "://" + u.Host
+	p := strings.TrimPrefix(u.EscapedPath(), "/")
+	first, rest, _ := strings.Cut(p, "/")
+	if first != "" {
+		out += "/" + first
+	}
+	if rest != "" || u.RawQuery != "" {
+		out += "/…"
+	}
+	return out
 }
 
 // publicURL is a subscription URL as logs show it: without query (a

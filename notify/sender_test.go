@@ -210,7 +210,23 @@ func TestSenderDebounceAndRecovered(t *testing.T) {
 	waitFor(t, "degraded after its for", func() bool { return rcv.count() == 1 })
 	s.Notify(rec)
 	waitFor(t, "recovered", func() bool { return rcv.count() == 2 })
-	for i, want := range []string{"is degraded", "recovered"} {
+	// checkout degrades, then leaves Degraded (settled) before its for:
+	// its message is dropped, and its recovery later is not announced.
+	// Orders, not times, tell: cart degrades just after, so checkout's
+	// held message would have come first.
+	deg.Revision, rec.Revision = "r3", "r3"
+	settled := deg
+	settled.Trigger = triggerSettled
+	cartDeg, cartRec := deg, rec
+	cartDeg.App, cartRec.App = "cart", "cart"
+	s.Notify(deg)
+	s.Notify(settled)
+	s.Notify(cartDeg)
+	waitFor(t, "cart's degraded", func() bool { return rcv.count() == 3 })
+	s.Notify(rec)
+	s.Notify(cartRec)
+	waitFor(t, "cart's recovered", func() bool { return rcv.count() == 4 })
+	for i, want := range []string{"checkout is degraded", "checkout recovered", "cart is degraded", "cart recovered"} {
 		if !strings.Contains(string(rcv.bodies[i]), want) {
 			t.Errorf("message %d = %s, want %q", i, rcv.bodies[i], want)
 		}

@@ -48,6 +48,10 @@ const (
 // ErrNotFound is a subscription id the store does not hold.
 var ErrNotFound = errors.New("notify: no such subscription")
 
+// ErrFull is a subscription refused because the store holds the most it
+// may (MaxSubscriptions, or its bytes).
+var ErrFull = errors.New("notify: no room for another subscription")
+
 // Store keeps subscriptions in the SubscriptionsConfigMap. Every write
 // reads the ConfigMap, changes it and writes it back on its
 // resourceVersion, retrying on a conflict, so concurrent writers (two
@@ -64,6 +68,10 @@ type Store struct {
 func NewStore(kube kubernetes.Interface, namespace string, hosts []string) *Store {
 	return &Store{kube: kube, ns: namespace, hosts: slices.Clone(hosts), now: time.Now}
 }
+
+// Hosts returns the delivery allowlist (notifications.hosts): empty, no
+// subscription can be saved and nothing is sent.
+func (s *Store) Hosts() []string { return slices.Clone(s.hosts) }
 
 // List returns every subscription, sorted by id.
 func (s *Store) List(ctx context.Context) ([]Subscription, error) {
@@ -107,10 +115,10 @@ func (s *Store) Create(ctx context.Context, sub Subscription) (Subscription, err
 	}
 	err := s.modify(ctx, func(subs []Subscription) ([]Subscription, error) {
 		if slices.ContainsFunc(subs, func(x Subscription) bool { return x.ID == sub.ID }) {
-			return nil, fmt.Errorf("notify: subscription id %q is in use: choose another or leave it empty", sub.ID)
+			return nil, &FieldError{Field: "id", Message: fmt.Sprintf("%q is in use: choose another or leave it empty", sub.ID)}
 		}
 		if len(subs) >= MaxSubscriptions {
-			return nil, fmt.Errorf("notify: %d subscriptions already, the most there may be: delete one first", len(subs))
+			return nil, fmt.Errorf("%w: %d subscriptions already, the most there may be: delete one first", ErrFull, len(subs))
 		}
 		return append(subs, sub), nil
 	})
@@ -176,7 +184,7 @@ func (s *Store) modify(ctx context.Context, fn func([]Subscription) ([]Subscript
 			return "", err
 		}
 		if len(b) > maxStoreBytes {
-			return "", fmt.Errorf("notify: the subscriptions would take %d bytes, more than %d: delete some first", len(b), maxStoreBytes)
+			return "", fmt.Errorf("%w: the subscriptions would take %d bytes, more than %d: delete some first", ErrFull, len(b), maxStoreBytes)
 		}
 		return string(b), nil
 	})

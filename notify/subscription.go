@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ const (
 	TriggerPromotionRequested TriggerType = "promotion-requested"
 	// TriggerTest is the "send test" message; no subscription lists it.
 	TriggerTest TriggerType = "test"
+	// triggerSettled is an App leaving Degraded for another state than
+	// Healthy: never sent, it drops the degraded messages held for the
+	// App (Debouncer.Settled).
+	triggerSettled TriggerType = "settled"
 )
 
 // triggerTypes are the types a subscription may list, in display order.
@@ -91,6 +96,19 @@ type Subscription struct {
 	SecretRef *SecretRef `json:"secretRef,omitempty"`
 	Author    string     `json:"author"`
 	Created   time.Time  `json:"created"`
+}
+
+// Describe is triggers in words, as pages and records show them:
+// "degraded for 30s, recovered".
+func Describe(triggers []Trigger) string {
+	out := make([]string, len(triggers))
+	for i, t := range triggers {
+		out[i] = string(t.Type)
+		if t.For > 0 {
+			out[i] += " for " + strconv.Itoa(t.For) + "s"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Wants returns the subscription's trigger of type t, if it lists it.

@@ -105,3 +105,20 @@ func TestScopeMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribe: triggers in words.
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		in   []Trigger
+		want string
+	}{
+		{nil, ""},
+		{[]Trigger{{Type: TriggerDrift}}, "drift"},
+		{[]Trigger{{Type: TriggerDegraded, For: 30}, {Type: TriggerRecovered}}, "degraded for 30s, recovered"},
+	}
+	for _, tt := range tests {
+		if got := Describe(tt.in); got != tt.want {
+			t.Errorf("Describe(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

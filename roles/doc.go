@@ -70,6 +70,7 @@
 //	rollback      -       scope     -         yes
 //	promote       -       scope     -         yes
 //	approve       -       -         scope     yes
+//	notify        -       scope     -         yes
 //	freeze        -       -         -         yes
 //	pause         -       -         -         yes
 //	break-glass   -       -         -         yes

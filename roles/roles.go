@@ -44,6 +44,9 @@ const (
 	Promote Action = "promote"
 	// Approve approves another person's promotion request.
 	Approve Action = "approve"
+	// Notify creates, changes, deletes and tests the notification
+	// subscriptions of an App or an environment.
+	Notify Action = "notify"
 	// Freeze creates or removes a deploy freeze.
 	Freeze Action = "freeze"
 	// Pause pauses or resumes auto-sync.
@@ -57,7 +60,7 @@ const (
 
 // Actions returns every action, for tests that walk each one.
 func Actions() []Action {
-	return []Action{View, Logs, SecretValues, Plan, Apply, Sync, Rollback, Promote, Approve, Freeze, Pause, BreakGlass, Admin}
+	return []Action{View, Logs, SecretValues, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, BreakGlass, Admin}
 }
 
 // Known reports whether a is one of Actions.
@@ -71,7 +74,7 @@ func roleActions(r Role) []Action {
 	case Viewer:
 		return []Action{View, Logs}
 	case Deployer:
-		return []Action{View, Logs, Plan, Apply, Sync, Rollback, Promote}
+		return []Action{View, Logs, Plan, Apply, Sync, Rollback, Promote, Notify}
 	case Approver:
 		return []Action{View, Logs, Approve}
 	}

@@ -60,9 +60,9 @@ func TestAllowEveryRoleActionScope(t *testing.T) {
 	allowedInside := map[string][]Action{
 		"viewers":     {View},
 		"log-viewers": {View, Logs},
-		"deployers":   {View, Plan, Apply, Sync, Rollback, Promote},
+		"deployers":   {View, Plan, Apply, Sync, Rollback, Promote, Notify},
 		"approvers":   {View, Approve},
-		"admins":      {View, Logs, Plan, Apply, Sync, Rollback, Promote, Approve, Freeze, Pause, BreakGlass, Admin},
+		"admins":      {View, Logs, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, BreakGlass, Admin},
 		"nobody":      {},
 	}
 	wantRole := map[string]Role{"viewers": Viewer, "log-viewers": Viewer, "deployers": Deployer, "approvers": Approver, "admins": Superadmin}

@@ -40,6 +40,9 @@ type demoState struct {
 	// is Kubeconfig.
 	ClustersFile string             `json:"clustersFile"`
 	Clusters     []demoClusterState `json:"clusters"`
+	// NotifyInbox is the demo's webhook receiver (subscriptions post to
+	// its /hook; GET lists what came).
+	NotifyInbox string `json:"notifyInbox"`
 }
 
 // demoClusterState is one cluster of the demo.
@@ -138,7 +141,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
 		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile,
-			ClustersFile: env.ClustersFile}
+			ClustersFile: env.ClustersFile, NotifyInbox: env.Inbox.URL()}
 		for _, m := range env.Members {
 			st.Clusters = append(st.Clusters, demoClusterState{Name: m.Name, Kubeconfig: m.Cluster.Kubeconfig, Namespaces: m.Namespaces, Dir: m.Cluster.Dir, Processes: m.Cluster.Processes()})
 		}
@@ -165,6 +168,7 @@ func printBanner(w io.Writer, st demoState) {
 		fmt.Fprintf(w, "  Cluster:     %-11s %s (namespaces %s)\n", c.Name, c.Kubeconfig, strings.Join(c.Namespaces, ", "))
 	}
 	fmt.Fprintf(w, "  Clusters:    %s\n", st.ClustersFile)
+	fmt.Fprintf(w, "  Notify:      %s/hook receives webhook notifications (Secret deploy-web-notify key demo-inbox); GET %s/ lists them\n", st.NotifyInbox, st.NotifyInbox)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
 	fmt.Fprintf(w, "  Audit:       each rollback, sync, plan and apply is printed here (stderr) with its user\n")
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")

@@ -334,11 +334,14 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		}
 		hopts.Clusters = append(hopts.Clusters, c)
 	}
+	// The notification allowlist is a key of the environments file.
+	var notifyHosts []string
 	if cfg.Environments != "" {
 		envCfg, err := deployplan.LoadConfig(cfg.Environments)
 		if err != nil {
 			return fmt.Errorf("--environments: %w", err)
 		}
+		notifyHosts = envCfg.NotificationHosts()
 		historyNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
 		if err != nil {
 			return err
@@ -396,7 +399,24 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 	}
+	ntf, err := serveNotifications(cfg, cs, notifyHosts, log)
+	if err != nil {
+		return err
+	}
+	if ntf != nil {
+		hopts.Notify = ntf
+	}
 	srv := handlers.New(site, a, hopts)
+	if ntf != nil {
+		feeds := notifyFeeds{environmentOf: srv.EnvironmentOf, cluster: home.cfg.Name, base: consoleBase(cfg.RedirectURL)}
+		if store != nil {
+			feeds.records = store
+		}
+		// feeds.timeline: the *timeline.Store serve runs, once wired
+		// (serve_timeline.go); without it degraded, recovered and drift
+		// are not sent, said at start.
+		ntf.start(runCtx, feeds, log)
+	}
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		// Headers in 10s, a whole request (bodies are at most 64 KiB) in

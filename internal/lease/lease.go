@@ -1,7 +1,7 @@
 // Package lease runs a piece of work on the one replica holding a
 // Kubernetes Lease (client-go leaderelection), and returns only once that
-// work ended. Auto-sync uses it; notify's Sender and audit's Retainer hold
-// their own copies of the same loop, to be moved here.
+// work ended. Auto-sync and notify's Sender use it; audit's Retainer holds
+// its own copy of the same loop, to be moved here.
 package lease
 
 import (

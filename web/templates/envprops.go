@@ -41,6 +41,8 @@ type EnvPage struct {
 	Apply *ApplyOffer
 	// Audit is the environment's audit records (nil: not shown).
 	Audit *AuditHistoryProps
+	// Notifications is the environment's subscriptions (nil: not shown).
+	Notifications *NotificationsProps
 	// Allowed is what the signed-in person may do in this environment
 	// (Plan and Apply).
 	Allowed Allowed

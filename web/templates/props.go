@@ -175,6 +175,8 @@ type AppViewProps struct {
 	Panel  *ResourcePanel
 	// History is the App's audit records (nil: not shown).
 	History *AuditHistoryProps
+	// Notifications is the App's subscriptions (nil: not shown).
+	Notifications *NotificationsProps
 }
 
 // AppLive is the self-refreshing part of the app page.

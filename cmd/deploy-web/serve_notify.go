@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/notify"
+	"github.com/hanzoai/deploy-web/notify/auditfeed"
+	"github.com/hanzoai/deploy-web/timeline"
+	"github.com/hanzoai/deploy-web/web/paths"
+)
+
+// notifications is the console's notification seam (handlers.Notifications):
+// the subscriptions store and the sender of this replica.
+type notifications struct {
+	*notify.Store
+	*notify.Sender
+}
+
+// serveNotifications builds serve's notifications in deploy-web's own
+// namespace (that of the audit trail); without one, none (logged), and the
+// pages say notifications are not configured.
+func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string, log *slog.Logger) (*notifications, error) {
+	ns, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
+	if err != nil {
+		log.Warn("no notifications: deploy-web has no namespace of its own", "err", err)
+		return nil, nil
+	}
+	if len(hosts) == 0 {
+		log.Warn("notifications: notifications.hosts is empty (environments file): nothing is sent")
+	}
+	return newNotifications(cs, ns, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), hosts, log)
+}
+
+// newNotifications builds the subscriptions store and the sender in
+// deploy-web's own namespace ns of the home cluster, delivering only to
+// hosts (notifications.hosts of the environments file; none: nothing is
+// sent, and the pages say so). The sender contends for its Lease once
+// start runs it.
+func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, log *slog.Logger) (*notifications, error) {
+	store := notify.NewStore(cs, ns, hosts)
+	sender, err := notify.NewSender(cs, store, notify.Options{Namespace: ns, Hosts: hosts, Identity: identity,
+		Log: log.With("component", "notify")})
+	if err != nil {
+		return nil, err
+	}
+	return &notifications{Store: store, Sender: sender}, nil
+}
+
+// notifyFeeds are where events come from: the timeline's transitions
+// (degraded, recovered, drift) and the audit records (failed applies and
+// auto-syncs, promotion requests, freezes). Either may be nil.
+type notifyFeeds struct {
+	timeline *timeline.Store
+	records  auditfeed.RecordLister
+	// environmentOf names an App's environment (handlers.Server's rule).
+	environmentOf func(cluster, namespace string) string
+	// cluster names the cluster of timeline entries without one.
+	cluster string
+	// base is the console's origin for links in messages ("": none).
+	base string
+}
+
+// start runs the sender and the feeds until ctx ends.
+func (n *notifications) start(ctx context.Context, f notifyFeeds, log *slog.Logger) {
+	go func() {
+		if err := n.Sender.Run(ctx); err != nil {
+			log.Error("notifications stopped", "err", err)
+		}
+	}()
+	if f.records != nil {
+		feed := &auditfeed.Feed{Records: f.records, Active: n.Sender.Leading, Link: func(ev notify.Event) string { return eventLink(f.base, ev) }}
+		go feed.Run(ctx, n.Sender.Notify)
+	}
+	if f.timeline == nil {
+		log.Warn("notifications: no timeline: degraded, recovered and drift are not sent")
+		return
+	}
+	sub, err := f.timeline.Subscribe(timeline.MaxSubscriptionBuffer)
+	if err != nil {
+		log.Error("notifications: no timeline subscription: degraded, recovered and drift are not sent", "err", err)
+		return
+	}
+	feed := &notify.TimelineFeed{Cluster: f.cluster, EnvironmentOf: f.environmentOf,
+		Link: func(cluster, ns, app string) string {
+			return eventLink(f.base, notify.Event{Cluster: cluster, Namespace: ns, App: app})
+		}}
+	go func() {
+		defer sub.Close()
+		feed.Run(ctx, sub.C(), n.Sender.Notify)
+	}()
+}
+
+// consoleBase is the console's origin (scheme and host) from its OIDC
+// redirect URL, for links in messages; "" when it has none.
+func consoleBase(redirectURL string) string {
+	u, err := url.Parse(redirectURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// eventLink is the console's page of an event: its App's, else its
+// environment's, else none.
+func eventLink(base string, ev notify.Event) string {
+	switch {
+	case base == "":
+		return ""
+	case ev.App != "" && ev.Namespace != "" && ev.Cluster != "":
+		return base + paths.App(ev.Cluster, ev.Namespace, ev.App)
+	case ev.Environment != "":
+		return base + paths.Env(ev.Environment)
+	}
+	return ""
+}

@@ -1,0 +1,73 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/notify"
+)
+
+// TestInbox: the demo's environments file, with its notifications key
+// appended, lists the inbox's host; the inbox keeps a message signed with
+// the key of its Secret as verified, and one signed otherwise as not.
+func TestInbox(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := fake.NewClientset()
+	in, err := startInbox(ctx, cs, HistoryNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, EnvironmentsFileName)
+	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := addNotifications(envFile, in.Host()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := deployplan.LoadConfig(envFile)
+	if err != nil {
+		t.Fatalf("LoadConfig(demo environments) = %v", err)
+	}
+	if got := cfg.NotificationHosts(); !slices.Equal(got, []string{in.Host()}) {
+		t.Errorf("NotificationHosts() = %q, want [%s]", got, in.Host())
+	}
+
+	sec, err := cs.CoreV1().Secrets(HistoryNamespace).Get(ctx, NotifySecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(key []byte) {
+		t.Helper()
+		body := []byte(`{"summary": "checkout is degraded", "event": {"trigger": "degraded", "app": "checkout"}}`)
+		sig, ts := notify.Sign(key, body, time.Now())
+		req, _ := http.NewRequest(http.MethodPost, in.URL()+"/hook", bytes.NewReader(body))
+		req.Header.Set(notify.HeaderSignature, sig)
+		req.Header.Set(notify.HeaderTimestamp, ts)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST /hook = %d, want 204", resp.StatusCode)
+		}
+	}
+	post(sec.Data[NotifyKey])
+	post([]byte("another key, another key, another"))
+	got := in.Messages()
+	if len(got) != 2 || got[1].Trigger != "degraded" || got[1].App != "checkout" || !got[1].SignatureOK || got[0].SignatureOK {
+		t.Errorf("Messages() = %+v, want the signed one verified and the other not, newest first", got)
+	}
+}

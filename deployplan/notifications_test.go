@@ -1,0 +1,60 @@
+package deployplan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestParseConfigNotifications: notifications.hosts is read strictly;
+// each bad or repeated host is refused with its path, the good ones
+// around it are not reported; no key means no hosts.
+func TestParseConfigNotifications(t *testing.T) {
+	const env = "environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json}]\n"
+	tests := []struct {
+		name      string
+		yaml      string
+		wantHosts []string
+		wantErr   []string // each in the error; nil: no error
+	}{
+		{"absent", env, nil, nil},
+		{"listed", env + "notifications: {hosts: [hooks.slack.com, \"127.0.0.1:9000\", \"[::1]:8443\", localhost]}\n",
+			[]string{"hooks.slack.com", "127.0.0.1:9000", "[::1]:8443", "localhost"}, nil},
+		{"empty list", env + "notifications: {hosts: []}\n", []string{}, nil},
+		{"scheme", env + "notifications: {hosts: [hooks.slack.com, \"https://hooks.example\"]}\n", nil,
+			[]string{`notifications.hosts[1]: "https://hooks.example" has a scheme`}},
+		{"path", env + "notifications: {hosts: [\"hooks.example/services\"]}\n", nil,
+			[]string{`notifications.hosts[0]: "hooks.example/services" has a path`}},
+		{"duplicate in another case", env + "notifications: {hosts: [hooks.example, HOOKS.example]}\n", nil,
+			[]string{`notifications.hosts[1]: "HOOKS.example" is the same host as notifications.hosts[0]`}},
+		{"unknown key", env + "notifications: {hosts: [a.example], host: [b.example]}\n", nil,
+			[]string{"notifications.host: unknown key"}},
+		{"other spelling", env + "notifications: {Hosts: [a.example]}\n", nil,
+			[]string{`notifications.Hosts: unknown key: keys are case-sensitive, did you mean "hosts"?`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tt.yaml), "/etc/deploy")
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("ParseConfig = %v, want nil", err)
+				}
+				if got := cfg.NotificationHosts(); !slices.Equal(got, tt.wantHosts) {
+					t.Errorf("NotificationHosts() = %q, want %q", got, tt.wantHosts)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ParseConfig = nil, want an error containing %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("ParseConfig = %v\nwant an error containing %q", err, w)
+				}
+			}
+			if n := strings.Count(err.Error(), "\n") + 1; n != len(tt.wantErr) {
+				t.Errorf("ParseConfig = %v: %d errors, want %d (the good hosts are not reported)", err, n, len(tt.wantErr))
+			}
+		})
+	}
+}

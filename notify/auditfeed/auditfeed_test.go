@@ -1,0 +1,138 @@
+package auditfeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/notify"
+)
+
+// TestEvent: which records are events, and as what.
+func TestEvent(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rec := func(v audit.Verb, o audit.Outcome) audit.Record {
+		return audit.Record{ID: "r-1", Time: at, Verb: v, Outcome: o, Cluster: "c1", Environment: "dev", Namespace: "shop", App: "checkout", Message: "m"}
+	}
+	tests := []struct {
+		rec    audit.Record
+		want   notify.TriggerType // "": no event
+		wantRv string
+	}{
+		{rec(audit.VerbApply, audit.OutcomeFailed), notify.TriggerApplyFailed, "r-1"},
+		{rec(audit.VerbApply, audit.OutcomeRefused), "", ""},
+		{rec(audit.VerbApply, audit.OutcomeSucceeded), "", ""},
+		{rec(audit.VerbAutoSync, audit.OutcomeFailed), notify.TriggerAutoSyncFailed, "r-1"},
+		{rec(audit.VerbAutoSync, audit.OutcomeRefused), notify.TriggerAutoSyncFailed, "r-1"},
+		{rec(audit.VerbSelfHeal, audit.OutcomeFailed), notify.TriggerAutoSyncFailed, "r-1"},
+		{rec(audit.VerbAutoSync, audit.OutcomeSucceeded), "", ""},
+		{rec(audit.VerbPromoteRequest, audit.OutcomeSucceeded), notify.TriggerPromotionRequested, "r-1"},
+		{rec(audit.VerbPromoteRequest, audit.OutcomeRefused), "", ""},
+		{rec(audit.VerbFreeze, audit.OutcomeSucceeded), notify.TriggerFreezeStart, "r-1"},
+		{rec(audit.VerbUnfreeze, audit.OutcomeSucceeded), notify.TriggerFreezeEnd, "r-1"},
+		{rec(audit.VerbRollback, audit.OutcomeFailed), "", ""},
+		{rec(audit.VerbSync, audit.OutcomeSucceeded), "", ""},
+	}
+	for _, tt := range tests {
+		got, ok := Event(tt.rec)
+		if tt.want == "" {
+			if ok {
+				t.Errorf("Event(%s %s) = %v, want no event", tt.rec.Verb, tt.rec.Outcome, got.Trigger)
+			}
+			continue
+		}
+		want := notify.Event{Trigger: tt.want, App: "checkout", Cluster: "c1", Namespace: "shop", Environment: "dev", Revision: tt.wantRv, Message: "m", Time: at}
+		if diff := cmp.Diff(want, got); !ok || diff != "" {
+			t.Errorf("Event(%s %s) = %v; mismatch (-want +got):\n%s", tt.rec.Verb, tt.rec.Outcome, ok, diff)
+		}
+	}
+	withCommit := rec(audit.VerbApply, audit.OutcomeFailed)
+	withCommit.Commit = "abc123"
+	if got, _ := Event(withCommit); got.Revision != "abc123" {
+		t.Errorf("Event(commit abc123).Revision = %q, want abc123 (one message per commit)", got.Revision)
+	}
+}
+
+// fakeRecords serves records newest first in pages of pageSize; err
+// fails the next List.
+type fakeRecords struct {
+	recs     []audit.Record // newest first
+	pageSize int
+	err      error
+	filters  []audit.Filter
+}
+
+func (f *fakeRecords) List(_ context.Context, flt audit.Filter) (audit.Page, error) {
+	f.filters = append(f.filters, flt)
+	if f.err != nil {
+		err := f.err
+		f.err = nil
+		return audit.Page{}, err
+	}
+	start := 0
+	if flt.Continue != "" {
+		fmt.Sscan(flt.Continue, &start)
+	}
+	var out []audit.Record
+	for _, r := range f.recs {
+		if !r.Time.Before(flt.Since) {
+			out = append(out, r)
+		}
+	}
+	end := min(start+f.pageSize, len(out))
+	p := audit.Page{Records: out[start:end]}
+	if end < len(out) {
+		p.Continue = fmt.Sprint(end)
+	}
+	return p, nil
+}
+
+// TestFeedLook: the first look announces nothing; later looks
+// announce each new record's event once, oldest first, across pages; a
+// failed read marks nothing seen.
+func TestFeedLook(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	failed := func(id string, ago time.Duration) audit.Record {
+		return audit.Record{ID: id, Time: now.Add(-ago), Verb: audit.VerbApply, Outcome: audit.OutcomeFailed, Environment: "dev"}
+	}
+	src := &fakeRecords{pageSize: 2, recs: []audit.Record{failed("old-2", 2*time.Minute), failed("old-1", 3*time.Minute)}}
+	f := Feed{Records: src, Now: func() time.Time { return now }, Link: func(ev notify.Event) string { return "https://deploy.example/environments/" + ev.Environment }}
+	var got []string
+	send := func(ev notify.Event) { got = append(got, ev.Revision+" "+ev.Link) }
+	f.look(context.Background(), nil) // the priming look of Run
+	f.look(context.Background(), send)
+	if len(got) != 0 {
+		t.Fatalf("priming announced %v, want nothing", got)
+	}
+	// An apply that took 20 minutes appears with its start time; a
+	// succeeded one is no event.
+	ok := failed("ok-1", time.Minute)
+	ok.Outcome = audit.OutcomeSucceeded
+	src.recs = append([]audit.Record{failed("new-2", 0), ok, failed("new-1", 20*time.Minute)}, src.recs...)
+	src.err = errors.New("apiserver down")
+	f.look(context.Background(), send)
+	if len(got) != 0 {
+		t.Fatalf("a failed read announced %v, want nothing", got)
+	}
+	f.look(context.Background(), send)
+	f.look(context.Background(), send)
+	want := []string{"new-1 https://deploy.example/environments/dev", "new-2 https://deploy.example/environments/dev"}
+	if !slices.Equal(got, want) {
+		t.Errorf("announced %v, want %v (each once, oldest first)", got, want)
+	}
+	if last := src.filters[len(src.filters)-1]; !last.Since.Equal(now.Add(-time.Hour)) || last.Limit != audit.MaxLimit {
+		t.Errorf("List(%+v), want Since an hour ago and Limit %d", last, audit.MaxLimit)
+	}
+	// Past the lookback, ids are forgotten: the seen set stays bounded.
+	now = now.Add(2 * time.Hour)
+	f.look(context.Background(), send)
+	if len(f.seen) != 0 {
+		t.Errorf("seen holds %d ids after the lookback, want 0", len(f.seen))
+	}
+}

@@ -1,0 +1,100 @@
+package notify
+
+import (
+	"context"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/timeline"
+)
+
+// TimelineFeed turns the timeline's entries (package timeline detects
+// every transition; this is no second detector) into events: an App's
+// health becoming Degraded is degraded, becoming Healthy after Degraded is
+// recovered, drift appearing is drift; leaving Degraded for another state
+// is an internal event that is never sent but stops a degraded message
+// held for "for N seconds". Every other entry is no event.
+//
+// It remembers which Apps it saw become Degraded (at most MaxTracked), so
+// that Degraded, Progressing, Healthy is one recovery while an App that
+// only went Progressing to Healthy (every rollout) is none. The "for N
+// seconds" of degraded is the Sender's (Debouncer): the feed passes each
+// transition on at once. Not safe for concurrent use: one goroutine reads
+// one timeline subscription.
+type TimelineFeed struct {
+	// Cluster names the cluster of entries that name none (a
+	// single-cluster console), so that scopes naming it match.
+	Cluster string
+	// EnvironmentOf names the environment an App's namespace of a cluster
+	// belongs to ("" for none), for subscriptions scoped to one.
+	EnvironmentOf func(cluster, namespace string) string
+	// Link is the console's page of an App (nil: no link).
+	Link func(cluster, namespace, app string) string
+
+	degraded map[appKey]bool
+}
+
+// MaxTracked bounds the Apps a TimelineFeed remembers as degraded (the
+// timeline's own bound on Apps); beyond it an App still recovers when its
+// health goes from Degraded straight to Healthy.
+const MaxTracked = timeline.DefaultMaxApps
+
+// Events returns the event entry e is, if any (at most one).
+func (f *TimelineFeed) Events(e timeline.Entry) []Event {
+	if f.degraded == nil {
+		f.degraded = map[appKey]bool{}
+	}
+	if e.App.Cluster == "" {
+		e.App.Cluster = f.Cluster
+	}
+	key := appKey{e.App.Cluster, e.App.Namespace, e.App.Name}
+	var t TriggerType
+	switch {
+	case e.Kind == timeline.KindHealth && e.To == string(kubeview.HealthDegraded):
+		if len(f.degraded) < MaxTracked {
+			f.degraded[key] = true
+		}
+		t = TriggerDegraded
+	case e.Kind == timeline.KindHealth && e.To == string(kubeview.HealthHealthy):
+		if !f.degraded[key] && e.From != string(kubeview.HealthDegraded) {
+			return nil
+		}
+		delete(f.degraded, key)
+		t = TriggerRecovered
+	case e.Kind == timeline.KindHealth && e.From == string(kubeview.HealthDegraded):
+		// Degraded no longer, not recovered yet: a degraded message held
+		// for "for N seconds" is dropped (the Sender's Debouncer).
+		t = triggerSettled
+	case e.Kind == timeline.KindDrift && e.To == timeline.DriftDrifted:
+		t = TriggerDrift
+	default:
+		return nil
+	}
+	ev := Event{Trigger: t, App: e.App.Name, Cluster: e.App.Cluster, Namespace: e.App.Namespace, Revision: e.Revision,
+		From: e.From, To: e.To, Message: e.Message, Time: e.Time}
+	if f.EnvironmentOf != nil {
+		ev.Environment = f.EnvironmentOf(e.App.Cluster, e.App.Namespace)
+	}
+	if f.Link != nil {
+		ev.Link = f.Link(e.App.Cluster, e.App.Namespace, e.App.Name)
+	}
+	return []Event{ev}
+}
+
+// Run reads entries until ctx ends or entries is closed, handing each
+// event to notify (a Sender's Notify, which only the sending replica
+// delivers).
+func (f *TimelineFeed) Run(ctx context.Context, entries <-chan timeline.Entry, notify func(Event)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-entries:
+			if !ok {
+				return
+			}
+			for _, ev := range f.Events(e) {
+				notify(ev)
+			}
+		}
+	}
+}
