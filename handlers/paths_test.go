@@ -92,6 +92,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APIEnvHistory", "GET", paths.APIEnvHistory(env), "GET /v1/deploy/environments/{env}/history", map[string]string{"env": env}, nil},
 			tc{"Audit", "GET", paths.Audit(url.Values{"actor": {h}, "app": {h}}), "GET /audit", map[string]string{}, url.Values{"actor": {h}, "app": {h}}},
 			tc{"APIAudit", "GET", paths.APIAudit(url.Values{"env": {h}, "format": {"csv"}}), "GET /v1/deploy/audit", map[string]string{}, url.Values{"env": {h}, "format": {"csv"}}},
+			tc{"EnvCompare", "GET", paths.EnvCompare(env, name, h), "GET /environments/{env}/compare/{app}", map[string]string{"env": env, "app": name}, url.Values{"from": {h}}},
+			tc{"EnvMatrix", "GET", paths.EnvMatrix(url.Values{"q": {h}, "differs": {"1"}}), "GET /environments", map[string]string{}, url.Values{"q": {h}, "differs": {"1"}}},
+			tc{"APIEnvironments", "GET", paths.APIEnvironments(url.Values{"view": {"matrix"}, "q": {h}}), "GET /v1/deploy/environments", map[string]string{}, url.Values{"view": {"matrix"}, "q": {h}}},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
@@ -148,6 +151,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
+		{"GET", paths.EnvCompare("e", "a", "f")}, {"GET", paths.APIEnvironments(nil)},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

@@ -54,6 +54,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/reports/{id}", roles.View, s.envPage)
 	s.protect(m, "GET /environments/{env}/reports/{id}/json", roles.View, s.envReportJSON)
 	s.protect(m, "GET /environments/{env}/diff", roles.View, limited(s.diffs, s.envDiffPage))
+	// One App in two environments (env_compare.go).
+	s.protect(m, "GET /environments/{env}/compare/{app}", roles.View, s.envCompare)
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
@@ -72,6 +74,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))
 	s.protect(m, "GET /v1/deploy/audit", roles.Admin, s.apiAudit)
 	s.protect(m, "GET /v1/deploy/environments/{env}/history", roles.View, s.apiEnvHistory)
+	// The matrix of versions across environments (env_matrix.go).
+	s.protect(m, "GET /v1/deploy/environments", roles.View, s.apiEnvironments)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).
