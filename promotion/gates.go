@@ -157,9 +157,9 @@ type Decision string
 const (
 	// Refuse: a gate failed.
 	Refuse Decision = "refuse"
-	// Request: every gate passed but the second person's: the promotion
-	// becomes a request to approve.
-	Request Decision = "request"
+	// NeedsApproval: every gate passed but the second person's: the
+	// promotion becomes a request to approve.
+	NeedsApproval Decision = "request"
 	// Perform: every gate passed; the promotion is written.
 	Perform Decision = "perform"
 )
@@ -173,7 +173,7 @@ func Decide(gates []Gate) Decision {
 		case Failed:
 			return Refuse
 		case Pending:
-			d = Request
+			d = NeedsApproval
 		}
 	}
 	return d

@@ -59,7 +59,7 @@ func TestGates(t *testing.T) {
 		{"not a deployer", base(func(in *GateInput) { in.MayPromote, in.Because = false, "viewer of staging only" }),
 			[]State{Passed, Passed, Failed, NotConfigured}, Refuse, "viewer of staging only"},
 		{"protected: a request", base(func(in *GateInput) { in.Target = prod }),
-			[]State{Passed, Passed, Passed, Pending}, Request, "the promotion is a request"},
+			[]State{Passed, Passed, Passed, Pending}, NeedsApproval, "the promotion is a request"},
 		{"protected: approved by another", base(func(in *GateInput) { in.Target, in.Approver = prod, &bob }),
 			[]State{Passed, Passed, Passed, Passed}, Perform, ""},
 		{"protected: approved by the requester", base(func(in *GateInput) { in.Target, in.Approver = prod, &alice }),
