@@ -27,12 +27,16 @@ const (
 	VerbResume         Verb = "resume"
 	VerbPromoteRequest Verb = "promote-request"
 	VerbPromoteApprove Verb = "promote-approve"
+	// VerbPromote writes a promotion (an unprotected target, or an
+	// approved request); VerbPromoteReject rejects a request.
+	VerbPromote       Verb = "promote"
+	VerbPromoteReject Verb = "promote-reject"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
-		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove}
+		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove, VerbPromote, VerbPromoteReject}
 }
 
 // Valid reports whether v is one of Verbs.

@@ -228,6 +228,12 @@ func (e *checkError) Error() string { return e.msg }
 // checks that the App's spec.image is repo at tag: the edit Locate chose
 // reaches what is applied.
 func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name, repo, tag string) error {
+	return checkRenderedRef(ctx, env, tree, group, kind, name, appcr.ImageRef{Repository: repo, Tag: tag})
+}
+
+// checkRenderedRef is checkRenderedImage for a whole reference: the App's
+// rendered spec.image must be want's repository, tag and digest exactly.
+func checkRenderedRef(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name string, want appcr.ImageRef) error {
 	objs, err := deployplan.RenderFS(ctx, env, tree)
 	if err != nil {
 		return &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
@@ -239,8 +245,8 @@ func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree f
 		}
 		img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
 		ref := appcr.ParseImageRef(img)
-		if ref.Repository != repo || ref.Tag != tag || ref.Digest != "" {
-			return &checkError{fmt.Sprintf("after the edit, %s renders %s %s with image %q, not %s:%s (a patch or another layer sets it): nothing was pushed", env.Source.Path, kind, name, img, repo, tag)}
+		if ref != want {
+			return &checkError{fmt.Sprintf("after the edit, %s renders %s %s with image %q, not %s (a patch or another layer sets it): nothing was pushed", env.Source.Path, kind, name, img, want.String())}
 		}
 		return nil
 	}
@@ -259,6 +265,7 @@ func writeBackError(env string, err error) *httpError {
 		large    *writeback.TooLargeError
 		loc      *locateError
 		chk      *checkError
+		shared   *sharedFileError
 	)
 	he := &httpError{Status: http.StatusBadGateway, Reason: "WriteBackFailed", Err: err,
 		Public: "the commit to environment " + env + "'s repository failed: see the server log; nothing was pushed or applied"}
@@ -290,6 +297,9 @@ func writeBackError(env string, err error) *httpError {
 	case errors.As(err, &chk):
 		he.Status, he.Reason = http.StatusUnprocessableEntity, "EditError"
 		he.Public = chk.msg
+	case errors.As(err, &shared):
+		he.Status, he.Reason = http.StatusUnprocessableEntity, "SharedFile"
+		he.Public = shared.msg
 	}
 	return he
 }

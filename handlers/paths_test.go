@@ -95,6 +95,13 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"EnvCompare", "GET", paths.EnvCompare(env, name, h), "GET /environments/{env}/compare/{app}", map[string]string{"env": env, "app": name}, url.Values{"from": {h}}},
 			tc{"EnvMatrix", "GET", paths.EnvMatrix(url.Values{"q": {h}, "differs": {"1"}}), "GET /environments", map[string]string{}, url.Values{"q": {h}, "differs": {"1"}}},
 			tc{"APIEnvironments", "GET", paths.APIEnvironments(url.Values{"view": {"matrix"}, "q": {h}}), "GET /v1/deploy/environments", map[string]string{}, url.Values{"view": {"matrix"}, "q": {h}}},
+			tc{"EnvPromote", "GET", paths.EnvPromote(env, h, name), "GET /environments/{env}/promote", map[string]string{"env": env}, url.Values{"from": {h}, "app": {name}}},
+			tc{"EnvPromoteRequest", "POST", paths.EnvPromoteRequest(env), "POST /environments/{env}/promote", map[string]string{"env": env}, nil},
+			tc{"EnvPromoteApprove", "POST", paths.EnvPromoteApprove(env, id), "POST /environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
+			tc{"EnvPromoteReject", "POST", paths.EnvPromoteReject(env, id), "POST /environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
+			tc{"APIEnvPromotions", "POST", paths.APIEnvPromotions(env), "POST /v1/deploy/environments/{env}/promotions", map[string]string{"env": env}, nil},
+			tc{"APIEnvPromotionApprove", "POST", paths.APIEnvPromotionApprove(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
+			tc{"APIEnvPromotionReject", "POST", paths.APIEnvPromotionReject(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
@@ -152,6 +159,9 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
 		{"GET", paths.EnvCompare("e", "a", "f")}, {"GET", paths.APIEnvironments(nil)},
+		{"GET", paths.EnvPromote("e", "f", "a")}, {"POST", paths.EnvPromoteRequest("e")}, {"POST", paths.EnvPromoteApprove("e", "i")},
+		{"POST", paths.EnvPromoteReject("e", "i")}, {"POST", paths.APIEnvPromotions("e")}, {"POST", paths.APIEnvPromotionApprove("e", "i")},
+		{"POST", paths.APIEnvPromotionReject("e", "i")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

@@ -56,6 +56,13 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/diff", roles.View, limited(s.diffs, s.envDiffPage))
 	// One App in two environments (env_compare.go).
 	s.protect(m, "GET /environments/{env}/compare/{app}", roles.View, s.envCompare)
+	// Promotions into an environment: the dialog with its gates, the
+	// promotion (or its request), a second person's decision
+	// (env_promote_page.go, env_promote.go).
+	s.protect(m, "GET /environments/{env}/promote", roles.View, s.envPromotePage)
+	s.protect(m, "POST /environments/{env}/promote", roles.Promote, s.envPromoteSubmit)
+	s.protect(m, "POST /environments/{env}/promotions/{id}/approve", roles.Approve, s.envPromotionDecide(true))
+	s.protect(m, "POST /environments/{env}/promotions/{id}/reject", roles.Approve, s.envPromotionDecide(false))
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
@@ -76,6 +83,9 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/environments/{env}/history", roles.View, s.apiEnvHistory)
 	// The matrix of versions across environments (env_matrix.go).
 	s.protect(m, "GET /v1/deploy/environments", roles.View, s.apiEnvironments)
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions", roles.Promote, s.apiPromote)
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/approve", roles.Approve, s.apiPromotionApprove)
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/reject", roles.Approve, s.apiPromotionReject)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -21,6 +21,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -122,6 +123,12 @@ type Options struct {
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy
+	// Promotions keeps the two-person rule's promotion requests (nil: a
+	// promotion into a protected environment is refused).
+	Promotions PromotionStore
+	// Freezes says whether an environment is frozen, the promotion's
+	// "target not frozen" gate (nil: no freezes are configured, shown so).
+	Freezes promotion.FreezeGate
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

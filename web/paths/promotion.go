@@ -44,3 +44,8 @@ func APIEnvPromotions(env string) string {
 func APIEnvPromotionApprove(env, id string) string {
 	return APIEnvPromotions(env) + join("/", id, "/approve")
 }
+
+// APIEnvPromotionReject rejects promotion request id of env (POST).
+func APIEnvPromotionReject(env, id string) string {
+	return APIEnvPromotions(env) + join("/", id, "/reject")
+}
