@@ -261,6 +261,22 @@ func (s *Server) decidePromotion(ctx context.Context, target, id string, approve
 		s.appendDecision(ctx, *req, me, audit.OutcomeRefused, he.Public, "")
 		return promotionOutcome{}, he
 	}
+	if !approve {
+		// A rejection writes nothing: no gate, no read of the
+		// environments (a source that cannot be read is no reason to
+		// keep a request).
+		out := promotionOutcome{Target: target, Source: req.Source}
+		for _, v := range req.Apps {
+			out.Apps = append(out.Apps, promotionAppJSON{App: v.App, To: v.Version, Image: v.Image})
+		}
+		got, err := s.opts.Promotions.Decide(ctx, target, id, promotion.StateRejected, me, nil)
+		if err != nil {
+			return out, decideError(err)
+		}
+		out.Request = &got
+		s.appendDecision(ctx, got, me, audit.OutcomeSucceeded, "rejected", "")
+		return out, nil
+	}
 	p := promoter{actor: req.Requester, mayPromote: true, approver: &me}
 	app := ""
 	if len(req.Apps) == 1 {
@@ -271,15 +287,6 @@ func (s *Server) decidePromotion(ctx context.Context, target, id string, approve
 		return promotionOutcome{}, err
 	}
 	out := ask.outcome()
-	if !approve {
-		got, err := s.opts.Promotions.Decide(ctx, target, id, promotion.StateRejected, me, nil)
-		if err != nil {
-			return out, decideError(err)
-		}
-		out.Request = &got
-		s.appendDecision(ctx, got, me, audit.OutcomeSucceeded, "rejected", "")
-		return out, nil
-	}
 	if !sameVersions(req.Apps, ask.versions()) {
 		he := &httpError{Status: http.StatusConflict, Reason: "SourceMoved",
 			Public: fmt.Sprintf("%s no longer runs the versions requested (%s): reject this request and ask again", req.Source, versionsText(req.Apps))}
@@ -387,7 +394,15 @@ func (s *Server) appendDecision(ctx context.Context, req promotion.Request, who 
 	if req.State == promotion.StateRejected {
 		verb = audit.VerbPromoteReject
 	}
-	rec := audit.Record{Time: s.opts.Now(), Actor: who, Verb: verb, Cluster: s.opts.EnvClusters[req.Target], Environment: req.Target,
+	cluster := ""
+	if er, err := s.envRunner(); err == nil {
+		if e, err := er.Config().Env(req.Target); err == nil {
+			if c := s.envCluster(e); c != nil {
+				cluster = c.Name
+			}
+		}
+	}
+	rec := audit.Record{Time: s.opts.Now(), Actor: who, Verb: verb, Cluster: cluster, Environment: req.Target,
 		Commit: commit, Outcome: outcome, Message: "request " + req.ID + " of " + actorText(req.Requester) + ": " + msg, Blockers: []string{}}
 	if len(req.Apps) == 1 {
 		rec.App = req.Apps[0].App

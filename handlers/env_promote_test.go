@@ -349,3 +349,31 @@ func hasAttr(n *html.Node, key string) bool {
 	}
 	return false
 }
+
+// TestPromoteReject: another approver rejects a request: nothing is
+// written, and the request cannot be approved afterwards.
+func TestPromoteReject(t *testing.T) {
+	rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)
+	rows[1].Version, rows[1].Image = "1.5.0", "reg.example/acme/api:1.5.0"
+	f := promoteServer(t, rows)
+	f.as("dee", "deployers")
+	code, out, body := f.post(t, paths.APIEnvPromotions("prod"), `{"from": "staging"}`)
+	if code != 202 || out.Request == nil {
+		t.Fatalf("POST promotions (prod, every App) = %d %s, want 202", code, body)
+	}
+	f.as("abe", "approvers")
+	code, got, body := f.post(t, paths.APIEnvPromotionReject("prod", out.Request.ID), ``)
+	if code != 200 || got.Request == nil || got.Request.State != promotion.StateRejected {
+		t.Fatalf("reject = %d %s, want 200 and rejected", code, body)
+	}
+	if code, _, _ := f.post(t, paths.APIEnvPromotionApprove("prod", out.Request.ID), ``); code != 409 {
+		t.Errorf("approve after a rejection = %d, want 409", code)
+	}
+	if len(f.fc.requests()) != 0 {
+		t.Errorf("a rejected request reached the write-back")
+	}
+	want := "promote-request:succeeded:dee promote-reject:succeeded:abe"
+	if got := strings.Join(f.audit.verbs(), " "); got != want {
+		t.Errorf("audit records = %q, want %q", got, want)
+	}
+}
