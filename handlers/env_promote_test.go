@@ -377,3 +377,42 @@ func TestPromoteReject(t *testing.T) {
 		t.Errorf("audit records = %q, want %q", got, want)
 	}
 }
+
+// TestMatrixPromoteButtonsFollowRoles: the matrix draws "Promote to X"
+// from the decision the POST enforces: none for a viewer, staging only for
+// a deployer of dev and staging, both for a deployer everywhere.
+func TestMatrixPromoteButtonsFollowRoles(t *testing.T) {
+	tests := []struct {
+		sub, group string
+		want       []string
+	}{
+		{"vera", "viewers", nil},
+		{"stan", "staging-deployers", []string{"staging"}},
+		{"dee", "deployers", []string{"prod", "qa", "staging"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.group, func(t *testing.T) {
+			f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy))
+			f.as(tt.sub, tt.group)
+			targets := map[string]bool{}
+			for _, a := range byTestID(parseHTML(t, f.ts.get(t, paths.Environments(), nil).Body.String()), "matrix-promote") {
+				targets[attr(a, "data-target")] = true
+			}
+			var got []string
+			for _, env := range []string{"prod", "qa", "staging"} {
+				if targets[env] {
+					got = append(got, env)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("Promote targets drawn = %v, want %v", got, tt.want)
+			}
+			// Each drawn target is one the POST lets through the route.
+			for env := range targets {
+				if code, _, body := f.post(t, paths.APIEnvPromotions(env), `{"app": "nothing"}`); code == 403 {
+					t.Errorf("Promote to %s is drawn but the POST answers 403: %s", env, body)
+				}
+			}
+		})
+	}
+}
