@@ -182,16 +182,9 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		Action: "rollback", App: a.Name, Version: version,
 		Limits: g.env.WriteBackLimits(),
 	}
-	commit := s.opts.GitCommit
-	if commit == nil {
-		commit = writeback.Commit
-	}
-	wres, err := commit(ctx, req)
+	wres, err := s.commitThroughGit(ctx, g.env.Name, req, &hookErr)
 	if err != nil {
-		if hookErr != nil {
-			err = hookErr
-		}
-		return res, gitOutcome{}, writeBackError(g.env.Name, err)
+		return res, gitOutcome{}, err
 	}
 	res.Changed = !wres.NoChange
 	out := gitOutcome{Environment: g.env.Name, Commit: commitOf(wres)}
@@ -208,6 +201,26 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		out.Run = runOf(run)
 	}
 	return res, out, nil
+}
+
+// commitThroughGit runs one write-back of environment env
+// (Options.GitCommit, default writeback.Commit). A refusal of the
+// request's Plan or Check hook, which they keep in *hookErr, is answered
+// in its own words (writeback.Commit returns its own typed errors only,
+// redacted); any failure is mapped by writeBackError.
+func (s *Server) commitThroughGit(ctx context.Context, env string, req writeback.Request, hookErr *error) (writeback.Result, error) {
+	commit := s.opts.GitCommit
+	if commit == nil {
+		commit = writeback.Commit
+	}
+	wres, err := commit(ctx, req)
+	if err != nil {
+		if *hookErr != nil {
+			err = *hookErr
+		}
+		return wres, writeBackError(env, err)
+	}
+	return wres, nil
 }
 
 // locateError is Locate's refusal to find the edit (the App is in no file,

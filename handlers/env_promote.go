@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/appcr"
@@ -287,7 +288,7 @@ func (s *Server) decidePromotion(ctx context.Context, target, id string, approve
 		return promotionOutcome{}, err
 	}
 	out := ask.outcome()
-	if !sameVersions(req.Apps, ask.versions()) {
+	if !slices.Equal(req.Apps, ask.versions()) {
 		he := &httpError{Status: http.StatusConflict, Reason: "SourceMoved",
 			Public: fmt.Sprintf("%s no longer runs the versions requested (%s): reject this request and ask again", req.Source, versionsText(req.Apps))}
 		s.appendDecision(ctx, *req, me, audit.OutcomeRefused, he.Public, "")
@@ -341,18 +342,6 @@ func publicOf(err error) string {
 		return he.Public
 	}
 	return "the promotion failed: see the server log"
-}
-
-func sameVersions(a, b []promotion.AppVersion) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func versionsText(vs []promotion.AppVersion) string {
@@ -497,16 +486,9 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 		Action: "promote", App: app, Version: version,
 		Limits: env.WriteBackLimits(),
 	}
-	commit := s.opts.GitCommit
-	if commit == nil {
-		commit = writeback.Commit
-	}
-	wres, err := commit(ctx, req)
+	wres, err := s.commitThroughGit(ctx, env.Name, req, &hookErr)
 	if err != nil {
-		if hookErr != nil {
-			err = hookErr
-		}
-		return gitOutcome{}, writeBackError(env.Name, err)
+		return gitOutcome{}, err
 	}
 	out := gitOutcome{Environment: env.Name, Commit: commitOf(wres)}
 	if path != writeCommitApply {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,15 +11,12 @@ import (
 
 	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -142,17 +136,7 @@ func promoteServer(t *testing.T, rows []kubeview.AppRow) *promoteFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A cluster that never answers: a plan started stays going.
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); hang.Close() })
-	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10), ReportsDir: t.TempDir(),
-		RestConfig: &rest.Config{Host: hang.URL, Timeout: 3 * time.Second}})
+	runner := hangingRunner(t, cfg) // a plan started stays going
 	policy, err := roles.Parse("roles.yaml", []byte(promoteRoles), roles.Options{})
 	if err != nil {
 		t.Fatal(err)
