@@ -144,12 +144,20 @@ func (s *Server) matrixView(ctx context.Context, m promotion.Matrix, q promotion
 		Query: templates.MatrixQuery{Search: q.Search, Health: string(q.Health), Differs: q.Differs}}
 	next := map[string][]string{}
 	for _, c := range m.Columns {
-		if c.After != "" && s.allowed(ctx, roles.Promote, s.envTarget(c.Env)) {
+		// A target whose Apps are not read cannot be promoted into (its
+		// gates cannot be evaluated): not offered.
+		if c.After != "" && c.Unavailable == "" && s.allowed(ctx, roles.Promote, s.envTarget(c.Env)) {
 			next[c.After] = append(next[c.After], c.Env)
 		}
 	}
 	for _, c := range m.Columns {
-		p.Columns = append(p.Columns, templates.MatrixColumn{Column: c, URL: paths.Env(c.Env)})
+		mc := templates.MatrixColumn{Column: c, URL: paths.Env(c.Env)}
+		if c.Unavailable == "" {
+			for _, t := range next[c.Env] {
+				mc.Promote = append(mc.Promote, templates.PromoteLink{Target: t, URL: paths.EnvPromote(t, c.Env, "")})
+			}
+		}
+		p.Columns = append(p.Columns, mc)
 	}
 	f := m.Filter(q)
 	for _, r := range f.Rows {

@@ -124,15 +124,22 @@ func TestEnvMatrixPage(t *testing.T) {
 	if u := byTestID(doc, "matrix-unavailable"); len(u) != 1 || !strings.Contains(text(u[0]), "production is not a platform namespace") {
 		t.Errorf("prod's column does not say why its Apps are not shown")
 	}
-	// The admin may promote: dev's cells offer staging, staging's offer prod.
+	// The admin may promote: dev's cells offer staging; prod, whose Apps
+	// are not read, is offered nowhere.
 	var promote []string
 	for _, a := range byTestID(doc, "matrix-promote") {
 		promote = append(promote, attr(a, "href"))
 	}
-	want := []string{paths.EnvPromote("staging", "dev", "api"), paths.EnvPromote("prod", "staging", "api"),
-		paths.EnvPromote("staging", "dev", "worker"), paths.EnvPromote("prod", "staging", "worker")}
+	want := []string{paths.EnvPromote("staging", "dev", "api"), paths.EnvPromote("staging", "dev", "worker")}
 	if diff := cmp.Diff(want, promote); diff != "" {
 		t.Errorf("Promote links (-want +got):\n%s", diff)
+	}
+	var all []string
+	for _, a := range byTestID(doc, "matrix-promote-all") {
+		all = append(all, attr(a, "href"))
+	}
+	if diff := cmp.Diff([]string{paths.EnvPromote("staging", "dev", "")}, all); diff != "" {
+		t.Errorf("Promote all links (-want +got):\n%s", diff)
 	}
 	if d := byTestID(doc, "matrix-diff"); len(d) == 0 || attr(d[0], "href") != paths.EnvCompare("staging", "api", "dev") {
 		t.Errorf("staging's api cell does not link its diff with dev")

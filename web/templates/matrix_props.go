@@ -33,6 +33,10 @@ type MatrixColumn struct {
 	promotion.Column
 	// URL is the environment's page.
 	URL string
+	// Promote offers "Promote all to <env>": every App of this
+	// environment, for each environment promoted from it that the person
+	// may promote to.
+	Promote []PromoteLink
 }
 
 // MatrixRow is one App across the environments.
