@@ -159,6 +159,7 @@ func (s *Server) matrixView(ctx context.Context, m promotion.Matrix, q promotion
 		}
 		p.Columns = append(p.Columns, mc)
 	}
+	p.Pending = s.pendingPromotions(ctx)
 	f := m.Filter(q)
 	for _, r := range f.Rows {
 		row := templates.MatrixRow{App: r.App}
@@ -196,4 +197,31 @@ func (s *Server) apiEnvironments(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, s.envMatrix(r.Context()).Filter(q))
 	return nil
+}
+
+// pendingPromotions are the requests waiting for a second person in the
+// environments the person may view (none when the store is not configured
+// or cannot be read: the dialogs list them too).
+func (s *Server) pendingPromotions(ctx context.Context) []templates.PendingPromotion {
+	if s.opts.Promotions == nil {
+		return nil
+	}
+	reqs, err := s.opts.Promotions.List(ctx, "")
+	if err != nil {
+		s.log.Warn("promotion requests unreadable", "err", err)
+		return nil
+	}
+	var out []templates.PendingPromotion
+	for _, r := range reqs {
+		if r.State != promotion.StatePending || !s.allowed(ctx, roles.View, s.envTarget(r.Target)) {
+			continue
+		}
+		app := ""
+		if len(r.Apps) == 1 {
+			app = r.Apps[0].App
+		}
+		out = append(out, templates.PendingPromotion{ID: r.ID, Source: r.Source, Target: r.Target, Versions: versionsText(r.Apps),
+			Requester: actorText(r.Requester), URL: paths.EnvPromote(r.Target, r.Source, app)})
+	}
+	return out
 }

@@ -251,6 +251,12 @@ func TestPromoteProtectedTwoPerson(t *testing.T) {
 		t.Fatalf("a request wrote to the repository")
 	}
 	id := out.Request.ID
+	// An approver finds it on the matrix, linked to its dialog.
+	f.as("abe", "approvers")
+	pending := byTestID(parseHTML(t, f.ts.get(t, paths.Environments(), nil).Body.String()), "pending-promotion")
+	if len(pending) != 1 || attr(pending[0], "data-id") != id || !strings.Contains(text(pending[0]), "dee@example.com") {
+		t.Errorf("the matrix lists %d pending requests, want request %s by dee", len(pending), id)
+	}
 	// The requester is refused, even with the approver role.
 	f.as("dee", "approvers")
 	if code, _, body := f.post(t, paths.APIEnvPromotionApprove("prod", id), ``); code != 403 || !strings.Contains(body, "another approver") {

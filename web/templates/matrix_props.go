@@ -19,6 +19,15 @@ type MatrixProps struct {
 	// Total is the number of Apps before the filters.
 	Total int
 	Now   time.Time
+	// Pending are the promotion requests waiting for a second person, in
+	// the environments the person may view.
+	Pending []PendingPromotion
+}
+
+// PendingPromotion is a request waiting for approval, linked to its
+// dialog (where an approver decides it).
+type PendingPromotion struct {
+	ID, Source, Target, Versions, Requester, URL string
 }
 
 // MatrixQuery is the matrix's bookmarkable filters.
