@@ -30,12 +30,17 @@ const (
 	// VerbSubscription is a change of a notification subscription
 	// (created, deleted, changed) or its test message.
 	VerbSubscription Verb = "subscription"
+	// VerbPromote writes a promotion (an unprotected target, or an
+	// approved request); VerbPromoteReject rejects a request.
+	VerbPromote       Verb = "promote"
+	VerbPromoteReject Verb = "promote-reject"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
-		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove, VerbSubscription}
+		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove, VerbPromote, VerbPromoteReject,
+		VerbSubscription}
 }
 
 // Valid reports whether v is one of Verbs.

@@ -68,6 +68,9 @@ type Environment struct {
 	// branch moves and applies a ready plan; never on a protected
 	// environment.
 	AutoSync *AutoSync `json:"autoSync,omitempty"`
+	// Promotion, when set, names the environment this one is promoted
+	// from and the soak time (the matrix's column order, promotion.go).
+	Promotion *Promotion `json:"promotion,omitempty"`
 
 	// configDir resolves relative paths.
 	configDir string
@@ -395,6 +398,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validatePromotion(bad)
 	return errors.Join(errs...)
 }
 

@@ -182,16 +182,9 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		Action: "rollback", App: a.Name, Version: version,
 		Limits: g.env.WriteBackLimits(),
 	}
-	commit := s.opts.GitCommit
-	if commit == nil {
-		commit = writeback.Commit
-	}
-	wres, err := commit(ctx, req)
+	wres, err := s.commitThroughGit(ctx, g.env.Name, req, &hookErr)
 	if err != nil {
-		if hookErr != nil {
-			err = hookErr
-		}
-		return res, gitOutcome{}, writeBackError(g.env.Name, err)
+		return res, gitOutcome{}, err
 	}
 	res.Changed = !wres.NoChange
 	out := gitOutcome{Environment: g.env.Name, Commit: commitOf(wres)}
@@ -208,6 +201,26 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		out.Run = runOf(run)
 	}
 	return res, out, nil
+}
+
+// commitThroughGit runs one write-back of environment env
+// (Options.GitCommit, default writeback.Commit). A refusal of the
+// request's Plan or Check hook, which they keep in *hookErr, is answered
+// in its own words (writeback.Commit returns its own typed errors only,
+// redacted); any failure is mapped by writeBackError.
+func (s *Server) commitThroughGit(ctx context.Context, env string, req writeback.Request, hookErr *error) (writeback.Result, error) {
+	commit := s.opts.GitCommit
+	if commit == nil {
+		commit = writeback.Commit
+	}
+	wres, err := commit(ctx, req)
+	if err != nil {
+		if *hookErr != nil {
+			err = *hookErr
+		}
+		return wres, writeBackError(env, err)
+	}
+	return wres, nil
 }
 
 // locateError is Locate's refusal to find the edit (the App is in no file,
@@ -228,6 +241,12 @@ func (e *checkError) Error() string { return e.msg }
 // checks that the App's spec.image is repo at tag: the edit Locate chose
 // reaches what is applied.
 func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name, repo, tag string) error {
+	return checkRenderedRef(ctx, env, tree, group, kind, name, appcr.ImageRef{Repository: repo, Tag: tag})
+}
+
+// checkRenderedRef is checkRenderedImage for a whole reference: the App's
+// rendered spec.image must be want's repository, tag and digest exactly.
+func checkRenderedRef(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name string, want appcr.ImageRef) error {
 	objs, err := deployplan.RenderFS(ctx, env, tree)
 	if err != nil {
 		return &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
@@ -239,8 +258,8 @@ func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree f
 		}
 		img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
 		ref := appcr.ParseImageRef(img)
-		if ref.Repository != repo || ref.Tag != tag || ref.Digest != "" {
-			return &checkError{fmt.Sprintf("after the edit, %s renders %s %s with image %q, not %s:%s (a patch or another layer sets it): nothing was pushed", env.Source.Path, kind, name, img, repo, tag)}
+		if ref != want {
+			return &checkError{fmt.Sprintf("after the edit, %s renders %s %s with image %q, not %s (a patch or another layer sets it): nothing was pushed", env.Source.Path, kind, name, img, want.String())}
 		}
 		return nil
 	}
@@ -259,6 +278,7 @@ func writeBackError(env string, err error) *httpError {
 		large    *writeback.TooLargeError
 		loc      *locateError
 		chk      *checkError
+		shared   *sharedFileError
 	)
 	he := &httpError{Status: http.StatusBadGateway, Reason: "WriteBackFailed", Err: err,
 		Public: "the commit to environment " + env + "'s repository failed: see the server log; nothing was pushed or applied"}
@@ -290,6 +310,9 @@ func writeBackError(env string, err error) *httpError {
 	case errors.As(err, &chk):
 		he.Status, he.Reason = http.StatusUnprocessableEntity, "EditError"
 		he.Public = chk.msg
+	case errors.As(err, &shared):
+		he.Status, he.Reason = http.StatusUnprocessableEntity, "SharedFile"
+		he.Public = shared.msg
 	}
 	return he
 }

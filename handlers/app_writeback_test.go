@@ -235,18 +235,7 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A cluster that never answers: a run stays going until the test
-	// ends.
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); hang.Close() })
-	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10), ReportsDir: t.TempDir(),
-		RestConfig: &rest.Config{Host: hang.URL, Timeout: 3 * time.Second}})
+	runner := hangingRunner(t, cfg)
 	rel := &recordingReleaser{}
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
 		o.Clusters = []Cluster{{Name: "in-cluster", View: gitView{newFakeView(nil)}, Release: rel}}
@@ -255,6 +244,22 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 		o.GitCommit = fc.commit
 	})
 	return ts, rel
+}
+
+// hangingRunner is the engine of cfg over a cluster that never answers:
+// a run it starts stays going until the test ends.
+func hangingRunner(t *testing.T, cfg *deployplan.Config) *envrun.Runner {
+	t.Helper()
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hang.Close() })
+	return envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10), ReportsDir: t.TempDir(),
+		RestConfig: &rest.Config{Host: hang.URL, Timeout: 3 * time.Second}})
 }
 
 var jsonHeader = map[string]string{"Content-Type": "application/json"}

@@ -46,6 +46,17 @@ func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
 func (s *Server) envList(w http.ResponseWriter, r *http.Request) error {
 	p := templates.EnvListPage{Layout: s.layout(r, "envs", "Environments")}
 	if s.opts.Environments != nil {
+		q, err := matrixQuery(r.URL.Query())
+		if err != nil {
+			return err
+		}
+		mv := s.matrixView(r.Context(), s.envMatrix(r.Context()), q)
+		if isHTMX(r) {
+			return s.render(w, r, http.StatusOK, templates.Matrix(mv))
+		}
+		p.Matrix = &mv
+	}
+	if s.opts.Environments != nil {
 		for i := range s.opts.Environments.Config().Environments {
 			e := &s.opts.Environments.Config().Environments[i]
 			if !s.allowed(r.Context(), roles.View, s.envTarget(e.Name)) {

@@ -227,8 +227,16 @@ func (s *Server) envGitOps(w http.ResponseWriter, r *http.Request) error {
 }
 
 // apiEnvironments serves GET /v1/deploy/environments: the GitOps state of
-// every environment the person may view.
+// every environment the person may view, or with view=matrix the matrix
+// of versions across them (apiEnvMatrix).
 func (s *Server) apiEnvironments(w http.ResponseWriter, r *http.Request) error {
+	switch view := r.URL.Query().Get("view"); view {
+	case "":
+	case "matrix":
+		return s.apiEnvMatrix(w, r)
+	default:
+		return badRequest("view %q is not known: leave it out for the environments' GitOps state, or ask for view=matrix", view)
+	}
 	er, err := s.envRunner()
 	if err != nil {
 		return err

@@ -98,6 +98,16 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APIEnvPause DELETE", "DELETE", paths.APIEnvPause(env), "DELETE /v1/deploy/environments/{env}/pause", map[string]string{"env": env}, nil},
 			tc{"Audit", "GET", paths.Audit(url.Values{"actor": {h}, "app": {h}}), "GET /audit", map[string]string{}, url.Values{"actor": {h}, "app": {h}}},
 			tc{"APIAudit", "GET", paths.APIAudit(url.Values{"env": {h}, "format": {"csv"}}), "GET /v1/deploy/audit", map[string]string{}, url.Values{"env": {h}, "format": {"csv"}}},
+			tc{"EnvCompare", "GET", paths.EnvCompare(env, name, h), "GET /environments/{env}/compare/{app}", map[string]string{"env": env, "app": name}, url.Values{"from": {h}}},
+			tc{"EnvMatrix", "GET", paths.EnvMatrix(url.Values{"q": {h}, "differs": {"1"}}), "GET /environments", map[string]string{}, url.Values{"q": {h}, "differs": {"1"}}},
+			tc{"APIEnvironments", "GET", paths.APIEnvironments(url.Values{"view": {"matrix"}, "q": {h}}), "GET /v1/deploy/environments", map[string]string{}, url.Values{"view": {"matrix"}, "q": {h}}},
+			tc{"EnvPromote", "GET", paths.EnvPromote(env, h, name), "GET /environments/{env}/promote", map[string]string{"env": env}, url.Values{"from": {h}, "app": {name}}},
+			tc{"EnvPromoteRequest", "POST", paths.EnvPromoteRequest(env), "POST /environments/{env}/promote", map[string]string{"env": env}, nil},
+			tc{"EnvPromoteApprove", "POST", paths.EnvPromoteApprove(env, id), "POST /environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
+			tc{"EnvPromoteReject", "POST", paths.EnvPromoteReject(env, id), "POST /environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
+			tc{"APIEnvPromotions", "POST", paths.APIEnvPromotions(env), "POST /v1/deploy/environments/{env}/promotions", map[string]string{"env": env}, nil},
+			tc{"APIEnvPromotionApprove", "POST", paths.APIEnvPromotionApprove(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
+			tc{"APIEnvPromotionReject", "POST", paths.APIEnvPromotionReject(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
@@ -107,7 +117,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
-		tc{"APIEnvironments", "GET", paths.APIEnvironments(), "GET /v1/deploy/environments", map[string]string{}, url.Values{}},
+		tc{"APIEnvironments", "GET", paths.APIEnvironments(nil), "GET /v1/deploy/environments", map[string]string{}, url.Values{}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -155,12 +165,16 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
-		{"GET", paths.EnvGitOps("e")}, {"POST", paths.EnvPause("e")}, {"POST", paths.EnvResume("e")}, {"GET", paths.APIEnvironments()},
+		{"GET", paths.EnvGitOps("e")}, {"POST", paths.EnvPause("e")}, {"POST", paths.EnvResume("e")}, {"GET", paths.APIEnvironments(nil)},
 		{"GET", paths.APIEnvironment("e")}, {"POST", paths.APIEnvPause("e")}, {"DELETE", paths.APIEnvPause("e")},
 		{"POST", paths.AppNotifications("c", "n", "a")}, {"POST", paths.AppNotificationTest("c", "n", "a", "i")}, {"POST", paths.AppNotificationDelete("c", "n", "a", "i")},
 		{"POST", paths.EnvNotifications("e")}, {"POST", paths.EnvNotificationTest("e", "i")}, {"POST", paths.EnvNotificationDelete("e", "i")},
 		{"GET", paths.APISubscriptions(nil)}, {"POST", paths.APISubscriptions(nil)}, {"GET", paths.APISubscription("i")}, {"PUT", paths.APISubscription("i")},
 		{"DELETE", paths.APISubscription("i")}, {"POST", paths.APISubscriptionTest("i")}, {"GET", paths.APISubscriptionLog("i")},
+		{"GET", paths.EnvCompare("e", "a", "f")},
+		{"GET", paths.EnvPromote("e", "f", "a")}, {"POST", paths.EnvPromoteRequest("e")}, {"POST", paths.EnvPromoteApprove("e", "i")},
+		{"POST", paths.EnvPromoteReject("e", "i")}, {"POST", paths.APIEnvPromotions("e")}, {"POST", paths.APIEnvPromotionApprove("e", "i")},
+		{"POST", paths.APIEnvPromotionReject("e", "i")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

@@ -58,6 +58,15 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/gitops", roles.View, s.envGitOps)
 	s.protect(m, "POST /environments/{env}/pause", roles.Pause, s.envPauseForm)
 	s.protect(m, "POST /environments/{env}/resume", roles.Pause, s.envResumeForm)
+	// One App in two environments (env_compare.go).
+	s.protect(m, "GET /environments/{env}/compare/{app}", roles.View, s.envCompare)
+	// Promotions into an environment: the dialog with its gates, the
+	// promotion (or its request), a second person's decision
+	// (env_promote_page.go, env_promote.go).
+	s.protect(m, "GET /environments/{env}/promote", roles.View, s.envPromotePage)
+	s.protect(m, "POST /environments/{env}/promote", roles.Promote, s.envPromoteSubmit)
+	s.protect(m, "POST /environments/{env}/promotions/{id}/approve", roles.Approve, s.envPromotionDecide(true))
+	s.protect(m, "POST /environments/{env}/promotions/{id}/reject", roles.Approve, s.envPromotionDecide(false))
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
@@ -91,12 +100,17 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))
 	s.protect(m, "GET /v1/deploy/audit", roles.Admin, s.apiAudit)
 	s.protect(m, "GET /v1/deploy/environments/{env}/history", roles.View, s.apiEnvHistory)
-	// The environments' GitOps state and auto-sync pauses (env_pause.go);
-	// one environment's through apiDeployPair (see there).
+	// The environments' GitOps state and auto-sync pauses (env_pause.go),
+	// or with ?view=matrix the matrix of versions (env_matrix.go); one
+	// environment's through apiDeployPair (see there).
 	s.protect(m, "GET /v1/deploy/environments", roles.View, s.apiEnvironments)
 	s.protect(m, "GET /v1/deploy/{name}/{sub}", roles.View, s.apiDeployPair)
 	s.protect(m, "POST /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvPause)
 	s.protect(m, "DELETE /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvResume)
+	// Promotions (env_promote.go).
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions", roles.Promote, s.apiPromote)
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/approve", roles.Approve, s.apiPromotionApprove)
+	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/reject", roles.Approve, s.apiPromotionReject)
 
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).

@@ -21,6 +21,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -128,6 +129,12 @@ type Options struct {
 	// Notify keeps the notification subscriptions and sends their test
 	// messages (nil: the pages say notifications are not configured).
 	Notify Notifications
+	// Promotions keeps the two-person rule's promotion requests (nil: a
+	// promotion into a protected environment is refused).
+	Promotions PromotionStore
+	// Freezes says whether an environment is frozen, the promotion's
+	// "target not frozen" gate (nil: no freezes are configured, shown so).
+	Freezes promotion.FreezeGate
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -28,6 +28,7 @@ import (
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
 )
 
@@ -371,6 +372,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		go index.Run(ctx)
 		hopts.Desired = index
 		hopts.EnvClusterConfig = envConfig
+		// The two-person rule's promotion requests, beside the history.
+		hopts.Promotions = promotion.NewStore(cs.CoreV1(), historyNS)
 		runner := envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),

@@ -117,9 +117,6 @@ func EnvPause(env string) string { return Env(env) + "/pause" }
 // EnvResume resumes an environment's auto-sync (POST, the page's form).
 func EnvResume(env string) string { return Env(env) + "/resume" }
 
-// APIEnvironments is the environments' GitOps state as JSON.
-func APIEnvironments() string { return "/v1/deploy/environments" }
-
 // APIEnvironment is one environment's GitOps state as JSON.
 func APIEnvironment(env string) string { return join("/v1/deploy/environments/", env) }
 

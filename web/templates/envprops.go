@@ -23,6 +23,9 @@ type EnvListPage struct {
 	Envs   []EnvSummary
 	// HistoryError is set when the history could not be read.
 	HistoryError string
+	// Matrix is the versions of the Apps across the environments (nil:
+	// no environments are configured).
+	Matrix *MatrixProps
 }
 
 // EnvPage is /environments/{env}.

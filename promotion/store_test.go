@@ -1,0 +1,122 @@
+package promotion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/audit"
+)
+
+func TestStoreRequestAndDecide(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	alice := audit.Actor{Email: "alice@example.com", Subject: "a"}
+	bob := audit.Actor{Email: "bob@example.com", Subject: "b"}
+	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Apps: []AppVersion{{App: "api", Image: "reg/api:1.5.0", Version: "1.5.0"}}, Requester: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != StatePending || r.ID == "" {
+		t.Fatalf("Create() = %+v, want a pending request with an id", r)
+	}
+	notSelf := func(req Request) error {
+		if SamePerson(req.Requester, alice) {
+			return errors.New("own request")
+		}
+		return nil
+	}
+	// The requester's own approval is refused by check, and nothing is written.
+	if _, err := s.Decide(ctx, "prod", r.ID, StateApproved, alice, notSelf); err == nil {
+		t.Fatalf("Decide(by the requester) = nil error, want the check's refusal")
+	}
+	if got, _ := s.Get(ctx, "prod", r.ID); got.State != StatePending {
+		t.Fatalf("after a refused decision the request is %s, want pending", got.State)
+	}
+	// Another target does not find it.
+	if _, err := s.Decide(ctx, "staging", r.ID, StateApproved, bob, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Decide(another target) = %v, want ErrNotFound", err)
+	}
+	got, err := s.Decide(ctx, "prod", r.ID, StateApproved, bob, nil)
+	if err != nil || got.State != StateApproved || got.Decider == nil || got.Decider.Email != "bob@example.com" {
+		t.Fatalf("Decide(bob) = %+v, %v; want approved by bob", got, err)
+	}
+	var de *DecidedError
+	if _, err := s.Decide(ctx, "prod", r.ID, StateRejected, bob, nil); !errors.As(err, &de) || de.State != StateApproved {
+		t.Errorf("a second Decide = %v, want a *DecidedError (approved)", err)
+	}
+	if err := s.Finish(ctx, "prod", r.ID, StateApproved, "deploy-web/promote-api-1.5.0", "", "abc", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(ctx, "prod", r.ID); got.Branch != "deploy-web/promote-api-1.5.0" {
+		t.Errorf("after Finish the branch is %q", got.Branch)
+	}
+}
+
+// TestStoreOneDecisionUnderRace: approvers deciding one request at once
+// (as two replicas would) leave exactly one decision.
+func TestStoreOneDecisionUnderRace(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "req"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.Decide(ctx, "prod", r.ID, StateApproved, audit.Actor{Subject: fmt.Sprint("approver-", i)}, nil)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		var de *DecidedError
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &de):
+		default:
+			t.Errorf("Decide = %v, want nil or a *DecidedError", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d approvers won the decision, want exactly 1", won)
+	}
+}
+
+func TestStoreTrimKeepsPending(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	first, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range MaxRequests + 5 {
+		r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(ctx, "prod", r.ID, StateRejected, audit.Actor{Subject: "y"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) > MaxRequests+1 {
+		t.Errorf("List() has %d requests, want at most %d", len(all), MaxRequests+1)
+	}
+	if got, err := s.Get(ctx, "prod", first.ID); err != nil || got.State != StatePending {
+		t.Errorf("the oldest pending request = %+v, %v; want it kept", got, err)
+	}
+}
