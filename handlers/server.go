@@ -122,6 +122,9 @@ type Options struct {
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy
+	// Timeline is what happened to each App (nil: the timeline pages
+	// and API say it is off).
+	Timeline Timeline
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests

@@ -29,6 +29,7 @@ import (
 	"github.com/hanzoai/deploy-web/metrics"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
 // serveConfig is the dashboard's configuration.
@@ -324,6 +325,18 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 		hopts.Audit, hopts.RecordReader = store, store
+	}
+	// The timeline (docs/timeline.md) lives in the same namespace: every
+	// replica feeds it, the holder of its Lease writes it. tl is nil
+	// without that namespace; its live entries are tl.Subscribe.
+	var tl *timeline.Store
+	if tlNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
+		log.Warn("no timeline: App timelines and the activity feed are off", "err", err)
+	} else if tl, err = startTimeline(runCtx, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
+		return err
+	}
+	if tl != nil {
+		hopts.Timeline = tl
 	}
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
