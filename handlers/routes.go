@@ -41,6 +41,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/rollback", roles.Rollback, s.appRollback)
 	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/sync", roles.Sync, s.appSync)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/actions/clear", roles.View, s.clearActions)
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", roles.View, s.appTimeline)
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", roles.View, limited(s.timelineStreams, s.appTimelineStream))
 	// The single-cluster app URLs (bookmarks): redirected (legacyApp).
 	s.protect(m, "/apps/{namespace}/{name}", roles.View, s.legacyApp)
 	s.protect(m, "/apps/{namespace}/{name}/{rest...}", roles.View, s.legacyApp)
@@ -67,6 +69,7 @@ func (s *Server) mux() *http.ServeMux {
 	// (apiDeploySub).
 	s.protect(m, "GET /v1/deploy/{name}/{sub}/{ref}", roles.View, s.apiDeploySub)
 	s.protect(m, "GET /v1/deploy/{name}/logs", roles.Logs, s.apiLogs)
+	s.protect(m, "GET /v1/deploy/{name}/timeline", roles.View, s.apiTimeline)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", roles.Rollback, s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", roles.Sync, s.apiSync)
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))

@@ -167,6 +167,8 @@ type Server struct {
 	// diffs counts the environment diffs in progress (each may fetch a
 	// repository and read every object of the environment).
 	diffs *userLimiter
+	// timelineStreams counts the Timeline tabs' live streams.
+	timelineStreams *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -191,10 +193,11 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
 	clusters := slices.Clone(opts.Clusters)
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
-		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
-		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
-		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
-		diffs:      newUserLimiter("diffs", diffsPerUser, diffsTotal)}
+		logReads:        newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
+		eventReads:      newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
+		runStreams:      newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
+		diffs:           newUserLimiter("diffs", diffsPerUser, diffsTotal),
+		timelineStreams: newUserLimiter("live timelines", timelineStreamsPerUser, timelineStreamsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
 		if c.AppKind == "" {
