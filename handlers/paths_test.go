@@ -104,6 +104,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
+		tc{"Activity", "GET", paths.Activity(url.Values{"namespace": {"a b"}, "kind": {"deploy"}}), "GET /activity", map[string]string{}, url.Values{"namespace": {"a b"}, "kind": {"deploy"}}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -152,6 +153,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
 		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
+		{"GET", paths.Activity(nil)},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

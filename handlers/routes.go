@@ -59,6 +59,8 @@ func (s *Server) mux() *http.ServeMux {
 	// The audit trail of every cluster and environment: superadmins (a
 	// scoped viewer reads its environments' History sections instead).
 	s.protect(m, "GET /audit", roles.Admin, s.auditPage)
+	// The fleet's timeline entries, of the Apps the person may view.
+	s.protect(m, "GET /activity", roles.View, s.activityPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/me", roles.View, s.apiMe)

@@ -185,3 +185,6 @@ func AppTimelineStream(cluster, ns, name string) string {
 func APITimeline(name string, q url.Values) string {
 	return WithQuery(join("/v1/deploy/", name, "/timeline"), q)
 }
+
+// Activity is the fleet's activity feed with its filters and page (q).
+func Activity(q url.Values) string { return WithQuery("/activity", q) }
