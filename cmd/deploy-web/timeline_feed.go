@@ -278,13 +278,17 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 		if who := r.Actor.Email; who != "" {
 			msg += " by " + who
 		}
+		if r.Commit != "" {
+			msg += " at " + shortCommit(r.Commit)
+		}
 		msg += ": " + string(r.Outcome)
 		if r.Message != "" {
 			msg += ": " + r.Message
 		}
+		// No Revision: an entry's revision is the App's declared version,
+		// which the App feed records (and compares after a restart).
 		for _, app := range f.appsOf(r) {
-			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID,
-				Revision: shortCommit(r.Commit), Message: msg})
+			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
 		}
 	}
 	return out

@@ -128,12 +128,12 @@ func TestAuditFeedEntries(t *testing.T) {
 		apply("0000000002", t0.Add(time.Minute), audit.OutcomeSucceeded),
 		apply("0000000001", t0, audit.OutcomeSucceeded),
 	})
-	msg := "apply of production by alice@example.com: succeeded"
+	msg := "apply of production by alice@example.com at 0123456789ab: succeeded"
 	want := []timeline.Entry{
-		{Time: t0, App: checkout, Kind: timeline.KindDeploy, To: "production", Ref: stream + "-0000000001", Revision: "0123456789ab", Message: msg},
-		{Time: t0, App: cart, Kind: timeline.KindDeploy, To: "production", Ref: stream + "-0000000001", Revision: "0123456789ab", Message: msg},
-		{Time: t0.Add(time.Minute), App: checkout, Kind: timeline.KindDeploy, From: stream + "-0000000001", To: "production", Ref: stream + "-0000000002", Revision: "0123456789ab", Message: msg},
-		{Time: t0.Add(time.Minute), App: cart, Kind: timeline.KindDeploy, From: stream + "-0000000001", To: "production", Ref: stream + "-0000000002", Revision: "0123456789ab", Message: msg},
+		{Time: t0, App: checkout, Kind: timeline.KindDeploy, To: "production", Ref: stream + "-0000000001", Message: msg},
+		{Time: t0, App: cart, Kind: timeline.KindDeploy, To: "production", Ref: stream + "-0000000001", Message: msg},
+		{Time: t0.Add(time.Minute), App: checkout, Kind: timeline.KindDeploy, From: stream + "-0000000001", To: "production", Ref: stream + "-0000000002", Message: msg},
+		{Time: t0.Add(time.Minute), App: cart, Kind: timeline.KindDeploy, From: stream + "-0000000001", To: "production", Ref: stream + "-0000000002", Message: msg},
 	}
 	if diff := cmp.Diff(want, first); diff != "" {
 		t.Errorf("entries(three applies, one refused) mismatch (-want +got):\n%s", diff)

@@ -146,8 +146,8 @@ func EntryID(e *timeline.Entry) string {
 
 // DeployDiffURL is the diff of a deploy entry of an environment's apply:
 // from the environment's previous applied record (From) to the deploy's
-// (Ref); "" for any other entry (a sync, a rollback of one App, the first
-// apply of an environment).
+// (Ref); "" for any other entry (a change of the declared revision, a
+// sync, a rollback of one App, the first apply of an environment).
 func DeployDiffURL(e *timeline.Entry) string {
 	if e.Kind != timeline.KindDeploy || e.To == "" || e.From == "" || e.Ref == "" {
 		return ""
@@ -363,9 +363,14 @@ func TimelineRowOf(e *timeline.Entry) TimelineRow {
 		Revision: e.Revision, Count: e.Count}
 	switch e.Kind {
 	case timeline.KindDeploy:
-		r.Change = "deployed"
-		if e.To != "" {
+		switch {
+		case e.Ref == "":
+			// The App's declared revision changed (From, To).
+			r.Change = e.From + " → " + e.To
+		case e.To != "":
 			r.Change = "applied " + e.To
+		default:
+			r.Change = "deployed"
 		}
 		if u := DeployDiffURL(e); u != "" {
 			r.Href, r.HrefLabel = u, "diff"
