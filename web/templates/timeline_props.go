@@ -130,7 +130,7 @@ const (
 	laneCount
 )
 
-var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freeze, pause"}
+var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freeze/pause"}
 
 // TimelineCurrent is the App's state now: the bands' state where no entry
 // says otherwise (an App whose health never changed in the retention).
