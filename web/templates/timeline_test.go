@@ -1,7 +1,10 @@
 package templates
 
 import (
+	"bytes"
+	"context"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +97,27 @@ func TestBuildTimelineChart(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"tl-health-healthy", "tl-drift"}, classes); d != "" {
 		t.Errorf("BuildTimelineChart(nil) bands mismatch (-want +got):\n%s", d)
+	}
+}
+
+// TestAppLiveTimelineLink: the app page links its Timeline tab when the
+// timeline is on, and not when it is off.
+func TestAppLiveTimelineLink(t *testing.T) {
+	for _, tt := range []struct {
+		url  string
+		want bool
+	}{{"/clusters/c/apps/ns/web/timeline", true}, {"", false}} {
+		live := AppLive{Namespace: "ns", Name: "web", Now: time.Now(), PollURL: "/x", TimelineURL: tt.url}
+		var b bytes.Buffer
+		if err := AppLiveView(live).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(b.String(), `href="`+tt.url+`" data-testid="timeline-link"`)
+		if tt.url == "" {
+			got = strings.Contains(b.String(), `data-testid="timeline-link"`)
+		}
+		if got != tt.want {
+			t.Errorf("AppLiveView(TimelineURL %q) has the Timeline link = %v, want %v", tt.url, got, tt.want)
+		}
 	}
 }
