@@ -135,7 +135,11 @@ func renderResults(res []result, runs int) string {
 		})
 	}
 	timelineRow("timeline shard writes/s at rest (budget 0)", func(r result, tl *timelineResult) string {
-		return fmt.Sprintf("%.2f (%d in %s)", perSecond(tl.restWrites, tl.window), tl.restWrites, tl.window)
+		note := "after the start's entries were written"
+		if !tl.drained {
+			note = "the start's entries still being written, or the fleet still changing (crash loops restart)"
+		}
+		return fmt.Sprintf("%.2f (%d in %s; %s)", perSecond(tl.restWrites, tl.window), tl.restWrites, tl.window, note)
 	})
 	timelineRow("timeline shard writes/s under churn (budget at most 1)", func(r result, tl *timelineResult) string {
 		return fmt.Sprintf("%.2f (%d in %s, while %d App images were patched)", perSecond(tl.churnWrites, tl.window), tl.churnWrites, tl.window, tl.patches)

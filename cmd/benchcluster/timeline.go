@@ -34,7 +34,10 @@ type timelineResult struct {
 	restWrites           int
 	churnWrites, patches int
 	storedBytes, shards  int
-	err                  string
+	// drained says the writer's queue from the start emptied before the
+	// rest window (else the fleet never stopped changing: crash loops).
+	drained bool
+	err     string
 }
 
 // ensureNamespace creates ns unless it exists.
@@ -126,6 +129,10 @@ func storedShards(ctx context.Context, cs kubernetes.Interface, ns string) (byte
 // writer caught up (a minute at most).
 func measureTimeline(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, apps int, window time.Duration) timelineResult {
 	r := timelineResult{window: window}
+	// A start records what it finds (the last hour's Warning Events, the
+	// Apps still converging) and the writer drains that at one shard a
+	// second: at rest is after it.
+	r.drained = waitQuiet(ctx, cs, 36)
 	var err error
 	if r.restWrites, _, err = shardWrites(ctx, cs, timelineNamespace, window, nil); err != nil {
 		r.err = err.Error()
@@ -135,18 +142,28 @@ func measureTimeline(ctx context.Context, cs kubernetes.Interface, dyn dynamic.I
 		r.err = err.Error()
 		return r
 	}
-	// The writer empties its queue at one shard a second: wait for a
-	// quiet 5 seconds (at most a minute), then sum the shards.
-	for range 12 {
-		n, _, err := shardWrites(ctx, cs, timelineNamespace, 5*time.Second, nil)
-		if err != nil || n == 0 {
-			break
-		}
-	}
+	// The writer empties its queue at one shard a second: wait for it
+	// (at most a minute), then sum the shards.
+	waitQuiet(ctx, cs, 12)
 	if r.storedBytes, r.shards, err = storedShards(ctx, cs, timelineNamespace); err != nil {
 		r.err = err.Error()
 	}
 	return r
+}
+
+// waitQuiet waits for 5 seconds without a shard write, at most tries
+// times; it returns whether it came.
+func waitQuiet(ctx context.Context, cs kubernetes.Interface, tries int) bool {
+	for range tries {
+		n, _, err := shardWrites(ctx, cs, timelineNamespace, 5*time.Second, nil)
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // perSecond is n over d.
