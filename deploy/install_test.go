@@ -235,6 +235,7 @@ func TestServiceAccountRights(t *testing.T) {
 	deny([]string{"patch", "deletecollection"}, []string{"configmaps"}, ownNS)
 	allow([]string{"create"}, []string{"events", "leases.coordination.k8s.io"}, ownNS)
 	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
+	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-timeline"}, ownNS)
 	deny([]string{"get", "update", "delete"}, []string{"leases.coordination.k8s.io/some-other-lease"}, ownNS)
 	deny([]string{"delete", "patch"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
 	deny([]string{"create", "update", "delete"}, []string{"apps.hanzo.ai"}, platformNS...)

@@ -72,6 +72,9 @@ func (s *Server) appLive(r *http.Request, a appRef, selected string) (templates.
 	if l.History, err = view.History(ns, name); err != nil && !errors.Is(err, kubeview.ErrAppNotFound) {
 		return templates.AppLive{}, "", err
 	}
+	if s.opts.Timeline != nil {
+		l.TimelineURL = paths.AppTimeline(a.Cluster(), ns, name, nil)
+	}
 	l.CanWrite = a.c.Release != nil
 	l.Allowed = s.appAllowed(r.Context(), a)
 	l.CSRF = auth.CSRFToken(r.Context())

@@ -109,6 +109,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APIEnvPromotionApprove", "POST", paths.APIEnvPromotionApprove(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
 			tc{"APIEnvPromotionReject", "POST", paths.APIEnvPromotionReject(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
+			tc{"AppTimeline", "GET", paths.AppTimeline(cl, ns, name, url.Values{"range": {h}}), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", app, url.Values{"range": {h}}},
+			tc{"AppTimelineStream", "GET", paths.AppTimelineStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", app, nil},
+			tc{"APITimeline", "GET", paths.APITimeline(name, url.Values{"since": {h}, "cluster": {cl}}), "GET /v1/deploy/{name}/timeline", map[string]string{"name": name}, url.Values{"since": {h}, "cluster": {cl}}},
 		)
 	}
 	cases = append(cases,
@@ -118,6 +121,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
 		tc{"APIEnvironments", "GET", paths.APIEnvironments(nil), "GET /v1/deploy/environments", map[string]string{}, url.Values{}},
+		tc{"Activity", "GET", paths.Activity(url.Values{"namespace": {"a b"}, "kind": {"deploy"}}), "GET /activity", map[string]string{}, url.Values{"namespace": {"a b"}, "kind": {"deploy"}}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -175,6 +179,8 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.EnvPromote("e", "f", "a")}, {"POST", paths.EnvPromoteRequest("e")}, {"POST", paths.EnvPromoteApprove("e", "i")},
 		{"POST", paths.EnvPromoteReject("e", "i")}, {"POST", paths.APIEnvPromotions("e")}, {"POST", paths.APIEnvPromotionApprove("e", "i")},
 		{"POST", paths.APIEnvPromotionReject("e", "i")},
+		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
+		{"GET", paths.Activity(nil)},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

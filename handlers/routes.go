@@ -41,6 +41,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/rollback", roles.Rollback, s.appRollback)
 	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/sync", roles.Sync, s.appSync)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/actions/clear", roles.View, s.clearActions)
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", roles.View, s.appTimeline)
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", roles.View, limited(s.timelineStreams, s.appTimelineStream))
 	// The single-cluster app URLs (bookmarks): redirected (legacyApp).
 	s.protect(m, "/apps/{namespace}/{name}", roles.View, s.legacyApp)
 	s.protect(m, "/apps/{namespace}/{name}/{rest...}", roles.View, s.legacyApp)
@@ -85,6 +87,8 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "DELETE /v1/deploy/notifications/subscriptions/{id}", roles.Notify, s.apiSubscriptionDelete)
 	s.protect(m, "POST /v1/deploy/notifications/subscriptions/{id}/test", roles.Notify, s.apiSubscriptionTest)
 	s.protect(m, "GET /v1/deploy/notifications/subscriptions/{id}/log", roles.View, s.apiSubscriptionLog)
+	// The fleet's timeline entries, of the Apps the person may view.
+	s.protect(m, "GET /activity", roles.View, s.activityPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/me", roles.View, s.apiMe)
@@ -95,6 +99,7 @@ func (s *Server) mux() *http.ServeMux {
 	// (apiDeploySub).
 	s.protect(m, "GET /v1/deploy/{name}/{sub}/{ref}", roles.View, s.apiDeploySub)
 	s.protect(m, "GET /v1/deploy/{name}/logs", roles.Logs, s.apiLogs)
+	s.protect(m, "GET /v1/deploy/{name}/timeline", roles.View, s.apiTimeline)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", roles.Rollback, s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", roles.Sync, s.apiSync)
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))

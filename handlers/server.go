@@ -135,6 +135,9 @@ type Options struct {
 	// Freezes says whether an environment is frozen, the promotion's
 	// "target not frozen" gate (nil: no freezes are configured, shown so).
 	Freezes promotion.FreezeGate
+	// Timeline is what happened to each App (nil: the timeline pages
+	// and API say it is off).
+	Timeline Timeline
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -177,6 +180,8 @@ type Server struct {
 	// diffs counts the environment diffs in progress (each may fetch a
 	// repository and read every object of the environment).
 	diffs *userLimiter
+	// timelineStreams counts the Timeline tabs' live streams.
+	timelineStreams *userLimiter
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
@@ -201,10 +206,11 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
 	clusters := slices.Clone(opts.Clusters)
 	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
-		logReads:   newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
-		eventReads: newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
-		runStreams: newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
-		diffs:      newUserLimiter("diffs", diffsPerUser, diffsTotal)}
+		logReads:        newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
+		eventReads:      newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
+		runStreams:      newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),
+		diffs:           newUserLimiter("diffs", diffsPerUser, diffsTotal),
+		timelineStreams: newUserLimiter("live timelines", timelineStreamsPerUser, timelineStreamsTotal)}
 	for i := range clusters {
 		c := &clusters[i]
 		if c.AppKind == "" {

@@ -160,6 +160,9 @@ type fleet struct {
 	version  uint64
 	isPrimed bool
 	changed  chan struct{} // closed and replaced on each change
+
+	// touched are the Apps recomputed since the last TakeTouched (dmu).
+	touched touchedApps
 }
 
 // fleetRow is a row of the fleet with its JSON (see encodeRow), both
@@ -175,6 +178,7 @@ func newFleet(c *Cache) *fleet {
 		rows:    map[string]*fleetRow{},
 		counts:  Counts{Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}},
 		changed: make(chan struct{}),
+		touched: touchedApps{c: make(chan struct{}, 1), keys: map[string]struct{}{}},
 	}
 }
 
@@ -291,10 +295,14 @@ type rowChange struct {
 // fleet, so the rows read before the lock is taken are still current.
 func (f *fleet) recompute(keys []string) {
 	changes := make([]rowChange, 0, len(keys))
+	var apps []string
 	f.mu.RLock()
 	for _, key := range keys {
 		row := f.build(key)
 		old, had := f.rows[key]
+		if row != nil || had {
+			apps = append(apps, key)
+		}
 		switch {
 		case row == nil && !had:
 		case row == nil:
@@ -304,6 +312,9 @@ func (f *fleet) recompute(keys []string) {
 		}
 	}
 	f.mu.RUnlock()
+	// After the rows are applied (deferred before the Unlock below, so it
+	// runs after it): a reader of the touched Apps reads their new rows.
+	defer f.markTouched(apps)
 	if len(changes) == 0 {
 		return
 	}

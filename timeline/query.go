@@ -59,6 +59,9 @@ type Filter struct {
 	Limit int
 	// Continue is the Page.Continue of the previous page.
 	Continue string
+	// Visible, when set, keeps the entries of the Apps it accepts only
+	// (those the reader may see); it is asked once per App.
+	Visible func(App) bool
 }
 
 // Page sizes of Fleet.
@@ -159,7 +162,8 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for app, l := range s.logs {
-		if f.Cluster != "" && app.Cluster != f.Cluster || f.Namespace != "" && app.Namespace != f.Namespace || f.App != "" && app.Name != f.App {
+		if f.Cluster != "" && app.Cluster != f.Cluster || f.Namespace != "" && app.Namespace != f.Namespace || f.App != "" && app.Name != f.App ||
+			f.Visible != nil && !f.Visible(app) {
 			continue
 		}
 		// An App's entries, newest first, come in feed order: once one

@@ -37,6 +37,8 @@ func TestFleetPagesNewestFirst(t *testing.T) {
 				return !e.Time.Before(t0.Add(3*time.Second)) && e.Time.Before(t0.Add(9*time.Second))
 			}},
 		{"other cluster", Filter{Cluster: "eu"}, func(Entry) bool { return false }},
+		{"visible Apps", Filter{Limit: 3, Visible: func(a App) bool { return a != appN(3) && a != appN(4) }},
+			func(e Entry) bool { return e.App != appN(3) && e.App != appN(4) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

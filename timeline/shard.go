@@ -24,6 +24,9 @@ const (
 	KindValue = "timeline"
 	// DataKey is the shard's gzip-compressed columnar JSON.
 	DataKey = "entries.json.gz"
+	// LeaseName is the Lease whose holder writes the shards (the
+	// command wires Options.IsLeader to it).
+	LeaseName = "deploy-web-timeline"
 )
 
 // Shard limits.

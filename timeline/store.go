@@ -372,8 +372,9 @@ func (s *Store) addLocked(e *Entry, now time.Time, write bool) bool {
 
 // Observe records what changed in an App since its last observed state
 // (Transitions). The first state of an App after a start is compared with
-// the newest health, sync and drift entries held, so a restart of the
-// console records what changed while it was down and nothing else; an App
+// the newest health, sync and drift entries held and the revision of the
+// newest entry that has one, so a restart of the console records what
+// changed while it was down (a deploy included) and nothing else; an App
 // with no entries starts from the state observed.
 func (s *Store) Observe(app App, cur State) {
 	cur.Containers = append([]Container(nil), cur.Containers[:min(len(cur.Containers), MaxContainers)]...)
@@ -403,14 +404,19 @@ func (s *Store) Forget(app App) {
 // baselineLocked is the state an App is taken to have been in before its
 // first observation. s.mu held.
 func (s *Store) baselineLocked(app App, cur State) State {
-	prev := State{Health: cur.Health, Sync: cur.Sync, Drifted: cur.Drifted, Containers: cur.Containers}
+	prev := State{Health: cur.Health, Sync: cur.Sync, Drifted: cur.Drifted, Revision: cur.Revision, Containers: cur.Containers}
 	l := s.logs[app]
 	if l == nil {
 		return prev
 	}
-	var health, sync, drift bool
-	for i := len(l.entries) - 1; i >= 0 && !(health && sync && drift); i-- {
+	var health, sync, drift, rev bool
+	for i := len(l.entries) - 1; i >= 0 && !(health && sync && drift && rev); i-- {
 		e := &l.entries[i]
+		if !rev && e.rev != "" {
+			// The revision the App had when it last recorded (entries of
+			// other sources, warnings and audit records, carry none).
+			prev.Revision, rev = e.rev, true
+		}
 		switch {
 		case e.kind == KindHealth && !health:
 			prev.Health, health = e.to, true

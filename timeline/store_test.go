@@ -245,6 +245,37 @@ func TestStoreObserveBaseline(t *testing.T) {
 	}
 }
 
+// TestStoreObserveBaselineRevision: a console restarted after a deploy it
+// did not see records the deploy (the revision of its newest entry
+// differs), and one restarted with nothing deployed records none.
+func TestStoreObserveBaselineRevision(t *testing.T) {
+	ctx := context.Background()
+	kube, _ := newFakeKube()
+	clock := &fakeClock{t: t0}
+	s := newTestStore(t, kube, clock, true)
+	v1 := State{Health: "Healthy", Sync: "Synced", Revision: "1.2.0"}
+	s.Observe(testApp, v1)
+	clock.Add(time.Second)
+	s.Observe(testApp, State{Health: "Progressing", Sync: "Synced", Revision: "1.2.0"})
+	clock.Add(time.Second)
+	s.Record(Entry{Time: clock.Now(), App: testApp, Kind: KindWarning, Ref: "r", Message: "no revision"})
+	clock.Add(time.Second)
+	s.flush(ctx)
+
+	same := newTestStore(t, kube, clock, true)
+	same.Observe(testApp, State{Health: "Progressing", Sync: "Synced", Revision: "1.2.0"})
+	if st := same.Stats(); st.Entries != 2 {
+		t.Errorf("a restart with the same revision holds %d entries, want the 2 written (no deploy recorded)", st.Entries)
+	}
+	s2 := newTestStore(t, kube, clock, true)
+	s2.Observe(testApp, State{Health: "Progressing", Sync: "Synced", Revision: "1.3.0"})
+	got, _ := s2.Query(ctx, testApp, time.Time{}, time.Time{})
+	want := []brief{{time.Second, KindHealth, "Healthy", "Progressing", 1, 0}, {2 * time.Second, KindWarning, "", "", 1, 0}, {3 * time.Second, KindDeploy, "1.2.0", "1.3.0", 1, 0}}
+	if diff := cmp.Diff(want, briefs(got)); diff != "" {
+		t.Errorf("entries after a restart past a deploy (-want +got):\n%s", diff)
+	}
+}
+
 func TestStoreRefuses(t *testing.T) {
 	kube, _ := newFakeKube()
 	clock := &fakeClock{t: t0}

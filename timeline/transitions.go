@@ -60,9 +60,10 @@ const MaxContainers = 512
 func (c Container) ref() string { return c.Pod + "/" + c.Name }
 
 // Transitions returns the entries that record the change from prev to
-// cur, at now, in a fixed order: health, sync, drift, then per container
-// (by pod, then name) restart, OOM kill, crash loop. Equal states give
-// none.
+// cur, at now, in a fixed order: a deploy (the declared revision changed,
+// From and To the revisions, both known), health, sync, drift, then per
+// container (by pod, then name) restart, OOM kill, crash loop. Equal
+// states give none.
 //
 // A container is matched by pod and name: a container of a new pod is not
 // a restart of the old pod's, unless it has restarted already (From "0").
@@ -73,6 +74,9 @@ func Transitions(app App, prev, cur State, now time.Time) []Entry {
 	var out []Entry
 	add := func(k Kind, from, to, msg, ref string) {
 		out = append(out, Entry{Time: now, App: app, Kind: k, From: from, To: to, Message: msg, Ref: ref, Revision: cur.Revision, Count: 1}.normalize())
+	}
+	if prev.Revision != cur.Revision && prev.Revision != "" && cur.Revision != "" {
+		add(KindDeploy, prev.Revision, cur.Revision, "declared "+cur.Revision, "")
 	}
 	if prev.Health != cur.Health {
 		add(KindHealth, prev.Health, cur.Health, cur.HealthMessage, "")

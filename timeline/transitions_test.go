@@ -33,6 +33,9 @@ func TestTransitions(t *testing.T) {
 		want      []Entry
 	}{
 		{"no change", healthy, healthy, nil},
+		{"deploy: the declared revision changes", healthy, with(func(s *State) { s.Revision = "1.3.0" }),
+			[]Entry{{Time: t0, App: testApp, Kind: KindDeploy, From: "1.2.0", To: "1.3.0", Message: "declared 1.3.0", Revision: "1.3.0", Count: 1}}},
+		{"no deploy from an unknown revision", with(func(s *State) { s.Revision = "" }), healthy, nil},
 		{"degraded", healthy, with(func(s *State) { s.Health, s.HealthMessage = "Degraded", "Deployment exceeded its progress deadline" }),
 			[]Entry{entry(KindHealth, "Healthy", "Degraded", "Deployment exceeded its progress deadline", "")}},
 		{"out of sync", healthy, with(func(s *State) { s.Sync, s.SyncMessage = "OutOfSync", "image 1.3.0 declared" }),

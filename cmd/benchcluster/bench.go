@@ -53,6 +53,8 @@ type result struct {
 	// idleCPU is the dashboard's CPU time per second of wall time while no
 	// request was sent (informer events), measured before the routes.
 	idleCPU time.Duration
+	// timeline is the timeline's writes and storage (not when attached).
+	timeline *timelineResult
 }
 
 type routeResult struct {
@@ -127,6 +129,10 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 		}
 	}
 
+	// The dashboard's own namespace: its audit trail and timeline.
+	if err := ensureNamespace(ctx, cs, timelineNamespace); err != nil {
+		return nil, err
+	}
 	var out []result
 	for _, n := range cfg.apps {
 		r := result{apps: n, loadBefore: loadavg()}
@@ -155,6 +161,11 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 		r.ready = time.Since(begin)
 		fmt.Fprintf(stdout, "benchcluster: dashboard ready in %s with %d apps\n", r.ready.Round(time.Millisecond), r.total)
 		err = measure(ctx, cfg, &r, base, metricsAddr, dash.Pid(), user, pass, dyn)
+		if err == nil {
+			fmt.Fprintf(stdout, "benchcluster: timeline writes at rest and under churn, %s each\n", timelineWindow)
+			tl := measureTimeline(ctx, cs, dyn, n, timelineWindow)
+			r.timeline = &tl
+		}
 		dash.Stop(10 * time.Second)
 		if err != nil {
 			return out, err
@@ -193,6 +204,7 @@ func startDashboard(cfg config, dir, base, metricsAddr string, env dashboardEnv,
 		"--insecure-cookies",
 		"--metrics-addr", metricsAddr,
 		"--log-format", "json",
+		"--history-namespace", timelineNamespace,
 	}})
 }
 

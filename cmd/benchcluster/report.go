@@ -123,6 +123,30 @@ func renderResults(res []result, runs int) string {
 	row("apiserver at rest: largest write counts in the window", func(r result) string {
 		return notAtRest(r, fmt.Sprintf("%s over %s", orNone(r.rest.topWrites), r.rest.window))
 	})
+	timelineRow := func(name string, cell func(r result, tl *timelineResult) string) {
+		row(name, func(r result) string {
+			switch {
+			case r.timeline == nil:
+				return "- (not measured)"
+			case r.timeline.err != "":
+				return "- (" + r.timeline.err + ")"
+			}
+			return cell(r, r.timeline)
+		})
+	}
+	timelineRow("timeline shard writes/s at rest (budget 0)", func(r result, tl *timelineResult) string {
+		note := "after the start's entries were written"
+		if !tl.drained {
+			note = "the start's entries still being written, or the fleet still changing (crash loops restart)"
+		}
+		return fmt.Sprintf("%.2f (%d in %s; %s)", perSecond(tl.restWrites, tl.window), tl.restWrites, tl.window, note)
+	})
+	timelineRow("timeline shard writes/s under churn (budget at most 1)", func(r result, tl *timelineResult) string {
+		return fmt.Sprintf("%.2f (%d in %s, while %d App images were patched)", perSecond(tl.churnWrites, tl.window), tl.churnWrites, tl.window, tl.patches)
+	})
+	timelineRow("timeline stored after the run, per 1,000 Apps (this run's entries; 30 days: see Timeline below)", func(r result, tl *timelineResult) string {
+		return fmt.Sprintf("%s in %d shards; %s per 1,000 Apps", size(tl.storedBytes), tl.shards, size(tl.storedBytes*1000/max(r.total, 1)))
+	})
 	fmt.Fprintf(&b, "%s\n", sectionEnd)
 	return b.String()
 }

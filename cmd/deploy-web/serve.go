@@ -30,6 +30,7 @@ import (
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
 // serveConfig is the dashboard's configuration.
@@ -326,6 +327,18 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		}
 		hopts.Audit, hopts.RecordReader = store, store
 	}
+	// The timeline (docs/timeline.md) lives in the same namespace: every
+	// replica feeds it, the holder of its Lease writes it. tl is nil
+	// without that namespace; its live entries are tl.Subscribe.
+	var tl *timeline.Store
+	if tlNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
+		log.Warn("no timeline: App timelines and the activity feed are off", "err", err)
+	} else if tl, err = startTimeline(runCtx, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
+		return err
+	}
+	if tl != nil {
+		hopts.Timeline = tl
+	}
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
 		c := handlers.Cluster{Name: m.cfg.Name, View: m.view,
@@ -415,9 +428,10 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if store != nil {
 			feeds.records = store
 		}
-		// feeds.timeline: the *timeline.Store serve runs, once wired
-		// (serve_timeline.go); without it degraded, recovered and drift
-		// are not sent, said at start.
+		// degraded, recovered and drift come from the timeline's entries
+		// (serve_timeline.go); without a timeline they are not sent, said
+		// at start.
+		feeds.timeline = tl
 		ntf.start(runCtx, feeds, log)
 	}
 	hs := &http.Server{

@@ -185,3 +185,23 @@ func EnvDiff(env string, q url.Values) string { return WithQuery(Env(env)+"/diff
 func APIEnvDiff(env string, q url.Values) string {
 	return WithQuery(join("/v1/deploy/environments/", env, "/diff"), q)
 }
+
+// AppTimeline is an App's Timeline tab, with its range (?range=) and
+// fragment in q.
+func AppTimeline(cluster, ns, name string, q url.Values) string {
+	return WithQuery(App(cluster, ns, name)+"/timeline", q)
+}
+
+// AppTimelineStream is the Timeline tab's live entries (server-sent events).
+func AppTimelineStream(cluster, ns, name string) string {
+	return App(cluster, ns, name) + "/timeline/stream"
+}
+
+// APITimeline is an App's timeline as JSON (?since=, ?until=, ?cluster=,
+// ?namespace= in q).
+func APITimeline(name string, q url.Values) string {
+	return WithQuery(join("/v1/deploy/", name, "/timeline"), q)
+}
+
+// Activity is the fleet's activity feed with its filters and page (q).
+func Activity(q url.Values) string { return WithQuery("/activity", q) }

@@ -192,6 +192,8 @@ type AppLive struct {
 	Graph           TreeLayout
 	// View is "tree" or "list".
 	View string
+	// TimelineURL is the App's Timeline tab ("" when the timeline is off).
+	TimelineURL string
 	// Selected is the ref of the resource whose panel is open.
 	Selected string
 	PollURL  string

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/internal/lease"
+	"github.com/hanzoai/deploy-web/timeline"
+)
+
+// The timeline's Lease timings: a holder that stops cleanly hands over at
+// once; a crashed one within timelineLeaseDuration (its unwritten entries
+// are written by the next holder, which observed them too).
+const (
+	timelineLeaseDuration = 15 * time.Second
+	timelineRenewDeadline = 10 * time.Second
+	timelineRetryPeriod   = 2 * time.Second
+)
+
+// startTimeline builds the timeline store in namespace ns of the home
+// cluster (cs), loads and runs it on ctx, contends for its Lease
+// (timeline.LeaseName) with identity, and feeds it on this replica from
+// every member's caches and Warning Events and from the audit records
+// (records nil: no deploy markers). Every replica feeds and reads; only
+// the Lease holder writes. The store is returned for its readers: the
+// handlers (Query, Fleet, Subscribe) and any other consumer of its live
+// entries (Subscribe).
+func startTimeline(ctx context.Context, cs kubernetes.Interface, ns, identity string, members []*member, records *audit.Store, log *slog.Logger) (*timeline.Store, error) {
+	log = log.With("component", "timeline")
+	var leading atomic.Bool
+	store, err := timeline.New(cs.CoreV1(), timeline.Options{Namespace: ns, IsLeader: leading.Load, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := store.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("timeline not loaded: the timeline pages wait for it", "namespace", ns, "err", err)
+		}
+	}()
+	go func() {
+		err := lease.Run(ctx, cs.CoordinationV1(), lease.Config{Namespace: ns, Name: timeline.LeaseName, Identity: identity,
+			LeaseDuration: timelineLeaseDuration, RenewDeadline: timelineRenewDeadline, RetryPeriod: timelineRetryPeriod},
+			func(term context.Context) {
+				leading.Store(true)
+				defer leading.Store(false)
+				log.Info("timeline: this replica writes the timeline", "identity", identity)
+				<-term.Done()
+			})
+		if err != nil {
+			log.Error("timeline: no Lease: this replica never writes the timeline", "err", err)
+		}
+	}()
+	for _, m := range members {
+		go feedApps(ctx, m.cfg.Name, m.view, store, feedPace)
+		if err := feedWarnings(ctx, m.cfg.Name, m.cs, m.cfg.Namespaces, m.view.AppOf, store, log); err != nil {
+			return nil, err
+		}
+	}
+	if records != nil {
+		feed := newAuditFeed(appResourceOf(members))
+		go feed.run(ctx, records, store, time.Now, log)
+	}
+	log.Info("timeline", "namespace", ns, "lease", timeline.LeaseName, "identity", identity)
+	return store, nil
+}
+
+// appResourceOf says whether group/kind is the App resource of a
+// member cluster (its configured group; its kind as discovery found it).
+func appResourceOf(members []*member) func(cluster, group, kind string) bool {
+	type gk struct{ group, kind string }
+	by := map[string]gk{}
+	for _, m := range members {
+		by[m.cfg.Name] = gk{m.cfg.GVR().Group, m.appKind}
+	}
+	return func(cluster, group, kind string) bool {
+		g, ok := by[cluster]
+		return ok && g.group == group && (g.kind == "" || g.kind == kind)
+	}
+}

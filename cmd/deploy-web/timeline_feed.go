@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/timeline"
+)
+
+// The timeline's feeds: what every replica observes and hands to the
+// timeline store (which the Lease holder writes). Three sources: the
+// informer caches of each cluster (health, sync, drift, containers), the
+// Warning Events of its platform namespaces, and the audit records
+// (deploys, rollbacks, freezes, auto-sync pauses).
+
+// timelineSink is what the feeds write to (implemented by
+// *timeline.Store).
+type timelineSink interface {
+	Observe(app timeline.App, cur timeline.State)
+	Forget(app timeline.App)
+	Record(entries ...timeline.Entry)
+}
+
+// feedView is what the App feed reads of one cluster's caches
+// (implemented by *kubeview.Cache).
+type feedView interface {
+	Touched() <-chan struct{}
+	TakeTouched() []string
+	Row(namespace, name string) (kubeview.AppRow, bool)
+	AppPods(namespace, app string) []*corev1.Pod
+}
+
+// feedPace is the least time between two passes of a feed over the Apps
+// it was told changed: a churning fleet is read at most once a second,
+// its changes batched.
+const feedPace = time.Second
+
+// stateOf is the timeline's view of an App: its fleet row's health, sync,
+// drift and declared version, and its pods' containers.
+func stateOf(row kubeview.AppRow, pods []*corev1.Pod) timeline.State {
+	return timeline.State{
+		Health: string(row.Health.Status), HealthMessage: row.Health.Message,
+		Sync: string(row.Sync.Status), SyncMessage: row.Sync.Message,
+		Drifted: row.Sync.Drifted, Revision: row.Version,
+		Containers: timeline.ContainersOf(pods),
+	}
+}
+
+// feedApps observes the Apps of one cluster each time its caches say they
+// were touched, at most once per pace, until ctx ends. An App gone from
+// the fleet is forgotten (its entries stay until they age out).
+func feedApps(ctx context.Context, cluster string, v feedView, sink timelineSink, pace time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-v.Touched():
+		}
+		for _, key := range v.TakeTouched() {
+			ns, name, ok := strings.Cut(key, "/")
+			if !ok {
+				continue
+			}
+			app := timeline.App{Cluster: cluster, Namespace: ns, Name: name}
+			row, ok := v.Row(ns, name)
+			if !ok {
+				sink.Forget(app)
+				continue
+			}
+			sink.Observe(app, stateOf(row, v.AppPods(ns, name)))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pace):
+		}
+	}
+}
+
+// appOfFunc maps an object of a namespace to its App (kubeview.Cache.AppOf).
+type appOfFunc func(namespace, group, kind, name string) (string, bool)
+
+// warningEntry is the timeline entry of a Warning Event about an object
+// of an App: at the Event's last time, Ref the object as the tree names
+// it (kubeview.Ref), Message "Reason: message". False for an Event that
+// is not a Warning or is about no App's object.
+func warningEntry(cluster string, ev *corev1.Event, appOf appOfFunc) (timeline.Entry, bool) {
+	if ev.Type != corev1.EventTypeWarning {
+		return timeline.Entry{}, false
+	}
+	o := ev.InvolvedObject
+	ns := o.Namespace
+	if ns == "" {
+		ns = ev.Namespace
+	}
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil {
+		return timeline.Entry{}, false
+	}
+	app, ok := appOf(ns, gv.Group, o.Kind, o.Name)
+	if !ok {
+		return timeline.Entry{}, false
+	}
+	at := eventTime(ev)
+	if at.IsZero() {
+		return timeline.Entry{}, false
+	}
+	msg := ev.Message
+	if ev.Reason != "" {
+		msg = ev.Reason + ": " + msg
+	}
+	return timeline.Entry{Time: at, App: timeline.App{Cluster: cluster, Namespace: ns, Name: app}, Kind: timeline.KindWarning,
+		Ref: kubeview.Ref{Group: gv.Group, Kind: o.Kind, Namespace: ns, Name: o.Name}.String(), Message: msg}, true
+}
+
+// eventTime is when an Event last happened: its series' last observation,
+// its lastTimestamp, its eventTime or its creation, the first set.
+func eventTime(ev *corev1.Event) time.Time {
+	switch {
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// stripEvent keeps what warningEntry reads of an Event (the informer's
+// transform): a fleet's Warning Events are many, the rest of each is not
+// needed.
+func stripEvent(obj any) (any, error) {
+	ev, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ev.Namespace, Name: ev.Name, ResourceVersion: ev.ResourceVersion,
+			CreationTimestamp: ev.CreationTimestamp},
+		InvolvedObject: corev1.ObjectReference{APIVersion: ev.InvolvedObject.APIVersion, Kind: ev.InvolvedObject.Kind,
+			Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name},
+		Type: ev.Type, Reason: ev.Reason, Message: ev.Message, LastTimestamp: ev.LastTimestamp, EventTime: ev.EventTime,
+	}
+	if len(out.Message) > timeline.MaxMessageBytes {
+		out.Message = out.Message[:timeline.MaxMessageBytes] // capped again, on a rune boundary, by Record
+	}
+	if ev.Series != nil {
+		out.Series = &corev1.EventSeries{LastObservedTime: ev.Series.LastObservedTime}
+	}
+	return out, nil
+}
+
+// warningSelector selects Warning Events only (a field the apiserver
+// indexes for Events).
+var warningSelector = fields.OneTermEqualSelector("type", corev1.EventTypeWarning).String()
+
+// feedWarnings watches the Warning Events of a cluster's platform
+// namespaces and records those about an App's objects, until ctx ends.
+// The Events a start lists (the last hour's) are recorded again: the
+// store keeps what it holds already and writes nothing for them.
+func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, namespaces []string, appOf appOfFunc, sink timelineSink, log *slog.Logger) error {
+	for _, ns := range namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+			informers.WithTransform(stripEvent),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = warningSelector }))
+		inf := f.Core().V1().Events().Informer()
+		record := func(obj any) {
+			if ev, ok := obj.(*corev1.Event); ok {
+				if e, ok := warningEntry(cluster, ev, appOf); ok {
+					sink.Record(e)
+				}
+			}
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { record(obj) },
+			UpdateFunc: func(_, obj any) { record(obj) },
+		}); err != nil {
+			return fmt.Errorf("timeline: watch the Warning Events of namespace %s in cluster %s: %w", ns, cluster, err)
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			log.Warn("timeline: Warning Events not read", "cluster", cluster, "namespace", ns, "err", err)
+		}); err != nil {
+			return fmt.Errorf("timeline: %w", err)
+		}
+		f.Start(ctx.Done())
+	}
+	return nil
+}
+
+// auditLister reads audit records (implemented by *audit.Store).
+type auditLister interface {
+	List(ctx context.Context, f audit.Filter) (audit.Page, error)
+}
+
+// auditFeed turns audit records into timeline entries: deploys (applies,
+// restores, syncs), rollbacks, freezes and auto-sync pauses, one per App
+// the record names. It remembers, per record stream, the last deploy's
+// record id, so that a deploy entry names the record its diff starts from.
+type auditFeed struct {
+	// isApp says whether group/kind is the App resource of cluster.
+	isApp func(cluster, group, kind string) bool
+	// prev is the last succeeded deploy record of each stream.
+	prev map[string]string
+	// seen are the ids of records already turned into entries, with
+	// their time (forgotten past the window the feed re-reads).
+	seen map[string]time.Time
+}
+
+func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
+	return &auditFeed{isApp: isApp, prev: map[string]string{}, seen: map[string]time.Time{}}
+}
+
+// streamOf is a record id's stream: ids are "<stream>-<sequence>".
+func streamOf(id string) string {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 {
+		return id
+	}
+	return id[:i]
+}
+
+// entries returns the entries of recs, oldest first (recs in any order).
+// A record seen before gives none; a refused one none (it changed
+// nothing). A deploy entry's Ref is its record id, From the id of the
+// stream's previous succeeded deploy ("" for the first), To the
+// environment applied ("" for a sync of one App).
+func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
+	recs = slices.Clone(recs)
+	slices.SortStableFunc(recs, func(a, b audit.Record) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	var out []timeline.Entry
+	for i := range recs {
+		r := &recs[i]
+		if _, ok := f.seen[r.ID]; ok || r.ID == "" || r.Outcome == audit.OutcomeRefused {
+			continue
+		}
+		f.seen[r.ID] = r.Time
+		var kind timeline.Kind
+		var from, to string
+		switch r.Verb {
+		case audit.VerbApply, audit.VerbRestore, audit.VerbSync, audit.VerbAutoSync, audit.VerbSelfHeal:
+			kind, from, to = timeline.KindDeploy, f.prev[streamOf(r.ID)], r.Environment
+			if r.Outcome == audit.OutcomeSucceeded && (r.Verb == audit.VerbApply || r.Verb == audit.VerbRestore) {
+				f.prev[streamOf(r.ID)] = r.ID
+			}
+		case audit.VerbRollback:
+			kind = timeline.KindRollback
+		case audit.VerbFreeze, audit.VerbUnfreeze:
+			kind, to = timeline.KindFreeze, map[audit.Verb]string{audit.VerbFreeze: "start", audit.VerbUnfreeze: "end"}[r.Verb]
+		case audit.VerbPause, audit.VerbResume:
+			kind, to = timeline.KindPause, map[audit.Verb]string{audit.VerbPause: "paused", audit.VerbResume: "resumed"}[r.Verb]
+		default:
+			continue
+		}
+		msg := string(r.Verb)
+		if r.Environment != "" {
+			msg += " of " + r.Environment
+		}
+		if who := r.Actor.Email; who != "" {
+			msg += " by " + who
+		}
+		if r.Commit != "" {
+			msg += " at " + shortCommit(r.Commit)
+		}
+		msg += ": " + string(r.Outcome)
+		if r.Message != "" {
+			msg += ": " + r.Message
+		}
+		// No Revision: an entry's revision is the App's declared version,
+		// which the App feed records (and compares after a restart).
+		for _, app := range f.appsOf(r) {
+			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
+		}
+	}
+	return out
+}
+
+// appsOf are the Apps a record is about: the App it names, else the App
+// objects it touched (an apply of an environment), in its cluster.
+func (f *auditFeed) appsOf(r *audit.Record) []timeline.App {
+	if r.App != "" && r.Namespace != "" {
+		return []timeline.App{{Cluster: r.Cluster, Namespace: r.Namespace, Name: r.App}}
+	}
+	var out []timeline.App
+	for _, o := range r.Objects {
+		if o.Namespace != "" && f.isApp(r.Cluster, o.Group, o.Kind) {
+			out = append(out, timeline.App{Cluster: r.Cluster, Namespace: o.Namespace, Name: o.Name})
+		}
+	}
+	return out
+}
+
+// forget drops the records seen before cutoff (the feed no longer reads
+// them), so seen stays bounded by the records of its window.
+func (f *auditFeed) forget(cutoff time.Time) {
+	for id, t := range f.seen {
+		if t.Before(cutoff) {
+			delete(f.seen, id)
+		}
+	}
+}
+
+// shortCommit is a commit as a revision shows it: its first 12 characters.
+func shortCommit(c string) string { return c[:min(len(c), 12)] }
+
+// Bounds of the audit feed: the records of the last MaxAge are read at
+// start, then every auditFeedEvery those since the last read (less
+// auditFeedSlack, for a record appended late), at most auditFeedMax per
+// pass.
+const (
+	auditFeedEvery = 10 * time.Second
+	auditFeedSlack = 5 * time.Minute
+	auditFeedMax   = 20 * audit.MaxLimit
+)
+
+// run feeds sink from the audit records until ctx ends.
+func (f *auditFeed) run(ctx context.Context, store auditLister, sink timelineSink, now func() time.Time, log *slog.Logger) {
+	since := now().Add(-timeline.DefaultMaxAge)
+	t := time.NewTicker(auditFeedEvery)
+	defer t.Stop()
+	for {
+		start := now()
+		recs, err := listSince(ctx, store, since)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("timeline: audit records not read; deploys are missing from the timeline until the next read", "err", err)
+		} else {
+			sink.Record(f.entries(recs)...)
+			since = start.Add(-auditFeedSlack)
+			f.forget(since)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// listSince reads the records since since, newest first, at most
+// auditFeedMax, each page within 30s.
+func listSince(ctx context.Context, store auditLister, since time.Time) ([]audit.Record, error) {
+	var out []audit.Record
+	flt := audit.Filter{Since: since, Limit: audit.MaxLimit}
+	for len(out) < auditFeedMax {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		p, err := store.List(pctx, flt)
+		cancel()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p.Records...)
+		if p.Continue == "" {
+			break
+		}
+		flt.Continue = p.Continue
+	}
+	return out, nil
+}

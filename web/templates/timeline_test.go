@@ -1,0 +1,123 @@
+package templates
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hanzoai/deploy-web/timeline"
+	"github.com/hanzoai/deploy-web/web/paths"
+)
+
+// TestBuildTimelineChart lays out a day: bands start in the state the
+// first entry left (before the range) or the current one, a Degraded band
+// links to the nearest deploy or rollback before it (its diff, else its
+// row), marks sit in their lanes, and entries outside the range leave no
+// mark.
+func TestBuildTimelineChart(t *testing.T) {
+	until := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	since := until.Add(-24 * time.Hour)
+	at := func(h float64) time.Time { return since.Add(time.Duration(h * float64(time.Hour))) }
+	deploy := timeline.Entry{Time: at(4), Kind: timeline.KindDeploy, From: "s-0000000001", To: "prod", Ref: "s-0000000002"}
+	rollback := timeline.Entry{Time: at(14), Kind: timeline.KindRollback, Ref: "r-0000000001"}
+	entries := []timeline.Entry{
+		{Time: at(-30), Kind: timeline.KindDeploy, Ref: "old"},
+		{Time: at(2), Kind: timeline.KindHealth, From: "Healthy", To: "Degraded"},
+		deploy,
+		{Time: at(6), Kind: timeline.KindHealth, From: "Degraded", To: "Healthy"},
+		{Time: at(12), Kind: timeline.KindHealth, From: "Healthy", To: "Degraded"},
+		{Time: at(13), Kind: timeline.KindRestart, Ref: "p/c", From: "0", To: "1"},
+		rollback,
+		{Time: at(15), Kind: timeline.KindDrift, From: timeline.DriftClean, To: timeline.DriftDrifted},
+		{Time: at(18), Kind: timeline.KindFreeze, To: "start"},
+		{Time: at(20), Kind: timeline.KindFreeze, From: "start", To: "end"},
+		{Time: at(25), Kind: timeline.KindWarning, Ref: "later"},
+	}
+	c := BuildTimelineChart(entries, since, until, TimelineCurrent{Health: "Progressing", Sync: "Synced"})
+	type band struct {
+		Lane   int
+		X0, X1 int
+		Class  string
+		Href   string
+	}
+	var bands []band
+	for _, b := range c.Bands {
+		bands = append(bands, band{b.Y / LaneHeight, int(b.X / ChartWidth * 24), int((b.X + b.W) / ChartWidth * 24), b.Class, b.Href})
+	}
+	diff := paths.EnvDiff("prod", url.Values{"from": {"s-0000000001"}, "to": {"s-0000000002"}})
+	want := []band{
+		{laneHealth, 0, 2, "tl-health-healthy", ""},
+		{laneHealth, 2, 6, "tl-health-degraded", "#" + EntryID(&entries[0])}, // the deploy 30h before the range
+		{laneHealth, 6, 12, "tl-health-healthy", ""},
+		{laneHealth, 12, 24, "tl-health-degraded", diff},
+		{laneSync, 0, 24, "tl-sync-synced", ""},
+		{laneDrift, 15, 24, "tl-drift", ""},
+		{laneFreeze, 18, 20, "tl-freeze", ""},
+	}
+	if d := cmp.Diff(want, bands); d != "" {
+		t.Errorf("BuildTimelineChart() bands (lane, hours) mismatch (-want +got):\n%s", d)
+	}
+	type mark struct {
+		Lane  int
+		Hour  int
+		Class string
+		Href  string
+	}
+	var marks []mark
+	for _, m := range c.Marks {
+		marks = append(marks, mark{m.Y / LaneHeight, int(m.X / ChartWidth * 24), m.Class, m.Href})
+	}
+	wantMarks := []mark{
+		{laneDeploy, 4, "tl-deploy", diff},
+		{lanePods, 13, "tl-restart", "#" + EntryID(&entries[5])},
+		{laneDeploy, 14, "tl-rollback", "#" + EntryID(&rollback)},
+	}
+	if d := cmp.Diff(wantMarks, marks); d != "" {
+		t.Errorf("BuildTimelineChart() marks mismatch (-want +got):\n%s", d)
+	}
+	if len(c.Ticks) != 7 || c.Ticks[0].Label != "03:00" {
+		t.Errorf("BuildTimelineChart() ticks = %+v, want 7 every 3h from 03:00", c.Ticks)
+	}
+
+	// A Degraded band with no deploy before it links nowhere; an App with
+	// no entries shows its current state.
+	c = BuildTimelineChart([]timeline.Entry{{Time: at(1), Kind: timeline.KindHealth, From: "Healthy", To: "Degraded"}}, since, until, TimelineCurrent{})
+	if len(c.Bands) != 2 || c.Bands[1].Class != "tl-health-degraded" || c.Bands[1].Href != "" {
+		t.Errorf("BuildTimelineChart(no deploy) bands = %+v, want a Degraded band without a link", c.Bands)
+	}
+	c = BuildTimelineChart(nil, since, until, TimelineCurrent{Health: "Healthy", Drifted: true})
+	var classes []string
+	for _, b := range c.Bands {
+		classes = append(classes, b.Class)
+	}
+	if d := cmp.Diff([]string{"tl-health-healthy", "tl-drift"}, classes); d != "" {
+		t.Errorf("BuildTimelineChart(nil) bands mismatch (-want +got):\n%s", d)
+	}
+}
+
+// TestAppLiveTimelineLink: the app page links its Timeline tab when the
+// timeline is on, and not when it is off.
+func TestAppLiveTimelineLink(t *testing.T) {
+	for _, tt := range []struct {
+		url  string
+		want bool
+	}{{"/clusters/c/apps/ns/web/timeline", true}, {"", false}} {
+		live := AppLive{Namespace: "ns", Name: "web", Now: time.Now(), PollURL: "/x", TimelineURL: tt.url}
+		var b bytes.Buffer
+		if err := AppLiveView(live).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(b.String(), `href="`+tt.url+`" data-testid="timeline-link"`)
+		if tt.url == "" {
+			got = strings.Contains(b.String(), `data-testid="timeline-link"`)
+		}
+		if got != tt.want {
+			t.Errorf("AppLiveView(TimelineURL %q) has the Timeline link = %v, want %v", tt.url, got, tt.want)
+		}
+	}
+}
