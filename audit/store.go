@@ -187,6 +187,7 @@ func (s *Store) prepare(r *Record) error {
 	r.Time = r.Time.UTC()
 	r.ID, r.Chain = "", nil
 	r.Message = cutUTF8(r.Message, MaxMessageBytes)
+	r.BreakGlass = cutUTF8(r.BreakGlass, MaxBreakGlassBytes)
 	// Clones: the caller's slices are not changed.
 	r.Actor.Groups = slices.Clone(cutList(r.Actor.Groups, MaxGroups))
 	r.Blockers = slices.Clone(cutList(r.Blockers, MaxBlockers))

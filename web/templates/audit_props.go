@@ -113,10 +113,13 @@ func auditDuration(d audit.Duration) string {
 	return time.Duration(d).Round(time.Millisecond).String()
 }
 
-func verbOptions(vs []audit.Verb) []string {
-	out := make([]string, len(vs))
+// verbOption is one choice of the verb filter: the verb and its label.
+type verbOption struct{ Value, Label string }
+
+func verbOptions(vs []audit.Verb) []verbOption {
+	out := make([]verbOption, len(vs))
 	for i, v := range vs {
-		out[i] = string(v)
+		out[i] = verbOption{Value: string(v), Label: v.Label()}
 	}
 	return out
 }
