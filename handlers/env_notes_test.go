@@ -1,0 +1,97 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/paths"
+)
+
+// TestEnvDiffReleaseNotes: the diff of two records shows the commit
+// messages between their commits as Markdown made safe: a hostile message
+// (script tags, a javascript: link, an image, raw HTML) comes back with
+// none of it live; a diff with live shows no notes.
+func TestEnvDiffReleaseNotes(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashes []string
+	for i, msg := range []string{
+		"first",
+		"**Bold** fix <script>alert('x')</script>\n\n[docs](https://docs.example/x) [evil](javascript:alert(1)) ![t](https://t.example/p.gif)\n\n<img src=x onerror=alert(2)>",
+		"third " + strings.Repeat("x", 200),
+	} {
+		h, err := w.Commit(msg, &git.CommitOptions{AllowEmptyCommits: true,
+			Author: &object.Signature{Name: "Mallory & Eve", Email: "m@example.com", When: time.Date(2026, 12, 1, 9, i, 0, 0, time.UTC)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h.String())
+	}
+	cfg, err := deployplan.ParseConfig([]byte(`
+environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: staging
+    source: {repo: `+dir+`, ref: master, path: k}
+    catalog: catalog.json
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10)})
+	recs := diffRecords(t)
+	a, b := recs["a"], recs["b"]
+	a.Commit, b.Commit = hashes[0], hashes[2]
+	recs["a"], recs["b"] = a, b
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) { o.Environments, o.RecordReader = runner, recs })
+
+	page := ts.get(t, paths.EnvDiff("dev", url.Values{"from": {"a"}, "to": {"b"}}), nil)
+	if page.Code != 200 {
+		t.Fatalf("diff page a..b = %d\n%s", page.Code, page.Body)
+	}
+	doc := parseHTML(t, page.Body.String())
+	notes := byTestID(doc, "release-note")
+	if len(notes) != 2 {
+		t.Fatalf("diff page a..b: %d release notes, want 2 (the commits after a's up to b's)", len(notes))
+	}
+	body := page.Body.String()
+	for _, bad := range []string{"<script>alert", "javascript:", "<img", "onerror", "t.example"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("diff page holds %q from a commit message or author", bad)
+		}
+	}
+	for _, good := range []string{"<strong>Bold</strong>", `<a href="https://docs.example/x" rel="noopener nofollow">docs</a>`, "Mallory &amp; Eve"} {
+		if !strings.Contains(body, good) {
+			t.Errorf("diff page lacks %q", good)
+		}
+	}
+	// A record and live: no notes.
+	live := ts.get(t, paths.EnvDiff("dev", url.Values{"from": {"live"}, "to": {"b"}}), nil)
+	if strings.Contains(live.Body.String(), `data-testid="release-notes"`) {
+		t.Errorf("diff page live..b shows release notes, want none")
+	}
+	// A commit the source does not have: the page says so, the diff stays.
+	a.Commit = strings.Repeat("b", 40)
+	recs["a"] = a
+	broken := parseHTML(t, ts.get(t, paths.EnvDiff("dev", url.Values{"from": {"a"}, "to": {"b"}}), nil).Body.String())
+	if len(byTestID(broken, "diff-resource")) == 0 || len(byTestID(broken, "release-notes-incomplete")) != 1 {
+		t.Errorf("diff page with an unknown from commit: want the diff and notes marked incomplete")
+	}
+}
