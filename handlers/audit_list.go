@@ -387,7 +387,9 @@ func (s *Server) appHistory(ctx context.Context, cluster, namespace, name string
 
 // envHistory is the History section of an environment's page.
 func (s *Server) envHistory(ctx context.Context, env string) templates.AuditHistoryProps {
-	return s.historySection(ctx, audit.Filter{Environment: env})
+	h := s.historySection(ctx, audit.Filter{Environment: env})
+	h.DiffURL = paths.EnvDiff(env, nil)
+	return h
 }
 
 // historySectionLimit is how many records an environment's or App's page

@@ -9,8 +9,10 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -94,4 +96,48 @@ environments:
 	if len(byTestID(broken, "diff-resource")) == 0 || len(byTestID(broken, "release-notes-incomplete")) != 1 {
 		t.Errorf("diff page with an unknown from commit: want the diff and notes marked incomplete")
 	}
+}
+
+// TestEnvHistoryPicksTwoRecords: an environment's History section offers
+// a GET form to its diff page with a from and a to per record (newest as
+// to, the one before as from); an App's page has none (diffs are per
+// environment).
+func TestEnvHistoryPicksTwoRecords(t *testing.T) {
+	store, _ := newTestAudit(t)
+	ts := envServer(t, fake.NewClientset())
+	ts.srv.opts.Audit = store
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, appendTest(t, store, audit.Record{Time: testNow.Add(time.Duration(i) * time.Minute), Actor: audit.Actor{Email: "a@example.com"},
+			Verb: audit.VerbApply, Cluster: "eu", Environment: "dev"}).ID)
+	}
+	doc := parseHTML(t, ts.get(t, paths.Env("dev"), nil).Body.String())
+	pick := oneByTestID(t, doc, "history-compare")
+	form := byTag(pick, "form")
+	if len(form) != 1 || attr(form[0], "action") != paths.EnvDiff("dev", nil) || attr(form[0], "method") != "get" {
+		t.Fatalf("history compare form = %v, want one GET form to %s", form, paths.EnvDiff("dev", nil))
+	}
+	var rows, checkedFrom, checkedTo []string
+	for _, r := range byTestID(pick, "pick-row") {
+		rows = append(rows, attr(r, "data-id"))
+		if hasAttrKey(oneByTestID(t, r, "pick-from"), "checked") {
+			checkedFrom = append(checkedFrom, attr(r, "data-id"))
+		}
+		if hasAttrKey(oneByTestID(t, r, "pick-to"), "checked") {
+			checkedTo = append(checkedTo, attr(r, "data-id"))
+		}
+	}
+	if strings.Join(rows, ",") != ids[2]+","+ids[1]+","+ids[0] || strings.Join(checkedFrom, ",") != ids[1] || strings.Join(checkedTo, ",") != ids[2] {
+		t.Errorf("pick rows %v, from %v, to %v; want newest first, from the second, to the newest", rows, checkedFrom, checkedTo)
+	}
+}
+
+// hasAttrKey reports whether n carries attribute key (a boolean one).
+func hasAttrKey(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
 }

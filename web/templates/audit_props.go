@@ -64,6 +64,10 @@ type AuditHistoryProps struct {
 	// AllURL is /audit filtered to this environment or App.
 	AllURL string
 	Error  string
+	// DiffURL, on an environment's page, is its diff page: the section
+	// then lets one pick two records (from, to) to compare, a plain GET
+	// form.
+	DiffURL string
 }
 
 // auditBroken reports whether a record's chain is broken (edited, next to
