@@ -4,37 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 )
 
-// notesRepo is a local repository with one empty commit per message,
-// oldest first; it returns the repository's folder and the hashes.
+// notesRepo is a local repository with one empty commit per message.
 func notesRepo(t *testing.T, msgs ...string) (string, []string) {
 	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hashes []string
-	for i, m := range msgs {
-		h, err := w.Commit(m, &git.CommitOptions{AllowEmptyCommits: true,
-			Author: &object.Signature{Name: "Dev <script>", Email: "dev@example.com", When: time.Date(2026, 12, 1, 10, i, 0, 0, time.UTC)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h.String())
-	}
-	return dir, hashes
+	return gitservertest.LocalCommits(t, "Dev <script>", msgs...)
 }
 
 func TestReadReleaseNotes(t *testing.T) {

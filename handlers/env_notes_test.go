@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
@@ -24,28 +23,10 @@ import (
 // (script tags, a javascript: link, an image, raw HTML) comes back with
 // none of it live; a diff with live shows no notes.
 func TestEnvDiffReleaseNotes(t *testing.T) {
-	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hashes []string
-	for i, msg := range []string{
+	dir, hashes := gitservertest.LocalCommits(t, "Mallory & Eve",
 		"first",
 		"**Bold** fix <script>alert('x')</script>\n\n[docs](https://docs.example/x) [evil](javascript:alert(1)) ![t](https://t.example/p.gif)\n\n<img src=x onerror=alert(2)>",
-		"third " + strings.Repeat("x", 200),
-	} {
-		h, err := w.Commit(msg, &git.CommitOptions{AllowEmptyCommits: true,
-			Author: &object.Signature{Name: "Mallory & Eve", Email: "m@example.com", When: time.Date(2026, 12, 1, 9, i, 0, 0, time.UTC)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h.String())
-	}
+		"third "+strings.Repeat("x", 200))
 	cfg, err := deployplan.ParseConfig([]byte(`
 environments:
   - name: dev
