@@ -68,7 +68,7 @@ func BenchmarkRecordBytes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cm, parts, _, err := s.build(streamOf(&r).id(), 42, recordHash([]byte("prev")), &r, gz, manifestRef{})
+		cm, parts, _, err := s.build(testSigner(), streamOf(&r).id(), 42, recordHash([]byte("prev")), &r, gz, manifestRef{})
 		if err != nil || len(parts) != 0 {
 			b.Fatalf("build: %v, %d parts", err, len(parts))
 		}

@@ -15,7 +15,11 @@ import (
 // read the index. It returns once the index has synced, or with ctx's
 // error. Call it once, at start-up.
 func (s *Store) Start(ctx context.Context) error {
-	ix := newIndex()
+	g, err := s.signingKey(ctx)
+	if err != nil {
+		return err
+	}
+	ix := newIndex(g)
 	inf := metadatainformer.NewFilteredMetadataInformer(s.meta, configMaps, s.ns, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = indexSelector }).Informer()
 	if err := inf.SetTransform(func(o any) (any, error) {

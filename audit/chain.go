@@ -48,6 +48,11 @@ type partRef struct {
 // same bytes.
 const recordHashDomain = "deploy-web audit record v1\n"
 
+// RecordHash is the hash the next record of a stream carries, of a
+// record's stored bytes (its AnnotationRecord annotation). The rule is
+// public: anyone can compute it, which is why records are also signed.
+func RecordHash(stored []byte) string { return recordHash(stored) }
+
 // recordHash is the hash the next record of the stream carries: SHA-256
 // over the stored envelope bytes, which name the manifests' and every
 // part's hash, so it covers the whole record.
@@ -67,6 +72,12 @@ func sha256Hex(b []byte) string {
 // record appended (Seq, Hash) and the retention boundary (every record up
 // to TrimmedThrough was trimmed by policy; TrimmedHash is the hash of
 // record TrimmedThrough, which the oldest kept record carries as prev).
+//
+// RebuiltAfter is set when the head was found missing (or failing its
+// signature) while the stream had records, and rebuilt from the newest
+// record left: a record newer than that one may have been deleted with
+// the head, which the chain can no longer tell, so the record after
+// RebuiltAfter is flagged.
 type streamState struct {
 	Version        int       `json:"v"`
 	Stream         string    `json:"stream"`
@@ -75,6 +86,7 @@ type streamState struct {
 	Hash           string    `json:"hash"`
 	TrimmedThrough int64     `json:"trimmedThrough"`
 	TrimmedHash    string    `json:"trimmedHash"`
+	RebuiltAfter   int64     `json:"rebuiltAfter,omitempty"`
 }
 
 // entry is a record head as read (from the index or a List): its envelope
@@ -91,10 +103,11 @@ type entry struct {
 	bad string
 }
 
-// entryOf reads a record head's metadata. The stream and sequence number
-// come from the name (which the API server keeps fixed), so a head whose
-// annotation was edited beyond parsing still has its place in the chain.
-func entryOf(m metav1.Object) *entry {
+// entryOf reads a record head's metadata and checks its signature with
+// g. The stream and sequence number come from the name (which the API
+// server keeps fixed), so a head whose annotation was edited beyond
+// parsing still has its place in the chain.
+func entryOf(m metav1.Object, g *signer) *entry {
 	e := &entry{name: m.GetName(), created: m.GetCreationTimestamp().Time}
 	id := m.GetName()[min(len(namePrefix), len(m.GetName())):]
 	stream, seq, err := parseID(id)
@@ -114,16 +127,25 @@ func entryOf(m metav1.Object) *entry {
 		return e
 	}
 	r := &e.env.Record
+	mac, signed := m.GetAnnotations()[AnnotationMAC]
 	switch {
+	case !signed:
+		e.bad = "it is not signed (written without deploy-web's key, or its signature was removed)"
+	case !g.verify(macDomainRecord, []byte(raw), mac):
+		e.bad = "its signature does not match (edited after it was written, or forged)"
 	case e.env.Stream != stream || e.env.Seq != seq || r.ID != id:
 		e.bad = "the record names another place in the chain than its name"
 	case streamOf(r).id() != stream:
 		e.bad = "the record's cluster, environment or App is not its stream's"
 	case !maps.Equal(recordLabels(r, stream), labelsOf(m)):
 		e.bad = "its labels do not match the record (edited after it was written)"
-	case !partsNamed(id, e.env.Manifests.Parts):
-		// Never read or delete a ConfigMap an edited record points at.
-		e.bad = "it names parts that are not its own"
+	}
+	if !partsNamed(id, e.env.Manifests.Parts) {
+		// Never read or delete a ConfigMap an edited record points at,
+		// whatever else is wrong with it.
+		if e.bad == "" {
+			e.bad = "it names parts that are not its own"
+		}
 		e.env.Manifests.Parts = nil
 	}
 	return e
@@ -156,10 +178,10 @@ func labelsOf(m metav1.Object) map[string]string {
 }
 
 // streamStateOf reads a stream head's metadata; nil when it does not hold
-// a state.
-func streamStateOf(m metav1.Object) *streamState {
+// a state signed with g's key.
+func streamStateOf(m metav1.Object, g *signer) *streamState {
 	raw, ok := m.GetAnnotations()[AnnotationStream]
-	if !ok {
+	if !ok || !g.verify(macDomainStream, []byte(raw), m.GetAnnotations()[AnnotationMAC]) {
 		return nil
 	}
 	var st streamState
@@ -175,8 +197,13 @@ func streamStateOf(m metav1.Object) *streamState {
 // the one its successor carries (or, for the newest, the one the stream
 // head recorded). So an edited record is flagged itself, with its
 // successor; a deleted one flags both neighbours. pred and succ are nil
-// when absent; head is nil when the stream head is gone.
-func link(e, pred, succ *entry, head *streamState) Chain {
+// when absent; head is nil when the stream head is gone or fails its
+// signature (then the newest record is flagged: records after it may
+// have been deleted with the head). seen is the highest sequence number
+// of the stream this process has seen: a newest record below it, past
+// the retention boundary, means newer records were deleted and the head
+// set back (to a copy of an older, validly signed head).
+func link(e, pred, succ *entry, head *streamState, seen int64) Chain {
 	c := Chain{Prev: e.env.Prev, OK: true}
 	fail := func(format string, args ...any) {
 		if c.OK {
@@ -204,8 +231,13 @@ func link(e, pred, succ *entry, head *streamState) Chain {
 		}
 	case e.seq-1 < head.TrimmedThrough:
 		// Awaiting its own trim: older records are gone by policy.
+	case e.seq-1 == head.RebuiltAfter:
+		// Flagged below.
 	default:
 		fail("record %s is missing: deleted outside retention", prevID)
+	}
+	if head != nil && head.RebuiltAfter > 0 && e.seq-1 == head.RebuiltAfter {
+		fail("the stream head was deleted or forged and rebuilt after record %s: records written after that one before the rebuild may have been deleted", prevID)
 	}
 	nextID := recordID(e.stream, e.seq+1)
 	switch {
@@ -214,11 +246,13 @@ func link(e, pred, succ *entry, head *streamState) Chain {
 			fail("record %s was changed after record %s was written: its hash no longer matches", idOf(e), nextID)
 		}
 	case head == nil:
-		// Nothing to compare with; the missing head is flagged on the
-		// records that need it.
+		fail("the stream head is missing or its signature does not match: records after %s may have been deleted", idOf(e))
 	case head.Seq == e.seq:
 		if head.Hash != e.hash {
 			fail("record %s was changed after it was written: its hash no longer matches the stream head's", idOf(e))
+		}
+		if seen > e.seq && seen > head.TrimmedThrough {
+			fail("record %s was seen and is gone, and the stream head was set back to record %s: deleted outside retention", recordID(e.stream, seen), idOf(e))
 		}
 	case head.Seq > e.seq:
 		fail("record %s is missing: deleted outside retention", nextID)

@@ -43,7 +43,7 @@ func TestRecordHashCoversParts(t *testing.T) {
 	for i := range gz {
 		gz[i] = byte(i * 7)
 	}
-	head, parts, hash, err := s.build(streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
+	head, parts, hash, err := s.build(testSigner(), streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestRecordHashCoversParts(t *testing.T) {
 	}
 	// A different part changes the record's hash.
 	gz[len(gz)-1] ^= 1
-	_, _, hash2, err := s.build(streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
+	_, _, hash2, err := s.build(testSigner(), streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,26 +84,34 @@ func TestLink(t *testing.T) {
 		head             *streamState
 		ok               bool
 		reasonContaining string
+		seen             int64
 	}{
-		{"first", e(1), nil, e(2), head, true, ""},
-		{"middle", e(3), e(2), e(4), head, true, ""},
-		{"newest", e(5), e(4), nil, head, true, ""},
-		{"predecessor edited", e(4), &edited, e(5), head, false, "record " + recordID(c.stream, 3) + " was changed"},
-		{"this one edited", &edited, e(2), e(4), head, false, "record " + recordID(c.stream, 3) + " was changed"},
-		{"predecessor deleted", e(4), nil, e(5), head, false, recordID(c.stream, 3) + " is missing"},
-		{"successor deleted", e(2), e(1), nil, head, false, recordID(c.stream, 3) + " is missing"},
-		{"newest deleted", e(4), e(3), nil, head, false, recordID(c.stream, 5) + " is missing"},
-		{"head gone", e(3), nil, e(4), nil, false, "stream head is gone"},
-		{"trimmed boundary", e(3), nil, e(4), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[1]}, true, ""},
-		{"wrong boundary", e(3), nil, e(4), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[0]}, false, "retention boundary"},
-		{"awaiting trim", e(2), nil, e(3), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 3, TrimmedHash: c.hashes[2]}, true, ""},
-		{"deleted past boundary", e(4), nil, e(5), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[1]}, false, "deleted outside retention"},
-		{"head lags", e(5), e(4), nil, &streamState{Seq: 4, Hash: c.hashes[3]}, true, ""},
-		{"newest edited", &entry{stream: c.stream, seq: 5, env: e(5).env, hash: "sha256:x"}, e(4), nil, head, false, "stream head's"},
+		{"first", e(1), nil, e(2), head, true, "", 0},
+		{"middle", e(3), e(2), e(4), head, true, "", 0},
+		{"newest", e(5), e(4), nil, head, true, "", 0},
+		{"predecessor edited", e(4), &edited, e(5), head, false, "record " + recordID(c.stream, 3) + " was changed", 0},
+		{"this one edited", &edited, e(2), e(4), head, false, "record " + recordID(c.stream, 3) + " was changed", 0},
+		{"predecessor deleted", e(4), nil, e(5), head, false, recordID(c.stream, 3) + " is missing", 0},
+		{"successor deleted", e(2), e(1), nil, head, false, recordID(c.stream, 3) + " is missing", 0},
+		{"newest deleted", e(4), e(3), nil, head, false, recordID(c.stream, 5) + " is missing", 0},
+		{"head gone", e(3), nil, e(4), nil, false, "stream head is gone", 0},
+		{"trimmed boundary", e(3), nil, e(4), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[1]}, true, "", 0},
+		{"wrong boundary", e(3), nil, e(4), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[0]}, false, "retention boundary", 0},
+		{"awaiting trim", e(2), nil, e(3), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 3, TrimmedHash: c.hashes[2]}, true, "", 0},
+		{"deleted past boundary", e(4), nil, e(5), &streamState{Seq: 5, Hash: c.hashes[4], TrimmedThrough: 2, TrimmedHash: c.hashes[1]}, false, "deleted outside retention", 0},
+		{"head lags", e(5), e(4), nil, &streamState{Seq: 4, Hash: c.hashes[3]}, true, "", 0},
+		{"newest edited", &entry{stream: c.stream, seq: 5, env: e(5).env, hash: "sha256:x"}, e(4), nil, head, false, "stream head's", 0},
+		{"newest, its stream head gone or unsigned", e(5), e(4), nil, nil, false, "stream head is missing or its signature does not match", 0},
+		{"newest deleted, the head set back to an older signed copy", e(4), e(3), nil, &streamState{Seq: 4, Hash: c.hashes[3]}, false,
+			recordID(c.stream, 5) + " was seen and is gone", 5},
+		{"newest as seen", e(5), e(4), nil, head, true, "", 5},
+		{"every record trimmed but the newest seen", e(4), nil, nil, &streamState{Seq: 4, Hash: c.hashes[3], TrimmedThrough: 3, TrimmedHash: c.hashes[2]}, true, "", 4},
+		{"after a rebuilt head", e(5), e(4), nil, &streamState{Seq: 5, Hash: c.hashes[4], RebuiltAfter: 4}, false, "rebuilt after record " + recordID(c.stream, 4), 0},
+		{"before a rebuilt head", e(4), e(3), e(5), &streamState{Seq: 5, Hash: c.hashes[4], RebuiltAfter: 4}, true, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := link(tt.e, tt.pred, tt.succ, tt.head)
+			got := link(tt.e, tt.pred, tt.succ, tt.head, tt.seen)
 			if got.OK != tt.ok || !strings.Contains(got.Reason, tt.reasonContaining) || (tt.ok && got.Reason != "") {
 				t.Errorf("link = %+v, want ok %v with a reason containing %q", got, tt.ok, tt.reasonContaining)
 			}
@@ -121,29 +129,48 @@ func TestEntryOfEdited(t *testing.T) {
 		name   string
 		edit   func(ann, labels map[string]string)
 		reason string
+		// resign signs the edited record again, as a writer holding
+		// the key would: the checks behind the signature still hold.
+		resign bool
 	}{
-		{"intact", func(map[string]string, map[string]string) {}, ""},
-		{"outcome label", func(_, l map[string]string) { l[LabelOutcome] = "failed" }, "labels"},
-		{"verb label removed", func(_, l map[string]string) { delete(l, LabelVerb) }, "labels"},
-		{"annotation gone", func(a, _ map[string]string) { delete(a, AnnotationRecord) }, "annotation is gone"},
-		{"annotation garbage", func(a, _ map[string]string) { a[AnnotationRecord] = "{" }, "not a record"},
+		{"intact", func(map[string]string, map[string]string) {}, "", false},
+		{"edited without the key", func(a, _ map[string]string) {
+			a[AnnotationRecord] = strings.Replace(a[AnnotationRecord], `"outcome":"succeeded"`, `"outcome":"failed"`, 1)
+		}, "signature does not match", false},
+		{"prev rewritten without the key", func(a, _ map[string]string) {
+			a[AnnotationRecord] = strings.Replace(a[AnnotationRecord], `"prev":""`, `"prev":"sha256:00"`, 1)
+		}, "signature does not match", false},
+		{"signature removed", func(a, _ map[string]string) { delete(a, AnnotationMAC) }, "not signed", false},
+		{"signed with another key", func(a, _ map[string]string) {
+			a[AnnotationMAC] = (&signer{key: []byte("another key, also 32 bytes or more")}).mac(macDomainRecord, []byte(a[AnnotationRecord]))
+		}, "signature does not match", false},
+		{"a stream head's signature", func(a, _ map[string]string) {
+			a[AnnotationMAC] = testSigner().mac(macDomainStream, []byte(a[AnnotationRecord]))
+		}, "signature does not match", false},
+		{"outcome label", func(_, l map[string]string) { l[LabelOutcome] = "failed" }, "labels", false},
+		{"verb label removed", func(_, l map[string]string) { delete(l, LabelVerb) }, "labels", false},
+		{"annotation gone", func(a, _ map[string]string) { delete(a, AnnotationRecord) }, "annotation is gone", false},
+		{"annotation garbage", func(a, _ map[string]string) { a[AnnotationRecord] = "{" }, "not a record", true},
 		{"moved in the chain", func(a, _ map[string]string) {
 			a[AnnotationRecord] = strings.Replace(a[AnnotationRecord], `"seq":1`, `"seq":2`, 1)
-		}, "another place"},
+		}, "another place", true},
 		{"other environment", func(a, _ map[string]string) {
 			a[AnnotationRecord] = strings.Replace(a[AnnotationRecord], `"environment":"staging"`, `"environment":"prod"`, 1)
-		}, "stream"},
+		}, "stream", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cm := c.heads[0].DeepCopy()
 			tt.edit(cm.Annotations, cm.Labels)
-			e := entryOf(cm)
+			if tt.resign {
+				cm.Annotations[AnnotationMAC] = testSigner().mac(macDomainRecord, []byte(cm.Annotations[AnnotationRecord]))
+			}
+			e := entryOf(cm, testSigner())
 			if !strings.Contains(e.bad, tt.reason) || (tt.reason == "") != (e.bad == "") {
-				t.Errorf("entryOf(edited %s).bad = %q, want it to say %q", tt.name, e.bad, tt.reason)
+				t.Errorf("entryOf(edited %s, testSigner()).bad = %q, want it to say %q", tt.name, e.bad, tt.reason)
 			}
 			if e.stream != c.stream || e.seq != 1 {
-				t.Errorf("entryOf(edited %s) is at %s/%d, want %s/1 (from its name)", tt.name, e.stream, e.seq, c.stream)
+				t.Errorf("entryOf(edited %s, testSigner()) is at %s/%d, want %s/1 (from its name)", tt.name, e.stream, e.seq, c.stream)
 			}
 		})
 	}
@@ -288,12 +315,12 @@ func TestEntryOfForeignParts(t *testing.T) {
 	s := testStore(t)
 	r := testRecord("prod-eu", "staging", testTime())
 	gz := make([]byte, SplitBytes+10)
-	head, _, _, err := s.build(streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
+	head, _, _, err := s.build(testSigner(), streamOf(&r).id(), 1, "", &r, gz, manifestRef{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := entryOf(head); e.bad != "" || len(e.env.Manifests.Parts) != 2 {
-		t.Fatalf("entryOf(split record) = bad %q, %d parts; want sound, 2", e.bad, len(e.env.Manifests.Parts))
+	if e := entryOf(head, testSigner()); e.bad != "" || len(e.env.Manifests.Parts) != 2 {
+		t.Fatalf("entryOf(split record, testSigner()) = bad %q, %d parts; want sound, 2", e.bad, len(e.env.Manifests.Parts))
 	}
 	var env envelope
 	if err := json.Unmarshal([]byte(head.Annotations[AnnotationRecord]), &env); err != nil {
@@ -306,9 +333,15 @@ func TestEntryOfForeignParts(t *testing.T) {
 		raw, _ := json.Marshal(edited)
 		cm := head.DeepCopy()
 		cm.Annotations[AnnotationRecord] = string(raw)
-		e := entryOf(cm)
-		if !strings.Contains(e.bad, "parts") || len(e.env.Manifests.Parts) != 0 {
-			t.Errorf("entryOf(record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
+		// Edited without the key: flagged by its signature, and its parts
+		// are still never read or deleted.
+		if e := entryOf(cm, testSigner()); e.bad == "" || len(e.env.Manifests.Parts) != 0 {
+			t.Errorf("entryOf(unsigned record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
+		}
+		// Signed (by a writer holding the key): the names are checked too.
+		cm.Annotations[AnnotationMAC] = testSigner().mac(macDomainRecord, raw)
+		if e := entryOf(cm, testSigner()); !strings.Contains(e.bad, "parts") || len(e.env.Manifests.Parts) != 0 {
+			t.Errorf("entryOf(signed record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
 		}
 	}
 }

@@ -20,10 +20,22 @@
 // record N-1, which cover its manifests through their hashes, so an edited
 // or deleted record is detected: the next record's prev no longer matches,
 // or its predecessor is missing, and List, Get and Verify report chain.ok
-// false with the reason. The chain shows tampering with records; someone
-// able to rewrite every record and head of a stream consistently is caught
-// only by the second copies each record leaves: a Kubernetes Event and one
-// structured log line.
+// false with the reason.
+//
+// Every record head and stream head is also signed: an HMAC-SHA256 of its
+// stored annotation under a key from the Secret KeySecretName in the same
+// namespace (Options.Key, which serve reads from the mounted Secret, or
+// the Secret read through the API, created once when missing). So someone
+// who may edit ConfigMaps there but not read that Secret cannot re-chain
+// the records after a deleted one, rewrite a record's prev, or move the
+// stream head's newest record or retention boundary: what they write fails
+// its signature. A stream head deleted or unsigned flags the stream's
+// newest record (records after it may have gone with the head); a head set
+// back to an older signed copy, after deleting the newest records, is
+// flagged by a replica whose index saw those records (the index keeps the
+// highest sequence number it saw per stream), and otherwise only by the
+// second copies each record leaves: a Kubernetes Event and one structured
+// log line. Someone who can read the key can forge records.
 //
 // Appends to a stream are serialised without a lock: a record's name is its
 // stream and sequence number, so creating it claims the number (two

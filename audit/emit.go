@@ -58,6 +58,9 @@ func eventMessage(r *Record) string {
 	if r.Message != "" {
 		msg += "; " + r.Message
 	}
+	if r.BreakGlass != "" {
+		msg += "; break-glass: " + r.BreakGlass
+	}
 	msg = strings.Map(func(c rune) rune {
 		if c < 0x20 || c == 0x7f || (0x80 <= c && c < 0xa0) || c == 0x2028 || c == 0x2029 {
 			return ' '
@@ -97,6 +100,7 @@ func (s *Store) logRecord(ctx context.Context, r *Record, err error) {
 		slog.String("renderedDigest", r.RenderedDigest),
 		slog.String("outcome", string(r.Outcome)),
 		slog.String("message", r.Message),
+		slog.String("breakGlass", r.BreakGlass),
 		slog.Any("blockers", r.Blockers),
 		slog.Any("objects", objs),
 		slog.String("chain.prev", prev),

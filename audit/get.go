@@ -36,7 +36,7 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 			return Record{}, err
 		}
 	}
-	e := entryOf(cm)
+	e := entryOf(cm, ix.sig)
 	ix.mu.RLock()
 	rec := ix.recordLocked(e)
 	ix.mu.RUnlock()

@@ -13,10 +13,16 @@ import (
 
 const testNS = "deploy-web"
 
+// testKey is the tests' signing key.
+const testKey = "deploy-web audit test key, 32+ bytes long"
+
+// testSigner signs with testKey.
+func testSigner() *signer { return &signer{key: []byte(testKey)} }
+
 // testStore is a store for what needs no cluster (build, the index).
 func testStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := New(nil, nil, Options{Namespace: testNS})
+	s, err := New(nil, nil, Options{Namespace: testNS, Key: []byte(testKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +61,7 @@ func buildChain(t testing.TB, s *Store, r Record, n int, mutate func(i int, r *R
 		if mutate != nil {
 			mutate(i, &ri)
 		}
-		head, _, hash, err := s.build(c.stream, int64(i+1), prev, &ri, nil, manifestRef{})
+		head, _, hash, err := s.build(testSigner(), c.stream, int64(i+1), prev, &ri, nil, manifestRef{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,11 +75,11 @@ func buildChain(t testing.TB, s *Store, r Record, n int, mutate func(i int, r *R
 }
 
 // headCM is the chain's stream head as stored.
-func (c *testChain) headCM() *corev1.ConfigMap { return streamHead(testNS, &c.state) }
+func (c *testChain) headCM() *corev1.ConfigMap { return streamHead(testNS, &c.state, testSigner()) }
 
 // indexOf is an index holding the chains' records and heads.
 func indexOf(chains ...*testChain) *index {
-	ix := newIndex()
+	ix := newIndex(testSigner())
 	for _, c := range chains {
 		ix.put(c.headCM())
 		for _, h := range c.heads {

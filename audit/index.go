@@ -15,27 +15,37 @@ type index struct {
 	mu      sync.RWMutex
 	records map[string]*entry           // by name
 	streams map[string]map[int64]*entry // stream -> seq -> entry
-	heads   map[string]*streamState     // stream -> state; nil value: unreadable
+	heads   map[string]*streamState     // stream -> state; nil value: unreadable or unsigned
+	// seen is the highest sequence number put per stream, never lowered:
+	// what this process knows was written, whatever is deleted later.
+	seen map[string]int64
+	sig  *signer
 	// sorted is every entry, newest first, kept in order as entries come
 	// and go (a binary search and a copy), so a page never sorts.
 	sorted []*entry
 }
 
-func newIndex() *index {
-	return &index{records: map[string]*entry{}, streams: map[string]map[int64]*entry{}, heads: map[string]*streamState{}}
+func newIndex(g *signer) *index {
+	return &index{records: map[string]*entry{}, streams: map[string]map[int64]*entry{}, heads: map[string]*streamState{},
+		seen: map[string]int64{}, sig: g}
 }
 
 // put adds or replaces a record head or stream head.
 func (ix *index) put(m metav1.Object) {
 	switch m.GetLabels()[LabelComponent] {
 	case ComponentRecord:
-		e := entryOf(m)
+		e := entryOf(m, ix.sig)
 		if e.stream == "" {
 			return // not a record name: not ours
 		}
 		ix.mu.Lock()
 		defer ix.mu.Unlock()
 		ix.dropLocked(m.GetName())
+		if e.bad == "" {
+			// Only a signed record raises the mark: an unsigned one
+			// with a high number must not flag the real newest.
+			ix.seen[e.stream] = max(ix.seen[e.stream], e.seq)
+		}
 		ix.records[e.name] = e
 		if ix.streams[e.stream] == nil {
 			ix.streams[e.stream] = map[int64]*entry{}
@@ -48,7 +58,7 @@ func (ix *index) put(m metav1.Object) {
 		if !ok {
 			return
 		}
-		st := streamStateOf(m)
+		st := streamStateOf(m, ix.sig)
 		ix.mu.Lock()
 		defer ix.mu.Unlock()
 		ix.heads[stream] = st
@@ -113,7 +123,7 @@ func (ix *index) chainLocked(e *entry) Chain {
 	if !ok {
 		head = nil
 	}
-	return link(e, byseq[e.seq-1], byseq[e.seq+1], head)
+	return link(e, byseq[e.seq-1], byseq[e.seq+1], head, ix.seen[e.stream])
 }
 
 // recordLocked is e as a Record with its chain; slices are copied, so the

@@ -224,8 +224,12 @@ const (
 
 // load reads what selector selects into a fresh index, page by page.
 func (s *Store) load(ctx context.Context, selector string) (*index, error) {
-	ix := newIndex()
-	err := s.scan(ctx, selector, func(m metav1.Object) { ix.put(m) })
+	g, err := s.signingKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix := newIndex(g)
+	err = s.scan(ctx, selector, func(m metav1.Object) { ix.put(m) })
 	return ix, err
 }
 

@@ -176,7 +176,7 @@ func TestIndexStaysSorted(t *testing.T) {
 		cms = append(cms, c.heads...)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	ix := newIndex()
+	ix := newIndex(testSigner())
 	for _, i := range rng.Perm(len(cms)) {
 		ix.put(cms[i])
 	}

@@ -27,6 +27,8 @@ const (
 	ComponentRecord = "audit-record"
 	ComponentPart   = "audit-part"
 	ComponentStream = "audit-stream"
+	// ComponentKey labels the signing key's Secret.
+	ComponentKey = "audit-key"
 
 	LabelStream      = "deploy-web.hanzo.ai/audit-stream"
 	LabelVerb        = "deploy-web.hanzo.ai/audit-verb"

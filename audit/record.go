@@ -27,20 +27,50 @@ const (
 	VerbResume         Verb = "resume"
 	VerbPromoteRequest Verb = "promote-request"
 	VerbPromoteApprove Verb = "promote-approve"
-	// VerbSubscription is a change of a notification subscription
-	// (created, deleted, changed) or its test message.
-	VerbSubscription Verb = "subscription"
-	// VerbPromote writes a promotion (an unprotected target, or an
-	// approved request); VerbPromoteReject rejects a request.
-	VerbPromote       Verb = "promote"
+	// VerbPromoteReject is a promotion request turned down.
 	VerbPromoteReject Verb = "promote-reject"
+	// VerbPromote is the promotion's write itself (the commit, or the
+	// apply to the target environment), after its approval.
+	VerbPromote Verb = "promote"
+	// VerbSubscription is a change of a notification subscription
+	// (created, changed or removed).
+	VerbSubscription Verb = "subscription"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
-		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove, VerbPromote, VerbPromoteReject,
-		VerbSubscription}
+		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove,
+		VerbPromoteReject, VerbPromote, VerbSubscription}
+}
+
+// verbLabels are the words the audit page's verb filter shows.
+var verbLabels = map[Verb]string{
+	VerbApply:          "Apply",
+	VerbRestore:        "Restore",
+	VerbPrune:          "Prune",
+	VerbRollback:       "Rollback",
+	VerbSync:           "Sync",
+	VerbAutoSync:       "Auto-sync run",
+	VerbSelfHeal:       "Self-heal run",
+	VerbFreeze:         "Freeze",
+	VerbUnfreeze:       "Unfreeze",
+	VerbPause:          "Pause",
+	VerbResume:         "Resume",
+	VerbPromoteRequest: "Promotion requested",
+	VerbPromoteApprove: "Promotion approved",
+	VerbPromoteReject:  "Promotion rejected",
+	VerbPromote:        "Promotion",
+	VerbSubscription:   "Subscription change",
+}
+
+// Label is v in words, for a filter or a heading; an unknown verb is
+// its own text.
+func (v Verb) Label() string {
+	if l, ok := verbLabels[v]; ok {
+		return l
+	}
+	return string(v)
 }
 
 // Valid reports whether v is one of Verbs.
@@ -164,8 +194,12 @@ type Record struct {
 	// Message says why a refused or failed attempt stopped, in the
 	// words shown to its user (never raw upstream errors). At most
 	// MaxMessageBytes are kept.
-	Message  string   `json:"message,omitempty"`
-	Blockers []string `json:"blockers"`
+	Message string `json:"message,omitempty"`
+	// BreakGlass is the reason given to act through a guard that would
+	// have refused (a freeze's break-glass); "" when none was broken. At
+	// most MaxBreakGlassBytes are kept.
+	BreakGlass string   `json:"breakGlass,omitempty"`
+	Blockers   []string `json:"blockers"`
 	// Objects are the objects touched; Append fills them from
 	// Manifests when empty.
 	Objects []Object `json:"objects"`
@@ -178,11 +212,12 @@ type Record struct {
 // Limits of a record's fields, enforced by Append: longer text is cut,
 // longer lists refused (they would not fit the head's annotation).
 const (
-	MaxMessageBytes = 1 << 10
-	MaxFieldBytes   = 253 // cluster, environment, namespace, app, commit, digest, actor fields
-	MaxGroups       = 64
-	MaxBlockers     = 256
-	MaxObjects      = 2000
+	MaxMessageBytes    = 1 << 10
+	MaxBreakGlassBytes = 1 << 10
+	MaxFieldBytes      = 253 // cluster, environment, namespace, app, commit, digest, actor fields
+	MaxGroups          = 64
+	MaxBlockers        = 256
+	MaxObjects         = 2000
 )
 
 func (d Duration) std() time.Duration { return time.Duration(d) }

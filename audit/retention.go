@@ -217,7 +217,7 @@ func (r *Retainer) trim(ctx context.Context, leading func() bool) (int, error) {
 		if !leading() {
 			return deleted, nil
 		}
-		if err := s.updateHead(ctx, ss.stream, ss.head.Key, nil, func(st *streamState) bool {
+		if err := s.updateHead(ctx, ix.sig, ss.stream, ss.head.Key, nil, func(st *streamState) bool {
 			if st.TrimmedThrough >= k {
 				return false
 			}

@@ -22,10 +22,11 @@ import (
 )
 
 // Kube is what the store needs of a clientset; clientset.CoreV1()
-// satisfies it.
+// satisfies it. Secrets: the signing key only (KeySecretName).
 type Kube interface {
 	typedcorev1.ConfigMapsGetter
 	typedcorev1.EventsGetter
+	typedcorev1.SecretsGetter
 }
 
 // Options configure a Store.
@@ -36,6 +37,9 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Key signs and checks the records (at least 32 bytes); nil reads
+	// it from the Secret KeySecretName, creating it once.
+	Key []byte
 }
 
 // Store writes and reads the records of one namespace.
@@ -47,6 +51,8 @@ type Store struct {
 	now  func() time.Time
 	// idx is the started index (Start); nil until then.
 	idx atomic.Pointer[index]
+	// sig is the signer, once the key is read (signingKey).
+	sig atomic.Pointer[signer]
 }
 
 // configMaps is the resource the metadata client reads.
@@ -64,6 +70,12 @@ func New(kube Kube, meta metadata.Interface, opts Options) (*Store, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if opts.Key != nil {
+		if len(opts.Key) < keyBytes {
+			return nil, fmt.Errorf("audit: a signing key of %d bytes: want at least %d", len(opts.Key), keyBytes)
+		}
+		s.sig.Store(&signer{key: slices.Clone(opts.Key)})
 	}
 	return s, nil
 }
@@ -96,6 +108,10 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 	if err := s.prepare(&r); err != nil {
 		return r, err
 	}
+	g, err := s.signingKey(ctx)
+	if err != nil {
+		return r, err
+	}
 	ref := manifestRef{}
 	gz, err := encodeManifests(r.Manifests)
 	switch {
@@ -110,12 +126,12 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 	key := streamOf(&r)
 	stream := key.id()
 	for range maxAppendAttempts {
-		headCM, st, err := s.head(ctx, stream, key)
+		headCM, st, err := s.head(ctx, stream, key, g)
 		if err != nil {
 			return r, err
 		}
 		seq := st.Seq + 1
-		head, parts, hash, err := s.build(stream, seq, st.Hash, &r, gz, ref)
+		head, parts, hash, err := s.build(g, stream, seq, st.Hash, &r, gz, ref)
 		if err != nil {
 			return r, err
 		}
@@ -128,7 +144,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 		if apierrors.IsAlreadyExists(err) {
 			// Another writer holds seq: chain after it. Our parts, if
 			// any, are swept by retention once old.
-			if err := s.catchUp(ctx, stream, key); err != nil {
+			if err := s.catchUp(ctx, stream, key, g); err != nil {
 				return r, err
 			}
 			continue
@@ -138,7 +154,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 		}
 		// The record is stored; a head left behind is caught up by the
 		// next append, so this error is logged, not returned.
-		if err := s.updateHead(ctx, stream, key, headCM, func(st *streamState) bool {
+		if err := s.updateHead(ctx, g, stream, key, headCM, func(st *streamState) bool {
 			if st.Seq >= seq {
 				return false
 			}
@@ -147,7 +163,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 		}); err != nil {
 			s.log.WarnContext(ctx, "audit: stream head not advanced; the next append catches up", "stream", stream, "seq", seq, "err", err)
 		}
-		rec := storedRecord(created)
+		rec := storedRecord(created, g)
 		s.emit(ctx, &rec, created)
 		return rec, nil
 	}
@@ -156,8 +172,8 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 
 // storedRecord is the record a head just written holds, its chain as
 // the writer built it.
-func storedRecord(cm *corev1.ConfigMap) Record {
-	e := entryOf(cm)
+func storedRecord(cm *corev1.ConfigMap, g *signer) Record {
+	e := entryOf(cm, g)
 	rec := e.env.Record
 	rec.ID = idOf(e)
 	rec.Chain = &Chain{Prev: e.env.Prev, OK: e.bad == "", Reason: e.bad}
@@ -187,6 +203,7 @@ func (s *Store) prepare(r *Record) error {
 	r.Time = r.Time.UTC()
 	r.ID, r.Chain = "", nil
 	r.Message = cutUTF8(r.Message, MaxMessageBytes)
+	r.BreakGlass = cutUTF8(r.BreakGlass, MaxBreakGlassBytes)
 	// Clones: the caller's slices are not changed.
 	r.Actor.Groups = slices.Clone(cutList(r.Actor.Groups, MaxGroups))
 	r.Blockers = slices.Clone(cutList(r.Blockers, MaxBlockers))
@@ -208,9 +225,9 @@ func (s *Store) prepare(r *Record) error {
 	return nil
 }
 
-// build makes the head and parts of record seq of stream, and returns the
-// record's hash.
-func (s *Store) build(stream string, seq int64, prev string, r *Record, gz []byte, ref manifestRef) (*corev1.ConfigMap, []*corev1.ConfigMap, string, error) {
+// build makes the head and parts of record seq of stream, signed by g,
+// and returns the record's hash.
+func (s *Store) build(g *signer, stream string, seq int64, prev string, r *Record, gz []byte, ref manifestRef) (*corev1.ConfigMap, []*corev1.ConfigMap, string, error) {
 	id := recordID(stream, seq)
 	rec := *r
 	rec.ID, rec.Manifests = id, nil
@@ -247,7 +264,7 @@ func (s *Store) build(stream string, seq int64, prev string, r *Record, gz []byt
 	head := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: s.ns,
 		Labels:      recordLabels(&env.Record, stream),
-		Annotations: map[string]string{AnnotationRecord: string(raw)},
+		Annotations: map[string]string{AnnotationRecord: string(raw), AnnotationMAC: g.mac(macDomainRecord, raw)},
 	}, Immutable: ptrTrue()}
 	var parts []*corev1.ConfigMap
 	if len(env.Manifests.Parts) == 0 {
@@ -288,29 +305,63 @@ func (s *Store) createPart(ctx context.Context, p *corev1.ConfigMap) error {
 }
 
 // head returns the state of a stream's head, creating the head on the
-// stream's first record.
-func (s *Store) head(ctx context.Context, stream string, key streamKey) (*corev1.ConfigMap, *streamState, error) {
+// stream's first record. A head that is missing while the stream has
+// records, or that fails its signature, is rebuilt from the records
+// (rebuiltState), which flags the point.
+func (s *Store) head(ctx context.Context, stream string, key streamKey, g *signer) (*corev1.ConfigMap, *streamState, error) {
 	cms := s.kube.ConfigMaps(s.ns)
 	name := streamHeadName(stream)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		st := streamState{Version: envelopeVersion, Stream: stream, Key: key}
-		cm, err = cms.Create(ctx, streamHead(s.ns, &st), metav1.CreateOptions{FieldManager: managedBy})
+	switch {
+	case apierrors.IsNotFound(err):
+		var st *streamState
+		if st, err = s.rebuiltState(ctx, stream, key); err != nil {
+			return nil, nil, err
+		}
+		cm, err = cms.Create(ctx, streamHead(s.ns, st, g), metav1.CreateOptions{FieldManager: managedBy})
 		if apierrors.IsAlreadyExists(err) {
+			cm, err = cms.Get(ctx, name, metav1.GetOptions{})
+		}
+	case err == nil && streamStateOf(cm, g) == nil:
+		var st *streamState
+		if st, err = s.rebuiltState(ctx, stream, key); err != nil {
+			return nil, nil, err
+		}
+		next := streamHead(s.ns, st, g)
+		next.ResourceVersion = cm.ResourceVersion
+		cm, err = cms.Update(ctx, next, metav1.UpdateOptions{FieldManager: managedBy})
+		if apierrors.IsConflict(err) {
 			cm, err = cms.Get(ctx, name, metav1.GetOptions{})
 		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit: read stream head %s/%s: %w", s.ns, name, err)
 	}
-	st, err := checkHead(cm, key)
+	st, err := checkHead(cm, key, g)
 	return cm, st, err
 }
 
-func checkHead(cm *corev1.ConfigMap, key streamKey) (*streamState, error) {
-	st := streamStateOf(cm)
+// rebuiltState is the state of a stream head made anew: empty for a new
+// stream; for a stream with records (its head deleted, or edited without
+// the key) the newest record, marked RebuiltAfter so that the record
+// after it is flagged: what was deleted with the head cannot be told.
+func (s *Store) rebuiltState(ctx context.Context, stream string, key streamKey) (*streamState, error) {
+	st := &streamState{Version: envelopeVersion, Stream: stream, Key: key}
+	ix, err := s.load(ctx, streamSelector(stream))
+	if err != nil {
+		return nil, err
+	}
+	if n := ix.newest(stream); n != nil {
+		st.Seq, st.Hash, st.RebuiltAfter = n.seq, n.hash, n.seq
+		s.log.WarnContext(ctx, "audit: stream head missing or not signed: rebuilt from its newest record, which is flagged", "stream", stream, "seq", n.seq)
+	}
+	return st, nil
+}
+
+func checkHead(cm *corev1.ConfigMap, key streamKey, g *signer) (*streamState, error) {
+	st := streamStateOf(cm, g)
 	if st == nil {
-		return nil, fmt.Errorf("audit: stream head %s/%s holds no readable %s annotation: delete it; the next append rebuilds it from the records", cm.Namespace, cm.Name, AnnotationStream)
+		return nil, fmt.Errorf("audit: stream head %s/%s holds no readable, signed %s annotation: delete it; the next append rebuilds it from the records", cm.Namespace, cm.Name, AnnotationStream)
 	}
 	if st.Key != key {
 		return nil, fmt.Errorf("audit: stream head %s/%s belongs to another stream (%+v, not %+v)", cm.Namespace, cm.Name, st.Key, key)
@@ -318,12 +369,12 @@ func checkHead(cm *corev1.ConfigMap, key streamKey) (*streamState, error) {
 	return st, nil
 }
 
-func streamHead(ns string, st *streamState) *corev1.ConfigMap {
+func streamHead(ns string, st *streamState, g *signer) *corev1.ConfigMap {
 	raw, _ := json.Marshal(st)
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: streamHeadName(st.Stream), Namespace: ns,
 		Labels:      map[string]string{LabelManagedBy: managedBy, LabelComponent: ComponentStream, LabelStream: st.Stream},
-		Annotations: map[string]string{AnnotationStream: string(raw)},
+		Annotations: map[string]string{AnnotationStream: string(raw), AnnotationMAC: g.mac(macDomainStream, raw)},
 	}}
 }
 
@@ -331,7 +382,7 @@ func streamHead(ns string, st *streamState) *corev1.ConfigMap {
 // from cm, the head as last read, when not nil), mutate (false: nothing
 // to write), update with the resourceVersion read; a conflict reads
 // again.
-func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, cm *corev1.ConfigMap, mutate func(*streamState) bool) error {
+func (s *Store) updateHead(ctx context.Context, g *signer, stream string, key streamKey, cm *corev1.ConfigMap, mutate func(*streamState) bool) error {
 	cms := s.kube.ConfigMaps(s.ns)
 	for range maxAppendAttempts {
 		if cm == nil {
@@ -340,14 +391,14 @@ func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, cm
 				return fmt.Errorf("audit: read stream head %s: %w", streamHeadName(stream), err)
 			}
 		}
-		st, err := checkHead(cm, key)
+		st, err := checkHead(cm, key, g)
 		if err != nil {
 			return err
 		}
 		if !mutate(st) {
 			return nil
 		}
-		next := streamHead(s.ns, st)
+		next := streamHead(s.ns, st, g)
 		next.ResourceVersion = cm.ResourceVersion
 		_, err = cms.Update(ctx, next, metav1.UpdateOptions{FieldManager: managedBy})
 		if apierrors.IsConflict(err) {
@@ -365,7 +416,7 @@ func (s *Store) updateHead(ctx context.Context, stream string, key streamKey, cm
 // catchUp moves a stream head that lags behind its records (a writer won
 // the race and has not advanced it yet, or stopped before it could, or
 // the head was deleted) to the newest record.
-func (s *Store) catchUp(ctx context.Context, stream string, key streamKey) error {
+func (s *Store) catchUp(ctx context.Context, stream string, key streamKey, g *signer) error {
 	ix, err := s.load(ctx, streamSelector(stream))
 	if err != nil {
 		return err
@@ -374,7 +425,7 @@ func (s *Store) catchUp(ctx context.Context, stream string, key streamKey) error
 	if newest == nil {
 		return nil
 	}
-	return s.updateHead(ctx, stream, key, nil, func(st *streamState) bool {
+	return s.updateHead(ctx, g, stream, key, nil, func(st *streamState) bool {
 		if st.Seq >= newest.seq {
 			return false
 		}

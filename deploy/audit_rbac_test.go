@@ -22,7 +22,10 @@ import (
 func auditWithToken(ctx context.Context, t *testing.T, cfg *rest.Config, log *slog.Logger) {
 	t.Helper()
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	store, err := audit.New(cs.CoreV1(), metadata.NewForConfigOrDie(cfg), audit.Options{Namespace: ownNS, Log: log})
+	// The key as serve reads it, from the file the kubelet mounts: the
+	// service account has no right on Secrets.
+	store, err := audit.New(cs.CoreV1(), metadata.NewForConfigOrDie(cfg), audit.Options{Namespace: ownNS, Log: log,
+		Key: []byte("the mounted deploy-web-audit-key, 32 bytes or more")})
 	if err != nil {
 		t.Fatal(err)
 	}

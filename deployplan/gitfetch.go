@@ -117,6 +117,12 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 // the deadline whatever the transport does; a late fetch is dropped and
 // its store removed.
 func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, func(), error) {
+	return fetchRemoteDepth(ctx, src, lim, 1)
+}
+
+// fetchRemoteDepth is fetchRemote with depth commits of history (where a
+// shallow fetch is possible), for the release notes: the same limits.
+func fetchRemoteDepth(ctx context.Context, src Source, lim Limits, depth int) (*git.Repository, func(), error) {
 	timeout := lim.sourceTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -127,7 +133,7 @@ func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, 
 	}
 	done := make(chan result, 1)
 	go func() {
-		repo, cleanup, err := fetchRemoteCtx(ctx, src, lim)
+		repo, cleanup, err := fetchRemoteCtx(ctx, src, lim, depth)
 		done <- result{repo, cleanup, err}
 	}()
 	select {
@@ -144,14 +150,14 @@ func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, 
 
 // fetchRemoteCtx fetches into a new temporary folder; cleanup (never nil)
 // removes it, and is called here on error.
-func fetchRemoteCtx(ctx context.Context, src Source, lim Limits) (repo *git.Repository, cleanup func(), err error) {
+func fetchRemoteCtx(ctx context.Context, src Source, lim Limits, depth int) (repo *git.Repository, cleanup func(), err error) {
 	cleanup = func() {}
 	dir, err := os.MkdirTemp("", "deploy-web-fetch-")
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("deployplan: fetch %s: temporary object store: %w", RedactURL(src.Repo), err)
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	repo, err = fetchInto(ctx, dir, src, lim)
+	repo, err = fetchInto(ctx, dir, src, lim, depth)
 	if err != nil {
 		cleanup()
 		return nil, func() {}, err
@@ -213,8 +219,9 @@ func uploadPackSession(ctx context.Context, src Source, lim Limits) (sess transp
 	return sess, fail, nil
 }
 
-// fetchInto fetches src.Ref into an object store in dir.
-func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Repository, error) {
+// fetchInto fetches src.Ref into an object store in dir, depth commits
+// deep when the fetch is shallow.
+func fetchInto(ctx context.Context, dir string, src Source, lim Limits, depth int) (*git.Repository, error) {
 	what := RedactURL(src.Repo)
 	sess, fail, err := uploadPackSession(ctx, src, lim)
 	if err != nil {
@@ -236,7 +243,7 @@ func fetchInto(ctx context.Context, dir string, src Source, lim Limits) (*git.Re
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	req.Wants = plan.Wants
 	if plan.Shallow {
-		req.Depth = packp.DepthCommits(1)
+		req.Depth = packp.DepthCommits(max(depth, 1))
 		if err := req.Capabilities.Set(capability.Shallow); err != nil {
 			return nil, fail("request", err)
 		}

@@ -228,7 +228,7 @@ func (s *Server) apiEnvHistory(w http.ResponseWriter, r *http.Request) error {
 
 // auditCSVHeader is the CSV export's header row.
 var auditCSVHeader = []string{"id", "time", "duration", "actor_email", "actor_subject", "actor_groups", "verb", "cluster",
-	"environment", "namespace", "app", "commit", "rendered_digest", "outcome", "message", "blockers", "objects", "chain_ok", "chain_prev", "chain_reason"}
+	"environment", "namespace", "app", "commit", "rendered_digest", "outcome", "message", "break_glass", "blockers", "objects", "chain_ok", "chain_prev", "chain_reason"}
 
 // writeAuditCSV writes records as CSV, a header row first, every cell
 // CSV-injection safe (csvCell); the token of the records after them, if
@@ -248,7 +248,7 @@ func writeAuditCSV(w http.ResponseWriter, p audit.Page) error {
 		}
 		row := []string{rec.ID, rec.Time.UTC().Format(time.RFC3339Nano), time.Duration(rec.Duration).String(), rec.Actor.Email, rec.Actor.Subject,
 			strings.Join(rec.Actor.Groups, ";"), string(rec.Verb), rec.Cluster, rec.Environment, rec.Namespace, rec.App, rec.Commit,
-			rec.RenderedDigest, string(rec.Outcome), rec.Message, strings.Join(rec.Blockers, ";"), strings.Join(objs, ";"),
+			rec.RenderedDigest, string(rec.Outcome), rec.Message, rec.BreakGlass, strings.Join(rec.Blockers, ";"), strings.Join(objs, ";"),
 			strconv.FormatBool(chain.OK), chain.Prev, chain.Reason}
 		for i := range row {
 			row[i] = csvCell(row[i])
@@ -387,7 +387,9 @@ func (s *Server) appHistory(ctx context.Context, cluster, namespace, name string
 
 // envHistory is the History section of an environment's page.
 func (s *Server) envHistory(ctx context.Context, env string) templates.AuditHistoryProps {
-	return s.historySection(ctx, audit.Filter{Environment: env})
+	h := s.historySection(ctx, audit.Filter{Environment: env})
+	h.DiffURL = paths.EnvDiff(env, nil)
+	return h
 }
 
 // historySectionLimit is how many records an environment's or App's page

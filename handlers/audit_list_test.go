@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -423,5 +424,43 @@ func TestAuditInjection(t *testing.T) {
 	}
 	if !strings.Contains(w.Body.String(), `'=HYPERLINK(`) || !strings.Contains(w.Body.String(), `'+cmd|`) || !strings.Contains(w.Body.String(), `'@SUM(1)`) {
 		t.Errorf("csv = %s, want the formulas kept as quoted text", w.Body)
+	}
+}
+
+// TestAuditVerbFilterLabels: /audit's verb filter has one option per
+// verb, valued by the verb and labelled in words; a record's break-glass
+// reason shows on its row and in the CSV.
+func TestAuditVerbFilterLabels(t *testing.T) {
+	store, _ := newTestAudit(t)
+	ts := newTestServer(t, newFakeView(nil), withAudit(store))
+	rec := appendTest(t, store, audit.Record{Actor: audit.Actor{Email: "alice@example.com"}, Verb: audit.VerbPromote, Cluster: "eu-1",
+		Environment: "staging", BreakGlass: "hotfix INC-42 <b>"})
+	doc := parseHTML(t, ts.get(t, "/audit?verb=promote", nil).Body.String())
+	got := map[string]string{}
+	for _, o := range byTestID(doc, "filter-verb-option") {
+		got[attr(o, "value")] = strings.TrimSpace(text(o))
+	}
+	want := map[string]string{}
+	for _, v := range audit.Verbs() {
+		want[string(v)] = v.Label()
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verb filter options mismatch (-want +got):\n%s", diff)
+	}
+	rows := byTestID(doc, "audit-row")
+	if len(rows) != 1 || attr(rows[0], "data-id") != rec.ID {
+		t.Fatalf("GET /audit?verb=promote: %d rows, want the promotion %s", len(rows), rec.ID)
+	}
+	if g := text(oneByTestID(t, rows[0], "audit-break-glass")); !strings.Contains(g, "hotfix INC-42 <b>") {
+		t.Errorf("break-glass cell = %q, want the reason as text", g)
+	}
+	w := ts.get(t, "/v1/deploy/audit?format=csv", nil)
+	rows2, err := csv.NewReader(strings.NewReader(w.Body.String())).ReadAll()
+	if err != nil || len(rows2) != 2 {
+		t.Fatalf("CSV = %d rows, %v; want a header and one record", len(rows2), err)
+	}
+	col := slices.Index(rows2[0], "break_glass")
+	if col < 0 || rows2[1][col] != "hotfix INC-42 <b>" {
+		t.Errorf("CSV break_glass column %d of %v, want the reason", col, rows2[1])
 	}
 }

@@ -24,13 +24,17 @@ type AuditLog interface {
 // that hangs up does not erase the record of what it did).
 const auditWriteTimeout = 10 * time.Second
 
-// auditActor is the request's user as records name them.
+// auditActor is the request's user as records name them: email,
+// subject and the groups the session (or bearer token) carries, which
+// are the ID token's groups that the roles file names (none without a
+// roles file), already bounded by auth (roles.MaxGroups, 1 KiB in all)
+// and again by audit.Store.Append (MaxGroups, MaxFieldBytes each).
 func auditActor(ctx context.Context) audit.Actor {
 	id, ok := auth.FromContext(ctx)
 	if !ok {
 		return audit.Actor{Subject: "unknown"}
 	}
-	return audit.Actor{Email: id.Email, Subject: id.Subject}
+	return audit.Actor{Email: id.Email, Subject: id.Subject, Groups: id.Groups.Slice()}
 }
 
 // appendRecord stores rec; a failure is logged by the store, with the

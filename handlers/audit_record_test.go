@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
 )
@@ -114,5 +119,49 @@ func TestNoAuditTrailNoRecord(t *testing.T) {
 	})
 	if w := ts.do(t, request{method: "POST", target: "/clusters/us/apps/apps/web/sync", admin: true}); w.Code != http.StatusOK {
 		t.Errorf("sync without an audit trail: status = %d, want 200", w.Code)
+	}
+}
+
+// TestRecordCarriesActorGroups: a console write's record names the
+// session's groups, and a session with more groups than a record keeps
+// (hostile: too many, too long) is bounded, not refused.
+func TestRecordCarriesActorGroups(t *testing.T) {
+	long := strings.Repeat("g", audit.MaxFieldBytes+40)
+	many := make([]string, audit.MaxGroups+5)
+	for i := range many {
+		many[i] = "team-" + strconv.Itoa(i)
+	}
+	tests := []struct {
+		name   string
+		groups []string
+		want   []string
+	}{
+		{"no groups", nil, nil},
+		{"two groups", []string{"platform", "sre"}, []string{"platform", "sre"}},
+		{"a group over the field limit is cut", []string{long}, []string{long[:audit.MaxFieldBytes]}},
+		{"more groups than a record keeps", many, many[:audit.MaxGroups]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, _ := newTestAudit(t)
+			view := newFakeView([]kubeview.AppRow{{Name: "web", Namespace: "apps"}})
+			view.namespaces = []string{"apps"}
+			ts := newTestServer(t, newFakeView(nil), withAudit(store), func(o *Options) {
+				o.Clusters = []Cluster{{Name: "us", View: twinView{view}, Release: &recordingReleaser{}}}
+			})
+			id := testIdentity
+			id.Groups = auth.NewGroupList(tt.groups)
+			ts.auth.id = &id
+			if w := ts.do(t, request{method: "POST", target: "/clusters/us/apps/apps/web/sync", admin: true}); w.Code != http.StatusOK {
+				t.Fatalf("sync: status = %d, body %s", w.Code, w.Body)
+			}
+			recs := records(t, store)
+			if len(recs) != 1 {
+				t.Fatalf("sync wrote %d records, want 1", len(recs))
+			}
+			if diff := cmp.Diff(tt.want, recs[0].Actor.Groups, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("record actor groups mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

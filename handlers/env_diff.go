@@ -53,18 +53,26 @@ func diffSides(q url.Values) (from, to string) {
 
 // envDiff compares from and to of env (each a record id, "live", and to
 // also "ref:REF"). A mistake in from or to is a 400 whose Public text says
-// what to give.
-func (s *Server) envDiff(ctx context.Context, env *deployplan.Environment, from, to string) (revdiff.Report, error) {
+// what to give. The sides' commits (records' only) come back for the
+// release notes.
+func (s *Server) envDiff(ctx context.Context, env *deployplan.Environment, from, to string) (revdiff.Report, [2]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, envDiffTimeout)
 	defer cancel()
 	fs, err := s.diffSide(ctx, env, "from", from, false)
 	if err != nil {
-		return revdiff.Report{}, err
+		return revdiff.Report{}, [2]string{}, err
 	}
 	ts, err := s.diffSide(ctx, env, "to", to, true)
 	if err != nil {
-		return revdiff.Report{}, err
+		return revdiff.Report{}, [2]string{}, err
 	}
+	rep, err := s.compareSides(ctx, env, fs, ts)
+	return rep, [2]string{fs.Commit, ts.Commit}, err
+}
+
+// compareSides diffs two resolved sides of env.
+func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, fs, ts revdiff.Side) (revdiff.Report, error) {
+	var err error
 	var popts deployplan.Options
 	if s.opts.EnvClusterConfig != nil && (fs.Live || ts.Live) {
 		if popts.RestConfig, err = s.opts.EnvClusterConfig(env); err != nil {
@@ -129,7 +137,7 @@ func (s *Server) diffSide(ctx context.Context, env *deployplan.Environment, name
 		return revdiff.Side{}, &httpError{Status: http.StatusConflict, Reason: "RecordTampered",
 			Public: fmt.Sprintf("record %s failed its chain check (%s): its manifests are not shown", v, rec.Chain.Reason)}
 	}
-	return revdiff.Side{Name: v, Objects: rec.Manifests}, nil
+	return revdiff.Side{Name: v, Objects: rec.Manifests, Commit: rec.Commit}, nil
 }
 
 // apiEnvDiff serves GET /v1/deploy/environments/{env}/diff?from=&to=.
@@ -143,7 +151,7 @@ func (s *Server) apiEnvDiff(w http.ResponseWriter, r *http.Request) error {
 		return notFound("environment")
 	}
 	from, to := diffSides(r.URL.Query())
-	rep, err := s.envDiff(r.Context(), env, from, to)
+	rep, _, err := s.envDiff(r.Context(), env, from, to)
 	if err != nil {
 		return err
 	}
@@ -172,7 +180,7 @@ func (s *Server) envDiffPage(w http.ResponseWriter, r *http.Request) error {
 	if from == "" && to == "" {
 		return s.render(w, r, http.StatusOK, templates.EnvDiffPage(p))
 	}
-	rep, err := s.envDiff(r.Context(), env, from, to)
+	rep, commits, err := s.envDiff(r.Context(), env, from, to)
 	var he *httpError
 	if errors.As(err, &he) && he.Status < 500 {
 		p.Error = he.Public
@@ -182,6 +190,7 @@ func (s *Server) envDiffPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p.Diff = envDiffView(rep, p.Mode, paths.APIEnvDiff(env.Name, url.Values{"from": {from}, "to": {to}}))
+	p.Diff.Notes = s.releaseNotes(r.Context(), env, commits[0], commits[1])
 	return s.render(w, r, http.StatusOK, templates.EnvDiffPage(p))
 }
 

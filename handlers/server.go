@@ -24,6 +24,7 @@ import (
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/web/markdown"
 )
 
 // Fleet is what the handlers read from one cluster's caches (implemented
@@ -185,6 +186,8 @@ type Server struct {
 	// readyMu guards lastReady, the readiness detail last logged.
 	readyMu   sync.Mutex
 	lastReady string
+	// markdown renders Markdown others wrote (release notes) safely.
+	markdown *markdown.Renderer
 }
 
 // New wires the handlers for the clusters of opts.Clusters. Cluster names
@@ -205,7 +208,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 	logStreams.full = "the server is already streaming %d logs, its limit: try again in a minute"
 	logStreams.busy = "you already have %d log streams open, the limit per user: close one (another tab or window) and reload"
 	clusters := slices.Clone(opts.Clusters)
-	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{},
+	s := &Server{Site: site, auth: auth, opts: opts, logStreams: logStreams, byName: map[string]*Cluster{}, markdown: markdown.New(),
 		logReads:        newUserLimiter("log reads", l.ReadsPerUser, l.ReadsTotal),
 		eventReads:      newUserLimiter("event reads", l.ReadsPerUser, l.ReadsTotal),
 		runStreams:      newUserLimiter("plan-run streams", l.RunStreamsPerUser, l.RunStreamsTotal),

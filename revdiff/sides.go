@@ -25,6 +25,9 @@ type Side struct {
 	Ref string
 	// Live reads the live objects of the other side's resources.
 	Live bool
+	// Commit is a record's source commit (its release notes start or
+	// end there); "" for other sides.
+	Commit string
 }
 
 // LiveSide is the live side.

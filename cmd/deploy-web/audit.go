@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"flag"
@@ -33,12 +34,12 @@ import (
 // identity naming this replica. The index and the retention log their
 // errors: a replica without the rights still serves, and says why its
 // audit pages are empty.
-func startAudit(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, log *slog.Logger) (*audit.Store, error) {
+func startAudit(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, key []byte, log *slog.Logger) (*audit.Store, error) {
 	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("audit store: %w", err)
 	}
-	store, err := audit.New(cs.CoreV1(), meta, audit.Options{Namespace: ns, Log: log.With("component", "audit")})
+	store, err := audit.New(cs.CoreV1(), meta, audit.Options{Namespace: ns, Log: log.With("component", "audit"), Key: key})
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +60,27 @@ func startAudit(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, n
 	}()
 	log.Info("audit trail", "namespace", ns, "identity", identity)
 	return store, nil
+}
+
+// maxAuditKeyFile bounds the key file read at start-up.
+const maxAuditKeyFile = 4 << 10
+
+// readAuditKey reads --audit-key-file (nil when unset: the store reads
+// the Secret through the API). A key shorter than 32 bytes, or a file
+// that cannot be read, fails start-up.
+func readAuditKey(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	key, err := readBounded(path, maxAuditKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--audit-key-file: %w", err)
+	}
+	key = bytes.TrimSpace(key)
+	if len(key) < 32 {
+		return nil, fmt.Errorf("--audit-key-file %s: %d bytes, want at least 32 (create it with: head -c 32 /dev/urandom | base64)", path, len(key))
+	}
+	return key, nil
 }
 
 // replicaIdentity names this replica in the retention Lease: $POD_NAME
@@ -115,7 +137,7 @@ func (a *cliAudit) write(ctx context.Context, env *deployplan.Environment, kubec
 	defer cancel()
 	fail := func(err error) {
 		fmt.Fprintf(a.stderr, "deploy-web: warning: the audit record was not written to namespace %s of environment %s's cluster: %v "+
-			"(the kubeconfig's user needs configmaps get, list, create and update and events create there; --audit-namespace names it)\n", a.ns, env.Name, err)
+			"(the kubeconfig's user needs configmaps get, list, create and update, events create, and get on the Secret %s there; --audit-namespace names it)\n", a.ns, env.Name, err, audit.KeySecretName)
 	}
 	rc, err := deployplan.RestConfig(env, kubeconfig)
 	if err != nil {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +92,34 @@ func TestEnvCluster(t *testing.T) {
 		if got := envCluster(&tt.env, mapped); got != tt.want {
 			t.Errorf("envCluster(%s, %+v) = %q, want %q", tt.env.Name, tt.env.Cluster, got, tt.want)
 		}
+	}
+}
+
+func TestReadAuditKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	key := "c2VjcmV0IGtleSBvZiAzMiBieXRlcyBvciBtb3JlLi4u"
+	tests := []struct {
+		name, path, want, err string
+	}{
+		{"unset", "", "", ""},
+		{"a key with a newline", write("key", key+"\n"), key, ""},
+		{"too short", write("short", "abc\n"), "", "want at least 32"},
+		{"too large", write("large", strings.Repeat("k", maxAuditKeyFile+1)), "", "larger than"},
+		{"missing", filepath.Join(dir, "nope"), "", "--audit-key-file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readAuditKey(tt.path)
+			if string(got) != tt.want || (tt.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("readAuditKey(%s) = %q, %v; want %q, an error containing %q", tt.name, got, err, tt.want, tt.err)
+			}
+		})
 	}
 }

@@ -86,6 +86,9 @@ type serveConfig struct {
 	// AuditKeep and AuditMaxAge are the audit retention per environment.
 	AuditKeep   int
 	AuditMaxAge time.Duration
+	// AuditKeyFile holds the audit records' signing key (mounted from the
+	// Secret audit.KeySecretName); empty reads that Secret through the API.
+	AuditKeyFile string
 }
 
 // defaultShutdownGrace leaves room in Kubernetes' default 30s termination
@@ -123,6 +126,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.HistoryKeep, "history-keep", 20, "plans and applies kept per environment")
 	fs.IntVar(&c.AuditKeep, "audit-keep", audit.DefaultKeep, "audit records kept per environment (and per App outside environments), newest first; -1 keeps all")
 	fs.DurationVar(&c.AuditMaxAge, "audit-max-age", audit.DefaultMaxAge, "audit records older than this are trimmed; -1ns keeps them all")
+	fs.StringVar(&c.AuditKeyFile, "audit-key-file", "", "file holding the key that signs the audit records (at least 32 bytes; the base Deployment mounts it from the Secret "+audit.KeySecretName+"); empty reads that Secret in deploy-web's namespace through the API, creating it once if it may")
 	fs.StringVar(&c.ReportsDir, "reports-dir", deployplan.DefaultReportsDir(), "folder for the console's reports and pre-apply captures (created 0700; one owned by another user or writable by every user is refused)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
 }
@@ -320,8 +324,12 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if auditNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
 		log.Warn("no audit trail: rollbacks, syncs and applies are not recorded", "err", err)
 	} else {
+		key, err := readAuditKey(cfg.AuditKeyFile)
+		if err != nil {
+			return err
+		}
 		store, err = startAudit(runCtx, home.rc, cs, auditNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
-			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, log)
+			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, key, log)
 		if err != nil {
 			return err
 		}
@@ -361,7 +369,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 		own, ownFrom := ownNamespace(os.Getenv, os.ReadFile)
-		secrets := []string{cfg.ClientSecretFile, cfg.SessionKeyFile, cfg.Clusters, cfg.Kubeconfig}
+		secrets := []string{cfg.ClientSecretFile, cfg.SessionKeyFile, cfg.Clusters, cfg.Kubeconfig, cfg.AuditKeyFile}
 		for _, t := range targets {
 			secrets = append(secrets, t.cfg.Kubeconfig)
 		}

@@ -64,6 +64,10 @@ type AuditHistoryProps struct {
 	// AllURL is /audit filtered to this environment or App.
 	AllURL string
 	Error  string
+	// DiffURL, on an environment's page, is its diff page: the section
+	// then lets one pick two records (from, to) to compare, a plain GET
+	// form.
+	DiffURL string
 }
 
 // auditBroken reports whether a record's chain is broken (edited, next to
@@ -113,10 +117,13 @@ func auditDuration(d audit.Duration) string {
 	return time.Duration(d).Round(time.Millisecond).String()
 }
 
-func verbOptions(vs []audit.Verb) []string {
-	out := make([]string, len(vs))
+// verbOption is one choice of the verb filter: the verb and its label.
+type verbOption struct{ Value, Label string }
+
+func verbOptions(vs []audit.Verb) []verbOption {
+	out := make([]verbOption, len(vs))
 	for i, v := range vs {
-		out[i] = string(v)
+		out[i] = verbOption{Value: string(v), Label: v.Label()}
 	}
 	return out
 }

@@ -1,5 +1,7 @@
 package templates
 
+import "time"
+
 // EnvDiffProps is the diff page of an environment,
 // /environments/{env}/diff?from=&to=: two records, a record and live, or
 // a ref and live, per resource.
@@ -30,6 +32,27 @@ type EnvDiffView struct {
 	Resources []EnvDiffResource
 	// JSONURL is the same diff in the JSON API.
 	JSONURL string
+	// Notes are the release notes between two records; nil otherwise.
+	Notes *ReleaseNotesProps
+}
+
+// ReleaseNotesProps are the commit messages from one record's commit
+// (From, excluded) to another's (To), newest first.
+type ReleaseNotesProps struct {
+	From, To string
+	Commits  []ReleaseNoteProps
+	// Incomplete says why the list stops before From; Error why there
+	// is none.
+	Incomplete, Error string
+}
+
+// ReleaseNoteProps is one commit: HTML is its message rendered by
+// web/markdown (safe to embed as is).
+type ReleaseNoteProps struct {
+	Hash, Author string
+	Time         time.Time
+	HTML         string
+	Cut          bool
 }
 
 // EnvDiffResource is one added, changed or removed resource.
@@ -52,3 +75,6 @@ func otherMode(mode string) string {
 	}
 	return "unified"
 }
+
+// notesRange is "abc1234..def5678", the commits the notes span.
+func notesRange(n ReleaseNotesProps) string { return shortSHA(n.From) + ".." + shortSHA(n.To) }
