@@ -101,7 +101,7 @@ func (r *Runner) Deploy(envName string, d DeployRequest) (*Run, error) {
 	}
 	run.override = override
 	if override != nil {
-		run.step("break-glass: " + breakGlassNote(override))
+		run.step("break-glass: " + override.Note())
 	}
 	// A plan, then an apply: the apply's bound and one more plan's.
 	r.background(run, r.opts.ApplyTimeout+10*time.Minute, func(ctx context.Context) { r.deploy(ctx, env, run, d) })

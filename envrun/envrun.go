@@ -265,7 +265,7 @@ func (r *Runner) StartWith(req StartRequest) (*Run, error) {
 	}
 	run.override = override
 	if override != nil {
-		run.step("break-glass: " + breakGlassNote(override))
+		run.step("break-glass: " + override.Note())
 	}
 	r.background(run, r.opts.ApplyTimeout+5*time.Minute, func(ctx context.Context) { r.execute(ctx, env, run, confirm, reviewed) })
 	return run, nil

@@ -76,19 +76,9 @@ func freezeRefusal(err error) string {
 	return ""
 }
 
-// breakGlassNote is what an audit record says of the Override that let
-// its action through a freeze.
-func breakGlassNote(o *freeze.Override) string {
-	if o == nil {
-		return ""
-	}
-	return "break-glass by " + o.By.String() + ": " + o.Reason + " (overrode freeze " + o.Freeze.ID + ", " +
-		(&freeze.FrozenError{Freeze: o.Freeze, OpensAt: o.OpensAt}).Message() + ")"
-}
-
 // withBreakGlass adds the Override's note to rec's message.
 func withBreakGlass(rec audit.Record, o *freeze.Override) audit.Record {
-	if note := breakGlassNote(o); note != "" {
+	if note := o.Note(); note != "" {
 		if rec.Message == "" {
 			rec.Message = note
 		} else {

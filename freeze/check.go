@@ -112,3 +112,14 @@ func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Ove
 	}
 	return &Override{Action: a, Target: t, Freeze: fe.Freeze, OpensAt: fe.OpensAt, Reason: bg.Reason, By: bg.By, At: now}, nil
 }
+
+// Note is what the audit record of the action o let through says of it:
+// "break-glass by root@example.com: CVE fix (overrode freeze fz-1a2b3c4d,
+// frozen until ... by alice@example.com: release week)".
+func (o *Override) Note() string {
+	if o == nil {
+		return ""
+	}
+	return "break-glass by " + o.By.String() + ": " + o.Reason + " (overrode freeze " + o.Freeze.ID + ", " +
+		(&FrozenError{Freeze: o.Freeze, OpensAt: o.OpensAt}).Message() + ")"
+}

@@ -28,6 +28,8 @@ type EnvRunner interface {
 	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
 	// StartAs is Start naming the actor of the apply's audit record.
 	StartAs(who audit.Actor, env, action, user, confirm, planID string) (*envrun.Run, error)
+	// StartWith is StartAs with a break-glass (through a freeze).
+	StartWith(req envrun.StartRequest) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)
 }
 
@@ -177,11 +179,16 @@ func (s *Server) envStart(action string) handlerFunc {
 		}
 		confirm := strings.TrimSpace(r.PostForm.Get("confirm"))
 		planID := strings.TrimSpace(r.PostForm.Get("plan"))
-		run, err := er.StartAs(auditActor(r.Context()), envName, action, actor(r), confirm, planID)
+		bg := breakGlassOf(s.withBreakGlass(r.Context(), s.envTarget(envName), r.PostForm.Get(breakGlassField))).bg
+		run, err := er.StartWith(envrun.StartRequest{Who: auditActor(r.Context()), Env: envName, Action: action, User: actor(r),
+			Confirm: confirm, PlanID: planID, BreakGlass: bg})
 		var ref *deployplan.RefusalError
+		var he *httpError
 		switch {
 		case errors.As(err, &ref):
 			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: ref.Reason}))
+		case errors.As(freezeError(err), &he) && he.Status < 500:
+			return s.render(w, r, he.Status, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: he.Public}))
 		case errors.Is(err, envrun.ErrBusy):
 			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
 		case err != nil:

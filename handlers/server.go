@@ -122,6 +122,9 @@ type Options struct {
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy
+	// Freezes refuses writes to frozen targets and shows the freezes
+	// (freeze.Gate; nil: no freezes, the /freezes page says so).
+	Freezes Freezes
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -197,6 +200,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 		if c.AppKind == "" {
 			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
 		}
+		s.withFreezes(c)
 		withAuditTrail(c, opts.Audit)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c

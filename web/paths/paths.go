@@ -168,3 +168,15 @@ func EnvDiff(env string, q url.Values) string { return WithQuery(Env(env)+"/diff
 func APIEnvDiff(env string, q url.Values) string {
 	return WithQuery(join("/v1/deploy/environments/", env, "/diff"), q)
 }
+
+// Freezes is the deploy freezes page (POST: create one).
+func Freezes() string { return "/freezes" }
+
+// FreezeEnd ends a freeze now (POST).
+func FreezeEnd(id string) string { return join("/freezes/", id) + "/end" }
+
+// APIFreezes is the freezes as JSON (POST: create one).
+func APIFreezes() string { return "/v1/deploy/freezes" }
+
+// APIFreeze is one freeze (DELETE: end it now).
+func APIFreeze(id string) string { return join("/v1/deploy/freezes/", id) }
