@@ -92,12 +92,18 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APIEnvHistory", "GET", paths.APIEnvHistory(env), "GET /v1/deploy/environments/{env}/history", map[string]string{"env": env}, nil},
 			tc{"Audit", "GET", paths.Audit(url.Values{"actor": {h}, "app": {h}}), "GET /audit", map[string]string{}, url.Values{"actor": {h}, "app": {h}}},
 			tc{"APIAudit", "GET", paths.APIAudit(url.Values{"env": {h}, "format": {"csv"}}), "GET /v1/deploy/audit", map[string]string{}, url.Values{"env": {h}, "format": {"csv"}}},
+			tc{"FreezeEnd", "POST", paths.FreezeEnd(h), "POST /freezes/{id}/end", map[string]string{"id": h}, nil},
+			tc{"APIFreeze", "DELETE", paths.APIFreeze(h), "DELETE /v1/deploy/freezes/{id}", map[string]string{"id": h}, nil},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 		)
 	}
 	cases = append(cases,
 		tc{"Fleet without query", "GET", paths.Fleet(nil), "GET /{$}", map[string]string{}, url.Values{}},
 		tc{"Environments", "GET", paths.Environments(), "GET /environments", map[string]string{}, url.Values{}},
+		tc{"Freezes", "GET", paths.Freezes(), "GET /freezes", map[string]string{}, url.Values{}},
+		tc{"Freezes POST", "POST", paths.Freezes(), "POST /freezes", map[string]string{}, url.Values{}},
+		tc{"APIFreezes", "GET", paths.APIFreezes(), "GET /v1/deploy/freezes", map[string]string{}, url.Values{}},
+		tc{"APIFreezes POST", "POST", paths.APIFreezes(), "POST /v1/deploy/freezes", map[string]string{}, url.Values{}},
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
@@ -148,6 +154,8 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")}, {"GET", paths.EnvDiff("e", nil)}, {"GET", paths.APIEnvDiff("e", nil)},
 		{"POST", paths.APISync("a")}, {"GET", paths.Static("app.css")},
 		{"GET", paths.Audit(nil)}, {"GET", paths.APIAudit(nil)}, {"GET", paths.APIEnvHistory("e")},
+		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},
+		{"GET", paths.APIFreezes()}, {"POST", paths.APIFreezes()}, {"DELETE", paths.APIFreeze("f")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))
