@@ -1,0 +1,253 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/scope"
+)
+
+// freezeClock is a clock tests move.
+type freezeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *freezeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *freezeClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// freezeServer is the role walk's server (App web in namespaces apps and
+// infra, the walk's roles) with a recording release seam, an audit trail
+// and a freeze gate over a fake ConfigMap store on clock.
+func freezeServer(t *testing.T) (*testServer, *recordingReleaser, *audit.Store, *freeze.Gate, *freezeClock) {
+	t.Helper()
+	clock := &freezeClock{now: testNow}
+	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+	rel := &recordingReleaser{}
+	store, _ := newTestAudit(t)
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+		o.Clusters[0].Release = rel
+		o.Roles = walkPolicy(t)
+		o.Freezes = gate
+		o.Audit = store
+	})
+	ts.srv.clusters[0].View = walkView{ts.view}
+	ts.handler = ts.srv.Handler()
+	return ts, rel, store, gate, clock
+}
+
+// persona returns the walk's persona by name.
+func persona(t *testing.T, name string) auth.Identity {
+	t.Helper()
+	for _, p := range walkPersonas() {
+		if p.name == name {
+			return p.id
+		}
+	}
+	t.Fatalf("no persona %q", name)
+	return auth.Identity{}
+}
+
+// TestFreezeRefusesReleaseWrites: a rollback or sync of a frozen App is
+// refused (409, reason frozen, the freeze's reason and opening time) for
+// everyone, before the release seam, and recorded as refused; a
+// superadmin's break-glass goes through and is recorded with the action;
+// a deployer's break-glass is the refusal; an App outside the freeze and
+// the same App after the freeze's end are not refused.
+func TestFreezeRefusesReleaseWrites(t *testing.T) {
+	ts, rel, store, gate, clock := freezeServer(t)
+	f, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Namespaces: []string{"apps"}},
+		Start: testNow.Add(-time.Hour), End: testNow.Add(time.Hour), Reason: "release week", Ticket: "https://tickets.example.com/CHG-9",
+		Author: freeze.Author{Email: "root@example.com", Subject: "root"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dee, ada := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)")
+	rollback := func(ns string) string { return "/v1/deploy/web/rollback?cluster=in-cluster&namespace=" + ns }
+	sync := func(ns string) string { return "/v1/deploy/web/sync?cluster=in-cluster&namespace=" + ns }
+	const opens = "frozen until 2026-07-01 13:00 UTC by root@example.com: release week (https://tickets.example.com/CHG-9)"
+
+	for _, tc := range []struct {
+		name         string
+		id           auth.Identity
+		target, body string
+		status       int
+		want         string // in the JSON error, or the record's message
+		call         string // the release call made, "" none
+		record       audit.Outcome
+	}{
+		{"deployer's rollback", dee, rollback("apps"), `{"version": "1.1.0"}`, http.StatusConflict, opens, "", audit.OutcomeRefused},
+		{"deployer's sync", dee, sync("apps"), ``, http.StatusConflict, opens, "", audit.OutcomeRefused},
+		{"superadmin's rollback without break-glass", ada, rollback("apps"), `{"version": "1.1.0"}`, http.StatusConflict, opens, "", audit.OutcomeRefused},
+		{"deployer's break-glass", dee, rollback("apps"), `{"version": "1.1.0", "breakGlass": {"reason": "hotfix"}}`, http.StatusConflict, "only a superadmin may break the glass: " + opens, "", audit.OutcomeRefused},
+		{"superadmin's break-glass with a blank reason", ada, sync("apps"), `{"breakGlass": {"reason": "  "}}`, http.StatusConflict, opens, "", audit.OutcomeRefused},
+		{"superadmin's break-glass rollback", ada, rollback("apps"), `{"version": "1.1.0", "breakGlass": {"reason": "CVE-2026-1 hotfix"}}`, http.StatusOK,
+			"break-glass by ada@example.com: CVE-2026-1 hotfix (overrode freeze " + f.ID + ", " + opens + "); rolled back", "rollback apps/web 1.1.0", audit.OutcomeSucceeded},
+		{"superadmin's break-glass sync", ada, sync("apps"), `{"breakGlass": {"reason": "CVE-2026-1 hotfix"}}`, http.StatusOK,
+			"break-glass by ada@example.com: CVE-2026-1 hotfix", "sync apps/web", audit.OutcomeSucceeded},
+		{"deployer's rollback outside the freeze", dee, rollback("infra"), `{"version": "1.1.0"}`, http.StatusForbidden, "", "", ""},
+		{"superadmin's rollback outside the freeze", ada, rollback("infra"), `{"version": "1.1.0"}`, http.StatusOK, "rolled back", "rollback infra/web 1.1.0", audit.OutcomeSucceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(rel.got())
+			recsBefore := len(records(t, store))
+			ts.auth.id = &tc.id
+			w := ts.do(t, request{method: http.MethodPost, target: tc.target, admin: true, body: tc.body,
+				header: map[string]string{"Content-Type": "application/json"}})
+			if w.Code != tc.status {
+				t.Fatalf("POST %s = %d %s, want %d", tc.target, w.Code, w.Body, tc.status)
+			}
+			if tc.status == http.StatusConflict {
+				var e struct{ Error, Reason string }
+				if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Reason != "frozen" || !strings.HasPrefix(e.Error, tc.want) {
+					t.Errorf("POST %s = %s, want reason frozen and error %q...", tc.target, w.Body, tc.want)
+				}
+			}
+			calls := rel.got()[before:]
+			if got := strings.Join(calls, ","); got != tc.call {
+				t.Errorf("release calls = %q, want %q", got, tc.call)
+			}
+			recs := records(t, store)
+			if tc.record == "" {
+				return
+			}
+			if len(recs) != recsBefore+1 {
+				t.Fatalf("%d records after, %d before, want one more", len(recs), recsBefore)
+			}
+			if r := recs[0]; r.Outcome != tc.record || !strings.Contains(r.Message, tc.want) || r.App != "web" {
+				t.Errorf("record = %s %q (app %s), want %s containing %q", r.Outcome, r.Message, r.App, tc.record, tc.want)
+			}
+		})
+	}
+
+	clock.set(f.End) // the freeze lapses by itself: nothing is written
+	ts.auth.id = &dee
+	if w := ts.do(t, request{method: http.MethodPost, target: rollback("apps"), admin: true, body: `{"version": "1.1.0"}`,
+		header: map[string]string{"Content-Type": "application/json"}}); w.Code != http.StatusOK {
+		t.Errorf("deployer's rollback at the freeze's end = %d %s, want 200", w.Code, w.Body)
+	}
+}
+
+// TestFreezeAPI: only a superadmin creates and ends freezes (a deployer
+// gets 403); a hostile ticket is refused naming the field; a freeze's
+// create and end are audit records; everyone reads the list.
+func TestFreezeAPI(t *testing.T) {
+	ts, _, store, _, _ := freezeServer(t)
+	dee, ada, vera := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)"), persona(t, "viewer")
+	body := func(ticket string) string {
+		return `{"scope": {"environments": ["prod"]}, "start": "2026-07-01T11:00:00Z", "end": "2026-07-01T18:00:00Z", "reason": "release <script>alert(1)</script>", "ticket": "` + ticket + `"}`
+	}
+	post := func(id auth.Identity, b string) *httptest.ResponseRecorder {
+		ts.auth.id = &id
+		return ts.do(t, request{method: http.MethodPost, target: "/v1/deploy/freezes", admin: true, body: b, header: map[string]string{"Content-Type": "application/json"}})
+	}
+	if w := post(dee, body("https://t.example.com/1")); w.Code != http.StatusForbidden {
+		t.Errorf("deployer POST /v1/deploy/freezes = %d, want 403", w.Code)
+	}
+	for _, tc := range []struct{ ticket, want string }{
+		{"javascript:alert(1)", "only http(s) links"},
+		{`https://t.example.com/\"><script>`, "has characters a link does not"},
+	} {
+		if w := post(ada, body(tc.ticket)); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("POST a freeze with ticket %q = %d %s, want 400 %q", tc.ticket, w.Code, w.Body, tc.want)
+		}
+	}
+	if w := post(ada, `{"scope": {"environments": ["prod"]}, "start": "2026-07-01T11:00:00Z", "end": "2026-07-20T18:00:00Z", "reason": "long"}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "more than 14 days") {
+		t.Errorf("POST a 19-day freeze = %d %s, want 400 more than 14 days", w.Code, w.Body)
+	}
+	if w := post(ada, `{"scope": {"environments": ["prod"]}, "start": "2026-07-01T11:00:00Z", "end": "2026-07-01T18:00:00Z", "reason": "x", "id": "fz-mine"}`); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "set by the server") {
+		t.Errorf("POST a freeze with its own id = %d %s, want 400", w.Code, w.Body)
+	}
+	w := post(ada, body("https://t.example.com/CHG-1"))
+	if w.Code != http.StatusCreated {
+		t.Fatalf("POST a freeze = %d %s, want 201", w.Code, w.Body)
+	}
+	var created freezeJSON
+	if err := json.Unmarshal(w.Body.Bytes(), &created); err != nil || created.ID == "" || created.State != stateActive || created.Author.Email != "ada@example.com" {
+		t.Fatalf("POST a freeze = %s, want an active freeze by ada", w.Body)
+	}
+	recs := records(t, store)
+	if len(recs) != 1 || recs[0].Verb != audit.VerbFreeze || recs[0].Actor.Email != "ada@example.com" || !strings.Contains(recs[0].Message, created.ID) {
+		t.Fatalf("records = %+v, want one freeze record by ada naming %s", recs, created.ID)
+	}
+
+	// Everyone reads them; the page escapes the reason and draws no
+	// create form or end button for a viewer.
+	ts.auth.id = &vera
+	w = ts.do(t, request{target: "/v1/deploy/freezes", admin: true})
+	var list freezesJSON
+	if err := json.Unmarshal(w.Body.Bytes(), &list); w.Code != http.StatusOK || err != nil || len(list.Active) != 1 || list.Active[0].ID != created.ID {
+		t.Errorf("viewer GET /v1/deploy/freezes = %d %s, want the active freeze", w.Code, w.Body)
+	}
+	w = ts.do(t, request{target: "/freezes", admin: true})
+	doc := parseHTML(t, w.Body.String())
+	if w.Code != http.StatusOK || len(byTestID(doc, "freeze-row")) != 1 || drawsAction(doc, "freeze") || strings.Contains(w.Body.String(), "<script>alert") {
+		t.Errorf("viewer GET /freezes = %d: %d rows, freeze buttons %v, raw script %v; want 1 row, no buttons, escaped",
+			w.Code, len(byTestID(doc, "freeze-row")), drawsAction(doc, "freeze"), strings.Contains(w.Body.String(), "<script>alert"))
+	}
+	if links := byTestID(doc, "freeze-ticket"); len(links) != 1 || attr(links[0], "href") != "https://t.example.com/CHG-1" {
+		t.Errorf("viewer GET /freezes: ticket links %d, want one to the ticket", len(links))
+	}
+	ts.auth.id = &ada
+	if doc := parseHTML(t, ts.do(t, request{target: "/freezes", admin: true}).Body.String()); len(byTestID(doc, "freeze-create")) != 1 || len(byTestID(doc, "freeze-end")) != 1 {
+		t.Errorf("superadmin GET /freezes: want the create form and one end-now button")
+	}
+
+	ts.auth.id = &dee
+	if w := ts.do(t, request{method: http.MethodDelete, target: "/v1/deploy/freezes/" + created.ID, admin: true}); w.Code != http.StatusForbidden {
+		t.Errorf("deployer DELETE = %d, want 403", w.Code)
+	}
+	ts.auth.id = &ada
+	if w := ts.do(t, request{method: http.MethodDelete, target: "/v1/deploy/freezes/" + created.ID, admin: true}); w.Code != http.StatusOK {
+		t.Fatalf("superadmin DELETE = %d %s, want 200", w.Code, w.Body)
+	}
+	if w := ts.do(t, request{method: http.MethodDelete, target: "/v1/deploy/freezes/" + created.ID, admin: true}); w.Code != http.StatusNotFound {
+		t.Errorf("DELETE of an ended freeze = %d, want 404", w.Code)
+	}
+	if recs := records(t, store); len(recs) != 2 || recs[0].Verb != audit.VerbUnfreeze || !strings.Contains(recs[0].Message, created.ID) {
+		t.Errorf("records = %+v, want an unfreeze record naming %s", recs, created.ID)
+	}
+}
+
+// TestFreezeForm: the /freezes form creates a freeze (303 back to the
+// page), and a refusal redraws the form with what was typed and the
+// reason.
+func TestFreezeForm(t *testing.T) {
+	ts, _, _, gate, _ := freezeServer(t)
+	ada := persona(t, "superadmin (admin claim)")
+	ts.auth.id = &ada
+	form := "environments=prod&start=2026-07-01T18:00&end=2026-07-01T22:00&reason=nightly+batch&ticket=http%3A%2F%2Ft.example.com%2F2"
+	w := ts.do(t, request{method: http.MethodPost, target: "/freezes", admin: true, body: form, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("POST /freezes = %d %s, want 303", w.Code, w.Body)
+	}
+	l, err := gate.Store().List(t.Context())
+	if err != nil || len(l) != 1 || l[0].Reason != "nightly batch" || !l[0].Start.Equal(time.Date(2026, 7, 1, 18, 0, 0, 0, time.UTC)) || l[0].Ticket != "http://t.example.com/2" {
+		t.Fatalf("stored = %+v, %v, want the nightly batch freeze from 18:00 UTC", l, err)
+	}
+	bad := "environments=prod&start=2026-07-01T18:00&end=2026-07-30T22:00&reason=too+long"
+	w = ts.do(t, request{method: http.MethodPost, target: "/freezes", admin: true, body: bad, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	doc := parseHTML(t, w.Body.String())
+	if errs := byTestID(doc, "freeze-form-error"); w.Code != http.StatusBadRequest || len(errs) != 1 || !strings.Contains(text(errs[0]), "more than 14 days") {
+		t.Errorf("POST /freezes of 29 days = %d, want 400 with the form's error", w.Code)
+	}
+}
