@@ -70,6 +70,13 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	default:
 		return lr, badRequest("drift: %q is not true or false", d)
 	}
+	switch f := v.Get("frozen"); f {
+	case "", "false":
+	case "true":
+		q.Frozen = true
+	default:
+		return lr, badRequest("frozen: %q is not true or false", f)
+	}
 	q.Sort = v.Get("sort")
 	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
 		return lr, badRequest("sort: %q is not one of name, health, deployed", q.Sort)
@@ -177,7 +184,8 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	kq := lr.kubeQuery()
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
+	frozen := s.frozenRows(r.Context())
+	res, err := s.applicationsWhere(r.Context(), lr.query.Cluster, kq, frozen.filter(lr.query.Frozen))
 	if err != nil {
 		return err
 	}
@@ -196,7 +204,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Clusters: states, Now: now, PollURL: paths.Fleet(poll),
+		Clusters: states, Now: now, PollURL: paths.Fleet(poll), Frozen: frozen.of(res.Rows),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))
@@ -206,6 +214,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 		Namespaces: s.namespaces(),
 		Clusters:   s.clusterNames(),
 		Results:    results,
+		Freeze:     frozen.banner(lr.query, res.Rows),
 	}))
 }
 
@@ -225,7 +234,7 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
+	res, err := s.applicationsWhere(r.Context(), lr.query.Cluster, kq, s.frozenRows(r.Context()).filter(lr.query.Frozen))
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

@@ -241,7 +241,8 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	ns, name := app.Namespace, app.Name
 	version := r.URL.Query().Get("version")
 	row, _ := app.c.View.Row(ns, name)
-	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
+	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context()),
+		Freeze: s.breakGlassState(r.Context(), s.appTarget(app))}
 	history, err := historyVersions(app)
 	if err != nil {
 		return releaseError(err)

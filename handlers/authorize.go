@@ -155,6 +155,7 @@ func (s *Server) appAllowed(ctx context.Context, a appRef) templates.Allowed {
 		Logs:     s.allowed(ctx, roles.Logs, t),
 		Sync:     s.allowed(ctx, roles.Sync, t),
 		Rollback: s.allowed(ctx, roles.Rollback, t),
+		Freeze:   s.breakGlassState(ctx, t),
 	}
 }
 
@@ -162,7 +163,7 @@ func (s *Server) appAllowed(ctx context.Context, a appRef) templates.Allowed {
 // buttons.
 func (s *Server) envAllowed(ctx context.Context, env string) templates.Allowed {
 	t := s.envTarget(env)
-	return templates.Allowed{Plan: s.allowed(ctx, roles.Plan, t), Apply: s.allowed(ctx, roles.Apply, t)}
+	return templates.Allowed{Plan: s.allowed(ctx, roles.Plan, t), Apply: s.allowed(ctx, roles.Apply, t), Freeze: s.breakGlassState(ctx, t)}
 }
 
 // appTarget is the target of an action on App a.

@@ -77,7 +77,8 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name),
+		Freeze: s.freezeBanner(r.Context(), s.envTarget(env.Name))}
 	p.History, err = er.Store().List(r.Context(), env.Name)
 	if err != nil {
 		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
@@ -223,7 +224,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPane
 				v.History = []planstore.Entry{}
 			}
 			if env, err := s.opts.Environments.Config().Env(run.Env); err == nil && !env.Protected && s.envAllowed(ctx, run.Env).Apply {
-				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true,
+				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true, Freeze: s.envAllowed(ctx, run.Env).Freeze,
 					Offer: applyOffer(env, h, snap.Entry, snap.Report)}
 			}
 		}
@@ -260,7 +261,8 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name),
+		Freeze: s.freezeBanner(r.Context(), s.envTarget(env.Name))}
 	var herr error
 	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)

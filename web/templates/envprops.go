@@ -44,6 +44,8 @@ type EnvPage struct {
 	// Allowed is what the signed-in person may do in this environment
 	// (Plan and Apply).
 	Allowed Allowed
+	// Freeze is the environment's freeze banner.
+	Freeze FreezeBannerProps
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.
@@ -57,6 +59,9 @@ type ApplyAreaView struct {
 	Offer     *ApplyOffer
 	// OOB renders it as an out-of-band swap (a finished run refreshes it).
 	OOB bool
+	// Freeze is the environment's freeze state (the break-glass field,
+	// or Apply disabled with the reason).
+	Freeze BreakGlassProps
 }
 
 // RunPanelProps is a plan or apply as it runs.
