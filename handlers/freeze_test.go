@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/kubeview"
 )
 
 // freezeClock is a clock tests move.
@@ -250,4 +252,84 @@ func TestFreezeForm(t *testing.T) {
 	if errs := byTestID(doc, "freeze-form-error"); w.Code != http.StatusBadRequest || len(errs) != 1 || !strings.Contains(text(errs[0]), "more than 14 days") {
 		t.Errorf("POST /freezes of 29 days = %d, want 400 with the form's error", w.Code)
 	}
+}
+
+// TestFreezePages: a frozen App's page shows the banner with the reason,
+// the ticket and the opening time; a deployer's write buttons are
+// disabled with the freeze's words, a superadmin's sync asks for a
+// break-glass reason; the fleet marks the frozen row and ?frozen=true
+// lists only it, with the banner; a freeze a few hours ahead is a notice.
+func TestFreezePages(t *testing.T) {
+	ts, _, _, gate, _ := freezeServer(t)
+	if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Namespaces: []string{"apps"}},
+		Start: testNow.Add(-time.Hour), End: testNow.Add(time.Hour), Reason: "release <b>week</b>", Ticket: "https://tickets.example.com/CHG-9",
+		Author: freeze.Author{Email: "root@example.com", Subject: "root"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Namespaces: []string{"infra"}},
+		Start: testNow.Add(3 * time.Hour), End: testNow.Add(5 * time.Hour), Reason: "network maintenance",
+		Author: freeze.Author{Subject: "root"}}); err != nil {
+		t.Fatal(err)
+	}
+	rows := []kubeview.AppRow{{Name: "web", Namespace: "apps", Cluster: "in-cluster"}, {Name: "web", Namespace: "infra", Cluster: "in-cluster"}}
+	ts.view.mu.Lock()
+	ts.view.page = kubeview.Page{Rows: rows, Matched: len(rows), Counts: countsOf(rows), Version: 42}
+	ts.view.mu.Unlock()
+	dee, ada := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)")
+
+	ts.auth.id = &dee
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/web", nil)
+	doc := parseHTML(t, w.Body.String())
+	banner := byTestID(doc, "freeze-banner")
+	if w.Code != http.StatusOK || len(banner) != 1 || !strings.Contains(text(banner[0]), "Frozen until 2026-07-01 13:00 UTC") ||
+		!strings.Contains(text(banner[0]), "release <b>week</b>") || strings.Contains(w.Body.String(), "<b>week") {
+		t.Fatalf("deployer GET frozen app page = %d, banner %v, want the banner with the escaped reason and the opening time", w.Code, len(banner))
+	}
+	if links := byTestID(doc, "freeze-banner-ticket"); len(links) != 1 || attr(links[0], "href") != "https://tickets.example.com/CHG-9" {
+		t.Errorf("banner ticket links = %d, want one to the ticket", len(links))
+	}
+	if b := byTestID(doc, "sync-frozen"); len(b) != 1 || !hasAttr(b[0], "disabled") || !strings.Contains(attr(b[0], "title"), "frozen until") {
+		t.Errorf("deployer's sync button on a frozen app: %d disabled buttons, want one with the freeze's words", len(b))
+	}
+	if len(byTestID(doc, "sync-button")) != 0 || len(byTestID(doc, "rollback-button")) != 0 {
+		t.Errorf("deployer's page on a frozen app draws an enabled sync or rollback button")
+	}
+
+	ts.auth.id = &ada
+	doc = parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/apps/web", nil).Body.String())
+	if len(byTestID(doc, "sync-button")) != 1 || len(byTestID(doc, "sync-break-glass-reason")) != 1 {
+		t.Errorf("superadmin's page on a frozen app: want the sync button with a break-glass reason field")
+	}
+	confirm := parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/apps/web/rollback?version=1.1.0", htmxHeader).Body.String())
+	if len(byTestID(confirm, "break-glass-reason")) != 1 {
+		t.Errorf("superadmin's rollback confirmation on a frozen app: want the break-glass reason field")
+	}
+	doc = parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/infra/web", nil).Body.String())
+	if n := byTestID(doc, "freeze-notice"); len(n) != 1 || !strings.Contains(text(n[0]), "network maintenance") || len(byTestID(doc, "freeze-banner")) != 0 {
+		t.Errorf("app page 3h before its freeze: %d notices, want one, and no banner", len(n))
+	}
+
+	doc = parseHTML(t, ts.get(t, "/", nil).Body.String())
+	chips := byTestID(doc, "frozen-chip")
+	if len(chips) != 1 || len(byTestID(doc, "freeze-banner")) != 0 {
+		t.Errorf("fleet: %d frozen chips and %d banners, want one chip (apps/web) and no banner unfiltered", len(chips), len(byTestID(doc, "freeze-banner")))
+	}
+	w = ts.get(t, "/?frozen=true", nil)
+	doc = parseHTML(t, w.Body.String())
+	shown := byTestID(doc, "app-row")
+	if w.Code != http.StatusOK || len(shown) != 1 || attr(shown[0], "data-namespace") != "apps" || len(byTestID(doc, "freeze-banner")) != 1 {
+		t.Errorf("GET /?frozen=true = %d, %d rows, want apps/web alone with the banner", w.Code, len(shown))
+	}
+	if w := ts.get(t, "/?frozen=maybe", nil); w.Code != http.StatusBadRequest {
+		t.Errorf("GET /?frozen=maybe = %d, want 400", w.Code)
+	}
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
 }
