@@ -6,6 +6,13 @@ import (
 	"time"
 )
 
+// NoEnvironment is the Target.Environment of an App that no environment
+// deploys (an App CR written by hand or by another tool): an empty
+// Environment would mean "every environment" and put it under every
+// environment's freeze; this name is no environment's, so only a freeze
+// whose environments include '*' (or that names none) holds it.
+const NoEnvironment = "(none)"
+
 // Action is what a freeze may refuse.
 type Action string
 

@@ -65,20 +65,25 @@ func (s *Server) targetOf(pattern string) targetFunc {
 // namespace of that cluster; "" when none or several do (a role scoped to
 // environments then does not cover the App).
 func (s *Server) appEnv(cluster, namespace string) string {
+	if envs := s.appEnvironments(cluster, namespace); len(envs) == 1 {
+		return envs[0]
+	}
+	return ""
+}
+
+// appEnvironments are the environments of --environments that deploy to
+// namespace of cluster (appEnv's candidates).
+func (s *Server) appEnvironments(cluster, namespace string) []string {
 	if s.opts.Environments == nil {
-		return ""
+		return nil
 	}
-	found := ""
+	var out []string
 	for _, e := range s.opts.Environments.Config().Environments {
-		if e.Namespace != namespace || s.opts.EnvClusters[e.Name] != cluster {
-			continue
+		if e.Namespace == namespace && s.opts.EnvClusters[e.Name] == cluster {
+			out = append(out, e.Name)
 		}
-		if found != "" {
-			return ""
-		}
-		found = e.Name
 	}
-	return found
+	return out
 }
 
 // envTarget is the target of an action on environment env: its cluster and

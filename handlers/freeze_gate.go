@@ -81,7 +81,7 @@ func (s *Server) checkFreeze(ctx context.Context, a freeze.Action, t roles.Targe
 		return nil
 	}
 	slot := breakGlassOf(ctx)
-	o, err := s.opts.Freezes.Check(ctx, a, t, slot.bg)
+	o, err := s.opts.Freezes.Check(ctx, a, s.freezeTarget(t), slot.bg)
 	if err != nil {
 		return freezeError(err)
 	}
@@ -113,6 +113,18 @@ func freezeError(err error) error {
 			Public: "the deploy freezes could not be read, so writes are refused until they can; nothing was touched"}
 	}
 	return err
+}
+
+// freezeTarget is where the freezes see an action at roles target t: the
+// same target, except that an App no environment deploys is in
+// freeze.NoEnvironment (an empty environment would put it under every
+// environment's freeze; an App several environments deploy keeps the
+// empty one, held by any of their freezes).
+func (s *Server) freezeTarget(t roles.Target) freeze.Target {
+	if t.Environment == "" && t.App != "" && len(s.appEnvironments(t.Cluster, t.Namespace)) == 0 {
+		t.Environment = freeze.NoEnvironment
+	}
+	return t
 }
 
 // freezingReleaser asks the freezes before every rollback and sync that
@@ -155,7 +167,7 @@ func (s *Server) withFreezes(c *Cluster) {
 	}
 	name := c.Name
 	c.Release = freezingReleaser{Releaser: c.Release, gate: s.opts.Freezes, target: func(namespace, app string) roles.Target {
-		return roles.Target{Cluster: name, Environment: s.appEnv(name, namespace), Namespace: namespace, App: app}
+		return s.freezeTarget(roles.Target{Cluster: name, Environment: s.appEnv(name, namespace), Namespace: namespace, App: app})
 	}}
 }
 

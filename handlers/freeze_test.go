@@ -333,3 +333,36 @@ func hasAttr(n *html.Node, key string) bool {
 	}
 	return false
 }
+
+// TestFreezeOfAnEnvironmentSparesOtherApps: an App that no environment
+// deploys is not held by a freeze of environment prod (an unknown
+// environment is not "every environment" here), and is held by one of
+// every environment ('*').
+func TestFreezeOfAnEnvironmentSparesOtherApps(t *testing.T) {
+	ts, rel, _, gate, _ := freezeServer(t)
+	dee := persona(t, "deployer (scoped)")
+	add := func(envs ...string) freeze.Freeze {
+		t.Helper()
+		f, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: envs}, Start: testNow.Add(-time.Hour), End: testNow.Add(time.Hour),
+			Reason: "freeze of " + strings.Join(envs, ","), Author: freeze.Author{Subject: "root"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	sync := func() int {
+		ts.auth.id = &dee
+		return ts.do(t, request{method: http.MethodPost, target: "/v1/deploy/web/sync?cluster=in-cluster&namespace=apps", admin: true}).Code
+	}
+	prod := add("prod")
+	if got := sync(); got != http.StatusOK || len(rel.got()) != 1 {
+		t.Errorf("sync of an App in no environment under a freeze of prod = %d (%d calls), want 200", got, len(rel.got()))
+	}
+	if _, err := gate.Store().Remove(t.Context(), prod.ID); err != nil {
+		t.Fatal(err)
+	}
+	add("*")
+	if got := sync(); got != http.StatusConflict {
+		t.Errorf("sync of an App in no environment under a freeze of every environment = %d, want 409", got)
+	}
+}

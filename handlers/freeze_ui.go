@@ -30,13 +30,14 @@ func (s *Server) freezeBanner(ctx context.Context, t roles.Target) templates.Fre
 		p.Unreadable = true
 		return p
 	}
-	if f, opens, ok := l.Active(now, t); ok {
+	ft := s.freezeTarget(t)
+	if f, opens, ok := l.Active(now, ft); ok {
 		w, _ := f.WindowAt(now)
 		row := freezeRow(f, w, opens)
 		p.Active = &row
 	}
 	for _, u := range l.Upcoming(now, upcomingNotice) {
-		if u.Freeze.Touches(t) {
+		if u.Freeze.Touches(ft) {
 			p.Upcoming = append(p.Upcoming, freezeRow(&u.Freeze, u.Window, u.Window.Start))
 		}
 	}
@@ -54,7 +55,7 @@ func (s *Server) breakGlassState(ctx context.Context, t roles.Target) templates.
 	p := templates.BreakGlassProps{Allowed: s.allowed(ctx, roles.BreakGlass, t)}
 	switch err {
 	case nil:
-		if f, opens, ok := l.Active(now, t); ok {
+		if f, opens, ok := l.Active(now, s.freezeTarget(t)); ok {
 			p.Frozen, p.Message = true, (&freeze.FrozenError{Freeze: *f, OpensAt: opens}).Message()
 		}
 	default:
@@ -88,7 +89,7 @@ func (ff frozenFleet) active(row kubeview.AppRow) (*freeze.Freeze, time.Time, bo
 	if !ff.ok || len(ff.list) == 0 {
 		return nil, time.Time{}, false
 	}
-	return ff.list.Active(ff.now, roles.Target{Cluster: row.Cluster, Environment: ff.s.appEnv(row.Cluster, row.Namespace), Namespace: row.Namespace, App: row.Name})
+	return ff.list.Active(ff.now, ff.s.freezeTarget(roles.Target{Cluster: row.Cluster, Environment: ff.s.appEnv(row.Cluster, row.Namespace), Namespace: row.Namespace, App: row.Name}))
 }
 
 // filter is the frozen filter of the list (nil when off).
