@@ -226,10 +226,11 @@ type StartRequest struct {
 	BreakGlass *freeze.BreakGlass
 }
 
-// StartWith is Start from a StartRequest. After the checks Start lists,
-// an apply asks the freezes (Options.Freezes): a frozen environment
-// refuses it (a *freeze.FrozenError, recorded as refused) unless the
-// request breaks the glass.
+// StartWith is Start from a StartRequest. After the protection and the
+// confirmation, and before the plan is looked up, an apply asks the
+// freezes (Options.Freezes): a frozen environment refuses it (a
+// *freeze.FrozenError, recorded as refused) unless the request breaks the
+// glass.
 func (r *Runner) StartWith(req StartRequest) (*Run, error) {
 	start := time.Now()
 	who, envName, action, user, confirm, planID := req.Who, req.Env, req.Action, req.User, req.Confirm, req.PlanID
@@ -240,12 +241,13 @@ func (r *Runner) StartWith(req StartRequest) (*Run, error) {
 	var reviewed *deployplan.Reviewed
 	var override *freeze.Override
 	if action == ActionApply {
+		// A frozen environment refuses any apply, whatever the plan.
 		err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm))
 		if err == nil {
-			reviewed, err = r.reviewedPlan(envName, planID)
+			override, err = r.checkFreeze(env, action, "", "", req.BreakGlass)
 		}
 		if err == nil {
-			override, err = r.checkFreeze(env, action, "", "", req.BreakGlass)
+			reviewed, err = r.reviewedPlan(envName, planID)
 		}
 		if err != nil {
 			r.log.Info("apply", "user", user, "environment", envName, "plan", planID, "outcome", "refused", "reason", err.Error())
