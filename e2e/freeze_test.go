@@ -85,3 +85,26 @@ func TestFrozenEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestFreezesPage: the admin's /freezes lists the demo's nightly freeze
+// of prod (active or upcoming by the time of day) with its ticket, and the
+// form that creates one. At the desktop and the phone size.
+func TestFreezesPage(t *testing.T) {
+	for _, size := range screenSizes() {
+		t.Run(size.name, func(t *testing.T) {
+			ctx := browser(t)
+			emulateScreen(t, ctx, size)
+			user, pass := demoEnv.user(t, "admin")
+			login(t, ctx, user, pass)
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=nav-freezes]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=freeze-form]`))); err != nil {
+				screenshot(t, ctx, "no-freezes")
+				t.Fatal(err)
+			}
+			rows := strings.Join(texts(t, ctx, `[data-testid=freeze-row]`), " ")
+			if !strings.Contains(rows, "env=prod") || !strings.Contains(rows, "nightly change freeze") || !strings.Contains(rows, "FREQ=DAILY;BYHOUR=22") {
+				t.Errorf("/freezes rows = %q, want the demo's nightly freeze of prod", rows)
+			}
+			screenshot(t, ctx, "freezes")
+		})
+	}
+}
