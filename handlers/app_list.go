@@ -185,7 +185,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
 	frozen := s.frozenRows(r.Context())
-	res, err := s.applicationsWhere(r.Context(), lr.query.Cluster, kq, frozen.filter(lr.query.Frozen))
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, frozen.filter(lr.query.Frozen))
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.applicationsWhere(r.Context(), lr.query.Cluster, kq, s.frozenRows(r.Context()).filter(lr.query.Frozen))
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, s.frozenRows(r.Context()).filter(lr.query.Frozen))
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

@@ -16,14 +16,10 @@ const visibleContinuePrefix = "vis."
 // Apps Allow(View) allows, with the counts, the page and the continue token
 // computed over those rows alone (a count never tells of an App the
 // person may not see).
-func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview.Query) (kubeview.Page, error) {
-	return s.applicationsWhere(ctx, cluster, q, nil)
-}
-
-// applicationsWhere is applicationsFor of the rows keep keeps (nil: all),
-// a filter the caches do not know (the fleet's frozen filter), applied
-// with the roles' before paging.
-func (s *Server) applicationsWhere(ctx context.Context, cluster string, q kubeview.Query, keep func(kubeview.AppRow) bool) (kubeview.Page, error) {
+//
+// keep, when not nil, is a filter the caches do not know (the fleet's
+// frozen filter), applied with the roles' before paging.
+func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview.Query, keep func(kubeview.AppRow) bool) (kubeview.Page, error) {
 	g := s.grantsOf(ctx)
 	if keep == nil && g.Allow(roles.View, roles.Target{}).Allowed {
 		return s.applications(cluster, q)
