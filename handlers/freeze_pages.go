@@ -297,8 +297,17 @@ func (s *Server) addFreeze(ctx context.Context, g Freezes, q freezeRequest) (fre
 	if !f.End.After(g.Now()) {
 		return f, badRequest("freeze: end: %s is in the past", freezeTime(f.End))
 	}
-	f, err := g.Store().Add(ctx, f)
+	stored, err := g.Store().Add(ctx, f)
 	var full *freeze.FullError
+	if errors.As(err, &full) {
+		// Make room: drop the freezes that ended more than a day ago (no
+		// page lists them any more), then try once more. Safe on any
+		// replica: Prune is a compare-and-swap like Add.
+		if pruned, perr := g.Store().Prune(ctx, g.Now().Add(-pastWindow)); perr == nil && len(pruned) > 0 {
+			stored, err = g.Store().Add(ctx, f)
+		}
+	}
+	f = stored
 	switch {
 	case errors.As(err, &full):
 		return f, &httpError{Status: http.StatusConflict, Reason: "FreezesFull", Public: full.Error()}

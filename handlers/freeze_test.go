@@ -366,3 +366,38 @@ func TestFreezeOfAnEnvironmentSparesOtherApps(t *testing.T) {
 		t.Errorf("sync of an App in no environment under a freeze of every environment = %d, want 409", got)
 	}
 }
+
+// TestFreezeStoreFullPrunesOldFreezes: when the store is full, freezes
+// that ended more than a day ago (no page lists them) make room for a new
+// one; a store full of live freezes refuses it with 409.
+func TestFreezeStoreFullPrunesOldFreezes(t *testing.T) {
+	ts, _, _, gate, clock := freezeServer(t)
+	ada := persona(t, "superadmin (admin claim)")
+	old := testNow.Add(-72 * time.Hour)
+	clock.set(old)
+	for i := range freeze.MaxFreezes {
+		if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"prod"}}, Start: old, End: old.Add(time.Duration(i+1) * time.Minute),
+			Reason: "old", Author: freeze.Author{Subject: "root"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.set(testNow)
+	ts.auth.id = &ada
+	body := `{"scope": {"environments": ["prod"]}, "start": "2026-07-01T11:00:00Z", "end": "2026-07-01T18:00:00Z", "reason": "new"}`
+	w := ts.do(t, request{method: http.MethodPost, target: "/v1/deploy/freezes", admin: true, body: body, header: map[string]string{"Content-Type": "application/json"}})
+	if w.Code != http.StatusCreated {
+		t.Fatalf("POST a freeze into a store full of old freezes = %d %s, want 201", w.Code, w.Body)
+	}
+	if l, err := gate.Store().List(t.Context()); err != nil || len(l) != 1 || l[0].Reason != "new" {
+		t.Errorf("stored after the prune = %d freezes (%v), want the new one alone", len(l), err)
+	}
+	for range freeze.MaxFreezes - 1 {
+		if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"prod"}}, Start: testNow, End: testNow.Add(time.Hour),
+			Reason: "live", Author: freeze.Author{Subject: "root"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := ts.do(t, request{method: http.MethodPost, target: "/v1/deploy/freezes", admin: true, body: body, header: map[string]string{"Content-Type": "application/json"}}); w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "the store is full") {
+		t.Errorf("POST into a store full of live freezes = %d %s, want 409 full", w.Code, w.Body)
+	}
+}
