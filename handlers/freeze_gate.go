@@ -175,6 +175,9 @@ func (s *Server) withFreezes(c *Cluster) {
 // freeze.Gate).
 type Freezes interface {
 	Check(ctx context.Context, a freeze.Action, t freeze.Target, bg *freeze.BreakGlass) (*freeze.Override, error)
+	// Status is "is t frozen now, why, until when" (nil when open), read
+	// fresh: the promotion gate's question.
+	Status(ctx context.Context, t freeze.Target) (*freeze.FrozenError, error)
 	Snapshot(ctx context.Context) (freeze.List, time.Time, error)
 	Forget()
 	Store() *freeze.Store
