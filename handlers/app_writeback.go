@@ -147,7 +147,9 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	if decideWrite(g.env) == writeCommitApply {
 		// Refused in a freeze before anything is committed; envrun asks
 		// again before its run applies.
-		if err := s.checkFreeze(ctx, freeze.Rollback, s.appTarget(a)); err != nil {
+		t := s.appTarget(a)
+		t.Environment = g.env.Name // the environment that renders it, as envrun's check sees it
+		if err := s.checkFreeze(ctx, freeze.Rollback, t); err != nil {
 			return res, gitOutcome{}, err
 		}
 	}
