@@ -71,3 +71,27 @@ func TestFreezeEnvApply(t *testing.T) {
 		t.Errorf("superadmin's break-glass apply = %d %.500s, want the run started, naming the break-glass", code, body)
 	}
 }
+
+// TestFreezeRollbackThroughGit: in a freeze of the environment that
+// renders the App, a rollback through git is refused before anything is
+// committed; a superadmin's break-glass commits it.
+func TestFreezeRollbackThroughGit(t *testing.T) {
+	fc := &fakeCommit{tree: manifestTree("")}
+	ts, _ := gitServer(t, "dev", fc)
+	clock := &freezeClock{now: time.Now()}
+	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+	if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: clock.now.Add(-time.Minute), End: clock.now.Add(time.Hour),
+		Reason: "release week", Author: freeze.Author{Subject: "root"}}); err != nil {
+		t.Fatal(err)
+	}
+	ts.srv.opts.Freezes = gate
+	ts.handler = ts.srv.Handler()
+	w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
+	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), `"reason":"frozen"`) || len(fc.requests()) != 0 {
+		t.Fatalf("rollback through git in a freeze = %d %s, %d commits; want 409 frozen and none", w.Code, w.Body, len(fc.requests()))
+	}
+	w = ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0", "breakGlass": {"reason": "CVE fix"}}`})
+	if w.Code != http.StatusOK || len(fc.requests()) != 1 {
+		t.Errorf("superadmin's break-glass rollback through git = %d %s, %d commits; want 200 and one", w.Code, w.Body, len(fc.requests()))
+	}
+}
