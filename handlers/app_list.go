@@ -63,19 +63,12 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	if q.Sync != "" && q.Sync != string(kubeview.SyncSynced) && q.Sync != string(kubeview.SyncOutOfSync) && q.Sync != string(kubeview.SyncUnknown) {
 		return lr, badRequest("sync: %q is not one of Synced, OutOfSync, Unknown", q.Sync)
 	}
-	switch d := v.Get("drift"); d {
-	case "", "false":
-	case "true":
-		q.Drift = true
-	default:
-		return lr, badRequest("drift: %q is not true or false", d)
+	var err error
+	if q.Drift, err = boolParam(v, "drift"); err != nil {
+		return lr, err
 	}
-	switch f := v.Get("frozen"); f {
-	case "", "false":
-	case "true":
-		q.Frozen = true
-	default:
-		return lr, badRequest("frozen: %q is not true or false", f)
+	if q.Frozen, err = boolParam(v, "frozen"); err != nil {
+		return lr, err
 	}
 	q.Sort = v.Get("sort")
 	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
@@ -98,6 +91,19 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	lr.after = v.Get("continue")
 	lr.since = v.Get("since")
 	return lr, nil
+}
+
+// boolParam reads an optional true/false query parameter (absent is
+// false).
+func boolParam(v url.Values, name string) (bool, error) {
+	switch s := v.Get(name); s {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, badRequest("%s: %q is not true or false", name, s)
+	}
 }
 
 func validHealth(h string) bool {
