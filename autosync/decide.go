@@ -1,7 +1,10 @@
 package autosync
 
 import (
+	"errors"
 	"time"
+
+	"github.com/hanzoai/deploy-web/freeze"
 )
 
 // Trigger names why a run was started; it is the run's actor.
@@ -163,10 +166,32 @@ func settle(e Environment, st envState, a action, res Result, err error, now tim
 		if a.kind == actDeploy {
 			st.blockedHead, st.blockedAt = a.commit, latest(now, a.actedAt)
 		}
-	default: // an error, a failed apply, a refusal (a lock, a freeze): try again later
+	case !frozenUntil(err).IsZero():
+		// A freeze refused it: ask again when it opens (or, a freeze
+		// ended early by hand aside, after the longest back-off), not
+		// at every interval, each refusal a record.
+		st.failures = 0
+		st.retryAt = now.Add(maxBackoffFactor * e.Interval)
+		if opens := frozenUntil(err); opens.Before(st.retryAt) {
+			st.retryAt = opens
+		}
+		if !st.retryAt.After(now) {
+			st.retryAt = now.Add(e.Interval)
+		}
+	default: // an error, a failed apply, a refusal (a lock): try again later
 		st = failed(e, st, now)
 	}
 	return st
+}
+
+// frozenUntil is when the freeze that refused a run opens (zero when err
+// is not a freeze's refusal).
+func frozenUntil(err error) time.Time {
+	var fe *freeze.FrozenError
+	if errors.As(err, &fe) {
+		return fe.OpensAt
+	}
+	return time.Time{}
 }
 
 // failed returns st after a failed check or run at now.

@@ -2,11 +2,14 @@ package autosync
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hanzoai/deploy-web/freeze"
 )
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -105,6 +108,10 @@ func TestSettle(t *testing.T) {
 			envState{failures: 1, retryAt: t0.Add(time.Minute)}},
 		{"refused (lock held): back off more", envState{failures: 1}, deploy, Result{Outcome: OutcomeRefused}, nil,
 			envState{failures: 2, retryAt: t0.Add(2 * time.Minute)}},
+		{"refused by a freeze: ask again when it opens, the failures forgotten", envState{failures: 3}, deploy, Result{}, &freeze.FrozenError{OpensAt: t0.Add(3 * time.Minute)},
+			envState{retryAt: t0.Add(3 * time.Minute)}},
+		{"refused by a long freeze: ask again after the longest back-off (it may end early)", envState{}, deploy, Result{}, fmt.Errorf("envrun: %w", &freeze.FrozenError{OpensAt: t0.Add(240 * time.Hour)}),
+			envState{retryAt: t0.Add(maxBackoffFactor * time.Minute)}},
 		{"deploy error: back off", envState{}, deploy, Result{}, errors.New("boom"),
 			envState{failures: 1, retryAt: t0.Add(time.Minute)}},
 		{"heal applied while a head is blocked: the window starts; the heal's apply is not a person acting", envState{blockedHead: "b", blockedAt: t0.Add(-time.Hour)}, heal, Result{Outcome: OutcomeApplied}, nil,
@@ -194,6 +201,9 @@ func TestNewRunBounded(t *testing.T) {
 	}
 	if len(r.Objects) != maxHealObjects+1 || r.Objects[maxHealObjects] != "(and 950 more)" {
 		t.Errorf("newRun() kept %d objects, want %d and a count of the rest", len(r.Objects), maxHealObjects+1)
+	}
+	if r := newRun(action{kind: actDeploy, commit: "a"}, Result{}, &freeze.FrozenError{Action: freeze.AutoSync, OpensAt: t0}, t0); r.Outcome != OutcomeRefused || !strings.Contains(r.Error, "frozen until") {
+		t.Errorf("newRun() refused by a freeze = outcome %q, error %q; want refused, the freeze's words", r.Outcome, r.Error)
 	}
 	r = newRun(action{kind: actDeploy, commit: "a"}, Result{}, errors.New(strings.Repeat("e", 1<<20)), t0)
 	if r.Outcome != OutcomeError || len(r.Error) > maxErrorBytes+len("…") || r.Trigger != TriggerAutoSync {

@@ -357,6 +357,9 @@ func newRun(a action, res Result, err error, start time.Time) Run {
 	}
 	if err != nil {
 		r.Outcome, r.Error = OutcomeError, textfmt.Cut(err.Error(), maxErrorBytes)
+		if !frozenUntil(err).IsZero() {
+			r.Outcome = OutcomeRefused // by a freeze: nothing started
+		}
 	}
 	for i, b := range res.Blockers {
 		if i == maxBlockers {

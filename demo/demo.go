@@ -208,6 +208,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	progress("roles of the demo logins in %s", e.RolesFile)
+	if _, err := seedFreeze(ctx, cs, time.Now()); err != nil {
+		return nil, err
+	}
+	progress("a nightly deploy freeze of %s from %02d:00 UTC for %s", ProdEnvironment, FreezeNightlyHour, FreezeNightlyLength)
 	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
 	progress("GitOps: %s auto-syncs its branch; commit in the working clone %s and push, e.g.: %s", DevEnvironment, e.ManifestRepo, CommitExample(e.ManifestRepo))
 

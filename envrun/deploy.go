@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -46,6 +47,9 @@ type DeployRequest struct {
 	// other managers set (deployplan.ForceObjects): what puts them back.
 	// Every other object, and every other trigger, is never forced.
 	Force []string
+	// BreakGlass asks to run through a freeze (Options.Freezes): let
+	// through only for a superadmin with a reason, and recorded.
+	BreakGlass *freeze.BreakGlass
 }
 
 // ErrBadTrigger is a DeployRequest whose trigger is not one of the
@@ -62,6 +66,13 @@ var ErrBadTrigger = errors.New("envrun: unknown deploy trigger")
 // is not ready ends the run refused with its blockers; nothing is applied.
 // A protected environment is planned only. The run's Action is
 // ActionApply, or ActionPlan for a protected environment.
+//
+// A run that would apply first asks the freezes (Options.Freezes, as the
+// trigger's action: rollback, sync, or auto-sync for auto-sync and
+// self-heal; the target is the environment, and the App of Only): a frozen
+// target refuses it with a *freeze.FrozenError before anything starts,
+// and the refusal is an audit record (refused) of its actor; a
+// superadmin's BreakGlass lets it through, recorded with the apply.
 func (r *Runner) Deploy(envName string, d DeployRequest) (*Run, error) {
 	env, err := r.cfg.Env(envName)
 	if err != nil {
@@ -79,9 +90,23 @@ func (r *Runner) Deploy(envName string, d DeployRequest) (*Run, error) {
 	if d.Actor.Email == "" && d.Actor.Subject == "" {
 		d.Actor = audit.Actor{Subject: d.User}
 	}
+	start := time.Now()
+	override, err := r.checkFreeze(env, action, d.Trigger, d.Only, d.BreakGlass)
+	if err != nil {
+		r.log.Info(ActionApply, "user", d.User, "trigger", d.Trigger, "environment", envName, "outcome", "refused", "reason", err.Error())
+		if r.opts.Count != nil {
+			r.opts.Count(ActionApply, "refused")
+		}
+		r.record(r.baseContext(), d.Actor, env, start, nil, &deployplan.RefusalError{Reason: d.Trigger + ": " + freezeRefusal(err)}, nil, nil)
+		return nil, err
+	}
 	run, err := r.begin(envName, action, d.User, d.Actor)
 	if err != nil {
 		return nil, err
+	}
+	run.override = override
+	if override != nil {
+		run.step("break-glass: " + override.Note())
 	}
 	// A plan, then an apply: the apply's bound and one more plan's.
 	r.background(run, r.opts.ApplyTimeout+10*time.Minute, func(ctx context.Context) { r.deploy(ctx, env, run, d) })
@@ -166,7 +191,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 		r.opts.Count(ActionApply, outcome)
 	}
 	r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of %s (%s) ended: %s", d.User, what, d.Trigger, outcome))
-	r.record(ctx, run.Actor, env, applyStarted, rep, err, rendered)
+	r.record(ctx, run.Actor, env, applyStarted, rep, err, rendered, run.override)
 	r.pruneReports(env)
 	r.refreshIndex(ctx, env)
 	run.finish(rep, entry, err, release)

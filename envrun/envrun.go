@@ -27,6 +27,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -80,6 +81,14 @@ type Options struct {
 	// built by ApplyRecord with the run's actor; its Cluster is left for
 	// Record to name. It is called once per apply, at its end.
 	Record func(ctx context.Context, rec audit.Record)
+	// Freezes, when set, is asked before every apply and every Deploy
+	// that applies (freeze.Gate): a frozen target refuses the run before
+	// anything starts, recorded as refused; a superadmin's break-glass
+	// lets one through, its Override in the apply's audit record.
+	Freezes Freezes
+	// Cluster names the cluster an environment deploys to, for the
+	// freezes' cluster selectors (nil or "": none).
+	Cluster func(env string) string
 }
 
 // Runner starts and tracks runs.
@@ -125,6 +134,8 @@ type Run struct {
 	err      error
 	refusal  string
 	finished time.Time
+	// override is the break-glass that let the run through a freeze.
+	override *freeze.Override
 }
 
 // Snapshot is a consistent view of a run.
@@ -201,14 +212,40 @@ func (r *Runner) Start(envName, action, user, confirm, planID string) (*Run, err
 // StartAs is Start with the actor its audit record names (user is the
 // name the run's steps show).
 func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID string) (*Run, error) {
+	return r.StartWith(StartRequest{Who: who, Env: envName, Action: action, User: user, Confirm: confirm, PlanID: planID})
+}
+
+// StartRequest is a plan or an apply from the console.
+type StartRequest struct {
+	// Who is the actor the apply's audit record names; User the name the
+	// run's steps show.
+	Who                                audit.Actor
+	Env, Action, User, Confirm, PlanID string
+	// BreakGlass asks to apply through a freeze (Options.Freezes): let
+	// through only for a superadmin with a reason, and recorded.
+	BreakGlass *freeze.BreakGlass
+}
+
+// StartWith is Start from a StartRequest. After the protection and the
+// confirmation, and before the plan is looked up, an apply asks the
+// freezes (Options.Freezes): a frozen environment refuses it (a
+// *freeze.FrozenError, recorded as refused) unless the request breaks the
+// glass.
+func (r *Runner) StartWith(req StartRequest) (*Run, error) {
 	start := time.Now()
+	who, envName, action, user, confirm, planID := req.Who, req.Env, req.Action, req.User, req.Confirm, req.PlanID
 	env, err := r.cfg.Env(envName)
 	if err != nil {
 		return nil, ErrUnknownEnv
 	}
 	var reviewed *deployplan.Reviewed
+	var override *freeze.Override
 	if action == ActionApply {
+		// A frozen environment refuses any apply, whatever the plan.
 		err := deployplan.CheckApplyRequest(env, r.applyRequest(env, confirm))
+		if err == nil {
+			override, err = r.checkFreeze(env, action, "", "", req.BreakGlass)
+		}
 		if err == nil {
 			reviewed, err = r.reviewedPlan(envName, planID)
 		}
@@ -217,16 +254,20 @@ func (r *Runner) StartAs(who audit.Actor, envName, action, user, confirm, planID
 			if r.opts.Count != nil {
 				r.opts.Count(ActionApply, "refused")
 			}
-			r.record(r.baseContext(), who, env, start, nil, err, nil)
+			r.record(r.baseContext(), who, env, start, nil, err, nil, nil)
 			return nil, err
 		}
 	}
 	run, err := r.begin(envName, action, user, who)
 	if errors.Is(err, ErrBusy) && action == ActionApply {
-		r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (" + err.Error() + "); nothing was touched"}, nil)
+		r.record(r.baseContext(), who, env, start, nil, &deployplan.RefusalError{Reason: "a plan or apply of " + envName + " is already running (" + err.Error() + "); nothing was touched"}, nil, override)
 	}
 	if err != nil {
 		return nil, err
+	}
+	run.override = override
+	if override != nil {
+		run.step("break-glass: " + override.Note())
 	}
 	r.background(run, r.opts.ApplyTimeout+5*time.Minute, func(ctx context.Context) { r.execute(ctx, env, run, confirm, reviewed) })
 	return run, nil
@@ -323,7 +364,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 	}
 	if run.Action == ActionApply {
 		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
-		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered)
+		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered, run.override)
 	}
 	r.refreshIndex(ctx, env)
 	run.finish(rep, entry, err, func() {
@@ -437,7 +478,7 @@ func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run
 		r.opts.Count(run.Action, "error")
 	}
 	if run.Action == ActionApply {
-		r.record(ctx, run.Actor, env, run.Started, nil, err, nil)
+		r.record(ctx, run.Actor, env, run.Started, nil, err, nil, run.override)
 	}
 	run.finish(nil, entry, err, func() {
 		r.mu.Lock()
@@ -446,12 +487,13 @@ func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run
 	})
 }
 
-// record hands an apply's audit record to Options.Record.
-func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured) {
+// record hands an apply's audit record to Options.Record, with the
+// break-glass that let it through a freeze, if one did.
+func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured, o *freeze.Override) {
 	if r.opts.Record == nil {
 		return
 	}
-	rec := ApplyRecord(audit.VerbApply, env, start, rep, err, applied)
+	rec := withBreakGlass(ApplyRecord(audit.VerbApply, env, start, rep, err, applied), o)
 	rec.Actor = who
 	r.opts.Record(ctx, rec)
 }

@@ -13,7 +13,7 @@ import (
 
 // ApplyRecord is the audit record of one apply (or restore, or prune:
 // verb) of env that started at start and ended with rep and err, the
-// engine's answer. What the report and the error decide is filled here,
+// engine's answer (or the freezes' refusal). What the report and the error decide is filled here,
 // for the console and the CLI alike: the outcome (refused: a gate or a
 // check stopped it before any write; failed: it did not finish; an
 // applied report succeeded), a message safe to show (a refusal's reason,
@@ -28,6 +28,8 @@ func ApplyRecord(verb audit.Verb, env *deployplan.Environment, start time.Time, 
 	var ref *deployplan.RefusalError
 	var lost *deployplan.LockLostError
 	switch {
+	case freezeRefusal(err) != "":
+		rec.Outcome, rec.Message = audit.OutcomeRefused, freezeRefusal(err)
 	case errors.As(err, &ref):
 		rec.Outcome, rec.Message = audit.OutcomeRefused, ref.Reason
 	case errors.As(err, &lost):

@@ -6,6 +6,13 @@ import (
 	"time"
 )
 
+// NoEnvironment is the Target.Environment of an App that no environment
+// deploys (an App CR written by hand or by another tool): an empty
+// Environment would mean "every environment" and put it under every
+// environment's freeze; this name is no environment's, so only a freeze
+// whose environments include '*' (or that names none) holds it.
+const NoEnvironment = "(none)"
+
 // Action is what a freeze may refuse.
 type Action string
 
@@ -111,4 +118,15 @@ func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Ove
 		return nil, fmt.Errorf("freeze: break-glass by: the subject is required: %w", fe)
 	}
 	return &Override{Action: a, Target: t, Freeze: fe.Freeze, OpensAt: fe.OpensAt, Reason: bg.Reason, By: bg.By, At: now}, nil
+}
+
+// Note is what the audit record of the action o let through says of it:
+// "break-glass by root@example.com: CVE fix (overrode freeze fz-1a2b3c4d,
+// frozen until ... by alice@example.com: release week)".
+func (o *Override) Note() string {
+	if o == nil {
+		return ""
+	}
+	return "break-glass by " + o.By.String() + ": " + o.Reason + " (overrode freeze " + o.Freeze.ID + ", " +
+		(&FrozenError{Freeze: o.Freeze, OpensAt: o.OpensAt}).Message() + ")"
 }

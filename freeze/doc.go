@@ -6,7 +6,7 @@
 //
 // A [Freeze] has a [scope.Scope] (environments, clusters, namespaces, Apps:
 // exact names or '*' patterns; at least one list), a Start, a required End
-// and a Reason, optionally a Ticket (an https URL) and a recurrence:
+// and a Reason, optionally a Ticket (an http(s) URL) and a recurrence:
 //
 //   - One-off (no RRule): frozen from Start (inclusive) to End (exclusive);
 //     End is at most [MaxWindow] (14 days) after Start.

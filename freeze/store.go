@@ -70,6 +70,18 @@ func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string) *Store {
 	return &Store{cms: cms, namespace: namespace, now: time.Now}
 }
 
+// WithClock returns a copy of s that reads the time from now: the clock
+// every decision over its freezes is made at (tests move it to see a
+// freeze lapse without waiting for it).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Namespace is the namespace of the freezes ConfigMap.
+func (s *Store) Namespace() string { return s.namespace }
+
 // List returns the stored freezes (lapsed ones too, until pruned), in the
 // order they were added. No ConfigMap is no freeze. A stored freeze that
 // does not validate (an edit by hand) is an error naming it: the caller

@@ -63,12 +63,12 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	if q.Sync != "" && q.Sync != string(kubeview.SyncSynced) && q.Sync != string(kubeview.SyncOutOfSync) && q.Sync != string(kubeview.SyncUnknown) {
 		return lr, badRequest("sync: %q is not one of Synced, OutOfSync, Unknown", q.Sync)
 	}
-	switch d := v.Get("drift"); d {
-	case "", "false":
-	case "true":
-		q.Drift = true
-	default:
-		return lr, badRequest("drift: %q is not true or false", d)
+	var err error
+	if q.Drift, err = boolParam(v, "drift"); err != nil {
+		return lr, err
+	}
+	if q.Frozen, err = boolParam(v, "frozen"); err != nil {
+		return lr, err
 	}
 	q.Sort = v.Get("sort")
 	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
@@ -91,6 +91,19 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	lr.after = v.Get("continue")
 	lr.since = v.Get("since")
 	return lr, nil
+}
+
+// boolParam reads an optional true/false query parameter (absent is
+// false).
+func boolParam(v url.Values, name string) (bool, error) {
+	switch s := v.Get(name); s {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, badRequest("%s: %q is not true or false", name, s)
+	}
 }
 
 func validHealth(h string) bool {
@@ -177,7 +190,8 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	kq := lr.kubeQuery()
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
+	frozen := s.frozenRows(r.Context())
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, frozen.filter(lr.query.Frozen))
 	if err != nil {
 		return err
 	}
@@ -196,7 +210,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	results := templates.FleetResults{
 		Query: lr.query, Rows: res.Rows, Counts: res.Counts, Matched: res.Matched,
 		PerPage: s.opts.PerPage, Pages: pages, Version: res.Version,
-		Clusters: states, Now: now, PollURL: paths.Fleet(poll),
+		Clusters: states, Now: now, PollURL: paths.Fleet(poll), Frozen: frozen.of(res.Rows),
 	}
 	if isHTMX(r) {
 		return s.render(w, r, http.StatusOK, templates.FleetResultsView(results))
@@ -206,6 +220,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 		Namespaces: s.namespaces(),
 		Clusters:   s.clusterNames(),
 		Results:    results,
+		Freeze:     frozen.banner(lr.query, res.Rows),
 	}))
 }
 
@@ -225,7 +240,7 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq)
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, s.frozenRows(r.Context()).filter(lr.query.Frozen))
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

@@ -43,7 +43,8 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
 	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", name), Live: live, History: &history,
-		Notifications: s.notificationsSection(r.Context(), appNotifyPlace(a))}))
+		Notifications: s.notificationsSection(r.Context(), appNotifyPlace(a)),
+		Freeze:        s.freezeBanner(r.Context(), s.appTarget(a))}))
 }
 
 // appLive builds the live part of the app page and its change tag, for an

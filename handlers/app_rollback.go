@@ -42,6 +42,9 @@ func auditName(id auth.Identity) string {
 // to the adapter (a 500).
 func releaseError(err error) error {
 	var ref *release.RefusalError
+	if fe := freezeError(err); fe != err {
+		return fe
+	}
 	switch {
 	case errors.As(err, &ref):
 		status, reason := refusalStatus(ref)
@@ -68,34 +71,40 @@ func refusalStatus(ref *release.RefusalError) (int, string) {
 	return http.StatusBadRequest, "Refused"
 }
 
-// readRollback reads {"version": "...", "reason": "..."} (JSON) or
-// version=...&reason=... (form); the reason is optional (it goes into the
-// commit message of a rollback through git).
-func readRollback(r *http.Request) (version, reason string, err error) {
+// readRollback reads {"version": "...", "reason": "...", "breakGlass":
+// {"reason": "..."}} (JSON) or version=...&reason=...&breakGlassReason=...
+// (form); the reason is optional (it goes into the commit message of a
+// rollback through git), and so is the break-glass (a superadmin's reason
+// to roll back through a freeze).
+func readRollback(r *http.Request) (version, reason, breakGlass string, err error) {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		var body struct {
-			Version string `json:"version"`
-			Reason  string `json:"reason"`
+			Version    string          `json:"version"`
+			Reason     string          `json:"reason"`
+			BreakGlass *breakGlassJSON `json:"breakGlass"`
 		}
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&body); err != nil {
-			return "", "", badRequest("body: want {\"version\": \"MAJOR.MINOR.PATCH\", \"reason\": \"...\"} (reason optional)")
+			return "", "", "", badRequest("body: want {\"version\": \"MAJOR.MINOR.PATCH\", \"reason\": \"...\", \"breakGlass\": {\"reason\": \"...\"}} (reason and breakGlass optional)")
 		}
 		if dec.Decode(&struct{}{}) != io.EOF {
-			return "", "", badRequest("body: want one JSON object")
+			return "", "", "", badRequest("body: want one JSON object")
 		}
-		return body.Version, body.Reason, nil
+		if body.BreakGlass != nil {
+			breakGlass = body.BreakGlass.Reason
+		}
+		return body.Version, body.Reason, breakGlass, nil
 	}
 	if err := r.ParseForm(); err != nil {
-		return "", "", badRequest("body: unreadable form")
+		return "", "", "", badRequest("body: unreadable form")
 	}
 	if _, ok := r.PostForm["version"]; !ok {
-		return "", "", badRequest("version: missing")
+		return "", "", "", badRequest("version: missing")
 	}
-	return r.PostForm.Get("version"), r.PostForm.Get("reason"), nil
+	return r.PostForm.Get("version"), r.PostForm.Get("reason"), r.PostForm.Get(breakGlassField), nil
 }
 
 // releaser is the write seam of a cluster (nil: any cluster's, to answer
@@ -153,19 +162,23 @@ func (s *Server) auditRefusal(r *http.Request, action string, err error) {
 // readRollbackRequest resolves a rollback's App and its cluster's write
 // seam and reads the body; a refusal after authentication is recorded
 // (auditRefusal), as for every write.
-func (s *Server) readRollbackRequest(r *http.Request) (app appRef, rel Releaser, version, reason string, err error) {
+//
+// The request it returns carries the body's break-glass (withBreakGlass):
+// use it for the rollback.
+func (s *Server) readRollbackRequest(r *http.Request) (_ *http.Request, app appRef, rel Releaser, version, reason string, err error) {
 	if app, err = s.resolveApp(r, ""); err != nil {
 		s.auditRefusal(r, "rollback", err)
-		return appRef{}, nil, "", "", err
+		return r, appRef{}, nil, "", "", err
 	}
 	if rel, err = s.releaser(app.c); err != nil {
-		return appRef{}, nil, "", "", err
+		return r, appRef{}, nil, "", "", err
 	}
-	if version, reason, err = readRollback(r); err != nil {
+	var breakGlass string
+	if version, reason, breakGlass, err = readRollback(r); err != nil {
 		s.auditRefusal(r, "rollback", err)
-		return appRef{}, nil, "", "", err
+		return r, appRef{}, nil, "", "", err
 	}
-	return app, rel, version, reason, nil
+	return r.WithContext(s.withBreakGlass(r.Context(), s.appTarget(app), breakGlass)), app, rel, version, reason, nil
 }
 
 // apiRollback serves POST /v1/deploy/{name}/rollback.
@@ -173,7 +186,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.releaser(nil); err != nil {
 		return err
 	}
-	app, rel, version, reason, err := s.readRollbackRequest(r)
+	r, app, rel, version, reason, err := s.readRollbackRequest(r)
 	if err != nil {
 		return err
 	}
@@ -228,7 +241,8 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	ns, name := app.Namespace, app.Name
 	version := r.URL.Query().Get("version")
 	row, _ := app.c.View.Row(ns, name)
-	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context())}
+	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "confirm-rollback", From: row.Version, To: version, CSRF: auth.CSRFToken(r.Context()),
+		Freeze: s.breakGlassState(r.Context(), s.appTarget(app))}
 	history, err := historyVersions(app)
 	if err != nil {
 		return releaseError(err)
@@ -256,7 +270,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 
 // appRollback serves POST /clusters/{cluster}/apps/{namespace}/{name}/rollback (form).
 func (s *Server) appRollback(w http.ResponseWriter, r *http.Request) error {
-	app, rel, version, reason, err := s.readRollbackRequest(r)
+	r, app, rel, version, reason, err := s.readRollbackRequest(r)
 	if err != nil {
 		return err
 	}

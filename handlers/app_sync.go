@@ -1,7 +1,10 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -10,6 +13,34 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
+
+// readSyncRequest reads a sync's optional body: {"breakGlass": {"reason":
+// "..."}} (JSON; an empty body is none) or breakGlassReason=... (form),
+// and returns the request carrying it (withBreakGlass at App a).
+func (s *Server) readSyncRequest(r *http.Request, a appRef) (*http.Request, error) {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	var reason string
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/json" {
+		var body struct {
+			BreakGlass *breakGlassJSON `json:"breakGlass"`
+		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		switch err := dec.Decode(&body); {
+		case err == io.EOF:
+		case err != nil || dec.Decode(&struct{}{}) != io.EOF:
+			return r, badRequest("body: want nothing, or {\"breakGlass\": {\"reason\": \"...\"}}")
+		case body.BreakGlass != nil:
+			reason = body.BreakGlass.Reason
+		}
+	} else {
+		if err := r.ParseForm(); err != nil {
+			return r, badRequest("body: unreadable form")
+		}
+		reason = r.PostForm.Get(breakGlassField)
+	}
+	return r.WithContext(s.withBreakGlass(r.Context(), s.appTarget(a), reason)), nil
+}
 
 // apiSync serves POST /v1/deploy/{name}/sync.
 func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
@@ -23,6 +54,10 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 	}
 	rel, err := s.releaser(app.c)
 	if err != nil {
+		return err
+	}
+	if r, err = s.readSyncRequest(r, app); err != nil {
+		s.auditRefusal(r, "sync", err)
 		return err
 	}
 	if g := s.renderedBy(app); g != nil {
@@ -48,9 +83,14 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 // console last rendered; the run's report names the one applied.
 func (s *Server) syncFromGit(r *http.Request, app appRef, g *gitRendered) (gitOutcome, error) {
 	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: actor(r), Actor: auditActor(r.Context()), Trigger: envrun.TriggerSync,
-		Only: app.Name, OnlyGroup: app.c.AppGroup, OnlyKind: app.c.AppKind})
+		Only: app.Name, OnlyGroup: app.c.AppGroup, OnlyKind: app.c.AppKind, BreakGlass: breakGlassOf(r.Context()).bg})
 	if errors.Is(err, envrun.ErrBusy) {
 		err = &httpError{Status: http.StatusConflict, Reason: "Busy", Public: "a plan or apply of environment " + g.env.Name + " is already running: sync once it ends; nothing was started"}
+	}
+	if fe := freezeError(err); fe != err {
+		// envrun recorded the refusal (its apply record); log it only.
+		s.log.Info("sync", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "environment", g.env.Name, "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
+		return gitOutcome{}, fe
 	}
 	if err != nil {
 		s.auditRefusal(r, "sync", err)
@@ -79,6 +119,10 @@ func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r, err = s.readSyncRequest(r, app); err != nil {
+		s.auditRefusal(r, "sync", err)
+		return err
+	}
 	if g := s.renderedBy(app); g != nil {
 		out, err := s.syncFromGit(r, app, g)
 		var he *httpError
@@ -96,7 +140,12 @@ func (s *Server) appSync(w http.ResponseWriter, r *http.Request) error {
 		return s.render(w, r, http.StatusOK, templates.ActionResult(a))
 	}
 	res, err := rel.Sync(r.Context(), ns, name, actor(r))
-	if err != nil {
+	var he *httpError
+	switch {
+	case errors.As(releaseError(err), &he) && he.Status < 500:
+		a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "error", Error: he.Public}
+		return s.render(w, r, actionStatus(he.Status), templates.ActionResult(a))
+	case err != nil:
 		return releaseError(err)
 	}
 	a := templates.ActionView{AppCluster: app.Cluster(), AppNamespace: ns, AppName: name, Kind: "success", Message: "Sync requested at " + res.RequestedAt + ": the operator reconciles " + name + "."}

@@ -16,13 +16,16 @@ const visibleContinuePrefix = "vis."
 // Apps Allow(View) allows, with the counts, the page and the continue token
 // computed over those rows alone (a count never tells of an App the
 // person may not see).
-func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview.Query) (kubeview.Page, error) {
+//
+// keep, when not nil, is a filter the caches do not know (the fleet's
+// frozen filter), applied with the roles' before paging.
+func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview.Query, keep func(kubeview.AppRow) bool) (kubeview.Page, error) {
 	g := s.grantsOf(ctx)
-	if g.Allow(roles.View, roles.Target{}).Allowed {
+	if keep == nil && g.Allow(roles.View, roles.Target{}).Allowed {
 		return s.applications(cluster, q)
 	}
 	visible := func(r kubeview.AppRow) bool {
-		return g.Allow(roles.View, roles.Target{Cluster: r.Cluster, Environment: s.appEnv(r.Cluster, r.Namespace), Namespace: r.Namespace, App: r.Name}).Allowed
+		return (keep == nil || keep(r)) && g.Allow(roles.View, roles.Target{Cluster: r.Cluster, Environment: s.appEnv(r.Cluster, r.Namespace), Namespace: r.Namespace, App: r.Name}).Allowed
 	}
 	offset := max(q.Offset, 0)
 	if q.After != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -143,6 +144,15 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		return res, gitOutcome{}, &httpError{Status: http.StatusUnprocessableEntity, Reason: "EditError",
 			Public: fmt.Sprintf("environment %s renders %s %s without spec.image: there is no image to roll back in the repository", g.env.Name, a.c.AppKind, a.Name)}
 	}
+	if decideWrite(g.env) == writeCommitApply {
+		// Refused in a freeze before anything is committed; envrun asks
+		// again before its run applies.
+		t := s.appTarget(a)
+		t.Environment = g.env.Name // the environment that renders it, as envrun's check sees it
+		if err := s.checkFreeze(ctx, freeze.Rollback, t); err != nil {
+			return res, gitOutcome{}, err
+		}
+	}
 	repo := appcr.ParseImageRef(image).Repository
 	wb := g.env.WriteBack
 	branch, err := g.env.WriteBackBranch()
@@ -191,10 +201,15 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	if decideWrite(g.env) != writeCommitApply {
 		return res, out, nil
 	}
-	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: auditName(id), Actor: auditActor(ctx), Trigger: envrun.TriggerRollback, Commit: wres.SHA})
+	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: auditName(id), Actor: auditActor(ctx), Trigger: envrun.TriggerRollback, Commit: wres.SHA,
+		BreakGlass: breakGlassOf(ctx).bg})
+	var he *httpError
 	switch {
 	case errors.Is(err, envrun.ErrBusy):
 		out.RunError = "the commit is pushed, but a plan or apply of " + g.env.Name + " is already running: plan and apply it from the environment page once that run ends"
+	case errors.As(freezeError(err), &he) && he.Reason == reasonFrozen:
+		// A freeze that started between the check and the run.
+		out.RunError = "the commit is pushed, but " + he.Public
 	case err != nil:
 		return res, out, err
 	default:

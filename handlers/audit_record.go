@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
@@ -68,7 +69,7 @@ func (rr auditingReleaser) Rollback(ctx context.Context, namespace, name, versio
 	case err == nil:
 		rec.Message = "already declares " + version + ": nothing changed"
 	}
-	appendRecord(ctx, rr.log, rec)
+	appendRecord(ctx, rr.log, withOverride(ctx, rec))
 	return res, err
 }
 
@@ -79,7 +80,7 @@ func (rr auditingReleaser) Sync(ctx context.Context, namespace, name, user strin
 	if err == nil {
 		rec.Message = "sync requested at " + res.RequestedAt
 	}
-	appendRecord(ctx, rr.log, rec)
+	appendRecord(ctx, rr.log, withOverride(ctx, rec))
 	return res, err
 }
 
@@ -92,11 +93,24 @@ func (rr auditingReleaser) record(ctx context.Context, verb audit.Verb, namespac
 		Cluster: rr.cluster, Namespace: namespace, App: name, Outcome: audit.OutcomeSucceeded, Blockers: []string{},
 		Objects: []audit.Object{{Group: rr.appGroup, Kind: rr.appKind, Namespace: namespace, Name: name}}}
 	var ref *release.RefusalError
+	var he *httpError
 	switch {
 	case errors.As(err, &ref):
 		rec.Outcome, rec.Message = audit.OutcomeRefused, ref.Public
+	case errors.As(freezeError(err), &he):
+		// Refused by a freeze (or freezes that could not be read).
+		rec.Outcome, rec.Message = audit.OutcomeRefused, he.Public
 	case err != nil:
 		rec.Outcome, rec.Message = audit.OutcomeFailed, "the "+string(verb)+" failed: see the server log"
+	}
+	return rec
+}
+
+// withOverride puts the break-glass that let a write through a freeze
+// (the request's, breakGlassOf) first in its record's message.
+func withOverride(ctx context.Context, rec audit.Record) audit.Record {
+	if note := breakGlassOf(ctx).override.Note(); note != "" {
+		rec.Message = strings.TrimSuffix(note+"; "+rec.Message, "; ")
 	}
 	return rec
 }

@@ -70,20 +70,25 @@ func (s *Server) targetOf(pattern string) targetFunc {
 // namespace of that cluster; "" when none or several do (a role scoped to
 // environments then does not cover the App).
 func (s *Server) appEnv(cluster, namespace string) string {
+	if envs := s.appEnvironments(cluster, namespace); len(envs) == 1 {
+		return envs[0]
+	}
+	return ""
+}
+
+// appEnvironments are the environments of --environments that deploy to
+// namespace of cluster (appEnv's candidates).
+func (s *Server) appEnvironments(cluster, namespace string) []string {
 	if s.opts.Environments == nil {
-		return ""
+		return nil
 	}
-	found := ""
+	var out []string
 	for _, e := range s.opts.Environments.Config().Environments {
-		if e.Namespace != namespace || s.opts.EnvClusters[e.Name] != cluster {
-			continue
+		if e.Namespace == namespace && s.opts.EnvClusters[e.Name] == cluster {
+			out = append(out, e.Name)
 		}
-		if found != "" {
-			return ""
-		}
-		found = e.Name
 	}
-	return found
+	return out
 }
 
 // envTarget is the target of an action on environment env: its cluster and
@@ -160,6 +165,7 @@ func (s *Server) appAllowed(ctx context.Context, a appRef) templates.Allowed {
 		Logs:     s.allowed(ctx, roles.Logs, t),
 		Sync:     s.allowed(ctx, roles.Sync, t),
 		Rollback: s.allowed(ctx, roles.Rollback, t),
+		Freeze:   s.breakGlassState(ctx, t),
 	}
 }
 
@@ -167,7 +173,7 @@ func (s *Server) appAllowed(ctx context.Context, a appRef) templates.Allowed {
 // buttons.
 func (s *Server) envAllowed(ctx context.Context, env string) templates.Allowed {
 	t := s.envTarget(env)
-	return templates.Allowed{Plan: s.allowed(ctx, roles.Plan, t), Apply: s.allowed(ctx, roles.Apply, t)}
+	return templates.Allowed{Plan: s.allowed(ctx, roles.Plan, t), Apply: s.allowed(ctx, roles.Apply, t), Freeze: s.breakGlassState(ctx, t)}
 }
 
 // appTarget is the target of an action on App a.

@@ -101,10 +101,10 @@ func TestEnvHistoryPicksTwoRecords(t *testing.T) {
 	var rows, checkedFrom, checkedTo []string
 	for _, r := range byTestID(pick, "pick-row") {
 		rows = append(rows, attr(r, "data-id"))
-		if hasAttrKey(oneByTestID(t, r, "pick-from"), "checked") {
+		if hasAttr(oneByTestID(t, r, "pick-from"), "checked") {
 			checkedFrom = append(checkedFrom, attr(r, "data-id"))
 		}
-		if hasAttrKey(oneByTestID(t, r, "pick-to"), "checked") {
+		if hasAttr(oneByTestID(t, r, "pick-to"), "checked") {
 			checkedTo = append(checkedTo, attr(r, "data-id"))
 		}
 	}
@@ -113,8 +113,8 @@ func TestEnvHistoryPicksTwoRecords(t *testing.T) {
 	}
 }
 
-// hasAttrKey reports whether n carries attribute key (a boolean one).
-func hasAttrKey(n *html.Node, key string) bool {
+// hasAttr reports whether n carries attribute key (a boolean one).
+func hasAttr(n *html.Node, key string) bool {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return true

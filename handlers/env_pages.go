@@ -28,6 +28,8 @@ type EnvRunner interface {
 	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
 	// StartAs is Start naming the actor of the apply's audit record.
 	StartAs(who audit.Actor, env, action, user, confirm, planID string) (*envrun.Run, error)
+	// StartWith is StartAs with a break-glass (through a freeze).
+	StartWith(req envrun.StartRequest) (*envrun.Run, error)
 	Get(id string) (*envrun.Run, bool)
 }
 
@@ -86,7 +88,8 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name),
+		Freeze: s.freezeBanner(r.Context(), s.envTarget(env.Name))}
 	p.History, err = er.Store().List(r.Context(), env.Name)
 	if err != nil {
 		return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read the plan history from the cluster", Err: err}
@@ -190,11 +193,16 @@ func (s *Server) envStart(action string) handlerFunc {
 		}
 		confirm := strings.TrimSpace(r.PostForm.Get("confirm"))
 		planID := strings.TrimSpace(r.PostForm.Get("plan"))
-		run, err := er.StartAs(auditActor(r.Context()), envName, action, actor(r), confirm, planID)
+		bg := breakGlassOf(s.withBreakGlass(r.Context(), s.envTarget(envName), r.PostForm.Get(breakGlassField))).bg
+		run, err := er.StartWith(envrun.StartRequest{Who: auditActor(r.Context()), Env: envName, Action: action, User: actor(r),
+			Confirm: confirm, PlanID: planID, BreakGlass: bg})
 		var ref *deployplan.RefusalError
+		var he *httpError
 		switch {
 		case errors.As(err, &ref):
 			return s.render(w, r, http.StatusUnprocessableEntity, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: ref.Reason}))
+		case errors.As(freezeError(err), &he) && he.Status < 500:
+			return s.render(w, r, he.Status, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: he.Public}))
 		case errors.Is(err, envrun.ErrBusy):
 			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
 		case err != nil:
@@ -229,7 +237,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPane
 				v.History = []planstore.Entry{}
 			}
 			if env, err := s.opts.Environments.Config().Env(run.Env); err == nil && !env.Protected && s.envAllowed(ctx, run.Env).Apply {
-				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true,
+				v.ApplyArea = &templates.ApplyAreaView{Env: run.Env, CSRF: auth.CSRFToken(ctx), OOB: true, Freeze: s.envAllowed(ctx, run.Env).Freeze,
 					Offer: applyOffer(env, h, snap.Entry, snap.Report)}
 			}
 		}
@@ -266,7 +274,8 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return notFound("environment")
 	}
-	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name)}
+	p := templates.EnvPage{Layout: s.layout(r, "envs", env.Name), Env: s.summaryOf(env), CSRF: auth.CSRFToken(r.Context()), Allowed: s.envAllowed(r.Context(), env.Name),
+		Freeze: s.freezeBanner(r.Context(), s.envTarget(env.Name))}
 	var herr error
 	if p.History, herr = er.Store().List(r.Context(), env.Name); herr != nil {
 		s.log.Warn("plan history unreadable", "environment", env.Name, "err", herr)

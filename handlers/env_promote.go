@@ -130,14 +130,18 @@ func (s *Server) askPromotion(ctx context.Context, targetName, sourceName, app s
 	return ask, nil
 }
 
-// freezeState asks the freezes seam about env (Options.Freezes; nil: no
-// freezes are configured).
+// freezeState asks the freezes (Options.Freezes, read fresh; nil: no
+// freezes are configured) whether env is frozen now: the promotion's
+// "target not frozen" gate.
 func (s *Server) freezeState(ctx context.Context, env string) promotion.Freeze {
 	if s.opts.Freezes == nil {
 		return promotion.Freeze{}
 	}
-	frozen, reason, until, err := s.opts.Freezes.Frozen(ctx, env)
-	return promotion.Freeze{Configured: true, Frozen: frozen, Reason: reason, Until: until, Err: err}
+	fe, err := s.opts.Freezes.Status(ctx, s.freezeTarget(s.envTarget(env)))
+	if err != nil || fe == nil {
+		return promotion.Freeze{Configured: true, Err: err}
+	}
+	return promotion.Freeze{Configured: true, Frozen: true, Reason: fe.Freeze.Reason, Until: fe.OpensAt}
 }
 
 // versions are the exact versions the Apps of ask promote.

@@ -9,7 +9,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
@@ -329,15 +328,6 @@ func TestPromoteDialogGates(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hasAttr(n *html.Node, key string) bool {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPromoteReject: another approver rejects a request: nothing is

@@ -108,6 +108,8 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"APIEnvPromotions", "POST", paths.APIEnvPromotions(env), "POST /v1/deploy/environments/{env}/promotions", map[string]string{"env": env}, nil},
 			tc{"APIEnvPromotionApprove", "POST", paths.APIEnvPromotionApprove(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
 			tc{"APIEnvPromotionReject", "POST", paths.APIEnvPromotionReject(env, id), "POST /v1/deploy/environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
+			tc{"FreezeEnd", "POST", paths.FreezeEnd(h), "POST /freezes/{id}/end", map[string]string{"id": h}, nil},
+			tc{"APIFreeze", "DELETE", paths.APIFreeze(h), "DELETE /v1/deploy/freezes/{id}", map[string]string{"id": h}, nil},
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 			tc{"AppTimeline", "GET", paths.AppTimeline(cl, ns, name, url.Values{"range": {h}}), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", app, url.Values{"range": {h}}},
 			tc{"AppTimelineStream", "GET", paths.AppTimelineStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", app, nil},
@@ -117,6 +119,10 @@ func TestPathsServeTheirRoute(t *testing.T) {
 	cases = append(cases,
 		tc{"Fleet without query", "GET", paths.Fleet(nil), "GET /{$}", map[string]string{}, url.Values{}},
 		tc{"Environments", "GET", paths.Environments(), "GET /environments", map[string]string{}, url.Values{}},
+		tc{"Freezes", "GET", paths.Freezes(), "GET /freezes", map[string]string{}, url.Values{}},
+		tc{"Freezes POST", "POST", paths.Freezes(), "POST /freezes", map[string]string{}, url.Values{}},
+		tc{"APIFreezes", "GET", paths.APIFreezes(), "GET /v1/deploy/freezes", map[string]string{}, url.Values{}},
+		tc{"APIFreezes POST", "POST", paths.APIFreezes(), "POST /v1/deploy/freezes", map[string]string{}, url.Values{}},
 		tc{"APIApplications", "GET", paths.APIApplications(), "GET /v1/deploy/applications", map[string]string{}, url.Values{}},
 		tc{"Me", "GET", paths.Me(), "GET /me", map[string]string{}, url.Values{}},
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
@@ -181,6 +187,8 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APIEnvPromotionReject("e", "i")},
 		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
 		{"GET", paths.Activity(nil)},
+		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},
+		{"GET", paths.APIFreezes()}, {"POST", paths.APIFreezes()}, {"DELETE", paths.APIFreeze("f")},
 	} {
 		rr.pattern = ""
 		rr.mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(c.method, c.path, nil))

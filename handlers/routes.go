@@ -117,6 +117,15 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/approve", roles.Approve, s.apiPromotionApprove)
 	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/reject", roles.Approve, s.apiPromotionReject)
 
+	// Deploy freezes: anyone reads them; creating and ending one is
+	// roles.Freeze (superadmins).
+	s.protect(m, "GET /freezes", roles.View, s.freezesPage)
+	s.protect(m, "POST /freezes", roles.Freeze, s.freezeCreate)
+	s.protect(m, "POST /freezes/{id}/end", roles.Freeze, s.freezeEnd)
+	s.protect(m, "GET /v1/deploy/freezes", roles.View, s.apiFreezes)
+	s.protect(m, "POST /v1/deploy/freezes", roles.Freeze, s.apiFreezeCreate)
+	s.protect(m, "DELETE /v1/deploy/freezes/{id}", roles.Freeze, s.apiFreezeDelete)
+
 	// Anything else: 404 (or 405 for a POST-only route), after
 	// authentication (unknown URLs reveal nothing).
 	s.protect(m, "/", roles.View, s.notFound)

@@ -21,7 +21,6 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/markdown"
@@ -133,12 +132,12 @@ type Options struct {
 	// Promotions keeps the two-person rule's promotion requests (nil: a
 	// promotion into a protected environment is refused).
 	Promotions PromotionStore
-	// Freezes says whether an environment is frozen, the promotion's
-	// "target not frozen" gate (nil: no freezes are configured, shown so).
-	Freezes promotion.FreezeGate
 	// Timeline is what happened to each App (nil: the timeline pages
 	// and API say it is off).
 	Timeline Timeline
+	// Freezes refuses writes to frozen targets and shows the freezes
+	// (freeze.Gate; nil: no freezes, the /freezes page says so).
+	Freezes Freezes
 }
 
 // DesiredSource looks objects up in the environments' rendered manifests
@@ -219,6 +218,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 		if c.AppKind == "" {
 			c.AppGroup, c.AppKind = opts.AppGroup, opts.AppKind
 		}
+		s.withFreezes(c)
 		withAuditTrail(c, opts.Audit)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c

@@ -1,7 +1,6 @@
 package promotion
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -11,12 +10,6 @@ import (
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
-
-// FreezeGate answers whether a target environment is frozen (implemented
-// by the freezes store; nil where no freezes are configured).
-type FreezeGate interface {
-	Frozen(ctx context.Context, env string) (frozen bool, reason string, until time.Time, err error)
-}
 
 // GateID names a gate.
 type GateID string
@@ -54,7 +47,7 @@ type Gate struct {
 	Message string `json:"message"`
 }
 
-// Freeze is what the FreezeGate said of the target (Configured false: no
+// Freeze is what the freezes said of the target (Configured false: no
 // freezes are configured).
 type Freeze struct {
 	Configured bool

@@ -347,6 +347,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if tl != nil {
 		hopts.Timeline = tl
 	}
+	freezes := freezeGate(cfg, cs.CoreV1(), log)
+	hopts.Freezes = handlerFreezes(freezes)
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
 		c := handlers.Cluster{Name: m.cfg.Name, View: m.view,
@@ -399,6 +401,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
 			Index: index, BaseContext: ctx,
+			Freezes: envrunFreezes(freezes), Cluster: func(env string) string { return hopts.EnvClusters[env] },
 			Record: func(ctx context.Context, rec audit.Record) {
 				if store == nil {
 					return

@@ -205,3 +205,14 @@ func APITimeline(name string, q url.Values) string {
 
 // Activity is the fleet's activity feed with its filters and page (q).
 func Activity(q url.Values) string { return WithQuery("/activity", q) }
+// Freezes is the deploy freezes page (POST: create one).
+func Freezes() string { return "/freezes" }
+
+// FreezeEnd ends a freeze now (POST).
+func FreezeEnd(id string) string { return join("/freezes/", id) + "/end" }
+
+// APIFreezes is the freezes as JSON (POST: create one).
+func APIFreezes() string { return "/v1/deploy/freezes" }
+
+// APIFreeze is one freeze (DELETE: end it now).
+func APIFreeze(id string) string { return join("/v1/deploy/freezes/", id) }

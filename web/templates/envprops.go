@@ -51,6 +51,8 @@ type EnvPage struct {
 	Allowed Allowed
 	// GitOps is the environment's GitOps panel.
 	GitOps GitOpsProps
+	// Freeze is the environment's freeze banner.
+	Freeze FreezeBannerProps
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.
@@ -64,6 +66,9 @@ type ApplyAreaView struct {
 	Offer     *ApplyOffer
 	// OOB renders it as an out-of-band swap (a finished run refreshes it).
 	OOB bool
+	// Freeze is the environment's freeze state (the break-glass field,
+	// or Apply disabled with the reason).
+	Freeze BreakGlassProps
 }
 
 // RunPanelProps is a plan or apply as it runs.

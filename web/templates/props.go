@@ -38,7 +38,9 @@ type FleetQuery struct {
 	Search, Cluster, Namespace, Health, Sync, Sort string
 	// Drift selects the Apps with objects changed outside their operator.
 	Drift bool
-	Page  int
+	// Frozen selects the Apps a deploy freeze holds now.
+	Frozen bool
+	Page   int
 }
 
 // Values encodes the query as URL parameters, omitting defaults.
@@ -56,6 +58,9 @@ func (q FleetQuery) Values() url.Values {
 	set("sync", q.Sync)
 	if q.Drift {
 		v.Set("drift", "true")
+	}
+	if q.Frozen {
+		v.Set("frozen", "true")
 	}
 	if q.Sort != "" && q.Sort != kubeview.SortName {
 		v.Set("sort", q.Sort)
@@ -80,12 +85,16 @@ func (q FleetQuery) WithHealth(h string) FleetQuery { q.Health = h; q.Page = 0; 
 // WithDrift returns the query filtered (or not) by drift (page reset).
 func (q FleetQuery) WithDrift(d bool) FleetQuery { q.Drift = d; q.Page = 0; return q }
 
+// WithFrozen returns the query filtered (or not) to frozen Apps (page
+// reset).
+func (q FleetQuery) WithFrozen(f bool) FleetQuery { q.Frozen = f; q.Page = 0; return q }
+
 // WithSync returns the query filtered by a sync status (page reset).
 func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; return q }
 
 // Filtered reports whether any filter or search is set.
 func (q FleetQuery) Filtered() bool {
-	return q.Search != "" || q.Cluster != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift
+	return q.Search != "" || q.Cluster != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift || q.Frozen
 }
 
 // FleetPage is the home page.
@@ -96,6 +105,9 @@ type FleetPage struct {
 	// with more than one).
 	Clusters []string
 	Results  FleetResults
+	// Freeze is the banner of the freezes holding the rows shown, when
+	// the list is filtered.
+	Freeze FreezeBannerProps
 }
 
 // FleetResults is the self-refreshing part of the home page: summary,
@@ -115,6 +127,18 @@ type FleetResults struct {
 	Now      time.Time
 	// PollURL is fetched every few seconds to refresh this fragment.
 	PollURL string
+	// Frozen maps the rows frozen now (FrozenKey) to when they open.
+	Frozen map[string]string
+}
+
+// FrozenKey is a row's key in FleetResults.Frozen.
+func FrozenKey(cluster, namespace, name string) string {
+	return cluster + "/" + namespace + "/" + name
+}
+
+// frozenUntil is when row opens, "" when it is not frozen.
+func (r FleetResults) frozenUntil(row kubeview.AppRow) string {
+	return r.Frozen[FrozenKey(row.Cluster, row.Namespace, row.Name)]
 }
 
 // ClusterState is a cluster's name and its cache's freshness.
@@ -156,6 +180,10 @@ type ErrorPage struct {
 // data-action with the action's name (the role walk test finds them so).
 type Allowed struct {
 	Logs, Plan, Apply, Sync, Rollback bool
+	// Freeze is the target's freeze state for the write buttons: while it
+	// is frozen they are disabled with the reason, or (break-glass
+	// allowed) ask for a reason.
+	Freeze BreakGlassProps
 }
 
 // healthStatuses and syncStatuses are the orders badges and filters use.
@@ -177,6 +205,8 @@ type AppViewProps struct {
 	History *AuditHistoryProps
 	// Notifications is the App's subscriptions (nil: not shown).
 	Notifications *NotificationsProps
+	// Freeze is the App's freeze banner.
+	Freeze FreezeBannerProps
 }
 
 // AppLive is the self-refreshing part of the app page.
@@ -224,6 +254,9 @@ type ActionView struct {
 	CSRF     string
 	// Git, on a success, is the commit (and run) of a write through git.
 	Git *GitAction
+	// Freeze, on a confirmation, is the App's freeze state (the
+	// break-glass field, or the refusal).
+	Freeze BreakGlassProps
 	// Through, on a confirmation, says how a rollback through git is made
 	// ("" for a patch of the live App).
 	Through string

@@ -1,0 +1,186 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/roles"
+)
+
+// Deploy freezes (package freeze) on the handlers' write paths. Each path
+// has one check:
+//
+//   - an apply from the environment page, and every rollback or sync
+//     through git: envrun asks Options.Freezes before its run starts
+//     (a rollback through git is also checked before its commit, so a
+//     refused one commits nothing);
+//   - a rollback or sync of an App CR (the release seam): freezingReleaser,
+//     which wraps every cluster's Release in New, so no handler reaches a
+//     cluster's release seam around it.
+//
+// A break-glass (a superadmin's typed reason, JSON breakGlass: {reason},
+// form field breakGlassReason) travels in the request's context
+// (withBreakGlass) to whichever check decides, and the Override it grants
+// comes back the same way for the action's audit record.
+
+// breakGlassField is the form field of a break-glass reason.
+const breakGlassField = "breakGlassReason"
+
+// breakGlassJSON is the break-glass part of a JSON write request.
+type breakGlassJSON struct {
+	Reason string `json:"reason"`
+}
+
+// reasonFrozen is the JSON reason of a write refused by a freeze.
+const reasonFrozen = "frozen"
+
+// breakGlassSlot carries one request's break-glass to the check that
+// decides it, and the Override back.
+type breakGlassSlot struct {
+	bg       *freeze.BreakGlass
+	override *freeze.Override
+}
+
+type breakGlassKey struct{}
+
+// withBreakGlass returns ctx carrying the person's request to break the
+// glass at t with reason ("" is no request): the role decision
+// (roles.BreakGlass at t) is taken here, from the same Grants as every
+// route, and freeze.List.BreakGlass decides with it.
+func (s *Server) withBreakGlass(ctx context.Context, t roles.Target, reason string) context.Context {
+	slot := &breakGlassSlot{}
+	if reason = strings.TrimSpace(reason); reason != "" {
+		by := freeze.Author{Subject: "unknown"}
+		if id, ok := auth.FromContext(ctx); ok {
+			by = freeze.Author{Email: id.Email, Subject: id.Subject}
+		}
+		slot.bg = &freeze.BreakGlass{Reason: reason, Superadmin: s.allowed(ctx, roles.BreakGlass, t), By: by}
+	}
+	return context.WithValue(ctx, breakGlassKey{}, slot)
+}
+
+// breakGlassOf returns ctx's break-glass slot (an empty one when none).
+func breakGlassOf(ctx context.Context) *breakGlassSlot {
+	if slot, ok := ctx.Value(breakGlassKey{}).(*breakGlassSlot); ok {
+		return slot
+	}
+	return &breakGlassSlot{}
+}
+
+// checkFreeze is the handlers' own freeze check (a rollback through git,
+// before its commit): nil when a may go ahead at t, with the request's
+// break-glass; the refusal as an httpError otherwise.
+func (s *Server) checkFreeze(ctx context.Context, a freeze.Action, t roles.Target) error {
+	if s.opts.Freezes == nil {
+		return nil
+	}
+	slot := breakGlassOf(ctx)
+	o, err := s.opts.Freezes.Check(ctx, a, s.freezeTarget(t), slot.bg)
+	if err != nil {
+		return freezeError(err)
+	}
+	if o != nil {
+		slot.override = o
+	}
+	return nil
+}
+
+// freezeError maps a freeze refusal to its answer: 409 with reason
+// "frozen" and the freeze's words (who, why, the ticket, when it opens);
+// a break-glass that is not a superadmin's is the same refusal, saying
+// so; freezes that cannot be read are a 503 (writes wait for them). Any
+// other error is returned as it is.
+func freezeError(err error) error {
+	var fe *freeze.FrozenError
+	switch {
+	case errors.Is(err, freeze.ErrBreakGlassDenied) && errors.As(err, &fe):
+		return &httpError{Status: http.StatusConflict, Reason: reasonFrozen, Err: err,
+			Public: "only a superadmin may break the glass: " + fe.Message() + "; nothing was touched"}
+	case errors.As(err, &fe):
+		msg := fe.Message() + "; nothing was touched"
+		if strings.Contains(err.Error(), "break-glass reason") {
+			msg = "break-glass needs a reason (one line, at most 500 bytes): " + msg
+		}
+		return &httpError{Status: http.StatusConflict, Reason: reasonFrozen, Err: err, Public: msg}
+	case errors.Is(err, freeze.ErrUnreadable):
+		return &httpError{Status: http.StatusServiceUnavailable, Reason: "FreezesUnreadable", Err: err,
+			Public: "the deploy freezes could not be read, so writes are refused until they can; nothing was touched"}
+	}
+	return err
+}
+
+// freezeTarget is where the freezes see an action at roles target t: the
+// same target, except that an App no environment deploys is in
+// freeze.NoEnvironment (an empty environment would put it under every
+// environment's freeze; an App several environments deploy keeps the
+// empty one, held by any of their freezes).
+func (s *Server) freezeTarget(t roles.Target) freeze.Target {
+	if t.Environment == "" && t.App != "" && len(s.appEnvironments(t.Cluster, t.Namespace)) == 0 {
+		t.Environment = freeze.NoEnvironment
+	}
+	return t
+}
+
+// freezingReleaser asks the freezes before every rollback and sync that
+// reaches a cluster's release seam.
+type freezingReleaser struct {
+	Releaser
+	gate   Freezes
+	target func(namespace, name string) roles.Target
+}
+
+func (fr freezingReleaser) check(ctx context.Context, a freeze.Action, namespace, name string) error {
+	slot := breakGlassOf(ctx)
+	o, err := fr.gate.Check(ctx, a, fr.target(namespace, name), slot.bg)
+	if err != nil {
+		return err
+	}
+	slot.override = o
+	return nil
+}
+
+func (fr freezingReleaser) Rollback(ctx context.Context, namespace, name, version, user string) (release.Result, error) {
+	if err := fr.check(ctx, freeze.Rollback, namespace, name); err != nil {
+		return release.Result{App: name, Namespace: namespace, To: version}, err
+	}
+	return fr.Releaser.Rollback(ctx, namespace, name, version, user)
+}
+
+func (fr freezingReleaser) Sync(ctx context.Context, namespace, name, user string) (release.SyncResult, error) {
+	if err := fr.check(ctx, freeze.Sync, namespace, name); err != nil {
+		return release.SyncResult{App: name, Namespace: namespace}, err
+	}
+	return fr.Releaser.Sync(ctx, namespace, name, user)
+}
+
+// withFreezes makes c's release seam ask the freezes first (before the
+// audit trail wraps it, so the trail records the refusal).
+func (s *Server) withFreezes(c *Cluster) {
+	if s.opts.Freezes == nil || c.Release == nil {
+		return
+	}
+	name := c.Name
+	c.Release = freezingReleaser{Releaser: c.Release, gate: s.opts.Freezes, target: func(namespace, app string) roles.Target {
+		return s.freezeTarget(roles.Target{Cluster: name, Environment: s.appEnv(name, namespace), Namespace: namespace, App: app})
+	}}
+}
+
+// Freezes is the freeze gate the handlers ask and show (implemented by
+// freeze.Gate).
+type Freezes interface {
+	Check(ctx context.Context, a freeze.Action, t freeze.Target, bg *freeze.BreakGlass) (*freeze.Override, error)
+	// Status is "is t frozen now, why, until when" (nil when open), read
+	// fresh: the promotion gate's question.
+	Status(ctx context.Context, t freeze.Target) (*freeze.FrozenError, error)
+	Snapshot(ctx context.Context) (freeze.List, time.Time, error)
+	Forget()
+	Store() *freeze.Store
+	// Now is the clock the freezes are decided at.
+	Now() time.Time
+}
