@@ -196,6 +196,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.EnvironmentsFile, e.ManifestRepo, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
 		return nil, err
 	}
+	if _, err := releaseDev(ctx, e.EnvironmentsFile, e.ManifestRepo); err != nil {
+		return nil, err
+	}
+	progress("%s: release %s applied, release %s committed (auto-sync applies it; staging/api can be rolled back to %s)", DevEnvironment, DevPreviousVersion, DevVersion, DevPreviousVersion)
 	e.HistoryNamespace = HistoryNamespace
 	if e.Inbox, err = startInbox(runCtx, cs, HistoryNamespace); err != nil {
 		return nil, err

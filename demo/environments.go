@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,14 @@ const (
 	// (artifacts/catalog-prod.json) is in version mode.
 	ProdVersion = "1.4.2"
 
+	// DevVersion is the release dev runs (the branch head): its overlay
+	// sets the images' tags with kustomize's images field, and dev's
+	// catalog (artifacts/catalog.json, version mode) lists it beside
+	// DevPreviousVersion, the release dev ran before, which staging/api
+	// can be rolled back to from its page (a commit through write-back).
+	DevVersion         = "1.5.0"
+	DevPreviousVersion = "1.4.2"
+
 	manifestRegistry = "registry.demo.local/inventory/"
 )
 
@@ -79,27 +88,6 @@ func ManifestFiles() map[string]string { return manifestFiles() }
 // manifestFiles is the repository's content.
 func manifestFiles() map[string]string {
 	img := func(svc string) string { return manifestRegistry + svc + ":" + ImageTag }
-	digest := func(svc string) string {
-		sum := sha256.Sum256([]byte("deploy-web demo " + svc + " " + AppCommit))
-		return "sha256:" + hex.EncodeToString(sum[:])
-	}
-	type service struct {
-		ID        string `json:"id"`
-		Image     string `json:"image"`
-		Digest    string `json:"digest"`
-		Published bool   `json:"published"`
-	}
-	cat := struct {
-		Commit   string    `json:"commit"`
-		Services []service `json:"services"`
-	}{Commit: AppCommit}
-	for _, s := range EnvironmentApps() {
-		cat.Services = append(cat.Services, service{ID: s, Image: img(s), Digest: digest(s), Published: true})
-	}
-	catJSON, err := json.MarshalIndent(cat, "", "  ")
-	if err != nil {
-		panic(err) // static data
-	}
 	// prod's catalog is in version mode: each service at its version with
 	// its digest; the commit is only reported.
 	type versioned struct {
@@ -116,18 +104,18 @@ func manifestFiles() map[string]string {
 	}{Mode: "version", Commit: AppCommit}
 	var prodPatches strings.Builder
 	for _, s := range EnvironmentApps() {
-		prodCat.Services = append(prodCat.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: ProdVersion, Digest: digest(s + " " + ProdVersion), Published: true})
+		prodCat.Services = append(prodCat.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: ProdVersion, Digest: releaseDigest(s, ProdVersion), Published: true})
 		fmt.Fprintf(&prodPatches, "  - target: {group: hanzo.ai, kind: App, name: %s}\n    patch: |\n      - {op: replace, path: /spec/image, value: %s}\n", s, manifestRegistry+s+":"+ProdVersion)
 	}
 	prodJSON, err := json.MarshalIndent(prodCat, "", "  ")
 	if err != nil {
 		panic(err) // static data
 	}
-	return map[string]string{
+	files := map[string]string{
 		"README.md": "# inventory manifests (deploy-web demo)\n\n" +
 			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
 			"`overlays/dev` deploys them to namespace `staging`, `overlays/prod` to `production`.\n" +
-			"`artifacts/catalog.json` is the artifact catalog of the application commit the images are tagged with (dev);\n" +
+			"`artifacts/catalog.json` is dev's artifact catalog, in version mode: the releases dev runs and may roll back to;\n" +
 			"`artifacts/catalog-prod.json` is prod's, in version mode: release " + ProdVersion + ", a tag and digest per service.\n",
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"labels:\n  - pairs: {team: inventory}\n" +
@@ -143,8 +131,8 @@ func manifestFiles() map[string]string {
 		"base/db-migrate.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: db-migrate\nspec:\n  suspend: true\n" +
 			"  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" +
 			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
-		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n",
+		// dev's images field reaches the Apps' spec.image too (images.yaml).
+		"overlays/dev/images.yaml": "images:\n  - {path: spec/image, kind: App}\n",
 		// prod runs the release ProdVersion: the Apps' images by patch, the
 		// Job's through kustomize's images field.
 		"overlays/prod/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
@@ -152,8 +140,50 @@ func manifestFiles() map[string]string {
 			"images:\n  - {name: " + manifestRegistry + "api, newTag: \"" + ProdVersion + "\"}\n" +
 			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n" +
 			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n" + prodPatches.String(),
-		"artifacts/catalog.json":      string(catJSON) + "\n",
 		"artifacts/catalog-prod.json": string(prodJSON) + "\n",
+	}
+	maps.Copy(files, devRelease(DevVersion, DevPreviousVersion, DevVersion))
+	return files
+}
+
+// releaseDigest is the (made-up) digest of service svc at version.
+func releaseDigest(svc, version string) string {
+	sum := sha256.Sum256([]byte("deploy-web demo " + svc + " " + version + " " + AppCommit))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// devRelease is dev's overlay and catalog when dev runs version: the
+// overlay's images field sets every container's tag and, through
+// images.yaml, the Apps' spec.image; the catalog (version mode) lists each
+// service at every release of listed.
+func devRelease(version string, listed ...string) map[string]string {
+	type release struct {
+		ID        string `json:"id"`
+		Image     string `json:"image"`
+		Tag       string `json:"tag"`
+		Digest    string `json:"digest"`
+		Published bool   `json:"published"`
+	}
+	cat := struct {
+		Mode     string    `json:"mode"`
+		Services []release `json:"services"`
+	}{Mode: "version"}
+	var images strings.Builder
+	for _, s := range EnvironmentApps() {
+		fmt.Fprintf(&images, "  - {name: %s, newTag: %q}\n", manifestRegistry+s, version)
+		for _, v := range listed {
+			cat.Services = append(cat.Services, release{ID: s + "-" + v, Image: manifestRegistry + s, Tag: v, Digest: releaseDigest(s, v), Published: true})
+		}
+	}
+	catJSON, err := json.MarshalIndent(cat, "", "  ")
+	if err != nil {
+		panic(err) // static data
+	}
+	return map[string]string{
+		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n" +
+			"# A release (or a rollback from the console) changes these tags.\nconfigurations:\n  - images.yaml\nimages:\n" + images.String(),
+		"artifacts/catalog.json": string(catJSON) + "\n",
 	}
 }
 
@@ -178,24 +208,11 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 	if err != nil {
 		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
-	for p, content := range manifestFiles() {
-		full := filepath.Join(repoDir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return "", "", fmt.Errorf("demo: %w", err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			return "", "", fmt.Errorf("demo: %w", err)
-		}
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
-	}
-	if err := wt.AddGlob("."); err != nil {
-		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
-	}
-	sig := &object.Signature{Name: "deploy-web demo", Email: "demo@deploy-web.invalid", When: time.Now()}
-	if _, err := wt.Commit("inventory: api and worker at "+ImageTag+", db-migrate template Job", &git.CommitOptions{Author: sig}); err != nil {
+	// The first commit: dev at its previous release (releaseDev applies
+	// it, then commits DevVersion).
+	files := manifestFiles()
+	maps.Copy(files, devRelease(DevPreviousVersion, DevPreviousVersion))
+	if err := commitFiles(repo, files, "inventory: api and worker (dev at "+DevPreviousVersion+", prod at "+ProdVersion+"), db-migrate template Job"); err != nil {
 		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
 	bareDir := filepath.Join(dir, manifestBareDir)
@@ -224,31 +241,62 @@ func publishBare(repo *git.Repository, bareDir string) error {
 	if err != nil {
 		return err
 	}
-	objs, err := repo.Storer.IterEncodedObjects(plumbing.AnyObject)
+	head, err := copyBranch(repo, bare)
 	if err != nil {
-		return err
-	}
-	if err := objs.ForEach(func(o plumbing.EncodedObject) error {
-		_, err := bare.Storer.SetEncodedObject(o)
-		return err
-	}); err != nil {
-		return err
-	}
-	head, err := repo.Head()
-	if err != nil {
-		return err
-	}
-	branch := plumbing.NewBranchReferenceName(ManifestBranch)
-	if err := bare.Storer.SetReference(plumbing.NewHashReference(branch, head.Hash())); err != nil {
 		return err
 	}
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{bareDir}}); err != nil {
 		return err
 	}
-	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), head.Hash())); err != nil {
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), head)); err != nil {
 		return err
 	}
-	return repo.CreateBranch(&config.Branch{Name: ManifestBranch, Remote: "origin", Merge: branch})
+	return repo.CreateBranch(&config.Branch{Name: ManifestBranch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(ManifestBranch)})
+}
+
+// commitFiles writes files (path: content) into repo's worktree and
+// commits them on its current branch as the demo.
+func commitFiles(repo *git.Repository, files map[string]string, msg string) error {
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	for p, content := range files {
+		full := filepath.Join(wt.Filesystem.Root(), filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := wt.AddGlob("."); err != nil {
+		return err
+	}
+	sig := &object.Signature{Name: "deploy-web demo", Email: "demo@deploy-web.invalid", When: time.Now()}
+	_, err = wt.Commit(msg, &git.CommitOptions{Author: sig})
+	return err
+}
+
+// copyBranch copies from's objects into to and points to's
+// ManifestBranch at from's head, which it returns: a push done in
+// process (no git program runs).
+func copyBranch(from, to *git.Repository) (plumbing.Hash, error) {
+	objs, err := from.Storer.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := objs.ForEach(func(o plumbing.EncodedObject) error {
+		_, err := to.Storer.SetEncodedObject(o)
+		return err
+	}); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	head, err := from.Head()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return head.Hash(), to.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(ManifestBranch), head.Hash()))
 }
 
 // CommitExample is a one-line commit a person runs in the working clone

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -58,35 +59,14 @@ func TestManifestsOffline(t *testing.T) {
 			e.Cluster.Context != "devcluster" || e.Cluster.Kubeconfig != kc {
 			t.Errorf("environment %s = %+v", c.name, e)
 		}
-		res, err := deployplan.SourcePlan(context.Background(), &e, deployplan.Options{})
-		if err != nil {
-			t.Fatalf("SourcePlan(%s) = %v", e.Name, err)
-		}
-		if len(res.Divergences) != 0 || res.CatalogCommit != AppCommit || res.SourceCommit == "" {
-			t.Errorf("SourcePlan(%s): divergences %+v, catalog %s, source commit %q", e.Name, res.Divergences, res.CatalogCommit, res.SourceCommit)
-		}
-		// dev's catalog is in commit mode, prod's in version mode (release
-		// ProdVersion): every image carries the tag its mode asks for.
-		mode, tag := deployplan.CatalogModeCommit, ImageTag
+		// Both catalogs are in version mode: dev's at its first commit
+		// runs DevPreviousVersion, prod's release ProdVersion (its commit
+		// reported); every image carries its release's tag.
+		tag, catCommit := DevPreviousVersion, ""
 		if e.Name == ProdEnvironment {
-			mode, tag = deployplan.CatalogModeVersion, ProdVersion
+			tag, catCommit = ProdVersion, AppCommit
 		}
-		if res.CatalogMode != mode {
-			t.Errorf("SourcePlan(%s): catalog mode %q, want %q", e.Name, res.CatalogMode, mode)
-		}
-		var got []string
-		for _, w := range res.Workloads {
-			got = append(got, w.Kind+"/"+w.Name)
-			for _, ct := range w.Containers {
-				if !strings.HasSuffix(ct.Image, ":"+tag) {
-					t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, tag)
-				}
-			}
-		}
-		slices.Sort(got)
-		if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
-			t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
-		}
+		checkSourcePlan(t, &e, tag, catCommit)
 	}
 	// dev is the GitOps loop: write-back (push) and auto-sync with
 	// self-heal; prod, protected, has neither.
@@ -138,12 +118,63 @@ func TestManifestsOffline(t *testing.T) {
 		t.Errorf("Lookup(production/api) = %v %+v (replicas %d), want prod's, 4 replicas", ok, d, r)
 	}
 
+	// dev's release commit (releaseDev commits it once the first one is
+	// applied): dev runs DevVersion, its catalog lists both releases, so
+	// a rollback to DevPreviousVersion is admitted.
+	head, err := commitDevRelease(repoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bh, err := bare.Reference(plumbing.NewBranchReferenceName(ManifestBranch), true); err != nil || bh.Hash().String() != head {
+		t.Errorf("bare %s after the release = %v (%v), want %s", ManifestBranch, bh, err, head)
+	}
+	if oh, err := clone.Reference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), true); err != nil || oh.Hash().String() != head {
+		t.Errorf("the clone's origin/%s after the release = %v (%v), want %s", ManifestBranch, oh, err, head)
+	}
+	checkSourcePlan(t, &dev, DevVersion, "")
+	cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()["artifacts/catalog.json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{DevPreviousVersion, DevVersion} {
+		if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + "api", Tag: v}); !ok || s.Tag != v {
+			t.Errorf("dev's catalog for api at %s = %+v, %v; want the release listed", v, s, ok)
+		}
+	}
+
 	// Seeding again (a reused --dir) starts the repository over.
 	if _, _, err := seedManifests(dir, kc); err != nil {
 		t.Fatalf("second seedManifests = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(repoDir, ".git")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSourcePlan plans e's source offline: it converges, its catalog is
+// in version mode with commit catCommit, and every workload image is
+// tagged tag.
+func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, catCommit string) {
+	t.Helper()
+	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
+	if err != nil {
+		t.Fatalf("SourcePlan(%s) = %v", e.Name, err)
+	}
+	if len(res.Divergences) != 0 || res.CatalogCommit != catCommit || res.SourceCommit == "" || res.CatalogMode != deployplan.CatalogModeVersion {
+		t.Errorf("SourcePlan(%s): divergences %+v, catalog %q in mode %s, source commit %q; want none, %q in version mode", e.Name, res.Divergences, res.CatalogCommit, res.CatalogMode, res.SourceCommit, catCommit)
+	}
+	var got []string
+	for _, w := range res.Workloads {
+		got = append(got, w.Kind+"/"+w.Name)
+		for _, ct := range w.Containers {
+			if !strings.HasSuffix(ct.Image, ":"+tag) {
+				t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, tag)
+			}
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
+		t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
 	}
 }
 
@@ -207,7 +238,9 @@ func TestEnvironments(t *testing.T) {
 		t.Fatalf("dev plan is %s:\n%s", rep.Status(), rep.Markdown())
 	}
 	d := rep.DeployApply
-	if d.Target.Namespace != StagingNamespace || d.ArtifactPlan.CatalogCommit != AppCommit || d.ArtifactPlan.DeployCommit != ImageTag {
+	// Start applied dev's first release and committed the next: the plan
+	// moves the workloads to DevVersion.
+	if d.Target.Namespace != StagingNamespace || d.ArtifactPlan.CatalogMode != deployplan.CatalogModeVersion || d.ArtifactPlan.DeployCommit != DevVersion {
 		t.Errorf("dev plan target %+v artifacts %+v", d.Target, d.ArtifactPlan)
 	}
 	var actions []string
@@ -215,7 +248,7 @@ func TestEnvironments(t *testing.T) {
 		actions = append(actions, w.Kind+"/"+w.Name+"="+w.Action)
 	}
 	slices.Sort(actions)
-	if want := []string{"App/api=create", "App/worker=create", "Job/db-migrate=create"}; !slices.Equal(actions, want) {
+	if want := []string{"App/api=update", "App/worker=update", "Job/db-migrate=replace"}; !slices.Equal(actions, want) {
 		t.Errorf("dev workload plan = %v, want %v", actions, want)
 	}
 	if errs := deployplan.ValidateReport(mustJSON(t, rep)); len(errs) > 0 {
@@ -250,9 +283,12 @@ func TestEnvironments(t *testing.T) {
 	if _, err := cs.BatchV1().Jobs(ProductionNamespace).Get(ctx, "db-migrate", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after the refused apply, production/db-migrate: %v, want not found", err)
 	}
-	// staging is still empty: planning wrote nothing.
-	if l, err := dyn.Resource(appcr.Resource).Namespace(StagingNamespace).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
-		t.Fatalf("staging Apps after the plans: %v, %v; want none", l, err)
+	// staging still runs dev's first release: planning wrote nothing.
+	for _, app := range EnvironmentApps() {
+		u, err := dyn.Resource(appcr.Resource).Namespace(StagingNamespace).Get(ctx, app, metav1.GetOptions{})
+		if img, _, _ := unstructured.NestedString(u.UnstructuredContent(), "spec", "image"); err != nil || img != manifestRegistry+app+":"+DevPreviousVersion {
+			t.Fatalf("staging/%s after the plans: image %q, %v; want release %s", app, img, err, DevPreviousVersion)
+		}
 	}
 
 	// docs/demo.md's walkthrough: apply dev; the operator reconciles the Apps
@@ -286,8 +322,8 @@ func TestEnvironments(t *testing.T) {
 		}
 		slices.Sort(got)
 		want := []string{
-			fmt.Sprintf("staging/api Healthy Synced %s (2)", ImageTag),
-			fmt.Sprintf("staging/worker Healthy Synced %s (2)", ImageTag),
+			fmt.Sprintf("staging/api Healthy Synced %s (2)", DevVersion),
+			fmt.Sprintf("staging/worker Healthy Synced %s (2)", DevVersion),
 		}
 		if slices.Equal(got, want) {
 			break
@@ -297,6 +333,10 @@ func TestEnvironments(t *testing.T) {
 			t.Fatalf("staging never converged: %q, want %q", got, want)
 		case <-time.After(300 * time.Millisecond):
 		}
+	}
+	// staging/api has run both releases: its page offers the rollback.
+	if h, err := view.History(StagingNamespace, "api"); err != nil || len(h) != 2 || h[0].Version != DevVersion || h[1].Version != DevPreviousVersion || !h[1].CleanSemver {
+		t.Errorf("staging/api history = %+v, %v; want %s, then %s", h, err, DevVersion, DevPreviousVersion)
 	}
 	job, err := cs.BatchV1().Jobs(StagingNamespace).Get(ctx, "db-migrate", metav1.GetOptions{})
 	if err != nil || job.Spec.Suspend == nil || !*job.Spec.Suspend {
