@@ -51,6 +51,13 @@ type Options struct {
 	// 2 also SecondCluster, its own control plane with its own fleet,
 	// started beside the first and stopped with it.
 	Clusters int
+	// ApplyEnvironment, when set, applies environment env of the
+	// environments file envFile through the engine (demoapply.Apply, what
+	// cmd/deploy-web passes). Start applies dev's first release with it
+	// before committing the next, so staging/api has run two releases and
+	// rolls back from its page. Nil: staging starts empty (the release
+	// commit is made all the same).
+	ApplyEnvironment func(ctx context.Context, envFile, env string) error
 }
 
 // Env is a running demo environment.
@@ -196,10 +203,12 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.EnvironmentsFile, e.ManifestRepo, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
 		return nil, err
 	}
-	if _, err := releaseDev(ctx, e.EnvironmentsFile, e.ManifestRepo); err != nil {
+	if _, err := releaseDev(ctx, opts.ApplyEnvironment, e.EnvironmentsFile, e.ManifestRepo); err != nil {
 		return nil, err
 	}
-	progress("%s: release %s applied, release %s committed (auto-sync applies it; staging/api can be rolled back to %s)", DevEnvironment, DevPreviousVersion, DevVersion, DevPreviousVersion)
+	if opts.ApplyEnvironment != nil {
+		progress("%s: release %s applied, release %s committed (auto-sync applies it; staging/api can then be rolled back to %s)", DevEnvironment, DevPreviousVersion, DevVersion, DevPreviousVersion)
+	}
 	e.HistoryNamespace = HistoryNamespace
 	if e.Inbox, err = startInbox(runCtx, cs, HistoryNamespace); err != nil {
 		return nil, err

@@ -4,41 +4,24 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/hanzoai/deploy-web/deployplan"
 )
 
-// releaseDev plays dev's release history through the engine, so that
-// staging's Apps have run two releases and one can be rolled back from its
-// page: it applies dev at the manifest repository's first commit (release
-// DevPreviousVersion, as a person would with the plan and apply of the
-// environment page), then commits release DevVersion in the working clone
-// repoDir and publishes it to the bare repository the environments read.
-// The console's auto-sync applies that commit once it starts. It returns
-// the release commit.
-func releaseDev(ctx context.Context, envFile, repoDir string) (string, error) {
-	cfg, err := deployplan.LoadConfig(envFile)
-	if err != nil {
-		return "", fmt.Errorf("demo: %w", err)
-	}
-	dev, err := cfg.Env(DevEnvironment)
-	if err != nil {
-		return "", fmt.Errorf("demo: %w", err)
-	}
-	rep, err := deployplan.Apply(ctx, dev, deployplan.ApplyOptions{
-		ReportPath: filepath.Join(filepath.Dir(envFile), "reports", "dev-"+DevPreviousVersion+".json"),
-		Timeout:    2 * time.Minute, Holder: "deploy-web demo",
-		Request: deployplan.ApplyRequest{Env: DevEnvironment, ConfirmEnv: DevEnvironment, ConfirmedNonProduction: true},
-	})
-	if err != nil {
-		return "", fmt.Errorf("demo: apply %s at release %s: %w", DevEnvironment, DevPreviousVersion, err)
-	}
-	if rep.Status() != deployplan.StatusApplied {
-		return "", fmt.Errorf("demo: apply %s at release %s ended %s:\n%s", DevEnvironment, DevPreviousVersion, rep.Status(), rep.Markdown())
+// releaseDev plays dev's release history, so that staging's Apps have run
+// two releases and one can be rolled back from its page: apply (when set:
+// Options.ApplyEnvironment, the engine's apply) applies dev at the
+// manifest repository's first commit (release DevPreviousVersion), as a
+// person would from the environment page; then release DevVersion is
+// committed in the working clone repoDir and published to the bare
+// repository the environments read. The console's auto-sync applies that
+// commit once it starts. It returns the release commit.
+func releaseDev(ctx context.Context, apply func(ctx context.Context, envFile, env string) error, envFile, repoDir string) (string, error) {
+	if apply != nil {
+		if err := apply(ctx, envFile, DevEnvironment); err != nil {
+			return "", fmt.Errorf("demo: %s at release %s: %w", DevEnvironment, DevPreviousVersion, err)
+		}
 	}
 	return commitDevRelease(repoDir)
 }

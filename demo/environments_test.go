@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/demo/demoapply"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -197,7 +198,7 @@ func TestEnvironments(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	env, err := Start(ctx, Options{CallbackURL: "http://127.0.0.1:1/auth/callback", Dir: t.TempDir()})
+	env, err := Start(ctx, Options{CallbackURL: "http://127.0.0.1:1/auth/callback", Dir: t.TempDir(), ApplyEnvironment: demoapply.Apply})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/demo/demoapply"
 	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/fleetset"
 )
@@ -100,6 +101,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	env, err := demo.Start(ctx, demo.Options{
 		BinDir: *binDir, Dir: *dir, CallbackURL: base + auth.CallbackPath, Progress: stdout, Log: log,
 		Clusters: *clusters,
+		// dev's first release is applied through the engine, so staging/api
+		// has two releases to roll back between.
+		ApplyEnvironment: demoapply.Apply,
 	})
 	if err != nil {
 		ln.Close()
