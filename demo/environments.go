@@ -47,10 +47,10 @@ const (
 	manifestRepoDir = "manifests"
 	manifestBareDir = "manifests.git"
 
-	// AppCommit is the (made-up) application commit the catalog publishes
-	// and every image of the manifests is tagged with (its first 12
-	// characters): the plan's artifact gates require workload tags, App CRs
-	// included, to be the catalog commit.
+	// AppCommit is the (made-up) application commit: base/ tags its
+	// images with its first 12 characters (ImageTag; each overlay sets its
+	// release's tags over them), prod's catalog reports it, and the
+	// made-up digests derive from it.
 	AppCommit = "7d1c4e9a2b3f60158c0ad1e2b4c6f8a9e0d3b5c7"
 
 	// ProdVersion is the release the prod overlay deploys: its images are
@@ -69,7 +69,8 @@ const (
 	manifestRegistry = "registry.demo.local/inventory/"
 )
 
-// ImageTag is the tag of every image in the demo's manifests.
+// ImageTag is the tag of the images of base/ (the overlays set their
+// releases' tags).
 var ImageTag = AppCommit[:12]
 
 // EnvironmentApps are the Apps the demo's manifests declare (in both
@@ -188,7 +189,8 @@ func devRelease(version string, listed ...string) map[string]string {
 }
 
 // seedManifests creates the manifest repository in dir/manifests (one
-// commit on ManifestBranch) and writes dir/environments.yaml for it. The
+// commit on ManifestBranch, dev at DevPreviousVersion: releaseDev commits
+// the next release) and writes dir/environments.yaml for it. The
 // environments reach the demo cluster through kubeconfig (context
 // "devcluster"). It returns the environments file and the repository.
 func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) {
