@@ -29,7 +29,8 @@ const (
 	// protected, so every apply is refused.
 	ProdEnvironment = "prod"
 	// StagingNamespace is a platform namespace (the fleet shows what dev
-	// applies there and the operator reconciles it). It starts empty.
+	// applies there and the operator reconciles it). It holds dev's
+	// first release once Start applied it (Options.ApplyEnvironment).
 	StagingNamespace = "staging"
 	// ProductionNamespace exists but is not a platform namespace.
 	ProductionNamespace = "production"
