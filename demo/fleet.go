@@ -5,9 +5,12 @@ import (
 )
 
 // Namespaces returns the demo's platform namespaces: the seeded fleet's,
-// and StagingNamespace, where the dev environment deploys (empty until an
-// apply).
-func Namespaces() []string { return []string{"storefront", "payments", StagingNamespace} }
+// StagingNamespace, where the dev environment deploys, and PreprodNamespace,
+// where the staging environment deploys (each empty until its auto-sync
+// or an apply).
+func Namespaces() []string {
+	return []string{"storefront", "payments", StagingNamespace, PreprodNamespace}
+}
 
 // release is one step of an App's history: a spec patch applied after the
 // previous step's rollout completed.
