@@ -180,7 +180,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	progress("identity provider at %s", e.IdP.IssuerURL)
 
-	cs, dyn, err := e.startMember(ctx, runCtx, e.Members[0], []string{ProductionNamespace, HistoryNamespace}, opts, logDir, logApps)
+	cs, dyn, err := e.startMember(ctx, runCtx, e.Members[0], []string{HistoryNamespace}, opts, logDir, logApps)
 	if err != nil {
 		return nil, err
 	}

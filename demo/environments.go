@@ -40,7 +40,8 @@ const (
 	// deploys to (the namespace "staging" is dev's, a name kept from the
 	// two-environment demo).
 	PreprodNamespace = "preprod"
-	// ProductionNamespace exists but is not a platform namespace.
+	// ProductionNamespace is a platform namespace (so the matrix reads
+	// prod and a promotion can target it), empty: nothing applies prod.
 	ProductionNamespace = "production"
 	// HistoryNamespace holds the console's plan-history ConfigMaps.
 	HistoryNamespace = "deploy-web"

@@ -5,11 +5,13 @@ import (
 )
 
 // Namespaces returns the demo's platform namespaces: the seeded fleet's,
-// StagingNamespace, where the dev environment deploys, and PreprodNamespace,
+// StagingNamespace, where the dev environment deploys, PreprodNamespace,
 // where the staging environment deploys (each empty until its auto-sync
-// or an apply).
+// or an apply), and ProductionNamespace, prod's, which stays empty (prod
+// refuses applies) but is read, so the matrix shows prod and a promotion
+// can target it.
 func Namespaces() []string {
-	return []string{"storefront", "payments", StagingNamespace, PreprodNamespace}
+	return []string{"storefront", "payments", StagingNamespace, PreprodNamespace, ProductionNamespace}
 }
 
 // release is one step of an App's history: a spec patch applied after the

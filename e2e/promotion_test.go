@@ -47,6 +47,26 @@ func reloadUntil(t *testing.T, ctx context.Context, path, sel string, ok func() 
 	}
 }
 
+// openPromote clicks "Promote to target" in source's cell of app on the
+// matrix and returns the dialog's path.
+func openPromote(t *testing.T, ctx context.Context, app, source, target string) string {
+	t.Helper()
+	navigate(t, ctx, "/environments", `[data-testid=matrix-table]`)
+	promote := cellSel(app, source) + ` [data-testid=matrix-promote][data-target=` + target + `]`
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(promote)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=promote-apps], [data-testid=promote-error]`))); err != nil {
+		screenshot(t, ctx, "no-promote-link")
+		t.Fatalf("open the promotion of %s from %s to %s: %v", app, source, target, err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := texts(t, ctx, `[data-testid=promote-error]`); len(errs) != 0 {
+		t.Fatalf("promotion dialog %s: %q", loc, errs)
+	}
+	return strings.TrimPrefix(loc, strings.TrimSuffix(demoEnv.state.URL, "/"))
+}
+
 // gateStates maps each gate of the dialog to its state.
 func gateStates(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
@@ -71,8 +91,8 @@ func TestPromotionInBrowser(t *testing.T) {
 	login(t, ctx, user, pass)
 	clone := filepath.Join(demoEnv.tmp, "demo", "manifests")
 
-	// The matrix: auto-sync applies dev and staging at start; prod's
-	// namespace is not a platform namespace, so its cells are unknown.
+	// The matrix: auto-sync applies dev and staging at start; prod, which
+	// refuses applies, runs nothing.
 	reloadUntil(t, ctx, "/environments", `[data-testid=matrix-table]`, func() bool {
 		return cellVersion(t, ctx, "api", demo.DevEnvironment) == demo.ImageTag && cellVersion(t, ctx, "api", demo.StagingEnvironment) == demo.StagingVersion &&
 			cellVersion(t, ctx, "worker", demo.StagingEnvironment) == demo.StagingVersion
@@ -88,6 +108,10 @@ func TestPromotionInBrowser(t *testing.T) {
 	if len(marks) == 0 || !strings.Contains(marks[0], "dev runs "+demo.ImageTag) {
 		t.Errorf("staging's api cell marks %q, want \"dev runs %s\" (one version behind)", marks, demo.ImageTag)
 	}
+	marks = texts(t, ctx, cellSel("api", demo.ProdEnvironment)+` [data-testid=matrix-mark]`)
+	if n := len(texts(t, ctx, cellSel("api", demo.ProdEnvironment)+` [data-testid=matrix-absent]`)); n != 1 || len(marks) == 0 || !strings.Contains(marks[0], "staging runs "+demo.StagingVersion) {
+		t.Errorf("prod's api cell: %d \"not deployed\", marks %q; want not deployed, \"staging runs %s\"", n, marks, demo.StagingVersion)
+	}
 	for _, size := range screenSizes() {
 		emulateScreen(t, ctx, size)
 		screenshot(t, ctx, "matrix-"+size.name)
@@ -100,7 +124,7 @@ func TestPromotionInBrowser(t *testing.T) {
 	// staging -> prod: prod is protected, so the dialog's second-person
 	// gate is pending and the button makes a request. The soak is the
 	// demo's 30s: the dialog is opened again until it passed.
-	prodPath := "/environments/" + demo.ProdEnvironment + "/promote?from=" + demo.StagingEnvironment + "&app=api"
+	prodPath := openPromote(t, ctx, "api", demo.StagingEnvironment, demo.ProdEnvironment)
 	reloadUntil(t, ctx, prodPath, `[data-testid=promote-form]`, func() bool {
 		return gateStates(t, ctx)["source-soaked"] == "passed"
 	}, 3*time.Minute)
@@ -163,17 +187,7 @@ func TestPromotionInBrowser(t *testing.T) {
 	}
 
 	// dev -> staging, from dev's api cell: a commit on main and a plan.
-	navigate(t, ctx, "/environments", `[data-testid=matrix-table]`)
-	promote := cellSel("api", demo.DevEnvironment) + ` [data-testid=matrix-promote][data-target=` + demo.StagingEnvironment + `]`
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(promote)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=promote-form]`))); err != nil {
-		screenshot(t, ctx, "no-promote-link")
-		t.Fatal(err)
-	}
-	loc, err := chromedp.Run(ctx, chromedp.Location())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stagingPath := strings.TrimPrefix(loc, strings.TrimSuffix(demoEnv.state.URL, "/"))
+	stagingPath := openPromote(t, ctx, "api", demo.DevEnvironment, demo.StagingEnvironment)
 	reloadUntil(t, ctx, stagingPath, `[data-testid=promote-form]`, func() bool {
 		return gateStates(t, ctx)["source-soaked"] == "passed"
 	}, 3*time.Minute)
