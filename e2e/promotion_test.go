@@ -89,6 +89,10 @@ func TestPromotionInBrowser(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
 	login(t, ctx, user, pass)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid=app-row]`))); err != nil {
+		screenshot(t, ctx, "no-fleet")
+		t.Fatalf("admin: fleet rows not shown: %v", err)
+	}
 	clone := filepath.Join(demoEnv.tmp, "demo", "manifests")
 
 	// The matrix: auto-sync applies dev and staging at start; prod, which
@@ -161,6 +165,12 @@ func TestPromotionInBrowser(t *testing.T) {
 	actx := browser(t)
 	auser, apass := demoEnv.user(t, "approver")
 	login(t, actx, auser, apass)
+	// The landing fleet loads first: a navigation during its load is
+	// aborted (net::ERR_ABORTED).
+	if err := chromedp.Do(actx, chromedp.WaitVisible(chromedp.CSS(`[data-testid=app-row]`))); err != nil {
+		screenshot(t, actx, "approver-no-fleet")
+		t.Fatalf("approver: fleet rows not shown: %v", err)
+	}
 	navigate(t, actx, prodPath, reqRow)
 	if err := chromedp.Do(actx, chromedp.Click(chromedp.CSS(reqRow+` [data-testid=approve-button]`))); err != nil {
 		screenshot(t, actx, "no-approve")
