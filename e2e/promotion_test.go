@@ -176,7 +176,8 @@ func TestPromotionInBrowser(t *testing.T) {
 		screenshot(t, actx, "no-approve")
 		t.Fatal(err)
 	}
-	navigate(t, actx, prodPath, reqRow)
+	// The approval's answer is the dialog again, with what it wrote.
+	waitVisible(t, actx, `[data-testid=promote-result][data-result=written]`, time.Minute)
 	waitVisible(t, actx, reqRow+`[data-state=approved]`, 30*time.Second)
 	for _, size := range screenSizes() {
 		emulateScreen(t, actx, size)
