@@ -18,19 +18,30 @@ import (
 
 // The demo's deploy environments: one manifest repository (a bare git
 // repository on disk, read and written through file://, with a working
-// clone beside it) with a kustomize base and two overlays, and an
-// environments file naming them.
+// clone beside it) with a kustomize base and three overlays, and an
+// environments file naming them: dev -> staging -> prod, the promotion
+// chain, with staging one version behind dev at start.
 const (
 	// DevEnvironment deploys overlays/dev into StagingNamespace; it is not
 	// protected, so the console may apply it.
 	DevEnvironment = "dev"
+	// StagingEnvironment deploys overlays/staging into PreprodNamespace;
+	// it is promoted from dev (promotion.after) and auto-syncs its branch,
+	// so it runs StagingVersion from the demo's start.
+	StagingEnvironment = "staging"
 	// ProdEnvironment renders overlays/prod for ProductionNamespace; it is
-	// protected, so every apply is refused.
+	// protected, so every apply is refused, and promoted from staging: a
+	// promotion into it is a request, then a review branch.
 	ProdEnvironment = "prod"
 	// StagingNamespace is a platform namespace (the fleet shows what dev
 	// applies there and the operator reconciles it). It starts empty.
 	StagingNamespace = "staging"
-	// ProductionNamespace exists but is not a platform namespace.
+	// PreprodNamespace is the platform namespace StagingEnvironment
+	// deploys to (the namespace "staging" is dev's, a name kept from the
+	// two-environment demo).
+	PreprodNamespace = "preprod"
+	// ProductionNamespace is a platform namespace (so the matrix reads
+	// prod and a promotion can target it), empty: nothing applies prod.
 	ProductionNamespace = "production"
 	// HistoryNamespace holds the console's plan-history ConfigMaps.
 	HistoryNamespace = "deploy-web"
@@ -56,6 +67,13 @@ const (
 	// tagged with this version, and prod's catalog
 	// (artifacts/catalog-prod.json) is in version mode.
 	ProdVersion = "1.4.2"
+	// StagingVersion is the release the staging overlay deploys (its
+	// catalog, artifacts/catalog-staging.json, is in version mode): one
+	// step behind dev, one ahead of prod.
+	StagingVersion = "1.5.0"
+	// PromotionSoak is the soak of staging's and prod's promotions: short,
+	// so a fresh demo can be promoted at once (the default is 10m).
+	PromotionSoak = "30s"
 
 	manifestRegistry = "registry.demo.local/inventory/"
 )
@@ -63,11 +81,13 @@ const (
 // ImageTag is the tag of every image in the demo's manifests.
 var ImageTag = AppCommit[:12]
 
-// EnvironmentApps are the Apps the demo's manifests declare (in both
-// overlays); DevEnvironment applies them to StagingNamespace.
+// EnvironmentApps are the Apps the demo's manifests declare (in every
+// overlay); DevEnvironment applies them to StagingNamespace,
+// StagingEnvironment to PreprodNamespace.
 func EnvironmentApps() []string { return []string{"api", "worker"} }
 
-// envLogApps gives the environment's Apps pod logs once they run.
+// envLogApps gives the environments' Apps pod logs once they run (by
+// container name: api and worker in every namespace).
 func envLogApps() []seedApp {
 	return []seedApp{{name: "api", logs: "http"}, {name: "worker", logs: "worker"}}
 }
@@ -100,8 +120,8 @@ func manifestFiles() map[string]string {
 	if err != nil {
 		panic(err) // static data
 	}
-	// prod's catalog is in version mode: each service at its version with
-	// its digest; the commit is only reported.
+	// staging's and prod's catalogs are in version mode: each service at
+	// its version with its digest; the commit is only reported.
 	type versioned struct {
 		ID        string `json:"id"`
 		Image     string `json:"image"`
@@ -109,26 +129,41 @@ func manifestFiles() map[string]string {
 		Digest    string `json:"digest"`
 		Published bool   `json:"published"`
 	}
-	prodCat := struct {
-		Mode     string      `json:"mode"`
-		Commit   string      `json:"commit"`
-		Services []versioned `json:"services"`
-	}{Mode: "version", Commit: AppCommit}
-	var prodPatches strings.Builder
-	for _, s := range EnvironmentApps() {
-		prodCat.Services = append(prodCat.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: ProdVersion, Digest: digest(s + " " + ProdVersion), Published: true})
-		fmt.Fprintf(&prodPatches, "  - target: {group: hanzo.ai, kind: App, name: %s}\n    patch: |\n      - {op: replace, path: /spec/image, value: %s}\n", s, manifestRegistry+s+":"+ProdVersion)
+	versionCatalog := func(version string) string {
+		c := struct {
+			Mode     string      `json:"mode"`
+			Commit   string      `json:"commit"`
+			Services []versioned `json:"services"`
+		}{Mode: "version", Commit: AppCommit}
+		for _, s := range EnvironmentApps() {
+			c.Services = append(c.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: version, Digest: digest(s + " " + version), Published: true})
+		}
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			panic(err) // static data
+		}
+		return string(b) + "\n"
 	}
-	prodJSON, err := json.MarshalIndent(prodCat, "", "  ")
-	if err != nil {
-		panic(err) // static data
+	// overlay is a release overlay: the Apps' images (through
+	// app-image.yaml, which maps images to spec/image) and the Job's at
+	// version, the edit a promotion makes (docs/promotion.md).
+	overlay := func(ns, version, extra string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+		fmt.Fprintf(&b, "namespace: %s\nresources:\n  - ../../base\nconfigurations:\n  - app-image.yaml\nimages:\n", ns)
+		for _, s := range EnvironmentApps() {
+			fmt.Fprintf(&b, "  - {name: %s, newTag: \"%s\"}\n", manifestRegistry+s, version)
+		}
+		return b.String() + extra
 	}
+	const appImage = "# kustomize's images field also sets an App's spec/image.\nimages:\n  - {path: spec/image, kind: App}\n"
 	return map[string]string{
 		"README.md": "# inventory manifests (deploy-web demo)\n\n" +
 			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
-			"`overlays/dev` deploys them to namespace `staging`, `overlays/prod` to `production`.\n" +
+			"`overlays/dev` deploys them to namespace `staging`, `overlays/staging` to `preprod`, `overlays/prod` to `production`.\n" +
 			"`artifacts/catalog.json` is the artifact catalog of the application commit the images are tagged with (dev);\n" +
-			"`artifacts/catalog-prod.json` is prod's, in version mode: release " + ProdVersion + ", a tag and digest per service.\n",
+			"`artifacts/catalog-staging.json` and `artifacts/catalog-prod.json` are staging's and prod's, in version mode:\n" +
+			"releases " + StagingVersion + " and " + ProdVersion + ", a tag and digest per service.\n",
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"labels:\n  - pairs: {team: inventory}\n" +
 			"resources:\n  - api.yaml\n  - worker.yaml\n  - db-migrate.yaml\n",
@@ -145,15 +180,16 @@ func manifestFiles() map[string]string {
 			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
 		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n",
-		// prod runs the release ProdVersion: the Apps' images by patch, the
-		// Job's through kustomize's images field.
-		"overlays/prod/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-			"namespace: " + ProductionNamespace + "\nresources:\n  - ../../base\n" +
-			"images:\n  - {name: " + manifestRegistry + "api, newTag: \"" + ProdVersion + "\"}\n" +
-			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n" +
-			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n" + prodPatches.String(),
-		"artifacts/catalog.json":      string(catJSON) + "\n",
-		"artifacts/catalog-prod.json": string(prodJSON) + "\n",
+		// staging runs the release StagingVersion, prod ProdVersion with
+		// 4 api replicas.
+		"overlays/staging/kustomization.yaml": overlay(PreprodNamespace, StagingVersion, ""),
+		"overlays/staging/app-image.yaml":     appImage,
+		"overlays/prod/kustomization.yaml": overlay(ProductionNamespace, ProdVersion,
+			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n"),
+		"overlays/prod/app-image.yaml":   appImage,
+		"artifacts/catalog.json":         string(catJSON) + "\n",
+		"artifacts/catalog-staging.json": versionCatalog(StagingVersion),
+		"artifacts/catalog-prod.json":    versionCatalog(ProdVersion),
 	}
 }
 
@@ -270,6 +306,28 @@ const devGitOpsYAML = `    # GitOps: a rollback from the console commits to main
     autoSync: {enabled: true, selfHeal: true, interval: 15s, grace: 30s}
 `
 
+// stagingGitOpsYAML closes the staging environment's entry: promoted
+// from dev (a promotion is a commit on main, write-back push) and
+// auto-synced, so it runs its overlay from the demo's start and a
+// promotion goes live.
+var stagingGitOpsYAML = `    # Promoted from dev (docs/promotion.md): a promotion commits dev's
+    # versions into overlays/staging on main (writeBack, push), and
+    # auto-sync applies it; the soak is short for the demo (default 10m).
+    writeBack: {mode: push}
+    autoSync: {enabled: true, interval: 15s}
+    promotion: {after: ` + DevEnvironment + `, soak: ` + PromotionSoak + `}
+`
+
+// prodGitOpsYAML closes the prod environment's entry: promoted from
+// staging; protected, so a promotion is a request another approver
+// approves, written as a review branch (writeBack, branch).
+var prodGitOpsYAML = `    # Promoted from staging: protected, so a promotion is a request that
+    # another approver approves, then a review branch (writeBack, branch);
+    # main is never written.
+    writeBack: {mode: branch}
+    promotion: {after: ` + StagingEnvironment + `, soak: ` + PromotionSoak + `}
+`
+
 // environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
 	env := func(name, ns string, protected bool, path, catalog, comment string) string {
@@ -291,6 +349,7 @@ func environmentsYAML(repoURL, kubeconfig string) string {
 	return strings.Join([]string{
 		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
 		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
-		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused"),
+		env(StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + stagingGitOpsYAML,
+		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused") + prodGitOpsYAML,
 	}, "")
 }

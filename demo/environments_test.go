@@ -26,8 +26,8 @@ import (
 )
 
 // TestManifestsOffline seeds the manifest repository without a cluster and
-// checks the environments file loads, both overlays render from git, and
-// the offline source plan converges (tags, catalog, digests).
+// checks the environments file loads, the three overlays render from git,
+// and the offline source plan converges (tags, catalog, digests).
 func TestManifestsOffline(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "cluster", "kubeconfig")
@@ -39,10 +39,10 @@ func TestManifestsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Environments) != 2 {
-		t.Fatalf("%d environments, want dev and prod", len(cfg.Environments))
+	if len(cfg.Environments) != 3 {
+		t.Fatalf("%d environments, want dev, staging and prod", len(cfg.Environments))
 	}
-	dev, prod := cfg.Environments[0], cfg.Environments[1]
+	dev, staging, prod := cfg.Environments[0], cfg.Environments[1], cfg.Environments[2]
 	for _, c := range []struct {
 		env       deployplan.Environment
 		name, ns  string
@@ -50,6 +50,7 @@ func TestManifestsOffline(t *testing.T) {
 		path      string
 	}{
 		{dev, DevEnvironment, StagingNamespace, false, "overlays/dev"},
+		{staging, StagingEnvironment, PreprodNamespace, false, "overlays/staging"},
 		{prod, ProdEnvironment, ProductionNamespace, true, "overlays/prod"},
 	} {
 		e := c.env
@@ -65,10 +66,14 @@ func TestManifestsOffline(t *testing.T) {
 		if len(res.Divergences) != 0 || res.CatalogCommit != AppCommit || res.SourceCommit == "" {
 			t.Errorf("SourcePlan(%s): divergences %+v, catalog %s, source commit %q", e.Name, res.Divergences, res.CatalogCommit, res.SourceCommit)
 		}
-		// dev's catalog is in commit mode, prod's in version mode (release
-		// ProdVersion): every image carries the tag its mode asks for.
+		// dev's catalog is in commit mode, staging's and prod's in version
+		// mode (releases StagingVersion and ProdVersion): every image
+		// carries the tag its mode asks for.
 		mode, tag := deployplan.CatalogModeCommit, ImageTag
-		if e.Name == ProdEnvironment {
+		switch e.Name {
+		case StagingEnvironment:
+			mode, tag = deployplan.CatalogModeVersion, StagingVersion
+		case ProdEnvironment:
 			mode, tag = deployplan.CatalogModeVersion, ProdVersion
 		}
 		if res.CatalogMode != mode {
@@ -89,12 +94,31 @@ func TestManifestsOffline(t *testing.T) {
 		}
 	}
 	// dev is the GitOps loop: write-back (push) and auto-sync with
-	// self-heal; prod, protected, has neither.
+	// self-heal; staging follows its branch too and is promoted from dev;
+	// prod, protected, is promoted from staging through a review branch
+	// and never auto-syncs.
 	if wb, as := dev.WriteBack, dev.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || !as.SelfHeal || as.IntervalOrDefault() != 15*time.Second {
 		t.Errorf("dev writeBack %+v autoSync %+v, want push and auto-sync with self-heal every 15s", wb, as)
 	}
-	if prod.WriteBack != nil || prod.AutoSync != nil {
-		t.Errorf("prod writeBack %+v autoSync %+v, want neither", prod.WriteBack, prod.AutoSync)
+	if dev.Promotion != nil {
+		t.Errorf("dev promotion %+v, want none: dev starts the chain", dev.Promotion)
+	}
+	if wb, as := staging.WriteBack, staging.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || as.IntervalOrDefault() != 15*time.Second {
+		t.Errorf("staging writeBack %+v autoSync %+v, want push and auto-sync every 15s", wb, as)
+	}
+	if wb := prod.WriteBack; wb == nil || wb.Mode != "branch" || prod.AutoSync != nil {
+		t.Errorf("prod writeBack %+v autoSync %+v, want a review branch and no auto-sync", wb, prod.AutoSync)
+	}
+	for _, c := range []struct {
+		env   deployplan.Environment
+		after string
+	}{{staging, DevEnvironment}, {prod, StagingEnvironment}} {
+		if p := c.env.Promotion; p == nil || p.After != c.after || p.SoakOrDefault().String() != PromotionSoak {
+			t.Errorf("%s promotion %+v, want after %s, soak %s", c.env.Name, p, c.after, PromotionSoak)
+		}
+	}
+	if order := cfg.PromotionOrder(); strings.Join(order, ",") != "dev,staging,prod" {
+		t.Errorf("PromotionOrder() = %v, want dev, staging, prod", order)
 	}
 	// The working clone's origin is the bare repository, at the same
 	// commit, so a person's push reaches what dev reads.
@@ -124,7 +148,7 @@ func TestManifestsOffline(t *testing.T) {
 
 	// The git desired source sees the same objects.
 	ix := envsource.New(cfg, nil, time.Hour)
-	for _, e := range []string{DevEnvironment, ProdEnvironment} {
+	for _, e := range []string{DevEnvironment, StagingEnvironment, ProdEnvironment} {
 		if err := ix.Refresh(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
@@ -132,6 +156,10 @@ func TestManifestsOffline(t *testing.T) {
 	d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, StagingNamespace, "api")
 	if !ok || d.Environment != DevEnvironment || d.Path != "overlays/dev" || d.Ref != ManifestBranch || d.Commit == "" {
 		t.Errorf("Lookup(staging/api) = %v %+v", ok, d)
+	}
+	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, PreprodNamespace, "api")
+	if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != StagingEnvironment || img != manifestRegistry+"api:"+StagingVersion {
+		t.Errorf("Lookup(preprod/api) = %v %+v (image %q), want staging's at %s", ok, d, img, StagingVersion)
 	}
 	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, ProductionNamespace, "api")
 	if r, _, _ := unstructuredInt(d, "spec", "replicas"); !ok || d.Environment != ProdEnvironment || r != 4 {
@@ -145,6 +173,14 @@ func TestManifestsOffline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repoDir, ".git")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func unstructuredString(d envsource.Desired, path ...string) (string, bool, error) {
+	if d.Object == nil {
+		return "", false, nil
+	}
+	v, ok := d.Object.Object[path[0]].(map[string]any)[path[1]].(string)
+	return v, ok, nil
 }
 
 func unstructuredInt(d envsource.Desired, path ...string) (int64, bool, error) {
@@ -171,11 +207,15 @@ func TestEnvironments(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
-	if !slices.Contains(env.Namespaces, StagingNamespace) || slices.Contains(env.Namespaces, ProductionNamespace) {
-		t.Errorf("platform namespaces %v: want staging, not production", env.Namespaces)
+	// Each environment's namespace is a platform namespace: the matrix
+	// reads all three and a promotion may target prod.
+	for _, ns := range []string{StagingNamespace, PreprodNamespace, ProductionNamespace} {
+		if !slices.Contains(env.Namespaces, ns) {
+			t.Errorf("platform namespaces %v: want %s among them", env.Namespaces, ns)
+		}
 	}
 	cs := kubernetes.NewForConfigOrDie(env.Cluster.Config)
-	for _, ns := range []string{StagingNamespace, ProductionNamespace, env.HistoryNamespace} {
+	for _, ns := range []string{StagingNamespace, PreprodNamespace, ProductionNamespace, env.HistoryNamespace} {
 		if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 			t.Errorf("namespace %s: %v", ns, err)
 		}
