@@ -112,6 +112,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		bad("mode", "%q: want \"commit\" (the default) or \"version\"", c.Mode)
 	}
 	ids := map[string]bool{}
+	releases := map[string]bool{} // repository and tag (version mode)
 	for i, s := range c.Services {
 		f := fmt.Sprintf("services[%d]", i)
 		if s.ID == "" {
@@ -143,6 +144,11 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 			bad(f+".tag", "%q is not a valid image tag", s.Tag)
 		case err == nil && img.Tag != "" && img.Tag != s.Tag:
 			bad(f+".image", "tag %q differs from the service's tag %q: drop the tag from the image or make them equal", img.Tag, s.Tag)
+		case err == nil && releases[img.Repository+":"+s.Tag]:
+			bad(f+".tag", "%s at %q is listed twice: a version-mode catalog may list several releases of an image, each once", img.Repository, s.Tag)
+		}
+		if err == nil {
+			releases[img.Repository+":"+s.Tag] = true
 		}
 	}
 	for i, t := range c.ThirdParty {
@@ -191,12 +197,11 @@ func (c *Catalog) lookupThirdParty(image Image) (tp Image, byRepo, ok bool) {
 }
 
 // Lookup returns the catalog entry whose image has the same repository as
-// image (normalised: "nginx" is "index.docker.io/library/nginx").
+// image (normalised: "nginx" is "index.docker.io/library/nginx"); in
+// version mode, the one of image's tag when the catalog lists several.
 func (c *Catalog) Lookup(image Image) (CatalogService, bool) {
-	for _, s := range c.Services {
-		if ci, err := ParseImage(s.Image); err == nil && ci.Repository == image.Repository {
-			return s, true
-		}
+	if m := c.match(image); m.svc != nil {
+		return *m.svc, true
 	}
 	return CatalogService{}, false
 }

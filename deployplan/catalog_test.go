@@ -46,6 +46,8 @@ func TestParseCatalogModes(t *testing.T) {
 		{"third party", `{"commit": "` + commitA + `", "services": [], "thirdParty": [{"image": "` + redisRef + `"}, {"image": "busybox@` + digestA + `"}]}`, ""},
 		{"third party without digest", `{"commit": "` + commitA + `", "services": [], "thirdParty": [{"image": "redis:7.4"}]}`, `catalog.thirdParty[0].image: "redis:7.4" has no digest`},
 		{"third party, bad digest", `{"commit": "` + commitA + `", "services": [], "thirdParty": [{"image": "redis@sha256:12"}]}`, `catalog.thirdParty[0].image`},
+		{"version mode, two releases of an image", `{"mode": "version", "services": [` + svc(`, "tag": "6.14.1"`) + `, {"id": "api-6.14.0", "image": "` + apiRepo + `", "tag": "6.14.0", "digest": "` + digestB + `"}]}`, ""},
+		{"version mode, one release twice", `{"mode": "version", "services": [` + svc(`, "tag": "6.14.1"`) + `, {"id": "api-again", "image": "` + apiRepo + `:6.14.1", "tag": "6.14.1", "digest": "` + digestB + `"}]}`, `catalog.services[1].tag: ` + apiRepo + ` at "6.14.1" is listed twice`},
 		{"third party, no image", `{"commit": "` + commitA + `", "services": [], "thirdParty": [{}]}`, `catalog.thirdParty[0].image: required`},
 	}
 	for _, tt := range tests {
@@ -70,6 +72,14 @@ func versionCatalog() *Catalog {
 		{ID: "api", Image: apiRepo, Tag: "6.14.1", Digest: digestA, Published: true},
 		{ID: "worker", Image: workerImg, Tag: "6.14.0", Digest: digestA, Published: true},
 	}, ThirdParty: []ThirdPartyImage{{Image: redisRef}}}
+}
+
+// twoReleases is versionCatalog listing api at 6.14.0 too (with another
+// digest): the release a rollback returns to.
+func twoReleases() *Catalog {
+	c := versionCatalog()
+	c.Services = append(c.Services, CatalogService{ID: "api-6.14.0", Image: apiRepo, Tag: "6.14.0", Digest: digestB, Published: true})
+	return c
 }
 
 func TestSourceChecksVersionModeAndThirdParty(t *testing.T) {
@@ -97,6 +107,15 @@ func TestSourceChecksVersionModeAndThirdParty(t *testing.T) {
 		{"third party, other digest", versionCatalog, w("redis:7.4@" + digestA), []string{"third-party-not-in-catalog:Deployment/app/c0"}},
 		{"third party, other tag", versionCatalog, w("redis:7.2@" + digestB), []string{"third-party-not-in-catalog:Deployment/app/c0"}},
 		{"not in catalog", versionCatalog, w("busybox:1.38.0@" + digestB), []string{"image-not-in-catalog:Deployment/app/c0"}},
+		{"version mode, an earlier release listed too", twoReleases, w(apiRepo+":6.14.0@"+digestB, workerImg+":6.14.0"), []string{}},
+		{"version mode, the newer of two releases", twoReleases, w(apiRepo + ":6.14.1@" + digestA), []string{}},
+		{"version mode, the digest of the other release", twoReleases, w(apiRepo + ":6.14.0@" + digestA), []string{"digest-not-catalog-digest:Deployment/app/c0"}},
+		{"version mode, neither release", twoReleases, w(apiRepo + ":6.13.0"), []string{"tag-not-catalog-version:Deployment/app/c0"}},
+		{"commit mode: the first entry of a repository", func() *Catalog {
+			c := testCatalog(true)
+			c.Services = append(c.Services, CatalogService{ID: "api-old", Image: apiRepo + ":" + commitA, Digest: digestB, Published: true})
+			return c
+		}, w(apiRepo + ":" + commitA + "@" + digestB), []string{"digest-not-catalog-digest:Deployment/app/c0"}},
 		{"third party in commit mode", func() *Catalog {
 			c := testCatalog(true)
 			c.ThirdParty = []ThirdPartyImage{{Image: redisRef}}

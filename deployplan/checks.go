@@ -33,11 +33,26 @@ type imageMatch struct {
 	thirdPartyRepo bool
 }
 
+// match finds what the catalog says about img: the first service with its
+// repository; in version mode, where a catalog may list several releases
+// of one repository (the one running and the ones a rollback may return
+// to), the service whose tag is img's tag when one is.
 func (c *Catalog) match(img Image) imageMatch {
+	var first *CatalogService
 	for i := range c.Services {
-		if ci, err := ParseImage(c.Services[i].Image); err == nil && ci.Repository == img.Repository {
+		ci, err := ParseImage(c.Services[i].Image)
+		if err != nil || ci.Repository != img.Repository {
+			continue
+		}
+		if !c.versionMode() || c.Services[i].Tag == img.Tag {
 			return imageMatch{svc: &c.Services[i]}
 		}
+		if first == nil {
+			first = &c.Services[i]
+		}
+	}
+	if first != nil {
+		return imageMatch{svc: first}
 	}
 	tp, byRepo, ok := c.lookupThirdParty(img)
 	if ok {
