@@ -174,8 +174,9 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	// Only the kustomize folder, what it references and the catalog are
 	// read from the tree.
 	var extra []string
-	if !filepath.IsAbs(env.Catalog) {
-		extra = append(extra, path.Clean(filepath.ToSlash(env.Catalog)))
+	cp, inRepo := env.CatalogInRepo()
+	if inRepo {
+		extra = append(extra, cp)
 	}
 	rfs, err := repoFSForRender(ctx, tree, fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12]), env.Limits,
 		relRepo(kdir), extra...)
@@ -187,7 +188,7 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		return nil, err
 	}
 	r := &Rendered{Objects: objs, Commit: hash.String(), Origin: origin}
-	if filepath.IsAbs(env.Catalog) {
+	if !inRepo {
 		r.CatalogPath = env.Catalog
 		data, err := readBounded(env.Catalog, maxCatalogBytes)
 		if err != nil {
@@ -199,7 +200,6 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 		}
 		return r, nil
 	}
-	cp := path.Clean(filepath.ToSlash(env.Catalog))
 	r.CatalogPath = fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), hash.String()[:12], cp)
 	mp := path.Join(memRoot, cp)
 	if reason, ok := rfs.links[mp]; ok {

@@ -180,6 +180,10 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 				hookErr = &locateError{err}
 				return nil, hookErr
 			}
+			if err := checkCatalogAdmits(tree, g.env, a.c.AppKind, a.Name, appcr.WithTag(image, version)); err != nil {
+				hookErr = err
+				return nil, err
+			}
 			return edits, nil
 		},
 		Check: func(ctx context.Context, tree fs.FS) error {
@@ -294,6 +298,7 @@ func writeBackError(env string, err error) *httpError {
 		loc      *locateError
 		chk      *checkError
 		shared   *sharedFileError
+		catalog  *catalogError
 	)
 	he := &httpError{Status: http.StatusBadGateway, Reason: "WriteBackFailed", Err: err,
 		Public: "the commit to environment " + env + "'s repository failed: see the server log; nothing was pushed or applied"}
@@ -325,6 +330,9 @@ func writeBackError(env string, err error) *httpError {
 	case errors.As(err, &chk):
 		he.Status, he.Reason = http.StatusUnprocessableEntity, "EditError"
 		he.Public = chk.msg
+	case errors.As(err, &catalog):
+		he.Status, he.Reason = http.StatusUnprocessableEntity, "CatalogRefuses"
+		he.Public = catalog.msg
 	case errors.As(err, &shared):
 		he.Status, he.Reason = http.StatusUnprocessableEntity, "SharedFile"
 		he.Public = shared.msg

@@ -184,8 +184,16 @@ func manifestTree(overlayExtra string) fstest.MapFS {
 		"overlays/dev/kustomization.yaml":    {Data: []byte(overlay)},
 		"overlays/plain/kustomization.yaml":  {Data: []byte(overlay)},
 		"overlays/review/kustomization.yaml": {Data: []byte(overlay)},
+		"catalog.json":                       {Data: []byte(twoReleasesCatalog)},
 	}
 }
+
+// twoReleasesCatalog is a version-mode catalog listing api at 1.2.0 (what
+// manifestTree runs) and 1.1.0 (the release a rollback returns to).
+const twoReleasesCatalog = `{"mode": "version", "services": [
+  {"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "published": true},
+  {"id": "api-1.1.0", "image": "reg.example/acme/api", "tag": "1.1.0", "digest": "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "published": true}]}
+`
 
 const gitEnvConfig = `
 environments:

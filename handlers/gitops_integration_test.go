@@ -39,6 +39,19 @@ func gitopsCatalog(apiTag, workerTag string) string {
   {"id": "worker", "image": "ghcr.io/acme/worker", "tag": %q, "digest": %q, "published": true}]}`, apiTag, digest("a"), workerTag, digest("b"))
 }
 
+// releasesCatalog is a version-mode catalog (catalog.json of the
+// repository) publishing each of api's releases and worker at workerTag.
+func releasesCatalog(workerTag string, apiTags ...string) string {
+	digest := func(s string) string { return "sha256:" + strings.Repeat(s, 64)[:64] }
+	var api []string
+	for i, tag := range apiTags {
+		api = append(api, fmt.Sprintf(`{"id": "api-%s", "image": "ghcr.io/acme/api", "tag": %q, "digest": %q, "published": true}`, tag, tag, digest(fmt.Sprint(i))))
+	}
+	return fmt.Sprintf(`{"mode": "version", "services": [%s,
+  {"id": "worker", "image": "ghcr.io/acme/worker", "tag": %q, "digest": %q, "published": true}]}
+`, strings.Join(api, ",\n  "), workerTag, digest("b"))
+}
+
 // TestGitOpsOnRealCluster: on the real control plane, with the
 // environment's manifests served by the git binary's smart HTTP on
 // loopback, a rollback through git commits one file to the repository and
@@ -63,25 +76,21 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		"base/api.yaml":                   gitopsApp("api", "1.0.0", 1),
 		"base/worker.yaml":                gitopsApp("worker", "2.0.0", 1),
 		"overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: " + realNS + "\n",
+		"catalog.json":                    releasesCatalog("2.0.0", "1.0.0"),
 	}, gitservertest.Options{})
 	dir := t.TempDir()
-	catalog := filepath.Join(dir, "catalog.json")
-	setCatalog := func(apiTag, workerTag string) {
-		t.Helper()
-		if err := os.WriteFile(catalog, []byte(gitopsCatalog(apiTag, workerTag)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setCatalog("1.0.0", "2.0.0")
+	// The catalog is in the repository: a release commit lists the new
+	// release beside the earlier ones, so a rollback's commit need not
+	// touch it.
 	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %s
     source: {repo: %q, ref: main, path: overlays/dev}
-    catalog: %s
+    catalog: catalog.json
     registry: {skip: true}
     writeBack: {mode: push}
-`, realNS, srv.URL, catalog)), dir)
+`, realNS, srv.URL)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,16 +140,12 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 	// api's history holds both, applied by deploy-web.
 	deploy(envrun.TriggerSync)
 	rc.waitSynced(t, "api", "1.0.0")
-	srv.RemoteCommitFiles(map[string]string{"base/api.yaml": gitopsApp("api", "1.1.0", 1)}, "api 1.1.0")
-	setCatalog("1.1.0", "2.0.0")
+	srv.RemoteCommitFiles(map[string]string{"base/api.yaml": gitopsApp("api", "1.1.0", 1), "catalog.json": releasesCatalog("2.0.0", "1.0.0", "1.1.0")}, "api 1.1.0")
 	deploy(envrun.TriggerAutoSync)
 	rc.waitSynced(t, "api", "1.1.0")
 	if err := index.Refresh(ctx, "dev"); err != nil {
 		t.Fatal(err)
 	}
-	// The release of 1.0.0 is published again (its catalog): the rollback's
-	// plan is ready once the manifests say 1.0.0.
-	setCatalog("1.0.0", "2.0.0")
 
 	rollback := func(version string) *httptestResponse {
 		t.Helper()
@@ -169,6 +174,15 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 			t.Errorf("rollback, push not allowed: %d %s; want 502 saying the credentials were refused", w.code, w.body)
 		}
 		gitservertest.Run(t, srv.Bare, "config", "http.receivepack", "true")
+
+		// A catalog that no longer lists 1.0.0: the plan of the rollback
+		// would be blocked, so nothing is committed.
+		unlisted := srv.RemoteCommitFiles(map[string]string{"catalog.json": releasesCatalog("2.0.0", "1.1.0")}, "catalog: 1.0.0 withdrawn")
+		w = rollback("1.0.0")
+		if w.code != http.StatusUnprocessableEntity || !strings.Contains(w.body, "does not admit ghcr.io/acme/api:1.0.0") || srv.Head("main") != unlisted {
+			t.Errorf("rollback to a release the catalog does not list: %d %s, head %s (was %s); want 422 saying why and no commit", w.code, w.body, srv.Head("main"), unlisted)
+		}
+		srv.RemoteCommitFiles(map[string]string{"catalog.json": releasesCatalog("2.0.0", "1.0.0", "1.1.0")}, "catalog: 1.0.0 listed again")
 
 		n := 0
 		srv.SetBeforeReceive(func() {

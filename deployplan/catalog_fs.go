@@ -1,0 +1,41 @@
+package deployplan
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+)
+
+// CatalogInRepo is the path of e's catalog inside its source repository
+// (slash-separated, clean), and false when the catalog is not read from
+// the repository: no git source, or an absolute path on disk.
+func (e *Environment) CatalogInRepo() (string, bool) {
+	if e.Source.Repo == "" || e.Catalog == "" || filepath.IsAbs(e.Catalog) {
+		return "", false
+	}
+	return path.Clean(filepath.ToSlash(e.Catalog)), true
+}
+
+// ReadCatalogFS reads and parses the catalog at name in fsys (a tree of
+// the source repository: the edited tree of a write-back), bounded as a
+// plan reads it.
+func ReadCatalogFS(fsys fs.FS, name string) (*Catalog, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: catalog %s: %w", name, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("deployplan: catalog %s is not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCatalogBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: read catalog %s: %w", name, err)
+	}
+	if len(data) > maxCatalogBytes {
+		return nil, fmt.Errorf("deployplan: catalog %s is larger than %d bytes", name, maxCatalogBytes)
+	}
+	return ParseCatalog(data)
+}
