@@ -1,8 +1,9 @@
 // Package demo brings up deploy-web's embedded default: a real local control
 // plane (devcluster), the App CRD and the reference operator, a seeded fleet
 // with a believable spread of states and growing pod logs, a git repository
-// of manifests with two deploy environments for it (dev, unprotected, into
-// the platform namespace staging; prod, protected), and a real OIDC
+// of manifests with three deploy environments for it, a promotion chain
+// (dev, unprotected, into the platform namespace staging; staging into
+// preprod, one version behind; prod, protected), and a real OIDC
 // provider (devidp) with demo logins. `deploy-web demo` and the browser tests
 // start the dashboard on top of it.
 package demo
@@ -75,7 +76,8 @@ type Env struct {
 	ClustersFile string
 
 	// EnvironmentsFile is the deploy config (deployplan.LoadConfig) of the
-	// demo's two environments, DevEnvironment and ProdEnvironment.
+	// demo's three environments, DevEnvironment, StagingEnvironment and
+	// ProdEnvironment.
 	EnvironmentsFile string
 	// ManifestRepo is the working clone of their git repository: a
 	// person commits there and pushes to its origin, the bare repository
@@ -185,7 +187,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	progress("identity provider at %s", e.IdP.IssuerURL)
 
-	cs, dyn, err := e.startMember(ctx, runCtx, e.Members[0], []string{ProductionNamespace, HistoryNamespace}, opts, logDir, logApps)
+	cs, dyn, err := e.startMember(ctx, runCtx, e.Members[0], []string{HistoryNamespace}, opts, logDir, logApps)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +227,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	progress("a nightly deploy freeze of %s from %02d:00 UTC for %s", ProdEnvironment, FreezeNightlyHour, FreezeNightlyLength)
-	progress("environments %s and %s (manifests in %s) in %s", DevEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
+	progress("environments %s -> %s -> %s (manifests in %s) in %s", DevEnvironment, StagingEnvironment, ProdEnvironment, e.ManifestRepo, e.EnvironmentsFile)
 	progress("GitOps: %s auto-syncs its branch; commit in the working clone %s and push, e.g.: %s", DevEnvironment, e.ManifestRepo, CommitExample(e.ManifestRepo))
 
 	progress("seeding %d apps with their release histories", len(apps))

@@ -19,20 +19,31 @@ import (
 
 // The demo's deploy environments: one manifest repository (a bare git
 // repository on disk, read and written through file://, with a working
-// clone beside it) with a kustomize base and two overlays, and an
-// environments file naming them.
+// clone beside it) with a kustomize base and three overlays, and an
+// environments file naming them: dev -> staging -> prod, the promotion
+// chain, with staging one version behind dev at start.
 const (
 	// DevEnvironment deploys overlays/dev into StagingNamespace; it is not
 	// protected, so the console may apply it.
 	DevEnvironment = "dev"
+	// StagingEnvironment deploys overlays/staging into PreprodNamespace;
+	// it is promoted from dev (promotion.after) and auto-syncs its branch,
+	// so it runs StagingVersion from the demo's start.
+	StagingEnvironment = "staging"
 	// ProdEnvironment renders overlays/prod for ProductionNamespace; it is
-	// protected, so every apply is refused.
+	// protected, so every apply is refused, and promoted from staging: a
+	// promotion into it is a request, then a review branch.
 	ProdEnvironment = "prod"
 	// StagingNamespace is a platform namespace (the fleet shows what dev
 	// applies there and the operator reconciles it). It holds dev's
 	// first release once Start applied it (Options.ApplyEnvironment).
 	StagingNamespace = "staging"
-	// ProductionNamespace exists but is not a platform namespace.
+	// PreprodNamespace is the platform namespace StagingEnvironment
+	// deploys to (the namespace "staging" is dev's, a name kept from the
+	// two-environment demo).
+	PreprodNamespace = "preprod"
+	// ProductionNamespace is a platform namespace (so the matrix reads
+	// prod and a promotion can target it), empty: nothing applies prod.
 	ProductionNamespace = "production"
 	// HistoryNamespace holds the console's plan-history ConfigMaps.
 	HistoryNamespace = "deploy-web"
@@ -50,22 +61,30 @@ const (
 
 	// AppCommit is the (made-up) application commit: base/ tags its
 	// images with its first 12 characters (ImageTag; each overlay sets its
-	// release's tags over them), prod's catalog reports it, and the
-	// made-up digests derive from it.
+	// release's tags over them), the catalogs report it, and the made-up
+	// digests derive from it.
 	AppCommit = "7d1c4e9a2b3f60158c0ad1e2b4c6f8a9e0d3b5c7"
 
-	// ProdVersion is the release the prod overlay deploys: its images are
-	// tagged with this version, and prod's catalog
-	// (artifacts/catalog-prod.json) is in version mode.
-	ProdVersion = "1.4.2"
-
-	// DevVersion is the release dev runs (the branch head): its overlay
-	// sets the images' tags with kustomize's images field, and dev's
-	// catalog (artifacts/catalog.json, version mode) lists it beside
-	// DevPreviousVersion, the release dev ran before, which staging/api
-	// can be rolled back to from its page (a commit through write-back).
+	// The releases of the promotion chain, each environment one step
+	// behind the one before it. DevVersion is the release dev runs (the
+	// branch head; dev's first commit runs DevPreviousVersion, which
+	// staging/api can be rolled back to from its page: a commit through
+	// write-back). StagingVersion is staging's release, ProdVersion the
+	// release overlays/prod declares (nothing applies prod). Every overlay
+	// sets its images' tags with kustomize's images field, and every
+	// environment's catalog is in version mode, listing its own release
+	// and the one a promotion (or, for dev, a rollback) brings into it:
+	// dev's artifacts/catalog.json DevPreviousVersion and DevVersion,
+	// artifacts/catalog-staging.json StagingVersion and DevVersion,
+	// artifacts/catalog-prod.json ProdVersion and StagingVersion.
 	DevVersion         = "1.5.0"
 	DevPreviousVersion = "1.4.2"
+	StagingVersion     = DevPreviousVersion
+	ProdVersion        = "1.3.0"
+
+	// PromotionSoak is the soak of staging's and prod's promotions: short,
+	// so a fresh demo can be promoted at once (the default is 10m).
+	PromotionSoak = "30s"
 
 	manifestRegistry = "registry.demo.local/inventory/"
 )
@@ -74,11 +93,13 @@ const (
 // releases' tags).
 var ImageTag = AppCommit[:12]
 
-// EnvironmentApps are the Apps the demo's manifests declare (in both
-// overlays); DevEnvironment applies them to StagingNamespace.
+// EnvironmentApps are the Apps the demo's manifests declare (in every
+// overlay); DevEnvironment applies them to StagingNamespace,
+// StagingEnvironment to PreprodNamespace.
 func EnvironmentApps() []string { return []string{"api", "worker"} }
 
-// envLogApps gives the environment's Apps pod logs once they run.
+// envLogApps gives the environments' Apps pod logs once they run (by
+// container name: api and worker in every namespace).
 func envLogApps() []seedApp {
 	return []seedApp{{name: "api", logs: "http"}, {name: "worker", logs: "worker"}}
 }
@@ -87,38 +108,17 @@ func envLogApps() []seedApp {
 // path (deployplan's render benchmark renders it).
 func ManifestFiles() map[string]string { return manifestFiles() }
 
-// manifestFiles is the repository's content.
+// manifestFiles is the repository's content at its head: dev at
+// DevVersion (seedManifests' first commit has dev at DevPreviousVersion).
 func manifestFiles() map[string]string {
 	img := func(svc string) string { return manifestRegistry + svc + ":" + ImageTag }
-	// prod's catalog is in version mode: each service at its version with
-	// its digest; the commit is only reported.
-	type versioned struct {
-		ID        string `json:"id"`
-		Image     string `json:"image"`
-		Tag       string `json:"tag"`
-		Digest    string `json:"digest"`
-		Published bool   `json:"published"`
-	}
-	prodCat := struct {
-		Mode     string      `json:"mode"`
-		Commit   string      `json:"commit"`
-		Services []versioned `json:"services"`
-	}{Mode: "version", Commit: AppCommit}
-	var prodPatches strings.Builder
-	for _, s := range EnvironmentApps() {
-		prodCat.Services = append(prodCat.Services, versioned{ID: s, Image: manifestRegistry + s, Tag: ProdVersion, Digest: releaseDigest(s, ProdVersion), Published: true})
-		fmt.Fprintf(&prodPatches, "  - target: {group: hanzo.ai, kind: App, name: %s}\n    patch: |\n      - {op: replace, path: /spec/image, value: %s}\n", s, manifestRegistry+s+":"+ProdVersion)
-	}
-	prodJSON, err := json.MarshalIndent(prodCat, "", "  ")
-	if err != nil {
-		panic(err) // static data
-	}
 	files := map[string]string{
 		"README.md": "# inventory manifests (deploy-web demo)\n\n" +
 			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
-			"`overlays/dev` deploys them to namespace `staging`, `overlays/prod` to `production`.\n" +
-			"`artifacts/catalog.json` is dev's artifact catalog, in version mode: the releases dev runs and may roll back to;\n" +
-			"`artifacts/catalog-prod.json` is prod's, in version mode: release " + ProdVersion + ", a tag and digest per service.\n",
+			"`overlays/dev` deploys them to namespace `staging`, `overlays/staging` to `preprod`, `overlays/prod` to `production`,\n" +
+			"each at a release (kustomize's `images` field; `app-image.yaml` maps it onto an App's `spec/image`).\n" +
+			"`artifacts/catalog.json`, `artifacts/catalog-staging.json` and `artifacts/catalog-prod.json` are dev's, staging's and prod's\n" +
+			"artifact catalogs, in version mode: a tag and digest per service at each release the environment runs or may receive.\n",
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"labels:\n  - pairs: {team: inventory}\n" +
 			"resources:\n  - api.yaml\n  - worker.yaml\n  - db-migrate.yaml\n",
@@ -133,19 +133,38 @@ func manifestFiles() map[string]string {
 		"base/db-migrate.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: db-migrate\nspec:\n  suspend: true\n" +
 			"  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" +
 			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
-		// dev's images field reaches the Apps' spec.image too (images.yaml).
-		"overlays/dev/images.yaml": "images:\n  - {path: spec/image, kind: App}\n",
-		// prod runs the release ProdVersion: the Apps' images by patch, the
-		// Job's through kustomize's images field.
-		"overlays/prod/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-			"namespace: " + ProductionNamespace + "\nresources:\n  - ../../base\n" +
-			"images:\n  - {name: " + manifestRegistry + "api, newTag: \"" + ProdVersion + "\"}\n" +
-			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n" +
-			"    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n" + prodPatches.String(),
-		"artifacts/catalog-prod.json": string(prodJSON) + "\n",
+		// staging runs the release StagingVersion, prod ProdVersion with
+		// 4 api replicas; each catalog also lists the release a promotion
+		// brings in.
+		"overlays/staging/kustomization.yaml": releaseOverlay(PreprodNamespace, StagingVersion, ""),
+		"overlays/staging/app-image.yaml":     appImageConfig,
+		"overlays/prod/kustomization.yaml": releaseOverlay(ProductionNamespace, ProdVersion,
+			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n"),
+		"overlays/prod/app-image.yaml":   appImageConfig,
+		"overlays/dev/app-image.yaml":    appImageConfig,
+		"artifacts/catalog-staging.json": releaseCatalog(StagingVersion, DevVersion),
+		"artifacts/catalog-prod.json":    releaseCatalog(ProdVersion, StagingVersion),
 	}
 	maps.Copy(files, devRelease(DevVersion, DevPreviousVersion, DevVersion))
 	return files
+}
+
+// appImageConfig is every overlay's app-image.yaml: kustomize's images
+// field also sets an App's spec/image.
+const appImageConfig = "# kustomize's images field also sets an App's spec/image.\nimages:\n  - {path: spec/image, kind: App}\n"
+
+// releaseOverlay is a release overlay deploying base/ into ns: the Apps'
+// images (through app-image.yaml) and the Job's at version, the field a
+// promotion or a rollback edits (docs/promotion.md, docs/gitops.md);
+// extra closes it.
+func releaseOverlay(ns, version, extra string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+	fmt.Fprintf(&b, "namespace: %s\nresources:\n  - ../../base\nconfigurations:\n  - app-image.yaml\nimages:\n", ns)
+	for _, s := range EnvironmentApps() {
+		fmt.Fprintf(&b, "  - {name: %s, newTag: %q}\n", manifestRegistry+s, version)
+	}
+	return b.String() + extra
 }
 
 // releaseDigest is the (made-up) digest of service svc at version.
@@ -154,11 +173,10 @@ func releaseDigest(svc, version string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// devRelease is dev's overlay and catalog when dev runs version: the
-// overlay's images field sets every container's tag and, through
-// images.yaml, the Apps' spec.image; the catalog (version mode) lists each
-// service at every release of listed.
-func devRelease(version string, listed ...string) map[string]string {
+// releaseCatalog is a version-mode catalog listing each service at every
+// release of listed (one entry each, with its digest); the commit,
+// AppCommit, is only reported.
+func releaseCatalog(listed ...string) string {
 	type release struct {
 		ID        string `json:"id"`
 		Image     string `json:"image"`
@@ -168,24 +186,29 @@ func devRelease(version string, listed ...string) map[string]string {
 	}
 	cat := struct {
 		Mode     string    `json:"mode"`
+		Commit   string    `json:"commit"`
 		Services []release `json:"services"`
-	}{Mode: "version"}
-	var images strings.Builder
+	}{Mode: "version", Commit: AppCommit}
 	for _, s := range EnvironmentApps() {
-		fmt.Fprintf(&images, "  - {name: %s, newTag: %q}\n", manifestRegistry+s, version)
 		for _, v := range listed {
 			cat.Services = append(cat.Services, release{ID: s + "-" + v, Image: manifestRegistry + s, Tag: v, Digest: releaseDigest(s, v), Published: true})
 		}
 	}
-	catJSON, err := json.MarshalIndent(cat, "", "  ")
+	b, err := json.MarshalIndent(cat, "", "  ")
 	if err != nil {
 		panic(err) // static data
 	}
+	return string(b) + "\n"
+}
+
+// devRelease is dev's overlay and catalog when dev runs version: the
+// overlay's images field sets every container's tag and, through
+// app-image.yaml, the Apps' spec.image; the catalog lists the releases
+// of listed.
+func devRelease(version string, listed ...string) map[string]string {
 	return map[string]string{
-		"overlays/dev/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-			"namespace: " + StagingNamespace + "\nresources:\n  - ../../base\n" +
-			"# A release (or a rollback from the console) changes these tags.\nconfigurations:\n  - images.yaml\nimages:\n" + images.String(),
-		"artifacts/catalog.json": string(catJSON) + "\n",
+		"overlays/dev/kustomization.yaml": releaseOverlay(StagingNamespace, version, ""),
+		"artifacts/catalog.json":          releaseCatalog(listed...),
 	}
 }
 
@@ -215,7 +238,7 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) 
 	// it, then commits DevVersion).
 	files := manifestFiles()
 	maps.Copy(files, devRelease(DevPreviousVersion, DevPreviousVersion))
-	if err := commitFiles(repo, files, "inventory: api and worker (dev at "+DevPreviousVersion+", prod at "+ProdVersion+"), db-migrate template Job"); err != nil {
+	if err := commitFiles(repo, files, "inventory: api and worker (dev at "+DevPreviousVersion+", staging at "+StagingVersion+", prod at "+ProdVersion+"), db-migrate template Job"); err != nil {
 		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
 	bareDir := filepath.Join(dir, manifestBareDir)
@@ -321,6 +344,28 @@ const devGitOpsYAML = `    # GitOps: a rollback from the console commits to main
     autoSync: {enabled: true, selfHeal: true, interval: 15s, grace: 30s}
 `
 
+// stagingGitOpsYAML closes the staging environment's entry: promoted
+// from dev (a promotion is a commit on main, write-back push) and
+// auto-synced, so it runs its overlay from the demo's start and a
+// promotion goes live.
+var stagingGitOpsYAML = `    # Promoted from dev (docs/promotion.md): a promotion commits dev's
+    # versions into overlays/staging on main (writeBack, push), and
+    # auto-sync applies it; the soak is short for the demo (default 10m).
+    writeBack: {mode: push}
+    autoSync: {enabled: true, interval: 15s}
+    promotion: {after: ` + DevEnvironment + `, soak: ` + PromotionSoak + `}
+`
+
+// prodGitOpsYAML closes the prod environment's entry: promoted from
+// staging; protected, so a promotion is a request another approver
+// approves, written as a review branch (writeBack, branch).
+var prodGitOpsYAML = `    # Promoted from staging: protected, so a promotion is a request that
+    # another approver approves, then a review branch (writeBack, branch);
+    # main is never written.
+    writeBack: {mode: branch}
+    promotion: {after: ` + StagingEnvironment + `, soak: ` + PromotionSoak + `}
+`
+
 // environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
 	env := func(name, ns string, protected bool, path, catalog, comment string) string {
@@ -342,6 +387,7 @@ func environmentsYAML(repoURL, kubeconfig string) string {
 	return strings.Join([]string{
 		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
 		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
-		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused"),
+		env(StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + stagingGitOpsYAML,
+		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused") + prodGitOpsYAML,
 	}, "")
 }

@@ -28,8 +28,8 @@ import (
 )
 
 // TestManifestsOffline seeds the manifest repository without a cluster and
-// checks the environments file loads, both overlays render from git, and
-// the offline source plan converges (tags, catalog, digests).
+// checks the environments file loads, the three overlays render from git,
+// and the offline source plan converges (tags, catalog, digests).
 func TestManifestsOffline(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "cluster", "kubeconfig")
@@ -41,10 +41,10 @@ func TestManifestsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Environments) != 2 {
-		t.Fatalf("%d environments, want dev and prod", len(cfg.Environments))
+	if len(cfg.Environments) != 3 {
+		t.Fatalf("%d environments, want dev, staging and prod", len(cfg.Environments))
 	}
-	dev, prod := cfg.Environments[0], cfg.Environments[1]
+	dev, staging, prod := cfg.Environments[0], cfg.Environments[1], cfg.Environments[2]
 	for _, c := range []struct {
 		env       deployplan.Environment
 		name, ns  string
@@ -52,6 +52,7 @@ func TestManifestsOffline(t *testing.T) {
 		path      string
 	}{
 		{dev, DevEnvironment, StagingNamespace, false, "overlays/dev"},
+		{staging, StagingEnvironment, PreprodNamespace, false, "overlays/staging"},
 		{prod, ProdEnvironment, ProductionNamespace, true, "overlays/prod"},
 	} {
 		e := c.env
@@ -60,22 +61,44 @@ func TestManifestsOffline(t *testing.T) {
 			e.Cluster.Context != "devcluster" || e.Cluster.Kubeconfig != kc {
 			t.Errorf("environment %s = %+v", c.name, e)
 		}
-		// Both catalogs are in version mode: dev's at its first commit
-		// runs DevPreviousVersion, prod's release ProdVersion (its commit
-		// reported); every image carries its release's tag.
-		tag, catCommit := DevPreviousVersion, ""
-		if e.Name == ProdEnvironment {
-			tag, catCommit = ProdVersion, AppCommit
+		// Every catalog is in version mode (its commit reported): dev at
+		// its first commit runs DevPreviousVersion, staging StagingVersion,
+		// prod ProdVersion; every image carries its release's tag.
+		tag := DevPreviousVersion
+		switch e.Name {
+		case StagingEnvironment:
+			tag = StagingVersion
+		case ProdEnvironment:
+			tag = ProdVersion
 		}
-		checkSourcePlan(t, &e, tag, catCommit)
+		checkSourcePlan(t, &e, tag)
 	}
 	// dev is the GitOps loop: write-back (push) and auto-sync with
-	// self-heal; prod, protected, has neither.
+	// self-heal; staging follows its branch too and is promoted from dev;
+	// prod, protected, is promoted from staging through a review branch
+	// and never auto-syncs.
 	if wb, as := dev.WriteBack, dev.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || !as.SelfHeal || as.IntervalOrDefault() != 15*time.Second {
 		t.Errorf("dev writeBack %+v autoSync %+v, want push and auto-sync with self-heal every 15s", wb, as)
 	}
-	if prod.WriteBack != nil || prod.AutoSync != nil {
-		t.Errorf("prod writeBack %+v autoSync %+v, want neither", prod.WriteBack, prod.AutoSync)
+	if dev.Promotion != nil {
+		t.Errorf("dev promotion %+v, want none: dev starts the chain", dev.Promotion)
+	}
+	if wb, as := staging.WriteBack, staging.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || as.IntervalOrDefault() != 15*time.Second {
+		t.Errorf("staging writeBack %+v autoSync %+v, want push and auto-sync every 15s", wb, as)
+	}
+	if wb := prod.WriteBack; wb == nil || wb.Mode != "branch" || prod.AutoSync != nil {
+		t.Errorf("prod writeBack %+v autoSync %+v, want a review branch and no auto-sync", wb, prod.AutoSync)
+	}
+	for _, c := range []struct {
+		env   deployplan.Environment
+		after string
+	}{{staging, DevEnvironment}, {prod, StagingEnvironment}} {
+		if p := c.env.Promotion; p == nil || p.After != c.after || p.SoakOrDefault().String() != PromotionSoak {
+			t.Errorf("%s promotion %+v, want after %s, soak %s", c.env.Name, p, c.after, PromotionSoak)
+		}
+	}
+	if order := cfg.PromotionOrder(); strings.Join(order, ",") != "dev,staging,prod" {
+		t.Errorf("PromotionOrder() = %v, want dev, staging, prod", order)
 	}
 	// The working clone's origin is the bare repository, at the same
 	// commit, so a person's push reaches what dev reads.
@@ -105,7 +128,7 @@ func TestManifestsOffline(t *testing.T) {
 
 	// The git desired source sees the same objects.
 	ix := envsource.New(cfg, nil, time.Hour)
-	for _, e := range []string{DevEnvironment, ProdEnvironment} {
+	for _, e := range []string{DevEnvironment, StagingEnvironment, ProdEnvironment} {
 		if err := ix.Refresh(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
@@ -113,6 +136,10 @@ func TestManifestsOffline(t *testing.T) {
 	d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, StagingNamespace, "api")
 	if !ok || d.Environment != DevEnvironment || d.Path != "overlays/dev" || d.Ref != ManifestBranch || d.Commit == "" {
 		t.Errorf("Lookup(staging/api) = %v %+v", ok, d)
+	}
+	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, PreprodNamespace, "api")
+	if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != StagingEnvironment || img != manifestRegistry+"api:"+StagingVersion {
+		t.Errorf("Lookup(preprod/api) = %v %+v (image %q), want staging's at %s", ok, d, img, StagingVersion)
 	}
 	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, ProductionNamespace, "api")
 	if r, _, _ := unstructuredInt(d, "spec", "replicas"); !ok || d.Environment != ProdEnvironment || r != 4 {
@@ -132,14 +159,28 @@ func TestManifestsOffline(t *testing.T) {
 	if oh, err := clone.Reference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), true); err != nil || oh.Hash().String() != head {
 		t.Errorf("the clone's origin/%s after the release = %v (%v), want %s", ManifestBranch, oh, err, head)
 	}
-	checkSourcePlan(t, &dev, DevVersion, "")
-	cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()["artifacts/catalog.json"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []string{DevPreviousVersion, DevVersion} {
-		if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + "api", Tag: v}); !ok || s.Tag != v {
-			t.Errorf("dev's catalog for api at %s = %+v, %v; want the release listed", v, s, ok)
+	checkSourcePlan(t, &dev, DevVersion)
+	// Each catalog lists its environment's release and the one that
+	// comes in: dev's rollback target, staging's and prod's promotion
+	// from the environment before (so those plans are ready).
+	for _, c := range []struct {
+		file     string
+		releases []string
+	}{
+		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}},
+		{"artifacts/catalog-staging.json", []string{StagingVersion, DevVersion}},
+		{"artifacts/catalog-prod.json", []string{ProdVersion, StagingVersion}},
+	} {
+		cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()[c.file]))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		for _, app := range EnvironmentApps() {
+			for _, v := range c.releases {
+				if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + app, Tag: v}); !ok || s.Tag != v {
+					t.Errorf("%s: Lookup(%s:%s) = %+v, %v; want the release listed", c.file, app, v, s, ok)
+				}
+			}
 		}
 	}
 
@@ -153,16 +194,16 @@ func TestManifestsOffline(t *testing.T) {
 }
 
 // checkSourcePlan plans e's source offline: it converges, its catalog is
-// in version mode with commit catCommit, and every workload image is
+// in version mode with commit AppCommit, and every workload image is
 // tagged tag.
-func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, catCommit string) {
+func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag string) {
 	t.Helper()
 	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
 	if err != nil {
 		t.Fatalf("SourcePlan(%s) = %v", e.Name, err)
 	}
-	if len(res.Divergences) != 0 || res.CatalogCommit != catCommit || res.SourceCommit == "" || res.CatalogMode != deployplan.CatalogModeVersion {
-		t.Errorf("SourcePlan(%s): divergences %+v, catalog %q in mode %s, source commit %q; want none, %q in version mode", e.Name, res.Divergences, res.CatalogCommit, res.CatalogMode, res.SourceCommit, catCommit)
+	if len(res.Divergences) != 0 || res.CatalogCommit != AppCommit || res.SourceCommit == "" || res.CatalogMode != deployplan.CatalogModeVersion {
+		t.Errorf("SourcePlan(%s): divergences %+v, catalog %q in mode %s, source commit %q; want none, %q in version mode", e.Name, res.Divergences, res.CatalogCommit, res.CatalogMode, res.SourceCommit, AppCommit)
 	}
 	var got []string
 	for _, w := range res.Workloads {
@@ -177,6 +218,14 @@ func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, catCommit str
 	if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
 		t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
 	}
+}
+
+func unstructuredString(d envsource.Desired, path ...string) (string, bool, error) {
+	if d.Object == nil {
+		return "", false, nil
+	}
+	v, ok := d.Object.Object[path[0]].(map[string]any)[path[1]].(string)
+	return v, ok, nil
 }
 
 func unstructuredInt(d envsource.Desired, path ...string) (int64, bool, error) {
@@ -203,11 +252,15 @@ func TestEnvironments(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Stop)
-	if !slices.Contains(env.Namespaces, StagingNamespace) || slices.Contains(env.Namespaces, ProductionNamespace) {
-		t.Errorf("platform namespaces %v: want staging, not production", env.Namespaces)
+	// Each environment's namespace is a platform namespace: the matrix
+	// reads all three and a promotion may target prod.
+	for _, ns := range []string{StagingNamespace, PreprodNamespace, ProductionNamespace} {
+		if !slices.Contains(env.Namespaces, ns) {
+			t.Errorf("platform namespaces %v: want %s among them", env.Namespaces, ns)
+		}
 	}
 	cs := kubernetes.NewForConfigOrDie(env.Cluster.Config)
-	for _, ns := range []string{StagingNamespace, ProductionNamespace, env.HistoryNamespace} {
+	for _, ns := range []string{StagingNamespace, PreprodNamespace, ProductionNamespace, env.HistoryNamespace} {
 		if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 			t.Errorf("namespace %s: %v", ns, err)
 		}

@@ -5,9 +5,14 @@ import (
 )
 
 // Namespaces returns the demo's platform namespaces: the seeded fleet's,
-// and StagingNamespace, where the dev environment deploys (empty until an
-// apply).
-func Namespaces() []string { return []string{"storefront", "payments", StagingNamespace} }
+// StagingNamespace, where the dev environment deploys, PreprodNamespace,
+// where the staging environment deploys (each empty until its auto-sync
+// or an apply), and ProductionNamespace, prod's, which stays empty (prod
+// refuses applies) but is read, so the matrix shows prod and a promotion
+// can target it.
+func Namespaces() []string {
+	return []string{"storefront", "payments", StagingNamespace, PreprodNamespace, ProductionNamespace}
+}
 
 // release is one step of an App's history: a spec patch applied after the
 // previous step's rollout completed.

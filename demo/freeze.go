@@ -17,14 +17,21 @@ const (
 	FreezeNightlyHour   = 22
 	FreezeNightlyLength = 8 * time.Hour
 	freezeSeries        = 30 * 24 * time.Hour
+	freezeLeadTime      = 3 * time.Hour
 	freezeReason        = "nightly change freeze: prod changes only in office hours"
 	freezeTicket        = "https://tickets.example.com/CHG-1001"
 )
 
-// nightlyFreeze is the demo's freeze of prod, starting the day of now
-// (UTC midnight), every night at FreezeNightlyHour.
+// nightlyFreeze is the demo's freeze of prod, every night at
+// FreezeNightlyHour, from the day of now (UTC midnight), or from the next
+// day when tonight's freeze starts within freezeLeadTime: a demo (and its
+// browser tests) never starts inside a freeze or just before one, so
+// prod's promotions behave the same whatever the time of day.
 func nightlyFreeze(now time.Time) freeze.Freeze {
 	day := now.UTC().Truncate(24 * time.Hour)
+	if tonight := day.Add(FreezeNightlyHour * time.Hour); now.After(tonight.Add(-freezeLeadTime)) {
+		day = day.Add(24 * time.Hour)
+	}
 	return freeze.Freeze{
 		Scope:    scope.Scope{Environments: []string{ProdEnvironment}},
 		Start:    day,

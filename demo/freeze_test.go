@@ -36,3 +36,22 @@ func TestNightlyFreeze(t *testing.T) {
 		}
 	}
 }
+
+// TestNightlyFreezeNeverAtStart: whatever the hour a demo starts at, prod
+// is not frozen then nor within the next two hours (the browser tests'
+// run), and the first night's freeze is at most a day and a half away.
+func TestNightlyFreezeNeverAtStart(t *testing.T) {
+	prod := freeze.Target{Environment: ProdEnvironment}
+	for m := 0; m < 24*60; m += 10 {
+		start := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC).Add(time.Duration(m) * time.Minute)
+		l := freeze.List{nightlyFreeze(start)}
+		for at := start; at.Before(start.Add(2 * time.Hour)); at = at.Add(5 * time.Minute) {
+			if _, _, ok := l.Active(at, prod); ok {
+				t.Fatalf("demo started %s: prod frozen at %s, want open for two hours", start.Format("15:04"), at.Format("15:04"))
+			}
+		}
+		if first := l[0].Start.Add(FreezeNightlyHour * time.Hour); first.Sub(start) > 36*time.Hour {
+			t.Errorf("demo started %s: first freeze %s, want within a day and a half", start.Format("15:04"), first)
+		}
+	}
+}

@@ -30,8 +30,8 @@ func TestEnvironmentPlanApply(t *testing.T) {
 		screenshot(t, ctx, "no-envs")
 		t.Fatal(err)
 	}
-	if envs := texts(t, ctx, `[data-testid=env-row] .app-name a`); strings.Join(envs, ",") != "dev,prod" {
-		t.Errorf("environments = %q, want dev and prod", envs)
+	if envs := texts(t, ctx, `[data-testid=env-row] .app-name a`); strings.Join(envs, ",") != "dev,staging,prod" {
+		t.Errorf("environments = %q, want dev, staging and prod", envs)
 	}
 	screenshot(t, ctx, "environments")
 

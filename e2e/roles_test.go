@@ -21,7 +21,7 @@ func TestRolesDrawOnlyAllowedButtons(t *testing.T) {
 			want []string // the data-action buttons drawn
 		}{
 			{"viewer", nil},
-			{"deployer", []string{"logs", "rollback", "sync"}},
+			{"deployer", []string{"logs", "notify", "rollback", "sync"}}, // notify: a deployer edits subscriptions in its scope (docs/notifications.md)
 		} {
 			t.Run(size.name+"/"+tt.user, func(t *testing.T) {
 				ctx := browser(t)

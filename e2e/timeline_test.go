@@ -59,33 +59,21 @@ func TestTimelineInBrowser(t *testing.T) {
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
 	page := base + "/clusters/devcluster/apps/storefront/checkout/timeline?range=1h"
 
-	patch("1.2.0", false)
-	// The console saw 1.2.0 (a deploy entry) before 1.3.0 goes out again.
-	reloadUntil(t, ctx, page, `[data-testid=timeline-row][data-kind=deploy]`, 90*time.Second)
-	patch("1.3.0", true)
-	// Rows are newest first: Degraded above the deploy of 1.3.0.
-	degradedAfterDeploy := `(function(){
-		const rows = Array.from(document.querySelectorAll('[data-testid=timeline-row]'));
+	// Rows are newest first. rowsJS defines row(i)'s kind and change text
+	// and the index of the newest deploy to a version.
+	const rowsJS = `const rows = Array.from(document.querySelectorAll('[data-testid=timeline-row]'));
 		const text = r => r.querySelector('[data-testid=timeline-change]').textContent.trim();
-		const deploy = rows.findIndex(r => r.dataset.kind === 'deploy' && text(r).startsWith('1.2.0 → 1.3.0'));
-		const degraded = rows.findIndex(r => r.dataset.kind === 'health' && text(r).endsWith('→ Degraded'));
-		return deploy >= 0 && degraded >= 0 && degraded < deploy ? 1 : 0;
-	})()`
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
-			t.Fatal(err)
-		}
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](degradedAfterDeploy))
-		if err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			screenshot(t, ctx, "timeout")
-			t.Fatalf("no Degraded after the deploy of 1.3.0 on %s within 3 minutes", page)
-		}
-		time.Sleep(2 * time.Second)
-	}
+		const deployTo = v => rows.findIndex(r => r.dataset.kind === 'deploy' && text(r).includes('→ ' + v));
+		const healthAbove = (i, to) => rows.slice(0, Math.max(i, 0)).findIndex(r => r.dataset.kind === 'health' && text(r).includes('→ ' + to));`
+	patch("1.2.0", false)
+	// The console saw 1.2.0 go out and checkout leave Degraded (Healthy
+	// again) before 1.3.0 goes out: else the crash of 1.3.0 is no new
+	// transition to Degraded (an earlier test may have left it Degraded).
+	reloadUntilJS(t, ctx, page, "the deploy of 1.2.0, then Healthy", 3*time.Minute,
+		`(function(){ `+rowsJS+` const d = deployTo('1.2.0'); return d >= 0 && healthAbove(d, 'Healthy') >= 0 ? 1 : 0; })()`)
+	patch("1.3.0", true)
+	reloadUntilJS(t, ctx, page, "Degraded after the deploy of 1.3.0", 3*time.Minute,
+		`(function(){ `+rowsJS+` const d = rows.findIndex(r => r.dataset.kind === 'deploy' && text(r).startsWith('1.2.0 → 1.3.0')); return d >= 0 && healthAbove(d, 'Degraded') >= 0 ? 1 : 0; })()`)
 	for _, size := range screenSizes() {
 		emulateScreen(t, ctx, size)
 		if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`[data-testid=timeline-chart]`))); err != nil {
@@ -144,21 +132,22 @@ func TestTimelineInBrowser(t *testing.T) {
 	}
 }
 
-// reloadUntil loads url until sel shows, within timeout.
-func reloadUntil(t *testing.T, ctx context.Context, url, sel string, timeout time.Duration) {
+// reloadUntilJS reloads url until the expression js is 1, or fails the
+// test after timeout naming what it waited for.
+func reloadUntilJS(t *testing.T, ctx context.Context, url, what string, timeout time.Duration, js string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 			t.Fatal(err)
 		}
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
-		if err == nil && n > 0 {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+		if err == nil && n == 1 {
 			return
 		}
 		if time.Now().After(deadline) {
 			screenshot(t, ctx, "timeout")
-			t.Fatalf("%s not on %s after %s", sel, url, timeout)
+			t.Fatalf("%s not on %s after %s (last: %d, %v)", what, url, timeout, n, err)
 		}
 		time.Sleep(2 * time.Second)
 	}

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/audit"
 )
@@ -61,7 +66,7 @@ func TestStoreRequestAndDecide(t *testing.T) {
 // (as two replicas would) leave exactly one decision.
 func TestStoreOneDecisionUnderRace(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	s := NewStore(casClientset().CoreV1(), "deploy-web")
 	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "req"}})
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +124,33 @@ func TestStoreTrimKeepsPending(t *testing.T) {
 	if got, err := s.Get(ctx, "prod", first.ID); err != nil || got.State != StatePending {
 		t.Errorf("the oldest pending request = %+v, %v; want it kept", got, err)
 	}
+}
+
+// casClientset is a fake clientset whose ConfigMap updates compare the
+// resourceVersion as the apiserver does (the plain fake takes every
+// update, so concurrent writers would all "win"): a stale update gets a
+// Conflict, a fresh one a new resourceVersion.
+func casClientset() *fake.Clientset {
+	cs := fake.NewClientset()
+	var mu sync.Mutex
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	cs.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		cm := a.(k8stesting.UpdateAction).GetObject().(*corev1.ConfigMap).DeepCopy()
+		cur, err := cs.Tracker().Get(gvr, cm.Namespace, cm.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		if rv := cur.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
+			return true, nil, apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, fmt.Errorf("resourceVersion %q, stored %q", cm.ResourceVersion, rv))
+		}
+		n, _ := strconv.Atoi(cm.ResourceVersion)
+		cm.ResourceVersion = strconv.Itoa(n + 1)
+		if err := cs.Tracker().Update(gvr, cm, cm.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, cm, nil
+	})
+	return cs
 }

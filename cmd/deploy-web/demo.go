@@ -167,7 +167,7 @@ func printBanner(w io.Writer, st demoState) {
 	for _, u := range st.Users {
 		fmt.Fprintf(w, "  Login:       %s / %s   (groups: %s)\n", u.Username, u.Password, strings.Join(u.Groups, ", "))
 	}
-	fmt.Fprintf(w, "  Deploy:      %senvironments   (dev, and prod which refuses applies; config %s)\n", st.URL, st.Environments)
+	fmt.Fprintf(w, "  Deploy:      %senvironments   (dev -> staging -> prod: staging one version behind, prod protected: applies refused, promotions reviewed; config %s)\n", st.URL, st.Environments)
 	for _, c := range st.Clusters {
 		fmt.Fprintf(w, "  Cluster:     %-11s %s (namespaces %s)\n", c.Name, c.Kubeconfig, strings.Join(c.Namespaces, ", "))
 	}

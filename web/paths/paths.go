@@ -205,6 +205,7 @@ func APITimeline(name string, q url.Values) string {
 
 // Activity is the fleet's activity feed with its filters and page (q).
 func Activity(q url.Values) string { return WithQuery("/activity", q) }
+
 // Freezes is the deploy freezes page (POST: create one).
 func Freezes() string { return "/freezes" }
 
