@@ -142,13 +142,9 @@ func (s *Server) diffSide(ctx context.Context, env *deployplan.Environment, name
 
 // apiEnvDiff serves GET /v1/deploy/environments/{env}/diff?from=&to=.
 func (s *Server) apiEnvDiff(w http.ResponseWriter, r *http.Request) error {
-	er, err := s.envRunner()
+	env, err := s.pathEnv(r)
 	if err != nil {
 		return err
-	}
-	env, err := er.Config().Env(r.PathValue("env"))
-	if err != nil {
-		return notFound("environment")
 	}
 	from, to := diffSides(r.URL.Query())
 	rep, _, err := s.envDiff(r.Context(), env, from, to)
@@ -163,13 +159,9 @@ func (s *Server) apiEnvDiff(w http.ResponseWriter, r *http.Request) error {
 // form alone without from and to, else the diff rendered server-side (a
 // permalink; no JavaScript needed).
 func (s *Server) envDiffPage(w http.ResponseWriter, r *http.Request) error {
-	er, err := s.envRunner()
+	env, err := s.pathEnv(r)
 	if err != nil {
 		return err
-	}
-	env, err := er.Config().Env(r.PathValue("env"))
-	if err != nil {
-		return notFound("environment")
 	}
 	q := r.URL.Query()
 	from, to := diffSides(q)

@@ -40,6 +40,20 @@ func (s *Server) envRunner() (EnvRunner, error) {
 	return s.opts.Environments, nil
 }
 
+// pathEnv is the configured environment the route's {env} names (404
+// when none is configured or it is not one of them).
+func (s *Server) pathEnv(r *http.Request) (*deployplan.Environment, error) {
+	er, err := s.envRunner()
+	if err != nil {
+		return nil, err
+	}
+	env, err := er.Config().Env(r.PathValue("env"))
+	if err != nil {
+		return nil, notFound("environment")
+	}
+	return env, nil
+}
+
 func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
 	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: deployplan.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
 }

@@ -52,13 +52,9 @@ func pauseUntil(until, forText string, now time.Time) (time.Time, error) {
 // autoSyncEnv resolves the environment of a pause or resume request, and
 // the loop that runs it.
 func (s *Server) autoSyncEnv(r *http.Request) (*deployplan.Environment, AutoSyncState, error) {
-	er, err := s.envRunner()
+	env, err := s.pathEnv(r)
 	if err != nil {
 		return nil, nil, err
-	}
-	env, err := er.Config().Env(r.PathValue("env"))
-	if err != nil {
-		return nil, nil, notFound("environment")
 	}
 	if s.opts.AutoSync == nil {
 		return nil, nil, noAutoSync(env.Name)
@@ -215,13 +211,9 @@ func (s *Server) gitOpsView(r *http.Request, env *deployplan.Environment) templa
 
 // envGitOps serves GET /environments/{env}/gitops, the panel's refresh.
 func (s *Server) envGitOps(w http.ResponseWriter, r *http.Request) error {
-	er, err := s.envRunner()
+	env, err := s.pathEnv(r)
 	if err != nil {
 		return err
-	}
-	env, err := er.Config().Env(r.PathValue("env"))
-	if err != nil {
-		return notFound("environment")
 	}
 	return s.gitOpsPanel(w, r, env)
 }

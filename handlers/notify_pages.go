@@ -206,13 +206,9 @@ func (s *Server) placeSubscription(r *http.Request, place notifyPlace) (notify.S
 
 // knownEnv is the {env} of the request, which must be configured.
 func (s *Server) knownEnv(r *http.Request) (string, error) {
-	er, err := s.envRunner()
+	env, err := s.pathEnv(r)
 	if err != nil {
 		return "", err
-	}
-	env, err := er.Config().Env(r.PathValue("env"))
-	if err != nil {
-		return "", notFound("environment")
 	}
 	return env.Name, nil
 }
