@@ -62,6 +62,13 @@ type ThirdPartyImage struct {
 // versionMode reports whether the catalog is in version mode.
 func (c *Catalog) versionMode() bool { return c.Mode == CatalogModeVersion }
 
+// TaggedWith reports whether tag names the catalog's commit in commit
+// mode: the commit itself or its first 7 or more characters, the tags the
+// plan admits for the catalog's services. Always false in version mode.
+func (c *Catalog) TaggedWith(tag string) bool {
+	return !c.versionMode() && commitMatches(tag, c.Commit)
+}
+
 // commitRE is what a catalog commit may be: 7 to 40 lowercase hex digits.
 var commitRE = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
 

@@ -214,3 +214,43 @@ func TestGroupBlockers(t *testing.T) {
 		t.Errorf("groupBlockers twice (-want +got):\n%s", diff)
 	}
 }
+
+func TestCatalogTaggedWith(t *testing.T) {
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	commitCat := &Catalog{Mode: CatalogModeCommit, Commit: commit}
+	versionCat := &Catalog{Mode: CatalogModeVersion, Commit: commit}
+	tests := []struct {
+		name string
+		cat  *Catalog
+		tag  string
+		want bool
+	}{
+		{"the commit", commitCat, commit, true},
+		{"a 12-character prefix", commitCat, commit[:12], true},
+		{"7 characters", commitCat, commit[:7], true},
+		{"6 characters are too few", commitCat, commit[:6], false},
+		{"another commit", commitCat, "fedcba9876543210", false},
+		{"a version", commitCat, "1.2.0", false},
+		{"uppercase is not the commit", commitCat, strings.ToUpper(commit[:12]), false},
+		{"empty", commitCat, "", false},
+		{"version mode never", versionCat, commit[:12], false},
+	}
+	for _, tt := range tests {
+		if got := tt.cat.TaggedWith(tt.tag); got != tt.want {
+			t.Errorf("TaggedWith(%s: %q) = %v, want %v", tt.name, tt.tag, got, tt.want)
+		}
+	}
+}
+
+func TestParseCatalogFileBudget(t *testing.T) {
+	ok := []byte(`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`)
+	if c, err := ParseCatalogFile("catalog.json", ok); err != nil || c.Commit != "0123456789abcdef0123456789abcdef01234567" {
+		t.Fatalf("ParseCatalogFile(a catalog) = %+v, %v; want it parsed", c, err)
+	}
+	// One byte over the cap, in a catalog that would otherwise parse.
+	huge := append(append([]byte{}, ok[:len(ok)-1]...), []byte(`, "thirdParty": []`+strings.Repeat(" ", MaxCatalogBytes))...)
+	huge = append(huge, '}')
+	if _, err := ParseCatalogFile("catalog.json", huge); err == nil || !strings.Contains(err.Error(), "catalog catalog.json is larger than") {
+		t.Errorf("ParseCatalogFile(%d bytes) = %v, want refused as larger than %d bytes", len(huge), err, MaxCatalogBytes)
+	}
+}
