@@ -37,8 +37,18 @@ type Request struct {
 	Edits []Edit
 	// Plan, when set, is called on each fetched tree (the first one and,
 	// after a rejected push, the fresh one) and returns more edits,
-	// applied after Edits: Locate's choice depends on the tree.
+	// applied after Edits: Locate's choice depends on the tree. With
+	// History set, the tree is also a FileHistory.
 	Plan func(repo fs.FS) ([]Edit, error)
+	// History, when > 0, fetches the branch's last History commits (at
+	// most MaxHistory) instead of its head alone, so Plan may walk a
+	// file's history (FileHistory); the pack caps of Limits still apply.
+	History int
+	// Detail, when set, is called after Plan on each attempt and its
+	// lines are added to Message as a paragraph: what Plan decided that
+	// the message could not say beforehand (the Apps a catalog move takes
+	// along). Each line is made one line and capped, as Message's fields.
+	Detail func() []string
 	// Check, when set, is called with the edited tree before the commit
 	// is pushed (a render of the environment, say); an error stops the
 	// write-back with nothing pushed.
@@ -124,6 +134,9 @@ func checkRequest(req Request) error {
 	if len(req.Edits) == 0 && req.Plan == nil {
 		return errors.New("writeback: no edit")
 	}
+	if req.History < 0 || req.History > MaxHistory {
+		return fmt.Errorf("writeback: history: %d commits, want 0 to %d", req.History, MaxHistory)
+	}
 	return nil
 }
 
@@ -171,7 +184,7 @@ func (m *moved) Error() string { return "the branch moved: " + m.reason }
 // pushes.
 func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp string, req Request, target, msg string) (Result, error) {
 	lim := req.Limits
-	head, err := fetchBranch(ctx, rem, st, tmp, req.Branch, lim)
+	head, err := fetchBranch(ctx, rem, st, tmp, req.Branch, max(req.History, 1), lim)
 	if err != nil {
 		return Result{}, err
 	}
@@ -185,11 +198,14 @@ func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp st
 	}
 	edits := append([]Edit{}, req.Edits...)
 	if req.Plan != nil {
-		more, err := req.Plan(&treeFS{st: st, root: baseTree, maxFile: lim.maxFileBytes()})
+		more, err := req.Plan(&treeFS{st: st, root: baseTree, maxFile: lim.maxFileBytes(), commit: base})
 		if err != nil {
 			return Result{}, err
 		}
 		edits = append(edits, more...)
+	}
+	if req.Detail != nil {
+		msg = withDetail(msg, req.Detail())
 	}
 	if len(edits) == 0 {
 		return Result{}, errors.New("writeback: no edit")

@@ -18,12 +18,12 @@ import (
 	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
-// fetchBranch fetches the head of branch into st, shallow (depth 1) when
-// the server allows it, the pack capped at Limits.MaxPackBytes on the wire
+// fetchBranch fetches the head of branch into st, shallow (depth commits:
+// 1, or Request.History) when the server allows it, the pack capped at Limits.MaxPackBytes on the wire
 // and Limits.MaxInflatedBytes inflated (storePack, which writes it in tmp
 // first), and returns the head. It is deployplan's fetchRemoteCtx for one branch, into
 // storage on disk.
-func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, tmp, branch string, lim Limits) (plumbing.Hash, error) {
+func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, tmp, branch string, depth int, lim Limits) (plumbing.Hash, error) {
 	fail := func(step string, err error) error {
 		if s := statusOf(err); s != 0 {
 			return &AuthError{Repo: rem.url, Status: s}
@@ -62,7 +62,7 @@ func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, tmp, 
 	req.Wants = []plumbing.Hash{head}
 	shallow := ar.Capabilities.Supports(capability.Shallow)
 	if shallow {
-		req.Depth = packp.DepthCommits(1)
+		req.Depth = packp.DepthCommits(depth)
 		if err := req.Capabilities.Set(capability.Shallow); err != nil {
 			return plumbing.ZeroHash, fail("request", err)
 		}

@@ -42,6 +42,35 @@ func Message(action, app, from, to, actorEmail, actorSubject, reason string) str
 	return b.String()
 }
 
+// maxDetailLines caps the lines Request.Detail adds to a message.
+const maxDetailLines = 50
+
+// withDetail is msg (ending in a line break) with lines added as a
+// paragraph: each made one line of at most maxFieldRunes runes, at most
+// maxDetailLines of them, and none past maxMessageBytes.
+func withDetail(msg string, lines []string) string {
+	var b strings.Builder
+	b.WriteString(msg)
+	b.WriteString("\n")
+	n := 0
+	for _, l := range lines {
+		if l = oneLine(l, maxFieldRunes); l == "" {
+			continue
+		}
+		if n == maxDetailLines || b.Len()+len(l)+len("[…]\n")+1 > maxMessageBytes {
+			b.WriteString("[…]\n")
+			break
+		}
+		b.WriteString(l)
+		b.WriteString("\n")
+		n++
+	}
+	if n == 0 {
+		return msg
+	}
+	return b.String()
+}
+
 // oneLine makes s a single line of at most n runes: control characters
 // and other line separators become spaces, runs of spaces one space.
 func oneLine(s string, n int) string {

@@ -23,6 +23,9 @@ type treeFS struct {
 	st      storer.EncodedObjectStorer
 	root    *object.Tree
 	maxFile int64
+	// commit is the fetched commit whose tree root is (FileRevisions
+	// walks its history); nil for an edited tree.
+	commit *object.Commit
 }
 
 // entryAt finds name (a valid fs path) in the tree, and the tree of a
