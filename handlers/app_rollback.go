@@ -133,8 +133,12 @@ type rollbackResponse struct {
 	release.Result
 	Environment string      `json:"environment,omitempty"`
 	Commit      *commitJSON `json:"commit,omitempty"`
-	Run         *runJSON    `json:"run,omitempty"`
-	RunError    string      `json:"runError,omitempty"`
+	// Catalog and Moved: a rollback in a commit-mode catalog moves the
+	// catalog and every App at its commit (the one asked for included).
+	Catalog  *catalogMoveJSON `json:"catalog,omitempty"`
+	Moved    []movedJSON      `json:"moved,omitempty"`
+	Run      *runJSON         `json:"run,omitempty"`
+	RunError string           `json:"runError,omitempty"`
 }
 
 // syncResponse is the JSON of a sync request; for an App an environment
@@ -196,7 +200,7 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, rollbackResponse{Cluster: app.Cluster(), Result: res, Environment: out.Environment, Commit: out.Commit, Run: out.Run, RunError: out.RunError})
+		writeJSON(w, http.StatusOK, rollbackResponse{Cluster: app.Cluster(), Result: res, Environment: out.Environment, Commit: out.Commit, Catalog: out.Catalog, Moved: out.Moved, Run: out.Run, RunError: out.RunError})
 		return nil
 	}
 	res, err := rel.Rollback(r.Context(), ns, name, version, actor(r))

@@ -120,8 +120,12 @@ func runOf(run *envrun.Run) *runJSON {
 type gitOutcome struct {
 	Environment string
 	Commit      *commitJSON
-	Run         *runJSON
-	RunError    string
+	// Catalog and Moved are a commit-mode rollback's catalog move and the
+	// Apps it moves (the one asked for among them); nil otherwise.
+	Catalog  *catalogMoveJSON
+	Moved    []movedJSON
+	Run      *runJSON
+	RunError string
 }
 
 // gitRollback commits App a's version change to its environment's
@@ -136,7 +140,7 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	if err != nil {
 		return res, gitOutcome{}, releaseError(err)
 	}
-	if err := release.Gate(version, history); err != nil {
+	if err := gitRollbackGate(g.env, version, history); err != nil {
 		return res, gitOutcome{}, releaseError(err)
 	}
 	image, _, _ := unstructured.NestedString(g.desired.Object.Object, "spec", "image")
@@ -167,7 +171,12 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	change := writeback.ImageChange{Dir: g.env.Source.Path, Kind: a.c.AppKind, Name: a.Name, Repository: repo, Tag: version}
 	maxFile := g.env.WriteBackLimits().MaxFileBytes
 	actor := writeback.Actor{Name: id.Name, Email: id.Email, Subject: id.Subject}
-	var hookErr error
+	var (
+		hookErr error
+		// move is the last Plan's catalog move (a commit-mode rollback).
+		move      *catalogMove
+		commitTag = commitTagRollback(g.env, version)
+	)
 	req := writeback.Request{
 		RepoURL: g.env.Source.Repo, Branch: branch, Mode: wb.Mode, Auth: tok,
 		Author:  wb.Author.Render(actor),
@@ -175,6 +184,16 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 		// writeback.Commit returns its own typed errors only (redacted):
 		// the hooks keep theirs to answer with.
 		Plan: func(tree fs.FS) ([]writeback.Edit, error) {
+			move = nil
+			if commitTag {
+				mv, err := planCatalogMove(ctx, tree, g.env, branch, a.c.AppGroup, a.c.AppKind, a.Name, version, maxFile)
+				if err != nil {
+					hookErr = err
+					return nil, err
+				}
+				move = mv
+				return mv.edits, nil
+			}
 			edits, err := writeback.Locate(tree, change, maxFile)
 			if err != nil {
 				hookErr = &locateError{err}
@@ -187,14 +206,29 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 			return edits, nil
 		},
 		Check: func(ctx context.Context, tree fs.FS) error {
-			if err := checkRenderedImage(ctx, g.env, tree, a.c.AppGroup, a.c.AppKind, a.Name, repo, version); err != nil {
+			var err error
+			if move != nil {
+				err = checkCatalogMove(ctx, g.env, tree, a.c.AppGroup, a.c.AppKind, move)
+			} else {
+				err = checkRenderedImage(ctx, g.env, tree, a.c.AppGroup, a.c.AppKind, a.Name, repo, version)
+			}
+			if err != nil {
 				hookErr = err
 				return err
 			}
 			return nil
 		},
+		Detail: func() []string {
+			if move == nil {
+				return nil
+			}
+			return move.detail()
+		},
 		Action: "rollback", App: a.Name, Version: version,
 		Limits: g.env.WriteBackLimits(),
+	}
+	if commitTag {
+		req.History = catalogHistoryCommits
 	}
 	wres, err := s.commitThroughGit(ctx, g.env.Name, req, &hookErr)
 	if err != nil {
@@ -202,6 +236,9 @@ func (s *Server) gitRollback(ctx context.Context, a appRef, g *gitRendered, vers
 	}
 	res.Changed = !wres.NoChange
 	out := gitOutcome{Environment: g.env.Name, Commit: commitOf(wres)}
+	if move != nil {
+		out.Catalog, out.Moved = move.json()
+	}
 	if decideWrite(g.env) != writeCommitApply {
 		return res, out, nil
 	}
@@ -270,6 +307,11 @@ func checkRenderedRef(ctx context.Context, env *deployplan.Environment, tree fs.
 	if err != nil {
 		return &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
 	}
+	return checkRenderedObjs(env, objs, group, kind, name, want)
+}
+
+// checkRenderedObjs is checkRenderedRef on the objects of a render.
+func checkRenderedObjs(env *deployplan.Environment, objs []*unstructured.Unstructured, group, kind, name string, want appcr.ImageRef) error {
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		if gvk.Group != group || gvk.Kind != kind || o.GetName() != name {

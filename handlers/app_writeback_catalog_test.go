@@ -2,14 +2,23 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/writeback"
 )
 
 // oneReleaseCatalog is twoReleasesCatalog without 1.1.0.
@@ -158,5 +167,310 @@ func TestRollbackThroughGitServer(t *testing.T) {
 	}
 	if len(rel.got()) != 0 {
 		t.Errorf("the live App was patched: %v", rel.got())
+	}
+}
+
+// Catalog commits of the commit-mode tests: A the earlier release, B one
+// the App ran but no catalog revision of the branch has, C the current.
+const (
+	commitA = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+	commitB = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
+	commitC = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+	redis   = "docker.io/library/redis:7.4@sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+)
+
+// commitModeCatalog is a commit-mode catalog at commit publishing
+// services (api, worker) tagged with its first 12 characters, and redis as
+// a third-party image.
+func commitModeCatalog(commit string, services ...string) string {
+	var svcs []string
+	for _, s := range services {
+		svcs = append(svcs, fmt.Sprintf(`{"id": %q, "image": "reg.example/acme/%s:%s", "digest": "sha256:%s", "published": true}`, s, s, commit[:12], strings.Repeat(commit[:1], 64)))
+	}
+	return fmt.Sprintf(`{"commit": %q, "services": [%s], "thirdParty": [{"image": %q}]}`+"\n", commit, strings.Join(svcs, ", "), redis)
+}
+
+// commitModeFiles is a repository whose overlays/<env> render Apps api and
+// worker, both at commit's image, and cache (redis, not a catalog
+// service), with catalog.json at commit. With overlay, the versions are
+// set by the overlay's images: entries (reaching spec.image through
+// configurations:), else in the Apps' files.
+func commitModeFiles(commit string, overlay bool) map[string]string {
+	tag := commit[:12]
+	app := func(name, image string) string {
+		return fmt.Sprintf("apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: %s\nspec:\n  image: %s\n", name, image)
+	}
+	files := map[string]string{
+		"base/kustomization.yaml": "resources: [api.yaml, worker.yaml, cache.yaml]\n",
+		"base/api.yaml":           app("api", "reg.example/acme/api:"+tag),
+		"base/worker.yaml":        app("worker", "reg.example/acme/worker:"+tag),
+		"base/cache.yaml":         app("cache", redis),
+		"catalog.json":            commitModeCatalog(commit, "api", "worker"),
+	}
+	kust := "resources: [../../base]\nnamespace: apps\n"
+	if overlay {
+		files["base/api.yaml"] = app("api", "reg.example/acme/api:"+commitA[:12])
+		files["base/worker.yaml"] = app("worker", "reg.example/acme/worker:"+commitA[:12])
+		kust += "configurations: [images.yaml]\nimages:\n  - {name: reg.example/acme/api, newTag: " + tag + "}\n  - {name: reg.example/acme/worker, newTag: " + tag + "}\n"
+	}
+	for _, env := range []string{"dev", "plain", "review"} {
+		files["overlays/"+env+"/kustomization.yaml"] = kust
+		files["overlays/"+env+"/images.yaml"] = "images:\n  - {path: spec/image, kind: App}\n"
+	}
+	return files
+}
+
+func mapFS(files map[string]string) fstest.MapFS {
+	out := fstest.MapFS{}
+	for p, c := range files {
+		out[p] = &fstest.MapFile{Data: []byte(c)}
+	}
+	return out
+}
+
+// historyFS is a tree with a file history: revs, newest first, each
+// revision counting as one commit of the walk.
+type historyFS struct {
+	fstest.MapFS
+	revs []writeback.Revision
+}
+
+func (h historyFS) FileRevisions(name string, maxCommits int, maxBytes int64, visit func(writeback.Revision) (bool, error)) (writeback.HistoryWalk, error) {
+	var w writeback.HistoryWalk
+	for _, r := range h.revs {
+		if w.Commits == maxCommits {
+			return w, nil
+		}
+		w.Commits++
+		found, err := visit(r)
+		if err != nil || found {
+			w.Found = found
+			return w, err
+		}
+	}
+	w.Complete = true
+	return w, nil
+}
+
+// commitView is gitView for an App tagged with catalog commits: it
+// declares C and has run A, B and C.
+type commitView struct{ gitView }
+
+func (v commitView) Row(namespace, name string) (kubeview.AppRow, bool) {
+	row, ok := v.gitView.Row(namespace, name)
+	row.Version = commitC[:12]
+	return row, ok
+}
+
+func (v commitView) LookupApp(namespace, name string) (*unstructured.Unstructured, error) {
+	if _, err := v.gitView.LookupApp(namespace, name); err != nil {
+		return nil, err
+	}
+	return appObject(name, "reg.example/acme/api:"+commitC[:12]), nil
+}
+
+func (v commitView) History(namespace, name string) ([]kubeview.Release, error) {
+	var out []kubeview.Release
+	for i, c := range []string{commitC, commitB, commitA} {
+		out = append(out, kubeview.Release{Revision: int64(3 - i), Version: c[:12], Image: "reg.example/acme/api:" + c[:12]})
+	}
+	return out, nil
+}
+
+// commitModeServer is gitServer for commitView, its environments reading
+// repository files (commitModeFiles at C unless given).
+func commitModeServer(t *testing.T, fc *fakeCommit, files map[string]string) (*testServer, *recordingReleaser) {
+	t.Helper()
+	if files == nil {
+		files = commitModeFiles(commitC, false)
+	}
+	srv := gitservertest.New(t, files, gitservertest.Options{})
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file://"+srv.Bare)), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := &recordingReleaser{}
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+		o.Clusters = []Cluster{{Name: "in-cluster", View: commitView{gitView{newFakeView(nil)}}, Release: rel}}
+		o.Environments = hangingRunner(t, cfg)
+		o.Desired = desiredIn{"dev"}
+		if fc != nil {
+			o.GitCommit = fc.commit
+		}
+	})
+	return ts, rel
+}
+
+func TestGitRollbackGate(t *testing.T) {
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file:///nonexistent/m.git")+`
+  - name: ondisk
+    cluster: {context: test}
+    namespace: apps
+    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/dev}
+    catalog: /nonexistent/catalog.json
+    writeBack: {mode: push}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(name string) *deployplan.Environment {
+		e, err := cfg.Env(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	history := []string{commitC[:12], commitA[:12], "1.1.0"}
+	tests := []struct {
+		name    string
+		env     *deployplan.Environment
+		version string
+		want    error // nil, release.ErrInvalidVersion or release.ErrNotInHistory
+	}{
+		{"a commit tag it ran, catalog in the repository", env("dev"), commitA[:12], nil},
+		{"a commit tag it never ran", env("dev"), commitB[:12], release.ErrNotInHistory},
+		{"a version it ran", env("dev"), "1.1.0", nil},
+		{"a version it never ran", env("dev"), "0.9.0", release.ErrNotInHistory},
+		{"not a commit (uppercase)", env("dev"), strings.ToUpper(commitA[:12]), release.ErrInvalidVersion},
+		{"too short for a commit", env("dev"), commitA[:6], release.ErrInvalidVersion},
+		{"a catalog on disk: semver only", env("ondisk"), commitA[:12], release.ErrInvalidVersion},
+		{"no writeBack: semver only", env("plain"), commitA[:12], release.ErrInvalidVersion},
+		{"no environment: semver only", nil, commitA[:12], release.ErrInvalidVersion},
+	}
+	for _, tt := range tests {
+		err := gitRollbackGate(tt.env, tt.version, history)
+		if (tt.want == nil) != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("gitRollbackGate(%s: %q) = %v, want %v", tt.name, tt.version, err, tt.want)
+		}
+	}
+}
+
+// TestRollbackThroughGitCommitMode: a rollback to the image of an earlier
+// catalog commit moves the catalog back to that commit's revision and every
+// App at the current commit with it, in one commit; each way it cannot is
+// refused with nothing written.
+func TestRollbackThroughGitCommitMode(t *testing.T) {
+	rollback := func(t *testing.T, fc *fakeCommit, files map[string]string, version string) (int, string) {
+		t.Helper()
+		ts, rel := commitModeServer(t, fc, files)
+		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "` + version + `", "reason": "5xx since C"}`})
+		if len(rel.got()) != 0 {
+			t.Errorf("the live App was patched: %v", rel.got())
+		}
+		return w.Code, w.Body.String()
+	}
+	revisions := func(contents ...string) []writeback.Revision {
+		var out []writeback.Revision
+		for i, c := range contents {
+			out = append(out, writeback.Revision{Commit: fmt.Sprintf("%040x", len(contents)-i), Content: []byte(c)})
+		}
+		return out
+	}
+	current := commitModeCatalog(commitC, "api", "worker")
+	earlier := commitModeCatalog(commitA, "api", "worker")
+
+	t.Run("the catalog and every App at its commit move", func(t *testing.T) {
+		fc := &fakeCommit{tree: mapFS(commitModeFiles(commitC, false)), history: revisions(current, commitModeCatalog(commitC, "api"), earlier, commitModeCatalog(commitB[:1]+commitA[1:], "api", "worker"))}
+		code, body := rollback(t, fc, nil, commitA[:12])
+		var res rollbackResponse
+		if err := json.Unmarshal([]byte(body), &res); err != nil || code != http.StatusOK {
+			t.Fatalf("rollback = %d %s, want 200", code, body)
+		}
+		wantMoved := []movedJSON{
+			{Namespace: "apps", App: "api", From: "reg.example/acme/api:" + commitC[:12], To: "reg.example/acme/api:" + commitA[:12]},
+			{Namespace: "apps", App: "worker", From: "reg.example/acme/worker:" + commitC[:12], To: "reg.example/acme/worker:" + commitA[:12]},
+		}
+		if diff := cmp.Diff(wantMoved, res.Moved); diff != "" {
+			t.Errorf("moved (-want +got):\n%s", diff)
+		}
+		if want := (&catalogMoveJSON{Path: "catalog.json", From: commitC, To: commitA}); res.Catalog == nil || *res.Catalog != *want {
+			t.Errorf("catalog = %+v, want %+v", res.Catalog, want)
+		}
+		if res.Run == nil || res.Commit == nil {
+			t.Errorf("rollback = %s, want the commit and its run", body)
+		}
+		if got := fc.changed["catalog.json"]; got != earlier {
+			t.Errorf("catalog.json after the move = %q, want the revision of commit A %q", got, earlier)
+		}
+		for _, f := range []string{"base/api.yaml", "base/worker.yaml"} {
+			if !strings.Contains(fc.changed[f], ":"+commitA[:12]) {
+				t.Errorf("%s after the move = %q, want the image at %s", f, fc.changed[f], commitA[:12])
+			}
+		}
+		if len(fc.changed) != 3 {
+			t.Errorf("changed files = %v, want catalog.json and the two Apps' files (cache is no catalog service)", slices.Sorted(maps.Keys(fc.changed)))
+		}
+		for _, want := range []string{"catalog.json moves from commit " + commitC + " back to commit " + commitA, "- apps/api: ", "- apps/worker: reg.example/acme/worker:" + commitC[:12] + " -> reg.example/acme/worker:" + commitA[:12], "5xx since C"} {
+			if !strings.Contains(res.Commit.Message, want) {
+				t.Errorf("commit message %q does not say %q", res.Commit.Message, want)
+			}
+		}
+		if reqs := fc.requests(); len(reqs) != 1 || reqs[0].History != catalogHistoryCommits {
+			t.Errorf("write-backs = %d, want one fetching %d commits of history", len(reqs), catalogHistoryCommits)
+		}
+	})
+
+	t.Run("hostile revisions are passed over", func(t *testing.T) {
+		// Each claims commit A and would be taken first if it were read
+		// as a catalog.
+		hostile := []string{
+			strings.Replace(earlier, `"services"`, `"SERVICES": [], "services"`, 1),                                     // another spelling of a key
+			strings.Replace(earlier, `"thirdParty"`, strings.Repeat(" ", deployplan.MaxCatalogBytes)+`"thirdParty"`, 1), // a catalog, but over the budget
+			`{"commit": "` + commitA + `", "services": [` + strings.Repeat(`{"id": "x"},`, 20) + `]}`,                   // not a catalog
+		}
+		fc := &fakeCommit{tree: mapFS(commitModeFiles(commitC, false)), history: revisions(append(append([]string{current}, hostile...), earlier)...)}
+		code, body := rollback(t, fc, nil, commitA[:12])
+		if code != http.StatusOK || fc.changed["catalog.json"] != earlier {
+			t.Errorf("rollback past hostile revisions = %d %s, catalog %.80q; want the good revision of A", code, body, fc.changed["catalog.json"])
+		}
+	})
+
+	for _, tt := range []struct {
+		name    string
+		files   map[string]string // the tree (nil: commitModeFiles at C)
+		history []writeback.Revision
+		version string
+		want    []string
+	}{
+		{"no revision has the commit", nil, revisions(current, earlier), commitB[:12],
+			[]string{"catalog catalog.json is in commit mode and no revision of it has commit " + commitB[:12], "searched the whole history of branch main (2 commits)", "nothing was pushed"}},
+		{"the search's bound", nil, revisions(append(slices.Repeat([]string{current}, catalogHistoryCommits), earlier)...), commitA[:12],
+			[]string{"no revision of it has commit " + commitA[:12], "the last 500 commits of branch main (the search stops there)"}},
+		{"only unreadable revisions", nil, revisions(current, `{"commit": "`+commitA+`", "services": [{"id": "x"}]}`), commitA[:12],
+			[]string{"no revision of it has commit " + commitA[:12], "1 revisions that do not read as a catalog were passed over"}},
+		{"a service the earlier catalog lacks", nil, revisions(current, commitModeCatalog(commitA, "api")), commitA[:12],
+			[]string{"the catalog catalog.json at commit " + commitA + " has no service of image reg.example/acme/worker, which App worker runs"}},
+		{"a version-mode catalog takes releases", func() map[string]string {
+			f := commitModeFiles(commitC, false)
+			f["catalog.json"] = twoReleasesCatalog
+			return f
+		}(), nil, commitA[:12], []string{"catalog.json is in version mode: a rollback takes a release it lists (MAJOR.MINOR.PATCH), not the commit tag " + commitA[:12]}},
+		{"a workload the move leaves behind", func() map[string]string {
+			f := commitModeFiles(commitC, false)
+			f["base/kustomization.yaml"] = "resources: [api.yaml, worker.yaml, cache.yaml, job.yaml]\n"
+			f["base/job.yaml"] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: migrate, image: reg.example/acme/api:" + commitC[:12] + "}]\n"
+			return f
+		}(), revisions(current, earlier), commitA[:12],
+			[]string{"after the move to commit " + commitA + ", the plan of environment dev would be blocked by its catalog catalog.json", "Job/migrate/migrate"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := tt.files
+			if files == nil {
+				files = commitModeFiles(commitC, false)
+			}
+			fc := &fakeCommit{tree: mapFS(files), history: tt.history}
+			code, body := rollback(t, fc, files, tt.version)
+			if code != http.StatusUnprocessableEntity || !strings.Contains(body, "CatalogRefuses") || strings.Contains(body, `"run"`) {
+				t.Errorf("rollback = %d %s, want 422 CatalogRefuses and no run", code, body)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(body, want) {
+					t.Errorf("rollback = %s, want it to say %q", body, want)
+				}
+			}
+			if len(fc.changed) != 0 && tt.name != "a workload the move leaves behind" {
+				t.Errorf("a refused rollback edited %v", slices.Sorted(maps.Keys(fc.changed)))
+			}
+		})
 	}
 }

@@ -131,6 +131,9 @@ type fakeCommit struct {
 	reqs []writeback.Request
 	// changed are the files the last commit changed, with their content.
 	changed map[string]string
+	// history, when set, makes the tree Plan sees a writeback.FileHistory
+	// of these revisions (newest first).
+	history []writeback.Revision
 }
 
 func (f *fakeCommit) commit(ctx context.Context, req writeback.Request) (writeback.Result, error) {
@@ -141,7 +144,11 @@ func (f *fakeCommit) commit(ctx context.Context, req writeback.Request) (writeba
 		return writeback.Result{}, f.err
 	}
 	opaque := func(err error) error { return errors.New(err.Error()) }
-	edits, err := req.Plan(f.tree)
+	var tree fs.FS = f.tree
+	if f.history != nil {
+		tree = historyFS{f.tree, f.history}
+	}
+	edits, err := req.Plan(tree)
 	if err != nil {
 		return writeback.Result{}, opaque(err)
 	}
@@ -165,7 +172,11 @@ func (f *fakeCommit) commit(ctx context.Context, req writeback.Request) (writeba
 	if err := req.Check(ctx, edited); err != nil {
 		return writeback.Result{}, opaque(err)
 	}
-	return writeback.Result{SHA: "0123456789abcdef0123456789abcdef01234567", Branch: req.Branch, Message: req.Message}, nil
+	msg := req.Message
+	if req.Detail != nil {
+		msg += "\n" + strings.Join(req.Detail(), "\n")
+	}
+	return writeback.Result{SHA: "0123456789abcdef0123456789abcdef01234567", Branch: req.Branch, Message: msg}, nil
 }
 
 func (f *fakeCommit) requests() []writeback.Request {

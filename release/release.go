@@ -74,6 +74,13 @@ func Gate(version string, history []string) error {
 	if !IsCleanSemver(version) {
 		return &RefusalError{Err: ErrInvalidVersion, Public: fmt.Sprintf("not a clean semver version: %q (want MAJOR.MINOR.PATCH, e.g. 1.2.0)", version)}
 	}
+	return InHistory(version, history)
+}
+
+// InHistory checks that version is a tag the app has run (history), the
+// half of Gate a caller with its own rule of which tags may be asked for
+// uses (a commit tag, in a commit-mode catalog's rollback through git).
+func InHistory(version string, history []string) error {
 	if !slices.Contains(history, version) {
 		return &RefusalError{Err: ErrNotInHistory, Public: "version not in the app's history: " + version + notInHistoryHint}
 	}
