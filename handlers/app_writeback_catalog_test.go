@@ -474,3 +474,72 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 		})
 	}
 }
+
+// TestRollbackThroughGitServerCommitMode: the commit-mode rollback through
+// writeback.Commit against the git binary's smart HTTP on loopback. A
+// commit no catalog revision of the branch has is refused with nothing
+// pushed; an earlier catalog commit is one commit that puts the catalog
+// back to that commit's revision and moves the overlay's images: entries of
+// every App at the current commit, and nothing else.
+func TestRollbackThroughGitServerCommitMode(t *testing.T) {
+	srv := gitservertest.New(t, commitModeFiles(commitA, true), gitservertest.Options{})
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, srv.URL)), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := &recordingReleaser{}
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+		o.Clusters = []Cluster{{Name: "in-cluster", View: commitView{gitView{newFakeView(nil)}}, Release: rel}}
+		o.Environments = hangingRunner(t, cfg)
+		o.Desired = desiredIn{"dev"}
+	})
+	rollback := func(version string) (int, string) {
+		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "` + version + `", "reason": "errors since C"}`})
+		return w.Code, w.Body.String()
+	}
+	// The release of C, then a commit that leaves the catalog alone.
+	atC := commitModeFiles(commitC, true)
+	srv.RemoteCommitFiles(map[string]string{"catalog.json": atC["catalog.json"], "overlays/dev/kustomization.yaml": atC["overlays/dev/kustomization.yaml"]}, "release C")
+	srv.RemoteCommit("README.md", "manifests\n")
+
+	head, pushes := srv.Head("main"), srv.PushCount()
+	code, body := rollback(commitB[:12])
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "CatalogRefuses") || !strings.Contains(body, "catalog catalog.json is in commit mode and no revision of it has commit "+commitB[:12]) {
+		t.Errorf("rollback to a commit no catalog revision has = %d %s, want 422 CatalogRefuses naming the catalog and the commit", code, body)
+	}
+	if got := srv.Head("main"); got != head || srv.PushCount() != pushes {
+		t.Errorf("after a refused rollback: head %s (was %s), %d pushes; want none", got, head, srv.PushCount()-pushes)
+	}
+
+	code, body = rollback(commitA[:12])
+	var res rollbackResponse
+	if err := json.Unmarshal([]byte(body), &res); err != nil || code != http.StatusOK || res.Commit == nil {
+		t.Fatalf("rollback to commit A = %d %s, want the commit", code, body)
+	}
+	if got := srv.Head("main"); got != res.Commit.SHA || gitservertest.Run(t, srv.Bare, "rev-parse", got+"^") != head {
+		t.Errorf("head %s, answer %s; want one commit on %s", got, res.Commit.SHA, head)
+	}
+	if got, want := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA), "catalog.json\noverlays/dev/kustomization.yaml"; got != want {
+		t.Errorf("the rollback commit changes %q, want %q", got, want)
+	}
+	cat, err := deployplan.ParseCatalog([]byte(gitservertest.Run(t, srv.Bare, "show", "main:catalog.json")))
+	if err != nil || cat.Commit != commitA {
+		t.Errorf("catalog.json after the rollback: %+v, %v; want commit A", cat, err)
+	}
+	if got := gitservertest.Run(t, srv.Bare, "show", "main:overlays/dev/kustomization.yaml"); strings.Count(got, "newTag: "+commitA[:12]) != 2 || strings.Contains(got, commitC[:12]) {
+		t.Errorf("the overlay after the rollback =\n%s\nwant both images: entries at %s", got, commitA[:12])
+	}
+	var moved []string
+	for _, m := range res.Moved {
+		moved = append(moved, m.Namespace+"/"+m.App+" "+m.To)
+	}
+	if want := []string{"apps/api reg.example/acme/api:" + commitA[:12], "apps/worker reg.example/acme/worker:" + commitA[:12]}; !slices.Equal(moved, want) {
+		t.Errorf("moved = %q, want %q", moved, want)
+	}
+	if msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", "main"); !strings.Contains(msg, "- apps/worker: reg.example/acme/worker:"+commitC[:12]+" -> reg.example/acme/worker:"+commitA[:12]) || !strings.Contains(msg, "back to commit "+commitA) {
+		t.Errorf("the commit message =\n%s\nwant it to list the catalog move and worker", msg)
+	}
+	if res.Run == nil || len(rel.got()) != 0 {
+		t.Errorf("rollback = %s, patches %v; want a run and no patch", body, rel.got())
+	}
+}
