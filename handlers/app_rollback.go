@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
@@ -252,13 +253,18 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 		return releaseError(err)
 	}
 	var ref *release.RefusalError
-	if err := release.Gate(version, history); errors.As(err, &ref) {
+	g := s.renderedBy(app)
+	var env *deployplan.Environment
+	if g != nil {
+		env = g.env
+	}
+	if err := gitRollbackGate(env, version, history); errors.As(err, &ref) {
 		a.Kind, a.Error = "error", ref.Public
 	} else if err != nil {
 		return err
 	} else if version == row.Version {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
-	} else if g := s.renderedBy(app); g != nil {
+	} else if g != nil {
 		// The same decision the POST takes, shown before it is asked for.
 		switch decideWrite(g.env) {
 		case writeRefused:
@@ -267,6 +273,9 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 			a.Through = "deploy-web commits the version to environment " + g.env.Name + "'s repository, then plans and applies it."
 		case writeCommitOnly:
 			a.Through = "deploy-web pushes a review branch to environment " + g.env.Name + "'s repository; the environment changes once it is merged."
+		}
+		if a.Through != "" && commitTagRollback(g.env, version) {
+			a.CatalogMove = s.catalogMovePreview(app, g, version)
 		}
 	}
 	return s.render(w, r, http.StatusOK, templates.ActionResult(a))
@@ -334,6 +343,12 @@ func gitActionView(out gitOutcome) *templates.GitAction {
 	}
 	if out.Run != nil {
 		g.RunID, g.RunURL = out.Run.ID, out.Run.URL
+	}
+	if c := out.Catalog; c != nil {
+		g.Catalog, g.CatalogFrom, g.CatalogTo = c.Path, c.From, c.To
+		for _, m := range out.Moved {
+			g.Moved = append(g.Moved, templates.MovedApp{Namespace: m.Namespace, Name: m.App, From: m.From, To: m.To})
+		}
 	}
 	return g
 }

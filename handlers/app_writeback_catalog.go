@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/web/templates"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -68,14 +69,21 @@ func checkCatalogAdmits(tree fs.FS, env *deployplan.Environment, kind, name, ima
 // (and the commits the write-back fetches for it).
 const catalogHistoryCommits = writeback.MaxHistory
 
-// commitTagRollback reports whether a rollback of an App environment env
-// renders to version takes the commit-mode path: version is a commit tag
-// (7 to 40 lowercase hex, not a clean semver) and env's catalog is in the
-// repository, which decides on the tree whether it is in commit mode
+// commitTagEnv reports whether a rollback of an App environment env
+// renders may go to a commit tag: env writes back and its catalog is in
+// the repository, which decides on the tree whether it is in commit mode
 // (planCatalogMove).
-func commitTagRollback(env *deployplan.Environment, version string) bool {
+func commitTagEnv(env *deployplan.Environment) bool {
 	_, inRepo := env.CatalogInRepo()
-	return inRepo && env.WriteBack != nil && !appcr.IsCleanSemver(version) && deployplan.ValidCommit(version)
+	return inRepo && env.WriteBack != nil
+}
+
+// commitTagRollback reports whether a rollback to version takes the
+// commit-mode path: commitTagEnv, and version is a commit tag (7 to 40
+// lowercase hex, never a clean semver). The app page's history asks the
+// same (templates.AppGitProps.TakesCommitTag).
+func commitTagRollback(env *deployplan.Environment, version string) bool {
+	return commitTagEnv(env) && deployplan.ValidCommit(version)
 }
 
 // gitRollbackGate is the rollback gate of an App environment env renders
@@ -114,6 +122,40 @@ type catalogMove struct {
 type movedApp struct {
 	Namespace, Name string
 	From, To        appcr.ImageRef
+}
+
+// desiredObjects is the desired-state index's list of an environment's
+// rendered objects (envsource.Index), for the confirmation's preview.
+type desiredObjects interface {
+	Objects(env string) []*unstructured.Unstructured
+}
+
+// catalogMovePreview is what the confirmation of a rollback of App a to
+// the commit tag version says moves with it: the environment's catalog, if
+// in commit mode, and the other Apps its last render runs at the same
+// commit as a (their tags name one commit: one is a prefix of the other).
+// The POST reads the repository and answers with what moved.
+func (s *Server) catalogMovePreview(a appRef, g *gitRendered, version string) *templates.CatalogMovePreview {
+	p, _ := g.env.CatalogInRepo()
+	out := &templates.CatalogMovePreview{Env: g.env.Name, Catalog: p, Commit: version}
+	objs, ok := s.opts.Desired.(desiredObjects)
+	if !ok {
+		return out
+	}
+	image, _, _ := unstructured.NestedString(g.desired.Object.Object, "spec", "image")
+	tag := appcr.ImageTag(image)
+	for _, o := range objs.Objects(g.env.Name) {
+		gvk := o.GroupVersionKind()
+		if gvk.Group != a.c.AppGroup || gvk.Kind != a.c.AppKind || o.GetName() == a.Name && cmp.Or(o.GetNamespace(), g.env.Namespace) == a.Namespace {
+			continue
+		}
+		img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
+		if t := appcr.ImageTag(img); deployplan.ValidCommit(t) && deployplan.ValidCommit(tag) && (strings.HasPrefix(t, tag) || strings.HasPrefix(tag, t)) {
+			out.Apps = append(out.Apps, cmp.Or(o.GetNamespace(), g.env.Namespace)+"/"+o.GetName())
+		}
+	}
+	slices.Sort(out.Apps)
+	return out
 }
 
 // catalogMoveJSON is a catalog move in an answer: the catalog's path and

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
@@ -279,7 +280,7 @@ func (v commitView) History(namespace, name string) ([]kubeview.Release, error) 
 
 // commitModeServer is gitServer for commitView, its environments reading
 // repository files (commitModeFiles at C unless given).
-func commitModeServer(t *testing.T, fc *fakeCommit, files map[string]string) (*testServer, *recordingReleaser) {
+func commitModeServer(t *testing.T, fc *fakeCommit, files map[string]string, opts ...func(*Options)) (*testServer, *recordingReleaser) {
 	t.Helper()
 	if files == nil {
 		files = commitModeFiles(commitC, false)
@@ -296,6 +297,9 @@ func commitModeServer(t *testing.T, fc *fakeCommit, files map[string]string) (*t
 		o.Desired = desiredIn{"dev"}
 		if fc != nil {
 			o.GitCommit = fc.commit
+		}
+		for _, f := range opts {
+			f(o)
 		}
 	})
 	return ts, rel
@@ -541,5 +545,78 @@ func TestRollbackThroughGitServerCommitMode(t *testing.T) {
 	}
 	if res.Run == nil || len(rel.got()) != 0 {
 		t.Errorf("rollback = %s, patches %v; want a run and no patch", body, rel.got())
+	}
+}
+
+// desiredObjectsIn is desiredIn that also lists environment env's
+// rendered objects, as envsource.Index does.
+type desiredObjectsIn struct {
+	desiredIn
+	objs []*unstructured.Unstructured
+}
+
+// Lookup finds App api among the objects.
+func (d desiredObjectsIn) Lookup(group, kind, namespace, name string) (envsource.Desired, bool) {
+	des, ok := d.desiredIn.Lookup(group, kind, namespace, name)
+	for _, o := range d.objs {
+		if ok && o.GetName() == name {
+			des.Object = o.DeepCopy()
+		}
+	}
+	return des, ok
+}
+
+func (d desiredObjectsIn) Objects(env string) []*unstructured.Unstructured {
+	if env != d.env {
+		return nil
+	}
+	return d.objs
+}
+
+// TestRollbackThroughGitCommitModePage: the app page's confirmation of a
+// rollback to a commit tag says the catalog and the other Apps at the
+// App's commit move with it, and the result lists what moved.
+func TestRollbackThroughGitCommitModePage(t *testing.T) {
+	fc := &fakeCommit{tree: mapFS(commitModeFiles(commitC, false)), history: []writeback.Revision{
+		{Commit: commitC, Content: []byte(commitModeCatalog(commitC, "api", "worker"))},
+		{Commit: commitA, Content: []byte(commitModeCatalog(commitA, "api", "worker"))}}}
+	ts, _ := commitModeServer(t, fc, nil, func(o *Options) {
+		o.Desired = desiredObjectsIn{desiredIn{"dev"}, []*unstructured.Unstructured{
+			appObject("api", "reg.example/acme/api:"+commitC[:12]), appObject("worker", "reg.example/acme/worker:"+commitC),
+			appObject("cache", redis), appObject("old", "reg.example/acme/old:"+commitB[:12])}}
+	})
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/api/rollback?version="+commitA[:12], htmxHeader)
+	confirm := parseHTML(t, w.Body.String())
+	if len(byTestID(confirm, "confirm-rollback-button")) != 1 {
+		t.Fatalf("the confirmation of a rollback to a commit tag = %s, want a confirm button", w.Body)
+	}
+	if got := text(oneByTestID(t, confirm, "rollback-catalog-move")); !strings.Contains(got, "catalog catalog.json is in commit mode, the commit puts it back to its revision of "+commitA[:12]) {
+		t.Errorf("rollback-catalog-move = %q, want it to name the catalog and the commit", got)
+	}
+	// worker is at C (its whole commit), cache is no catalog image, old
+	// at another commit.
+	if got := text(oneByTestID(t, confirm, "rollback-moves")); got != "apps/worker" {
+		t.Errorf("rollback-moves = %q, want apps/worker", got)
+	}
+
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "HX-Request": "true"}
+	w = ts.do(t, request{method: "POST", target: "/clusters/in-cluster/apps/apps/api/rollback", admin: true, header: form, body: "version=" + commitA[:12]})
+	if w.Code != http.StatusOK {
+		t.Fatalf("POST rollback page: status = %d, body %s", w.Code, w.Body)
+	}
+	doc := parseHTML(t, w.Body.String())
+	if got := text(oneByTestID(t, doc, "commit-catalog")); !strings.Contains(got, "catalog.json: "+commitC[:12]+" → "+commitA[:12]) {
+		t.Errorf("commit-catalog = %q, want the catalog's move %s → %s", got, commitC[:12], commitA[:12])
+	}
+	var moved []string
+	for _, n := range byTestID(doc, "commit-moved") {
+		moved = append(moved, strings.Join(strings.Fields(text(n)), " "))
+	}
+	want := []string{
+		"apps/api reg.example/acme/api:" + commitC[:12] + " → reg.example/acme/api:" + commitA[:12],
+		"apps/worker reg.example/acme/worker:" + commitC[:12] + " → reg.example/acme/worker:" + commitA[:12],
+	}
+	if diff := cmp.Diff(want, moved); diff != "" {
+		t.Errorf("commit-moved (-want +got):\n%s", diff)
 	}
 }

@@ -190,7 +190,7 @@ func (s *Server) appGit(ctx context.Context, a appRef) *templates.AppGitProps {
 	if g == nil {
 		return nil
 	}
-	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit}
+	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit, CommitTags: commitTagEnv(g.env)}
 	if wb := g.env.WriteBack; wb != nil {
 		branch, _ := g.env.WriteBackBranch()
 		out.WriteBack = &templates.WriteBackProps{Mode: string(wb.Mode), Branch: branch}

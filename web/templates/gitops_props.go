@@ -6,6 +6,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -73,6 +74,17 @@ type AppGitProps struct {
 	WriteBack *WriteBackProps
 	// AutoSync is the loop's state of the environment (nil: off).
 	AutoSync *autosync.Status
+	// CommitTags says a rollback may also go to a commit tag: the
+	// environment writes back and its catalog is in the repository, where a
+	// commit-mode catalog moves back with the App.
+	CommitTags bool
+}
+
+// TakesCommitTag reports whether the App's rollback takes version as a
+// commit tag (CommitTags, and version is 7 to 40 lowercase hex: the
+// handlers' gate, deployplan.ValidCommit). Nil-safe.
+func (g *AppGitProps) TakesCommitTag(version string) bool {
+	return g != nil && g.CommitTags && deployplan.ValidCommit(version)
 }
 
 // AutoRecordOutcome is how an automatic run's audit record reads on the

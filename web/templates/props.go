@@ -260,6 +260,19 @@ type ActionView struct {
 	// Through, on a confirmation, says how a rollback through git is made
 	// ("" for a patch of the live App).
 	Through string
+	// CatalogMove, on a confirmation of a rollback to a commit tag, is
+	// what the commit would move with the App (nil otherwise).
+	CatalogMove *CatalogMovePreview
+}
+
+// CatalogMovePreview is what a rollback to a commit tag moves with the
+// App, as the confirmation shows it before the repository is read: the
+// catalog, if it is in commit mode, and the other Apps at the App's commit
+// in the environment's last render. The answer lists what moved.
+type CatalogMovePreview struct {
+	Env, Catalog, Commit string
+	// Apps are the other Apps ("namespace/name"), sorted.
+	Apps []string
 }
 
 // GitAction is a write-back commit and the run that applies it, in an
@@ -279,6 +292,15 @@ type GitAction struct {
 	// started: RunError says why, or the commit is on a review branch).
 	RunID, RunURL string
 	RunError      string
+	// Catalog, CatalogFrom and CatalogTo are a commit-mode catalog's move
+	// ("" when the commit moves none); Moved the Apps it moved.
+	Catalog, CatalogFrom, CatalogTo string
+	Moved                           []MovedApp
+}
+
+// MovedApp is an App a catalog move changed: its image before and after.
+type MovedApp struct {
+	Namespace, Name, From, To string
 }
 
 // ResourcePanel is one resource of an app's tree: summary, manifest, diff
