@@ -278,15 +278,21 @@ func (v commitView) History(namespace, name string) ([]kubeview.Release, error) 
 	return out, nil
 }
 
-// commitModeServer is gitServer for commitView, its environments reading
-// repository files (commitModeFiles at C unless given).
-func commitModeServer(t *testing.T, fc *fakeCommit, files map[string]string, opts ...func(*Options)) (*testServer, *recordingReleaser) {
+// commitModeRepo is a file:// repository of files (commitModeFiles at C
+// when nil).
+func commitModeRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	if files == nil {
 		files = commitModeFiles(commitC, false)
 	}
-	srv := gitservertest.New(t, files, gitservertest.Options{})
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file://"+srv.Bare)), t.TempDir())
+	return "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
+}
+
+// commitModeServer is gitServer for commitView, its environments reading
+// repository repo, its write-back fc (nil: writeback.Commit).
+func commitModeServer(t *testing.T, repo string, fc *fakeCommit, opts ...func(*Options)) (*testServer, *recordingReleaser) {
+	t.Helper()
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +362,7 @@ func TestGitRollbackGate(t *testing.T) {
 func TestRollbackThroughGitCommitMode(t *testing.T) {
 	rollback := func(t *testing.T, fc *fakeCommit, files map[string]string, version string) (int, string) {
 		t.Helper()
-		ts, rel := commitModeServer(t, fc, files)
+		ts, rel := commitModeServer(t, commitModeRepo(t, files), fc)
 		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "` + version + `", "reason": "5xx since C"}`})
 		if len(rel.got()) != 0 {
 			t.Errorf("the live App was patched: %v", rel.got())
@@ -487,16 +493,7 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 // every App at the current commit, and nothing else.
 func TestRollbackThroughGitServerCommitMode(t *testing.T) {
 	srv := gitservertest.New(t, commitModeFiles(commitA, true), gitservertest.Options{})
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, srv.URL)), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel := &recordingReleaser{}
-	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
-		o.Clusters = []Cluster{{Name: "in-cluster", View: commitView{gitView{newFakeView(nil)}}, Release: rel}}
-		o.Environments = hangingRunner(t, cfg)
-		o.Desired = desiredIn{"dev"}
-	})
+	ts, rel := commitModeServer(t, srv.URL, nil)
 	rollback := func(version string) (int, string) {
 		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "` + version + `", "reason": "errors since C"}`})
 		return w.Code, w.Body.String()
@@ -580,7 +577,7 @@ func TestRollbackThroughGitCommitModePage(t *testing.T) {
 	fc := &fakeCommit{tree: mapFS(commitModeFiles(commitC, false)), history: []writeback.Revision{
 		{Commit: commitC, Content: []byte(commitModeCatalog(commitC, "api", "worker"))},
 		{Commit: commitA, Content: []byte(commitModeCatalog(commitA, "api", "worker"))}}}
-	ts, _ := commitModeServer(t, fc, nil, func(o *Options) {
+	ts, _ := commitModeServer(t, commitModeRepo(t, nil), fc, func(o *Options) {
 		o.Desired = desiredObjectsIn{desiredIn{"dev"}, []*unstructured.Unstructured{
 			appObject("api", "reg.example/acme/api:"+commitC[:12]), appObject("worker", "reg.example/acme/worker:"+commitC),
 			appObject("cache", redis), appObject("old", "reg.example/acme/old:"+commitB[:12])}}
