@@ -32,17 +32,26 @@ const commitCatalog = `{"commit": "0123456789abcdef0123456789abcdef01234567", "s
   {"id": "api", "image": "reg.example/acme/api:0123456789ab", "digest": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "published": true}]}
 `
 
-func TestCheckCatalogAdmits(t *testing.T) {
+// onDiskConfig is gitEnvConfig and environment ondisk, which writes back
+// to its repository but reads its catalog from a file on disk.
+func onDiskConfig(t *testing.T) *deployplan.Config {
+	t.Helper()
 	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file:///nonexistent/m.git")+`
   - name: ondisk
     cluster: {context: test}
     namespace: apps
     source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/dev}
     catalog: /nonexistent/catalog.json
+    writeBack: {mode: push}
 `), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+func TestCheckCatalogAdmits(t *testing.T) {
+	cfg := onDiskConfig(t)
 	tree := func(catalog string) fstest.MapFS {
 		return fstest.MapFS{"catalog.json": {Data: []byte(catalog)}}
 	}
@@ -312,17 +321,7 @@ func commitModeServer(t *testing.T, repo string, fc *fakeCommit, opts ...func(*O
 }
 
 func TestGitRollbackGate(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file:///nonexistent/m.git")+`
-  - name: ondisk
-    cluster: {context: test}
-    namespace: apps
-    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/dev}
-    catalog: /nonexistent/catalog.json
-    writeBack: {mode: push}
-`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := onDiskConfig(t)
 	env := func(name string) *deployplan.Environment {
 		e, err := cfg.Env(name)
 		if err != nil {
