@@ -219,15 +219,17 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s is in version mode: a rollback takes a release it lists (MAJOR.MINOR.PATCH), not the commit tag %s; nothing was pushed",
 			env.Name, p, version)}
 	}
+	// The walk and the render under the write-back's deadline (Plan is
+	// given no context of its own).
+	ctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
+	defer cancel()
 	mv := &catalogMove{Path: p, From: cur.Commit, To: cur.Commit, to: cur}
 	if !cur.TaggedWith(version) {
-		if err := mv.findRevision(tree, env, branch, version); err != nil {
+		if err := mv.findRevision(ctx, tree, env, branch, version); err != nil {
 			return nil, err
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
-	defer cancel()
-	objs, err := deployplan.RenderFS(rctx, env, tree)
+	objs, err := deployplan.RenderFS(ctx, env, tree)
 	if err != nil {
 		return nil, &checkError{fmt.Sprintf("%s does not render on branch %s (%v): nothing was pushed", env.Source.Path, branch, err)}
 	}
@@ -281,7 +283,7 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 // findRevision walks the history of the catalog file for the newest
 // revision in commit mode whose commit the tag version names, and makes it
 // the move's target (the catalog edit first among the edits).
-func (m *catalogMove) findRevision(tree fs.FS, env *deployplan.Environment, branch, version string) error {
+func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *deployplan.Environment, branch, version string) error {
 	h, ok := tree.(writeback.FileHistory)
 	if !ok {
 		return fmt.Errorf("handlers: the tree of %s's repository has no history to read the catalog's revisions from", env.Name)
@@ -291,6 +293,9 @@ func (m *catalogMove) findRevision(tree fs.FS, env *deployplan.Environment, bran
 		unreadable int
 	)
 	walk, err := h.FileRevisions(m.Path, catalogHistoryCommits, deployplan.MaxCatalogBytes, func(r writeback.Revision) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("handlers: the history of %s: %w", m.Path, err)
+		}
 		cat, err := deployplan.ParseCatalogFile(m.Path, r.Content)
 		if err != nil {
 			unreadable++ // a revision the plan would refuse is never one to go back to
