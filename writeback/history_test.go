@@ -95,6 +95,11 @@ func TestFileRevisions(t *testing.T) {
 			}
 		})
 	}
+	// A file:// repository (go-git's in-process server) walks the same.
+	got := walkHistory(t, "file://"+s.bare, MaxHistory, "catalog.json", "v2\n", 100, 1<<10)
+	if got.err != nil || !got.walk.Found || strings.Join(got.visited, "|") != "v3\n|v1\n|v2\n" {
+		t.Errorf("FileRevisions over file:// = %+v, visited %q, %v; want v3, v1, v2 found", got.walk, got.visited, got.err)
+	}
 	if s.pushCount() != before || s.head("main") != v3 {
 		t.Errorf("the walks pushed (%d pushes, main %s); want nothing", s.pushCount()-before, s.head("main"))
 	}
