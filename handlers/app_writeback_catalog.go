@@ -233,6 +233,15 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 	if err != nil {
 		return nil, &checkError{fmt.Sprintf("%s does not render on branch %s (%v): nothing was pushed", env.Source.Path, branch, err)}
 	}
+	// The image of the App asked for goes to the tag asked for, and so does
+	// every App of its repository: they may share one images: entry.
+	clickedRepo := ""
+	for _, o := range objs {
+		if gvk := o.GroupVersionKind(); gvk.Group == group && gvk.Kind == kind && o.GetName() == name {
+			img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
+			clickedRepo = appcr.ParseImageRef(img).Repository
+		}
+	}
 	seen := map[writeback.Edit]bool{}
 	clickedFound := false
 	for _, o := range objs {
@@ -252,7 +261,7 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 			continue
 		}
 		clickedFound = clickedFound || clicked
-		to, err := mv.target(o.GetName(), ref, parsed, clicked, version)
+		to, err := mv.target(o.GetName(), ref, parsed, ref.Repository == clickedRepo, version)
 		if err != nil {
 			return nil, err
 		}
@@ -325,12 +334,13 @@ func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *deployp
 	return nil
 }
 
-// target is the image App name moves to: the clicked App to the tag it
-// ran (version), another to the tag of its service in the earlier catalog
-// (the commit, as long as the App's tag was, when the service's image has
-// no tag); a pinned digest becomes the service's. An App whose service
-// the earlier catalog does not have cannot move: refused.
-func (m *catalogMove) target(name string, ref appcr.ImageRef, parsed deployplan.Image, clicked bool, version string) (appcr.ImageRef, error) {
+// target is the image App name moves to: the App asked for, and any of
+// its image's repository (asked), to the tag it ran (version); another to
+// the tag of its service in the earlier catalog (the commit, as long as
+// the App's tag was, when the service's image has no tag). A pinned digest
+// becomes the service's. An App whose service the earlier catalog does not
+// have cannot move: refused.
+func (m *catalogMove) target(name string, ref appcr.ImageRef, parsed deployplan.Image, asked bool, version string) (appcr.ImageRef, error) {
 	svc, ok := m.to.Lookup(parsed)
 	if !ok {
 		return appcr.ImageRef{}, &catalogError{fmt.Sprintf("the catalog %s at commit %s has no service of image %s, which App %s runs at commit %s: it cannot move back with the others; nothing was pushed",
@@ -338,7 +348,7 @@ func (m *catalogMove) target(name string, ref appcr.ImageRef, parsed deployplan.
 	}
 	to := ref
 	switch svcTag := appcr.ImageTag(svc.Image); {
-	case clicked:
+	case asked:
 		to.Tag = version
 	case m.to.TaggedWith(svcTag):
 		to.Tag = svcTag

@@ -419,6 +419,33 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 		}
 	})
 
+	t.Run("Apps sharing an images: entry move to the tag asked for", func(t *testing.T) {
+		// The earlier catalog tags its images with the whole commit; the
+		// App asked for ran its first 12 characters, and so must the canary
+		// of the same image, as they share the overlay's images: entry.
+		files := commitModeFiles(commitC, true)
+		files["base/kustomization.yaml"] = "resources: [api.yaml, worker.yaml, cache.yaml, canary.yaml]\n"
+		files["base/canary.yaml"] = "apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: api-canary\nspec:\n  image: reg.example/acme/api:" + commitA[:12] + "\n"
+		whole := strings.ReplaceAll(earlier, ":"+commitA[:12]+`"`, ":"+commitA+`"`)
+		fc := &fakeCommit{tree: mapFS(files), history: revisions(current, whole)}
+		code, body := rollback(t, fc, files, commitA[:12])
+		var res rollbackResponse
+		if err := json.Unmarshal([]byte(body), &res); err != nil || code != http.StatusOK {
+			t.Fatalf("rollback = %d %s, want 200", code, body)
+		}
+		var got []string
+		for _, m := range res.Moved {
+			got = append(got, m.App+" "+m.To)
+		}
+		want := []string{"api reg.example/acme/api:" + commitA[:12], "api-canary reg.example/acme/api:" + commitA[:12], "worker reg.example/acme/worker:" + commitA}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("moved (-want +got):\n%s", diff)
+		}
+		if len(fc.changed) != 2 || !strings.Contains(fc.changed["overlays/dev/kustomization.yaml"], "newTag: "+commitA[:12]) {
+			t.Errorf("changed = %v, want catalog.json and the overlay's entries", fc.changed)
+		}
+	})
+
 	t.Run("hostile revisions are passed over", func(t *testing.T) {
 		// Each claims commit A and would be taken first if it were read
 		// as a catalog.
