@@ -58,7 +58,9 @@ func releasesCatalog(workerTag string, apiTags ...string) string {
 // the live App follows after the apply; a push the server refuses (a
 // pre-receive hook, a token without write access, a branch that moves
 // twice) leaves the cluster untouched and says why; an environment without
-// writeBack refuses; a sync applies one App only.
+// writeBack refuses; a sync applies one App only; in a commit-mode
+// catalog, a rollback moves the catalog and every App back to the earlier
+// commit, and the cluster follows.
 func TestGitOpsOnRealCluster(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{realNS, "deploy-web"}, Operator: true})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -272,6 +274,44 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		if srv.Head("main") != head || spec("api", "image") != "ghcr.io/acme/api:1.0.0" {
 			t.Errorf("a refused rollback wrote: head %s (was %s), api %s", srv.Head("main"), head, spec("api", "image"))
 		}
+	})
+
+	t.Run("a commit-mode catalog moves back with every App", func(t *testing.T) {
+		// The repository's catalog goes to commit mode: release A, then C,
+		// each applied; a rollback of api to A's tag is one commit moving
+		// the catalog, api and worker back to A, and both follow.
+		at := func(commit string) map[string]string {
+			return map[string]string{
+				"base/api.yaml":    gitopsApp("api", commit[:12], 1),
+				"base/worker.yaml": gitopsApp("worker", commit[:12], 1),
+				"catalog.json":     strings.ReplaceAll(commitModeCatalog(commit, "api", "worker"), "reg.example/acme/", "ghcr.io/acme/"),
+			}
+		}
+		srv.RemoteCommitFiles(at(commitA), "release A")
+		deploy(envrun.TriggerSync)
+		rc.waitSynced(t, "api", commitA[:12]) // A is in api's history
+		srv.RemoteCommitFiles(at(commitC), "release C")
+		deploy(envrun.TriggerAutoSync)
+		rc.waitSynced(t, "api", commitC[:12])
+		rc.waitSynced(t, "worker", commitC[:12])
+		if err := index.Refresh(ctx, "dev"); err != nil {
+			t.Fatal(err)
+		}
+		before := srv.Head("main")
+		w := rollback(commitA[:12])
+		var res rollbackResponse
+		if err := json.Unmarshal([]byte(w.body), &res); err != nil || w.code != http.StatusOK || res.Run == nil || len(res.Moved) != 2 {
+			t.Fatalf("rollback to A = %d %s, want a commit moving api and worker, and its run", w.code, w.body)
+		}
+		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml\nbase/worker.yaml\ncatalog.json" || gitservertest.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^") != before {
+			t.Errorf("the commit changes %q, want the catalog and both Apps' files, on %s", got, before)
+		}
+		s := waitRun(res.Run.ID)
+		if s.Report == nil || s.Report.Status() != deployplan.StatusApplied || s.Report.DeployApply.Source.Commit != res.Commit.SHA {
+			t.Fatalf("the rollback's run = %v, err %v, refusal %q; want %s applied", s.Report, s.Err, s.Refusal, res.Commit.SHA)
+		}
+		rc.waitSynced(t, "api", commitA[:12])
+		rc.waitSynced(t, "worker", commitA[:12])
 	})
 }
 
