@@ -6,8 +6,9 @@
 //
 // The flow of Commit is fetch, edit, commit, push:
 //
-//   - Fetch: the branch alone, shallow (depth 1), into a temporary folder
-//     on disk that is always removed. The fetched pack is capped
+//   - Fetch: the branch alone, shallow (depth 1, or Request.History
+//     commits, at most MaxHistory, when Plan walks a file's history with
+//     FileHistory), into a temporary folder on disk that is always removed. The fetched pack is capped
 //     (Limits.MaxPackBytes, counted on the wire), every file the edits read
 //     is capped inflated (Limits.MaxFileBytes) and the whole operation has
 //     one deadline (Limits.Timeout). There is no checkout: the edits read
