@@ -86,18 +86,18 @@ type Store struct {
 	opts Options
 	lim  Limits
 
-	mu      sync.RWMutex
-	logs    map[App]*appLog
-	shards  []map[App]*appLog // the logs of each shard
-	states  map[App]State     // the last state Observe saw, per App
+	mu     sync.RWMutex
+	logs   map[App]*appLog
+	shards []map[App]*appLog // the logs of each shard
+	states map[App]State     // the last state Observe saw, per App
 	// observed is when Observe first saw each App of states (since this
 	// start, or since its last Forget): Coverage.
 	observed map[App]time.Time
-	dirty   map[int]time.Time // shard -> when its oldest unwritten change was made
-	rv      []string          // the last resourceVersion seen of each shard
-	exists  []bool            // whether each shard's ConfigMap exists
-	standby []Entry
-	leading bool
+	dirty    map[int]time.Time // shard -> when its oldest unwritten change was made
+	rv       []string          // the last resourceVersion seen of each shard
+	exists   []bool            // whether each shard's ConfigMap exists
+	standby  []Entry
+	leading  bool
 	// lastWrite is when the last write was sent: the next one waits
 	// until FlushInterval has passed since.
 	lastWrite time.Time
