@@ -133,17 +133,7 @@ func promoteTimeline(t *testing.T, rows []kubeview.AppRow, observed time.Time, e
 	t.Helper()
 	var mu sync.Mutex
 	now := observed
-	store, err := timeline.New(fake.NewClientset().CoreV1(), timeline.Options{Namespace: "deploy-web",
-		Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = store.Run(t.Context()) }()
-	select {
-	case <-store.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("timeline store not loaded within 10s")
-	}
+	store := loadedTimeline(t, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
 	for _, r := range rows {
 		store.Observe(timeline.App{Cluster: "in-cluster", Namespace: r.Namespace, Name: r.Name},
 			timeline.State{Health: string(r.Health.Status), Sync: string(r.Sync.Status), Revision: r.Version})
