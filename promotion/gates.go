@@ -150,8 +150,8 @@ func soakGate(in GateInput) Gate {
 			return g
 		}
 		g.State = Passed
-		g.Message = fmt.Sprintf("%s has run Healthy and undrifted in %s for %s (soak %s; recorded since %s)", s.Version, in.SourceEnv,
-			in.Now.Sub(s.DeployedAt).Truncate(time.Second), soak, at(h.CoveredSince))
+		g.Message = fmt.Sprintf("%s has run Healthy and undrifted in %s over the whole %s soak (deployed %s ago; recorded since %s)", s.Version, in.SourceEnv,
+			soak, in.Now.Sub(s.DeployedAt).Truncate(time.Second), at(h.CoveredSince))
 	}
 	return g
 }

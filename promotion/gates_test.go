@@ -118,6 +118,12 @@ func TestGates(t *testing.T) {
 			}
 		})
 	}
+	// A passed soak says what was proven: the whole window, not the time
+	// since the deploy.
+	want := "1.5.0 has run Healthy and undrifted in dev over the whole 10m0s soak (deployed 11m0s ago; recorded since 11:00:00 UTC)"
+	if g := soakGate(base(nil)); g.Message != want {
+		t.Errorf("soakGate(all pass).Message = %q, want %q", g.Message, want)
+	}
 }
 
 func TestClock(t *testing.T) {
