@@ -83,7 +83,7 @@ type GateInput struct {
 }
 
 // History is what the timeline recorded of the source App, for the soak
-// gate: handlers read it (HealthHistory) from the timeline package, so
+// gate: the handlers read it from the timeline (their soakHistory), so
 // this package decides on plain values.
 type History struct {
 	// Configured is false when no timeline is kept: no soak can be
