@@ -460,26 +460,6 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 		from = append(from, textfmt.OrDash(a.target.Version))
 	}
 	maxFile := env.WriteBackLimits().MaxFileBytes
-	// The source's catalog, read once when the target's catalog lacks a
-	// promoted release (from the Plan hook, before anything is pushed).
-	var (
-		srcCat   *deployplan.Catalog
-		srcWhere string
-		srcErr   error
-		srcRead  bool
-	)
-	source := func() (*deployplan.Catalog, string, error) {
-		if !srcRead {
-			srcRead = true
-			r, err := deployplan.Render(ctx, ask.source)
-			if err != nil {
-				srcErr = err
-			} else {
-				srcCat, srcWhere = r.Catalog, r.CatalogPath
-			}
-		}
-		return srcCat, srcWhere, srcErr
-	}
 	var hookErr error
 	req := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
@@ -499,6 +479,7 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 				}
 				edits = append(edits, e...)
 			}
+			source := func() (*deployplan.Catalog, string, error) { return readSourceCatalog(ctx, ask.source, env.Source.Repo, branch, tree) }
 			cat, err := promotionCatalogEdits(tree, env, ask.source.Name, versions, source)
 			if err != nil {
 				hookErr = err

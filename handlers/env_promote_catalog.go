@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,10 +16,27 @@ import (
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
-// sourceCatalog reads the source environment's catalog once (as its plan
-// reads it: from its repository at its ref, or from disk) and says where
-// it was read.
+// sourceCatalog reads the source environment's catalog (readSourceCatalog)
+// and says where it was read.
 type sourceCatalog func() (*deployplan.Catalog, string, error)
+
+// readSourceCatalog reads the catalog of environment src as its plan
+// reads it: from tree (the head of branch of repository repo, which the
+// write-back has fetched) when src's catalog is a file of that same
+// repository and src follows that branch, else through a render of src
+// (its repository at its ref, fetched under its limits, or its file on
+// disk). It says where the catalog was read.
+func readSourceCatalog(ctx context.Context, src *deployplan.Environment, repo, branch string, tree fs.FS) (*deployplan.Catalog, string, error) {
+	if p, ok := src.CatalogInRepo(); ok && src.Source.Repo == repo && src.Source.Ref == branch {
+		cat, err := deployplan.ReadCatalogFS(tree, p)
+		return cat, p + " on " + branch, err
+	}
+	r, err := deployplan.Render(ctx, src)
+	if err != nil {
+		return nil, "", err
+	}
+	return r.Catalog, r.CatalogPath, nil
+}
 
 // promotionCatalogEdits are the edits of target's catalog a promotion of
 // versions makes, read from tree (the target's branch head): when the
@@ -47,6 +65,13 @@ func promotionCatalogEdits(tree fs.FS, target *deployplan.Environment, sourceEnv
 	for _, s := range cat.Services {
 		ids[s.ID] = true
 	}
+	// The source's catalog is read once, when a release is missing.
+	var (
+		src    *deployplan.Catalog
+		where  string
+		srcErr error
+		read   bool
+	)
 	var add []deployplan.CatalogService
 	for _, v := range versions {
 		img, err := deployplan.ParseImage(v.Image)
@@ -55,10 +80,13 @@ func promotionCatalogEdits(tree fs.FS, target *deployplan.Environment, sourceEnv
 			// catalog: the plan says so.
 			continue
 		}
-		src, where, err := source()
-		if err != nil {
-			return nil, &catalogError{fmt.Sprintf("environment %s's catalog does not list %s at %s, and %s's catalog, to copy the release from, does not read (%s): nothing was pushed",
-				target.Name, img.Repository, img.Tag, sourceEnv, strings.TrimPrefix(err.Error(), "deployplan: "))}
+		if !read {
+			src, where, srcErr = source()
+			read = true
+		}
+		if srcErr != nil {
+			return nil, &catalogError{fmt.Sprintf("environment %s's catalog does not list %s at %s, and %s's catalog, to copy the release from, could not be read (%s): nothing was pushed",
+				target.Name, img.Repository, img.Tag, sourceEnv, strings.TrimPrefix(srcErr.Error(), "deployplan: "))}
 		}
 		e, ok := findRelease(src, img.Repository, img.Tag)
 		switch {

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -114,7 +116,7 @@ func TestPromotionCatalogEdits(t *testing.T) {
 		{"the source's digest differs from the declared one", target, tree(versionCatalog("api=1.2.0=" + digestA)), withDigest,
 			versionCatalog("api=1.5.0=" + digestB), "", "dev declares api at digest " + digestC},
 		{"the source's catalog does not read", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"), "{nope", "",
-			"dev's catalog, to copy the release from, does not read"},
+			"dev's catalog, to copy the release from, could not be read"},
 		{"the target's catalog does not read", target, tree("{nope"), api("1.5.0"), versionCatalog("api=1.5.0=" + digestB), "", "environment staging's catalog artifacts/staging.json does not read"},
 		{"commit mode: not edited", target, tree(`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`), api("1.5.0"), "{", "", ""},
 		{"a catalog on disk: not edited", &onDisk, fstest.MapFS{}, api("1.5.0"), "{", "", ""},
@@ -165,15 +167,16 @@ func TestFreeID(t *testing.T) {
 	}
 }
 
-// promoteCatalogConfig: dev -> staging (push), each with a version-mode
-// catalog in the repository.
+// promoteCatalogConfig: dev -> staging (push), staging with a
+// version-mode catalog in the repository, dev with its catalog at %[2]s
+// (artifacts/dev.json: the repository's; an absolute path: on disk).
 const promoteCatalogConfig = `
 environments:
   - name: dev
     cluster: {context: test}
     namespace: dev-ns
     source: {repo: %[1]q, ref: main, path: overlays/dev}
-    catalog: artifacts/dev.json
+    catalog: %[2]s
   - name: staging
     cluster: {context: test}
     namespace: staging-ns
@@ -192,27 +195,45 @@ environments:
 func TestPromoteWritesTheCatalog(t *testing.T) {
 	tests := []struct {
 		name, devCatalog, stagingCatalog string
-		status                           int
+		// onDisk: dev's catalog is a file on disk, read by a render of
+		// dev, not the repository's artifacts/dev.json.
+		onDisk bool
+		status int
 		// files are the files the commit changes; want is in the answer.
 		files, want string
 	}{
 		{"copied from dev", versionCatalog("api-1.2.0=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), versionCatalog("api=1.2.0=" + digestA),
-			200, "artifacts/staging.json overlays/staging/kustomization.yaml", ""},
+			false, 200, "artifacts/staging.json overlays/staging/kustomization.yaml", ""},
+		{"copied from dev's catalog on disk", versionCatalog("api-1.2.0=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), versionCatalog("api=1.2.0=" + digestA),
+			true, 200, "artifacts/staging.json overlays/staging/kustomization.yaml", ""},
 		{"listed already", versionCatalog("api-1.5.0=1.5.0=" + digestB), versionCatalog("api=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB),
-			200, "overlays/staging/kustomization.yaml", ""},
+			false, 200, "overlays/staging/kustomization.yaml", ""},
 		{"dev does not list it", versionCatalog("api-1.2.0=1.2.0=" + digestA), versionCatalog("api=1.2.0=" + digestA),
-			422, "", "neither does dev's catalog"},
+			false, 422, "", "neither does dev's catalog"},
+		{"dev's catalog on disk does not list it", versionCatalog("api-1.2.0=1.2.0=" + digestA), versionCatalog("api=1.2.0=" + digestA),
+			true, 422, "", "neither does dev's catalog"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			files := map[string]string{"artifacts/dev.json": tt.devCatalog, "artifacts/staging.json": tt.stagingCatalog}
+			files := map[string]string{"artifacts/staging.json": tt.stagingCatalog}
+			devCatalog := "artifacts/dev.json"
+			if tt.onDisk {
+				// The repository's artifacts/dev.json would list nothing.
+				files[devCatalog] = versionCatalog()
+				devCatalog = filepath.Join(t.TempDir(), "dev.json")
+				if err := os.WriteFile(devCatalog, []byte(tt.devCatalog), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				files[devCatalog] = tt.devCatalog
+			}
 			for p, f := range promoteTree() {
 				if !strings.HasPrefix(p, "catalog") {
 					files[p] = string(f.Data)
 				}
 			}
 			srv := gitservertest.New(t, files, gitservertest.Options{})
-			cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(promoteCatalogConfig, srv.URL)), t.TempDir())
+			cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(promoteCatalogConfig, srv.URL, devCatalog)), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
