@@ -479,7 +479,9 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 				}
 				edits = append(edits, e...)
 			}
-			source := func() (*deployplan.Catalog, string, error) { return readSourceCatalog(ctx, ask.source, env.Source.Repo, branch, tree) }
+			source := func() (*deployplan.Catalog, string, error) {
+				return readSourceCatalog(ctx, ask.source, env.Source.Repo, branch, tree)
+			}
 			cat, err := promotionCatalogEdits(tree, env, ask.source.Name, versions, source)
 			if err != nil {
 				hookErr = err
