@@ -73,9 +73,10 @@ func promotionCatalogEdits(tree fs.FS, target *deployplan.Environment, sourceEnv
 		read   bool
 	)
 	var add []deployplan.CatalogService
+	added := map[string]bool{} // repository:tag of add (two Apps of one image)
 	for _, v := range versions {
 		img, err := deployplan.ParseImage(v.Image)
-		if err != nil || img.Tag == "" || listsRelease(cat, img.Repository, img.Tag) {
+		if err != nil || img.Tag == "" || added[img.Repository+":"+img.Tag] || listsRelease(cat, img.Repository, img.Tag) {
 			// A reference without a tag is no release of a version-mode
 			// catalog: the plan says so.
 			continue
@@ -101,6 +102,7 @@ func promotionCatalogEdits(tree fs.FS, target *deployplan.Environment, sourceEnv
 		// tag or digest: the entry's tag and digest say them.
 		entry := deployplan.CatalogService{ID: freeID(ids, e.ID, img.Tag), Image: appcr.ParseImageRef(e.Image).Repository, Tag: img.Tag, Digest: e.Digest, Published: e.Published}
 		ids[entry.ID] = true
+		added[img.Repository+":"+img.Tag] = true
 		add = append(add, entry)
 	}
 	if len(add) == 0 {

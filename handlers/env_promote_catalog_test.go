@@ -86,6 +86,7 @@ func TestPromotionCatalogEdits(t *testing.T) {
 	api := func(ref string) []promotion.AppVersion {
 		return []promotion.AppVersion{{App: "api", Image: "reg.example/acme/api:" + ref, Version: strings.Split(ref, "@")[0]}}
 	}
+	twoApps := append(api("1.5.0"), promotion.AppVersion{App: "api-canary", Image: "reg.example/acme/api:1.5.0", Version: "1.5.0"})
 	withDigest := api("1.5.0@" + digestC)
 	withDigest[0].Digest = digestC
 	srcCatalog := func(doc string) sourceCatalog {
@@ -110,6 +111,8 @@ func TestPromotionCatalogEdits(t *testing.T) {
 			versionCatalog("api-1.4.0=1.4.0="+digestC, "api-1.5.0=1.5.0="+digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
 		{"the source's id is taken", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
 			versionCatalog("api=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
+		{"two Apps of one release: one entry", target, tree(versionCatalog("api=1.2.0=" + digestA)), twoApps,
+			versionCatalog("api-1.5.0=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
 		{"listed already", target, tree(versionCatalog("api=1.2.0="+digestA, "x=1.5.0="+digestB)), api("1.5.0"), "{", "", ""},
 		{"the source does not list it", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
 			versionCatalog("api=1.4.0=" + digestB), "", "does not list reg.example/acme/api at 1.5.0, and neither does dev's catalog (dev.json)"},
