@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
@@ -259,10 +258,9 @@ func servicesArray(doc []byte) (open int, last byteSpan, closing int, err error)
 		if _, err := dec.Token(); err != nil {
 			return 0, last, 0, fmt.Errorf("services: not JSON: %v", err)
 		}
+		// The rest of the document is kept as it is; the edited catalog
+		// is parsed whole before it is written.
 		closing = int(dec.InputOffset()) - 1
-		if _, err := dec.Token(); err != io.EOF && err != nil {
-			return 0, last, 0, fmt.Errorf("not JSON: %v", err)
-		}
 		return open, last, closing, nil
 	}
 	return 0, last, 0, errors.New("the catalog has no services list: add \"services\": [] first")
