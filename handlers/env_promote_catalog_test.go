@@ -55,6 +55,9 @@ func TestCatalogAppend(t *testing.T) {
 			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}` + "\n", ""},
 		{"keys after services are kept", `{"mode": "version", "services": [], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`,
 			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`, ""},
+		{"brackets in a string are text, not the list's end", `{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true}]}`,
+			`{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true},` +
+				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}`, ""},
 		{"no services", `{"mode": "version"}`, "", "no services list"},
 		{"services is not a list", `{"mode": "version", "services": {"id": "x"}}`, "", "services is not a list"},
 		{"not JSON", `mode: version`, "", "not a JSON object"},
