@@ -27,21 +27,23 @@ import (
 // auto-sync applies that commit once it starts. It returns the release
 // commit.
 func releaseDev(ctx context.Context, apply func(ctx context.Context, envFile, env string) error, envFile, prodSeed, repoDir string) (string, error) {
+	var devErr, prodErr error
 	if apply != nil {
-		var prodErr error
 		var wg sync.WaitGroup
 		wg.Go(func() { prodErr = apply(ctx, prodSeed, ProdEnvironment) })
-		devErr := apply(ctx, envFile, DevEnvironment)
+		devErr = apply(ctx, envFile, DevEnvironment)
 		wg.Wait()
-		if devErr != nil {
-			return "", fmt.Errorf("demo: %s at release %s: %w", DevEnvironment, DevPreviousVersion, devErr)
-		}
-		if prodErr != nil {
-			return "", fmt.Errorf("demo: %s at release %s: %w", ProdEnvironment, ProdVersion, prodErr)
-		}
 	}
-	if err := os.Remove(prodSeed); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("demo: %w", err)
+	// The seed file goes whatever the applies did: only the environments
+	// file names prod afterwards.
+	rmErr := os.Remove(prodSeed)
+	switch {
+	case devErr != nil:
+		return "", fmt.Errorf("demo: %s at release %s: %w", DevEnvironment, DevPreviousVersion, devErr)
+	case prodErr != nil:
+		return "", fmt.Errorf("demo: %s at release %s: %w", ProdEnvironment, ProdVersion, prodErr)
+	case rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist):
+		return "", fmt.Errorf("demo: %w", rmErr)
 	}
 	return commitDevRelease(repoDir)
 }
