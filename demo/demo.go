@@ -56,8 +56,9 @@ type Options struct {
 	// environments file envFile through the engine (demoapply.Apply, what
 	// cmd/deploy-web passes). Start applies dev's first release with it
 	// before committing the next, so staging/api has run two releases and
-	// rolls back from its page. Nil: staging starts empty (the release
-	// commit is made all the same).
+	// rolls back from its page, and prod's first commit beside it (a seed
+	// file of prod unprotected: releaseDev). Nil: staging and production
+	// start empty (the release commit is made all the same).
 	ApplyEnvironment func(ctx context.Context, envFile, env string) error
 }
 
@@ -202,14 +203,16 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
-	if e.EnvironmentsFile, e.ManifestRepo, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
+	var prodSeed string
+	if e.EnvironmentsFile, e.ManifestRepo, prodSeed, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
 		return nil, err
 	}
-	if _, err := releaseDev(ctx, opts.ApplyEnvironment, e.EnvironmentsFile, e.ManifestRepo); err != nil {
+	if _, err := releaseDev(ctx, opts.ApplyEnvironment, e.EnvironmentsFile, prodSeed, e.ManifestRepo); err != nil {
 		return nil, err
 	}
 	if opts.ApplyEnvironment != nil {
 		progress("%s: release %s applied, release %s committed (auto-sync applies it; staging/api can then be rolled back to %s)", DevEnvironment, DevPreviousVersion, DevVersion, DevPreviousVersion)
+		progress("%s: release %s installed in namespace %s (its first commit; the console never applies prod, which is protected)", ProdEnvironment, ProdVersion, ProductionNamespace)
 	}
 	e.HistoryNamespace = HistoryNamespace
 	if e.Inbox, err = startInbox(runCtx, cs, HistoryNamespace); err != nil {

@@ -43,7 +43,9 @@ const (
 	// two-environment demo).
 	PreprodNamespace = "preprod"
 	// ProductionNamespace is a platform namespace (so the matrix reads
-	// prod and a promotion can target it), empty: nothing applies prod.
+	// prod and a promotion can target it). Prod's first commit (release
+	// ProdVersion) is applied there as the demo starts; the console
+	// never applies prod (protected).
 	ProductionNamespace = "production"
 	// HistoryNamespace holds the console's plan-history ConfigMaps.
 	HistoryNamespace = "deploy-web"
@@ -52,6 +54,9 @@ const (
 	ManifestBranch = "main"
 	// EnvironmentsFileName is the environments file in the demo folder.
 	EnvironmentsFileName = "environments.yaml"
+	// prodSeedFileName is prod's seed file (prodSeedYAML) beside it,
+	// there while the demo starts.
+	prodSeedFileName = "prod-seed.yaml"
 	// manifestRepoDir is the working clone of the manifest repository in
 	// the demo folder (a person commits there and pushes);
 	// manifestBareDir is the bare repository the environments read and
@@ -118,7 +123,8 @@ func manifestFiles() map[string]string {
 			"`overlays/dev` deploys them to namespace `staging`, `overlays/staging` to `preprod`, `overlays/prod` to `production`,\n" +
 			"each at a release (kustomize's `images` field; `app-image.yaml` maps it onto an App's `spec/image`).\n" +
 			"`artifacts/catalog.json`, `artifacts/catalog-staging.json` and `artifacts/catalog-prod.json` are dev's, staging's and prod's\n" +
-			"artifact catalogs, in version mode: a tag and digest per service at each release the environment runs or may receive.\n",
+			"artifact catalogs, in version mode: a tag and digest per service at each release the environment runs\n" +
+			"(a promotion adds the release it brings in, copied from the catalog of the environment before).\n",
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
 			"labels:\n  - pairs: {team: inventory}\n" +
 			"resources:\n  - api.yaml\n  - worker.yaml\n  - db-migrate.yaml\n",
@@ -134,16 +140,17 @@ func manifestFiles() map[string]string {
 			"  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" +
 			"        - name: migrate\n          image: " + img("api") + "\n          args: [migrate, up]\n",
 		// staging runs the release StagingVersion, prod ProdVersion with
-		// 4 api replicas; each catalog also lists the release a promotion
-		// brings in.
+		// 4 api replicas; each catalog lists its own release: a promotion
+		// adds the release it brings in, copied from the catalog of the
+		// environment before (docs/promotion.md).
 		"overlays/staging/kustomization.yaml": releaseOverlay(PreprodNamespace, StagingVersion, ""),
 		"overlays/staging/app-image.yaml":     appImageConfig,
 		"overlays/prod/kustomization.yaml": releaseOverlay(ProductionNamespace, ProdVersion,
 			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n"),
 		"overlays/prod/app-image.yaml":   appImageConfig,
 		"overlays/dev/app-image.yaml":    appImageConfig,
-		"artifacts/catalog-staging.json": releaseCatalog(StagingVersion, DevVersion),
-		"artifacts/catalog-prod.json":    releaseCatalog(ProdVersion, StagingVersion),
+		"artifacts/catalog-staging.json": releaseCatalog(StagingVersion),
+		"artifacts/catalog-prod.json":    releaseCatalog(ProdVersion),
 	}
 	maps.Copy(files, devRelease(DevVersion, DevPreviousVersion, DevVersion))
 	return files
@@ -216,41 +223,47 @@ func devRelease(version string, listed ...string) map[string]string {
 // commit on ManifestBranch, dev at DevPreviousVersion: releaseDev commits
 // the next release) and writes dir/environments.yaml for it. The
 // environments reach the demo cluster through kubeconfig (context
-// "devcluster"). It returns the environments file and the repository.
-func seedManifests(dir, kubeconfig string) (envFile, repoDir string, err error) {
+// "devcluster"). It returns the environments file, the repository and
+// prod's seed file (dir/prod-seed.yaml, prodSeedYAML: releaseDev applies
+// prod's first commit with it, then removes it).
+func seedManifests(dir, kubeconfig string) (envFile, repoDir, prodSeed string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
-		return "", "", fmt.Errorf("demo: %w", err)
+		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
 	if kubeconfig, err = filepath.Abs(kubeconfig); err != nil {
-		return "", "", fmt.Errorf("demo: %w", err)
+		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
 	repoDir = filepath.Join(dir, manifestRepoDir)
 	if err := os.RemoveAll(repoDir); err != nil { // a reused --dir starts over
-		return "", "", fmt.Errorf("demo: %w", err)
+		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
 	repo, err := git.PlainInitWithOptions(repoDir, &git.PlainInitOptions{
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(ManifestBranch)},
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+		return "", "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
 	// The first commit: dev at its previous release (releaseDev applies
 	// it, then commits DevVersion).
 	files := manifestFiles()
 	maps.Copy(files, devRelease(DevPreviousVersion, DevPreviousVersion))
 	if err := commitFiles(repo, files, "inventory: api and worker (dev at "+DevPreviousVersion+", staging at "+StagingVersion+", prod at "+ProdVersion+"), db-migrate template Job"); err != nil {
-		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+		return "", "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
 	bareDir := filepath.Join(dir, manifestBareDir)
 	if err := publishBare(repo, bareDir); err != nil {
-		return "", "", fmt.Errorf("demo: manifest repository: %w", err)
+		return "", "", "", fmt.Errorf("demo: manifest repository: %w", err)
 	}
 
 	envFile = filepath.Join(dir, EnvironmentsFileName)
 	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+bareDir, kubeconfig)), 0o600); err != nil {
-		return "", "", fmt.Errorf("demo: %w", err)
+		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
-	return envFile, repoDir, nil
+	prodSeed = filepath.Join(dir, prodSeedFileName)
+	if err := os.WriteFile(prodSeed, []byte(prodSeedYAML("file://"+bareDir, kubeconfig)), 0o600); err != nil {
+		return "", "", "", fmt.Errorf("demo: %w", err)
+	}
+	return envFile, repoDir, prodSeed, nil
 }
 
 // publishBare makes bareDir a bare repository holding repo's objects and
@@ -368,8 +381,33 @@ var prodGitOpsYAML = `    # Promoted from staging: protected, so a promotion is 
 
 // environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
 func environmentsYAML(repoURL, kubeconfig string) string {
-	env := func(name, ns string, protected bool, path, catalog, comment string) string {
-		return fmt.Sprintf(`  # %s
+	return strings.Join([]string{
+		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
+		environmentYAML(repoURL, kubeconfig, DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
+		environmentYAML(repoURL, kubeconfig, StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + stagingGitOpsYAML,
+		prodYAML(repoURL, kubeconfig, true) + prodGitOpsYAML,
+	}, "")
+}
+
+// prodYAML is prod's entry of the environments file (protected), or of
+// the one-time seed file that installs its first commit (prodSeedYAML).
+func prodYAML(repoURL, kubeconfig string, protected bool) string {
+	return environmentYAML(repoURL, kubeconfig, ProdEnvironment, ProductionNamespace, protected, "overlays/prod", "artifacts/catalog-prod.json",
+		"prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused")
+}
+
+// prodSeedYAML is the deploy config of the demo's start alone: prod as
+// in the environments file but not protected, so the engine applies its
+// first commit once (releaseDev), as prod's first install did before the
+// console ran it. The console never reads it.
+func prodSeedYAML(repoURL, kubeconfig string) string {
+	return "# deploy-web demo: prod's first install (written and removed by `deploy-web demo`).\nenvironments:\n" + prodYAML(repoURL, kubeconfig, false)
+}
+
+// environmentYAML is one environment's entry of the demo's deploy config
+// (its GitOps lines aside).
+func environmentYAML(repoURL, kubeconfig, name, ns string, protected bool, path, catalog, comment string) string {
+	return fmt.Sprintf(`  # %s
   - name: %s
     cluster: {context: devcluster, kubeconfig: %q}
     namespace: %s
@@ -383,11 +421,4 @@ func environmentsYAML(repoURL, kubeconfig string) string {
     # registries it trusts: registry: {hosts: [ghcr.io, index.docker.io]}.
     registry: {hosts: []}
 `, comment, name, kubeconfig, ns, protected, repoURL, ManifestBranch, path, catalog)
-	}
-	return strings.Join([]string{
-		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
-		env(DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
-		env(StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + stagingGitOpsYAML,
-		env(ProdEnvironment, ProductionNamespace, true, "overlays/prod", "artifacts/catalog-prod.json", "prod: release "+ProdVersion+" (a version-mode catalog); protected, so the plan is shown but every apply is refused") + prodGitOpsYAML,
-	}, "")
 }

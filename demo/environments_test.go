@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -33,7 +33,7 @@ import (
 func TestManifestsOffline(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "cluster", "kubeconfig")
-	envFile, repoDir, err := seedManifests(dir, kc)
+	envFile, repoDir, prodSeed, err := seedManifests(dir, kc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,17 @@ func TestManifestsOffline(t *testing.T) {
 	}
 	if len(cfg.Environments) != 3 {
 		t.Fatalf("%d environments, want dev, staging and prod", len(cfg.Environments))
+	}
+	// prod's seed file is prod unprotected, nothing else changed: what
+	// the demo's start applies once.
+	seed, err := deployplan.LoadConfig(prodSeed)
+	if err != nil {
+		t.Fatalf("prod's seed file: %v", err)
+	}
+	if p := cfg.Environments[2]; len(seed.Environments) != 1 || seed.Environments[0].Name != ProdEnvironment || seed.Environments[0].Protected ||
+		seed.Environments[0].Namespace != p.Namespace || seed.Environments[0].Source != p.Source || seed.Environments[0].Catalog != p.Catalog ||
+		seed.Environments[0].Cluster != p.Cluster {
+		t.Errorf("prod's seed file holds %+v, want prod (%+v) alone, unprotected", seed.Environments, p)
 	}
 	dev, staging, prod := cfg.Environments[0], cfg.Environments[1], cfg.Environments[2]
 	for _, c := range []struct {
@@ -160,32 +171,41 @@ func TestManifestsOffline(t *testing.T) {
 		t.Errorf("the clone's origin/%s after the release = %v (%v), want %s", ManifestBranch, oh, err, head)
 	}
 	checkSourcePlan(t, &dev, DevVersion)
-	// Each catalog lists its environment's release and the one that
-	// comes in: dev's rollback target, staging's and prod's promotion
-	// from the environment before (so those plans are ready).
+	// Each catalog lists its environment's release, dev's its rollback
+	// target too; a promotion copies the release it brings in from the
+	// catalog before (dev's lists DevVersion, staging's StagingVersion).
 	for _, c := range []struct {
 		file     string
 		releases []string
 	}{
 		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}},
-		{"artifacts/catalog-staging.json", []string{StagingVersion, DevVersion}},
-		{"artifacts/catalog-prod.json", []string{ProdVersion, StagingVersion}},
+		{"artifacts/catalog-staging.json", []string{StagingVersion}},
+		{"artifacts/catalog-prod.json", []string{ProdVersion}},
 	} {
 		cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()[c.file]))
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
+		var got []string
+		for _, s := range cat.Services {
+			got = append(got, s.ID)
+		}
+		var want []string
 		for _, app := range EnvironmentApps() {
 			for _, v := range c.releases {
+				want = append(want, app+"-"+v)
 				if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + app, Tag: v}); !ok || s.Tag != v {
 					t.Errorf("%s: Lookup(%s:%s) = %+v, %v; want the release listed", c.file, app, v, s, ok)
 				}
 			}
 		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s lists %v, want %v", c.file, got, want)
+		}
 	}
 
 	// Seeding again (a reused --dir) starts the repository over.
-	if _, _, err := seedManifests(dir, kc); err != nil {
+	if _, _, _, err := seedManifests(dir, kc); err != nil {
 		t.Fatalf("second seedManifests = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(repoDir, ".git")); err != nil {
@@ -237,8 +257,8 @@ func unstructuredInt(d envsource.Desired, path ...string) (int64, bool, error) {
 }
 
 // TestEnvironments plans dev and prod against the demo cluster: dev is
-// ready, prod gets a report, and an apply of prod is refused with nothing
-// touched. Then it walks docs/demo.md's deploy walkthrough: apply dev, the Apps converge in
+// ready, prod (its first commit installed by Start) gets a report, and an
+// apply of prod is refused with nothing touched. Then it walks docs/demo.md's deploy walkthrough: apply dev, the Apps converge in
 // staging (a platform namespace, so the fleet shows them), and a second
 // plan of dev changes nothing.
 func TestEnvironments(t *testing.T) {
@@ -328,14 +348,26 @@ func TestEnvironments(t *testing.T) {
 	if !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "protected") {
 		t.Fatalf("Apply(prod) = %v, want a refusal naming the protection", err)
 	}
+	// Start installed prod's first commit (release ProdVersion, 4 api
+	// replicas); the refused apply changed nothing of it.
 	dyn := dynamic.NewForConfigOrDie(env.Cluster.Config)
 	for _, app := range EnvironmentApps() {
-		if _, err := dyn.Resource(appcr.Resource).Namespace(ProductionNamespace).Get(ctx, app, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Errorf("after the refused apply, production/%s: %v, want not found", app, err)
+		u, err := dyn.Resource(appcr.Resource).Namespace(ProductionNamespace).Get(ctx, app, metav1.GetOptions{})
+		if img, _, _ := unstructured.NestedString(u.UnstructuredContent(), "spec", "image"); err != nil || img != manifestRegistry+app+":"+ProdVersion {
+			t.Errorf("production/%s after the refused apply: image %q, %v; want prod's first commit, release %s", app, img, err, ProdVersion)
 		}
 	}
-	if _, err := cs.BatchV1().Jobs(ProductionNamespace).Get(ctx, "db-migrate", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("after the refused apply, production/db-migrate: %v, want not found", err)
+	if u, err := dyn.Resource(appcr.Resource).Namespace(ProductionNamespace).Get(ctx, "api", metav1.GetOptions{}); err == nil {
+		if r, _, _ := unstructured.NestedInt64(u.UnstructuredContent(), "spec", "replicas"); r != 4 {
+			t.Errorf("production/api replicas = %d, want prod's overlay's 4", r)
+		}
+	}
+	if job, err := cs.BatchV1().Jobs(ProductionNamespace).Get(ctx, "db-migrate", metav1.GetOptions{}); err != nil || job.Spec.Suspend == nil || !*job.Spec.Suspend {
+		t.Errorf("production/db-migrate = %v, %v; want prod's suspended template Job", job, err)
+	}
+	// The seed file is gone: only the environments file names prod.
+	if _, err := os.Stat(filepath.Join(env.Dir, prodSeedFileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("prod's seed file after the start: %v, want removed", err)
 	}
 	// staging still runs dev's first release: planning wrote nothing.
 	for _, app := range EnvironmentApps() {

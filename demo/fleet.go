@@ -7,9 +7,9 @@ import (
 // Namespaces returns the demo's platform namespaces: the seeded fleet's,
 // StagingNamespace, where the dev environment deploys, PreprodNamespace,
 // where the staging environment deploys (each empty until its auto-sync
-// or an apply), and ProductionNamespace, prod's, which stays empty (prod
-// refuses applies) but is read, so the matrix shows prod and a promotion
-// can target it.
+// or an apply), and ProductionNamespace, prod's (its first commit applied
+// as the demo starts; prod refuses applies afterwards), read so the
+// matrix shows prod and a promotion can target it.
 func Namespaces() []string {
 	return []string{"storefront", "payments", StagingNamespace, PreprodNamespace, ProductionNamespace}
 }

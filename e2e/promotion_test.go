@@ -78,14 +78,17 @@ func gateStates(t *testing.T, ctx context.Context) map[string]string {
 }
 
 // TestPromotionInBrowser walks the demo's promotion chain dev -> staging
-// -> prod in Chromium: the matrix shows staging one version behind dev
-// (and prod behind staging) at 1440x900 and 390x844; the Promote dialog
-// from staging into protected prod shows its gates, makes a request its
-// requester cannot approve, and the approver login approves it into a
-// review branch (main untouched); the dialog from dev's cell into staging
-// shows its gates, and the promotion commits dev's version into
-// overlays/staging on main and plans staging: ready, since staging's
-// catalog lists dev's release.
+// -> prod in Chromium: the matrix shows three columns of running versions,
+// staging one version behind dev and prod (its first commit, installed as
+// the demo starts) behind staging, at 1440x900 and 390x844; the Promote
+// dialog from staging into protected prod shows its gates, makes a
+// request its requester cannot approve, and the approver login approves
+// it into a review branch (main untouched) that moves prod from
+// ProdVersion to StagingVersion and adds staging's release to prod's
+// catalog; the dialog from dev's cell into staging shows its gates, and
+// the promotion commits dev's version into overlays/staging and dev's
+// release into staging's catalog, in one commit on main, and plans
+// staging: ready.
 //
 // dev's worker is the App promoted from dev: TestGitRollbackInBrowser
 // (which runs first on the shared demo) rolls dev's api back to
@@ -101,11 +104,16 @@ func TestPromotionInBrowser(t *testing.T) {
 	clone := filepath.Join(demoEnv.tmp, "demo", "manifests")
 
 	// The matrix: auto-sync applies dev's release and staging at start;
-	// prod, which refuses applies, runs nothing.
+	// prod runs its first commit, installed as the demo started.
 	reloadUntil(t, ctx, "/environments", `[data-testid=matrix-table]`, func() bool {
 		return cellVersion(t, ctx, "worker", demo.DevEnvironment) == demo.DevVersion && cellVersion(t, ctx, "api", demo.StagingEnvironment) == demo.StagingVersion &&
 			cellVersion(t, ctx, "worker", demo.StagingEnvironment) == demo.StagingVersion
 	}, 3*time.Minute)
+	for _, app := range []string{"api", "worker"} {
+		if v := cellVersion(t, ctx, app, demo.ProdEnvironment); v != demo.ProdVersion {
+			t.Errorf("prod's %s cell shows version %q, want %s (prod's first commit)", app, v, demo.ProdVersion)
+		}
+	}
 	if cols := texts(t, ctx, `[data-testid=matrix-col]`); len(cols) != 3 {
 		t.Errorf("matrix columns = %q, want dev, staging, prod", cols)
 	}
@@ -118,8 +126,8 @@ func TestPromotionInBrowser(t *testing.T) {
 		t.Errorf("staging's worker cell marks %q, want \"dev runs %s\" (one version behind)", marks, demo.DevVersion)
 	}
 	marks = texts(t, ctx, cellSel("api", demo.ProdEnvironment)+` [data-testid=matrix-mark]`)
-	if n := len(texts(t, ctx, cellSel("api", demo.ProdEnvironment)+` [data-testid=matrix-absent]`)); n != 1 || len(marks) == 0 || !strings.Contains(marks[0], "staging runs "+demo.StagingVersion) {
-		t.Errorf("prod's api cell: %d \"not deployed\", marks %q; want not deployed, \"staging runs %s\"", n, marks, demo.StagingVersion)
+	if n := len(texts(t, ctx, cellSel("api", demo.ProdEnvironment)+` [data-testid=matrix-absent]`)); n != 0 || len(marks) == 0 || !strings.Contains(marks[0], "staging runs "+demo.StagingVersion) {
+		t.Errorf("prod's api cell: %d \"not deployed\", marks %q; want deployed, \"staging runs %s\"", n, marks, demo.StagingVersion)
 	}
 	for _, size := range screenSizes() {
 		emulateScreen(t, ctx, size)
@@ -198,8 +206,23 @@ func TestPromotionInBrowser(t *testing.T) {
 	if after := gitIn(t, clone, "ls-remote", "origin", "refs/heads/"+demo.ManifestBranch); after != mainBefore {
 		t.Errorf("main moved on prod's approval: %q, was %q", after, mainBefore)
 	}
-	if branches := gitIn(t, clone, "ls-remote", "origin", "refs/heads/deploy-web/*"); branches == "" {
-		t.Errorf("no review branch deploy-web/* in the repository after the approval")
+	branches := gitIn(t, clone, "ls-remote", "origin", "refs/heads/deploy-web/promote-*")
+	if branches == "" {
+		t.Fatalf("no review branch deploy-web/promote-* in the repository after the approval")
+	}
+	// The review branch moves prod's api from its first commit to
+	// staging's release and adds that release, copied from staging's
+	// catalog, to prod's.
+	ref := strings.Fields(strings.Split(branches, "\n")[0])[1]
+	gitIn(t, clone, "fetch", "-q", "origin", ref)
+	if changed := gitIn(t, clone, "show", "--name-only", "--format=", "FETCH_HEAD"); changed != "artifacts/catalog-prod.json\noverlays/prod/kustomization.yaml" {
+		t.Errorf("the review commit changed %q, want prod's catalog and overlay", changed)
+	}
+	if overlay := gitIn(t, clone, "show", "FETCH_HEAD:overlays/prod/kustomization.yaml"); !strings.Contains(overlay, demo.StagingVersion) {
+		t.Errorf("prod's overlay on the review branch:\n%s\nwant api at %s", overlay, demo.StagingVersion)
+	}
+	if cat := gitIn(t, clone, "show", "FETCH_HEAD:artifacts/catalog-prod.json"); !strings.Contains(cat, `"id": "api-`+demo.StagingVersion+`"`) {
+		t.Errorf("prod's catalog on the review branch:\n%s\nwant staging's entry api-%s", cat, demo.StagingVersion)
 	}
 
 	// dev -> staging, from dev's worker cell: a commit on main and a plan.
@@ -237,8 +260,13 @@ func TestPromotionInBrowser(t *testing.T) {
 	if !strings.Contains(overlay, `newTag: "`+demo.DevVersion+`"`) && !strings.Contains(overlay, "newTag: "+demo.DevVersion) {
 		t.Errorf("overlays/staging after the promotion:\n%s\nwant worker at %s", overlay, demo.DevVersion)
 	}
-	if changed := gitIn(t, clone, "show", "--name-only", "--format=", "HEAD"); changed != "overlays/staging/kustomization.yaml" {
-		t.Errorf("the promotion commit changed %q, want overlays/staging/kustomization.yaml alone", changed)
+	// staging's catalog did not list dev's release: the same commit adds
+	// dev's entry (its digest) to it.
+	if changed := gitIn(t, clone, "show", "--name-only", "--format=", "HEAD"); changed != "artifacts/catalog-staging.json\noverlays/staging/kustomization.yaml" {
+		t.Errorf("the promotion commit changed %q, want staging's catalog and overlay", changed)
+	}
+	if cat := gitIn(t, clone, "show", "HEAD:artifacts/catalog-staging.json"); !strings.Contains(cat, `"id": "worker-`+demo.DevVersion+`"`) {
+		t.Errorf("staging's catalog after the promotion:\n%s\nwant dev's entry worker-%s", cat, demo.DevVersion)
 	}
 	// The run opens: the plan of staging at that commit.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=run-link]`))); err != nil {
@@ -246,7 +274,7 @@ func TestPromotionInBrowser(t *testing.T) {
 	}
 	waitVisible(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner]`, 3*time.Minute)
 	screenshot(t, ctx, "promotion-plan")
-	// staging's catalog lists dev's release: the plan is ready.
+	// staging's catalog lists dev's release now: the plan is ready.
 	if n := len(texts(t, ctx, `[data-testid=run-done] [data-testid=conclusion-banner].cb-ready`)); n != 1 {
 		screenshot(t, ctx, "promotion-plan-not-ready")
 		t.Errorf("the plan of staging after the promotion: %d ready banner(s), want 1 (banner %q, blockers %q)", n,

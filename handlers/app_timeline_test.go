@@ -74,11 +74,11 @@ func TestAPITimelineWindow(t *testing.T) {
 	}
 }
 
-// newTimelineServer is a test server whose view knows apps/web and whose
-// timeline is a real store (on a fake clientset) holding entries.
-func newTimelineServer(t *testing.T, entries ...timeline.Entry) (*testServer, *timeline.Store) {
+// loadedTimeline is a real timeline store on a fake clientset, on clock
+// now, loaded (Ready) and running until the test ends.
+func loadedTimeline(t *testing.T, now func() time.Time) *timeline.Store {
 	t.Helper()
-	store, err := timeline.New(fake.NewClientset().CoreV1(), timeline.Options{Namespace: "deploy-web", Now: func() time.Time { return testNow }})
+	store, err := timeline.New(fake.NewClientset().CoreV1(), timeline.Options{Namespace: "deploy-web", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +88,14 @@ func newTimelineServer(t *testing.T, entries ...timeline.Entry) (*testServer, *t
 	case <-time.After(10 * time.Second):
 		t.Fatal("timeline store not loaded within 10s")
 	}
+	return store
+}
+
+// newTimelineServer is a test server whose view knows apps/web and whose
+// timeline is a real store (on a fake clientset) holding entries.
+func newTimelineServer(t *testing.T, entries ...timeline.Entry) (*testServer, *timeline.Store) {
+	t.Helper()
+	store := loadedTimeline(t, func() time.Time { return testNow })
 	store.Record(entries...)
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) { o.Timeline = store })
 	ts.srv.clusters[0].View = appView{ts.view}

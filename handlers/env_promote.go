@@ -111,8 +111,12 @@ func (s *Server) askPromotion(ctx context.Context, targetName, sourceName, app s
 			continue
 		}
 		a := promotionApp{name: r.App, source: r.Cells[0], target: r.Cells[1]}
+		var history promotion.History
+		if a.source.Present {
+			history = s.soakHistory(ctx, scol, r.App, a.source, now.Add(-tcol.Soak), now)
+		}
 		a.gates = promotion.Gates(promotion.GateInput{Now: now, Source: a.source, SourceEnv: source.Name, Target: tcol, Freeze: freeze,
-			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver})
+			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history})
 		ask.apps = append(ask.apps, a)
 	}
 	if len(ask.apps) == 0 {
@@ -475,7 +479,15 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 				}
 				edits = append(edits, e...)
 			}
-			return edits, nil
+			source := func() (*deployplan.Catalog, string, error) {
+				return readSourceCatalog(ctx, ask.source, env.Source.Repo, branch, tree)
+			}
+			cat, err := promotionCatalogEdits(tree, env, ask.source.Name, versions, source)
+			if err != nil {
+				hookErr = err
+				return nil, err
+			}
+			return append(edits, cat...), nil
 		},
 		Check: func(ctx context.Context, tree fs.FS) error {
 			for _, ch := range changes {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/timeline"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -124,8 +126,37 @@ func (m *memAudit) verbs() []string {
 	return out
 }
 
-func promoteServer(t *testing.T, rows []kubeview.AppRow) *promoteFixture {
+// promoteTimeline is a real timeline store (on a fake clientset) that
+// has observed each App of rows since observed, in the states the rows
+// say, and holds entries; its clock is testNow after that.
+func promoteTimeline(t *testing.T, rows []kubeview.AppRow, observed time.Time, entries ...timeline.Entry) *timeline.Store {
 	t.Helper()
+	var mu sync.Mutex
+	now := observed
+	store := loadedTimeline(t, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	for _, r := range rows {
+		store.Observe(timeline.App{Cluster: "in-cluster", Namespace: r.Namespace, Name: r.Name},
+			timeline.State{Health: string(r.Health.Status), Sync: string(r.Sync.Status), Revision: r.Version})
+	}
+	mu.Lock()
+	now = testNow
+	mu.Unlock()
+	store.Record(entries...)
+	return store
+}
+
+// promoteServer serves the environments over rows, with a timeline that
+// has recorded them for two days and holds entries.
+func promoteServer(t *testing.T, rows []kubeview.AppRow, entries ...timeline.Entry) *promoteFixture {
+	t.Helper()
+	return promoteServerObserved(t, rows, testNow.Add(-48*time.Hour), entries...)
+}
+
+// promoteServerObserved is promoteServer with a timeline that has
+// recorded the Apps since observed.
+func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.Time, entries ...timeline.Entry) *promoteFixture {
+	t.Helper()
+	tl := promoteTimeline(t, rows, observed, entries...)
 	files := map[string]string{}
 	for p, f := range promoteTree() {
 		files[p] = string(f.Data)
@@ -150,6 +181,7 @@ func promoteServer(t *testing.T, rows []kubeview.AppRow) *promoteFixture {
 		o.Promotions = f.store
 		o.Audit = f.audit
 		o.Roles = policy
+		o.Timeline = tl
 	})
 	return f
 }
@@ -199,25 +231,29 @@ func TestPromoteRefusals(t *testing.T) {
 		target, body     string
 		status           int
 		want             string
+		// entries are dev's api's timeline (none: Healthy throughout).
+		entries []timeline.Entry
 	}{
 		{"younger than the soak", "dee", "deployers", promoteRows(testNow.Add(-5*time.Minute), kubeview.HealthHealthy),
-			"staging", `{"from": "dev", "app": "api"}`, 422, "for 5m0s of the 10m0s soak"},
+			"staging", `{"from": "dev", "app": "api"}`, 422, "for 5m0s of the 10m0s soak", nil},
 		{"degraded source", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthDegraded),
-			"staging", `{"from": "dev", "app": "api"}`, 422, "1.5.0 is Degraded in dev"},
+			"staging", `{"from": "dev", "app": "api"}`, 422, "1.5.0 is Degraded in dev", nil},
+		{"Degraded two minutes ago, recovered", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
+			"staging", `{"from": "dev", "app": "api"}`, 422, "1.5.0 was Degraded in dev at 11:58:00 UTC for 40s: promotable at 12:08:40 UTC", degradedBand(testNow.Add(-2*time.Minute), 40*time.Second)},
 		{"a viewer", "vera", "viewers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
-			"staging", `{"from": "dev", "app": "api"}`, 403, ""},
+			"staging", `{"from": "dev", "app": "api"}`, 403, "", nil},
 		{"a deployer of another environment", "stan", "staging-deployers", promoteRows(testNow.Add(-25*time.Hour), kubeview.HealthHealthy),
-			"prod", `{"from": "staging", "app": "api"}`, 403, ""},
+			"prod", `{"from": "staging", "app": "api"}`, 403, "", nil},
 		{"not the environment before", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
-			"prod", `{"from": "dev", "app": "api"}`, 400, "prod is promoted from staging"},
+			"prod", `{"from": "dev", "app": "api"}`, 400, "prod is promoted from staging", nil},
 		{"a base file", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
-			"qa", `{"from": "dev", "app": "api"}`, 422, "declared in base/api.yaml, outside overlays/qa/"},
+			"qa", `{"from": "dev", "app": "api"}`, 422, "declared in base/api.yaml, outside overlays/qa/", nil},
 		{"unknown field", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
-			"staging", `{"from": "dev", "force": true}`, 400, "body:"},
+			"staging", `{"from": "dev", "force": true}`, 400, "body:", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := promoteServer(t, tt.rows)
+			f := promoteServer(t, tt.rows, tt.entries...)
 			f.as(tt.sub, tt.group)
 			code, _, body := f.post(t, paths.APIEnvPromotions(tt.target), tt.body)
 			if code != tt.status || !strings.Contains(body, tt.want) {
@@ -231,6 +267,14 @@ func TestPromoteRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// degradedBand is dev's api going Degraded at from and back to Healthy
+// after d.
+func degradedBand(from time.Time, d time.Duration) []timeline.Entry {
+	app := timeline.App{Cluster: "in-cluster", Namespace: "dev-ns", Name: "api"}
+	return []timeline.Entry{{Time: from, App: app, Kind: timeline.KindHealth, From: "Healthy", To: "Degraded", Revision: "1.5.0"},
+		{Time: from.Add(d), App: app, Kind: timeline.KindHealth, From: "Degraded", To: "Healthy", Revision: "1.5.0"}}
 }
 
 // TestPromoteProtectedTwoPerson: a promotion into protected prod is a
@@ -301,14 +345,30 @@ func TestPromoteDialogGates(t *testing.T) {
 		group    string
 		states   string
 		enabled  bool
+		// observed is since when the timeline has recorded the Apps
+		// (zero: two days), entries dev's api's.
+		observed time.Time
+		entries  []timeline.Entry
+		// msg is in the soak gate's text.
+		msg string
 	}{
-		{"soaked", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured passed not-configured", true},
-		{"too young", testNow.Add(-time.Minute), "dee", "deployers", "failed not-configured passed not-configured", false},
-		{"a viewer", testNow.Add(-time.Hour), "vera", "viewers", "passed not-configured failed not-configured", false},
+		{"soaked", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured passed not-configured", true, time.Time{}, nil, ""},
+		{"too young", testNow.Add(-time.Minute), "dee", "deployers", "failed not-configured passed not-configured", false, time.Time{}, nil, "promotable at 12:09:00 UTC"},
+		{"a viewer", testNow.Add(-time.Hour), "vera", "viewers", "passed not-configured failed not-configured", false, time.Time{}, nil, ""},
+		{"Degraded inside the soak", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured passed not-configured", false,
+			time.Time{}, degradedBand(testNow.Add(-5*time.Minute), time.Minute), "Degraded in dev at 11:55:00 UTC for 1m0s: promotable at 12:06:00 UTC"},
+		{"Degraded before the soak", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured passed not-configured", true,
+			time.Time{}, degradedBand(testNow.Add(-20*time.Minute), time.Minute), "has run Healthy and undrifted in dev"},
+		{"history missing: the console started 3 minutes ago", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured passed not-configured", false,
+			testNow.Add(-3 * time.Minute), nil, "history is missing: the timeline has recorded 1.5.0 in dev only since 11:57:00 UTC"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := promoteServer(t, promoteRows(tt.deployed, kubeview.HealthHealthy))
+			observed := tt.observed
+			if observed.IsZero() {
+				observed = testNow.Add(-48 * time.Hour)
+			}
+			f := promoteServerObserved(t, promoteRows(tt.deployed, kubeview.HealthHealthy), observed, tt.entries...)
 			f.as(tt.sub, tt.group)
 			w := f.ts.get(t, paths.EnvPromote("staging", "dev", "api"), nil)
 			doc := parseHTML(t, w.Body.String())
@@ -318,6 +378,9 @@ func TestPromoteDialogGates(t *testing.T) {
 			}
 			if got := strings.Join(states, " "); got != tt.states {
 				t.Errorf("gate states = %q, want %q", got, tt.states)
+			}
+			if gates := byTestID(doc, "gate"); tt.msg != "" && (len(gates) == 0 || !strings.Contains(text(gates[0]), tt.msg)) {
+				t.Errorf("the soak gate does not say %q", tt.msg)
 			}
 			b := byTestID(doc, "promote-button")
 			if len(b) != 1 {

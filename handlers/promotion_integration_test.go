@@ -26,6 +26,7 @@ import (
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/timeline"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -113,8 +114,27 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	var clockMu sync.Mutex
 	clock := time.Now()
 	setClock := func(t time.Time) { clockMu.Lock(); clock = t; clockMu.Unlock() }
+	// The timeline, kept in the cluster's ConfigMaps on the same clock;
+	// the test observes the Apps from the cache as deploy-web's feed
+	// does (cmd/deploy-web feedApps).
+	tl, err := timeline.New(p.Kube.CoreV1(), timeline.Options{Namespace: "deploy-web", IsLeader: func() bool { return true },
+		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = tl.Run(ctx) }()
+	observe := func(ns string) {
+		t.Helper()
+		row, ok := view.Row(ns, "api")
+		if !ok {
+			t.Fatalf("%s/api is not in the cache", ns)
+		}
+		tl.Observe(timeline.App{Cluster: "in-cluster", Namespace: ns, Name: "api"},
+			timeline.State{Health: string(row.Health.Status), Sync: string(row.Sync.Status), Drifted: row.Sync.Drifted, Revision: row.Version})
+	}
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
 		o.Clusters = []Cluster{{Name: "in-cluster", View: view}}
+		o.Timeline = tl
 		o.Environments = runner
 		o.Desired = index
 		o.Promotions = promotion.NewStore(p.Kube.CoreV1(), "deploy-web")
@@ -166,6 +186,8 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	}
 	devRow := waitHealthy(devNS, "1.1.0")
 	waitHealthy(stagingNS, "1.0.0")
+	observe(devNS)
+	observe(stagingNS)
 
 	// The matrix's cells are the live Apps.
 	f.as("vera", "viewers")
@@ -206,8 +228,22 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	if srv.Head("main") != head {
 		t.Fatalf("a refused promotion moved main")
 	}
-	// Soaked: committed on main and planned at that commit.
+	// Deployed long enough ago, but Degraded two minutes ago for 40s (the
+	// timeline's record): refused, saying when it is promotable.
 	setClock(time.Now().Add(11 * time.Minute))
+	degradedAt := clock.Add(-2 * time.Minute)
+	devApp := timeline.App{Cluster: "in-cluster", Namespace: devNS, Name: "api"}
+	tl.Record(timeline.Entry{Time: degradedAt, App: devApp, Kind: timeline.KindHealth, From: "Healthy", To: "Degraded", Revision: "1.1.0"},
+		timeline.Entry{Time: degradedAt.Add(40 * time.Second), App: devApp, Kind: timeline.KindHealth, From: "Degraded", To: "Healthy", Revision: "1.1.0"})
+	if code, _, body := f.post(t, paths.APIEnvPromotions("staging"), `{"from": "dev", "app": "api"}`); code != 422 || !strings.Contains(body, "was Degraded in dev at") || !strings.Contains(body, "for 40s") {
+		t.Errorf("a promotion of a source Degraded inside the soak = %d %s, want 422 naming the Degraded band", code, body)
+	}
+	if srv.Head("main") != head {
+		t.Fatalf("a refused promotion moved main")
+	}
+	// Soaked: the band is before the window; committed on main and
+	// planned at that commit.
+	setClock(clock.Add(10 * time.Minute))
 	setCatalog("staging", "1.1.0")
 	code, out, body := f.post(t, paths.APIEnvPromotions("staging"), `{"from": "dev", "app": "api", "reason": "ship 1.1.0"}`)
 	if code != 200 || out.Commit == nil || out.Run == nil {

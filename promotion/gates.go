@@ -16,8 +16,9 @@ type GateID string
 
 // The gates of a promotion, in the order they are shown.
 const (
-	// GateSoak: the source App is Healthy, not drifted, and its version
-	// has run for the soak time.
+	// GateSoak: the source App is Healthy and not drifted now, its
+	// version was deployed at least the soak time ago, and the timeline
+	// shows it Healthy and undrifted over the whole soak window.
 	GateSoak GateID = "source-soaked"
 	// GateNotFrozen: no freeze covers the target.
 	GateNotFrozen GateID = "target-not-frozen"
@@ -76,18 +77,51 @@ type GateInput struct {
 	// nobody approves yet).
 	Requester audit.Actor
 	Approver  *audit.Actor
+	// History is the timeline's record of the source App over the soak
+	// window.
+	History History
 }
 
-// Gates evaluates every gate of a promotion of one App, in order. The
-// source's soak is the time since its version was deployed (the App's
-// last deploy), with the source Healthy and undrifted now.
+// History is what the timeline recorded of the source App, for the soak
+// gate: the handlers read it from the timeline (their soakHistory), so
+// this package decides on plain values.
+type History struct {
+	// Configured is false when no timeline is kept: no soak can be
+	// proven.
+	Configured bool
+	// CoveredSince is since when the record of the App is unbroken
+	// (timeline.Store.Coverage); zero when it has none.
+	CoveredSince time.Time
+	// Unsettled are the spans of the soak window in which the App was not
+	// Healthy or was drifted, in any order.
+	Unsettled []Interval
+	// Err is set when the history could not be read: the gate fails
+	// closed.
+	Err error
+}
+
+// Interval is a span [From, To) in which the source was not settled;
+// State says how ("Degraded", "drifted", "flapping Healthy/Degraded").
+type Interval struct {
+	From, To time.Time
+	State    string
+}
+
+// Gates evaluates every gate of a promotion of one App, in order.
 func Gates(in GateInput) []Gate {
 	return []Gate{soakGate(in), freezeGate(in), roleGate(in), secondPersonGate(in)}
 }
 
+// soakGate: the soak window is [Now-soak, Now]. The source passes when it
+// is Healthy and undrifted now, its version was deployed before the
+// window, the timeline's record of it covers the whole window and shows
+// no unsettled span inside it. A window the record does not cover fails
+// (the history is missing), never passes silently.
 func soakGate(in GateInput) Gate {
 	g := Gate{ID: GateSoak, State: Failed}
-	s, soak := in.Source, in.Target.Soak
+	s, soak, h := in.Source, in.Target.Soak, in.History
+	start := in.Now.Add(-soak)
+	at := func(t time.Time) string { return clock(t, in.Now) }
 	switch {
 	case !s.Present:
 		g.Message = fmt.Sprintf("%s does not run this App: there is nothing to promote", in.SourceEnv)
@@ -97,17 +131,59 @@ func soakGate(in GateInput) Gate {
 		g.Message = fmt.Sprintf("%s has %d drifted object(s) in %s: what runs is not what was deployed; put it back first", s.Version, s.Drift, in.SourceEnv)
 	case s.DeployedAt.IsZero():
 		g.Message = fmt.Sprintf("the deploy time of %s in %s is unknown, so its soak of %s cannot be proven", s.Version, in.SourceEnv, soak)
+	case s.DeployedAt.After(start):
+		g.Message = fmt.Sprintf("%s has run in %s for %s of the %s soak: promotable at %s", s.Version, in.SourceEnv,
+			in.Now.Sub(s.DeployedAt).Truncate(time.Second), soak, at(s.DeployedAt.Add(soak)))
+	case h.Err != nil:
+		g.Message = fmt.Sprintf("the timeline of %s in %s could not be read, so its soak cannot be proven: refused until it can", s.Version, in.SourceEnv)
+	case !h.Configured:
+		g.Message = fmt.Sprintf("deploy-web keeps no timeline (it has no namespace of its own, docs/timeline.md), so the %s soak of %s in %s cannot be proven", soak, s.Version, in.SourceEnv)
+	case h.CoveredSince.IsZero():
+		g.Message = fmt.Sprintf("history is missing: the timeline has not recorded %s in %s yet, so its %s soak cannot be proven", s.Version, in.SourceEnv, soak)
+	case h.CoveredSince.After(start):
+		g.Message = fmt.Sprintf("history is missing: the timeline has recorded %s in %s only since %s, not the whole %s soak (since %s): promotable at %s at the earliest",
+			s.Version, in.SourceEnv, at(h.CoveredSince), soak, at(start), at(h.CoveredSince.Add(soak)))
 	default:
-		age := in.Now.Sub(s.DeployedAt)
-		if age < soak {
-			g.Message = fmt.Sprintf("%s has run in %s for %s of the %s soak: promotable at %s", s.Version, in.SourceEnv,
-				age.Truncate(time.Second), soak, s.DeployedAt.Add(soak).UTC().Format(time.RFC3339))
+		if b, ok := lastUnsettled(h.Unsettled, start, in.Now); ok {
+			g.Message = fmt.Sprintf("%s was %s in %s at %s for %s: promotable at %s (soak %s)", s.Version, b.State, in.SourceEnv,
+				at(b.From), b.To.Sub(b.From).Round(time.Second), at(b.To.Add(soak)), soak)
 			return g
 		}
 		g.State = Passed
-		g.Message = fmt.Sprintf("%s has run Healthy and undrifted in %s for %s (soak %s)", s.Version, in.SourceEnv, age.Truncate(time.Second), soak)
+		g.Message = fmt.Sprintf("%s has run Healthy and undrifted in %s over the whole %s soak (deployed %s ago; recorded since %s)", s.Version, in.SourceEnv,
+			soak, in.Now.Sub(s.DeployedAt).Truncate(time.Second), at(h.CoveredSince))
 	}
 	return g
+}
+
+// lastUnsettled is the unsettled interval of the window [start, now]
+// that ends last (it sets when the source is promotable), clipped to the
+// window; false when none overlaps the window.
+func lastUnsettled(bands []Interval, start, now time.Time) (Interval, bool) {
+	var last Interval
+	found := false
+	for _, b := range bands {
+		if !b.To.After(start) || b.From.After(now) {
+			continue
+		}
+		if b.From.Before(start) {
+			b.From = start
+		}
+		if !found || b.To.After(last.To) {
+			last, found = b, true
+		}
+	}
+	return last, found
+}
+
+// clock is t as a gate says it: the time of day when t falls on now's
+// day (UTC), else the date too.
+func clock(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	if t.YearDay() == now.YearDay() && t.Year() == now.Year() {
+		return t.Format("15:04:05 UTC")
+	}
+	return t.Format("2006-01-02 15:04:05 UTC")
 }
 
 func freezeGate(in GateInput) Gate {

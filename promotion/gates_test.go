@@ -21,7 +21,8 @@ func TestGates(t *testing.T) {
 	aliceUpper := audit.Actor{Email: "ALICE@example.com", Subject: "other"}
 	base := func(f func(*GateInput)) GateInput {
 		in := GateInput{Now: t0.Add(11 * time.Minute), Source: healthy, SourceEnv: "dev", Target: staging,
-			Freeze: Freeze{Configured: true}, MayPromote: true, Requester: alice}
+			Freeze: Freeze{Configured: true}, MayPromote: true, Requester: alice,
+			History: History{Configured: true, CoveredSince: t0.Add(-time.Hour)}}
 		if f != nil {
 			f(&in)
 		}
@@ -38,7 +39,7 @@ func TestGates(t *testing.T) {
 	}{
 		{"all pass", base(nil), []State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
 		{"younger than the soak", base(func(in *GateInput) { in.Now = t0.Add(9 * time.Minute) }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "for 9m0s of the 10m0s soak: promotable at 2026-12-01T12:10:00Z"},
+			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "for 9m0s of the 10m0s soak: promotable at 12:10:00 UTC"},
 		{"exactly the soak", base(func(in *GateInput) { in.Now = t0.Add(10 * time.Minute) }),
 			[]State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
 		{"degraded source", base(func(in *GateInput) { in.Source.Health.Status = kubeview.HealthDegraded }),
@@ -49,6 +50,31 @@ func TestGates(t *testing.T) {
 			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "dev does not run this App"},
 		{"unknown deploy time", base(func(in *GateInput) { in.Source.DeployedAt = time.Time{} }),
 			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "cannot be proven"},
+		// The soak window is [12:01, 12:11]: the history of it decides.
+		{"Degraded two minutes ago, recovered", base(func(in *GateInput) {
+			in.History.Unsettled = []Interval{{From: t0.Add(8*time.Minute + 20*time.Second), To: t0.Add(9 * time.Minute), State: "Degraded"}}
+		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "1.5.0 was Degraded in dev at 12:08:20 UTC for 40s: promotable at 12:19:00 UTC (soak 10m0s)"},
+		{"the band that ends last sets the time", base(func(in *GateInput) {
+			in.History.Unsettled = []Interval{{From: t0.Add(5 * time.Minute), To: t0.Add(6 * time.Minute), State: "drifted"},
+				{From: t0.Add(2 * time.Minute), To: t0.Add(3 * time.Minute), State: "Progressing"}}
+		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "was drifted in dev at 12:05:00 UTC for 1m0s: promotable at 12:16:00 UTC"},
+		{"a band across the window's start counts from it", base(func(in *GateInput) {
+			in.History.Unsettled = []Interval{{From: t0.Add(30 * time.Second), To: t0.Add(90 * time.Second), State: "flapping Healthy/Degraded"}}
+		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "was flapping Healthy/Degraded in dev at 12:01:00 UTC for 30s: promotable at 12:11:30 UTC"},
+		{"a band before the window", base(func(in *GateInput) {
+			in.History.Unsettled = []Interval{{From: t0.Add(-time.Minute), To: t0.Add(time.Minute), State: "Degraded"}}
+		}), []State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+		{"history from the window's start", base(func(in *GateInput) { in.History.CoveredSince = t0.Add(time.Minute) }),
+			[]State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+		{"history missing: recorded for 8 minutes only", base(func(in *GateInput) { in.History.CoveredSince = t0.Add(3 * time.Minute) }),
+			[]State{Failed, Passed, Passed, NotConfigured}, Refuse,
+			"history is missing: the timeline has recorded 1.5.0 in dev only since 12:03:00 UTC, not the whole 10m0s soak (since 12:01:00 UTC): promotable at 12:13:00 UTC at the earliest"},
+		{"history missing: not recorded at all", base(func(in *GateInput) { in.History.CoveredSince = time.Time{} }),
+			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "the timeline has not recorded 1.5.0 in dev yet"},
+		{"no timeline", base(func(in *GateInput) { in.History = History{} }),
+			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "deploy-web keeps no timeline"},
+		{"timeline unreadable", base(func(in *GateInput) { in.History.Err = errors.New("not loaded") }),
+			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "could not be read, so its soak cannot be proven"},
 		{"no freezes configured", base(func(in *GateInput) { in.Freeze = Freeze{} }),
 			[]State{Passed, NotConfigured, Passed, NotConfigured}, Perform, ""},
 		{"frozen", base(func(in *GateInput) {
@@ -91,6 +117,28 @@ func TestGates(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A passed soak says what was proven: the whole window, not the time
+	// since the deploy.
+	want := "1.5.0 has run Healthy and undrifted in dev over the whole 10m0s soak (deployed 11m0s ago; recorded since 11:00:00 UTC)"
+	if g := soakGate(base(nil)); g.Message != want {
+		t.Errorf("soakGate(all pass).Message = %q, want %q", g.Message, want)
+	}
+}
+
+func TestClock(t *testing.T) {
+	tests := []struct {
+		t    time.Time
+		want string
+	}{
+		{t0.Add(90 * time.Second), "12:01:30 UTC"},
+		{t0.Add(-13 * time.Hour), "2026-11-30 23:00:00 UTC"},
+		{time.Date(2025, 12, 1, 12, 0, 0, 0, time.UTC), "2025-12-01 12:00:00 UTC"},
+	}
+	for _, tt := range tests {
+		if got := clock(tt.t, t0); got != tt.want {
+			t.Errorf("clock(%v, %v) = %q, want %q", tt.t, t0, got, tt.want)
+		}
 	}
 }
 

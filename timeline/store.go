@@ -86,15 +86,18 @@ type Store struct {
 	opts Options
 	lim  Limits
 
-	mu      sync.RWMutex
-	logs    map[App]*appLog
-	shards  []map[App]*appLog // the logs of each shard
-	states  map[App]State     // the last state Observe saw, per App
-	dirty   map[int]time.Time // shard -> when its oldest unwritten change was made
-	rv      []string          // the last resourceVersion seen of each shard
-	exists  []bool            // whether each shard's ConfigMap exists
-	standby []Entry
-	leading bool
+	mu     sync.RWMutex
+	logs   map[App]*appLog
+	shards []map[App]*appLog // the logs of each shard
+	states map[App]State     // the last state Observe saw, per App
+	// observed is when Observe first saw each App of states (since this
+	// start, or since its last Forget): Coverage.
+	observed map[App]time.Time
+	dirty    map[int]time.Time // shard -> when its oldest unwritten change was made
+	rv       []string          // the last resourceVersion seen of each shard
+	exists   []bool            // whether each shard's ConfigMap exists
+	standby  []Entry
+	leading  bool
 	// lastWrite is when the last write was sent: the next one waits
 	// until FlushInterval has passed since.
 	lastWrite time.Time
@@ -134,7 +137,7 @@ func New(cms typedcorev1.ConfigMapsGetter, opts Options) (*Store, error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{cms: cms, opts: opts, lim: opts.Limits.withDefaults(),
-		logs: map[App]*appLog{}, shards: make([]map[App]*appLog, opts.Shards), states: map[App]State{},
+		logs: map[App]*appLog{}, shards: make([]map[App]*appLog, opts.Shards), states: map[App]State{}, observed: map[App]time.Time{},
 		dirty: map[int]time.Time{}, rv: make([]string, opts.Shards), exists: make([]bool, opts.Shards), ready: make(chan struct{})}
 	for i := range s.shards {
 		s.shards[i] = map[App]*appLog{}
@@ -387,6 +390,7 @@ func (s *Store) Observe(app App, cur State) {
 			return
 		}
 		prev = s.baselineLocked(app, cur)
+		s.observed[app] = s.opts.Now()
 	}
 	s.states[app] = cur
 	s.mu.Unlock()
@@ -398,6 +402,7 @@ func (s *Store) Observe(app App, cur State) {
 func (s *Store) Forget(app App) {
 	s.mu.Lock()
 	delete(s.states, app)
+	delete(s.observed, app)
 	s.mu.Unlock()
 }
 
