@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,14 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/envrun"
-	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -41,40 +36,10 @@ func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 		"catalog.json": `{"mode": "version", "commit": "0123456789abcdef0123456789abcdef01234567", "services": [
   {"id": "api", "image": "ghcr.io/acme/api", "tag": "1.0.0", "digest": "sha256:` + strings.Repeat("a", 64) + `", "published": true}]}`,
 	}, gitservertest.Options{})
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
-  - name: dev
-    cluster: {context: test}
-    namespace: dev
-    source: {repo: "`+srv.URL+`", ref: main, path: m}
-    catalog: catalog.json
-    registry: {skip: true}
-    autoSync: {enabled: true, selfHeal: true, interval: 10s, grace: 1s}
-`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := slog.New(slog.DiscardHandler)
 	records := &auditRecords{}
-	store := planstore.New(p.Kube.CoreV1(), "deploy-web", 50)
-	index := envsource.New(cfg, log, time.Hour)
-	if err := index.Refresh(ctx, "dev"); err != nil {
-		t.Fatal(err)
-	}
-	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(),
-		ReportsDir: t.TempDir(), Store: store, ApplyTimeout: 2 * time.Minute, Index: index, Record: records.add})
-	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: runner, store: store,
-		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
-		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: "replica-a",
-		appendRecord: records.add, log: log,
-		leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
-	if err != nil || as == nil {
-		t.Fatalf("newAutoSync() = %v, %v; want a loop for dev", as, err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); as.run(ctx, log) }()
-	t.Cleanup(func() { cancel(); <-done })
+	as, _ := runAutoSyncReplica(ctx, t, p, autoSyncDevConfig(t, srv.URL), planstore.New(p.Kube.CoreV1(), "deploy-web", 50), records, "replica-a", nil)
 
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()

@@ -10,15 +10,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -35,18 +30,8 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs the local control plane")
 	}
-	c := devcluster.ForTest(t, devcluster.Options{})
-	s := newSample(t)
-	s.kube = kubernetes.NewForConfigOrDie(c.Config)
-	s.dyn = dynamic.NewForConfigOrDie(c.Config)
-	s.meta = metadata.NewForConfigOrDie(c.Config)
+	s, records := newAuditedSample(t)
 	ctx := context.Background()
-	for _, n := range []string{ns, "deploy-web"} {
-		if _, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.writeConfig(c.Kubeconfig)
 	// sample-dev alone: sample-prod shares its namespace, which refuses
 	// --prune before the freezes are asked.
 	cfg, err := os.ReadFile(s.cfgPath)
@@ -58,13 +43,6 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 		t.Fatalf("config %s has no sample-prod to leave out", s.cfgPath)
 	}
 	if err := os.WriteFile(s.cfgPath, []byte(only), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files := s.manifests("")
-	files["catalog.json"] = s.catalog()
-	s.commitFiles("v1", files)
-	records, err := audit.New(s.kube.CoreV1(), s.meta, audit.Options{Namespace: "deploy-web"})
-	if err != nil {
 		t.Fatal(err)
 	}
 	latest := func() audit.Record {
