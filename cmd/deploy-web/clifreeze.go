@@ -72,7 +72,7 @@ func (f *cliFreezes) report(stderr io.Writer, env *deployplan.Environment, o *fr
 	switch {
 	case o != nil:
 		fmt.Fprintf(stderr, "deploy-web: %s\n", o.Note())
-	case strings.TrimSpace(f.breakGlass) != "":
+	case f.breakGlass != "":
 		fmt.Fprintf(stderr, "deploy-web: no deploy freeze holds environment %s: --break-glass is not used\n", env.Name)
 	}
 }
@@ -84,7 +84,10 @@ func (f *cliFreezes) report(stderr io.Writer, env *deployplan.Environment, o *fr
 func cliFreezeDecision(ctx context.Context, cs kubernetes.Interface, where freezesWhere, t freeze.Target, reason string) (*freeze.Override, error) {
 	gate := freeze.NewGate(freeze.NewStore(cs.CoreV1(), where.ns))
 	var bg *freeze.BreakGlass
-	if reason = strings.TrimSpace(reason); reason != "" {
+	if reason != "" {
+		// A blank reason is asked for all the same: the freeze refuses
+		// it, saying a reason is required.
+		reason = strings.TrimSpace(reason)
 		who := cliActor(ctx, cs.AuthenticationV1().SelfSubjectReviews(), os.Getenv)
 		allowed, err := cliMayBreakGlass(ctx, cs, where.ns)
 		if err != nil {

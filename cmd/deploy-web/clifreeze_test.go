@@ -46,6 +46,15 @@ func TestCLIFreezeDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A freeze edited by hand to carry a terminal escape in its reason.
+	hostile := func(c *fake.Clientset) {
+		data := `{"freezes": [{"id": "fz-0000beef", "scope": {"environments": ["dev"]}, "start": "` + now.Add(-time.Minute).UTC().Format(time.RFC3339) +
+			`", "end": "` + now.Add(time.Hour).UTC().Format(time.RFC3339) + `", "reason": "release\u001b[2J\u001b]0;pwned\u0007", "author": {"subject": "mallory"}}]}`
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: freeze.ConfigMapName}, Data: map[string]string{freeze.DataKey: data}}
+		if _, err := c.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mayUpdate := func(allowed bool) func(*fake.Clientset) {
 		return func(c *fake.Clientset) {
 			c.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -71,6 +80,8 @@ func TestCLIFreezeDecision(t *testing.T) {
 			wantText: []string{"environment dev is frozen by freeze fz-", "frozen until ", "by alice@example.com: release week (https://tickets.example.com/CHG-7)", "nothing was touched", "--break-glass"}},
 		{name: "garbled freezes", setup: garble, want: freeze.ErrUnreadable,
 			wantText: []string{"could not be read", "ConfigMap deploy-web/deploy-web-freezes", "kubectl -n deploy-web edit configmap deploy-web-freezes", "nothing was touched"}},
+		{name: "a freeze whose reason holds a terminal escape", setup: hostile, want: freeze.ErrUnreadable,
+			wantText: []string{"could not be read", "fz-0000beef", "kubectl -n deploy-web edit configmap deploy-web-freezes"}},
 		{name: "freezes the user may not read", setup: forbidGet, want: freeze.ErrUnreadable,
 			wantText: []string{"could not be read", "forbidden", "needs get on configmaps in namespace deploy-web", "--audit-namespace="}},
 		{name: "break-glass by a user who may change the freezes", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(true), reason: "CVE-2026-1 hotfix", overrides: true},
@@ -78,6 +89,8 @@ func TestCLIFreezeDecision(t *testing.T) {
 			wantText: []string{"--break-glass refused", "update ConfigMap deploy-web/deploy-web-freezes", "release week", "nothing was touched"}},
 		{name: "break-glass with a reason of two lines", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(true), reason: "hotfix\nreally", want: &freeze.FrozenError{},
 			wantText: []string{"--break-glass: ", "reason", "nothing was touched"}},
+		{name: "break-glass with a blank reason", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(true), reason: "   ", want: &freeze.FrozenError{},
+			wantText: []string{"--break-glass: ", "required", "nothing was touched"}},
 		{name: "break-glass where nothing is frozen", freezes: []freeze.Freeze{elsewhere}, setup: mayUpdate(true), reason: "CVE-2026-1 hotfix"},
 		{name: "break-glass through unreadable freezes", setup: func(c *fake.Clientset) { garble(c); mayUpdate(true)(c) }, reason: "CVE-2026-1 hotfix", want: freeze.ErrUnreadable},
 	}
@@ -97,6 +110,7 @@ func TestCLIFreezeDecision(t *testing.T) {
 				tt.setup(c)
 			}
 			o, err := cliFreezeDecision(t.Context(), c, where, target, tt.reason)
+			t.Logf("cliFreezeDecision() = %v", err)
 			switch fe := (*freeze.FrozenError)(nil); {
 			case tt.want == nil && err != nil:
 				t.Fatalf("cliFreezeDecision() = %v, want let through", err)
@@ -115,6 +129,9 @@ func TestCLIFreezeDecision(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("cliFreezeDecision() = %v, want a message with %q", err, w)
 				}
+			}
+			if err != nil && strings.ContainsAny(err.Error(), "\x1b\x07") {
+				t.Errorf("cliFreezeDecision() = %q, want no control character of the ConfigMap's in the message", err)
 			}
 			if got := o != nil; got != tt.overrides {
 				t.Fatalf("cliFreezeDecision() override = %+v, want one: %v", o, tt.overrides)
