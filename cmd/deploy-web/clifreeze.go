@@ -29,6 +29,7 @@ import (
 // freeze, recorded in its audit record.
 type cliFreezes struct {
 	breakGlass string
+	stderr     io.Writer
 }
 
 func (f *cliFreezes) register(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ const cliFreezeTimeout = 20 * time.Second
 // --audit-namespace.
 func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kubeconfig, ns string) (*freeze.Override, error) {
 	if ns == "" {
+		fmt.Fprintf(f.stderr, "deploy-web: warning: no deploy freezes read (--audit-namespace is empty: no deploy-web in environment %s's cluster), so none can refuse this write\n", env.Name)
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cliFreezeTimeout)
@@ -68,12 +70,12 @@ func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kub
 
 // report says on stderr what a break-glass did: the freeze it overrode,
 // or that none held env (then nothing is overridden or recorded).
-func (f *cliFreezes) report(stderr io.Writer, env *deployplan.Environment, o *freeze.Override) {
+func (f *cliFreezes) report(env *deployplan.Environment, o *freeze.Override) {
 	switch {
 	case o != nil:
-		fmt.Fprintf(stderr, "deploy-web: %s\n", o.Note())
+		fmt.Fprintf(f.stderr, "deploy-web: %s\n", o.Note())
 	case f.breakGlass != "":
-		fmt.Fprintf(stderr, "deploy-web: no deploy freeze holds environment %s: --break-glass is not used\n", env.Name)
+		fmt.Fprintf(f.stderr, "deploy-web: no deploy freeze holds environment %s: --break-glass is not used\n", env.Name)
 	}
 }
 

@@ -6,14 +6,18 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -133,6 +137,37 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 			rec.Verb, rec.Outcome, rec.BreakGlass, rec.Message, "CVE-2026-1234 hotfix", fz.ID)
 	}
 
+	// Who may break the glass is the cluster's answer (SelfSubjectAccessReview):
+	// alice may read the freezes but not update them, so hers is refused;
+	// bob may not even read them, so his apply is refused, naming the
+	// right he lacks. Nothing is written either way.
+	if _, err := s.kube.RbacV1().Roles("deploy-web").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "freezes-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{freeze.ConfigMapName}, Verbs: []string{"get"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.kube.RbacV1().RoleBindings("deploy-web").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-reads-freezes"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "freezes-reader"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "alice"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ user, breakGlass, want string }{
+		{"alice", "CVE-2026-1234 hotfix", "--break-glass refused: only a person the cluster lets update ConfigMap deploy-web/" + freeze.ConfigMapName},
+		{"bob", "", "needs get on configmaps in namespace deploy-web"},
+	} {
+		args := append([]string{"apply", "--apply", "--config", impersonating(t, s.cfgPath, tt.user), "--env", "sample-dev"}, confirmed...)
+		if tt.breakGlass != "" {
+			args = append(args, "--break-glass", tt.breakGlass)
+		}
+		before := s.snapshot()
+		code, _, stderr := s.cli(args...)
+		if code != exitRefused || !strings.Contains(stderr, tt.want) {
+			t.Errorf("apply as %s (break-glass %q) = %d, want %d saying %q", tt.user, tt.breakGlass, code, exitRefused, tt.want)
+		}
+		if after := s.snapshot(); !maps.Equal(before, after) {
+			t.Errorf("apply as %s wrote to namespace %s:\nbefore %v\nafter  %v", tt.user, ns, before, after)
+		}
+	}
+
 	// Garbled freezes: refused until fixed, saying how.
 	cm, err := s.kube.CoreV1().ConfigMaps("deploy-web").Get(ctx, freeze.ConfigMapName, metav1.GetOptions{})
 	if err != nil {
@@ -150,4 +185,37 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	if after := s.snapshot(); !maps.Equal(before, after) {
 		t.Errorf("apply with garbled freezes wrote to namespace %s:\nbefore %v\nafter  %v", ns, before, after)
 	}
+}
+
+// impersonating writes a copy of the environments config at cfgPath
+// whose kubeconfig acts as user (the kubeconfig's "as"), and returns its
+// path.
+func impersonating(t *testing.T, cfgPath, user string) string {
+	t.Helper()
+	cfg, err := deployplan.LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := cfg.Environments[0].Cluster.Kubeconfig
+	kc, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range kc.AuthInfos {
+		ai.Impersonate = user
+	}
+	dir := t.TempDir()
+	as := filepath.Join(dir, "kubeconfig-"+user)
+	if err := clientcmd.WriteToFile(*kc, as); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "deploy.yaml")
+	if err := os.WriteFile(out, []byte(strings.ReplaceAll(string(data), strconv.Quote(kubeconfig), strconv.Quote(as))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

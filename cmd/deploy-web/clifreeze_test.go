@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -140,5 +141,21 @@ func TestCLIFreezeDecision(t *testing.T) {
 				t.Errorf("override = %+v, want freeze %s overridden with reason %q by a named person", o, ids[0], tt.reason)
 			}
 		})
+	}
+}
+
+// TestCLIFreezesWithoutNamespace: --audit-namespace= says the cluster
+// runs no deploy-web: no freezes are read (the cluster is not even
+// asked), and stderr says that none can refuse the write.
+func TestCLIFreezesWithoutNamespace(t *testing.T) {
+	var stderr strings.Builder
+	f := cliFreezes{breakGlass: "hotfix", stderr: &stderr}
+	env := &deployplan.Environment{Name: "dev", Namespace: "dev", Cluster: deployplan.ClusterRef{Context: "nowhere"}}
+	o, err := f.check(t.Context(), env, "/nonexistent/kubeconfig", "")
+	if o != nil || err != nil {
+		t.Errorf("check(--audit-namespace=) = %v, %v; want nothing read, nothing refused", o, err)
+	}
+	if want := "no deploy freezes read (--audit-namespace is empty"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("check(--audit-namespace=) stderr = %q, want %q", stderr.String(), want)
 	}
 }

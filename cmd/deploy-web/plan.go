@@ -238,7 +238,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pf.register(fs)
 	ca := cliAudit{stderr: stderr}
 	ca.register(fs)
-	var fz cliFreezes
+	fz := cliFreezes{stderr: stderr}
 	fz.register(fs)
 	dryRun := fs.Bool("dry-run", false, "plan only: write nothing to the cluster (the default without --apply)")
 	doApply := fs.Bool("apply", false, "apply (needs --confirm-env and --confirmed-non-production)")
@@ -342,7 +342,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return refuse(err, nil)
 	}
-	fz.report(stderr, env, override)
+	fz.report(env, override)
 	rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{
 		Options:    opts,
 		Request:    request,

@@ -24,7 +24,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pf.register(fs)
 	ca := cliAudit{stderr: stderr}
 	ca.register(fs)
-	var fz cliFreezes
+	fz := cliFreezes{stderr: stderr}
 	fz.register(fs)
 	capture := fs.String("capture", "", "the pre-apply capture folder to re-apply (required)")
 	dryRun := fs.Bool("dry-run", false, "plan the restore only: write nothing to the cluster")
@@ -70,7 +70,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbRestore, env, start, nil, err, nil))
 			return refuseWrite(stderr, env, opts, "restore", report.path, err, nil)
 		}
-		fz.report(stderr, env, override)
+		fz.report(env, override)
 	}
 	rep, err := deployplan.Restore(ctx, env, deployplan.RestoreOptions{
 		Options:    opts,
