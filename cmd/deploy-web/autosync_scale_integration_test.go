@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
@@ -22,11 +22,10 @@ import (
 // TestSelfHealPutsBackKubectlScale: issue 29's demo step, "kubectl scale
 // of a self-healed object is put back", on the real control plane with
 // the operator: App api of an auto-synced, self-healing environment is
-// scaled through the App's scale subresource as kubectl scale does (a
-// merge patch of /scale, field manager kubectl-scale); the drift model
-// sees spec.replicas taken by kubectl-scale, and self-heal puts the
-// count of git back (the App, then the operator's Deployment), with one
-// record naming App/api's spec.replicas.
+// scaled with kubectl scale app/api (the App's scale subresource); the
+// drift model sees spec.replicas taken by kubectl, and self-heal
+// puts the count of git back (the App, then the operator's Deployment),
+// with one record naming App/api's spec.replicas.
 func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"dev", "deploy-web"}, Operator: true})
 	const app = "apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: api\nspec:\n  image: ghcr.io/acme/api:1.0.0\n  replicas: 2\n"
@@ -80,16 +79,13 @@ func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 	waitFor("the first auto-sync", func() bool { return succeeded(audit.VerbAutoSync) > 0 })
 	waitFor("api at 2 replicas", func() bool { s, d := replicas(); return s == 2 && d == 2 })
 
-	// kubectl scale app/api --replicas=5: the scale subresource, read
-	// back as a Scale.
-	scaled, err := apps.Patch(ctx, "api", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}, "scale")
-	if err != nil {
-		t.Fatalf("PATCH apps/api/scale: %v (the App CRD serves no scale subresource?)", err)
+	// kubectl scale app/api --replicas=5, the demo's command: kubectl
+	// writes through the App's scale subresource.
+	out, err := exec.CommandContext(ctx, p.Cluster.Kubectl, "--kubeconfig", p.Cluster.Kubeconfig, "-n", "dev", "scale", "app/api", "--replicas=5").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "scaled") {
+		t.Fatalf("kubectl scale app/api --replicas=5: %v\n%s", err, out)
 	}
-	if got, _, _ := unstructured.NestedInt64(scaled.Object, "spec", "replicas"); scaled.GetKind() != "Scale" || got != 5 {
-		t.Fatalf("PATCH apps/api/scale = %s with spec.replicas %d, want a Scale of 5", scaled.GetKind(), got)
-	}
-	// The scale is drift of spec.replicas by kubectl-scale, as the plan's
+	// The scale is drift of spec.replicas by kubectl, as the plan's
 	// and the self-heal's drift model reads it.
 	live, err := apps.Get(ctx, "api", metav1.GetOptions{})
 	if err != nil {
@@ -97,8 +93,8 @@ func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 	}
 	drift := kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
 		kubeview.DriftRules{OperatorManagers: []string{deployplan.FieldManager}})
-	if len(drift) != 1 || drift[0].Path != "spec.replicas" || drift[0].Manager != "kubectl-scale" || drift[0].Live != "5" {
-		t.Errorf("drift of App api after the scale = %+v, want spec.replicas = 5 by kubectl-scale", drift)
+	if len(drift) != 1 || drift[0].Path != "spec.replicas" || drift[0].Manager != "kubectl" || drift[0].Live != "5" {
+		t.Errorf("drift of App api after kubectl scale = %+v, want spec.replicas = 5 by kubectl", drift)
 	}
 
 	// Self-heal puts the count back, with a record of what it healed.
