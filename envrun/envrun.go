@@ -493,7 +493,7 @@ func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.En
 	if r.opts.Record == nil {
 		return
 	}
-	rec := withBreakGlass(ApplyRecord(audit.VerbApply, env, start, rep, err, applied), o)
+	rec := WithBreakGlass(ApplyRecord(audit.VerbApply, env, start, rep, err, applied), o)
 	rec.Actor = who
 	r.opts.Record(ctx, rec)
 }

@@ -76,8 +76,15 @@ func freezeRefusal(err error) string {
 	return ""
 }
 
-// withBreakGlass adds the Override's note to rec's message.
-func withBreakGlass(rec audit.Record, o *freeze.Override) audit.Record {
+// WithBreakGlass records the break-glass o that let rec's action through
+// a freeze: its note first in the message (which freeze, until when, who
+// and why) and its reason in rec.BreakGlass. A nil o leaves rec as it is.
+// The console's runs and the CLI's writes record it the same way.
+func WithBreakGlass(rec audit.Record, o *freeze.Override) audit.Record {
+	if o == nil {
+		return rec
+	}
+	rec.BreakGlass = o.Reason
 	if note := o.Note(); note != "" {
 		if rec.Message == "" {
 			rec.Message = note

@@ -115,9 +115,15 @@ func TestDeployBreakGlass(t *testing.T) {
 	if !strings.Contains(steps, "break-glass: break-glass by root: CVE-2026-1 hotfix (overrode freeze "+f.ID) {
 		t.Errorf("run steps = %q, want the break-glass named", steps)
 	}
-	rec := withBreakGlass(audit.Record{Message: "applied 1 object"}, run.override)
+	rec := WithBreakGlass(audit.Record{Message: "applied 1 object"}, run.override)
 	if !strings.HasPrefix(rec.Message, "break-glass by root: CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") || !strings.HasSuffix(rec.Message, "; applied 1 object") {
-		t.Errorf("withBreakGlass(record) message = %q, want the break-glass first, then the outcome", rec.Message)
+		t.Errorf("WithBreakGlass(record) message = %q, want the break-glass first, then the outcome", rec.Message)
+	}
+	if rec.BreakGlass != "CVE-2026-1 hotfix" {
+		t.Errorf("WithBreakGlass(record).BreakGlass = %q, want the reason %q", rec.BreakGlass, "CVE-2026-1 hotfix")
+	}
+	if got := WithBreakGlass(audit.Record{Message: "applied 1 object"}, nil); got.Message != "applied 1 object" || got.BreakGlass != "" {
+		t.Errorf("WithBreakGlass(record, nil) = %q, %q; want the record unchanged", got.Message, got.BreakGlass)
 	}
 }
 

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/release"
 )
 
@@ -106,13 +106,11 @@ func (rr auditingReleaser) record(ctx context.Context, verb audit.Verb, namespac
 	return rec
 }
 
-// withOverride puts the break-glass that let a write through a freeze
-// (the request's, breakGlassOf) first in its record's message.
+// withOverride records the break-glass that let a write through a freeze
+// (the request's, breakGlassOf) as every write records one
+// (envrun.WithBreakGlass): first in the message, its reason in breakGlass.
 func withOverride(ctx context.Context, rec audit.Record) audit.Record {
-	if note := breakGlassOf(ctx).override.Note(); note != "" {
-		rec.Message = strings.TrimSuffix(note+"; "+rec.Message, "; ")
-	}
-	return rec
+	return envrun.WithBreakGlass(rec, breakGlassOf(ctx).override)
 }
 
 // withAuditTrail makes c's release seam record every call in log.

@@ -137,6 +137,13 @@ func TestFreezeRefusesReleaseWrites(t *testing.T) {
 			if r := recs[0]; r.Outcome != tc.record || !strings.Contains(r.Message, tc.want) || r.App != "web" {
 				t.Errorf("record = %s %q (app %s), want %s containing %q", r.Outcome, r.Message, r.App, tc.record, tc.want)
 			}
+			wantBG := ""
+			if strings.HasPrefix(tc.want, "break-glass by ") {
+				wantBG = "CVE-2026-1 hotfix"
+			}
+			if r := recs[0]; r.BreakGlass != wantBG {
+				t.Errorf("record's breakGlass = %q, want %q", r.BreakGlass, wantBG)
+			}
 		})
 	}
 

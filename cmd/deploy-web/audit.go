@@ -25,6 +25,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/freeze"
 )
 
 // startAudit builds the audit store in namespace ns of the cluster of rc
@@ -193,13 +194,14 @@ func cliActor(ctx context.Context, ssr authnv1client.SelfSubjectReviewInterface,
 // recorded where they are answered): the apply's, with the manifests it
 // applied (rendered again at the report's commit; when that fails, the
 // objects the report names), and, for --prune once the prune ran, the
-// prune's, naming the orphans with their results.
-func applyRecords(ctx context.Context, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, prune bool) []audit.Record {
+// prune's, naming the orphans with their results. Each carries the
+// break-glass o that let the run through a freeze, if one did.
+func applyRecords(ctx context.Context, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, prune bool, o *freeze.Override) []audit.Record {
 	var applied []*unstructured.Unstructured
 	if rep != nil && err == nil {
 		applied, _ = envrun.AppliedManifests(ctx, env, rep)
 	}
-	recs := []audit.Record{envrun.ApplyRecord(audit.VerbApply, env, start, rep, err, applied)}
+	recs := []audit.Record{envrun.WithBreakGlass(envrun.ApplyRecord(audit.VerbApply, env, start, rep, err, applied), o)}
 	if !prune || rep == nil {
 		return recs
 	}
@@ -225,5 +227,5 @@ func applyRecords(ctx context.Context, env *deployplan.Environment, start time.T
 	if failed > 0 {
 		pr.Outcome, pr.Message = audit.OutcomeFailed, fmt.Sprintf("%d of %d orphan(s) could not be deleted: see the report", failed, len(pr.Objects))
 	}
-	return append(recs, pr)
+	return append(recs, envrun.WithBreakGlass(pr, o))
 }

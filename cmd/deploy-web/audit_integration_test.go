@@ -7,15 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
-	"github.com/hanzoai/deploy-web/devcluster"
 )
 
 // TestCLIWritesOneRecordEach: on a real control plane, every CLI apply
@@ -28,25 +21,8 @@ func TestCLIWritesOneRecordEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs the local control plane")
 	}
-	c := devcluster.ForTest(t, devcluster.Options{})
-	s := newSample(t)
-	s.kube = kubernetes.NewForConfigOrDie(c.Config)
-	s.dyn = dynamic.NewForConfigOrDie(c.Config)
-	s.meta = metadata.NewForConfigOrDie(c.Config)
+	s, store := newAuditedSample(t)
 	ctx := context.Background()
-	for _, n := range []string{ns, "deploy-web"} {
-		if _, err := s.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.writeConfig(c.Kubeconfig)
-	files := s.manifests("")
-	files["catalog.json"] = s.catalog()
-	s.commitFiles("v1", files)
-	store, err := audit.New(s.kube.CoreV1(), s.meta, audit.Options{Namespace: "deploy-web"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := []string{"--config", s.cfgPath, "--env", "sample-dev"}
 	confirmed := []string{"--confirm-env=sample-dev", "--confirmed-non-production", "--timeout", "2m"}
 	stored := func() []audit.Record {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/freeze"
 )
 
 func TestApplyRecordsOfAPrune(t *testing.T) {
@@ -30,21 +31,30 @@ func TestApplyRecordsOfAPrune(t *testing.T) {
 		rep   *deployplan.Report
 		err   error
 		prune bool
+		bg    string   // the reason of a break-glass that let the run through a freeze
 		want  []string // verb/outcome per record
 	}{
-		{"an apply", rep(), nil, false, []string{"apply/succeeded"}},
-		{"an apply with --prune that pruned", rep("deleted", "gone"), nil, true, []string{"apply/succeeded", "prune/succeeded"}},
-		{"a prune that failed for one orphan", rep("deleted", "failed"), errors.New("prune: 1 failed"), true, []string{"apply/failed", "prune/failed"}},
-		{"--prune when the apply stopped before pruning", rep("", ""), errors.New("health"), true, []string{"apply/failed"}},
-		{"--prune without a report", nil, errors.New("render"), true, []string{"apply/failed"}},
+		{"an apply", rep(), nil, false, "", []string{"apply/succeeded"}},
+		{"an apply with --prune that pruned", rep("deleted", "gone"), nil, true, "", []string{"apply/succeeded", "prune/succeeded"}},
+		{"a prune that failed for one orphan", rep("deleted", "failed"), errors.New("prune: 1 failed"), true, "", []string{"apply/failed", "prune/failed"}},
+		{"--prune when the apply stopped before pruning", rep("", ""), errors.New("health"), true, "", []string{"apply/failed"}},
+		{"--prune without a report", nil, errors.New("render"), true, "", []string{"apply/failed"}},
+		{"--prune through a freeze, with --break-glass", rep("deleted"), nil, true, "CVE-2026-1 hotfix", []string{"apply/succeeded", "prune/succeeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var o *freeze.Override
+			if tt.bg != "" {
+				o = &freeze.Override{Reason: tt.bg, Freeze: freeze.Freeze{ID: "fz-0000abcd", Reason: "release week"}, By: freeze.Author{Subject: "ops"}}
+			}
 			var got []string
-			for _, r := range applyRecords(t.Context(), env, time.Now(), tt.rep, tt.err, tt.prune) {
+			for _, r := range applyRecords(t.Context(), env, time.Now(), tt.rep, tt.err, tt.prune, o) {
 				got = append(got, string(r.Verb)+"/"+string(r.Outcome))
 				if r.Verb == audit.VerbPrune && len(r.Objects) == 0 {
 					t.Errorf("prune record names no object")
+				}
+				if r.BreakGlass != tt.bg || (tt.bg != "" && !strings.Contains(r.Message, "overrode freeze fz-0000abcd")) {
+					t.Errorf("%s record: breakGlass %q, message %q; want breakGlass %q and, with one, the freeze it overrode named", r.Verb, r.BreakGlass, r.Message, tt.bg)
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -86,6 +86,60 @@ func (a *auditRecords) find(verb audit.Verb, commit string) []audit.Record {
 	return out
 }
 
+// autoSyncDevConfig is environment dev (namespace dev) rendered from m/
+// of the repository at repo, auto-synced with self-heal (interval 10s,
+// grace 1s).
+func autoSyncDevConfig(t *testing.T, repo string) *deployplan.Config {
+	t.Helper()
+	cfg, err := deployplan.ParseConfig([]byte(`environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: dev
+    source: {repo: "`+repo+`", ref: main, path: m}
+    catalog: catalog.json
+    registry: {skip: true}
+    autoSync: {enabled: true, selfHeal: true, interval: 10s, grace: 1s}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// runAutoSyncReplica runs replica id of serve's auto-sync for cfg on p's
+// cluster until the stop it returns is called (at the test's end too):
+// its own index and runner (wrap, when set, wraps the runner), the plan
+// history store, records keeping the audit records, a Lease of 2 s.
+func runAutoSyncReplica(ctx context.Context, t *testing.T, p *platformtest.Env, cfg *deployplan.Config, store *planstore.Store, records *auditRecords,
+	id string, wrap func(*envrun.Runner) autoSyncRunner) (*autoSync, func()) {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	index := envsource.New(cfg, log, time.Hour)
+	if err := index.Refresh(ctx, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(),
+		ReportsDir: t.TempDir(), Store: store, ApplyTimeout: 2 * time.Minute, Index: index, Record: records.add})
+	var r autoSyncRunner = runner
+	if wrap != nil {
+		r = wrap(runner)
+	}
+	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: r, store: store,
+		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
+		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
+		appendRecord: records.add, log: log,
+		leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
+	if err != nil || as == nil {
+		t.Fatalf("newAutoSync(%s) = %v, %v; want a loop for dev", id, as, err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); as.run(rctx, log) }()
+	end := func() { stop(); <-done } // twice is fine: done stays closed
+	t.Cleanup(end)
+	return as, end
+}
+
 // TestAutoSyncOnControlPlane: serve's auto-sync wiring on the real control
 // plane, with the manifests on a git smart-HTTP server on loopback and two
 // replicas (two runners, two loops, one Lease): a new commit is applied
@@ -101,18 +155,7 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 		"m/api.yaml":           autoSyncCM("1"),
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
 	}, gitservertest.Options{})
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
-  - name: dev
-    cluster: {context: test}
-    namespace: dev
-    source: {repo: "`+srv.URL+`", ref: main, path: m}
-    catalog: catalog.json
-    registry: {skip: true}
-    autoSync: {enabled: true, selfHeal: true, interval: 10s, grace: 1s}
-`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := autoSyncDevConfig(t, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls, records := &deployCalls{}, &auditRecords{}
@@ -120,26 +163,8 @@ func TestAutoSyncOnControlPlane(t *testing.T) {
 	replicas := map[string]*autoSync{}
 	stops := map[string]func(){}
 	for _, id := range []string{"replica-a", "replica-b"} {
-		index := envsource.New(cfg, slog.New(slog.DiscardHandler), time.Hour)
-		if err := index.Refresh(ctx, "dev"); err != nil {
-			t.Fatal(err)
-		}
-		runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(),
-			ReportsDir: t.TempDir(), Store: store, ApplyTimeout: time.Minute, Index: index, Record: records.add})
-		as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: &countingRunner{runner, id, calls}, store: store,
-			envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
-			kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
-			appendRecord: records.add, log: slog.New(slog.DiscardHandler),
-			leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
-		if err != nil || as == nil {
-			t.Fatalf("newAutoSync(%s) = %v, %v; want a loop for dev", id, as, err)
-		}
-		rctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); as.run(rctx, slog.New(slog.DiscardHandler)) }()
-		stops[id] = func() { stop(); <-done }
-		t.Cleanup(stops[id])
-		replicas[id] = as
+		replicas[id], stops[id] = runAutoSyncReplica(ctx, t, p, cfg, store, records, id,
+			func(r *envrun.Runner) autoSyncRunner { return &countingRunner{r, id, calls} })
 	}
 	wakeAll := func() {
 		for _, as := range replicas {

@@ -99,6 +99,8 @@ Commands:
   apply --env E --apply --confirm-env=E --confirmed-non-production
           apply inside the environment's namespace, under a lock
           (--prune also deletes the plan's orphans; --prune-many past 20 or half)
+          (refused in a deploy freeze of the environment; --break-glass REASON
+          writes through it once, recorded)
   restore --env E --capture DIR --confirm-env=E --confirmed-non-production
           re-apply a pre-apply capture with the guards of an apply
           (--dry-run plans it)

@@ -238,6 +238,8 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pf.register(fs)
 	ca := cliAudit{stderr: stderr}
 	ca.register(fs)
+	fz := cliFreezes{stderr: stderr}
+	fz.register(fs)
 	dryRun := fs.Bool("dry-run", false, "plan only: write nothing to the cluster (the default without --apply)")
 	doApply := fs.Bool("apply", false, "apply (needs --confirm-env and --confirmed-non-production)")
 	expectBlocked := fs.Bool("expect-blocked", false, "with --dry-run: exit 0 when the plan is blocked and non-zero when it is ready")
@@ -267,6 +269,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *expectBlocked && *doApply {
 		return exitWith(exitRefused, errors.New("--expect-blocked goes with --dry-run, not --apply"))
+	}
+	if fz.breakGlass != "" && !*doApply {
+		return exitWith(exitRefused, errors.New("--break-glass goes with --apply: a plan is never refused by a freeze"))
 	}
 	// Refused before the config is even read: nothing is touched.
 	if err := refuseForbidden(); err != nil {
@@ -312,19 +317,17 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbApply, env, start, plan, err, nil))
 		return refuseWrite(stderr, env, opts, "apply", report.path, err, plan)
 	}
+	request := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}
+	if err := deployplan.CheckApplyRequest(env, request); err != nil {
+		return refuse(err, nil)
+	}
 	if *prune {
-		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
-			return refuse(err, nil)
-		}
 		if err := checkPrune(pf.config, env); err != nil {
 			return refuse(err, nil)
 		}
 	}
 	var reviewed *deployplan.Reviewed
 	if *planPath != "" {
-		if err := deployplan.CheckApplyRequest(env, deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}); err != nil {
-			return refuse(err, nil)
-		}
 		data, err := readBounded(*planPath, maxPlanReport)
 		if err != nil {
 			return refuse(fmt.Errorf("--plan: %w", err), nil)
@@ -333,9 +336,16 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return refuse(err, nil)
 		}
 	}
+	// A frozen environment refuses the apply (and its prune) before
+	// anything is written, unless --break-glass lets this run through.
+	override, err := fz.check(ctx, env, pf.kubeconfig, ca.ns)
+	if err != nil {
+		return refuse(err, nil)
+	}
+	fz.report(env, override)
 	rep, err := deployplan.Apply(ctx, env, deployplan.ApplyOptions{
 		Options:    opts,
-		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
+		Request:    request,
 		ReportPath: reportPath,
 		Timeout:    *timeout,
 		Reviewed:   reviewed,
@@ -346,7 +356,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if errors.As(err, &refusal) {
 		return refuse(err, rep)
 	}
-	ca.write(ctx, env, pf.kubeconfig, applyRecords(ctx, env, start, rep, err, *prune)...)
+	ca.write(ctx, env, pf.kubeconfig, applyRecords(ctx, env, start, rep, err, *prune, override)...)
 	return finishWrite(stdout, stderr, rep, reportPath, pf.output, err)
 }
 

@@ -98,7 +98,13 @@ environments:
 		{"restore force", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir, "--force"}, 2, "--force asks for something"},
 		{"restore protected", []string{"restore", "--config", cfg, "--env", "prod", "--capture", dir, "--confirm-env=prod", "--confirmed-non-production"}, 2, "protected"},
 		{"restore no confirmation", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir}, 2, "--confirm-env=dev"},
-		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production"}, 2, "is not a folder"},
+		// --audit-namespace=: no freezes to read in a cluster that is not
+		// there, so the capture is read (the row below reads them).
+		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production", "--audit-namespace="}, 2, "is not a folder"},
+		{"restore where the freezes cannot be read", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production"}, 2, "the freezes could not be read"},
+		{"apply where the freezes cannot be read", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production"}, 2, "the freezes could not be read"},
+		{"break-glass without apply", []string{"apply", "--config", cfg, "--env", "dev", "--break-glass", "hotfix"}, 2, "--break-glass goes with --apply"},
+		{"restore dry-run with break-glass", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir, "--dry-run", "--break-glass", "hotfix"}, 2, "--break-glass goes without --dry-run"},
 		{"validate a missing file", []string{"validate-report", filepath.Join(dir, "missing.json")}, 2, "no such file"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/freeze"
 )
 
 // restoreCmd re-applies a pre-apply capture with the guards of an apply.
@@ -23,6 +24,8 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pf.register(fs)
 	ca := cliAudit{stderr: stderr}
 	ca.register(fs)
+	fz := cliFreezes{stderr: stderr}
+	fz.register(fs)
 	capture := fs.String("capture", "", "the pre-apply capture folder to re-apply (required)")
 	dryRun := fs.Bool("dry-run", false, "plan the restore only: write nothing to the cluster")
 	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm the restore")
@@ -36,6 +39,9 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err := refuseForbidden(); err != nil {
 		return err
+	}
+	if fz.breakGlass != "" && *dryRun {
+		return exitWith(exitRefused, errors.New("--break-glass goes without --dry-run: a plan is never refused by a freeze"))
 	}
 	if *capture == "" {
 		return exitWith(exitRefused, errors.New("--capture DIR is required: the pre-apply-<time> folder an apply wrote beside its report"))
@@ -51,9 +57,24 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opts := pf.options(stderr)
 	opts.ReportPath = reportPath
 	start := time.Now()
+	request := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}
+	var override *freeze.Override
+	if !*dryRun {
+		// As an apply: protection and confirmation, then the freezes,
+		// before the capture is even read.
+		err := deployplan.CheckApplyRequest(env, request)
+		if err == nil {
+			override, err = fz.check(ctx, env, pf.kubeconfig, ca.ns)
+		}
+		if err != nil {
+			ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbRestore, env, start, nil, err, nil))
+			return refuseWrite(stderr, env, opts, "restore", report.path, err, nil)
+		}
+		fz.report(env, override)
+	}
 	rep, err := deployplan.Restore(ctx, env, deployplan.RestoreOptions{
 		Options:    opts,
-		Request:    deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd},
+		Request:    request,
 		Capture:    *capture,
 		DryRun:     *dryRun,
 		ReportPath: reportPath,
@@ -65,7 +86,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if rep != nil && err == nil {
 			applied, _, _ = deployplan.ReadCapture(*capture)
 		}
-		ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbRestore, env, start, rep, err, applied))
+		ca.write(ctx, env, pf.kubeconfig, envrun.WithBreakGlass(envrun.ApplyRecord(audit.VerbRestore, env, start, rep, err, applied), override))
 	}
 	var refusal *deployplan.RefusalError
 	if errors.As(err, &refusal) {
