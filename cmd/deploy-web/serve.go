@@ -340,7 +340,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	// without that namespace; its live entries are tl.Subscribe.
 	var tl *timeline.Store
 	if tlNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
-		log.Warn("no timeline: App timelines and the activity feed are off", "err", err)
+		log.Warn("no timeline: App timelines and the activity feed are off, and promotions fail their soak gate (no recorded history)", "err", err)
 	} else if tl, err = startTimeline(runCtx, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
 		return err
 	}
