@@ -5,6 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/internal/limit"
 )
 
 // Limits bound what one environment's plan reads from the network and
@@ -56,37 +58,19 @@ const (
 	maxCatalogBytes = 8 << 20
 )
 
-func (l Limits) maxRepoBytes() int64 {
-	if l.MaxRepoBytes > 0 {
-		return l.MaxRepoBytes
-	}
-	return DefaultMaxRepoBytes
-}
+func (l Limits) maxRepoBytes() int64 { return limit.Or(l.MaxRepoBytes, DefaultMaxRepoBytes) }
 
-func (l Limits) maxRepoFiles() int {
-	if l.MaxRepoFiles > 0 {
-		return l.MaxRepoFiles
-	}
-	return DefaultMaxRepoFiles
-}
+func (l Limits) maxRepoFiles() int { return limit.Or(l.MaxRepoFiles, DefaultMaxRepoFiles) }
 
 func (l Limits) maxInflatedBytes() int64 {
-	if l.MaxInflatedBytes > 0 {
-		return l.MaxInflatedBytes
-	}
-	return DefaultMaxInflatedBytes
+	return limit.Or(l.MaxInflatedBytes, DefaultMaxInflatedBytes)
 }
 
 // fetchDiskBytes caps the bytes a fetch writes to its temporary object
 // store: the pack twice (as received, then stored) and its index.
 func (l Limits) fetchDiskBytes() int64 { return 3 * l.maxRepoBytes() }
 
-func (l Limits) maxYAMLNodes() int64 {
-	if l.MaxYAMLNodes > 0 {
-		return l.MaxYAMLNodes
-	}
-	return DefaultMaxYAMLNodes
-}
+func (l Limits) maxYAMLNodes() int64 { return limit.Or(l.MaxYAMLNodes, DefaultMaxYAMLNodes) }
 
 func orDefault(d metav1.Duration, def time.Duration) time.Duration {
 	if d.Duration > 0 {

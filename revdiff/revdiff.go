@@ -37,6 +37,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/internal/limit"
 )
 
 // Status is what happened to one resource between "from" and "to".
@@ -75,26 +76,11 @@ type Options struct {
 	MaxLines, MaxTotalLines int
 }
 
-func (o Options) maxResources() int {
-	if o.MaxResources > 0 {
-		return o.MaxResources
-	}
-	return DefaultMaxResources
-}
+func (o Options) maxResources() int { return limit.Or(o.MaxResources, DefaultMaxResources) }
 
-func (o Options) maxLines() int {
-	if o.MaxLines > 0 {
-		return o.MaxLines
-	}
-	return DefaultMaxLines
-}
+func (o Options) maxLines() int { return limit.Or(o.MaxLines, DefaultMaxLines) }
 
-func (o Options) maxTotalLines() int {
-	if o.MaxTotalLines > 0 {
-		return o.MaxTotalLines
-	}
-	return DefaultMaxTotalLines
-}
+func (o Options) maxTotalLines() int { return limit.Or(o.MaxTotalLines, DefaultMaxTotalLines) }
 
 // Key names a resource.
 type Key struct {

@@ -1,6 +1,10 @@
 package writeback
 
-import "time"
+import (
+	"time"
+
+	"github.com/hanzoai/deploy-web/internal/limit"
+)
 
 // Limits bound one Commit; zero fields take the defaults.
 type Limits struct {
@@ -29,30 +33,12 @@ const (
 	DefaultMaxInflatedBytes = 256 << 20
 )
 
-func (l Limits) timeout() time.Duration {
-	if l.Timeout > 0 {
-		return l.Timeout
-	}
-	return DefaultTimeout
-}
+func (l Limits) timeout() time.Duration { return limit.Or(l.Timeout, DefaultTimeout) }
 
-func (l Limits) maxPackBytes() int64 {
-	if l.MaxPackBytes > 0 {
-		return l.MaxPackBytes
-	}
-	return DefaultMaxPackBytes
-}
+func (l Limits) maxPackBytes() int64 { return limit.Or(l.MaxPackBytes, DefaultMaxPackBytes) }
 
-func (l Limits) maxFileBytes() int64 {
-	if l.MaxFileBytes > 0 {
-		return l.MaxFileBytes
-	}
-	return DefaultMaxFileBytes
-}
+func (l Limits) maxFileBytes() int64 { return limit.Or(l.MaxFileBytes, DefaultMaxFileBytes) }
 
 func (l Limits) maxInflatedBytes() int64 {
-	if l.MaxInflatedBytes > 0 {
-		return l.MaxInflatedBytes
-	}
-	return DefaultMaxInflatedBytes
+	return limit.Or(l.MaxInflatedBytes, DefaultMaxInflatedBytes)
 }
