@@ -14,11 +14,23 @@ type Limits struct {
 	// dropped when its shard is next written or the App next records;
 	// reads never return older ones.
 	MaxAge time.Duration
-	// FlapWindow folds repeats: a flap back to a state left less than
-	// FlapWindow ago, or a repeat of a restart, OOM kill, crash loop or
-	// warning of the same container or object, becomes one entry with a
-	// count; default 5 minutes.
+	// FlapWindow folds flaps: a flap back to a state left less than
+	// FlapWindow ago becomes one entry with a count; default 5 minutes.
 	FlapWindow time.Duration
+	// Quiet bounds a repeat episode: a restart, OOM kill, crash loop or
+	// Warning (of the same message) of the same container or object folds
+	// into the episode's entry (its count grows, Last moves on) while less
+	// than Quiet has passed since its last occurrence and the App's health
+	// has not changed since the episode began; default 10 minutes (a crash
+	// loop's back-off is at most 5).
+	Quiet time.Duration
+	// FoldWrite is the longest a fold waits to be written: a fold changes
+	// the index at once but does not make its shard pending; the shard is
+	// written when it is written for another reason, when the episode ends
+	// (Quiet passed), or FoldWrite after the first unwritten fold, so a
+	// crash-looping App costs at most one write per FoldWrite and a count
+	// is never lost by more than that; default 15 minutes.
+	FoldWrite time.Duration
 }
 
 // Default limits.
@@ -26,6 +38,8 @@ const (
 	DefaultPerApp     = 500
 	DefaultMaxAge     = 30 * 24 * time.Hour
 	DefaultFlapWindow = 5 * time.Minute
+	DefaultQuiet      = 10 * time.Minute
+	DefaultFoldWrite  = 15 * time.Minute
 )
 
 func (l Limits) withDefaults() Limits {
@@ -37,6 +51,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.FlapWindow <= 0 {
 		l.FlapWindow = DefaultFlapWindow
+	}
+	if l.Quiet <= 0 {
+		l.Quiet = DefaultQuiet
+	}
+	if l.FoldWrite <= 0 {
+		l.FoldWrite = DefaultFoldWrite
 	}
 	return l
 }
@@ -113,22 +133,65 @@ func repeatKind(k Kind) bool {
 	return k == KindRestart || k == KindOOM || k == KindCrashLoop || k == KindWarning
 }
 
+// change is what adding an entry did to a log.
+type change int
+
+const (
+	// unchanged: the entry was held already (or counted in a fold).
+	unchanged change = iota
+	// folded: a repeat grew the count of its episode's entry; the shard
+	// need not be written at once (Limits.FoldWrite).
+	folded
+	// changed: an entry was added, a flap folded or entries dropped; the
+	// shard is to be written.
+	changed
+)
+
 // add records a normalized entry: folded into an earlier one when it
-// repeats or flaps inside the window, ignored when already held (same
-// time, kind, states and ref), else inserted in time order. Then the
-// limits are applied at now. It reports whether the log changed.
-func (l *appLog) add(e rec, lim Limits, now time.Time) bool {
+// repeats or flaps, ignored when already held (same time, kind, states
+// and ref, or a repeat inside an episode's span), else inserted in time
+// order. Then the limits are applied at now. It reports what changed.
+func (l *appLog) add(e rec, lim Limits, now time.Time) change {
 	n := len(l.entries)
-	changed := true
+	c := changed
 	switch {
+	case repeatKind(e.kind) && l.counted(&e):
+		c = unchanged
 	case n > 0 && e.at < l.entries[n-1].at:
-		changed = l.insert(e)
+		if !l.insert(e) {
+			c = unchanged
+		}
 	case n > 0 && keyOf(&l.entries[n-1]) == keyOf(&e):
-		changed = false
-	case !l.fold(e, lim):
-		l.entries = append(l.entries, e)
+		c = unchanged
+	default:
+		if c = l.fold(e, lim); c == unchanged {
+			l.entries = append(l.entries, e)
+			c = changed
+		}
 	}
-	return l.trim(lim, now) || changed
+	if l.trim(lim, now) {
+		return changed
+	}
+	return c
+}
+
+// counted reports whether a repeat is inside the span of an entry that
+// folded it already (the same Warning Event read again after a restart
+// of the console): first occurrence <= e <= last.
+func (l *appLog) counted(e *rec) bool {
+	for i := len(l.entries) - 1; i >= 0; i-- {
+		x := &l.entries[i]
+		if x.last != 0 && sameRepeat(x, e) && x.at <= e.at && e.at <= x.last {
+			return true
+		}
+	}
+	return false
+}
+
+// sameRepeat reports whether e repeats x: the same kind and ref and, for
+// a Warning, the same message.
+func sameRepeat(x, e *rec) bool {
+	return x.kind == e.kind && x.ref == e.ref && (e.kind != KindWarning || x.msg == e.msg)
 }
 
 // insert places an out-of-order entry (no folding) unless it is held.
@@ -141,9 +204,16 @@ func (l *appLog) insert(e rec) bool {
 	return true
 }
 
-// fold folds e, newer than every entry held, into an earlier entry when it
-// flaps or repeats inside the window.
-func (l *appLog) fold(e rec, lim Limits) bool {
+// fold folds e, newer than every entry held, into an earlier entry: a
+// flap inside FlapWindow (changed), or a repeat inside its episode
+// (folded; see Limits.Quiet). Unchanged: e is not folded.
+func (l *appLog) fold(e rec, lim Limits) change {
+	if repeatKind(e.kind) {
+		return l.foldRepeat(e, lim)
+	}
+	if !flapKind(e.kind) {
+		return unchanged
+	}
 	window := lim.FlapWindow.Milliseconds()
 	last, prev := -1, -1 // the newest two entries of e's kind (and ref)
 	for i := len(l.entries) - 1; i >= 0 && prev < 0; i-- {
@@ -160,29 +230,44 @@ func (l *appLog) fold(e rec, lim Limits) bool {
 			prev = i
 		}
 	}
-	switch {
-	case flapKind(e.kind) && prev >= 0:
-		p, x := &l.entries[prev], &l.entries[last]
-		if p.from != e.from || p.to != e.to || x.from != e.to || x.to != e.from {
-			return false
+	if prev < 0 {
+		return unchanged
+	}
+	p, x := &l.entries[prev], &l.entries[last]
+	if p.from != e.from || p.to != e.to || x.from != e.to || x.to != e.from {
+		return unchanged
+	}
+	// A->B (p), B->A (x), A->B (e): p now says A->B, e.count times
+	// more, last at e; x goes, so the newest entry still ends in B.
+	p.count += e.count
+	p.last = e.at
+	l.entries = slices.Delete(l.entries, last, last+1)
+	return changed
+}
+
+// foldRepeat folds a restart, OOM kill, crash loop or Warning into the
+// entry of its episode: the newest entry it repeats (sameRepeat), if that
+// one's last occurrence is at most Quiet before e and no health entry
+// came after it (a change of health ends the episode).
+func (l *appLog) foldRepeat(e rec, lim Limits) change {
+	quiet := lim.Quiet.Milliseconds()
+	for i := len(l.entries) - 1; i >= 0; i-- {
+		x := &l.entries[i]
+		if x.kind == KindHealth {
+			return unchanged
 		}
-		// A->B (p), B->A (x), A->B (e): p now says A->B, e.count times
-		// more, last at e; x goes, so the newest entry still ends in B.
-		p.count += e.count
-		p.last = e.at
-		l.entries = slices.Delete(l.entries, last, last+1)
-		return true
-	case repeatKind(e.kind) && last >= 0:
-		x := &l.entries[last]
-		if e.kind == KindWarning && x.msg != e.msg {
-			return false
+		if !sameRepeat(x, &e) {
+			continue
+		}
+		if e.at-x.lastAt() > quiet {
+			return unchanged
 		}
 		x.count += e.count
 		x.last = e.at
 		x.to = e.to // a restart's count grows
-		return true
+		return folded
 	}
-	return false
+	return unchanged
 }
 
 // trim drops entries older than MaxAge at now and the oldest past PerApp.

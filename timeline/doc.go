@@ -31,8 +31,18 @@
 // whichever is smaller; the newest are kept. A flap (A->B, B->A, A->B of
 // health, sync or drift inside FlapWindow, 5 minutes) folds into the first
 // transition with a Count and Last, so a flapping App costs two entries per
-// window; repeats of a restart, OOM kill or crash loop of one container,
-// or of one Warning of one object, fold the same way.
+// window. Repeats of a restart, OOM kill or crash loop of one container,
+// or of one Warning (same message) of one object, fold into their
+// episode's entry (its first time, Count so far, Last seen) for as long
+// as the episode lasts: until nothing repeats for Limits.Quiet (10
+// minutes) or the App's health changes. A fold changes the index (and is
+// sent to subscribers) at once but does not make the shard pending: the
+// shard is written when it is written for another reason, when the
+// episode ends (Quiet passed), or Limits.FoldWrite (15 minutes) after the
+// first unwritten fold, so a crash-looping App costs one write per 15
+// minutes and a count is never behind in storage by more than that. A
+// repeat that falls inside a folded span (the same Event read again after
+// a restart) is counted once.
 //
 // # Storage
 //
@@ -58,7 +68,8 @@
 // pending shard that has waited longest: one ConfigMap update (or create)
 // per write, on the resourceVersion it last saw. Hence:
 //
-//   - no write at rest: nothing pending, nothing written;
+//   - no write at rest: nothing pending, nothing written; a crash loop
+//     that repeats for ever costs its App one write per FoldWrite;
 //   - at most one write per second fleet-wide under any churn (writes are
 //     at least FlushInterval apart);
 //   - a conflict (another writer) reads the shard, keeps the union of both
