@@ -10,9 +10,12 @@
 // (freeze.Edge.Key: the freeze's id and the window's start) at the start
 // of its message, and the Watcher looks for it in the audit index before
 // writing, so a window's start and end are each recorded once, whoever
-// led when it happened. A step looks back Lookback (15 minutes), so an
-// edge that fell in a leader handover (at most the Lease's 15 s) or while
-// the console was down for less than that is recorded late, not lost.
+// led when it happened (a replica that takes over waits Settle before its
+// first step, for its index to hold its predecessor's last records, and a
+// step stops writing once Active says no). A step looks back Lookback
+// (15 minutes), so an edge that fell in a leader handover (at most the
+// Lease's 15 s) or while the console was down for less than that is
+// recorded late, not lost.
 // It never imports the handlers: package freeze holds the stream's names.
 package freezewatch
 
@@ -62,21 +65,38 @@ type Watcher struct {
 	// Every is the period of a step (DefaultEvery); Lookback how far
 	// back a step finds edges not yet recorded (DefaultLookback).
 	Every, Lookback time.Duration
-	Now             func() time.Time
-	Log             *slog.Logger
+	// Settle is how long Run waits, once Active says yes after no, before
+	// its first step (DefaultSettle; real time): the audit index of a
+	// replica that just took over catches up with the records its
+	// predecessor wrote last.
+	Settle time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
 }
 
-// Run steps every Every until ctx ends, while Active says so.
+// DefaultSettle is a Watcher's default Settle.
+const DefaultSettle = 5 * time.Second
+
+// Run steps every Every until ctx ends, while Active says so, starting
+// Settle after Active turned to yes.
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(cmp.Or(w.Every, DefaultEvery))
 	defer t.Stop()
+	var activeSince time.Time // zero while not active
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if w.Active != nil && !w.Active() {
+		if !w.active() {
+			activeSince = time.Time{}
+			continue
+		}
+		if activeSince.IsZero() {
+			activeSince = time.Now()
+		}
+		if time.Since(activeSince) < cmp.Or(w.Settle, DefaultSettle) {
 			continue
 		}
 		if _, err := w.Step(ctx); err != nil && ctx.Err() == nil {
@@ -114,6 +134,9 @@ func (w *Watcher) Step(ctx context.Context) (int, error) {
 		if held[verb][e.Key()] {
 			continue
 		}
+		if !w.active() {
+			return n, nil // the Lease moved on meanwhile: the next holder records the rest
+		}
 		if _, err := w.Records.Append(ctx, Record(e)); err != nil {
 			return n, fmt.Errorf("freezewatch: record %s of freeze window %s: %w", verb, e.Key(), err)
 		}
@@ -149,6 +172,8 @@ func (w *Watcher) recorded(ctx context.Context, since, until time.Time) (map[aud
 	}
 	return out, nil
 }
+
+func (w *Watcher) active() bool { return w.Active == nil || w.Active() }
 
 func (w *Watcher) log() *slog.Logger {
 	if w.Log == nil {
