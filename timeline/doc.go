@@ -113,10 +113,13 @@
 //     most 300 shard versions: 300 x 132 KiB, about 39 MiB for that fleet.
 //   - The writer's CPU: 70 to 85 ms to encode a full shard (~40 Apps,
 //     12,000 entries) per write, on a shared 2-core machine.
-//   - Memory: the index holds every entry as a 120-byte record with its
-//     strings interned per shard: 393 MiB for 3,000,000 entries. Loading
-//     256 full shards took 21s on a shared 2-core machine; Query and Fleet
-//     wait for it (Ready).
+//   - Memory: the index holds every entry as a 104-byte record (its kind
+//     one byte, its count four) with its strings interned per shard:
+//     315 MiB for 3,000,000 entries (393 MiB with 120-byte records). The
+//     records are nine tenths of it; their five string headers (80
+//     bytes) are the next cut (ids into an intern table: about 48 bytes
+//     a record). Loading 256 full shards took 13 to 21s on a shared
+//     2-core machine; Query and Fleet wait for it (Ready).
 //   - Fleet: the first page of 100 of 600,000 entries (2,000 Apps x 30
 //     days) in 6 ms, of one namespace in 1.3 ms (BenchmarkFleet). It walks
 //     each matching App's entries from the newest down to the page, so a

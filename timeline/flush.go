@@ -229,7 +229,7 @@ func (l *appLog) hasSince(e *Entry) bool {
 	at := e.Time.UnixMilli()
 	for i := len(l.entries) - 1; i >= 0; i-- {
 		x := &l.entries[i]
-		if x.kind == e.Kind && x.ref == e.Ref && x.lastAt() >= at {
+		if x.kind.kind() == e.Kind && x.ref == e.Ref && x.lastAt() >= at {
 			return true
 		}
 	}

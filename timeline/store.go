@@ -452,11 +452,11 @@ func (s *Store) baselineLocked(app App, cur State) State {
 			prev.Revision, rev = e.rev, true
 		}
 		switch {
-		case e.kind == KindHealth && !health:
+		case e.kind.kind() == KindHealth && !health:
 			prev.Health, health = e.to, true
-		case e.kind == KindSync && !sync:
+		case e.kind.kind() == KindSync && !sync:
 			prev.Sync, sync = e.to, true
-		case e.kind == KindDrift && !drift:
+		case e.kind.kind() == KindDrift && !drift:
 			prev.Drifted, drift = e.to == DriftDrifted, true
 		}
 	}
