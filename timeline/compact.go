@@ -151,7 +151,15 @@ type entryKey struct {
 	ref      string
 }
 
-func keyOf(r *rec) entryKey { return entryKey{r.at, r.kind, r.from, r.to, r.ref} }
+// keyOf is r's key. A restart's To is left out: it grows as the episode
+// folds repeats, and two replicas' copies of one episode are one entry.
+func keyOf(r *rec) entryKey {
+	to := r.to
+	if r.kind.kind() == KindRestart {
+		to = ""
+	}
+	return entryKey{r.at, r.kind, r.from, to, r.ref}
+}
 
 func compareRecs(a, b *rec) int {
 	return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.kind.kind(), b.kind.kind()), cmp.Compare(a.from, b.from),
@@ -338,7 +346,7 @@ func (l *appLog) merge(in []rec, lim Limits, now time.Time) bool {
 				x.count, changed = e.count, true
 			}
 			if e.last > x.last {
-				x.last, changed = e.last, true
+				x.last, x.to, changed = e.last, e.to, true // a restart's count as of its last repeat
 			}
 			continue
 		}

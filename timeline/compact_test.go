@@ -235,3 +235,28 @@ func TestAppLogAddReportsFolds(t *testing.T) {
 		t.Errorf("entries (-want +got):\n%s", diff)
 	}
 }
+
+// TestAppLogMergeOneEpisode: two copies of one restart episode (the
+// leader's, folded further than what the shard it reads holds) merge into
+// one entry with the larger count and the restart count of the later.
+func TestAppLogMergeOneEpisode(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	m := time.Minute
+	l := &appLog{app: testApp}
+	for i := range 7 {
+		addEntry(l, ev(time.Duration(i)*4*m, KindRestart, fmt.Sprint(i), fmt.Sprint(i+1), "p/app"), lim, t0)
+	}
+	shard := &appLog{app: testApp}
+	for i := range 5 {
+		addEntry(shard, ev(time.Duration(i)*4*m, KindRestart, fmt.Sprint(i), fmt.Sprint(i+1), "p/app"), lim, t0)
+	}
+	l.merge(shard.entries, lim, t0.Add(time.Hour))
+	want := []brief{{0, KindRestart, "0", "7", 7, 24 * m}}
+	if diff := cmp.Diff(want, briefs(l.list())); diff != "" {
+		t.Errorf("leader's episode merged with the shard's older copy (-want +got):\n%s", diff)
+	}
+	shard.merge(l.entries, lim, t0.Add(time.Hour))
+	if diff := cmp.Diff(want, briefs(shard.list())); diff != "" {
+		t.Errorf("older copy merged with the newer (-want +got):\n%s", diff)
+	}
+}
