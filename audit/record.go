@@ -35,13 +35,18 @@ const (
 	// VerbSubscription is a change of a notification subscription
 	// (created, changed or removed).
 	VerbSubscription Verb = "subscription"
+	// VerbFreezeStart and VerbFreezeEnd are a scheduled freeze window
+	// starting and ending by itself (package freeze/freezewatch), where
+	// VerbFreeze and VerbUnfreeze are a person creating or ending one.
+	VerbFreezeStart Verb = "freeze-start"
+	VerbFreezeEnd   Verb = "freeze-end"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
 		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove,
-		VerbPromoteReject, VerbPromote, VerbSubscription}
+		VerbPromoteReject, VerbPromote, VerbSubscription, VerbFreezeStart, VerbFreezeEnd}
 }
 
 // verbLabels are the words the audit page's verb filter shows.
@@ -62,6 +67,8 @@ var verbLabels = map[Verb]string{
 	VerbPromoteReject:  "Promotion rejected",
 	VerbPromote:        "Promotion",
 	VerbSubscription:   "Subscription change",
+	VerbFreezeStart:    "Freeze window started",
+	VerbFreezeEnd:      "Freeze window ended",
 }
 
 // Label is v in words, for a filter or a heading; an unknown verb is

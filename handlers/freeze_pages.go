@@ -26,9 +26,11 @@ import (
 // The audit stream of freeze changes: a freeze spans clusters and
 // environments, so its records are the fleet's, not one environment's
 // (names no cluster or environment can have).
+// One definition: package freeze's, which the scheduled windows' records
+// (freeze/freezewatch) share.
 const (
-	freezeStreamCluster     = "(fleet)"
-	freezeStreamEnvironment = "(freezes)"
+	freezeStreamCluster     = freeze.RecordCluster
+	freezeStreamEnvironment = freeze.RecordEnvironment
 )
 
 // pastWindow is how long an ended freeze stays listed.

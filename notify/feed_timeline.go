@@ -1,7 +1,10 @@
 package notify
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
@@ -18,8 +21,9 @@ import (
 // that Degraded, Progressing, Healthy is one recovery while an App that
 // only went Progressing to Healthy (every rollout) is none. The "for N
 // seconds" of degraded is the Sender's (Debouncer): the feed passes each
-// transition on at once. Not safe for concurrent use: one goroutine reads
-// one timeline subscription.
+// transition on at once. It also remembers the Apps degraded now, with the
+// event that said so, for Replay. Events and Run are for one goroutine
+// (one timeline subscription); Replay may be called from any.
 type TimelineFeed struct {
 	// Cluster names the cluster of entries that name none (a
 	// single-cluster console), so that scopes naming it match.
@@ -30,7 +34,11 @@ type TimelineFeed struct {
 	// Link is the console's page of an App (nil: no link).
 	Link func(cluster, namespace, app string) string
 
+	mu       sync.Mutex // guards the maps below
 	degraded map[appKey]bool
+	// now are the Apps whose newest health entry went to Degraded, with
+	// its event (at most MaxTracked).
+	now map[appKey]Event
 }
 
 // MaxTracked bounds the Apps a TimelineFeed remembers as degraded (the
@@ -40,8 +48,10 @@ const MaxTracked = timeline.DefaultMaxApps
 
 // Events returns the event entry e is, if any (at most one).
 func (f *TimelineFeed) Events(e timeline.Entry) []Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.degraded == nil {
-		f.degraded = map[appKey]bool{}
+		f.degraded, f.now = map[appKey]bool{}, map[appKey]Event{}
 	}
 	if e.App.Cluster == "" {
 		e.App.Cluster = f.Cluster
@@ -77,7 +87,36 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 	if f.Link != nil {
 		ev.Link = f.Link(e.App.Cluster, e.App.Namespace, e.App.Name)
 	}
+	if e.Kind == timeline.KindHealth {
+		delete(f.now, key)
+		if t == TriggerDegraded && len(f.now) < MaxTracked {
+			f.now[key] = ev
+		}
+	}
 	return []Event{ev}
+}
+
+// Replay hands notify (a Sender's Notify) the degraded event of each App
+// degraded now, oldest first, as it was when the App degraded (its time
+// and revision, so "for N seconds" counts from then). The Sender's
+// OnLead calls it: events seen while no replica led were dropped, so a
+// degradation that began in a Lease handover would be lost; this replica
+// saw it too. What the previous leader delivered is not sent again: the
+// Sender drops a message whose key (subscription, App, trigger, revision)
+// its delivery logs hold.
+func (f *TimelineFeed) Replay(notify func(Event)) {
+	f.mu.Lock()
+	evs := make([]Event, 0, len(f.now))
+	for _, ev := range f.now {
+		evs = append(evs, ev)
+	}
+	f.mu.Unlock()
+	slices.SortFunc(evs, func(a, b Event) int {
+		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.App, b.App))
+	})
+	for _, ev := range evs {
+		notify(ev)
+	}
 }
 
 // Run reads entries until ctx ends or entries is closed, handing each

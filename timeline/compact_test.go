@@ -75,6 +75,26 @@ func TestAppLogAdd(t *testing.T) {
 		{"restarts of one container fold, the count grows",
 			[]Entry{ev(0, KindRestart, "2", "3", "p/app"), ev(m, KindRestart, "3", "4", "p/app"), ev(2*m, KindRestart, "0", "1", "q/app")},
 			[]brief{{0, KindRestart, "2", "4", 2, m}, {2 * m, KindRestart, "0", "1", 1, 0}}},
+		{"a crash loop's restarts fold into one episode past FlapWindow",
+			func() []Entry {
+				var es []Entry
+				for i := range 12 { // every 4 minutes for 44 minutes
+					es = append(es, ev(time.Duration(i)*4*m, KindRestart, fmt.Sprint(i), fmt.Sprint(i+1), "p/app"))
+				}
+				return es
+			}(),
+			[]brief{{0, KindRestart, "0", "12", 12, 44 * m}}},
+		{"a restart after Quiet starts a new episode",
+			[]Entry{ev(0, KindRestart, "0", "1", "p/app"), ev(4*m, KindRestart, "1", "2", "p/app"), ev(15*m, KindRestart, "2", "3", "p/app")},
+			[]brief{{0, KindRestart, "0", "2", 2, 4 * m}, {15 * m, KindRestart, "2", "3", 1, 0}}},
+		{"a change of health ends the episode",
+			[]Entry{ev(0, KindRestart, "0", "1", "p/app"), ev(m, KindRestart, "1", "2", "p/app"),
+				ev(2*m, KindHealth, "Degraded", "Healthy", ""), ev(3*m, KindRestart, "2", "3", "p/app")},
+			[]brief{{0, KindRestart, "0", "2", 2, m}, {2 * m, KindHealth, "Degraded", "Healthy", 1, 0}, {3 * m, KindRestart, "2", "3", 1, 0}}},
+		{"the episodes of two containers fold apart, interleaved",
+			[]Entry{ev(0, KindRestart, "0", "1", "p/app"), ev(m, KindRestart, "0", "1", "p/side"),
+				ev(6*m, KindRestart, "1", "2", "p/app"), ev(7*m, KindRestart, "1", "2", "p/side")},
+			[]brief{{0, KindRestart, "0", "2", 2, 6 * m}, {m, KindRestart, "0", "2", 2, 7 * m}}},
 		{"deploys never fold",
 			[]Entry{ev(0, KindDeploy, "", "1.2.0", "r1"), ev(m, KindDeploy, "", "1.2.0", "r1")},
 			[]brief{{0, KindDeploy, "", "1.2.0", 1, 0}, {m, KindDeploy, "", "1.2.0", 1, 0}}},
@@ -169,5 +189,74 @@ func TestAppLogMerge(t *testing.T) {
 	}
 	if l.merge(in, lim, t0.Add(2*m)) {
 		t.Error("merge() of entries held = true, want false")
+	}
+}
+
+// TestAppLogAddReportsFolds: a repeat folded into its episode is a fold
+// (its shard need not be written at once), a new entry or a flap a
+// change, and a repeat inside a folded span (a Warning Event read again)
+// no change at all.
+func TestAppLogAddReportsFolds(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	m := time.Minute
+	backOff := func(at time.Duration, msg string) Entry {
+		e := ev(at, KindWarning, "", "", "Pod:shop:checkout-1")
+		e.Message = msg
+		return e
+	}
+	l := &appLog{app: testApp}
+	steps := []struct {
+		e    Entry
+		want change
+	}{
+		{backOff(0, "BackOff: restarting failed container"), changed},
+		{backOff(30*time.Second, "Unhealthy: liveness probe failed"), changed},
+		{backOff(2*m, "BackOff: restarting failed container"), folded},
+		{backOff(3*m, "Unhealthy: liveness probe failed"), folded},
+		{backOff(8*m, "BackOff: restarting failed container"), folded},
+		{backOff(2*m, "BackOff: restarting failed container"), unchanged}, // read again
+		{backOff(8*m, "BackOff: restarting failed container"), unchanged}, // read again
+		{ev(9*m, KindHealth, "Healthy", "Degraded", ""), changed},
+		{backOff(10*m, "BackOff: restarting failed container"), changed}, // health changed: a new episode
+	}
+	for i, st := range steps {
+		e := st.e.normalize()
+		if got := l.add(recOf(&e), lim, e.Time); got != st.want {
+			t.Errorf("step %d: add(%s %v %q) = %d, want %d", i, e.Kind, e.Time.Sub(t0), e.Message, got, st.want)
+		}
+	}
+	got := []string{}
+	for _, e := range l.list() {
+		got = append(got, fmt.Sprintf("%v %s x%d", e.Time.Sub(t0), e.Message, e.Count))
+	}
+	want := []string{"0s BackOff: restarting failed container x3", "30s Unhealthy: liveness probe failed x2",
+		"9m0s  x1", "10m0s BackOff: restarting failed container x1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+}
+
+// TestAppLogMergeOneEpisode: two copies of one restart episode (the
+// leader's, folded further than what the shard it reads holds) merge into
+// one entry with the larger count and the restart count of the later.
+func TestAppLogMergeOneEpisode(t *testing.T) {
+	lim := Limits{}.withDefaults()
+	m := time.Minute
+	l := &appLog{app: testApp}
+	for i := range 7 {
+		addEntry(l, ev(time.Duration(i)*4*m, KindRestart, fmt.Sprint(i), fmt.Sprint(i+1), "p/app"), lim, t0)
+	}
+	shard := &appLog{app: testApp}
+	for i := range 5 {
+		addEntry(shard, ev(time.Duration(i)*4*m, KindRestart, fmt.Sprint(i), fmt.Sprint(i+1), "p/app"), lim, t0)
+	}
+	l.merge(shard.entries, lim, t0.Add(time.Hour))
+	want := []brief{{0, KindRestart, "0", "7", 7, 24 * m}}
+	if diff := cmp.Diff(want, briefs(l.list())); diff != "" {
+		t.Errorf("leader's episode merged with the shard's older copy (-want +got):\n%s", diff)
+	}
+	shard.merge(l.entries, lim, t0.Add(time.Hour))
+	if diff := cmp.Diff(want, briefs(shard.list())); diff != "" {
+		t.Errorf("older copy merged with the newer (-want +got):\n%s", diff)
 	}
 }

@@ -31,8 +31,18 @@
 // whichever is smaller; the newest are kept. A flap (A->B, B->A, A->B of
 // health, sync or drift inside FlapWindow, 5 minutes) folds into the first
 // transition with a Count and Last, so a flapping App costs two entries per
-// window; repeats of a restart, OOM kill or crash loop of one container,
-// or of one Warning of one object, fold the same way.
+// window. Repeats of a restart, OOM kill or crash loop of one container,
+// or of one Warning (same message) of one object, fold into their
+// episode's entry (its first time, Count so far, Last seen) for as long
+// as the episode lasts: until nothing repeats for Limits.Quiet (10
+// minutes) or the App's health changes. A fold changes the index (and is
+// sent to subscribers) at once but does not make the shard pending: the
+// shard is written when it is written for another reason, when the
+// episode ends (Quiet passed), or Limits.FoldWrite (15 minutes) after the
+// first unwritten fold, so a crash-looping App costs one write per 15
+// minutes and a count is never behind in storage by more than that. A
+// repeat that falls inside a folded span (the same Event read again after
+// a restart) is counted once.
 //
 // # Storage
 //
@@ -58,7 +68,8 @@
 // pending shard that has waited longest: one ConfigMap update (or create)
 // per write, on the resourceVersion it last saw. Hence:
 //
-//   - no write at rest: nothing pending, nothing written;
+//   - no write at rest: nothing pending, nothing written; a crash loop
+//     that repeats for ever costs its App one write per FoldWrite;
 //   - at most one write per second fleet-wide under any churn (writes are
 //     at least FlushInterval apart);
 //   - a conflict (another writer) reads the shard, keeps the union of both
@@ -102,10 +113,13 @@
 //     most 300 shard versions: 300 x 132 KiB, about 39 MiB for that fleet.
 //   - The writer's CPU: 70 to 85 ms to encode a full shard (~40 Apps,
 //     12,000 entries) per write, on a shared 2-core machine.
-//   - Memory: the index holds every entry as a 120-byte record with its
-//     strings interned per shard: 393 MiB for 3,000,000 entries. Loading
-//     256 full shards took 21s on a shared 2-core machine; Query and Fleet
-//     wait for it (Ready).
+//   - Memory: the index holds every entry as a 104-byte record (its kind
+//     one byte, its count four) with its strings interned per shard:
+//     315 MiB for 3,000,000 entries (393 MiB with 120-byte records). The
+//     records are nine tenths of it; their five string headers (80
+//     bytes) are the next cut (ids into an intern table: about 48 bytes
+//     a record). Loading 256 full shards took 13 to 21s on a shared
+//     2-core machine; Query and Fleet wait for it (Ready).
 //   - Fleet: the first page of 100 of 600,000 entries (2,000 Apps x 30
 //     days) in 6 ms, of one namespace in 1.3 ms (BenchmarkFleet). It walks
 //     each matching App's entries from the newest down to the page, so a

@@ -107,17 +107,15 @@ const (
 	MaxNameBytes    = 253
 )
 
-// normalize caps the entry's text, sets Count to at least 1 and keeps
-// times in UTC at millisecond precision (the shard's resolution), so an
-// entry read back equals the one recorded.
+// normalize caps the entry's text, keeps Count within 1 to MaxCount, and
+// keeps times in UTC at millisecond precision (the shard's resolution),
+// so an entry read back equals the one recorded.
 func (e Entry) normalize() Entry {
 	e.Time = e.Time.UTC().Truncate(time.Millisecond)
 	if !e.Last.IsZero() {
 		e.Last = e.Last.UTC().Truncate(time.Millisecond)
 	}
-	if e.Count < 1 {
-		e.Count = 1
-	}
+	e.Count = min(max(e.Count, 1), MaxCount)
 	e.App.Cluster = capText(e.App.Cluster, MaxNameBytes)
 	e.App.Namespace = capText(e.App.Namespace, MaxNameBytes)
 	e.App.Name = capText(e.App.Name, MaxNameBytes)

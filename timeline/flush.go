@@ -31,6 +31,7 @@ func (s *Store) flush(ctx context.Context) {
 			n++
 		}
 		s.standby = s.standby[n:]
+		clear(s.folds) // the next leader writes its own
 		s.mu.Unlock()
 		return
 	}
@@ -38,6 +39,7 @@ func (s *Store) flush(ctx context.Context) {
 		s.leading = true
 		s.adoptStandbyLocked(now)
 	}
+	s.foldsDueLocked(now)
 	shard, since, ok := s.oldestDirtyLocked()
 	if !ok || now.Sub(s.lastWrite) < s.opts.FlushInterval {
 		s.mu.Unlock()
@@ -47,6 +49,7 @@ func (s *Store) flush(ctx context.Context) {
 	logs := make([]*appLog, 0, len(s.shards[shard]))
 	before := map[App]map[entryKey]bool{}
 	for app, l := range s.shards[shard] {
+		delete(s.folds, app) // written now with the rest of the shard
 		if l.trim(s.lim, now); len(l.entries) == 0 {
 			// Every entry aged out: the App leaves the index (and MaxApps).
 			delete(s.shards[shard], app)
@@ -198,9 +201,7 @@ func (s *Store) adoptStandbyLocked(now time.Time) {
 		// (observeShard): one still held was never written.
 		if l.holds(&e) {
 			i := shardOf(e.App, s.opts.Shards)
-			if _, ok := s.dirty[i]; !ok {
-				s.dirty[i] = now
-			}
+			s.markDirtyLocked(i, now)
 			continue
 		}
 		if !l.hasSince(&e) {
@@ -228,7 +229,7 @@ func (l *appLog) hasSince(e *Entry) bool {
 	at := e.Time.UnixMilli()
 	for i := len(l.entries) - 1; i >= 0; i-- {
 		x := &l.entries[i]
-		if x.kind == e.Kind && x.ref == e.Ref && x.lastAt() >= at {
+		if x.kind.kind() == e.Kind && x.ref == e.Ref && x.lastAt() >= at {
 			return true
 		}
 	}

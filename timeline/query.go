@@ -92,7 +92,7 @@ type cursor struct {
 }
 
 func cursorOf(app App, e *rec) cursor {
-	return cursor{T: e.at, C: app.Cluster, N: app.Namespace, A: app.Name, K: e.kind, F: e.from, O: e.to, R: e.ref}
+	return cursor{T: e.at, C: app.Cluster, N: app.Namespace, A: app.Name, K: e.kind.kind(), F: e.from, O: e.to, R: e.ref}
 }
 
 // compareFleet orders the feed: newest first, then by App, then (for
@@ -173,7 +173,7 @@ func (s *Store) Fleet(ctx context.Context, f Filter) (FleetPage, error) {
 			if e.at < sinceMs {
 				break
 			}
-			if !f.Until.IsZero() && e.at >= untilMs || !kind(e.kind) {
+			if !f.Until.IsZero() && e.at >= untilMs || !kind(e.kind.kind()) {
 				continue
 			}
 			c := cursorOf(app, e)

@@ -101,7 +101,7 @@ func encodeShard(logs []*appLog) ([]byte, error) {
 		var prev int64
 		for i, e := range l.entries {
 			a.T[i], prev = e.at-prev, e.at
-			a.K[i], a.F[i], a.O[i], a.M[i], a.R[i], a.V[i], a.X[i] = e.kind, e.from, e.to, e.msg, e.ref, e.rev, e.count
+			a.K[i], a.F[i], a.O[i], a.M[i], a.R[i], a.V[i], a.X[i] = e.kind.kind(), e.from, e.to, e.msg, e.ref, e.rev, int(e.count)
 			if e.last != 0 {
 				a.L[i] = e.last - e.at
 			}

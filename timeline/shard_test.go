@@ -164,3 +164,29 @@ func TestShardOfSpreads(t *testing.T) {
 		t.Errorf("ShardName(7) = %q, want deploy-web-timeline-007", got)
 	}
 }
+
+// TestDecodeShardCapsCounts: a shard edited to hold counts past what an
+// entry holds (they would wrap negative in the index's 4 bytes) reads
+// them as MaxCount, a count below 1 as 1, and a fold at MaxCount stays
+// there.
+func TestDecodeShardCapsCounts(t *testing.T) {
+	doc := `{"v":1,"apps":[{"n":"shop","a":"checkout","t":[1000,5,5],"k":["restart","warning","oom"],"f":["","",""],"o":["","",""],` +
+		`"m":["","",""],"r":["p/app","x","p/app"],"v":["","",""],"x":[1099511627776,4294967297,-7],"l":[0,0,0]}]}`
+	logs, _, err := decodeShard("s", gz(t, []byte(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, e := range logs[0].list() {
+		got = append(got, e.Count)
+	}
+	if diff := cmp.Diff([]int{MaxCount, MaxCount, 1}, got); diff != "" {
+		t.Errorf("counts read (-want +got):\n%s", diff)
+	}
+	l := logs[0]
+	lim := Limits{}.withDefaults()
+	e := Entry{Time: time.UnixMilli(1005 + 60_000), App: testApp, Kind: KindWarning, Ref: "x", Count: 1}.normalize()
+	if c := l.add(recOf(&e), lim, e.Time); c != folded || l.list()[1].Count != MaxCount {
+		t.Errorf("a fold into a count of MaxCount = %d, count %d; want folded, %d", c, l.list()[1].Count, MaxCount)
+	}
+}

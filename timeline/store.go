@@ -72,8 +72,9 @@ type Stats struct {
 	// aside (past Options.Standby).
 	Dropped, Refused, Skipped, ShardErrors, StandbyDropped uint64
 	// Apps and Entries are what the index holds; Pending the shards
-	// waiting for a write.
-	Apps, Entries, Pending int
+	// waiting for a write; Folded the Apps whose folded repeats wait to
+	// be written (Limits.FoldWrite).
+	Apps, Entries, Pending, Folded int
 }
 
 // Store keeps the timeline: an in-memory index of every App's entries,
@@ -94,6 +95,7 @@ type Store struct {
 	// start, or since its last Forget): Coverage.
 	observed map[App]time.Time
 	dirty    map[int]time.Time // shard -> when its oldest unwritten change was made
+	folds    map[App]foldMark  // Apps whose folds are not written yet (leader)
 	rv       []string          // the last resourceVersion seen of each shard
 	exists   []bool            // whether each shard's ConfigMap exists
 	standby  []Entry
@@ -138,7 +140,7 @@ func New(cms typedcorev1.ConfigMapsGetter, opts Options) (*Store, error) {
 	}
 	s := &Store{cms: cms, opts: opts, lim: opts.Limits.withDefaults(),
 		logs: map[App]*appLog{}, shards: make([]map[App]*appLog, opts.Shards), states: map[App]State{}, observed: map[App]time.Time{},
-		dirty: map[int]time.Time{}, rv: make([]string, opts.Shards), exists: make([]bool, opts.Shards), ready: make(chan struct{})}
+		dirty: map[int]time.Time{}, folds: map[App]foldMark{}, rv: make([]string, opts.Shards), exists: make([]bool, opts.Shards), ready: make(chan struct{})}
 	for i := range s.shards {
 		s.shards[i] = map[App]*appLog{}
 	}
@@ -356,21 +358,53 @@ func (s *Store) Record(entries ...Entry) {
 }
 
 // addLocked adds e to the index and, if write, marks its shard for
-// writing. s.mu held.
+// writing: at once for a new entry, within Limits.FoldWrite for a repeat
+// folded into its episode's entry (foldsDueLocked). It reports whether
+// the index changed. s.mu held.
 func (s *Store) addLocked(e *Entry, now time.Time, write bool) bool {
 	l := s.logOf(e.App)
 	if l == nil {
 		s.stats.Refused++
 		return false
 	}
-	if !l.add(recOf(e), s.lim, now) || !write {
-		return false
+	c := l.add(recOf(e), s.lim, now)
+	if c == unchanged || !write {
+		return c != unchanged
 	}
-	i := shardOf(e.App, s.opts.Shards)
-	if _, ok := s.dirty[i]; !ok {
-		s.dirty[i] = now
+	if c == folded {
+		m, ok := s.folds[e.App]
+		if !ok {
+			m.first = now
+		}
+		m.last = now
+		s.folds[e.App] = m
+		return true
 	}
+	s.markDirtyLocked(shardOf(e.App, s.opts.Shards), now)
 	return true
+}
+
+// markDirtyLocked makes shard pending since at, unless it is already.
+// s.mu held.
+func (s *Store) markDirtyLocked(shard int, at time.Time) {
+	if _, ok := s.dirty[shard]; !ok {
+		s.dirty[shard] = at
+	}
+}
+
+// foldMark is when an App's first and last unwritten folds were made.
+type foldMark struct{ first, last time.Time }
+
+// foldsDueLocked makes pending the shards of Apps whose unwritten folds
+// are due: the episode ended (no repeat for Limits.Quiet) or the first
+// waited Limits.FoldWrite. s.mu held.
+func (s *Store) foldsDueLocked(now time.Time) {
+	for app, m := range s.folds {
+		if now.Sub(m.first) >= s.lim.FoldWrite || now.Sub(m.last) >= s.lim.Quiet {
+			s.markDirtyLocked(shardOf(app, s.opts.Shards), m.first)
+			delete(s.folds, app)
+		}
+	}
 }
 
 // Observe records what changed in an App since its last observed state
@@ -423,11 +457,11 @@ func (s *Store) baselineLocked(app App, cur State) State {
 			prev.Revision, rev = e.rev, true
 		}
 		switch {
-		case e.kind == KindHealth && !health:
+		case e.kind.kind() == KindHealth && !health:
 			prev.Health, health = e.to, true
-		case e.kind == KindSync && !sync:
+		case e.kind.kind() == KindSync && !sync:
 			prev.Sync, sync = e.to, true
-		case e.kind == KindDrift && !drift:
+		case e.kind.kind() == KindDrift && !drift:
 			prev.Drifted, drift = e.to == DriftDrifted, true
 		}
 	}
@@ -439,7 +473,7 @@ func (s *Store) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := s.stats
-	st.Apps, st.Pending = len(s.logs), len(s.dirty)
+	st.Apps, st.Pending, st.Folded = len(s.logs), len(s.dirty), len(s.folds)
 	for _, l := range s.logs {
 		st.Entries += len(l.entries)
 	}

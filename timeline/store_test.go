@@ -428,3 +428,71 @@ func TestStoreAgedOutAppsLeave(t *testing.T) {
 		t.Errorf("Query(aged-out App) = %d entries, want 0", len(got))
 	}
 }
+
+// TestStoreCrashLoopWritesAtMostOncePerFoldWrite: an App that crash-loops
+// for an hour (a restart every 4 minutes, its BackOff Warning updated
+// every 30 seconds) costs its first write and then at most one per
+// FoldWrite, not one per restart; the index shows the full counts at
+// once, and the shards do once the episode ends.
+func TestStoreCrashLoopWritesAtMostOncePerFoldWrite(t *testing.T) {
+	ctx := context.Background()
+	kube, wc := newFakeKube()
+	clock := &fakeClock{t: t0}
+	s := newTestStore(t, kube, clock, true)
+	state := func(restarts int32) State {
+		return State{Health: "Degraded", Sync: "Synced", Revision: "1.0.0",
+			Containers: []Container{{Pod: "checkout-1", Name: "app", Restarts: restarts, LastTermination: "Error"}}}
+	}
+	s.Observe(testApp, state(0))
+	const hour = time.Hour
+	restarts := int32(0)
+	warnings := 0
+	for sec := 1; sec <= int(hour/time.Second); sec++ {
+		clock.Add(time.Second)
+		if sec%240 == 0 {
+			restarts++
+			s.Observe(testApp, state(restarts))
+		}
+		if sec%30 == 0 {
+			warnings++
+			s.Record(Entry{Time: clock.Now(), App: testApp, Kind: KindWarning, Ref: "Pod:shop:checkout-1",
+				Message: "BackOff: Back-off restarting failed container app"})
+		}
+		s.flush(ctx)
+	}
+	maxWrites := 1 + int(hour/DefaultFoldWrite)
+	if got := wc.n(); got > maxWrites {
+		t.Errorf("shard writes in an hour of crash loop = %d, want at most %d (1 + hour/FoldWrite)", got, maxWrites)
+	}
+	counts := func(s *Store) map[Kind]int {
+		got, err := s.Query(ctx, testApp, time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[Kind]int{}
+		for _, e := range got {
+			if out[e.Kind] != 0 {
+				t.Errorf("a second %s entry at %v: the episode did not fold", e.Kind, e.Time.Sub(t0))
+			}
+			out[e.Kind] = e.Count
+		}
+		return out
+	}
+	want := map[Kind]int{KindRestart: int(restarts), KindWarning: warnings}
+	if diff := cmp.Diff(want, counts(s)); diff != "" {
+		t.Errorf("counts in the index after an hour (-want +got):\n%s", diff)
+	}
+	// The loop stops: Quiet later the episode's counts are written, and
+	// then nothing more.
+	before := wc.n()
+	for range int((DefaultQuiet + time.Minute) / time.Second) {
+		clock.Add(time.Second)
+		s.flush(ctx)
+	}
+	if got := wc.n() - before; got != 1 {
+		t.Errorf("writes once the loop stopped = %d, want 1 (the episode's end)", got)
+	}
+	if diff := cmp.Diff(want, counts(newTestStore(t, kube, clock, false))); diff != "" {
+		t.Errorf("counts read back from the shards (-want +got):\n%s", diff)
+	}
+}

@@ -445,6 +445,10 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		feeds.timeline = tl
 		ntf.start(runCtx, feeds, log)
 	}
+	// Scheduled freeze windows on record, under the sender's Lease.
+	if ntf != nil {
+		startFreezeWatch(runCtx, freezes, store, ntf.Sender.Leading, log)
+	}
 	hs := &http.Server{
 		Handler: srv.Handler(),
 		// Headers in 10s, a whole request (bodies are at most 64 KiB) in

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync/atomic"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -19,6 +20,9 @@ import (
 type notifications struct {
 	*notify.Store
 	*notify.Sender
+	// feed is the timeline feed once start runs it: the Apps degraded
+	// now, which the sender is handed again as it takes the Lease.
+	feed atomic.Pointer[notify.TimelineFeed]
 }
 
 // serveNotifications builds serve's notifications in deploy-web's own
@@ -42,13 +46,24 @@ func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string
 // sent, and the pages say so). The sender contends for its Lease once
 // start runs it.
 func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, log *slog.Logger) (*notifications, error) {
-	store := notify.NewStore(cs, ns, hosts)
-	sender, err := notify.NewSender(cs, store, notify.Options{Namespace: ns, Hosts: hosts, Identity: identity,
-		Log: log.With("component", "notify")})
+	n := &notifications{Store: notify.NewStore(cs, ns, hosts)}
+	sender, err := notify.NewSender(cs, n.Store, notify.Options{Namespace: ns, Hosts: hosts, Identity: identity,
+		OnLead: n.replay, Log: log.With("component", "notify")})
 	if err != nil {
 		return nil, err
 	}
-	return &notifications{Store: store, Sender: sender}, nil
+	n.Sender = sender
+	return n, nil
+}
+
+// replay hands the sender, as this replica takes the Lease, the Apps
+// degraded now (notify.TimelineFeed.Replay): a degradation that began
+// while no replica led is announced, one the previous leader delivered is
+// not (its delivery logs' keys).
+func (n *notifications) replay(context.Context) {
+	if f := n.feed.Load(); f != nil {
+		f.Replay(n.Sender.Notify)
+	}
 }
 
 // notifyFeeds are where events come from: the timeline's transitions
@@ -89,6 +104,7 @@ func (n *notifications) start(ctx context.Context, f notifyFeeds, log *slog.Logg
 		Link: func(cluster, ns, app string) string {
 			return eventLink(f.base, notify.Event{Cluster: cluster, Namespace: ns, App: app})
 		}}
+	n.feed.Store(feed)
 	go func() {
 		defer sub.Close()
 		feed.Run(ctx, sub.C(), n.Sender.Notify)

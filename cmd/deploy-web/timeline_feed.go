@@ -264,8 +264,9 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 			}
 		case audit.VerbRollback:
 			kind = timeline.KindRollback
-		case audit.VerbFreeze, audit.VerbUnfreeze:
-			kind, to = timeline.KindFreeze, map[audit.Verb]string{audit.VerbFreeze: "start", audit.VerbUnfreeze: "end"}[r.Verb]
+		case audit.VerbFreeze, audit.VerbUnfreeze, audit.VerbFreezeStart, audit.VerbFreezeEnd:
+			kind, to = timeline.KindFreeze, map[audit.Verb]string{audit.VerbFreeze: "start", audit.VerbUnfreeze: "end",
+				audit.VerbFreezeStart: "start", audit.VerbFreezeEnd: "end"}[r.Verb]
 		case audit.VerbPause, audit.VerbResume:
 			kind, to = timeline.KindPause, map[audit.Verb]string{audit.VerbPause: "paused", audit.VerbResume: "resumed"}[r.Verb]
 		default:

@@ -148,15 +148,17 @@ func TestAuditFeedEntries(t *testing.T) {
 		{ID: "aaaaaaaaaaaaaaaa-0000000003", Time: t0.Add(5 * time.Minute), Verb: audit.VerbFreeze, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
 		{ID: "aaaaaaaaaaaaaaaa-0000000004", Time: t0.Add(6 * time.Minute), Verb: audit.VerbPrune, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
 		{ID: "bbbbbbbbbbbbbbbb-0000000001", Time: t0.Add(7 * time.Minute), Verb: audit.VerbApply, Cluster: "staging", Environment: "staging", Outcome: audit.OutcomeSucceeded, Objects: objs},
+		{ID: "aaaaaaaaaaaaaaaa-0000000005", Time: t0.Add(8 * time.Minute), Verb: audit.VerbFreezeEnd, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
 	}
 	got := f.entries(other)
 	wantOther := []timeline.Entry{
 		{Time: t0.Add(3 * time.Minute), App: checkout, Kind: timeline.KindRollback, Ref: "aaaaaaaaaaaaaaaa-0000000001", Message: "rollback: succeeded: rolled back to 1.3.0"},
 		{Time: t0.Add(4 * time.Minute), App: checkout, Kind: timeline.KindPause, To: "paused", Ref: "aaaaaaaaaaaaaaaa-0000000002", Message: "pause: succeeded"},
 		{Time: t0.Add(5 * time.Minute), App: checkout, Kind: timeline.KindFreeze, To: "start", Ref: "aaaaaaaaaaaaaaaa-0000000003", Message: "freeze: succeeded"},
+		{Time: t0.Add(8 * time.Minute), App: checkout, Kind: timeline.KindFreeze, To: "end", Ref: "aaaaaaaaaaaaaaaa-0000000005", Message: "freeze-end: succeeded"},
 	}
 	if diff := cmp.Diff(wantOther, got); diff != "" {
-		t.Errorf("entries(rollback, pause, freeze, prune, apply in a cluster of no App) mismatch (-want +got):\n%s", diff)
+		t.Errorf("entries(rollback, pause, freeze, prune, apply in a cluster of no App, a scheduled freeze window's end) mismatch (-want +got):\n%s", diff)
 	}
 	f.forget(t0.Add(30 * time.Second))
 	if _, ok := f.seen[stream+"-0000000001"]; ok {

@@ -12,16 +12,20 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/freeze/freezewatch"
 	"github.com/hanzoai/deploy-web/notify"
 )
 
 // Event returns the event an audit record is, if any: a failed apply
 // is apply-failed; an automatic apply (auto-sync or self-heal) that failed
 // or was refused (a blocked plan nobody watched) is auto-sync-failed; a
-// promotion request, promotion-requested; a freeze created, freeze-start;
-// a freeze ended early, freeze-end. Everything else, refused console
-// actions included (their user saw the refusal), is none. The revision
-// deduplicated on is the record's commit, else its id.
+// promotion request, promotion-requested; a freeze created or a scheduled
+// window of one starting (freeze/freezewatch's records), freeze-start; a
+// freeze ended early or a window ending, freeze-end. Everything else,
+// refused console actions included (their user saw the refusal), is
+// none. The revision
+// deduplicated on is the record's commit, else a scheduled window's key
+// (freezewatch.KeyOf), else its id.
 func Event(r audit.Record) (notify.Event, bool) {
 	ok := r.Outcome == audit.OutcomeSucceeded
 	var t notify.TriggerType
@@ -32,15 +36,18 @@ func Event(r audit.Record) (notify.Event, bool) {
 		t = notify.TriggerAutoSyncFailed
 	case r.Verb == audit.VerbPromoteRequest && ok:
 		t = notify.TriggerPromotionRequested
-	case r.Verb == audit.VerbFreeze && ok:
+	case (r.Verb == audit.VerbFreeze || r.Verb == audit.VerbFreezeStart) && ok:
 		t = notify.TriggerFreezeStart
-	case r.Verb == audit.VerbUnfreeze && ok:
+	case (r.Verb == audit.VerbUnfreeze || r.Verb == audit.VerbFreezeEnd) && ok:
 		t = notify.TriggerFreezeEnd
 	default:
 		return notify.Event{}, false
 	}
+	// A scheduled window's records deduplicate on the window (its key),
+	// so that a window is announced once even if two replicas recorded it.
+	window, _ := freezewatch.KeyOf(r)
 	return notify.Event{Trigger: t, App: r.App, Cluster: r.Cluster, Namespace: r.Namespace, Environment: r.Environment,
-		Revision: cmp.Or(r.Commit, r.ID), Message: r.Message, Time: r.Time}, true
+		Revision: cmp.Or(r.Commit, window, r.ID), Message: r.Message, Time: r.Time}, true
 }
 
 // RecordLister reads audit records (implemented by audit.Store, whose

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/notify"
 )
 
@@ -50,6 +51,18 @@ func TestEvent(t *testing.T) {
 		want := notify.Event{Trigger: tt.want, App: "checkout", Cluster: "c1", Namespace: "shop", Environment: "dev", Revision: tt.wantRv, Message: "m", Time: at}
 		if diff := cmp.Diff(want, got); !ok || diff != "" {
 			t.Errorf("Event(%s %s) = %v; mismatch (-want +got):\n%s", tt.rec.Verb, tt.rec.Outcome, ok, diff)
+		}
+	}
+	// A scheduled window's records: the window's key is the revision, so
+	// two records of one window (two replicas) are one message.
+	window := audit.Record{ID: "r-2", Time: at, Verb: audit.VerbFreezeStart, Outcome: audit.OutcomeSucceeded,
+		Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment, Message: "[fz-1@2026-12-01T10:00:00Z] scheduled window"}
+	for _, v := range []audit.Verb{audit.VerbFreezeStart, audit.VerbFreezeEnd} {
+		window.Verb = v
+		got, ok := Event(window)
+		wantT := map[audit.Verb]notify.TriggerType{audit.VerbFreezeStart: notify.TriggerFreezeStart, audit.VerbFreezeEnd: notify.TriggerFreezeEnd}[v]
+		if !ok || got.Trigger != wantT || got.Revision != "fz-1@2026-12-01T10:00:00Z" {
+			t.Errorf("Event(%s of a window) = %v, %v (revision %q), want %v with revision fz-1@2026-12-01T10:00:00Z", v, got.Trigger, ok, got.Revision, wantT)
 		}
 	}
 	withCommit := rec(audit.VerbApply, audit.OutcomeFailed)

@@ -112,6 +112,9 @@ type TimelineRow struct {
 	Ref      string
 	Revision string
 	Count    int
+	// Last is the time of the last of Count occurrences (zero when
+	// nothing was folded): the row shows the span, "× 37 10:02–10:40".
+	Last time.Time
 	// Href is the entry's link (a deploy's diff), HrefLabel its text.
 	Href, HrefLabel string
 	// Bad marks what went wrong (Degraded, OOM kill, crash loop, warning).
@@ -310,11 +313,25 @@ func markTitle(e *timeline.Entry) string {
 	}
 	if e.Count > 1 {
 		s += fmt.Sprintf(" · %d times", e.Count)
+		if !e.Last.IsZero() {
+			s += ", " + FoldSpan(e.Time, e.Last)
+		}
 	}
 	if e.Message != "" {
 		s += " · " + e.Message
 	}
 	return s
+}
+
+// FoldSpan is the span of a folded entry's occurrences in UTC: the times
+// of day ("10:02–10:40") when both fall on one day, else with the dates
+// ("Dec 2 23:50–Dec 3 00:20").
+func FoldSpan(first, last time.Time) string {
+	first, last = first.UTC(), last.UTC()
+	if first.YearDay() == last.YearDay() && first.Year() == last.Year() {
+		return first.Format("15:04") + "–" + last.Format("15:04")
+	}
+	return first.Format("Jan 2 15:04") + "–" + last.Format("Jan 2 15:04")
 }
 
 // tickSteps are the axis' label steps, by the range they fit.
@@ -360,7 +377,7 @@ func EntryKindText(k timeline.Kind) string {
 // TimelineRowOf is the table row of an entry.
 func TimelineRowOf(e *timeline.Entry) TimelineRow {
 	r := TimelineRow{ID: EntryID(e), Time: e.Time, Kind: EntryKindText(e.Kind), Message: e.Message, Ref: e.Ref,
-		Revision: e.Revision, Count: e.Count}
+		Revision: e.Revision, Count: e.Count, Last: e.Last}
 	switch e.Kind {
 	case timeline.KindDeploy:
 		switch {

@@ -121,3 +121,41 @@ func TestAppLiveTimelineLink(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineRowShowsFoldedEpisode: an entry that folded a crash loop's
+// restarts shows its count and span in the row and the mark's title; one
+// that happened once shows neither.
+func TestTimelineRowShowsFoldedEpisode(t *testing.T) {
+	first := time.Date(2026, 12, 2, 10, 2, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		e         timeline.Entry
+		wantRow   []string
+		wantTitle string
+	}{
+		{"folded", timeline.Entry{Time: first, Kind: timeline.KindRestart, Ref: "p/app", From: "0", To: "37", Count: 37, Last: first.Add(38 * time.Minute)},
+			[]string{`data-testid="timeline-count">× 37<`, `data-testid="timeline-span">10:02–10:40<`}, "37 times, 10:02–10:40"},
+		{"across midnight", timeline.Entry{Time: first.Add(13*time.Hour + 50*time.Minute), Kind: timeline.KindWarning, Ref: "x", Count: 4, Last: first.Add(14*time.Hour + 20*time.Minute)},
+			[]string{`data-testid="timeline-span">Dec 2 23:52–Dec 3 00:22<`}, "4 times, Dec 2 23:52–Dec 3 00:22"},
+		{"once", timeline.Entry{Time: first, Kind: timeline.KindRestart, Ref: "p/app", From: "0", To: "1", Count: 1}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := TimelineRowView(TimelineRowOf(&tt.e)).Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.wantRow {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("TimelineRowView(%s) = %s, want it to contain %s", tt.name, b.String(), want)
+				}
+			}
+			if tt.wantRow == nil && strings.Contains(b.String(), "timeline-count") {
+				t.Errorf("TimelineRowView(%s) = %s, want no count", tt.name, b.String())
+			}
+			if got := markTitle(&tt.e); tt.wantTitle != "" && !strings.Contains(got, tt.wantTitle) || tt.wantTitle == "" && strings.Contains(got, "times") {
+				t.Errorf("markTitle(%s) = %q, want it to say %q", tt.name, got, tt.wantTitle)
+			}
+		})
+	}
+}

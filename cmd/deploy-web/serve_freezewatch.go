@@ -1,0 +1,25 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/freeze/freezewatch"
+)
+
+// startFreezeWatch puts scheduled freeze windows on record
+// (freeze/freezewatch): an audit record as each window of a stored freeze
+// starts and ends by itself, which the notifications (freeze-start,
+// freeze-end) and the timeline read. It runs on every replica and acts
+// only while active says so: the notification sender's Lease, the one
+// single-replica loop that needs these records (no third Lease). Nothing
+// without freezes or an audit trail.
+func startFreezeWatch(ctx context.Context, g *freeze.Gate, records *audit.Store, active func() bool, log *slog.Logger) {
+	if g == nil || records == nil {
+		return
+	}
+	w := &freezewatch.Watcher{Freezes: g.Store(), Records: records, Active: active, Log: log.With("component", "freezewatch")}
+	go w.Run(ctx)
+}
