@@ -101,6 +101,11 @@ func TestLayoutEveryPage(t *testing.T) {
 		{"environment-dev-run", "/environments/dev/runs/" + runID, `[data-testid=run-done]`},
 		{"environment-dev-report", "/environments/dev/reports/" + reportID, `#report-fold > summary`},
 		{"environment-prod", "/environments/prod", `[data-testid=apply-protected]`},
+		{"timeline", "/apps/storefront/web/timeline", `[data-testid=timeline]`},
+		{"activity", "/activity", `[data-testid=activity-results]`},
+		{"audit", "/audit", `[data-testid=audit-filters]`},
+		{"freezes", "/freezes", `[data-testid=freezes]`},
+		{"me", "/me", `[data-testid=me]`},
 	}
 	for _, size := range screenSizes() {
 		emulateScreen(t, ctx, size)
