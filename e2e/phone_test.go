@@ -184,6 +184,10 @@ func TestEnvironmentPageFolds(t *testing.T) {
 	emulateScreen(t, ctx, phone)
 
 	navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
+	if len(texts(t, ctx, `#report-fold`)) == 0 { // no plan of dev yet (auto-sync makes one within 15s of the start)
+		planOnPage(t, ctx)
+		navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
+	}
 	wantFolds := []string{"gitops-more", "report-fold", "plan-history-fold", "audit-fold", "notifications-fold"}
 	var ids []string
 	for _, f := range folds(t, ctx) {
