@@ -278,7 +278,22 @@ func TestEnvironmentPageFolds(t *testing.T) {
 	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('plan-history-fold').open`)); open {
 		t.Errorf("phone: the plan history after the run's swap is open, want it folded as it was left")
 	}
+	// The run's report, just asked for, is drawn open; its page, loaded
+	// afresh on a phone, folds it like the other sections.
+	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.getElementById('run-report-fold') && document.getElementById('run-report-fold').open`)); !open {
+		t.Errorf("phone: the report of the plan just made is folded, want it open")
+	}
 	runURL, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`'/environments/dev/runs/' + document.querySelector('[data-testid=run-done]').dataset.run`))
+	navigate(t, ctx, runURL, `[data-testid=run-done]`)
+	for _, f := range folds(t, ctx) {
+		if f.Open {
+			t.Errorf("phone, the run's page at load: fold %s open, want folded", f.ID)
+		}
+	}
+	if h := pageHeight(t, ctx); h > 2000 {
+		t.Errorf("phone: the run's page with its sections folded is %.0fpx tall, want at most 2000", h)
+	}
+	screenshot(t, ctx, "run-folded-phone")
 
 	// An address into a section opens it, and only it (a new document:
 	// from another page, not a jump within this one).

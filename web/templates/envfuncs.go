@@ -75,3 +75,13 @@ func reportNoteText(v ReportView) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return truncate(s, 140)
 }
+
+// reportConclusion is a report's conclusion (ready, blocked, applied,
+// failed): the history's, else the report's own (a run whose history
+// entry was not written).
+func reportConclusion(v ReportView) string {
+	if v.Entry.Conclusion == "" && v.Report != nil {
+		return v.Report.Status()
+	}
+	return v.Entry.Conclusion
+}

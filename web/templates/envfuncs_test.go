@@ -31,3 +31,25 @@ func TestReportNoteText(t *testing.T) {
 		}
 	}
 }
+
+func TestReportConclusion(t *testing.T) {
+	rep := func(status string) *deployplan.Report {
+		var r deployplan.Report
+		r.DeployApply.Conclusion.Status = status
+		return &r
+	}
+	tests := []struct {
+		name string
+		v    ReportView
+		want string
+	}{
+		{"the history's", ReportView{Entry: planstore.Entry{Conclusion: "applied"}, Report: rep("ready")}, "applied"},
+		{"no history entry: the report's", ReportView{Report: rep("blocked")}, "blocked"},
+		{"neither", ReportView{}, ""},
+	}
+	for _, tt := range tests {
+		if got := reportConclusion(tt.v); got != tt.want {
+			t.Errorf("%s: reportConclusion = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
