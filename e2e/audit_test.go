@@ -55,6 +55,7 @@ func TestAuditHistoryDiffAndCSV(t *testing.T) {
 			// Pick the two records on the environment page.
 			navigate(t, ctx, "/environments/dev", `[data-testid=audit-history]`)
 			waitVisible(t, ctx, `[data-testid=history-compare]`, 30*time.Second)
+			openFold(t, ctx, "audit-fold") // folded at load on a phone
 			if err := chromedp.Do(ctx,
 				chromedp.Click(chromedp.CSS(`[data-testid=history-compare] summary`)),
 				chromedp.Click(chromedp.CSS(`[data-testid=pick-row][data-id="`+ids[0]+`"] [data-testid=pick-from]`)),

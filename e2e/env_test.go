@@ -103,9 +103,10 @@ func TestEnvironmentPlanApply(t *testing.T) {
 		phone := browser(t)
 		login(t, phone, user, pass)
 		if err := chromedp.Do(phone, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(report),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid=changes]`))); err != nil {
+			chromedp.WaitVisible(chromedp.CSS(`#report-fold > summary`))); err != nil {
 			t.Errorf("stored report on a phone: %v", err)
 		}
+		openFold(t, phone, "report-fold") // folded at load on a phone
 		screenshot(t, phone, "dev-plan-report-phone")
 		checkNoSideScroll(t, phone, "dev-plan-report-phone")
 		checkNotCramped(t, phone, "dev-plan-report-phone")

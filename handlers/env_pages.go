@@ -120,11 +120,18 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 		p.Report = &v
 		p.Apply = applyOffer(env, p.History, v.Entry, v.Report)
 	}
+	s.envSections(r, env, &p)
+	return s.render(w, r, http.StatusOK, templates.EnvView(p))
+}
+
+// envSections fills the sections every full environment page draws below
+// its plan (GitOps, audit trail, notifications), whatever the page shows
+// of its plans: a stored report or a run.
+func (s *Server) envSections(r *http.Request, env *deployplan.Environment, p *templates.EnvPage) {
 	history := s.envHistory(r.Context(), env.Name)
 	p.Audit = &history
 	p.GitOps = s.gitOpsView(r, env)
 	p.Notifications = s.notificationsSection(r.Context(), envNotifyPlace(env.Name))
-	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }
 
 // applyOffer decides whether the page offers Apply for the report shown:
@@ -299,7 +306,11 @@ func (s *Server) envRun(w http.ResponseWriter, r *http.Request) error {
 		// A full page draws the Apply control in its header, not out of band.
 		p.Apply, rv.ApplyArea = rv.ApplyArea.Offer, nil
 	}
+	// Nor its history: the page has it beside the run (out of band, a
+	// second copy would be drawn in the run's place, with the same ids).
+	rv.History = nil
 	p.Run = &rv
+	s.envSections(r, env, &p)
 	return s.render(w, r, http.StatusOK, templates.EnvView(p))
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
@@ -274,6 +275,49 @@ func TestEnvPagesRedactTheRepository(t *testing.T) {
 		}
 		if strings.Contains(body, "S3p") || strings.Contains(body, "ss@git") || strings.Contains(body, "deploy:") {
 			t.Errorf("GET %s shows the repository's credentials", path)
+		}
+	}
+}
+
+// TestEnvRunPageDrawsEachSectionOnce: the full page of a finished run
+// (GET /environments/{env}/runs/{id} without HTMX) draws the plan history
+// once, beside the run, with nothing out of band, and the same sections
+// as the environment page: its GitOps panel (polling its own address) and
+// its audit trail.
+func TestEnvRunPageDrawsEachSectionOnce(t *testing.T) {
+	ts, _, _ := planServer(t)
+	w := ts.do(t, request{method: "POST", target: "/environments/dev/plan", admin: true,
+		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if w.Code != 200 {
+		t.Fatalf("POST plan = %d %s, want the run's panel", w.Code, w.Body)
+	}
+	waitRunDone(t, ts, w.Body.String())
+	_, rest, _ := strings.Cut(w.Body.String(), `data-run="`)
+	id, _, _ := strings.Cut(rest, `"`)
+
+	page := ts.get(t, "/environments/dev/runs/"+id, nil)
+	if page.Code != 200 {
+		t.Fatalf("GET the run's page = %d", page.Code)
+	}
+	doc := parseHTML(t, page.Body.String())
+	count := func(match func(*html.Node) bool) int { return len(findAll(doc, match)) }
+	for _, tt := range []struct {
+		what string
+		got  int
+		want int
+	}{
+		{"elements with id env-history", count(func(n *html.Node) bool { return attr(n, "id") == "env-history" }), 1},
+		{"elements with id env-report", count(func(n *html.Node) bool { return attr(n, "id") == "env-report" }), 1},
+		{"plan history sections", len(byTestID(doc, "plan-history")), 1},
+		{"out-of-band elements", count(func(n *html.Node) bool { return attr(n, "hx-swap-oob") != "" }), 0},
+		{"finished runs", len(byTestID(doc, "run-done")), 1},
+		{"audit trails", len(byTestID(doc, "audit-history")), 1},
+		{"GitOps panels polling /environments/dev/gitops", count(func(n *html.Node) bool {
+			return attr(n, "data-testid") == "gitops-panel" && attr(n, "hx-get") == "/environments/dev/gitops"
+		}), 1},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("run page: %s = %d, want %d", tt.what, tt.got, tt.want)
 		}
 	}
 }

@@ -27,3 +27,46 @@ function showPanel(panel) {
   var r = panel.getBoundingClientRect();
   if (r.top < 0 || r.top > window.innerHeight / 2) panel.scrollIntoView({ block: "start" });
 }
+// Folds (fold.templ): sections drawn open with data-fold="narrow" start
+// folded on a narrow screen (the width at which app.css stacks the
+// page), so that its first screen holds the state and the actions; a
+// fold the address points into, or at (#notifications), stays open.
+//
+// A <details> with an id keeps the state its reader gave it when HTMX
+// swaps in a fresh copy (the GitOps panel every 10 seconds, the plan
+// history after a run): each state given here or by a click (a tap, or
+// Enter or Space on the summary) is remembered by id and put back once
+// the swap has settled (HTMX's settle puts the new copy's attributes,
+// "open" among them, back after the swap itself). Toggle events are no
+// guide: a fresh copy drawn open fires one too.
+var detailsOpen = new Map();
+function setOpen(d, open) {
+  d.open = open;
+  if (d.id) detailsOpen.set(d.id, open);
+}
+function hashTarget() {
+  if (location.hash.length < 2) return null;
+  try { return document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (e) { return null; }
+}
+document.addEventListener("DOMContentLoaded", function () {
+  if (!window.matchMedia("(max-width: 700px)").matches) return;
+  var target = hashTarget();
+  document.querySelectorAll("details[data-fold=narrow]").forEach(function (d) {
+    if (!target || !(d.contains(target) || target.contains(d))) setOpen(d, false);
+  });
+});
+// An address into a folded section opens it.
+window.addEventListener("hashchange", function () {
+  for (var el = hashTarget(); el; el = el.parentElement) if (el.tagName === "DETAILS") setOpen(el, true);
+});
+document.addEventListener("click", function (e) {
+  var s = e.target.closest ? e.target.closest("summary") : null;
+  var d = s ? s.parentElement : null;
+  if (d && d.tagName === "DETAILS" && d.id && d.querySelector(":scope > summary") === s) detailsOpen.set(d.id, !d.open);
+});
+document.addEventListener("htmx:afterSettle", function () {
+  detailsOpen.forEach(function (open, id) {
+    var d = document.getElementById(id);
+    if (d && d.tagName === "DETAILS" && d.open !== open) d.open = open;
+  });
+});

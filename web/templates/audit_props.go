@@ -127,3 +127,12 @@ func verbOptions(vs []audit.Verb) []verbOption {
 	}
 	return out
 }
+
+// auditHistoryCount is the History section's count: the records shown,
+// "+" when older ones exist ("" when they could not be read).
+func auditHistoryCount(h AuditHistoryProps) string {
+	if h.Error != "" {
+		return ""
+	}
+	return countOf(len(h.Records), h.More)
+}

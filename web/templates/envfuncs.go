@@ -62,3 +62,26 @@ func markdownDownloadURL(v ReportView) templ.SafeURL {
 	}
 	return templ.SafeURL("data:text/markdown;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte(v.Report.Markdown())))
 }
+
+// reportNoteText is a report's conclusion in a line, for its folded
+// heading: the report's own summary ("ready: 0 of 3 object(s) would
+// change"), else the first line of the history's (an automatic run's runs
+// to a page), cut at 140 characters.
+func reportNoteText(v ReportView) string {
+	s := v.Entry.Summary
+	if v.Report != nil && v.Report.DeployApply.Conclusion.Summary != "" {
+		s = v.Report.DeployApply.Conclusion.Summary
+	}
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return truncate(s, 140)
+}
+
+// reportConclusion is a report's conclusion (ready, blocked, applied,
+// failed): the history's, else the report's own (a run whose history
+// entry was not written).
+func reportConclusion(v ReportView) string {
+	if v.Entry.Conclusion == "" && v.Report != nil {
+		return v.Report.Status()
+	}
+	return v.Entry.Conclusion
+}

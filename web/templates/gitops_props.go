@@ -96,3 +96,11 @@ func AutoRecordOutcome(r audit.Record) string {
 	}
 	return "failed"
 }
+
+// gitOpsMoreTitle names the GitOps panel's fold by what it holds.
+func gitOpsMoreTitle(p GitOpsProps) string {
+	if p.CanPause && p.AutoSync != nil && !p.AutoSync.Paused {
+		return "Source, write-back and pause"
+	}
+	return "Source and write-back"
+}

@@ -59,3 +59,12 @@ func latencyText(ms int64) string { return strconv.FormatInt(ms, 10) + " ms" }
 
 // joinHosts lists the allowlist for the form's hint.
 func joinHosts(hosts []string) string { return strings.Join(hosts, ", ") }
+
+// notificationsCount is the Notifications section's count: its
+// subscriptions ("" when there are none to read).
+func notificationsCount(p NotificationsProps) string {
+	if !p.Configured || p.Error != "" {
+		return ""
+	}
+	return itoa(len(p.Subscriptions))
+}
