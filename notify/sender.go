@@ -101,6 +101,18 @@ type Sender struct {
 	batches map[string]*logBatch // by subscription id, not yet written
 	subs    []Subscription
 	subsAt  time.Time
+	// told are the subscriptions and Apps a degraded message went out to
+	// (or was tried for) and no recovered since: one degraded message per
+	// degradation, however often the App flaps between Degraded and
+	// another unhealthy state or its revision changes meanwhile (at most
+	// DedupSize).
+	told map[episode]bool
+}
+
+// episode names one subscription's view of one App's degradation.
+type episode struct {
+	sub string
+	app appKey
 }
 
 // NewSender returns a sender; Run makes it contend for the Lease.
@@ -165,6 +177,7 @@ func NewSender(kube kubernetes.Interface, store *Store, o Options) (*Sender, err
 		dedup:   newDedup(o.DedupSize, o.DedupTTL),
 		debounc: NewDebouncer(o.QueueSize),
 		batches: map[string]*logBatch{},
+		told:    map[episode]bool{},
 	}, nil
 }
 
@@ -367,15 +380,27 @@ func (s *Sender) due() []job {
 // deliverJob sends one message unless it went out before, and logs it.
 func (s *Sender) deliverJob(ctx context.Context, j job) {
 	key := dedupKey(j.sub.ID, j.ev)
+	ep := episode{j.sub.ID, j.ev.appKey()}
 	now := s.o.Now()
 	s.mu.Lock()
-	if s.dedup.seen(key, now) {
+	if s.dedup.seen(key, now) || (j.ev.Trigger == TriggerDegraded && s.told[ep]) {
 		s.mu.Unlock()
 		return
 	}
 	// Marked before sending, so that a duplicate queued meanwhile is not
-	// sent twice; forgotten again if the delivery fails.
+	// sent twice; forgotten again if the delivery fails (a later event of
+	// the same key may try again). The episode stays marked when the
+	// delivery fails: the attempts and their backoff are the retry, and
+	// the delivery log says it failed; a flapping App does not resend.
 	s.dedup.add(key, now)
+	switch j.ev.Trigger {
+	case TriggerDegraded:
+		if len(s.told) < s.o.DedupSize {
+			s.told[ep] = true
+		}
+	case TriggerRecovered:
+		delete(s.told, ep)
+	}
 	s.mu.Unlock()
 	entry := s.send(ctx, j.sub, j.ev, key)
 	s.mu.Lock()

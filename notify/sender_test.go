@@ -353,3 +353,45 @@ func TestSendTest(t *testing.T) {
 		t.Errorf("SendTest(nope) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestSenderOneDegradedPerEpisode: an App that flaps between Degraded
+// and another unhealthy state, with its revision changing meanwhile (a
+// rollback while still degraded), gets one degraded message until it
+// recovers; after the recovery a new degradation is told again. A
+// receiver that fails is tried (its attempts) once per episode too.
+func TestSenderOneDegradedPerEpisode(t *testing.T) {
+	rcv := newReceiver(t, nil, nil)
+	failing := newReceiver(t, nil, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) })
+	hosts := []string{rcv.host(t), failing.host(t)}
+	kube := fake.NewClientset()
+	store := NewStore(kube, testNS, hosts)
+	both := []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}
+	createSub(t, store, Subscription{ID: "ok", Triggers: both, Provider: ProviderSlack, URL: rcv.URL, Author: "ada"})
+	createSub(t, store, Subscription{ID: "down", Triggers: both, Provider: ProviderSlack, URL: failing.URL, Author: "ada"})
+	s, _ := startSender(t, kube, hosts, "replica-a", nil, nil)
+	waitFor(t, "lead", s.Leading)
+	ev := func(tr TriggerType, rev string) Event {
+		return Event{Trigger: tr, App: "checkout", Cluster: "c1", Namespace: "shop", Revision: rev}
+	}
+	s.Notify(ev(TriggerDegraded, "1.3.0"))
+	waitFor(t, "the first degraded", func() bool { return rcv.count() == 1 })
+	s.Notify(ev(triggerSettled, "1.3.0"))
+	s.Notify(ev(TriggerDegraded, "1.3.0"))
+	s.Notify(ev(TriggerDegraded, "1.2.0")) // rolled back, still degraded
+	s.Notify(ev(TriggerRecovered, "1.2.0"))
+	waitFor(t, "recovered", func() bool { return rcv.count() == 2 })
+	s.Notify(ev(TriggerDegraded, "1.4.0"))
+	waitFor(t, "the next degradation", func() bool { return rcv.count() == 3 })
+	for i, want := range []string{"checkout is degraded", "checkout recovered", "checkout is degraded"} {
+		if !strings.Contains(string(rcv.bodies[i]), want) {
+			t.Errorf("message %d = %s, want %q", i, rcv.bodies[i], want)
+		}
+	}
+	// The failing receiver: the first degradation's attempts (2), the
+	// recovered's (2), the next degradation's (2); the flaps in between
+	// tried nothing.
+	waitFor(t, "the failing receiver's attempts", func() bool { return failing.count() >= 6 })
+	if n := failing.count(); n != 6 {
+		t.Errorf("failing receiver got %d requests, want 6 (2 attempts for each of degraded, recovered, degraded)", n)
+	}
+}
