@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -34,12 +35,13 @@ type hookLog struct {
 
 	mu      sync.Mutex
 	got     map[string][]string // path -> triggers, in order
+	seen    map[string][]string // path -> "trigger revision at time", for failure messages
 	sigErrs []error
 }
 
 func newHookLog(t *testing.T, key []byte, redirectTo string) *hookLog {
 	t.Helper()
-	h := &hookLog{key: key, got: map[string][]string{}}
+	h := &hookLog{key: key, got: map[string][]string{}, seen: map[string][]string{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		var p struct {
@@ -48,6 +50,8 @@ func newHookLog(t *testing.T, key []byte, redirectTo string) *hookLog {
 		_ = json.Unmarshal(body, &p)
 		h.mu.Lock()
 		h.got[r.URL.Path] = append(h.got[r.URL.Path], string(p.Event.Trigger))
+		h.seen[r.URL.Path] = append(h.seen[r.URL.Path], fmt.Sprintf("%s %s at %s (delivery %s)", p.Event.Trigger, p.Event.Revision,
+			p.Event.Time.Format(time.StampMilli), r.Header.Get(notify.HeaderDelivery)))
 		if h.key != nil && r.URL.Path == "/hook" {
 			if err := notify.VerifySignature(h.key, body, r.Header.Get(notify.HeaderSignature), r.Header.Get(notify.HeaderTimestamp), time.Now(), notify.SignatureTolerance); err != nil {
 				h.sigErrs = append(h.sigErrs, err)
@@ -66,6 +70,12 @@ func (h *hookLog) triggers(path string) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string(nil), h.got[path]...)
+}
+
+func (h *hookLog) detail(path string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.seen[path]...)
 }
 
 func (h *hookLog) requests() int {
@@ -204,10 +214,10 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	// wait for its recovered too).
 	waitUntil(t, time.Minute, "recovered at /redirect", func() bool { return slices.Contains(listed.triggers("/redirect"), "recovered") })
 	if got := listed.triggers("/hook"); strings.Join(got, ",") != "degraded,recovered" {
-		t.Errorf("listed /hook got %v, want [degraded recovered]: once each though two replicas see every transition", got)
+		t.Errorf("listed /hook got %v, want [degraded recovered]: once each though two replicas see every transition (%q)", got, listed.detail("/hook"))
 	}
 	if got := listed.triggers("/redirect"); strings.Join(got, ",") != "degraded,recovered" {
-		t.Errorf("/redirect got %v, want [degraded recovered] (one attempt each: a 3xx is not followed nor retried)", got)
+		t.Errorf("/redirect got %v, want [degraded recovered] (one attempt each: a 3xx is not followed nor retried) (%q)", got, listed.detail("/redirect"))
 	}
 	if n := unlisted.requests(); n != 0 {
 		t.Errorf("the unlisted receiver got %d requests (%v), want none: neither its own subscription nor the redirect reaches it", n, unlisted.got)
