@@ -130,10 +130,11 @@ const (
 	lanePods
 	laneWarnings
 	laneFreeze
+	lanePause
 	laneCount
 )
 
-var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freeze/pause"}
+var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freezes", "Pauses"}
 
 // TimelineCurrent is the App's state now: the bands' state where no entry
 // says otherwise (an App whose health never changed in the retention).
@@ -204,8 +205,6 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		timeline.KindHealth: {lane: laneHealth},
 		timeline.KindSync:   {lane: laneSync},
 		timeline.KindDrift:  {lane: laneDrift},
-		timeline.KindFreeze: {lane: laneFreeze},
-		timeline.KindPause:  {lane: laneFreeze},
 	}
 	stateClass := func(k timeline.Kind, state string) string {
 		if state == "" {
@@ -220,26 +219,10 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 			if state == timeline.DriftDrifted {
 				return "tl-drift"
 			}
-		case timeline.KindFreeze:
-			if state == "start" {
-				return "tl-freeze"
-			}
-		case timeline.KindPause:
-			if state == "paused" {
-				return "tl-pause"
-			}
 		}
 		return ""
 	}
-	stateTitle := func(k timeline.Kind, state string) string {
-		switch k {
-		case timeline.KindFreeze:
-			return "frozen"
-		case timeline.KindPause:
-			return "auto-sync paused"
-		}
-		return string(k) + ": " + state
-	}
+	stateTitle := func(k timeline.Kind, state string) string { return string(k) + ": " + state }
 	nearestDeploy := func(t time.Time) string {
 		for i := len(deploys) - 1; i >= 0; i-- {
 			if !deploys[i].Time.After(t) {
@@ -285,7 +268,7 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		c.Marks = append(c.Marks, m)
 	}
 	start := since.Add(-time.Nanosecond)
-	for _, k := range []timeline.Kind{timeline.KindHealth, timeline.KindSync, timeline.KindDrift, timeline.KindFreeze, timeline.KindPause} {
+	for _, k := range []timeline.Kind{timeline.KindHealth, timeline.KindSync, timeline.KindDrift} {
 		l := lanes[k]
 		if !l.seen {
 			switch k {
