@@ -65,6 +65,12 @@ func newestSpans(spans []templates.TimelineSpan, max int) ([]templates.TimelineS
 // time it lasts until (recordPause writes them, pauseOfRecord reads them).
 const pausedUntilWords = " paused until "
 
+// pauseMessage is the message of the record of a pause of env until
+// until for reason.
+func pauseMessage(env string, until time.Time, reason string) string {
+	return "auto-sync of " + env + pausedUntilWords + until.UTC().Format(time.RFC3339) + ": " + reason
+}
+
 // pauseOfRecord reads the pause a succeeded pause record says: until when
 // and why (recordPause's message: "auto-sync of dev paused until
 // 2026-12-03T06:00:00Z: reason"); false for a message of another form.
