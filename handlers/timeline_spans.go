@@ -146,7 +146,7 @@ const pauseLookback = autosync.MaxPause
 const maxPauseRecordPages = 4
 
 // timelineSpans are the freezes and pauses that cover App a over [since,
-// until), oldest first, and whether some were left out. Freezes that
+// until), oldest first (by start), and whether some were left out. Freezes that
 // cannot be read, or pause records, leave their spans out (the page still
 // shows the entries; the log says why).
 func (s *Server) timelineSpans(ctx context.Context, a appRef, since, until time.Time) ([]templates.TimelineSpan, bool) {
@@ -185,5 +185,7 @@ func (s *Server) timelineSpans(ctx context.Context, a appRef, since, until time.
 		}
 	}
 	pauses, pcut := pauseSpans(recs, envs, since, until, maxTimelineSpans)
-	return append(spans, pauses...), cut || pcut
+	spans = append(spans, pauses...)
+	slices.SortStableFunc(spans, func(a, b templates.TimelineSpan) int { return a.Start.Compare(b.Start) })
+	return spans, cut || pcut
 }

@@ -165,7 +165,8 @@ func TestPauseSpans(t *testing.T) {
 // freeze and the environment's auto-sync pause on its Timeline tab (bands
 // of their lanes, titled with reason, author and ticket; rows at their
 // starts and ends) and in the JSON; the same App outside the environment
-// shows neither.
+// shows neither. A freeze of the App ended early by hand shows in both,
+// ending when it was ended.
 func TestAppTimelineFreezeBand(t *testing.T) {
 	for _, tt := range []struct {
 		name, namespace string
@@ -183,6 +184,15 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 				End: testNow.Add(-4 * time.Hour), Reason: "release <b>week</b>", Ticket: "https://tickets.example.com/CHG-1",
 				Author: freeze.Author{Email: "root@example.com", Subject: "root"}})
 			if err != nil {
+				t.Fatal(err)
+			}
+			// A freeze a person ended early: its band ends then.
+			early, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Apps: []string{"web"}}, Start: testNow.Add(-2 * time.Hour),
+				End: testNow.Add(5 * time.Hour), Reason: "hotfix window", Author: freeze.Author{Subject: "root"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := gate.Store().End(t.Context(), early.ID, testNow.Add(-100*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			clock.now = testNow
@@ -215,10 +225,11 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 					changes = append(changes, k+" "+strings.TrimSpace(text(byTestID(r, "timeline-change")[0])))
 				}
 			}
-			var want, wantRows []string
+			// The App-scoped freeze holds web in either environment.
+			want, wantRows := []string{"tl-freeze"}, []string{"freeze end", "freeze start"}
 			if tt.want {
-				want = []string{"tl-freeze", "tl-pause"}
-				wantRows = []string{"auto-sync resumed", "auto-sync paused", "freeze end", "freeze start"}
+				want = []string{"tl-freeze", "tl-freeze", "tl-pause"}
+				wantRows = []string{"freeze end", "freeze start", "auto-sync resumed", "auto-sync paused", "freeze end", "freeze start"}
 			}
 			if d := cmp.Diff(want, classes); d != "" {
 				t.Errorf("freeze and pause bands of the page mismatch (-want +got):\n%s", d)
@@ -240,11 +251,13 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusOK {
 				t.Fatalf("GET API timeline = %d %s, %v; want 200", w.Code, w.Body, err)
 			}
-			var wantSpans []templates.TimelineSpan
+			ended := templates.TimelineSpan{Kind: "freeze", Start: early.Start, End: testNow.Add(-100 * time.Minute), Reason: "hotfix window", By: "root", Ref: early.ID, Scope: "app=web"}
+			wantSpans := []templates.TimelineSpan{ended}
 			if tt.want {
 				wantSpans = []templates.TimelineSpan{
 					{Kind: "freeze", Start: f.Start, End: f.End, Reason: f.Reason, By: "root@example.com", Ticket: f.Ticket, Ref: f.ID, Scope: "env=dev"},
 					{Kind: "pause", Start: testNow.Add(-3 * time.Hour), End: testNow.Add(-150 * time.Minute), Reason: "incident 42", By: "bob@example.com", Ref: "dev", Scope: "dev", Ended: true},
+					ended,
 				}
 			}
 			if d := cmp.Diff(wantSpans, got.Spans, cmpopts.EquateEmpty()); d != "" || got.SpansTruncated {
