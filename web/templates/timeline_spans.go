@@ -49,8 +49,9 @@ func spanLane(kind string) int {
 	return laneFreeze
 }
 
-// spanText is a span's kind and what it says, for a band's title and a row.
-func spanText(s *TimelineSpan) string {
+// spanText is a span's kind and what it says, for a band's title and
+// (without the ticket, which the row links) a row.
+func spanText(s *TimelineSpan, ticket bool) string {
 	var b strings.Builder
 	if s.Kind == SpanPause {
 		b.WriteString("auto-sync of " + s.Scope + " paused")
@@ -61,7 +62,7 @@ func spanText(s *TimelineSpan) string {
 		b.WriteString(" by " + s.By)
 	}
 	b.WriteString(": " + s.Reason)
-	if s.Ticket != "" {
+	if ticket && s.Ticket != "" {
 		b.WriteString(" · " + s.Ticket)
 	}
 	return b.String()
@@ -83,7 +84,7 @@ func (c *TimelineChart) AddSpans(spans []TimelineSpan, since, until time.Time) {
 			continue
 		}
 		x0, x1 := x(s.Start), x(s.End)
-		title := s.Start.UTC().Format("2006-01-02 15:04") + "–" + s.End.UTC().Format("2006-01-02 15:04") + " UTC · " + spanText(s)
+		title := s.Start.UTC().Format("2006-01-02 15:04") + "–" + s.End.UTC().Format("2006-01-02 15:04") + " UTC · " + spanText(s, true)
 		c.Bands = append(c.Bands, TimelineBand{Y: spanLane(s.Kind) * LaneHeight, X: x0, W: max(x1-x0, 2), Class: "tl-" + s.Kind, Title: title})
 	}
 	slices.SortStableFunc(c.Bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
@@ -105,7 +106,7 @@ func SpanRows(spans []TimelineSpan, since, until time.Time) []TimelineRow {
 		}
 		row := func(t time.Time, change string) TimelineRow {
 			r := TimelineRow{ID: "tl-" + s.Kind + "-" + change + "-" + itoa(int(t.Unix())), Time: t, Kind: kind, Change: change,
-				Message: spanText(s), Ref: s.Ref}
+				Message: spanText(s, false), Ref: s.Ref}
 			if s.Ticket != "" {
 				r.Href, r.HrefLabel = s.Ticket, "ticket"
 			}
