@@ -176,14 +176,10 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 	for i, l := range laneLabels {
 		c.Lanes = append(c.Lanes, TimelineLane{Label: l, Y: i * LaneHeight})
 	}
-	span := until.Sub(since)
-	if span <= 0 {
+	if !until.After(since) {
 		return c
 	}
-	x := func(t time.Time) float64 {
-		f := float64(t.Sub(since)) / float64(span) * ChartWidth
-		return min(max(f, 0), ChartWidth)
-	}
+	x := chartX(since, until)
 	// band adds a state held over [from, to) when it shows in the range.
 	band := func(lane int, from, to time.Time, class, title, href string) {
 		if !to.After(since) || !from.Before(until) || class == "" {
@@ -283,9 +279,23 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		}
 		closeBand(k, l, until)
 	}
-	slices.SortStableFunc(c.Bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
+	sortBands(c.Bands)
 	c.Ticks = timelineTicks(since, until, x)
 	return c
+}
+
+// chartX is the position of an instant on the chart of [since, until)
+// (since before until), held to the chart.
+func chartX(since, until time.Time) func(time.Time) float64 {
+	span := float64(until.Sub(since))
+	return func(t time.Time) float64 {
+		return min(max(float64(t.Sub(since))/span*ChartWidth, 0), ChartWidth)
+	}
+}
+
+// sortBands orders bands by lane, then from the left.
+func sortBands(bands []TimelineBand) {
+	slices.SortStableFunc(bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
 }
 
 // markTitle is a mark's tooltip: what, when, how often.

@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -71,13 +70,10 @@ func spanText(s *TimelineSpan, ticket bool) string {
 // AddSpans draws spans over [since, until) as bands of the freeze and
 // pause lanes, each titled with its times, reason, author and ticket.
 func (c *TimelineChart) AddSpans(spans []TimelineSpan, since, until time.Time) {
-	span := until.Sub(since)
-	if span <= 0 {
+	if !until.After(since) {
 		return
 	}
-	x := func(t time.Time) float64 {
-		return min(max(float64(t.Sub(since))/float64(span)*ChartWidth, 0), ChartWidth)
-	}
+	x := chartX(since, until)
 	for i := range spans {
 		s := &spans[i]
 		if !s.End.After(since) || !s.Start.Before(until) {
@@ -87,7 +83,7 @@ func (c *TimelineChart) AddSpans(spans []TimelineSpan, since, until time.Time) {
 		title := s.Start.UTC().Format("2006-01-02 15:04") + "–" + s.End.UTC().Format("2006-01-02 15:04") + " UTC · " + spanText(s, true)
 		c.Bands = append(c.Bands, TimelineBand{Y: spanLane(s.Kind) * LaneHeight, X: x0, W: max(x1-x0, 2), Class: "tl-" + s.Kind, Title: title})
 	}
-	slices.SortStableFunc(c.Bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
+	sortBands(c.Bands)
 }
 
 // SpanRows are the table rows of spans: one at each start and end that
