@@ -27,10 +27,13 @@ const maxTimelineSpans = 100
 
 // freezeSpans are the windows of the freezes of l that hold target t
 // (freeze.Freeze.Touches, the gate's own rule) and overlap [since,
-// until), oldest first, at most max (the newest), and whether some were
+// until), oldest first, at most limit (the newest), and whether some were
 // left out. A window is given whole; the chart cuts it to the range.
-func freezeSpans(l freeze.List, t freeze.Target, since, until time.Time, max int) ([]templates.TimelineSpan, bool) {
+// It holds at most 2*limit spans at a time (the store's 200 freezes of up
+// to 1000 windows each could overlap a range with many more).
+func freezeSpans(l freeze.List, t freeze.Target, since, until time.Time, limit int) ([]templates.TimelineSpan, bool) {
 	var out []templates.TimelineSpan
+	cut := false
 	for i := range l {
 		f := &l[i]
 		if !f.Touches(t) {
@@ -45,18 +48,23 @@ func freezeSpans(l freeze.List, t freeze.Target, since, until time.Time, max int
 			}
 			out = append(out, templates.TimelineSpan{Kind: templates.SpanFreeze, Start: w.Start.UTC(), End: w.End.UTC(), Reason: f.Reason,
 				By: f.Author.String(), Ticket: f.Ticket, Ref: f.ID, Scope: f.Scope.String()})
+			if len(out) >= 2*limit {
+				out, _ = newestSpans(out, limit)
+				cut = true
+			}
 		}
 	}
-	return newestSpans(out, max)
+	out, more := newestSpans(out, limit)
+	return out, cut || more
 }
 
-// newestSpans sorts spans oldest first and keeps the newest max.
-func newestSpans(spans []templates.TimelineSpan, max int) ([]templates.TimelineSpan, bool) {
+// newestSpans sorts spans oldest first and keeps the newest limit.
+func newestSpans(spans []templates.TimelineSpan, limit int) ([]templates.TimelineSpan, bool) {
 	slices.SortStableFunc(spans, func(a, b templates.TimelineSpan) int {
 		return cmp.Or(a.Start.Compare(b.Start), a.End.Compare(b.End), strings.Compare(a.Ref, b.Ref))
 	})
-	if len(spans) > max {
-		return spans[len(spans)-max:], true
+	if len(spans) > limit {
+		return slices.Clip(spans[len(spans)-limit:]), true
 	}
 	return spans, false
 }
@@ -91,9 +99,9 @@ func pauseOfRecord(r *audit.Record) (until time.Time, reason string, ok bool) {
 // overlap [since, until), from their pause and resume records (any
 // order): a pause lasts from its record until the time it names, the
 // environment's next resume, or its next pause (which replaces it).
-// Oldest first, at most max (the newest), and whether some were left
+// Oldest first, at most limit (the newest), and whether some were left
 // out. Refused and failed records changed nothing and are skipped.
-func pauseSpans(recs []audit.Record, envs []string, since, until time.Time, max int) ([]templates.TimelineSpan, bool) {
+func pauseSpans(recs []audit.Record, envs []string, since, until time.Time, limit int) ([]templates.TimelineSpan, bool) {
 	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b audit.Record) int { return cmp.Or(a.Time.Compare(b.Time), strings.Compare(a.ID, b.ID)) })
 	open := map[string]*templates.TimelineSpan{}
@@ -134,7 +142,7 @@ func pauseSpans(recs []audit.Record, envs []string, since, until time.Time, max 
 			closeAt(env, p.End, false)
 		}
 	}
-	return newestSpans(out, max)
+	return newestSpans(out, limit)
 }
 
 // pauseLookback is how far before a range pause records are read: a

@@ -88,16 +88,16 @@ func TestFreezeSpans(t *testing.T) {
 				{"freeze", 22, 30, "fz-n", false, "release fz-n|alice@example.com|https://t.example/fz-n"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			max := tt.max
-			if max == 0 {
-				max = maxTimelineSpans
+			limit := tt.max
+			if limit == 0 {
+				limit = maxTimelineSpans
 			}
 			// The wide range of the bound case holds 10 windows before it.
 			s, u := since, until
 			if tt.cut {
 				s = since.Add(-10 * 24 * time.Hour)
 			}
-			got, cut := freezeSpans(tt.list, tt.target, s, u, max)
+			got, cut := freezeSpans(tt.list, tt.target, s, u, limit)
 			if d := cmp.Diff(tt.want, spansOf(since, got)); d != "" || cut != tt.cut {
 				t.Errorf("freezeSpans(%s) = cut %v, want %v; spans mismatch (-want +got):\n%s", tt.name, cut, tt.cut, d)
 			}
@@ -149,11 +149,11 @@ func TestPauseSpans(t *testing.T) {
 			want: []tlSpan{{"pause", 3, 4, "prod", false, by}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			max := tt.max
-			if max == 0 {
-				max = maxTimelineSpans
+			limit := tt.max
+			if limit == 0 {
+				limit = maxTimelineSpans
 			}
-			got, cut := pauseSpans(tt.recs, []string{"prod"}, since, until, max)
+			got, cut := pauseSpans(tt.recs, []string{"prod"}, since, until, limit)
 			if d := cmp.Diff(tt.want, spansOf(since, got)); d != "" || cut != tt.cut {
 				t.Errorf("pauseSpans(%s) = cut %v, want %v; spans mismatch (-want +got):\n%s", tt.name, cut, tt.cut, d)
 			}
