@@ -18,6 +18,9 @@ import (
 // dev's page with the freeze's banner (reason, ticket, until when) and no
 // Apply to press; an apply sent anyway (as the Apply button sends it) is
 // refused in the run area with the freeze's reason and the time it opens.
+// The Timeline tab of dev's App staging/api draws the freeze as a band of
+// its Freezes lane (titled with its reason and ticket) and lists its
+// start; storefront/checkout, in no environment, has no freeze band.
 // At the desktop and the phone size. The freeze is removed at the end, so
 // the other tests find dev open.
 func TestFrozenEnvironment(t *testing.T) {
@@ -30,7 +33,7 @@ func TestFrozenEnvironment(t *testing.T) {
 	for _, size := range screenSizes() {
 		t.Run(size.name, func(t *testing.T) {
 			now := time.Now()
-			f, err := store.Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: now.Add(-time.Minute), End: now.Add(time.Hour),
+			f, err := store.Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: now.Add(-30 * time.Minute), End: now.Add(time.Hour),
 				Reason: "e2e release week", Ticket: "https://tickets.example.com/CHG-42", Author: freeze.Author{Email: "admin@example.com", Subject: "e2e"}})
 			if err != nil {
 				t.Fatal(err)
@@ -84,6 +87,31 @@ func TestFrozenEnvironment(t *testing.T) {
 				t.Errorf("refused apply says %q, want the freeze's reason and %s", msg, opens)
 			}
 			screenshot(t, ctx, "refused")
+
+			// The freeze on the timeline of an App of dev, and not on one
+			// of no environment.
+			freezeBands := func(app string) []string {
+				t.Helper()
+				if err := chromedp.Do(ctx, chromedp.Navigate(base+"/clusters/devcluster/apps/"+app+"/timeline?range=1h"),
+					chromedp.WaitVisible(chromedp.CSS(`[data-testid=timeline-chart]`))); err != nil {
+					screenshot(t, ctx, "no-timeline")
+					t.Fatal(err)
+				}
+				return texts(t, ctx, `[data-testid=tl-band][data-class=tl-freeze]`)
+			}
+			bands := strings.Join(freezeBands("staging/api"), " ")
+			if !strings.Contains(bands, "e2e release week") || !strings.Contains(bands, "https://tickets.example.com/CHG-42") {
+				screenshot(t, ctx, "no-freeze-band")
+				t.Errorf("staging/api's freeze bands = %q, want one with the reason and the ticket", bands)
+			}
+			rows := strings.Join(texts(t, ctx, `[data-testid=timeline-row][data-kind=freeze]`), " ")
+			if !strings.Contains(rows, "start") || !strings.Contains(rows, "e2e release week") {
+				t.Errorf("staging/api's freeze rows = %q, want the freeze's start", rows)
+			}
+			screenshot(t, ctx, "timeline-band")
+			if other := freezeBands("storefront/checkout"); len(other) != 0 {
+				t.Errorf("storefront/checkout (no environment) has freeze bands %q, want none", other)
+			}
 		})
 	}
 }

@@ -37,7 +37,7 @@ const (
 	MaxStoreBytes = 900 << 10
 )
 
-// ErrNotFound is returned by Remove for an ID that is not stored.
+// ErrNotFound is returned by Remove and End for an ID that is not stored.
 var ErrNotFound = errors.New("freeze: no such freeze")
 
 // FullError refuses a freeze that would not fit.
@@ -132,6 +132,49 @@ func (s *Store) Remove(ctx context.Context, id string) (Freeze, error) {
 		return slices.Delete(l, i, i+1), nil
 	})
 	return removed, err
+}
+
+// End ends the freeze with the given ID at now, as a person's End now
+// does, and returns it as stored. A freeze some window of which started
+// before now keeps what was frozen: it stays, its End cut to now, so that
+// its windows (what a timeline draws) end at now and the pages list it as
+// past; the Edge returned is then the end of the window it was in (nil
+// when it was between windows), the edge a freeze-end record would be.
+// One that has not started is removed. ErrNotFound when there is none, or
+// it is over already.
+func (s *Store) End(ctx context.Context, id string, now time.Time) (Freeze, *Edge, error) {
+	now = now.UTC()
+	var f Freeze
+	var ended *Edge
+	err := s.update(ctx, func(l List) (List, error) {
+		i := slices.IndexFunc(l, func(f Freeze) bool { return f.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		f, ended = l[i], nil
+		if f.Lapsed(now) {
+			return nil, fmt.Errorf("%w: %q is over already", ErrNotFound, id)
+		}
+		if !f.startedBefore(now) {
+			return slices.Delete(l, i, i+1), nil
+		}
+		w, in := f.WindowAt(now)
+		f.End = now
+		l[i] = f
+		if in {
+			ended = &Edge{Freeze: f, Window: Window{Start: w.Start, End: now}, End: true}
+		}
+		return l, nil
+	})
+	return f, ended, err
+}
+
+// startedBefore reports whether a window of f starts before t.
+func (f *Freeze) startedBefore(t time.Time) bool {
+	for w := range f.Windows() {
+		return w.Start.Before(t)
+	}
+	return false
 }
 
 // Prune removes the freezes that have lapsed at now (nothing of them is

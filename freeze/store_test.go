@@ -238,3 +238,79 @@ func TestStorePrune(t *testing.T) {
 		t.Errorf("List() after Prune = %v, want %s", l, b.ID)
 	}
 }
+
+// TestStoreEnd: ending a freeze by hand keeps what it froze (its End cut
+// to the instant, the window it was in ending there) and removes one that
+// has not started; one that is over, or unknown, is not found.
+func TestStoreEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		recurring bool
+		id        string
+		at        string
+		kept      bool
+		windows   int
+		edge      string // the ended window's start–end, "" for none
+		notFound  bool
+	}{
+		{name: "one-off, in its window", at: "2026-12-03T10:00", kept: true, windows: 1, edge: "12-03T08:00–12-03T10:00"},
+		{name: "recurring, between windows", recurring: true, at: "2026-12-05T12:00", kept: true, windows: 3},
+		{name: "recurring, in a window", recurring: true, at: "2026-12-05T09:00", kept: true, windows: 3, edge: "12-05T08:00–12-05T09:00"},
+		{name: "not started: removed", at: "2026-12-02T12:00"},
+		{name: "over already", at: "2026-12-04T00:00", kept: true, windows: 1, notFound: true},
+		{name: "unknown", id: "fz-nope", at: "2026-12-03T10:00", kept: true, windows: 1, notFound: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := newTestStore(t)
+			f := validOneOff(t)
+			if tt.recurring {
+				f = validRecurring(t)
+			}
+			added, err := s.Add(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := tt.id
+			if id == "" {
+				id = added.ID
+			}
+			now := at(t, "", tt.at)
+			got, edge, err := s.End(ctx, id, now)
+			if errors.Is(err, ErrNotFound) != tt.notFound || (err != nil && !tt.notFound) {
+				t.Fatalf("End(%s, %s) error = %v, want not found %v", id, tt.at, err, tt.notFound)
+			}
+			var edgeText string
+			if edge != nil {
+				edgeText = edge.Window.Start.Format("01-02T15:04") + "–" + edge.Window.End.Format("01-02T15:04")
+				if !edge.End || edge.Key() != added.ID+"@"+edge.Window.Start.Format(time.RFC3339) {
+					t.Errorf("End(%s) edge = %+v, want the end of the window it was in", tt.at, edge)
+				}
+			}
+			if edgeText != tt.edge {
+				t.Errorf("End(%s) ended window = %q, want %q", tt.at, edgeText, tt.edge)
+			}
+			l, err := s.List(ctx)
+			if err != nil {
+				t.Fatalf("List() after End = %v, want the freezes readable", err)
+			}
+			if len(l) != map[bool]int{true: 1, false: 0}[tt.kept] {
+				t.Fatalf("List() after End(%s) = %d freezes, want kept %v", tt.at, len(l), tt.kept)
+			}
+			if !tt.kept {
+				return
+			}
+			n := 0
+			for range l[0].Windows() {
+				n++
+			}
+			wantEnd := now
+			if tt.notFound {
+				wantEnd = added.End
+			}
+			if n != tt.windows || !l[0].End.Equal(wantEnd) || (!tt.notFound && !got.End.Equal(now)) {
+				t.Errorf("stored after End(%s) = end %s, %d windows; want end %s, %d windows", tt.at, l[0].End, n, wantEnd, tt.windows)
+			}
+		})
+	}
+}

@@ -147,27 +147,34 @@ func (s *Server) appTimeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	row, _ := a.c.View.Row(ns, name)
 	p.Chart = templates.BuildTimelineChart(all, since, until, templates.TimelineCurrent{Health: string(row.Health.Status), Sync: string(row.Sync.Status), Drifted: row.Sync.Drifted})
+	spans, spansCut := s.timelineSpans(r.Context(), a, since, until)
+	p.Chart.AddSpans(spans, since, until)
 	p.ChartURL = paths.AppTimeline(cl, ns, name, url.Values{"range": {label}, "fragment": {"chart"}})
 	p.StreamURL = paths.AppTimelineStream(cl, ns, name)
 	if q.Get("fragment") == "chart" {
 		return s.render(w, r, http.StatusOK, templates.TimelineChartView(p.Chart, p.ChartURL, true))
 	}
 	shown, truncated := inWindow(all, since, until)
-	p.Truncated = truncated
+	p.Truncated = truncated || spansCut
 	for i := range shown {
 		p.Rows = append(p.Rows, templates.TimelineRowOf(&shown[i]))
 	}
+	p.Rows = templates.MergeRows(p.Rows, templates.SpanRows(spans, since, until))
 	return s.render(w, r, http.StatusOK, templates.TimelineView(p))
 }
 
 // timelineJSON is the API's answer: the App's entries in the window,
-// oldest first (the time axis' order).
+// oldest first (the time axis' order), and the freezes and auto-sync
+// pauses covering it that overlap the window (Spans, oldest first;
+// SpansTruncated when more did than are given).
 type timelineJSON struct {
-	App       timeline.App     `json:"app"`
-	Since     time.Time        `json:"since"`
-	Until     time.Time        `json:"until"`
-	Entries   []timeline.Entry `json:"entries"`
-	Truncated bool             `json:"truncated"`
+	App            timeline.App             `json:"app"`
+	Since          time.Time                `json:"since"`
+	Until          time.Time                `json:"until"`
+	Entries        []timeline.Entry         `json:"entries"`
+	Truncated      bool                     `json:"truncated"`
+	Spans          []templates.TimelineSpan `json:"spans"`
+	SpansTruncated bool                     `json:"spansTruncated"`
 }
 
 // apiTimeline serves GET /v1/deploy/{name}/timeline?since=&until=
@@ -191,6 +198,10 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) error {
 		Entries: shown, Truncated: truncated}
 	if out.Entries == nil {
 		out.Entries = []timeline.Entry{}
+	}
+	out.Spans, out.SpansTruncated = s.timelineSpans(r.Context(), a, since, until)
+	if out.Spans == nil {
+		out.Spans = []templates.TimelineSpan{}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

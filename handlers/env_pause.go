@@ -117,7 +117,7 @@ func (s *Server) recordPause(r *http.Request, verb audit.Verb, env *deployplan.E
 		Cluster: env.ClusterName(s.opts.EnvClusters), Environment: env.Name, Namespace: env.Namespace, Blockers: []string{}, Outcome: audit.OutcomeSucceeded}
 	switch verb {
 	case audit.VerbPause:
-		rec.Message = fmt.Sprintf("auto-sync of %s paused until %s: %s", env.Name, p.Until.UTC().Format(time.RFC3339), reason)
+		rec.Message = pauseMessage(env.Name, p.Until, reason)
 	default:
 		rec.Message = fmt.Sprintf("auto-sync of %s resumed (paused by %s: %s)", env.Name, p.By, reason)
 	}

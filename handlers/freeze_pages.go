@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/freeze/freezewatch"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -330,9 +331,10 @@ func freezeRuleNote(f freeze.Freeze) string {
 	return " (" + f.RRule + " for " + time.Duration(f.Duration).String() + ")"
 }
 
-// endFreeze removes freeze id now and records it.
+// endFreeze ends freeze id now (freeze.Store.End: one that started stays,
+// ended now, so timelines keep what it froze) and records it.
 func (s *Server) endFreeze(ctx context.Context, g Freezes, id string) (freeze.Freeze, error) {
-	f, err := g.Store().Remove(ctx, id)
+	f, ended, err := g.Store().End(ctx, id, g.Now())
 	if errors.Is(err, freeze.ErrNotFound) {
 		return f, notFound("freeze")
 	}
@@ -340,7 +342,7 @@ func (s *Server) endFreeze(ctx context.Context, g Freezes, id string) (freeze.Fr
 		return f, err
 	}
 	g.Forget()
-	s.recordFreeze(ctx, audit.VerbUnfreeze, f, "ended freeze of "+f.Scope.String()+" ("+f.Reason+") at "+freezeTime(g.Now()))
+	s.recordFreeze(ctx, audit.VerbUnfreeze, f, freezewatch.UnfreezeMessage(ended, "ended freeze of "+f.Scope.String()+" ("+f.Reason+") at "+freezeTime(g.Now())))
 	s.log.Info("unfreeze", "user", auditActor(ctx).Subject, "freeze", f.ID, "request_id", requestID(ctx))
 	return f, nil
 }

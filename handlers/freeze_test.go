@@ -159,7 +159,7 @@ func TestFreezeRefusesReleaseWrites(t *testing.T) {
 // gets 403); a hostile ticket is refused naming the field; a freeze's
 // create and end are audit records; everyone reads the list.
 func TestFreezeAPI(t *testing.T) {
-	ts, _, store, _, _ := freezeServer(t)
+	ts, _, store, gate, _ := freezeServer(t)
 	dee, ada, vera := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)"), persona(t, "viewer")
 	body := func(ticket string) string {
 		return `{"scope": {"environments": ["prod"]}, "start": "2026-07-01T11:00:00Z", "end": "2026-07-01T18:00:00Z", "reason": "release <script>alert(1)</script>", "ticket": "` + ticket + `"}`
@@ -231,8 +231,15 @@ func TestFreezeAPI(t *testing.T) {
 	if w := ts.do(t, request{method: http.MethodDelete, target: "/v1/deploy/freezes/" + created.ID, admin: true}); w.Code != http.StatusNotFound {
 		t.Errorf("DELETE of an ended freeze = %d, want 404", w.Code)
 	}
-	if recs := records(t, store); len(recs) != 2 || recs[0].Verb != audit.VerbUnfreeze || !strings.Contains(recs[0].Message, created.ID) {
-		t.Errorf("records = %+v, want an unfreeze record naming %s", recs, created.ID)
+	if recs := records(t, store); len(recs) != 2 || recs[0].Verb != audit.VerbUnfreeze || !strings.Contains(recs[0].Message, created.ID) ||
+		!strings.HasPrefix(recs[0].Message, "["+created.ID+"@"+created.Start.UTC().Format(time.RFC3339)+"] ") {
+		t.Errorf("records = %+v, want an unfreeze record naming %s, starting with the key of the window it ended", recs, created.ID)
+	}
+	// What it froze stays: the freeze is past, ended now.
+	w = ts.do(t, request{target: "/v1/deploy/freezes", admin: true})
+	list = freezesJSON{}
+	if err := json.Unmarshal(w.Body.Bytes(), &list); err != nil || len(list.Active) != 0 || len(list.Past) != 1 || list.Past[0].ID != created.ID || !list.Past[0].End.Equal(gate.Now()) {
+		t.Errorf("GET /v1/deploy/freezes after End now = %s, want it past, ended at %s", w.Body, gate.Now())
 	}
 }
 

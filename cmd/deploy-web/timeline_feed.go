@@ -25,7 +25,7 @@ import (
 // timeline store (which the Lease holder writes). Three sources: the
 // informer caches of each cluster (health, sync, drift, containers), the
 // Warning Events of its platform namespaces, and the audit records
-// (deploys, rollbacks, freezes, auto-sync pauses).
+// (deploys, rollbacks).
 
 // timelineSink is what the feeds write to (implemented by
 // *timeline.Store).
@@ -208,8 +208,7 @@ type auditLister interface {
 }
 
 // auditFeed turns audit records into timeline entries: deploys (applies,
-// restores, syncs), rollbacks, freezes and auto-sync pauses, one per App
-// the record names. It remembers, per record stream, the last deploy's
+// restores, syncs) and rollbacks, one per App the record names. It remembers, per record stream, the last deploy's
 // record id, so that a deploy entry names the record its diff starts from.
 type auditFeed struct {
 	// isApp says whether group/kind is the App resource of cluster.
@@ -264,12 +263,12 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 			}
 		case audit.VerbRollback:
 			kind = timeline.KindRollback
-		case audit.VerbFreeze, audit.VerbUnfreeze, audit.VerbFreezeStart, audit.VerbFreezeEnd:
-			kind, to = timeline.KindFreeze, map[audit.Verb]string{audit.VerbFreeze: "start", audit.VerbUnfreeze: "end",
-				audit.VerbFreezeStart: "start", audit.VerbFreezeEnd: "end"}[r.Verb]
-		case audit.VerbPause, audit.VerbResume:
-			kind, to = timeline.KindPause, map[audit.Verb]string{audit.VerbPause: "paused", audit.VerbResume: "resumed"}[r.Verb]
 		default:
+			// Freezes and auto-sync pauses are no entries: the handlers
+			// draw each App's from the freezes and the pause records when
+			// its timeline is read (handlers/timeline_spans.go), so one
+			// freeze of a whole environment costs no write per App, and
+			// a record naming an App draws no second band.
 			continue
 		}
 		msg := string(r.Verb)

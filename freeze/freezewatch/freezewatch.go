@@ -146,11 +146,21 @@ func (w *Watcher) Step(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// recorded returns the window keys on record per verb in [since, until].
+// recorded returns the window keys on record per verb in [since, until]:
+// an unfreeze record's key (a window ended by hand, freeze.Store.End)
+// counts as its freeze-end, so the end of a window a person ended is not
+// recorded a second time by the schedule.
 func (w *Watcher) recorded(ctx context.Context, since, until time.Time) (map[audit.Verb]map[string]bool, error) {
 	out := map[audit.Verb]map[string]bool{}
-	for _, verb := range []audit.Verb{audit.VerbFreezeStart, audit.VerbFreezeEnd} {
-		keys := map[string]bool{}
+	for _, verb := range []audit.Verb{audit.VerbFreezeStart, audit.VerbFreezeEnd, audit.VerbUnfreeze} {
+		as := verb
+		if verb == audit.VerbUnfreeze {
+			as = audit.VerbFreezeEnd
+		}
+		keys := out[as]
+		if keys == nil {
+			keys = map[string]bool{}
+		}
 		f := audit.Filter{Verb: verb, Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment,
 			Since: since, Until: until, Limit: audit.MaxLimit}
 		for range maxPages {
@@ -168,7 +178,7 @@ func (w *Watcher) recorded(ctx context.Context, since, until time.Time) (map[aud
 			}
 			f.Continue = page.Continue
 		}
-		out[verb] = keys
+		out[as] = keys
 	}
 	return out, nil
 }
@@ -205,11 +215,12 @@ func Record(e freeze.Edge) audit.Record {
 		Blockers: []string{}}
 }
 
-// KeyOf returns the window key a record of this package carries, false
-// for any other record (another verb or stream, or no key first in its
+// KeyOf returns the window key a record of this package carries, or an
+// unfreeze record of a window ended by hand (UnfreezeMessage), false for
+// any other record (another verb or stream, or no key first in its
 // message: a reason cannot forge one, it comes after).
 func KeyOf(r audit.Record) (string, bool) {
-	if (r.Verb != audit.VerbFreezeStart && r.Verb != audit.VerbFreezeEnd) ||
+	if (r.Verb != audit.VerbFreezeStart && r.Verb != audit.VerbFreezeEnd && r.Verb != audit.VerbUnfreeze) ||
 		r.Cluster != freeze.RecordCluster || r.Environment != freeze.RecordEnvironment {
 		return "", false
 	}
@@ -219,6 +230,18 @@ func KeyOf(r audit.Record) (string, bool) {
 	}
 	key, _, ok := strings.Cut(rest, "]")
 	return key, ok && key != ""
+}
+
+// UnfreezeMessage is the message of the unfreeze record of a freeze a
+// person ended (freeze.Store.End), msg their words: it starts with the key
+// of the window it ended in, when it was in one, so that the schedule
+// records no freeze-end of that window and notifications announce its end
+// once (they deduplicate on the key).
+func UnfreezeMessage(ended *freeze.Edge, msg string) string {
+	if ended == nil {
+		return msg
+	}
+	return "[" + ended.Key() + "] " + msg
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
@@ -170,6 +171,8 @@ func TestKeyOf(t *testing.T) {
 		{rec(audit.VerbFreezeStart, freeze.RecordCluster, "[fz-1@2026-12-01T18:00:00Z] scheduled"), "fz-1@2026-12-01T18:00:00Z"},
 		{rec(audit.VerbFreezeEnd, freeze.RecordCluster, "[fz-1@2026-12-01T18:00:00Z] scheduled"), "fz-1@2026-12-01T18:00:00Z"},
 		{rec(audit.VerbFreeze, freeze.RecordCluster, "[fz-1@2026-12-01T18:00:00Z] by hand"), ""},
+		{rec(audit.VerbUnfreeze, freeze.RecordCluster, "[fz-1@2026-12-01T18:00:00Z] ended by hand"), "fz-1@2026-12-01T18:00:00Z"},
+		{rec(audit.VerbUnfreeze, freeze.RecordCluster, "ended freeze of env=prod ([fz-1@2026-12-01T18:00:00Z]) at"), ""},
 		{rec(audit.VerbFreezeStart, "prod-eu", "[fz-1@2026-12-01T18:00:00Z] other stream"), ""},
 		{rec(audit.VerbFreezeStart, freeze.RecordCluster, "scheduled: reason [fz-2@2026-12-01T18:00:00Z]"), ""},
 		{rec(audit.VerbFreezeStart, freeze.RecordCluster, "[] empty"), ""},
@@ -179,5 +182,44 @@ func TestKeyOf(t *testing.T) {
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("KeyOf(%s %s %q) = %q, %v; want %q", tt.r.Verb, tt.r.Cluster, tt.r.Message, got, ok, tt.want)
 		}
+	}
+}
+
+// TestWatcherEndedByHand: a person ends a daily freeze inside its window
+// (freeze.Store.End, and the unfreeze record the console writes): the
+// schedule records the window's start, no freeze-end of the window the
+// unfreeze ended (its key is the unfreeze's), and nothing of the days the
+// freeze no longer has.
+func TestWatcherEndedByHand(t *testing.T) {
+	ctx := context.Background()
+	now := utc("2026-12-02T17:00")
+	store := freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(func() time.Time { return now })
+	d := daily()
+	d.Author = freeze.Author{Subject: "root"}
+	f, err := store.Add(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail := &fakeTrail{}
+	w := &Watcher{Freezes: store, Records: trail, Now: func() time.Time { return now }}
+	for ; now.Before(utc("2026-12-04T01:00")); now = now.Add(10 * time.Second) {
+		if now.Equal(utc("2026-12-02T19:00")) {
+			_, ended, err := store.End(ctx, f.ID, now)
+			if err != nil || ended == nil {
+				t.Fatalf("End(%s) in its window = %v, %v; want the window's end edge", f.ID, ended, err)
+			}
+			if _, err := trail.Append(ctx, audit.Record{Time: now, Verb: audit.VerbUnfreeze, Cluster: freeze.RecordCluster,
+				Environment: freeze.RecordEnvironment, Outcome: audit.OutcomeSucceeded, Message: UnfreezeMessage(ended, "ended freeze of env=prod")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Step(ctx); err != nil {
+			t.Fatalf("Step at %v: %v", now, err)
+		}
+	}
+	key := f.ID + "@2026-12-02T18:00:00Z"
+	want := []string{"freeze-start 12-02T18:00 " + key, "unfreeze 12-02T19:00 " + key}
+	if diff := cmp.Diff(want, trail.windows()); diff != "" {
+		t.Errorf("records of a freeze ended by hand at 19:00 (-want +got):\n%s", diff)
 	}
 }

@@ -130,10 +130,11 @@ const (
 	lanePods
 	laneWarnings
 	laneFreeze
+	lanePause
 	laneCount
 )
 
-var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freeze/pause"}
+var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods", "Warnings", "Freezes", "Pauses"}
 
 // TimelineCurrent is the App's state now: the bands' state where no entry
 // says otherwise (an App whose health never changed in the retention).
@@ -175,14 +176,10 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 	for i, l := range laneLabels {
 		c.Lanes = append(c.Lanes, TimelineLane{Label: l, Y: i * LaneHeight})
 	}
-	span := until.Sub(since)
-	if span <= 0 {
+	if !until.After(since) {
 		return c
 	}
-	x := func(t time.Time) float64 {
-		f := float64(t.Sub(since)) / float64(span) * ChartWidth
-		return min(max(f, 0), ChartWidth)
-	}
+	x := chartX(since, until)
 	// band adds a state held over [from, to) when it shows in the range.
 	band := func(lane int, from, to time.Time, class, title, href string) {
 		if !to.After(since) || !from.Before(until) || class == "" {
@@ -204,8 +201,6 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		timeline.KindHealth: {lane: laneHealth},
 		timeline.KindSync:   {lane: laneSync},
 		timeline.KindDrift:  {lane: laneDrift},
-		timeline.KindFreeze: {lane: laneFreeze},
-		timeline.KindPause:  {lane: laneFreeze},
 	}
 	stateClass := func(k timeline.Kind, state string) string {
 		if state == "" {
@@ -220,26 +215,10 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 			if state == timeline.DriftDrifted {
 				return "tl-drift"
 			}
-		case timeline.KindFreeze:
-			if state == "start" {
-				return "tl-freeze"
-			}
-		case timeline.KindPause:
-			if state == "paused" {
-				return "tl-pause"
-			}
 		}
 		return ""
 	}
-	stateTitle := func(k timeline.Kind, state string) string {
-		switch k {
-		case timeline.KindFreeze:
-			return "frozen"
-		case timeline.KindPause:
-			return "auto-sync paused"
-		}
-		return string(k) + ": " + state
-	}
+	stateTitle := func(k timeline.Kind, state string) string { return string(k) + ": " + state }
 	nearestDeploy := func(t time.Time) string {
 		for i := len(deploys) - 1; i >= 0; i-- {
 			if !deploys[i].Time.After(t) {
@@ -285,7 +264,7 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		c.Marks = append(c.Marks, m)
 	}
 	start := since.Add(-time.Nanosecond)
-	for _, k := range []timeline.Kind{timeline.KindHealth, timeline.KindSync, timeline.KindDrift, timeline.KindFreeze, timeline.KindPause} {
+	for _, k := range []timeline.Kind{timeline.KindHealth, timeline.KindSync, timeline.KindDrift} {
 		l := lanes[k]
 		if !l.seen {
 			switch k {
@@ -300,9 +279,23 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 		}
 		closeBand(k, l, until)
 	}
-	slices.SortStableFunc(c.Bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
+	sortBands(c.Bands)
 	c.Ticks = timelineTicks(since, until, x)
 	return c
+}
+
+// chartX is the position of an instant on the chart of [since, until)
+// (since before until), held to the chart.
+func chartX(since, until time.Time) func(time.Time) float64 {
+	span := float64(until.Sub(since))
+	return func(t time.Time) float64 {
+		return min(max(float64(t.Sub(since))/span*ChartWidth, 0), ChartWidth)
+	}
+}
+
+// sortBands orders bands by lane, then from the left.
+func sortBands(bands []TimelineBand) {
+	slices.SortStableFunc(bands, func(a, b TimelineBand) int { return cmp.Or(cmp.Compare(a.Y, b.Y), cmp.Compare(a.X, b.X)) })
 }
 
 // markTitle is a mark's tooltip: what, when, how often.

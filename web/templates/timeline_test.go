@@ -39,6 +39,13 @@ func TestBuildTimelineChart(t *testing.T) {
 		{Time: at(25), Kind: timeline.KindWarning, Ref: "later"},
 	}
 	c := BuildTimelineChart(entries, since, until, TimelineCurrent{Health: "Progressing", Sync: "Synced"})
+	// The freeze entries above (a record that named the App) draw no band:
+	// freezes and pauses are the spans the handlers give.
+	c.AddSpans([]TimelineSpan{
+		{Kind: SpanFreeze, Start: at(17), End: at(19), Reason: "release", By: "alice@example.com", Scope: "env=prod", Ref: "fz-1"},
+		{Kind: SpanPause, Start: at(19), End: at(30), Reason: "incident", Scope: "prod", Ref: "prod"},
+		{Kind: SpanFreeze, Start: at(-10), End: at(-2), Reason: "before the range", Scope: "env=prod", Ref: "fz-0"},
+	}, since, until)
 	type band struct {
 		Lane   int
 		X0, X1 int
@@ -57,7 +64,8 @@ func TestBuildTimelineChart(t *testing.T) {
 		{laneHealth, 12, 24, "tl-health-degraded", diff},
 		{laneSync, 0, 24, "tl-sync-synced", ""},
 		{laneDrift, 15, 24, "tl-drift", ""},
-		{laneFreeze, 18, 20, "tl-freeze", ""},
+		{laneFreeze, 17, 19, "tl-freeze", ""},
+		{lanePause, 19, 24, "tl-pause", ""},
 	}
 	if d := cmp.Diff(want, bands); d != "" {
 		t.Errorf("BuildTimelineChart() bands (lane, hours) mismatch (-want +got):\n%s", d)

@@ -1,0 +1,199 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/autosync"
+	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/web/templates"
+)
+
+// The freezes and auto-sync pauses on an App's timeline, worked out when
+// the timeline is drawn or asked for (templates.TimelineSpan): a freeze of
+// a whole environment names no App, and an entry per App it covers would
+// cost a write per App. Freezes come from the freezes the console shows
+// (the gate's snapshot: the stored ones, lapsed ones until they are
+// pruned); pauses from the audit records of the App's environments.
+
+// maxTimelineSpans bounds the spans of each kind one timeline shows (the
+// newest are kept).
+const maxTimelineSpans = 100
+
+// freezeSpans are the windows of the freezes of l that hold target t
+// (freeze.Freeze.Touches, the gate's own rule) and overlap [since,
+// until), oldest first, at most limit (the newest), and whether some were
+// left out. A window is given whole; the chart cuts it to the range.
+// It holds at most 2*limit spans at a time (the store's 200 freezes of up
+// to 1000 windows each could overlap a range with many more).
+func freezeSpans(l freeze.List, t freeze.Target, since, until time.Time, limit int) ([]templates.TimelineSpan, bool) {
+	var out []templates.TimelineSpan
+	cut := false
+	for i := range l {
+		f := &l[i]
+		if !f.Touches(t) {
+			continue
+		}
+		for w := range f.Windows() {
+			if !w.Start.Before(until) {
+				break
+			}
+			if !w.End.After(since) {
+				continue
+			}
+			out = append(out, templates.TimelineSpan{Kind: templates.SpanFreeze, Start: w.Start.UTC(), End: w.End.UTC(), Reason: f.Reason,
+				By: f.Author.String(), Ticket: f.Ticket, Ref: f.ID, Scope: f.Scope.String()})
+			if len(out) >= 2*limit {
+				out, _ = newestSpans(out, limit)
+				cut = true
+			}
+		}
+	}
+	out, more := newestSpans(out, limit)
+	return out, cut || more
+}
+
+// newestSpans sorts spans oldest first and keeps the newest limit.
+func newestSpans(spans []templates.TimelineSpan, limit int) ([]templates.TimelineSpan, bool) {
+	slices.SortStableFunc(spans, func(a, b templates.TimelineSpan) int {
+		return cmp.Or(a.Start.Compare(b.Start), a.End.Compare(b.End), strings.Compare(a.Ref, b.Ref))
+	})
+	if len(spans) > limit {
+		return slices.Clip(spans[len(spans)-limit:]), true
+	}
+	return spans, false
+}
+
+// pausedUntilWords are the words of a pause record's message before the
+// time it lasts until (recordPause writes them, pauseOfRecord reads them).
+const pausedUntilWords = " paused until "
+
+// pauseMessage is the message of the record of a pause of env until
+// until for reason.
+func pauseMessage(env string, until time.Time, reason string) string {
+	return "auto-sync of " + env + pausedUntilWords + until.UTC().Format(time.RFC3339) + ": " + reason
+}
+
+// pauseOfRecord reads the pause a succeeded pause record says: until when
+// and why (recordPause's message: "auto-sync of dev paused until
+// 2026-12-03T06:00:00Z: reason"); false for a message of another form.
+func pauseOfRecord(r *audit.Record) (until time.Time, reason string, ok bool) {
+	_, rest, ok := strings.Cut(r.Message, pausedUntilWords)
+	if !ok {
+		return time.Time{}, "", false
+	}
+	stamp, reason, _ := strings.Cut(rest, ": ")
+	until, err := time.Parse(time.RFC3339, stamp)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	return until, reason, true
+}
+
+// pauseSpans are the auto-sync pauses of the environments envs that
+// overlap [since, until), from their pause and resume records (any
+// order): a pause lasts from its record until the time it names, the
+// environment's next resume, or its next pause (which replaces it).
+// Oldest first, at most limit (the newest), and whether some were left
+// out. Refused and failed records changed nothing and are skipped.
+func pauseSpans(recs []audit.Record, envs []string, since, until time.Time, limit int) ([]templates.TimelineSpan, bool) {
+	recs = slices.Clone(recs)
+	slices.SortStableFunc(recs, func(a, b audit.Record) int { return cmp.Or(a.Time.Compare(b.Time), strings.Compare(a.ID, b.ID)) })
+	open := map[string]*templates.TimelineSpan{}
+	var out []templates.TimelineSpan
+	closeAt := func(env string, at time.Time, ended bool) {
+		p := open[env]
+		if p == nil {
+			return
+		}
+		delete(open, env)
+		if at.Before(p.End) {
+			p.End, p.Ended = at, ended
+		}
+		if p.End.After(since) && p.Start.Before(until) {
+			out = append(out, *p)
+		}
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Outcome != audit.OutcomeSucceeded || !slices.Contains(envs, r.Environment) {
+			continue
+		}
+		switch r.Verb {
+		case audit.VerbPause:
+			pu, reason, ok := pauseOfRecord(r)
+			if !ok {
+				continue
+			}
+			closeAt(r.Environment, r.Time, false)
+			open[r.Environment] = &templates.TimelineSpan{Kind: templates.SpanPause, Start: r.Time, End: pu, Reason: reason,
+				By: cmp.Or(r.Actor.Email, r.Actor.Subject), Ref: r.Environment, Scope: r.Environment}
+		case audit.VerbResume:
+			closeAt(r.Environment, r.Time, true)
+		}
+	}
+	for _, env := range envs {
+		if p := open[env]; p != nil {
+			closeAt(env, p.End, false)
+		}
+	}
+	return newestSpans(out, limit)
+}
+
+// pauseLookback is how far before a range pause records are read: a
+// pause lasts at most autosync.MaxPause, so one that started earlier is
+// over before the range.
+const pauseLookback = autosync.MaxPause
+
+// maxPauseRecordPages bounds the pages of pause records one timeline reads.
+const maxPauseRecordPages = 4
+
+// timelineSpans are the freezes and pauses that cover App a over [since,
+// until), oldest first (by start), and whether some were left out. Freezes that
+// cannot be read, or pause records, leave their spans out (the page still
+// shows the entries; the log says why).
+func (s *Server) timelineSpans(ctx context.Context, a appRef, since, until time.Time) ([]templates.TimelineSpan, bool) {
+	cl, ns := a.Cluster(), a.Namespace
+	var spans []templates.TimelineSpan
+	var cut bool
+	if s.opts.Freezes != nil {
+		l, _, err := s.opts.Freezes.Snapshot(ctx)
+		if err != nil {
+			s.log.Warn("timeline: freezes not read; the timeline shows no freeze", "err", err)
+		} else {
+			t := s.freezeTarget(roles.Target{Cluster: cl, Environment: s.appEnv(cl, ns), Namespace: ns, App: a.Name})
+			spans, cut = freezeSpans(l, t, since, until, maxTimelineSpans)
+		}
+	}
+	envs := s.appEnvironments(cl, ns)
+	if s.opts.Audit == nil || len(envs) == 0 {
+		return spans, cut
+	}
+	var recs []audit.Record
+	for _, verb := range []audit.Verb{audit.VerbPause, audit.VerbResume} {
+		flt := audit.Filter{Verb: verb, Cluster: cl, Namespace: ns, Since: since.Add(-pauseLookback), Until: until, Limit: audit.MaxLimit}
+		for range maxPauseRecordPages {
+			rctx, cancel := context.WithTimeout(ctx, timelineReadWait)
+			p, err := s.opts.Audit.List(rctx, flt)
+			cancel()
+			if err != nil {
+				s.log.Warn("timeline: pause records not read; the timeline shows no pause", "err", err)
+				return spans, cut
+			}
+			recs = append(recs, p.Records...)
+			if p.Continue == "" {
+				break
+			}
+			flt.Continue = p.Continue
+		}
+	}
+	pauses, pcut := pauseSpans(recs, envs, since, until, maxTimelineSpans)
+	spans = append(spans, pauses...)
+	slices.SortStableFunc(spans, func(a, b templates.TimelineSpan) int { return a.Start.Compare(b.Start) })
+	return spans, cut || pcut
+}
