@@ -146,7 +146,8 @@ func (s *Server) appTimeline(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	row, _ := a.c.View.Row(ns, name)
-	p.Chart = templates.BuildTimelineChart(all, since, until, templates.TimelineCurrent{Health: string(row.Health.Status), Sync: string(row.Sync.Status), Drifted: row.Sync.Drifted})
+	p.Chart = templates.BuildTimelineChart(all, since, until, templates.TimelineCurrent{Health: string(row.Health.Status), Sync: string(row.Sync.Status),
+		Drifted: row.Sync.Drifted, RecordedSince: s.recordedSince(a, all)})
 	spans, spansCut := s.timelineSpans(r.Context(), a, since, until)
 	p.Chart.AddSpans(spans, since, until)
 	p.ChartURL = paths.AppTimeline(cl, ns, name, url.Values{"range": {label}, "fragment": {"chart"}})
@@ -260,4 +261,17 @@ func (s *Server) appTimelineStream(w http.ResponseWriter, r *http.Request) error
 			return nil
 		}
 	}
+}
+
+// recordedSince is how far back the record of an App's states reaches:
+// its oldest entry, or since when this console has watched it, whichever
+// is older (zero when neither is known).
+func (s *Server) recordedSince(a appRef, entries []timeline.Entry) time.Time {
+	since := s.opts.Timeline.Coverage(timeline.App{Cluster: a.Cluster(), Namespace: a.Namespace, Name: a.Name})
+	for i := range entries {
+		if since.IsZero() || entries[i].Time.Before(since) {
+			since = entries[i].Time
+		}
+	}
+	return since
 }

@@ -59,6 +59,9 @@ type TimelineChart struct {
 	Bands []TimelineBand
 	Marks []TimelineMark
 	Ticks []TimelineTick
+	// RecordedSince, when set, is where the record of the App's states
+	// begins inside the range (before it, a "not recorded" band).
+	RecordedSince time.Time
 }
 
 // Height is the chart's height in user units.
@@ -141,6 +144,11 @@ var laneLabels = [laneCount]string{"Deploys", "Health", "Sync", "Drift", "Pods",
 type TimelineCurrent struct {
 	Health, Sync string
 	Drifted      bool
+	// RecordedSince is how far back the record of the App reaches (its
+	// oldest entry, or since when this console has watched it); the state
+	// lanes draw nothing known before it, but a "not recorded" band.
+	// Zero: unknown, the lanes start at the range's start.
+	RecordedSince time.Time
 }
 
 // EntryID is the table row anchor of an entry.
@@ -181,8 +189,19 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 	}
 	x := chartX(since, until)
 	// band adds a state held over [from, to) when it shows in the range.
+	// Before the record reaches back, no state is known.
+	recorded := since
+	if cur.RecordedSince.After(since) {
+		recorded = cur.RecordedSince
+		if recorded.After(until) {
+			recorded = until
+		}
+	}
 	band := func(lane int, from, to time.Time, class, title, href string) {
-		if !to.After(since) || !from.Before(until) || class == "" {
+		if from.Before(recorded) {
+			from = recorded
+		}
+		if !to.After(since) || !from.Before(until) || !to.After(from) || class == "" {
 			return
 		}
 		x0, x1 := x(from), x(to)
@@ -278,6 +297,13 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 			l.at = start
 		}
 		closeBand(k, l, until)
+	}
+	if recorded.After(since) {
+		title := "not recorded before " + recorded.UTC().Format("2006-01-02 15:04") + " UTC: the console was not watching this App"
+		for _, lane := range []int{laneHealth, laneSync, laneDrift} {
+			c.Bands = append(c.Bands, TimelineBand{Y: lane * LaneHeight, X: 0, W: max(x(recorded), 2), Class: "tl-unrecorded", Title: title})
+		}
+		c.RecordedSince = recorded
 	}
 	sortBands(c.Bands)
 	c.Ticks = timelineTicks(since, until, x)

@@ -3,7 +3,9 @@ package templates
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +165,51 @@ func TestTimelineRowShowsFoldedEpisode(t *testing.T) {
 			}
 			if got := markTitle(&tt.e); tt.wantTitle != "" && !strings.Contains(got, tt.wantTitle) || tt.wantTitle == "" && strings.Contains(got, "times") {
 				t.Errorf("markTitle(%s) = %q, want it to say %q", tt.name, got, tt.wantTitle)
+			}
+		})
+	}
+}
+
+// TestBuildTimelineChartRecordedSince: before the record of an App
+// reaches back (the console started watching it at hour 20), its state
+// lanes draw no state but a "not recorded" band, and a transition seen
+// later still starts its band where it happened.
+func TestBuildTimelineChartRecordedSince(t *testing.T) {
+	until := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	since := until.Add(-24 * time.Hour)
+	at := func(h float64) time.Time { return since.Add(time.Duration(h * float64(time.Hour))) }
+	entries := []timeline.Entry{{Time: at(22), Kind: timeline.KindHealth, From: "Healthy", To: "Degraded"}}
+	type band struct {
+		Lane   int
+		X0, X1 int
+		Class  string
+	}
+	for _, c := range []struct {
+		name     string
+		recorded time.Time
+		want     []band
+	}{
+		{"unknown: from the range's start", time.Time{}, []band{
+			{laneHealth, 0, 22, "tl-health-healthy"}, {laneHealth, 22, 24, "tl-health-degraded"}, {laneSync, 0, 24, "tl-sync-synced"}}},
+		{"before the range: from the range's start", at(-5), []band{
+			{laneHealth, 0, 22, "tl-health-healthy"}, {laneHealth, 22, 24, "tl-health-degraded"}, {laneSync, 0, 24, "tl-sync-synced"}}},
+		{"watched since hour 20", at(20), []band{
+			{laneHealth, 0, 20, "tl-unrecorded"}, {laneHealth, 20, 22, "tl-health-healthy"}, {laneHealth, 22, 24, "tl-health-degraded"},
+			{laneSync, 0, 20, "tl-unrecorded"}, {laneSync, 20, 24, "tl-sync-synced"}, {laneDrift, 0, 20, "tl-unrecorded"}}},
+		{"after the range: nothing known", at(30), []band{
+			{laneHealth, 0, 24, "tl-unrecorded"}, {laneSync, 0, 24, "tl-unrecorded"}, {laneDrift, 0, 24, "tl-unrecorded"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := BuildTimelineChart(entries, since, until, TimelineCurrent{Health: "Degraded", Sync: "Synced", RecordedSince: c.recorded})
+			var got []band
+			for _, b := range ch.Bands {
+				got = append(got, band{b.Y / LaneHeight, int(math.Round(b.X / ChartWidth * 24)), int(math.Round((b.X + b.W) / ChartWidth * 24)), b.Class})
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("bands = %v, want %v", got, c.want)
+			}
+			if wantNote := c.recorded.After(since); !ch.RecordedSince.IsZero() != wantNote {
+				t.Errorf("RecordedSince = %v, want set: %v", ch.RecordedSince, wantNote)
 			}
 		})
 	}
