@@ -232,10 +232,14 @@ func (s *Sender) lead(ctx context.Context) {
 		}
 		s.mu.Unlock()
 	}
-	// Events queued in an earlier term are stale.
+	// Events queued in an earlier term are stale, and so is what this
+	// replica told then: another replica may have sent recovered since.
 	for len(s.queue) > 0 {
 		<-s.queue
 	}
+	s.mu.Lock()
+	clear(s.told)
+	s.mu.Unlock()
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	if s.o.OnLead != nil {

@@ -395,3 +395,29 @@ func TestSenderOneDegradedPerEpisode(t *testing.T) {
 		t.Errorf("failing receiver got %d requests, want 6 (2 attempts for each of degraded, recovered, degraded)", n)
 	}
 }
+
+// TestSenderForgetsEpisodesOfAnEarlierTerm: what a replica told in an
+// earlier term is stale when it leads again (another replica may have
+// sent recovered meanwhile), so a new term starts with no episode held
+// open, and a degraded message is not held back by it.
+func TestSenderForgetsEpisodesOfAnEarlierTerm(t *testing.T) {
+	kube := fake.NewClientset()
+	s, err := NewSender(kube, NewStore(kube, testNS, nil), Options{Namespace: testNS, Identity: "replica-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := episode{"ops", appKey{"c1", "shop", "checkout"}}
+	s.told[ep] = true // told in an earlier term
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.lead(ctx); close(done) }()
+	waitFor(t, "the term to start", s.Leading)
+	s.mu.Lock()
+	held := s.told[ep]
+	s.mu.Unlock()
+	cancel()
+	<-done
+	if held {
+		t.Errorf("a new term still holds the episode %v from an earlier term, want it forgotten", ep)
+	}
+}

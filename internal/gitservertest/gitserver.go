@@ -2,7 +2,9 @@
 // smart HTTP (git http-backend through net/http/cgi) on loopback, for the
 // tests of the write-back and of the console's rollback through git: a
 // real git server process answers fetches and pushes, runs hooks and
-// checks credentials. Everything stops at the end of the test.
+// checks credentials. Everything stops at the end of the test. Only
+// _test.go files import it (internal/buildtags TestBinaryLinksNoTestPackage
+// fails if the binary ever links it): the product starts no process.
 package gitservertest
 
 import (
