@@ -240,6 +240,13 @@ func (s *Store) get(ctx context.Context) (*corev1.ConfigMap, error) {
 	return cm, nil
 }
 
+// GarbledError is stored freezes that do not decode or do not validate
+// (a hand edit of the ConfigMap); its text names the ConfigMap's key.
+type GarbledError struct{ err error }
+
+func (e *GarbledError) Error() string { return e.err.Error() }
+func (e *GarbledError) Unwrap() error { return e.err }
+
 // decode reads the freezes of cm strictly (unknown fields are errors);
 // with validate, each must also pass Validate.
 func (s *Store) decode(cm *corev1.ConfigMap, validate bool) (List, error) {
@@ -254,18 +261,18 @@ func (s *Store) decodeData(raw string, ok, validate bool) (List, error) {
 	}
 	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, ConfigMapName, DataKey)
 	if len(raw) > MaxStoreBytes+(100<<10) {
-		return nil, fmt.Errorf("freeze: %s: %d bytes, more than the store writes", where, len(raw))
+		return nil, &GarbledError{fmt.Errorf("freeze: %s: %d bytes, more than the store writes", where, len(raw))}
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	dec.DisallowUnknownFields()
 	var st stored
 	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("freeze: %s: %w", where, err)
+		return nil, &GarbledError{fmt.Errorf("freeze: %s: %w", where, err)}
 	}
 	if validate {
 		for i := range st.Freezes {
 			if err := st.Freezes[i].validate(); err != nil {
-				return nil, fmt.Errorf("freeze: %s: freezes[%d] (id %q): %w (remove it, or fix it with kubectl edit)", where, i, truncate(st.Freezes[i].ID, 40), err)
+				return nil, &GarbledError{fmt.Errorf("freeze: %s: freezes[%d] (id %q): %w (remove it, or fix it with kubectl edit)", where, i, truncate(st.Freezes[i].ID, 40), err)}
 			}
 		}
 	}

@@ -167,7 +167,7 @@ func (e *cliFreezeError) unreadableHint() string {
 		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there (or, if no deploy-web runs in that cluster, pass --audit-namespace= to read no freezes and write no audit record)", e.where.ns)
 	case apierrors.IsTimeout(e.err) || apierrors.IsServerTimeout(e.err) || errors.Is(e.err, context.DeadlineExceeded):
 		return "the API server did not answer in time: try again"
-	case strings.Contains(e.err.Error(), "key "+freeze.DataKey):
+	case errors.As(e.err, new(*freeze.GarbledError)):
 		return fmt.Sprintf("fix or remove what is wrong (kubectl -n %s edit configmap %s), or end the freeze at fault on deploy-web's /freezes page", e.where.ns, freeze.ConfigMapName)
 	}
 	return "check the kubeconfig and that the cluster answers, then try again"
