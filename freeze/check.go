@@ -43,7 +43,7 @@ type FrozenError struct {
 // Message is the refusal in a user's words: "frozen until 2026-12-03 18:00
 // UTC by alice@example.com: release week".
 func (e *FrozenError) Message() string {
-	until := stamp(e.OpensAt)
+	until := Stamp(e.OpensAt)
 	if loc, err := e.Freeze.location(); err == nil && loc != time.UTC {
 		until += " (" + e.OpensAt.In(loc).Format("15:04 ") + loc.String() + ")"
 	}

@@ -117,7 +117,7 @@ func (f *Freeze) validate() error {
 	case f.End.IsZero():
 		return errors.New("end: required: every freeze ends")
 	case !f.End.After(f.Start):
-		return fmt.Errorf("end: %s is not after start %s", stamp(f.End), stamp(f.Start))
+		return fmt.Errorf("end: %s is not after start %s", Stamp(f.End), Stamp(f.Start))
 	}
 	if _, err := f.location(); err != nil {
 		return err
@@ -127,7 +127,7 @@ func (f *Freeze) validate() error {
 			return errors.New("duration: only for a recurring freeze (with rrule); a one-off freeze lasts from start to end")
 		}
 		if f.End.Sub(f.Start) > MaxWindow {
-			return fmt.Errorf("end: %s is more than 14 days after start %s: split the freeze, or make it recurring", stamp(f.End), stamp(f.Start))
+			return fmt.Errorf("end: %s is more than 14 days after start %s: split the freeze, or make it recurring", Stamp(f.End), Stamp(f.Start))
 		}
 	} else {
 		switch d := time.Duration(f.Duration); {
@@ -137,7 +137,7 @@ func (f *Freeze) validate() error {
 			return fmt.Errorf("duration: %s is more than 14 days", d)
 		}
 		if f.End.Sub(f.Start) > MaxSeries {
-			return fmt.Errorf("end: %s is more than 366 days after start %s: a recurring freeze is renewed, not endless", stamp(f.End), stamp(f.Start))
+			return fmt.Errorf("end: %s is more than 366 days after start %s: a recurring freeze is renewed, not endless", Stamp(f.End), Stamp(f.Start))
 		}
 		r, err := f.rule()
 		if err != nil {
@@ -235,7 +235,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// stamp formats an instant for messages: "2026-12-03 18:00 UTC".
-func stamp(t time.Time) string {
+// Stamp formats an instant for messages: "2026-12-03 18:00 UTC" (one
+// format for the freezes' texts, records and windows).
+func Stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }

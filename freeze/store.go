@@ -104,7 +104,7 @@ func (s *Store) Add(ctx context.Context, f Freeze) (Freeze, error) {
 		return Freeze{}, err
 	}
 	if !f.End.After(now) {
-		return Freeze{}, fmt.Errorf("freeze: end: %s is in the past", stamp(f.End))
+		return Freeze{}, fmt.Errorf("freeze: end: %s is in the past", Stamp(f.End))
 	}
 	err := s.update(ctx, func(l List) (List, error) {
 		for slices.ContainsFunc(l, func(o Freeze) bool { return o.ID == f.ID }) {

@@ -264,14 +264,12 @@ func (s *Server) appTimelineStream(w http.ResponseWriter, r *http.Request) error
 }
 
 // recordedSince is how far back the record of an App's states reaches:
-// its oldest entry, or since when this console has watched it, whichever
-// is older (zero when neither is known).
+// its oldest entry (entries are oldest first), or since when this console
+// has watched it, whichever is older (zero when neither is known).
 func (s *Server) recordedSince(a appRef, entries []timeline.Entry) time.Time {
 	since := s.opts.Timeline.Coverage(timeline.App{Cluster: a.Cluster(), Namespace: a.Namespace, Name: a.Name})
-	for i := range entries {
-		if since.IsZero() || entries[i].Time.Before(since) {
-			since = entries[i].Time
-		}
+	if len(entries) > 0 && (since.IsZero() || entries[0].Time.Before(since)) {
+		since = entries[0].Time
 	}
 	return since
 }

@@ -303,11 +303,21 @@ func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree f
 // checkRenderedRef is checkRenderedImage for a whole reference: the App's
 // rendered spec.image must be want's repository, tag and digest exactly.
 func checkRenderedRef(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name string, want appcr.ImageRef) error {
-	objs, err := deployplan.RenderFS(ctx, env, tree)
+	objs, err := renderEdited(ctx, env, tree)
 	if err != nil {
-		return &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
+		return err
 	}
 	return checkRenderedObjs(env, objs, group, kind, name, want)
+}
+
+// renderEdited renders an edited tree for the checks before a push; a
+// tree that does not render is a checkError.
+func renderEdited(ctx context.Context, env *deployplan.Environment, tree fs.FS) ([]*unstructured.Unstructured, error) {
+	objs, err := deployplan.RenderFS(ctx, env, tree)
+	if err != nil {
+		return nil, &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
+	}
+	return objs, nil
 }
 
 // checkRenderedObjs is checkRenderedRef on the objects of a render.

@@ -370,9 +370,9 @@ func checkCatalogMove(ctx context.Context, env *deployplan.Environment, tree fs.
 	if err != nil {
 		return &catalogError{fmt.Sprintf("after the edit, environment %s's catalog %s does not read (%v): nothing was pushed", env.Name, mv.Path, strings.TrimPrefix(err.Error(), "deployplan: "))}
 	}
-	objs, err := deployplan.RenderFS(ctx, env, tree)
+	objs, err := renderEdited(ctx, env, tree)
 	if err != nil {
-		return &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
+		return err
 	}
 	for _, a := range mv.Moved {
 		if err := checkRenderedObjs(env, objs, group, kind, a.Name, a.To); err != nil {

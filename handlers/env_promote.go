@@ -490,9 +490,15 @@ func (s *Server) writePromotion(ctx context.Context, ask *promotionAsk, id auth.
 			return append(edits, cat...), nil
 		},
 		Check: func(ctx context.Context, tree fs.FS) error {
+			// One render of the edited tree for every App it moves.
+			objs, err := renderEdited(ctx, env, tree)
+			if err != nil {
+				hookErr = err
+				return err
+			}
 			for _, ch := range changes {
 				want := appcr.ImageRef{Repository: ch.Repository, Tag: ch.Tag, Digest: ch.Digest}
-				if err := checkRenderedRef(ctx, env, tree, c.AppGroup, c.AppKind, ch.Name, want); err != nil {
+				if err := checkRenderedObjs(env, objs, c.AppGroup, c.AppKind, ch.Name, want); err != nil {
 					hookErr = err
 					return err
 				}

@@ -22,17 +22,8 @@ import (
 
 // The /freezes page and the /v1/deploy/freezes API: list, create and end
 // deploy freezes. Creating and ending are roles.Freeze (superadmins);
-// each is an audit record in the freezes' own stream (freezeStream).
-
-// The audit stream of freeze changes: a freeze spans clusters and
-// environments, so its records are the fleet's, not one environment's
-// (names no cluster or environment can have).
-// One definition: package freeze's, which the scheduled windows' records
-// (freeze/freezewatch) share.
-const (
-	freezeStreamCluster     = freeze.RecordCluster
-	freezeStreamEnvironment = freeze.RecordEnvironment
-)
+// each is an audit record in the freezes' own stream (freeze.RecordCluster
+// and freeze.RecordEnvironment, shared with the scheduled windows' records).
 
 // pastWindow is how long an ended freeze stays listed.
 const pastWindow = 24 * time.Hour
@@ -350,7 +341,7 @@ func (s *Server) endFreeze(ctx context.Context, g Freezes, id string) (freeze.Fr
 // recordFreeze writes the audit record of a freeze created or ended.
 func (s *Server) recordFreeze(ctx context.Context, verb audit.Verb, f freeze.Freeze, msg string) {
 	appendRecord(ctx, s.opts.Audit, audit.Record{Time: time.Now(), Actor: auditActor(ctx), Verb: verb,
-		Cluster: freezeStreamCluster, Environment: freezeStreamEnvironment, Outcome: audit.OutcomeSucceeded,
+		Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment, Outcome: audit.OutcomeSucceeded,
 		Message: msg + " [" + f.ID + "]", Blockers: []string{}})
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/freeze"
-	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -166,7 +165,7 @@ func (s *Server) timelineSpans(ctx context.Context, a appRef, since, until time.
 		if err != nil {
 			s.log.Warn("timeline: freezes not read; the timeline shows no freeze", "err", err)
 		} else {
-			t := s.freezeTarget(roles.Target{Cluster: cl, Environment: s.appEnv(cl, ns), Namespace: ns, App: a.Name})
+			t := s.freezeTarget(s.appTarget(a))
 			spans, cut = freezeSpans(l, t, since, until, maxTimelineSpans)
 		}
 	}
@@ -176,7 +175,7 @@ func (s *Server) timelineSpans(ctx context.Context, a appRef, since, until time.
 	}
 	var recs []audit.Record
 	for _, verb := range []audit.Verb{audit.VerbPause, audit.VerbResume} {
-		flt := audit.Filter{Verb: verb, Cluster: cl, Namespace: ns, Since: since.Add(-pauseLookback), Until: until, Limit: audit.MaxLimit}
+		flt := audit.Filter{Verb: verb, Outcome: audit.OutcomeSucceeded, Cluster: cl, Namespace: ns, Since: since.Add(-pauseLookback), Until: until, Limit: audit.MaxLimit}
 		for range maxPauseRecordPages {
 			rctx, cancel := context.WithTimeout(ctx, timelineReadWait)
 			p, err := s.opts.Audit.List(rctx, flt)

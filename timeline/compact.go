@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/limit"
 )
 
 // Limits bound what the store keeps of each App.
@@ -53,12 +55,8 @@ func (l Limits) withDefaults() Limits {
 	if l.FlapWindow <= 0 {
 		l.FlapWindow = DefaultFlapWindow
 	}
-	if l.Quiet <= 0 {
-		l.Quiet = DefaultQuiet
-	}
-	if l.FoldWrite <= 0 {
-		l.FoldWrite = DefaultFoldWrite
-	}
+	l.Quiet = limit.Or(l.Quiet, DefaultQuiet)
+	l.FoldWrite = limit.Or(l.FoldWrite, DefaultFoldWrite)
 	return l
 }
 

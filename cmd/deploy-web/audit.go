@@ -140,14 +140,7 @@ func (a *cliAudit) write(ctx context.Context, env *deployplan.Environment, kubec
 		fmt.Fprintf(a.stderr, "deploy-web: warning: the audit record was not written to namespace %s of environment %s's cluster: %v "+
 			"(the kubeconfig's user needs configmaps get, list, create and update, events create, and get on the Secret %s there; --audit-namespace names it)\n", a.ns, env.Name, err, audit.KeySecretName)
 	}
-	rc, err := deployplan.RestConfig(env, kubeconfig)
-	if err != nil {
-		fail(err)
-		return
-	}
-	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "deploy-web-cli"
-	cs, err := kubernetes.NewForConfig(rc)
+	rc, cs, err := cliClient(env, kubeconfig)
 	if err != nil {
 		fail(err)
 		return
@@ -228,4 +221,20 @@ func applyRecords(ctx context.Context, env *deployplan.Environment, start time.T
 		pr.Outcome, pr.Message = audit.OutcomeFailed, fmt.Sprintf("%d of %d orphan(s) could not be deleted: see the report", failed, len(pr.Objects))
 	}
 	return append(recs, envrun.WithBreakGlass(pr, o))
+}
+
+// cliClient is the command line's client of environment env's cluster,
+// with the kubeconfig's user (its audit records, its freeze check).
+func cliClient(env *deployplan.Environment, kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
+	rc, err := deployplan.RestConfig(env, kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc = rest.CopyConfig(rc)
+	rc.UserAgent = "deploy-web-cli"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rc, cs, nil
 }

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/freeze"
@@ -54,13 +53,7 @@ func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kub
 	ctx, cancel := context.WithTimeout(ctx, cliFreezeTimeout)
 	defer cancel()
 	where := freezesWhere{env: env.Name, ns: ns}
-	rc, err := deployplan.RestConfig(env, kubeconfig)
-	if err != nil {
-		return nil, &cliFreezeError{where: where, err: fmt.Errorf("%w: %w", freeze.ErrUnreadable, err)}
-	}
-	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "deploy-web-cli"
-	cs, err := kubernetes.NewForConfig(rc)
+	_, cs, err := cliClient(env, kubeconfig)
 	if err != nil {
 		return nil, &cliFreezeError{where: where, err: fmt.Errorf("%w: %w", freeze.ErrUnreadable, err)}
 	}

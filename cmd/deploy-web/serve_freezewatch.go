@@ -20,6 +20,16 @@ func startFreezeWatch(ctx context.Context, g *freeze.Gate, records *audit.Store,
 	if g == nil || records == nil {
 		return
 	}
-	w := &freezewatch.Watcher{Freezes: g.Store(), Records: records, Active: active, Log: log.With("component", "freezewatch")}
+	w := &freezewatch.Watcher{Freezes: gateSnapshot{g}, Records: records, Active: active, Log: log.With("component", "freezewatch")}
 	go w.Run(ctx)
+}
+
+// gateSnapshot lists the freezes from the gate's snapshot (at most a few
+// seconds old, shared with every write check) rather than a read of the
+// ConfigMap on every step of the watcher.
+type gateSnapshot struct{ g *freeze.Gate }
+
+func (s gateSnapshot) List(ctx context.Context) (freeze.List, error) {
+	l, _, err := s.g.Snapshot(ctx)
+	return l, err
 }

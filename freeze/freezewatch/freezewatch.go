@@ -20,7 +20,6 @@
 package freezewatch
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/limit"
 )
 
 // FreezeLister reads the stored freezes (implemented by *freeze.Store).
@@ -52,8 +52,8 @@ const (
 	DefaultLookback = 15 * time.Minute
 	// stepTimeout bounds one step's reads and writes.
 	stepTimeout = 30 * time.Second
-	// maxPages bounds the pages of records one step reads per verb.
-	maxPages = 10
+	// maxPages bounds the pages of the freezes' records one step reads.
+	maxPages = 30
 )
 
 // Watcher records scheduled freeze windows starting and ending.
@@ -80,7 +80,7 @@ const DefaultSettle = 5 * time.Second
 // Run steps every Every until ctx ends, while Active says so, starting
 // Settle after Active turned to yes.
 func (w *Watcher) Run(ctx context.Context) {
-	t := time.NewTicker(cmp.Or(w.Every, DefaultEvery))
+	t := time.NewTicker(limit.Or(w.Every, DefaultEvery))
 	defer t.Stop()
 	var activeSince time.Time // zero while not active
 	for {
@@ -96,7 +96,7 @@ func (w *Watcher) Run(ctx context.Context) {
 		if activeSince.IsZero() {
 			activeSince = time.Now()
 		}
-		if time.Since(activeSince) < cmp.Or(w.Settle, DefaultSettle) {
+		if time.Since(activeSince) < limit.Or(w.Settle, DefaultSettle) {
 			continue
 		}
 		if _, err := w.Step(ctx); err != nil && ctx.Err() == nil {
@@ -115,7 +115,7 @@ func (w *Watcher) Step(ctx context.Context) (int, error) {
 		now = w.Now
 	}
 	at := now()
-	since := at.Add(-cmp.Or(w.Lookback, DefaultLookback))
+	since := at.Add(-limit.Or(w.Lookback, DefaultLookback))
 	list, err := w.Freezes.List(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("freezewatch: read the freezes: %w", err)
@@ -151,34 +151,27 @@ func (w *Watcher) Step(ctx context.Context) (int, error) {
 // counts as its freeze-end, so the end of a window a person ended is not
 // recorded a second time by the schedule.
 func (w *Watcher) recorded(ctx context.Context, since, until time.Time) (map[audit.Verb]map[string]bool, error) {
-	out := map[audit.Verb]map[string]bool{}
-	for _, verb := range []audit.Verb{audit.VerbFreezeStart, audit.VerbFreezeEnd, audit.VerbUnfreeze} {
-		as := verb
-		if verb == audit.VerbUnfreeze {
-			as = audit.VerbFreezeEnd
+	out := map[audit.Verb]map[string]bool{audit.VerbFreezeStart: {}, audit.VerbFreezeEnd: {}}
+	// One read of the freezes' stream; KeyOf keeps the window records.
+	f := audit.Filter{Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment, Since: since, Until: until, Limit: audit.MaxLimit}
+	for range maxPages {
+		page, err := w.Records.List(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("freezewatch: read the freeze records: %w", err)
 		}
-		keys := out[as]
-		if keys == nil {
-			keys = map[string]bool{}
-		}
-		f := audit.Filter{Verb: verb, Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment,
-			Since: since, Until: until, Limit: audit.MaxLimit}
-		for range maxPages {
-			page, err := w.Records.List(ctx, f)
-			if err != nil {
-				return nil, fmt.Errorf("freezewatch: read the %s records: %w", verb, err)
-			}
-			for _, r := range page.Records {
-				if k, ok := KeyOf(r); ok {
-					keys[k] = true
+		for _, r := range page.Records {
+			if k, ok := KeyOf(r); ok {
+				v := r.Verb
+				if v == audit.VerbUnfreeze {
+					v = audit.VerbFreezeEnd
 				}
+				out[v][k] = true
 			}
-			if page.Continue == "" {
-				break
-			}
-			f.Continue = page.Continue
 		}
-		out[as] = keys
+		if page.Continue == "" {
+			break
+		}
+		f.Continue = page.Continue
 	}
 	return out, nil
 }
@@ -205,7 +198,7 @@ func Verb(e freeze.Edge) audit.Verb {
 // brackets ("[fz-0123abcd@2026-12-04T17:00:00Z] scheduled freeze ...").
 func Record(e freeze.Edge) audit.Record {
 	f := &e.Freeze
-	what := "started, frozen until " + stamp(e.Window.End)
+	what := "started, frozen until " + freeze.Stamp(e.Window.End)
 	if e.End {
 		what = "ended"
 	}
@@ -243,5 +236,3 @@ func UnfreezeMessage(ended *freeze.Edge, msg string) string {
 	}
 	return "[" + ended.Key() + "] " + msg
 }
-
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
