@@ -94,16 +94,19 @@ func (v Verb) Valid() bool {
 type Outcome string
 
 // The outcomes: refused is an attempt a gate or a check stopped before any
-// write; failed is one that started writing and did not finish.
+// write; failed is one that started writing and did not finish;
+// interrupted is one its replica stopped between two writes as it shut
+// down (the record names what was written).
 const (
-	OutcomeSucceeded Outcome = "succeeded"
-	OutcomeFailed    Outcome = "failed"
-	OutcomeRefused   Outcome = "refused"
+	OutcomeSucceeded   Outcome = "succeeded"
+	OutcomeFailed      Outcome = "failed"
+	OutcomeRefused     Outcome = "refused"
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // Valid reports whether o is one of the outcomes.
 func (o Outcome) Valid() bool {
-	return o == OutcomeSucceeded || o == OutcomeFailed || o == OutcomeRefused
+	return o == OutcomeSucceeded || o == OutcomeFailed || o == OutcomeRefused || o == OutcomeInterrupted
 }
 
 // EngineSubject is the actor subject of what the engine does by itself

@@ -9,8 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/hanzoai/deploy-web/internal/lease"
 )
 
 // Policy is how many records of a stream are kept and for how long: a
@@ -124,38 +124,23 @@ func NewRetainer(s *Store, leases coordinationv1client.LeasesGetter, o RetainerO
 
 // Run contends for the Lease until ctx ends; while this replica holds it,
 // it trims every Interval (first at once). Losing the Lease cancels the
-// pass under way before its next delete; ending ctx releases the Lease.
+// pass under way before its next delete; ending ctx releases the Lease
+// once the pass under way stopped (internal/lease).
 func (r *Retainer) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		var le *leaderelection.LeaderElector
-		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock: &resourcelock.LeaseLock{
-				LeaseMeta:  metav1.ObjectMeta{Name: RetentionLeaseName, Namespace: r.s.ns},
-				Client:     r.leases,
-				LockConfig: resourcelock.ResourceLockConfig{Identity: r.o.Identity},
-				Labels:     map[string]string{LabelManagedBy: managedBy},
-			},
-			LeaseDuration:   r.o.LeaseDuration,
-			RenewDeadline:   r.o.RenewDeadline,
-			RetryPeriod:     r.o.RetryPeriod,
-			ReleaseOnCancel: true,
-			Name:            RetentionLeaseName,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(lctx context.Context) { r.lead(lctx, le) },
-				OnStoppedLeading: func() {},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("audit: retention lease: %w", err)
-		}
-		le.Run(ctx)
+	err := lease.Run(ctx, r.leases, lease.Config{Namespace: r.s.ns, Name: RetentionLeaseName, Identity: r.o.Identity,
+		Labels:        map[string]string{LabelManagedBy: managedBy},
+		LeaseDuration: r.o.LeaseDuration, RenewDeadline: r.o.RenewDeadline, RetryPeriod: r.o.RetryPeriod}, r.lead)
+	if err != nil {
+		return fmt.Errorf("audit: retention lease: %w", err)
 	}
 	return nil
 }
 
-func (r *Retainer) lead(ctx context.Context, le *leaderelection.LeaderElector) {
+// lead trims until ctx (the term) ends.
+func (r *Retainer) lead(ctx context.Context) {
+	leading := func() bool { return ctx.Err() == nil }
 	for {
-		n, err := r.trim(ctx, le.IsLeader)
+		n, err := r.trim(ctx, leading)
 		if err != nil && ctx.Err() == nil {
 			r.s.log.WarnContext(ctx, "audit: retention pass", "identity", r.o.Identity, "deleted", n, "err", err)
 		} else if n > 0 {

@@ -58,6 +58,11 @@ type Result struct {
 	Commit   string
 }
 
+// ErrNotStarted is a Deployer's answer when its replica is shutting down
+// and starts no run: the check ends with nothing recorded (the next
+// holder of the Lease checks again).
+var ErrNotStarted = errors.New("autosync: no run started: this replica is shutting down")
+
 // Deployer plans and applies an environment in one guarded run (lock,
 // gates, capture, report), as envrun's Runner.Deploy does.
 type Deployer interface {
@@ -324,6 +329,9 @@ func (l *Loop) check(ctx context.Context, e Environment) time.Time {
 	dctx, cancel := context.WithTimeout(ctx, l.o.DeployTimeout)
 	res, err := l.o.Deployer.Deploy(dctx, e.Name, Request{Trigger: a.trigger(), Commit: a.commit, Objects: a.objects})
 	cancel()
+	if errors.Is(err, ErrNotStarted) {
+		return now.Add(e.Interval) // nothing ran: no state, no record
+	}
 	end := l.o.Clock.Now()
 	run := newRun(a, res, err, now)
 	l.mu.Lock()

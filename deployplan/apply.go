@@ -38,6 +38,12 @@ type ApplyOptions struct {
 	// the source again and is refused unless the source commit and the
 	// rendered objects' digest are the same.
 	Reviewed *Reviewed
+	// Interrupt, when set, stops the apply when it ends (its process is
+	// stopping): before the next write, never during one (ctx still
+	// bounds every write), or while it waits for health; the reads before
+	// the lock stop at once. The apply returns an *InterruptedError, with
+	// the report of what was written once anything was.
+	Interrupt context.Context
 	// BeforeWrite, when set, is called just before each write to the
 	// cluster (a Job deletion or an object's apply), before the lock is
 	// checked; what names the write. Tests use it to stall an apply.
@@ -104,9 +110,11 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	if err := checkReviewedScope(opts.Reviewed, opts.Only); err != nil {
 		return nil, err
 	}
-	r, err := Render(ctx, env)
+	rctx, cancel := withInterrupt(ctx, opts)
+	defer cancel()
+	r, err := Render(rctx, env)
 	if err != nil {
-		return nil, err
+		return nil, interruptedOr(opts, err)
 	}
 	if r, err = opts.Only.only(r); err != nil {
 		return nil, err
@@ -114,9 +122,9 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	if err := CheckReviewed(opts.Reviewed, r); err != nil {
 		return nil, err
 	}
-	ps, err := planRendered(ctx, env, opts.Options, r)
+	ps, err := planRendered(rctx, env, opts.Options, r)
 	if err != nil {
-		return nil, err
+		return nil, interruptedOr(opts, err)
 	}
 	rep := ps.report
 	if err := BlockedRefusal(rep); err != nil {
@@ -146,6 +154,9 @@ func BlockedRefusal(rep *Report) error {
 // lockAndApply takes the environment's lock, keeps it renewed and runs
 // the apply of a ready plan under it (Apply, Restore).
 func (ps *planState) lockAndApply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+	if opts.interrupted() {
+		return nil, &InterruptedError{}
+	}
 	opts.progress("take the lock (Lease %s/%s)", env.Namespace, LockName)
 	l, err := acquireLock(ctx, ps.cl.kube, env.Namespace, opts.Holder, opts.LockDuration, opts.now())
 	if err != nil {
@@ -190,7 +201,21 @@ func (ps *planState) lockAndApply(ctx context.Context, env *Environment, opts Ap
 		}
 	}()
 	ps.lock = l
-	return ps.apply(actx, env, opts)
+	rep, err := ps.apply(actx, env, opts)
+	if err == nil && ps.interrupted {
+		_, written := ps.interruptedSummary("")
+		return rep, &InterruptedError{Written: written}
+	}
+	return rep, err
+}
+
+// interruptedOr is err, or an *InterruptedError when opts.Interrupt
+// ended (the reads it cut failed because of it).
+func interruptedOr(opts ApplyOptions, err error) error {
+	if opts.interrupted() {
+		return &InterruptedError{}
+	}
+	return err
 }
 
 // guard is called before each write to the cluster: the test seam, then a
@@ -202,6 +227,9 @@ func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) 
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
+	}
+	if opts.interrupted() {
+		return errInterrupted
 	}
 	return ps.lock.renew(ctx, opts.now())
 }
@@ -376,7 +404,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		}
 	}
 	opts.progress("waiting for workload health of %d workload(s), up to %s", len(waitFor), opts.Timeout)
-	if msg := ps.waitHealthy(ctx, waitFor, byKey, opts.Timeout); msg != "" {
+	if msg := ps.waitHealthy(ctx, opts, waitFor, byKey); msg != "" {
 		return ps.finish(opts, msg)
 	}
 	if len(env.HealthChecks) > 0 {
@@ -460,7 +488,8 @@ func deleteJob(ctx context.Context, cl *clients, o *unstructured.Unstructured, u
 
 // waitHealthy polls the workloads until each is Healthy or Suspended, or
 // the timeout passes; it returns "" on success, else what is unhealthy.
-func (ps *planState) waitHealthy(ctx context.Context, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan, timeout time.Duration) string {
+func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan) string {
+	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
 		var pending []string
@@ -495,6 +524,10 @@ func (ps *planState) waitHealthy(ctx context.Context, objs []*unstructured.Unstr
 		select {
 		case <-ctx.Done():
 			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; ")
+		case <-opts.interruptDone():
+			ps.interrupted = true
+			summary, _ := ps.interruptedSummary("while waiting for health")
+			return summary + "; not yet healthy: " + strings.Join(pending, "; ")
 		case <-time.After(time.Second):
 		}
 	}
@@ -514,6 +547,12 @@ func (ps *planState) stopped(opts ApplyOptions, err error) (*Report, error) {
 	if errors.As(err, &lost) {
 		opts.progress("stopped: %v", lost)
 		return nil, lost
+	}
+	if errors.Is(err, errInterrupted) {
+		ps.interrupted = true
+		summary, _ := ps.interruptedSummary("before the next write")
+		opts.progress("%s", summary)
+		return ps.finish(opts, summary)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return ps.finish(opts, fmt.Sprintf("interrupted before the next write (%v); the objects already applied are in the report", err))
@@ -554,7 +593,11 @@ func (ps *planState) finish(opts ApplyOptions, failure string) (*Report, error) 
 			d.Conclusion.Summary += fmt.Sprintf("; %d orphan(s) pruned", pruned)
 		}
 	} else {
-		d.Conclusion = Conclusion{Status: StatusFailed, Summary: "apply failed: " + failure}
+		summary := "apply failed: " + failure
+		if ps.interrupted {
+			summary = "apply " + failure // "apply interrupted ..."
+		}
+		d.Conclusion = Conclusion{Status: StatusFailed, Summary: summary}
 	}
 	d.normalize()
 	if err := ps.report.WriteFile(opts.ReportPath); err != nil {

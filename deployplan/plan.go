@@ -173,6 +173,8 @@ type planState struct {
 	changes  map[string]objectChanges  // by key, of the objects to update
 	cl       *clients
 	lock     *lease // held by an apply, nil for a plan
+	// interrupted is set when ApplyOptions.Interrupt stopped the apply.
+	interrupted bool
 	// uids are, for a restore, the uid each captured object had (by key):
 	// the run re-checks them under the lock (restoreUIDChecks).
 	uids map[string]string

@@ -126,11 +126,14 @@ func (d DeployRequest) only() *deployplan.ObjectFilter {
 }
 
 func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *Run, d DeployRequest) {
+	// The records are kept even when the run was interrupted.
+	rec, cancelRec := recordCtx(ctx)
+	defer cancelRec()
 	rc, events, cerr := r.cluster(env)
 	if cerr != nil {
 		r.log.Error("environment's cluster not resolved: nothing planned or applied", "environment", env.Name, "run", run.ID, "err", cerr)
 		run.step("the cluster of environment " + env.Name + " could not be resolved: see the server log")
-		r.fail(ctx, env, run, fmt.Errorf("%w (environment %s): %v", ErrNoCluster, env.Name, cerr))
+		r.fail(rec, env, run, fmt.Errorf("%w (environment %s): %v", ErrNoCluster, env.Name, cerr))
 		return
 	}
 	release := func() {
@@ -150,8 +153,11 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 	run.step(d.Trigger + " requested by " + d.User + ": plan " + what + " at the head of its source")
 
 	opts.ReportPath = filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "plan", "deploy-report.json")
-	rep, err := deployplan.Plan(ctx, env, opts)
-	planEntry, outcome, _ := r.keep(ctx, rc, env, run, ActionPlan, run.Started, rep, err, d.Trigger)
+	pctx, cancelPlan := r.readCtx(ctx)
+	rep, err := deployplan.Plan(pctx, env, opts)
+	cancelPlan()
+	err = r.interruptedOr(err)
+	planEntry, outcome, _ := r.keep(rec, rc, env, run, ActionPlan, run.Started, rep, err, d.Trigger)
 	r.log.Info(ActionPlan, "user", d.User, "trigger", d.Trigger, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	if r.opts.Count != nil {
 		r.opts.Count(ActionPlan, outcome)
@@ -168,7 +174,7 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 			run.step("environment " + env.Name + " is protected: planned only, nothing applied")
 		}
 		r.pruneReports(env)
-		r.refreshIndex(ctx, env)
+		r.refreshIndex(rec, env)
 		run.finish(rep, planEntry, err, release)
 		return
 	}
@@ -184,16 +190,17 @@ func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *R
 	opts.ReportPath = filepath.Join(r.opts.ReportsDir, env.Name, run.ID, "deploy-report.json")
 	applyStarted := time.Now()
 	rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, env.Name), ReportPath: opts.ReportPath,
-		Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + d.User + ", " + d.Trigger + ")", Reviewed: reviewed})
-	entry, outcome, rendered := r.keep(ctx, rc, env, run, ActionApply, applyStarted, rep, err, d.Trigger)
+		Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + d.User + ", " + d.Trigger + ")", Reviewed: reviewed,
+		Interrupt: r.interrupt, BeforeWrite: r.opts.BeforeWrite})
+	entry, outcome, rendered := r.keep(rec, rc, env, run, ActionApply, applyStarted, rep, err, d.Trigger)
 	r.log.Info(ActionApply, "user", d.User, "trigger", d.Trigger, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	if r.opts.Count != nil {
 		r.opts.Count(ActionApply, outcome)
 	}
-	r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of %s (%s) ended: %s", d.User, what, d.Trigger, outcome))
-	r.record(ctx, run.Actor, env, applyStarted, rep, err, rendered, run.override)
+	r.audit(rec, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of %s (%s) ended: %s", d.User, what, d.Trigger, outcome))
+	r.record(rec, run.Actor, env, applyStarted, rep, err, rendered, run.override)
 	r.pruneReports(env)
-	r.refreshIndex(ctx, env)
+	r.refreshIndex(rec, env)
 	run.finish(rep, entry, err, release)
 }
 

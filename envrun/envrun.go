@@ -37,9 +37,17 @@ const (
 	ActionApply = "apply"
 )
 
+// ConclusionInterrupted is the history entry's conclusion (and the
+// metrics' outcome) of a run its replica interrupted as it shut down
+// (Drain): the entry's report says what was written.
+const ConclusionInterrupted = "interrupted"
+
 // Errors of Start.
 var (
 	ErrBusy       = errors.New("envrun: a plan or apply is already running for this environment")
+	// ErrStopping refuses a run asked of a replica that is shutting down
+	// (Drain): nothing starts; another replica takes the next request.
+	ErrStopping   = errors.New("envrun: this replica is shutting down: no new plan or apply starts here; try again")
 	ErrUnknownEnv = errors.New("envrun: no such environment")
 )
 
@@ -72,9 +80,12 @@ type Options struct {
 	ApplyTimeout time.Duration
 	// Count, when set, is told the outcome of each apply (metrics).
 	Count func(action, outcome string)
-	// BaseContext bounds every run (the server's context: a shutdown
-	// interrupts runs, which then end with a failed report, their lock
-	// released, instead of being killed mid-way). Default: never ends.
+	// BaseContext is the server's context: once it ends no new run
+	// starts (ErrStopping), and the runs under way are interrupted (as
+	// Drain's grace ending does): a plan stops, an apply stops before its
+	// next write, recorded as interrupted, its lock released. Default:
+	// never ends. A server that drains passes a context that outlives
+	// its grace and calls Drain.
 	BaseContext context.Context
 	// Record, when set, receives the audit record of every apply,
 	// refused and failed ones included (plans write nothing: no record),
@@ -89,6 +100,9 @@ type Options struct {
 	// Cluster names the cluster an environment deploys to, for the
 	// freezes' cluster selectors (nil or "": none).
 	Cluster func(env string) string
+	// BeforeWrite is deployplan.ApplyOptions.BeforeWrite of every apply
+	// (tests stall an apply with it).
+	BeforeWrite func(ctx context.Context, what string)
 }
 
 // Runner starts and tracks runs.
@@ -100,6 +114,15 @@ type Runner struct {
 	mu   sync.Mutex
 	runs map[string]*Run // by id; the newest few per environment are kept
 	busy map[string]string
+	// stopping is set by Drain (or BaseContext's end): no run starts.
+	stopping bool
+	// going counts the runs in their goroutine, until their records are
+	// kept.
+	going sync.WaitGroup
+	// interrupt ends when the runs under way must stop (Drain's grace
+	// over, or BaseContext ended).
+	interrupt     context.Context
+	interruptRuns context.CancelFunc
 }
 
 // New returns a Runner over the environments of cfg.
@@ -107,7 +130,66 @@ func New(cfg *deployplan.Config, log *slog.Logger, opts Options) *Runner {
 	if opts.ApplyTimeout <= 0 {
 		opts.ApplyTimeout = 5 * time.Minute
 	}
-	return &Runner{cfg: cfg, opts: opts, log: log.With("component", "envrun"), runs: map[string]*Run{}, busy: map[string]string{}}
+	r := &Runner{cfg: cfg, opts: opts, log: log.With("component", "envrun"), runs: map[string]*Run{}, busy: map[string]string{}}
+	r.interrupt, r.interruptRuns = context.WithCancel(context.Background())
+	if opts.BaseContext != nil {
+		context.AfterFunc(opts.BaseContext, func() {
+			r.mu.Lock()
+			r.stopping = true
+			r.mu.Unlock()
+			r.interruptRuns()
+		})
+	}
+	return r
+}
+
+// drainRecordTimeout bounds, after the runs were interrupted, the wait
+// for them to keep their records (each write is bounded by
+// recordTimeout).
+const drainRecordTimeout = 15 * time.Second
+
+// recordTimeout bounds each write of a run's records (history entry,
+// audit record, Event) once the run ended, even interrupted.
+const recordTimeout = 10 * time.Second
+
+// Drain stops taking runs (Start and Deploy return ErrStopping) and
+// waits for the runs under way to end, each with its records kept. When
+// ctx ends first (the grace period), it interrupts them: a plan stops,
+// an apply stops before its next write (never during one) and is
+// recorded as interrupted with what it wrote, its lock released; Drain
+// then waits up to drainRecordTimeout more for those records. It returns
+// how many runs it interrupted, and an error when some had still not
+// ended.
+func (r *Runner) Drain(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	r.stopping = true
+	going := len(r.busy)
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		r.going.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return 0, nil
+	case <-ctx.Done():
+	}
+	r.log.Warn("grace period over: interrupting the runs under way before their next write", "runs", going)
+	r.interruptRuns()
+	select {
+	case <-done:
+		return going, nil
+	case <-time.After(drainRecordTimeout):
+		return going, fmt.Errorf("envrun: runs still going %s after they were interrupted", drainRecordTimeout)
+	}
+}
+
+// Idle reports whether no run is under way.
+func (r *Runner) Idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.busy) == 0
 }
 
 // Config returns the environments.
@@ -278,6 +360,9 @@ func (r *Runner) StartWith(req StartRequest) (*Run, error) {
 func (r *Runner) begin(envName, action, user string, who audit.Actor) (*Run, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopping {
+		return nil, ErrStopping
+	}
 	if id, ok := r.busy[envName]; ok {
 		return nil, fmt.Errorf("%w (run %s)", ErrBusy, id)
 	}
@@ -287,22 +372,47 @@ func (r *Runner) begin(envName, action, user string, who audit.Actor) (*Run, err
 		Actor: who, Started: time.Now(), changed: make(chan struct{})}
 	r.runs[run.ID] = run
 	r.busy[envName] = run.ID
+	r.going.Add(1)
 	r.pruneLocked()
 	return run, nil
 }
 
-// background runs f for run in its own goroutine, under the server's
-// context (BaseContext) and a deadline of timeout; a shutdown is told to
-// the run as a step.
+// background runs f for run in its own goroutine, with a deadline of
+// timeout; ctx is not cancelled by a shutdown (a write under way
+// finishes), interrupt ends when the run must stop (runCtx). An
+// interruption is told to the run as a step.
 func (r *Runner) background(run *Run, timeout time.Duration, f func(ctx context.Context)) {
-	base := r.baseContext()
 	go func() {
-		ctx, cancel := context.WithTimeout(base, timeout)
+		defer r.going.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		stop := context.AfterFunc(base, func() { run.step("interrupted: the server is shutting down") })
+		stop := context.AfterFunc(r.interrupt, func() { run.step("interrupted: this replica is shutting down; the run stops before its next write") })
 		defer stop()
 		f(ctx)
 	}()
+}
+
+// readCtx is ctx, also cancelled when the runs are interrupted: for a
+// run's reads (a plan), which an interruption cuts at once.
+func (r *Runner) readCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.interrupt, cancel)
+	return rctx, func() { stop(); cancel() }
+}
+
+// interruptedOr is err, or an *deployplan.InterruptedError when the runs
+// were interrupted (the reads it cut failed because of it).
+func (r *Runner) interruptedOr(err error) error {
+	if err != nil && r.interrupt.Err() != nil {
+		return &deployplan.InterruptedError{}
+	}
+	return err
+}
+
+// recordCtx bounds the writes of a run's records, which are made even
+// when the run was interrupted.
+func recordCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 }
 
 func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deployplan.ApplyRequest {
@@ -334,11 +444,14 @@ func (r *Runner) cluster(env *deployplan.Environment) (*rest.Config, typedcorev1
 }
 
 func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string, reviewed *deployplan.Reviewed) {
+	// The records are kept even when the run was interrupted.
+	rec, cancelRec := recordCtx(ctx)
+	defer cancelRec()
 	rc, events, cerr := r.cluster(env)
 	if cerr != nil {
 		r.log.Error("environment's cluster not resolved: nothing planned or applied", "environment", env.Name, "run", run.ID, "err", cerr)
 		run.step("the cluster of environment " + env.Name + " could not be resolved: see the server log")
-		r.fail(ctx, env, run, fmt.Errorf("%w (environment %s): %v", ErrNoCluster, env.Name, cerr))
+		r.fail(rec, env, run, fmt.Errorf("%w (environment %s): %v", ErrNoCluster, env.Name, cerr))
 		return
 	}
 	opts := deployplan.Options{
@@ -352,21 +465,25 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 		run.step("apply of plan " + reviewed.PlanID + " requested by " + run.User)
 		r.audit(ctx, events, env, "ApplyStarted", fmt.Sprintf("%s started an apply of environment %s (plan %s)", run.User, env.Name, reviewed.PlanID))
 		rep, err = deployplan.Apply(ctx, env, deployplan.ApplyOptions{Options: opts, Request: r.applyRequest(env, confirm), ReportPath: opts.ReportPath,
-			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")", Reviewed: reviewed})
+			Timeout: r.opts.ApplyTimeout, Holder: "deploy-web console (" + run.User + ")", Reviewed: reviewed, Interrupt: r.interrupt,
+			BeforeWrite: r.opts.BeforeWrite})
 	} else {
-		rep, err = deployplan.Plan(ctx, env, opts)
+		pctx, cancel := r.readCtx(ctx)
+		rep, err = deployplan.Plan(pctx, env, opts)
+		cancel()
+		err = r.interruptedOr(err)
 	}
-	entry, outcome, rendered := r.keep(ctx, rc, env, run, run.Action, run.Started, rep, err, "")
+	entry, outcome, rendered := r.keep(rec, rc, env, run, run.Action, run.Started, rep, err, "")
 	r.log.Info(run.Action, "user", run.User, "environment", env.Name, "run", run.ID, "outcome", outcome, "err", errString(err))
 	r.pruneReports(env)
 	if r.opts.Count != nil {
 		r.opts.Count(run.Action, outcome)
 	}
 	if run.Action == ActionApply {
-		r.audit(ctx, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
-		r.record(ctx, run.Actor, env, run.Started, rep, err, rendered, run.override)
+		r.audit(rec, events, env, "ApplyFinished", fmt.Sprintf("%s's apply of environment %s ended: %s", run.User, env.Name, outcome))
+		r.record(rec, run.Actor, env, run.Started, rep, err, rendered, run.override)
 	}
-	r.refreshIndex(ctx, env)
+	r.refreshIndex(rec, env)
 	run.finish(rep, entry, err, func() {
 		r.mu.Lock()
 		delete(r.busy, env.Name)
@@ -400,9 +517,13 @@ func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Envi
 	outcome := "error"
 	var files map[string][]byte
 	var rendered []*unstructured.Unstructured
+	var interrupted *deployplan.InterruptedError
 	switch {
 	case rep != nil:
 		entry.Conclusion, entry.Summary = rep.Status(), rep.Summary()
+		if errors.As(err, &interrupted) {
+			entry.Conclusion, outcome = ConclusionInterrupted, ConclusionInterrupted
+		}
 		entry.Commit = rep.DeployApply.Source.Commit
 		outcome = rep.Status()
 		run.step("diffing the rendered objects against the cluster")
@@ -431,6 +552,9 @@ func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Envi
 		case errors.As(err, &lost):
 			// Holder ids only: safe to show.
 			entry.Conclusion, entry.Summary = deployplan.StatusFailed, lost.Error()
+		case errors.As(err, &interrupted):
+			entry.Conclusion, entry.Summary = ConclusionInterrupted, "the "+action+" was interrupted (this replica was shutting down) before it wrote anything (run "+run.ID+")"
+			outcome = ConclusionInterrupted
 		}
 	default:
 		return entry, outcome, nil

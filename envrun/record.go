@@ -27,7 +27,15 @@ func ApplyRecord(verb audit.Verb, env *deployplan.Environment, start time.Time, 
 		Namespace: env.Namespace, Blockers: []string{}}
 	var ref *deployplan.RefusalError
 	var lost *deployplan.LockLostError
+	var interrupted *deployplan.InterruptedError
 	switch {
+	case errors.As(err, &interrupted):
+		// Its report, once anything was written, names each object's
+		// result; the manifests below are those of the apply's scope.
+		rec.Outcome, rec.Message = audit.OutcomeInterrupted, interrupted.Error()
+		if rep != nil {
+			rec.Message = rep.DeployApply.Conclusion.Summary
+		}
 	case freezeRefusal(err) != "":
 		rec.Outcome, rec.Message = audit.OutcomeRefused, freezeRefusal(err)
 	case errors.As(err, &ref):

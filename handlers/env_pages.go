@@ -226,6 +226,8 @@ func (s *Server) envStart(action string) handlerFunc {
 			return s.render(w, r, he.Status, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: he.Public}))
 		case errors.Is(err, envrun.ErrBusy):
 			return s.render(w, r, http.StatusConflict, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "a plan or apply of " + envName + " is already running; wait for it to finish"}))
+		case errors.Is(err, envrun.ErrStopping):
+			return s.render(w, r, http.StatusServiceUnavailable, templates.RunPanel(templates.RunPanelProps{Env: envName, Action: action, Refusal: "this replica is shutting down: nothing was started; press again and another replica takes it"}))
 		case err != nil:
 			return err
 		}

@@ -35,7 +35,7 @@ import (
 // identity naming this replica. The index and the retention log their
 // errors: a replica without the rights still serves, and says why its
 // audit pages are empty.
-func startAudit(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, key []byte, log *slog.Logger) (*audit.Store, error) {
+func startAudit(ctx, leaseCtx context.Context, held *leaseHolders, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, key []byte, log *slog.Logger) (*audit.Store, error) {
 	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("audit store: %w", err)
@@ -54,11 +54,11 @@ func startAudit(ctx context.Context, rc *rest.Config, cs kubernetes.Interface, n
 			log.Warn("audit index not started: the audit pages read the records directly", "namespace", ns, "err", err)
 		}
 	}()
-	go func() {
-		if err := ret.Run(ctx); err != nil {
+	held.Go(func() {
+		if err := ret.Run(leaseCtx); err != nil {
 			log.Error("audit retention stopped", "namespace", ns, "err", err)
 		}
-	}()
+	})
 	log.Info("audit trail", "namespace", ns, "identity", identity)
 	return store, nil
 }

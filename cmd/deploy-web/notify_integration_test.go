@@ -158,7 +158,7 @@ func TestNotifyOnRealCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.start(ctx, notifyFeeds{timeline: tl, cluster: "in-cluster", base: "https://deploy.example"}, quiet)
+		n.start(ctx, new(leaseHolders), notifyFeeds{timeline: tl, cluster: "in-cluster", base: "https://deploy.example"}, quiet)
 		replicas = append(replicas, n)
 	}
 	leaders := func() int {

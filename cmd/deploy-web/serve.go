@@ -91,9 +91,11 @@ type serveConfig struct {
 	AuditKeyFile string
 }
 
-// defaultShutdownGrace leaves room in Kubernetes' default 30s termination
-// grace period for the manifests' 5s preStop sleep.
-const defaultShutdownGrace = 20 * time.Second
+// defaultShutdownGrace is how long a stop lets requests, plans and
+// applies under way finish (the base Deployment's
+// terminationGracePeriodSeconds covers the preStop sleep, this and
+// drainRecordReserve).
+const defaultShutdownGrace = 60 * time.Second
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", ":8080", "listen address of the dashboard (HTTP; put TLS in front of it)")
@@ -128,7 +130,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.AuditMaxAge, "audit-max-age", audit.DefaultMaxAge, "audit records older than this are trimmed; -1ns keeps them all")
 	fs.StringVar(&c.AuditKeyFile, "audit-key-file", "", "file holding the key that signs the audit records (at least 32 bytes; the base Deployment mounts it from the Secret "+audit.KeySecretName+"); empty reads that Secret in deploy-web's namespace through the API, creating it once if it may")
 	fs.StringVar(&c.ReportsDir, "reports-dir", deployplan.DefaultReportsDir(), "folder for the console's reports and pre-apply captures (created 0700; one owned by another user or writable by every user is refused)")
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting, tell log streams to reconnect, and give in-flight requests this long to finish")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM: stop accepting requests and runs, tell log streams to reconnect, and give in-flight requests and plans or applies under way this long to finish (an apply still going then stops before its next write, recorded as interrupted); then the Leases are released (keep terminationGracePeriodSeconds at least the preStop sleep + this + 25s)")
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -288,6 +290,12 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	// them during a graceful shutdown.
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
+	// The Lease holders run until the runs drained (stopServing), then
+	// release their Leases before serve returns.
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLeases()
+	var held leaseHolders
+	var runs drainer
 	members, err := startClusters(ctx, runCtx, targets, splitList(cfg.OperatorManagers), log)
 	if err != nil {
 		return err
@@ -328,7 +336,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if err != nil {
 			return err
 		}
-		store, err = startAudit(runCtx, home.rc, cs, auditNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
+		store, err = startAudit(runCtx, leaseCtx, &held, home.rc, cs, auditNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
 			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, key, log)
 		if err != nil {
 			return err
@@ -341,7 +349,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	var tl *timeline.Store
 	if tlNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
 		log.Warn("no timeline: App timelines and the activity feed are off, and promotions fail their soak gate (no recorded history)", "err", err)
-	} else if tl, err = startTimeline(runCtx, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
+	} else if tl, err = startTimeline(runCtx, leaseCtx, &held, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
 		return err
 	}
 	if tl != nil {
@@ -400,7 +408,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		runner := envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
-			Index: index, BaseContext: ctx,
+			Index: index,
 			Freezes: envrunFreezes(freezes), Cluster: func(env string) string { return hopts.EnvClusters[env] },
 			Record: func(ctx context.Context, rec audit.Record) {
 				if store == nil {
@@ -420,7 +428,8 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			},
 		})
 		hopts.Environments = runner
-		if err := startAutoSync(ctx, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
+		runs = runner
+		if err := startAutoSync(leaseCtx, &held, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
 			envConfig: envConfig, kube: cs, namespace: historyNS, identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
 			appendRecord: auditAppender(store), clusters: hopts.EnvClusters, log: log}); err != nil {
 			return err
@@ -443,11 +452,11 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		// (serve_timeline.go); without a timeline they are not sent, said
 		// at start.
 		feeds.timeline = tl
-		ntf.start(runCtx, feeds, log)
+		ntf.start(leaseCtx, &held, feeds, log)
 	}
 	// Scheduled freeze windows on record, under the sender's Lease.
 	if ntf != nil {
-		startFreezeWatch(runCtx, freezes, store, ntf.Sender.Leading, log)
+		startFreezeWatch(leaseCtx, freezes, store, ntf.Sender.Leading, log)
 	}
 	hs := &http.Server{
 		Handler: srv.Handler(),
@@ -488,7 +497,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		return err
 	case <-ctx.Done():
 	}
-	return shutdown(hs, cfg.ShutdownGrace, log)
+	return stopServing(hs, cfg.ShutdownGrace, runs, stopLeases, &held, log)
 }
 
 func splitList(s string) []string {

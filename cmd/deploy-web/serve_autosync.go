@@ -185,6 +185,9 @@ func (a *autoSyncAdapters) Deploy(ctx context.Context, env string, req autosync.
 		d.Force = req.Objects
 	}
 	run, err := a.d.runner.Deploy(env, d)
+	if errors.Is(err, envrun.ErrStopping) {
+		return autosync.Result{}, autosync.ErrNotStarted
+	}
 	if err != nil {
 		return autosync.Result{}, err
 	}
@@ -325,8 +328,8 @@ func (a *autoSyncAdapters) objectOf(e *deployplan.Environment, kind, name string
 }
 
 // startAutoSync builds the loop over d and, when an environment has
-// auto-sync on, runs it until ctx ends and hands it to the pages.
-func startAutoSync(ctx context.Context, hopts *handlers.Options, d autoSyncDeps) error {
+// auto-sync on, runs it in held until ctx ends and hands it to the pages.
+func startAutoSync(ctx context.Context, held *leaseHolders, hopts *handlers.Options, d autoSyncDeps) error {
 	as, err := newAutoSync(d)
 	if err != nil {
 		return fmt.Errorf("--environments: %w", err)
@@ -335,7 +338,7 @@ func startAutoSync(ctx context.Context, hopts *handlers.Options, d autoSyncDeps)
 		return nil
 	}
 	d.log.Info("auto-sync", "environments", len(as.envs), "lease", d.namespace+"/"+autosync.LeaseName, "identity", d.identity)
-	go as.run(ctx, d.log)
+	held.Go(func() { as.run(ctx, d.log) })
 	hopts.AutoSync = as
 	return nil
 }

@@ -80,13 +80,14 @@ type notifyFeeds struct {
 	base string
 }
 
-// start runs the sender and the feeds until ctx ends.
-func (n *notifications) start(ctx context.Context, f notifyFeeds, log *slog.Logger) {
-	go func() {
+// start runs the sender (a Lease holder, in held) and the feeds until
+// ctx ends.
+func (n *notifications) start(ctx context.Context, held *leaseHolders, f notifyFeeds, log *slog.Logger) {
+	held.Go(func() {
 		if err := n.Sender.Run(ctx); err != nil {
 			log.Error("notifications stopped", "err", err)
 		}
-	}()
+	})
 	if f.records != nil {
 		feed := &auditfeed.Feed{Records: f.records, Active: n.Sender.Leading, Link: func(ev notify.Event) string { return eventLink(f.base, ev) }}
 		go feed.Run(ctx, n.Sender.Notify)

@@ -24,13 +24,13 @@ const (
 
 // startTimeline builds the timeline store in namespace ns of the home
 // cluster (cs), loads and runs it on ctx, contends for its Lease
-// (timeline.LeaseName) with identity, and feeds it on this replica from
+// (timeline.LeaseName) with identity in held until leaseCtx ends, and feeds it on this replica from
 // every member's caches and Warning Events and from the audit records
 // (records nil: no deploy markers). Every replica feeds and reads; only
 // the Lease holder writes. The store is returned for its readers: the
 // handlers (Query, Fleet, Subscribe) and any other consumer of its live
 // entries (Subscribe).
-func startTimeline(ctx context.Context, cs kubernetes.Interface, ns, identity string, members []*member, records *audit.Store, log *slog.Logger) (*timeline.Store, error) {
+func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kubernetes.Interface, ns, identity string, members []*member, records *audit.Store, log *slog.Logger) (*timeline.Store, error) {
 	log = log.With("component", "timeline")
 	var leading atomic.Bool
 	store, err := timeline.New(cs.CoreV1(), timeline.Options{Namespace: ns, IsLeader: leading.Load, Log: log})
@@ -42,8 +42,8 @@ func startTimeline(ctx context.Context, cs kubernetes.Interface, ns, identity st
 			log.Error("timeline not loaded: the timeline pages wait for it", "namespace", ns, "err", err)
 		}
 	}()
-	go func() {
-		err := lease.Run(ctx, cs.CoordinationV1(), lease.Config{Namespace: ns, Name: timeline.LeaseName, Identity: identity,
+	held.Go(func() {
+		err := lease.Run(leaseCtx, cs.CoordinationV1(), lease.Config{Namespace: ns, Name: timeline.LeaseName, Identity: identity,
 			LeaseDuration: timelineLeaseDuration, RenewDeadline: timelineRenewDeadline, RetryPeriod: timelineRetryPeriod},
 			func(term context.Context) {
 				leading.Store(true)
@@ -54,7 +54,7 @@ func startTimeline(ctx context.Context, cs kubernetes.Interface, ns, identity st
 		if err != nil {
 			log.Error("timeline: no Lease: this replica never writes the timeline", "err", err)
 		}
-	}()
+	})
 	for _, m := range members {
 		go feedApps(ctx, m.cfg.Name, m.view, store, feedPace)
 		if err := feedWarnings(ctx, m.cfg.Name, m.cs, m.cfg.Namespaces, m.view.AppOf, store, log); err != nil {

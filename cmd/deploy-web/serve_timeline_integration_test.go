@@ -50,7 +50,7 @@ func TestTimelineOnRealCluster(t *testing.T) {
 		}
 		view.Start(ctx)
 		m := &member{cfg: fleetset.Cluster{Name: "home", Namespaces: []string{"shop"}, AppResource: "apps.v1.hanzo.ai"}, cs: cs, view: view, appKind: "App"}
-		store, err := startTimeline(ctx, cs, "deploy-web", identity, []*member{m}, nil, log)
+		store, err := startTimeline(ctx, ctx, new(leaseHolders), cs, "deploy-web", identity, []*member{m}, nil, log)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func Event(r audit.Record) (notify.Event, bool) {
 	ok := r.Outcome == audit.OutcomeSucceeded
 	var t notify.TriggerType
 	switch {
-	case r.Verb == audit.VerbApply && r.Outcome == audit.OutcomeFailed:
+	case r.Verb == audit.VerbApply && (r.Outcome == audit.OutcomeFailed || r.Outcome == audit.OutcomeInterrupted):
 		t = notify.TriggerApplyFailed
 	case (r.Verb == audit.VerbAutoSync || r.Verb == audit.VerbSelfHeal) && !ok:
 		t = notify.TriggerAutoSyncFailed

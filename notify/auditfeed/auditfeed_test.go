@@ -27,6 +27,7 @@ func TestEvent(t *testing.T) {
 		wantRv string
 	}{
 		{rec(audit.VerbApply, audit.OutcomeFailed), notify.TriggerApplyFailed, "r-1"},
+		{rec(audit.VerbApply, audit.OutcomeInterrupted), notify.TriggerApplyFailed, "r-1"},
 		{rec(audit.VerbApply, audit.OutcomeRefused), "", ""},
 		{rec(audit.VerbApply, audit.OutcomeSucceeded), "", ""},
 		{rec(audit.VerbAutoSync, audit.OutcomeFailed), notify.TriggerAutoSyncFailed, "r-1"},
