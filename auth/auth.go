@@ -131,9 +131,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, deny Denier) (*Auth,
 		EndSession string   `json:"end_session_endpoint"`
 		Revocation string   `json:"revocation_endpoint"`
 		UserInfo   string   `json:"userinfo_endpoint"`
+		// TokenAuth are the client authentications the token endpoint
+		// takes.
+		TokenAuth []string `json:"token_endpoint_auth_methods_supported"`
 	}
 	if err := provider.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("auth: oidc discovery at %s: %w", cfg.IssuerURL, err)
+	}
+	if a.oauth.Endpoint.AuthStyle, err = tokenAuthStyle(cfg.TokenAuthMethod, meta.TokenAuth); err != nil {
+		return nil, err
 	}
 	// Every endpoint the IdP names is held to the issuer's rule: an https
 	// issuer naming a plain-http token endpoint would send the client

@@ -58,6 +58,10 @@ type Config struct {
 	// Scopes requested at login; "openid profile email groups" when empty.
 	// Must include "openid".
 	Scopes []string
+	// TokenAuthMethod is how the client authenticates at the token
+	// endpoint: TokenAuthBasic or TokenAuthPost; "" takes it from
+	// discovery (tokenAuthStyle).
+	TokenAuthMethod string
 	// AdminClaim is the ID-token claim IsAdmin reads; DefaultAdminClaim when empty.
 	AdminClaim string
 	// AdminValue is the value of AdminClaim that makes a superadmin;

@@ -155,13 +155,8 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	defer cancel()
 	tok, err := a.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
 	if err != nil {
-		// invalid_grant (RFC 6749 5.2) and access_denied (the IdP or its
-		// login app denied the user: Hydra answers a refresh of a disabled
-		// user so) say the grant is over, with whatever 4xx status the IdP
-		// sends them; a 429, a 5xx, a timeout or another error says
-		// nothing about the user.
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "access_denied") {
+		if errors.As(err, &re) && refreshRefused(re) {
 			return refreshed{}, fmt.Errorf("%w: %s", errRefreshRefused, loginErrorText(err))
 		}
 		retry := refreshRetryMin
@@ -194,6 +189,17 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	}
 	out.Subject, out.Claims = ui.subject, ui.claims
 	return out, nil
+}
+
+// refreshRefused reports whether the IdP's answer to a refresh ends the
+// grant: invalid_grant (RFC 6749 5.2) or access_denied (the IdP or its
+// login app denied the user: Hydra answers a refresh of a disabled user
+// so), with whatever 4xx status the IdP sends them. Any other answer (a
+// 429, a 5xx, a timeout, a firewall's 403) says nothing about the user.
+// The token endpoint's client authentication is fixed (tokenAuthStyle),
+// so the error read here is the IdP's answer to this refresh.
+func refreshRefused(re *oauth2.RetrieveError) bool {
+	return re.ErrorCode == "invalid_grant" || re.ErrorCode == "access_denied"
 }
 
 // unavailableError is errRefreshUnavailable with how long to wait before

@@ -143,22 +143,37 @@ func watchRelease(ctx context.Context, leases coordinationv1client.LeasesGetter,
 		w, err := leases.Leases(c.Namespace).Watch(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", c.Name).String()})
 		if err == nil {
-			for ev := range w.ResultChan() {
-				l, ok := ev.Object.(*coordinationv1.Lease)
-				if !ok || l.Name != c.Name {
-					continue
-				}
-				free := l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == ""
-				if ev.Type == watch.Deleted || (ev.Type == watch.Modified && free) {
-					wake()
-				}
-			}
+			watchEvents(ctx, w, c.Name, wake)
 			w.Stop()
 		}
 		if time.Since(opened) < time.Second {
 			select { // a watch refused or closed at once: not in a busy loop
 			case <-ctx.Done():
 			case <-time.After(c.RetryPeriod):
+			}
+		}
+	}
+}
+
+// watchEvents reads w until it closes or ctx ends (a watcher need not
+// close its channel when the context of its request ends), calling wake
+// for each release of the Lease name.
+func watchEvents(ctx context.Context, w watch.Interface, name string, wake func()) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			l, isLease := ev.Object.(*coordinationv1.Lease)
+			if !isLease || l.Name != name {
+				continue
+			}
+			free := l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == ""
+			if ev.Type == watch.Deleted || (ev.Type == watch.Modified && free) {
+				wake()
 			}
 		}
 	}
