@@ -66,6 +66,10 @@ type testIdP struct {
 	editDiscovery func(doc map[string]any)
 	// noRefresh: the token endpoint issues no refresh tokens.
 	noRefresh bool
+	// clientAuth, when set, is the one client authentication the token
+	// endpoint takes (as Hydra's client of that token_endpoint_auth_method):
+	// the other is invalid_client.
+	clientAuth string
 	// refreshStatus, when not 0, answers every refresh with this status
 	// (400 invalid_grant: a disabled user; 503: an IdP that is down).
 	refreshStatus int
@@ -176,6 +180,13 @@ func (p *testIdP) token(w http.ResponseWriter, r *http.Request) {
 	id, secret, ok := r.BasicAuth()
 	if !ok {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	p.mu.Lock()
+	only := p.clientAuth
+	p.mu.Unlock()
+	if (only == TokenAuthBasic && !ok) || (only == TokenAuthPost && ok) {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
 	}
 	if id != testClientID || secret != testClientSecret {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})

@@ -65,6 +65,9 @@ type serveConfig struct {
 	// Scopes are the OAuth 2.0 scopes requested at login, comma-separated
 	// ("" = auth's default: openid,profile,email,groups).
 	Scopes string
+	// TokenAuthMethod is the client authentication at the token endpoint
+	// ("": from discovery).
+	TokenAuthMethod string
 
 	LogFormat string
 	PerPage   int
@@ -120,6 +123,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.LocalLogout, "local-logout", false, "keep logout local: do not send the browser to the identity provider's end_session_endpoint")
 	fs.BoolVar(&c.InsecureCookies, "insecure-cookies", false, "allow cookies over plain HTTP (only for a loopback redirect URL)")
 	fs.StringVar(&c.Scopes, "oidc-scopes", "openid,profile,email,groups,offline_access", "comma-separated scopes requested at login (offline_access gets the refresh token sessions re-check with; drop groups for an IdP that refuses it, e.g. Google)")
+	fs.StringVar(&c.TokenAuthMethod, "oidc-token-auth-method", "", "how deploy-web authenticates at the IdP's token endpoint: "+auth.TokenAuthBasic+" or "+auth.TokenAuthPost+" (default: from discovery's token_endpoint_auth_methods_supported, "+auth.TokenAuthBasic+" when listed or none is)")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.IntVar(&c.PerPage, "page-size", 100, "rows per page of the application list")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", "listen address of the Prometheus /metrics endpoint, separate from --addr and unauthenticated (keep it off the public ingress); empty turns it off")
@@ -317,7 +321,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		IssuerURL: cfg.IssuerURL, ClientID: cfg.ClientID, ClientSecret: clientSecret, RedirectURL: cfg.RedirectURL,
 		AdminClaim: cfg.AdminClaim, AdminValue: cfg.AdminValue, SessionKeys: keys, SessionTTL: cfg.SessionTTL,
 		SessionRecheck: cfg.SessionRecheck, LocalLogout: cfg.LocalLogout,
-		InsecureCookies: cfg.InsecureCookies, Scopes: splitList(cfg.Scopes),
+		InsecureCookies: cfg.InsecureCookies, Scopes: splitList(cfg.Scopes), TokenAuthMethod: cfg.TokenAuthMethod,
 		GroupsClaim: cfg.GroupsClaim, Roles: policy,
 	}, log, site)
 	if err != nil {
