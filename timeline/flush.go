@@ -41,6 +41,9 @@ func (s *Store) flush(ctx context.Context) {
 	}
 	s.foldsDueLocked(now)
 	shard, since, ok := s.oldestDirtyLocked()
+	if !ok {
+		s.stats.IdleTicks++
+	}
 	if !ok || now.Sub(s.lastWrite) < s.opts.FlushInterval {
 		s.mu.Unlock()
 		return

@@ -71,6 +71,10 @@ type Stats struct {
 	// StandbyDropped entries a replica that does not lead could not keep
 	// aside (past Options.Standby).
 	Dropped, Refused, Skipped, ShardErrors, StandbyDropped uint64
+	// IdleTicks counts the writer's ticks, as the leader, that found
+	// nothing to write (no shard pending, no fold due): the writer at rest
+	// (tests wait for it rather than for a span of time).
+	IdleTicks uint64
 	// Apps and Entries are what the index holds; Pending the shards
 	// waiting for a write; Folded the Apps whose folded repeats wait to
 	// be written (Limits.FoldWrite).

@@ -140,6 +140,21 @@ func churn(ctx context.Context, apps int, replicas ...*replica) {
 	}
 }
 
+// waitIdle waits until the writer of s has had idleTicks to write
+// nothing, after the after-th such tick: the writer at rest, as it
+// reports it. It returns the count reached.
+func waitIdle(t *testing.T, s *Store, after uint64) uint64 {
+	t.Helper()
+	const idleTicks = 3
+	var n uint64
+	waitUntil(t, "the writer at rest", time.Minute, func() bool {
+		st := s.Stats()
+		n = st.IdleTicks
+		return st.Pending == 0 && st.Folded == 0 && n >= after+idleTicks
+	})
+	return n
+}
+
 func TestStoreOnRealCluster(t *testing.T) {
 	env := platformtest.Start(t, platformtest.Options{Namespaces: []string{"tl-restart", "tl-churn", "tl-leader"}})
 	cfg := platformtest.AdminConfig(env.Cluster.Config)
@@ -159,11 +174,13 @@ func TestStoreOnRealCluster(t *testing.T) {
 			in = append(in, Entry{Time: time.Now().Add(-time.Duration(i) * time.Second), App: appN(i), Kind: KindSync, From: "Synced", To: "OutOfSync"})
 		}
 		a.store.Record(in...)
-		waitUntil(t, "every shard written", time.Minute, func() bool { return a.store.Stats().Pending == 0 })
+		// At rest is what the writer says: ticks that found nothing to
+		// write, after which no write may follow.
+		idle := waitIdle(t, a.store, 0)
 		written := len(a.writes.snapshot())
-		time.Sleep(4 * time.Second)
+		waitIdle(t, a.store, idle)
 		if got := len(a.writes.snapshot()); got != written {
-			t.Errorf("writes at rest over 4s = %d, want 0", got-written)
+			t.Errorf("writes at rest (between idle ticks of the writer) = %d, want 0", got-written)
 		}
 		if st := a.store.Stats(); st.Writes != uint64(written) || st.WriteErrors != 0 || st.Conflicts != 0 {
 			t.Errorf("Stats() = %+v, want %d writes, no errors or conflicts", st, written)
@@ -189,9 +206,9 @@ func TestStoreOnRealCluster(t *testing.T) {
 		if err != nil || len(page.Entries) != 50 {
 			t.Errorf("Fleet(sync) after restart = %d entries, %v; want 50", len(page.Entries), err)
 		}
-		time.Sleep(3 * time.Second)
+		waitIdle(t, b.store, 0)
 		if n := len(b.writes.snapshot()); n != 0 {
-			t.Errorf("writes of a restarted store with nothing new = %d, want 0", n)
+			t.Errorf("writes of a restarted store with nothing new (once its writer is idle) = %d, want 0", n)
 		}
 	})
 
