@@ -44,7 +44,7 @@ const ConclusionInterrupted = "interrupted"
 
 // Errors of Start.
 var (
-	ErrBusy       = errors.New("envrun: a plan or apply is already running for this environment")
+	ErrBusy = errors.New("envrun: a plan or apply is already running for this environment")
 	// ErrStopping refuses a run asked of a replica that is shutting down
 	// (Drain): nothing starts; another replica takes the next request.
 	ErrStopping   = errors.New("envrun: this replica is shutting down: no new plan or apply starts here; try again")

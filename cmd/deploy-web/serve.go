@@ -412,7 +412,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		runner := envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
-			Index: index,
+			Index:   index,
 			Freezes: envrunFreezes(freezes), Cluster: func(env string) string { return hopts.EnvClusters[env] },
 			Record: func(ctx context.Context, rec audit.Record) {
 				if store == nil {
