@@ -39,6 +39,11 @@ type TimelineFeed struct {
 	// now are the Apps whose newest health entry went to Degraded, with
 	// its event (at most MaxTracked).
 	now map[appKey]Event
+	// drifted are the Apps whose newest drift entry went to drifted, with
+	// its event (at most MaxTracked): a drift still present after a
+	// handover is announced by the next sender (once: the dedup keys of
+	// the previous one's delivery log).
+	drifted map[appKey]Event
 }
 
 // MaxTracked bounds the Apps a TimelineFeed remembers as degraded (the
@@ -51,7 +56,7 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.degraded == nil {
-		f.degraded, f.now = map[appKey]bool{}, map[appKey]Event{}
+		f.degraded, f.now, f.drifted = map[appKey]bool{}, map[appKey]Event{}, map[appKey]Event{}
 	}
 	if e.App.Cluster == "" {
 		e.App.Cluster = f.Cluster
@@ -76,6 +81,9 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 		t = triggerSettled
 	case e.Kind == timeline.KindDrift && e.To == timeline.DriftDrifted:
 		t = TriggerDrift
+	case e.Kind == timeline.KindDrift:
+		delete(f.drifted, key) // clean again: nothing to replay
+		return nil
 	default:
 		return nil
 	}
@@ -93,6 +101,9 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 			f.now[key] = ev
 		}
 	}
+	if t == TriggerDrift && len(f.drifted) < MaxTracked {
+		f.drifted[key] = ev
+	}
 	return []Event{ev}
 }
 
@@ -106,8 +117,11 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 // its delivery logs hold.
 func (f *TimelineFeed) Replay(notify func(Event)) {
 	f.mu.Lock()
-	evs := make([]Event, 0, len(f.now))
+	evs := make([]Event, 0, len(f.now)+len(f.drifted))
 	for _, ev := range f.now {
+		evs = append(evs, ev)
+	}
+	for _, ev := range f.drifted {
 		evs = append(evs, ev)
 	}
 	f.mu.Unlock()

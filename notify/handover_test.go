@@ -101,14 +101,19 @@ func TestSenderHandoverReplaysDegraded(t *testing.T) {
 	}
 }
 
-// TestTimelineFeedReplay: Replay hands on the Apps degraded now, oldest
-// first, with the event that said so; an App that recovered or only left
-// Degraded is not one of them.
+// TestTimelineFeedReplay: Replay hands on the Apps degraded or drifted
+// now, oldest first, with the event that said so; an App that recovered,
+// only left Degraded, or is clean again is not one of them.
 func TestTimelineFeedReplay(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	health := func(app string, min int, from, to string) timeline.Entry {
 		return timeline.Entry{Time: at.Add(time.Duration(min) * time.Minute), App: timeline.App{Cluster: "c1", Namespace: "shop", Name: app},
 			Kind: timeline.KindHealth, From: from, To: to, Revision: "r" + app}
+	}
+	drift := func(app string, min int, from, to string) timeline.Entry {
+		e := health(app, min, from, to)
+		e.Kind = timeline.KindDrift
+		return e
 	}
 	var f TimelineFeed
 	for _, e := range []timeline.Entry{
@@ -117,6 +122,8 @@ func TestTimelineFeedReplay(t *testing.T) {
 		health("cart", 2, "Healthy", "Degraded"), health("cart", 3, "Degraded", "Healthy"),
 		health("api", 4, "Healthy", "Degraded"), health("api", 5, "Degraded", "Progressing"),
 		health("web", 6, "Degraded", "Progressing"), health("web", 7, "Progressing", "Degraded"),
+		drift("db", 8, timeline.DriftClean, timeline.DriftDrifted),
+		drift("queue", 9, timeline.DriftClean, timeline.DriftDrifted), drift("queue", 10, timeline.DriftDrifted, timeline.DriftClean),
 	} {
 		f.Events(e)
 	}
@@ -124,7 +131,7 @@ func TestTimelineFeedReplay(t *testing.T) {
 	f.Replay(func(ev Event) {
 		got = append(got, string(ev.Trigger)+" "+ev.App+" "+ev.Revision+" "+ev.Time.Format("15:04"))
 	})
-	want := []string{"degraded checkout rcheckout 10:01", "degraded web rweb 10:07"}
+	want := []string{"degraded checkout rcheckout 10:01", "degraded web rweb 10:07", "drift db rdb 10:08"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Replay (-want +got):\n%s", diff)
 	}
