@@ -223,7 +223,7 @@ func TestServiceAccountRights(t *testing.T) {
 	deny([]string{"get"}, []string{"secrets/deploy-web-notify"}, append(slices.Clone(platformNS), environment, "kube-system", "default")...)
 	deny([]string{"get"}, []string{"secrets/deploy-web-session"}, ownNS)
 	// The notification sender's Lease.
-	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-notify"}, ownNS)
+	allow([]string{"get", "update", "watch"}, []string{"leases.coordination.k8s.io/deploy-web-notify"}, ownNS)
 	// No workload writes in the platform namespaces (the operator does
 	// them); Apps are only patched there, never created, replaced or deleted.
 	deny(writes, []string{"deployments.apps", "replicasets.apps", "pods", "services", "configmaps", "jobs.batch"}, platformNS...)
@@ -234,8 +234,8 @@ func TestServiceAccountRights(t *testing.T) {
 	allow([]string{"get", "list", "watch", "create", "update", "delete"}, []string{"configmaps"}, ownNS)
 	deny([]string{"patch", "deletecollection"}, []string{"configmaps"}, ownNS)
 	allow([]string{"create"}, []string{"events", "leases.coordination.k8s.io"}, ownNS)
-	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
-	allow([]string{"get", "update"}, []string{"leases.coordination.k8s.io/deploy-web-timeline"}, ownNS)
+	allow([]string{"get", "update", "watch"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
+	allow([]string{"get", "update", "watch"}, []string{"leases.coordination.k8s.io/deploy-web-timeline"}, ownNS)
 	deny([]string{"get", "update", "delete"}, []string{"leases.coordination.k8s.io/some-other-lease"}, ownNS)
 	deny([]string{"delete", "patch"}, []string{"leases.coordination.k8s.io/deploy-web-audit-retention"}, ownNS)
 	deny([]string{"create", "update", "delete"}, []string{"apps.hanzo.ai"}, platformNS...)
