@@ -125,11 +125,14 @@ func TestOneRunPerEnvironment(t *testing.T) {
 func metavOpts() metav1.ListOptions { return metav1.ListOptions{} }
 
 // TestShutdownInterruptsRuns: when the server's context ends, a running
-// plan is interrupted, says so, ends, and frees its environment.
+// plan is interrupted, says so, ends, and frees its environment; no run
+// starts after.
 func TestShutdownInterruptsRuns(t *testing.T) {
-	r, _ := testRunner(t)
+	r0, _ := testRunner(t)
 	base, shutdown := context.WithCancel(context.Background())
-	r.opts.BaseContext = base
+	opts := r0.opts
+	opts.BaseContext = base
+	r := New(r0.cfg, slog.New(slog.DiscardHandler), opts)
 	run, err := r.Start("dev", ActionPlan, "alice", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +155,11 @@ func TestShutdownInterruptsRuns(t *testing.T) {
 	if !found {
 		t.Errorf("steps = %q, want an interruption notice", snap.Steps)
 	}
-	if _, err := r.Start("dev", ActionPlan, "alice", "", ""); errors.Is(err, ErrBusy) {
+	if !r.Idle() {
 		t.Error("the environment is still busy after the interrupted run ended")
+	}
+	if _, err := r.Start("dev", ActionPlan, "alice", "", ""); !errors.Is(err, ErrStopping) {
+		t.Errorf("Start after the shutdown = %v, want ErrStopping", err)
 	}
 }
 
