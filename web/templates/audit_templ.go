@@ -133,7 +133,7 @@ func Audit(p AuditProps) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, o := range []string{string(audit.OutcomeSucceeded), string(audit.OutcomeFailed), string(audit.OutcomeRefused)} {
+			for _, o := range []string{string(audit.OutcomeSucceeded), string(audit.OutcomeFailed), string(audit.OutcomeRefused), string(audit.OutcomeInterrupted)} {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
