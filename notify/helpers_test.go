@@ -2,11 +2,13 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -52,6 +54,30 @@ func (r *receiver) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.bodies)
+}
+
+// revisions are the event revisions of the requests received, in order.
+func (r *receiver) revisions(t *testing.T) []string {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, b := range r.bodies {
+		var p webhookPayload
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Event.Revision)
+	}
+	return out
+}
+
+// got reports whether a request for revision rev was received: with one
+// worker delivering in queue order, a marker's arrival says every event
+// notified before it was handled (the explicit signal tests wait for,
+// rather than a span of time).
+func (r *receiver) got(t *testing.T, rev string) bool {
+	return slices.Contains(r.revisions(t), rev)
 }
 
 func (r *receiver) signatureErrors() []error {

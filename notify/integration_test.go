@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -84,9 +84,15 @@ func TestOnControlPlane(t *testing.T) {
 		r1.Notify(rec)
 		r2.Notify(rec)
 		waitFor(t, "recovered", func() bool { return rcv.count() >= 2 })
-		time.Sleep(500 * time.Millisecond)
-		if n := rcv.count(); n != 2 {
-			t.Fatalf("receiver got %d requests, want 2 (degraded once, recovered once)", n)
+		// A marker after them: once it arrived, the leader has handled
+		// every event before it.
+		marker := ev
+		marker.Revision = "marker"
+		r1.Notify(marker)
+		r2.Notify(marker)
+		waitFor(t, "the marker", func() bool { return rcv.got(t, "marker") })
+		if got := rcv.revisions(t); !slices.Equal(got, []string{"r1", "r1", "marker"}) {
+			t.Fatalf("received %q, want r1 degraded once, recovered once, then the marker", got)
 		}
 
 		// The leader goes away; the other takes over and, having read the
@@ -104,10 +110,11 @@ func TestOnControlPlane(t *testing.T) {
 		next := ev
 		next.Revision = "r2"
 		follower.Notify(next)
-		waitFor(t, "r2", func() bool { return rcv.count() >= 3 })
-		time.Sleep(500 * time.Millisecond)
-		if n := rcv.count(); n != 3 {
-			t.Errorf("receiver got %d requests, want 3 (r1 not sent again after the handover)", n)
+		// r2, notified after r1, is the marker: once it arrived, r1 was
+		// handled (and not sent again, read from the delivery log).
+		waitFor(t, "r2", func() bool { return rcv.got(t, "r2") })
+		if got := rcv.revisions(t); !slices.Equal(got, []string{"r1", "r1", "marker", "r2"}) {
+			t.Errorf("received %q, want r1 not sent again after the handover, then r2", got)
 		}
 		if errs := rcv.signatureErrors(); len(errs) > 0 {
 			t.Errorf("signature errors: %v", errs)
