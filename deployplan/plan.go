@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -129,25 +128,9 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	// of a well-known cluster-scoped kind is a divergence, with the id the
 	// cluster plan's blocker has.
 	opts.progress("check every object is inside namespace %s", env.Namespace)
-	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, offlineScope)...)
+	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, OfflineScope)...)
 	res.Divergences = dedupeBlockers(res.Divergences)
 	return res, nil
-}
-
-// clusterScopedKinds are the cluster-scoped kinds of Kubernetes itself, by
-// group, which a source plan knows without a cluster.
-var clusterScopedKinds = map[string]bool{
-	"/Namespace": true, "/Node": true, "/PersistentVolume": true,
-	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
-	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
-	"storage.k8s.io/StorageClass": true, "scheduling.k8s.io/PriorityClass": true, "networking.k8s.io/IngressClass": true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": true, "admissionregistration.k8s.io/MutatingWebhookConfiguration": true,
-}
-
-// offlineScope is the Scope of a source plan: the cluster-scoped kinds it
-// knows, every other kind namespaced (only the cluster knows its CRDs).
-func offlineScope(gvk schema.GroupVersionKind) (namespaced, known bool) {
-	return !clusterScopedKinds[gvk.Group+"/"+gvk.Kind], true
 }
 
 func sourceLabel(env *Environment) string {

@@ -1,7 +1,6 @@
 package envrun
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,11 +76,10 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 	}
 	var out []ObjectDiff
 	var inScope []*unstructured.Unstructured
-	for _, obj := range rendered.Objects {
+	// The namespace rule, as the plan applied it: the objects are
+	// compared, and recorded, in the namespace the apply used.
+	for _, obj := range deployplan.WithNamespace(rendered.Objects, env.Namespace, deployplan.OfflineScope) {
 		ns := obj.GetNamespace()
-		if ns == "" {
-			ns = env.Namespace
-		}
 		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()],
 			Direction: DirectionLiveDesired}
 		// Outside the apply boundary (another namespace, or blocked by the
@@ -135,7 +133,8 @@ func inBoundary(env *deployplan.Environment, ns, action string) bool {
 }
 
 // AppliedManifests renders env again and returns the objects an apply of
-// rep wrote (inside the apply boundary), for the apply's audit record; a
+// rep wrote (inside the apply boundary, in the namespace the apply used:
+// deployplan.WithNamespace), for the apply's audit record; a
 // render at another commit than rep's is an error (the source moved).
 func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
 	rendered, err := deployplan.Render(ctx, env)
@@ -150,8 +149,8 @@ func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *dep
 		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
 	}
 	var out []*unstructured.Unstructured
-	for _, obj := range rendered.Objects {
-		ns := cmp.Or(obj.GetNamespace(), env.Namespace)
+	for _, obj := range deployplan.WithNamespace(rendered.Objects, env.Namespace, deployplan.OfflineScope) {
+		ns := obj.GetNamespace()
 		if inBoundary(env, ns, actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]) {
 			out = append(out, obj)
 		}

@@ -79,7 +79,7 @@ func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, 
 			return revdiff.Report{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "the environment's cluster could not be resolved", Err: err}
 		}
 	}
-	rep, err := revdiff.CompareEnvironment(ctx, env, popts, fs, ts, revdiff.Options{})
+	rep, err := revdiff.CompareEnvironment(ctx, env, popts, fs, ts, nil, revdiff.Options{})
 	switch {
 	case errors.Is(err, revdiff.ErrBothLive):
 		return revdiff.Report{}, badRequest("from and to are both live: compare live with a record id or ref:REF")
