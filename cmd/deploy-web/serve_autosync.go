@@ -38,8 +38,10 @@ type autoSyncDeps struct {
 	kube      kubernetes.Interface
 	namespace string
 	identity  string
-	// appendRecord stores an audit record (nil: none kept).
+	// appendRecord stores an audit record (nil: none kept); records lists
+	// them (nil: the commit live is read from the plan history alone).
 	appendRecord func(ctx context.Context, rec audit.Record)
+	records      audit.Lister
 	// clusters maps an environment to its cluster's name (audit records).
 	clusters map[string]string
 	log      *slog.Logger
@@ -164,9 +166,17 @@ func (a *autoSyncAdapters) Head(ctx context.Context, env string) (string, error)
 	return a.d.index.Head(ctx, env)
 }
 
-// Live is the commit of env's last apply that applied, from the plan
-// history.
+// Live is the commit of env's last apply that applied, whoever made it:
+// from the audit trail (audit.LastApplied: the console's, auto-sync's and
+// the command line's applies), else the plan history.
 func (a *autoSyncAdapters) Live(ctx context.Context, env string) (string, time.Time, error) {
+	if a.d.records != nil {
+		rec, ok, err := audit.LastApplied(ctx, a.d.records, env)
+		if err != nil || !ok {
+			return "", time.Time{}, err
+		}
+		return rec.Commit, rec.Time, nil
+	}
 	e, ok, err := a.d.store.LastApplied(ctx, env)
 	if err != nil || !ok {
 		return "", time.Time{}, err
@@ -351,4 +361,13 @@ func auditAppender(store *audit.Store) func(ctx context.Context, rec audit.Recor
 		defer cancel()
 		_, _ = store.Append(appendCtx, rec)
 	}
+}
+
+// auditRecords is store as an audit.Lister; nil when there is no store (a
+// nil *audit.Store in the interface would not read as nil).
+func auditRecords(store *audit.Store) audit.Lister {
+	if store == nil {
+		return nil
+	}
+	return store
 }
