@@ -78,7 +78,7 @@ func autoSyncEnvironments(cfg *deployplan.Config) []autosync.Environment {
 		if e.AutoSync == nil || !e.AutoSync.Enabled || e.Protected {
 			continue
 		}
-		out = append(out, autosync.Environment{Name: e.Name, Enabled: true, SelfHeal: e.AutoSync.SelfHeal,
+		out = append(out, autosync.Environment{Name: e.Name, Enabled: true, SelfHeal: e.AutoSync.SelfHeal.On,
 			Interval: e.AutoSync.IntervalOrDefault(), Grace: e.AutoSync.GraceOrDefault()})
 	}
 	return out
