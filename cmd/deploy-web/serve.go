@@ -422,7 +422,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		hopts.Environments = runner
 		if err := startAutoSync(ctx, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
 			envConfig: envConfig, kube: cs, namespace: historyNS, identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
-			appendRecord: auditAppender(store), records: auditRecords(store), clusters: hopts.EnvClusters, log: log}); err != nil {
+			appendRecord: auditAppender(store), records: recordLister(store), clusters: hopts.EnvClusters, log: log}); err != nil {
 			return err
 		}
 	}
