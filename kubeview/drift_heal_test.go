@@ -45,7 +45,7 @@ func TestDriftRemovePatch(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		`metadata.labels["team/x"]`: "/metadata/labels/team~1x",
+		`metadata.labels["team/x"]`:                                   "/metadata/labels/team~1x",
 		`spec.template.spec.containers[name=api].env[name=COLOR]`:     "/spec/template/spec/containers/0/env/0",
 		`spec.template.spec.containers[name=api].env[name=HAND_EDIT]`: "/spec/template/spec/containers/0/env/1",
 	}
