@@ -55,6 +55,9 @@ func Drifted(ctx context.Context, env *Environment, rc *rest.Config, objs []*uns
 		return nil, err
 	}
 	autoscaled := autoscaledTargets(objs)
+	for ref := range cl.liveAutoscalers(ctx, env.Namespace) {
+		autoscaled[ref] = true // an HPA that left the render still scales it
+	}
 	var out []DriftedObject
 	for _, o := range WithNamespace(objs, env.Namespace, cl.scope) {
 		if o.GetNamespace() != env.Namespace || isSecret(o) {

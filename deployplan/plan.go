@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -260,6 +262,19 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
 	autoscaled := autoscaledTargets(r.Objects)
+	if reachable {
+		rendered := map[string]bool{}
+		for _, o := range r.Objects {
+			rendered[ObjectRef(o)] = true
+		}
+		hpas := ps.cl.liveAutoscalers(ctx, env.Namespace)
+		for _, ref := range slices.Sorted(maps.Keys(hpas)) {
+			if hpa := hpas[ref]; !autoscaled[ref] && rendered[ref] {
+				autoscaled[ref] = true
+				warnings = append(warnings, leftRenderScale(ref, hpa))
+			}
+		}
+	}
 	for _, o := range r.Objects {
 		a := actions[key(o)]
 		if a == "" {
