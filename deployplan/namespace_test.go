@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,5 +56,19 @@ func TestWithNamespace(t *testing.T) {
 				t.Errorf("WithNamespace modified its argument: namespace %q, was %q", tt.obj.GetNamespace(), before)
 			}
 		})
+	}
+}
+
+// TestManualCommandsKeepArgs: the printed next commands keep the flags
+// the command line was given (--audit-namespace).
+func TestManualCommandsKeepArgs(t *testing.T) {
+	cmds := manualCommands(&Environment{Name: "dev"}, Options{ConfigPath: "deploy.yaml", KeepArgs: []string{"--audit-namespace=ops"}}, true)
+	for _, c := range cmds[:1] {
+		if !strings.Contains(c, "--audit-namespace=ops") {
+			t.Errorf("next command %q drops --audit-namespace=ops", c)
+		}
+	}
+	if !strings.Contains(cmds[len(cmds)-1], "--apply") || !strings.Contains(cmds[len(cmds)-1], "--audit-namespace=ops") {
+		t.Errorf("apply command %q drops --audit-namespace=ops", cmds[len(cmds)-1])
 	}
 }

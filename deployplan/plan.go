@@ -32,6 +32,9 @@ type Options struct {
 	// ReportPath is where the report will be written, for the manual
 	// commands; "" means DefaultReportPath.
 	ReportPath string
+	// KeepArgs are flags the printed next commands repeat as given (the
+	// command line's --audit-namespace), each "--name=value".
+	KeepArgs []string
 	// ExpectCommit is the commit every image must be tagged with; "" means
 	// the catalog's commit.
 	ExpectCommit string
@@ -488,6 +491,9 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 		rp = DefaultReportPath(env.Name)
 	}
 	base := fmt.Sprintf("deploy-web apply --config %s --env %s", quoteArg(cfg), env.Name)
+	for _, a := range opts.KeepArgs {
+		base += " " + quoteArg(a)
+	}
 	cmds := []string{
 		base + " --dry-run --write-report " + quoteArg(rp),
 		"deploy-web validate-report " + quoteArg(rp),
