@@ -72,3 +72,22 @@ func TestManualCommandsKeepArgs(t *testing.T) {
 		t.Errorf("apply command %q drops --audit-namespace=ops", cmds[len(cmds)-1])
 	}
 }
+
+// TestMarkdownNoEmptyCells: empty values (a version-mode catalog's
+// commits, a blocker without a hint) read as the en dash, never as an
+// empty table cell.
+func TestMarkdownNoEmptyCells(t *testing.T) {
+	r := &Report{}
+	r.DeployApply.RemainingBlockers = []Blocker{{ID: "x", Message: "m"}}
+	r.DeployApply.Orphans = []Orphan{{Kind: "ConfigMap", Name: "c"}}
+	for _, line := range strings.Split(r.Markdown(), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		for _, bad := range []string{"| |", "|  |", "``"} {
+			if strings.Contains(line, bad) {
+				t.Errorf("Markdown table row has an empty cell (%q): %s", bad, line)
+			}
+		}
+	}
+}
