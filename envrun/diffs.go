@@ -61,6 +61,10 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 	if rendered.Commit != rep.DeployApply.Source.Commit {
 		return nil, nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
 	}
+	// The engine's request budget: with client-go's default (5/s, burst
+	// 10) the reads below throttled a console plan of 34 objects by
+	// seconds.
+	rc = deployplan.ClientConfig(rc)
 	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return nil, nil, err
