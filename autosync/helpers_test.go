@@ -25,6 +25,8 @@ type world struct {
 	records  []Record
 	inDeploy chan struct{} // when set, Deploy waits for it to close
 	active   int           // Deploy calls under way
+	// healNoChange makes a heal change nothing (Result.NoChange).
+	healNoChange bool
 }
 
 // deployCall is one call of a replica's Deploy.
@@ -106,6 +108,9 @@ func (d deployer) Deploy(ctx context.Context, env string, req Request) (Result, 
 	}
 	if req.Commit == "" {
 		return Result{}, errors.New("no commit")
+	}
+	if req.Trigger == TriggerSelfHeal && d.w.healNoChange {
+		return Result{RunID: runID(n), Outcome: OutcomeApplied, Commit: req.Commit, NoChange: true}, nil
 	}
 	d.w.live[env] = req.Commit
 	if req.Trigger == TriggerSelfHeal {

@@ -56,6 +56,12 @@ type Result struct {
 	Outcome  Outcome
 	Blockers []string
 	Commit   string
+	// Healed are, for a self-heal, the fields it changed, checked against
+	// the live objects after its writes; CannotHeal the ones it could not
+	// ("... cannot heal: owned by X"). NoChange says the heal changed
+	// nothing and found nothing new it cannot heal: no record is written.
+	Healed, CannotHeal []string
+	NoChange           bool
 }
 
 // ErrNotStarted is a Deployer's answer when its replica is shutting down
@@ -93,6 +99,8 @@ type Run struct {
 	RunID    string
 	// Objects are the drifted objects a self-heal put back.
 	Objects []string
+	// Healed and CannotHeal are Result's, bounded.
+	Healed, CannotHeal []string
 	// Error is Deploy's error (OutcomeError).
 	Error string
 }
@@ -345,8 +353,9 @@ func (l *Loop) check(ctx context.Context, e Environment) time.Time {
 	}
 	l.o.Log.InfoContext(ctx, "autosync: run", "env", e.Name, "trigger", run.Trigger, "commit", run.Commit,
 		"outcome", run.Outcome, "run", run.RunID, "blockers", len(run.Blockers), "err", run.Error)
-	if l.o.Recorder != nil {
-		// The record of a run is written even when the term ends now.
+	if l.o.Recorder != nil && !(err == nil && res.NoChange) {
+		// The record of a run is written even when the term ends now; a
+		// heal that changed nothing writes none.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.ReadTimeout)
 		if err := l.o.Recorder.Record(rctx, Record{Env: e.Name, Identity: l.o.Identity, Run: run}); err != nil {
 			l.o.Log.WarnContext(ctx, "autosync: record run", "env", e.Name, "run", run.RunID, "err", err)
@@ -376,12 +385,26 @@ func newRun(a action, res Result, err error, start time.Time) Run {
 		}
 		r.Blockers = append(r.Blockers, textfmt.Cut(b, maxBlockerBytes))
 	}
+	r.Healed, r.CannotHeal = bounded(res.Healed), bounded(res.CannotHeal)
 	if len(a.objects) > maxHealObjects {
 		r.Objects = append(append(r.Objects, a.objects[:maxHealObjects]...), fmt.Sprintf("(and %d more)", len(a.objects)-maxHealObjects))
 	} else {
 		r.Objects = append(r.Objects, a.objects...)
 	}
 	return r
+}
+
+// bounded is at most maxHealObjects of list, each cut to
+// maxBlockerBytes, with a last line counting the rest.
+func bounded(list []string) []string {
+	var out []string
+	for i, s := range list {
+		if i == maxHealObjects {
+			return append(out, fmt.Sprintf("(and %d more)", len(list)-i))
+		}
+		out = append(out, textfmt.Cut(s, maxBlockerBytes))
+	}
+	return out
 }
 
 // read reads what a check of e needs, each read within ReadTimeout.

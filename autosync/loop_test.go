@@ -185,6 +185,25 @@ func TestLoopSelfHeal(t *testing.T) {
 	}
 }
 
+// TestLoopHealNoChangeNoRecord: a heal that changed nothing (and found
+// nothing new it cannot heal) writes no record.
+func TestLoopHealNoChangeNoRecord(t *testing.T) {
+	w := newWorld()
+	w.heads["dev"], w.live["dev"], w.healNoChange = "a", "a", true
+	w.drifted["dev"] = []DriftedObject{{Ref: "apps/v1 Deployment shop/api", Since: t0.Add(-time.Hour)}}
+	l, _ := startLoop(t, fake.NewClientset(), w, "replica-a", newClock(t0), nil, dev(true))
+	started(t, l, "dev")
+	settled(t, l, "dev")
+	if n := len(w.calls()); n != 1 {
+		t.Fatalf("%d Deploy calls, want the one heal", n)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.records) != 0 {
+		t.Errorf("records = %+v, want none for a heal that changed nothing", w.records)
+	}
+}
+
 func TestLoopBackoff(t *testing.T) {
 	w := newWorld()
 	w.heads["dev"], w.live["dev"] = "a", "a"

@@ -88,7 +88,7 @@ func TestManifestsOffline(t *testing.T) {
 	// self-heal; staging follows its branch too and is promoted from dev;
 	// prod, protected, is promoted from staging through a review branch
 	// and never auto-syncs.
-	if wb, as := dev.WriteBack, dev.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || !as.SelfHeal || as.IntervalOrDefault() != 15*time.Second {
+	if wb, as := dev.WriteBack, dev.AutoSync; wb == nil || wb.Mode != "push" || as == nil || !as.Enabled || !as.SelfHeal.PrunesFields() || as.IntervalOrDefault() != 15*time.Second {
 		t.Errorf("dev writeBack %+v autoSync %+v, want push and auto-sync with self-heal every 15s", wb, as)
 	}
 	if dev.Promotion != nil {

@@ -336,7 +336,7 @@ func isSkeleton(img Image, patterns []string) bool {
 type Scope func(gvk schema.GroupVersionKind) (namespaced, known bool)
 
 // BoundaryCheck defaults an empty namespace of a namespaced object to ns
-// (as kubectl -n does) and returns a blocker for every object outside the
+// (the namespace rule, InNamespace) and returns a blocker for every object outside the
 // namespace: another namespace, a cluster-scoped kind, or a kind the
 // cluster does not serve.
 func BoundaryCheck(objs []*unstructured.Unstructured, ns string, scope Scope) []Blocker {
@@ -353,7 +353,7 @@ func BoundaryCheck(objs []*unstructured.Unstructured, ns string, scope Scope) []
 			out = append(out, Blocker{ID: "cluster-scoped:" + ref, Message: fmt.Sprintf("%s is cluster-scoped, outside namespace %s", ref, ns),
 				UnblockHint: "remove it from the kustomization (cluster-scoped objects are managed out of band)"})
 		case o.GetNamespace() == "":
-			o.SetNamespace(ns)
+			o.SetNamespace(InNamespace(o, ns, scope))
 		case o.GetNamespace() != ns:
 			out = append(out, Blocker{ID: "outside-namespace:" + ref, Message: fmt.Sprintf("%s is in namespace %s, not %s", ref, o.GetNamespace(), ns),
 				UnblockHint: fmt.Sprintf("set namespace: %s in the kustomization, or remove the object", ns)})

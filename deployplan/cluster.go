@@ -67,7 +67,13 @@ type clients struct {
 	force *ObjectFilter
 }
 
-func newClients(cfg *rest.Config) (*clients, error) {
+// ClientConfig is a copy of cfg as the engine's clients use it: a 30 s
+// timeout when none is set, its user agent, and at least the request
+// budget ClientQPS, ClientBurst (client-go's default, 5/s burst 10,
+// throttles a plan of a few dozen objects by seconds). Every client that
+// reads or writes an environment's objects for a run (the plan, the
+// apply, the console's object diffs) is built from it.
+func ClientConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
@@ -79,6 +85,14 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if cfg.Burst < ClientBurst {
 		cfg.Burst = ClientBurst
 	}
+	if cfg.RateLimiter != nil {
+		cfg.RateLimiter = nil // a limiter set by the caller would override the budget
+	}
+	return cfg
+}
+
+func newClients(cfg *rest.Config) (*clients, error) {
+	cfg = ClientConfig(cfg)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: %w", err)

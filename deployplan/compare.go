@@ -145,8 +145,9 @@ func Changes(live, after *unstructured.Unstructured) (changes []Change, omitted 
 	diffValue("", a, true, b, true, &out)
 	om, _ := ownA.(map[string]string)
 	nm, _ := ownB.(map[string]string)
-	out = append(out, ownershipChanges(om, nm)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	// Ownership after the fields: what changes first, who owns it next.
+	out = append(out, ownershipChanges(om, nm, out)...)
 	if len(out) > MaxChanges {
 		return out[:MaxChanges], len(out) - MaxChanges
 	}
@@ -287,16 +288,44 @@ func safeText(s string) string {
 }
 
 // ownershipChanges lists, per managed-fields entry whose field set differs,
-// the fields it gives up (old) and takes (new).
-func ownershipChanges(before, after map[string]string) []Change {
+// the fields it gives up (old) and takes (new). deploy-web's own entry
+// does not list the fields it takes because their values change (values,
+// the value changes): a new env var is one change, not two.
+func ownershipChanges(before, after map[string]string, values []Change) []Change {
 	var out []Change
 	for _, n := range unionKeys(before, after) {
 		if before[n] == after[n] {
 			continue
 		}
 		b, a := fieldSet(before[n]), fieldSet(after[n])
-		out = append(out, Change{Path: "managedFields[" + n + "]",
-			Old: fieldList(b.Difference(a)), New: fieldList(a.Difference(b))})
+		gives, takes := b.Difference(a), a.Difference(b)
+		if strings.HasPrefix(n, FieldManager+" (") {
+			takes = withoutChanged(takes, values)
+			if gives.Empty() && takes.Empty() {
+				continue
+			}
+		}
+		out = append(out, Change{Path: "managedFields[" + n + "]", Old: fieldList(gives), New: fieldList(takes)})
+	}
+	return out
+}
+
+// withoutChanged is the leaves of s that are not at or under the path of
+// a value change.
+func withoutChanged(s *fieldpath.Set, values []Change) *fieldpath.Set {
+	out := &fieldpath.Set{}
+	for p := range s.Leaves().All() {
+		fp := kubeview.FormatPath(p)
+		under := false
+		for _, c := range values {
+			if fp == c.Path || strings.HasPrefix(fp, c.Path+".") || strings.HasPrefix(fp, c.Path+"[") {
+				under = true
+				break
+			}
+		}
+		if !under {
+			out.Insert(p)
+		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // MaxRefBytes bounds a ref a user asks to compare to.
@@ -99,37 +100,115 @@ func AtRef(env *Environment, ref string) (*Environment, error) {
 	return &c, nil
 }
 
-// ReadLive reads from env's cluster the live state of objs (what a render
-// made): each object that exists, in objs' order, as a plan reads it (a
-// Secret through the metadata API only, so its values never reach this
-// process, keeping the hash its last apply stamped while no other manager
-// wrote it). It writes nothing. Only objects inside the environment's
-// boundary are read, as a plan reads them: in its namespace, of a known
-// namespaced kind, not reserved; the others (which a plan blocks) are
-// returned in outside, unread, so a ref cannot make deploy-web show an
-// object of another namespace. A cluster that cannot be reached, or an
-// object that cannot be read, is an error.
-func ReadLive(ctx context.Context, env *Environment, opts Options, objs []*unstructured.Unstructured) (live []*unstructured.Unstructured, outside []string, err error) {
+// LiveReader reads the live state of an environment's objects from its
+// cluster, for a comparison (revdiff): it writes nothing.
+type LiveReader struct {
+	env *Environment
+	cl  *clients
+}
+
+// OpenLive reaches env's cluster (opts' rest config or kubeconfig, else
+// the environment's own). A cluster that cannot be reached is an error.
+func OpenLive(env *Environment, opts Options) (*LiveReader, error) {
 	cl, _, unreachable := connectCluster(env, opts)
 	if unreachable != nil {
-		return nil, nil, fmt.Errorf("deployplan: environment %s: %s", env.Name, unreachable.Message)
+		return nil, fmt.Errorf("deployplan: environment %s: %s", env.Name, unreachable.Message)
 	}
-	for _, o := range objs {
-		if o.GetNamespace() != env.Namespace || ReservedName(o) != "" {
-			outside = append(outside, key(o))
-			continue
-		}
-		if namespaced, known := cl.scope(o.GroupVersionKind()); !known || !namespaced {
-			outside = append(outside, key(o))
-			continue
-		}
-		l, err := cl.get(ctx, o)
-		if err != nil {
-			return nil, nil, fmt.Errorf("deployplan: environment %s: read %s: %s", env.Name, key(o), shortErr(err))
-		}
-		if l != nil {
-			live = append(live, l)
-		}
-	}
-	return live, outside, nil
+	return &LiveReader{env: env, cl: cl}, nil
 }
+
+// Scope is the cluster's answer to whether a kind is namespaced
+// (discovery): the Scope of the namespace rule when the cluster is at
+// hand.
+func (lr *LiveReader) Scope(gvk schema.GroupVersionKind) (namespaced, known bool) {
+	return lr.cl.scope(gvk)
+}
+
+// LiveRead is what a LiveReader read.
+type LiveRead struct {
+	// Objects are the live objects that exist, in the order asked; an
+	// object deploy-web does not manage is reduced to its apiVersion,
+	// kind, namespace and name (its key is in Unmanaged).
+	Objects []*unstructured.Unstructured
+	// Outside are the keys (LiveKey) of the objects outside
+	// the environment's boundary, not read.
+	Outside []string
+	// Unmanaged are the keys of the live objects that exist but that
+	// deploy-web does not manage: no field of theirs is deploy-web's
+	// (FieldManager) and the managed set does not name them. None of
+	// their values is kept.
+	Unmanaged []string
+}
+
+// Read reads the live state of objs (what a render or a record names,
+// under the namespace rule: WithNamespace with lr.Scope): each object that
+// exists, as a plan reads it (a Secret through the metadata API only, so
+// its values never reach this process, keeping the hash its last apply
+// stamped while no other manager wrote it). Only objects inside the
+// environment's boundary are read, as a plan reads them: in its
+// namespace, of a known namespaced kind, not reserved; the others (which
+// a plan blocks) are returned in Outside, unread, so a ref cannot make
+// deploy-web show an object of another namespace. A live object counts as
+// deploy-web's when managed (by LiveKey: the objects the
+// environment's last applied record names) holds it or a managedFields
+// entry is FieldManager's; any other comes back without its values
+// (Unmanaged), so a ref that names someone else's ConfigMap cannot print
+// it. An object that cannot be read is an error.
+func (lr *LiveReader) Read(ctx context.Context, objs []*unstructured.Unstructured, managed map[string]bool) (LiveRead, error) {
+	var out LiveRead
+	env := lr.env
+	for _, o := range WithNamespace(objs, env.Namespace, lr.Scope) {
+		if o.GetNamespace() != env.Namespace || ReservedName(o) != "" {
+			out.Outside = append(out.Outside, key(o))
+			continue
+		}
+		if namespaced, known := lr.cl.scope(o.GroupVersionKind()); !known || !namespaced {
+			out.Outside = append(out.Outside, key(o))
+			continue
+		}
+		l, err := lr.cl.get(ctx, o)
+		if err != nil {
+			return LiveRead{}, fmt.Errorf("deployplan: environment %s: read %s: %s", env.Name, key(o), shortErr(err))
+		}
+		if l == nil {
+			continue
+		}
+		if !managed[key(l)] && !ManagedByDeployWeb(l) {
+			out.Unmanaged = append(out.Unmanaged, key(l))
+			l = stub(l)
+		}
+		out.Objects = append(out.Objects, l)
+	}
+	return out, nil
+}
+
+// ManagedByDeployWeb reports whether a live object has fields deploy-web
+// applied: a managedFields entry of FieldManager. A Secret read as
+// metadata keeps no managedFields; it counts when metadataOnly found
+// deploy-web's write (SecretAppliedAtAnnotation): its values are never
+// read anyway.
+func ManagedByDeployWeb(live *unstructured.Unstructured) bool {
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == FieldManager {
+			return true
+		}
+	}
+	if isSecret(live) {
+		return live.GetAnnotations()[SecretAppliedAtAnnotation] != ""
+	}
+	return false
+}
+
+// stub is u's apiVersion, kind, namespace and name, nothing else.
+func stub(u *unstructured.Unstructured) *unstructured.Unstructured {
+	s := &unstructured.Unstructured{Object: map[string]any{}}
+	s.SetAPIVersion(u.GetAPIVersion())
+	s.SetKind(u.GetKind())
+	s.SetNamespace(u.GetNamespace())
+	s.SetName(u.GetName())
+	return s
+}
+
+// LiveKey is the key Read and LiveRead use for an object:
+// group/Kind/namespace/name.
+func LiveKey(o *unstructured.Unstructured) string { return key(o) }

@@ -201,3 +201,35 @@ func TestHeadlineCountsOrphans(t *testing.T) {
 		t.Errorf("Summary() object line lacks the orphans:\n%s", sum)
 	}
 }
+
+// TestChangesNewEnvVarIsOneChange: an env var the render adds is one
+// change; deploy-web's own entry taking its fields is not a second
+// (truncated) managedFields line, and ownership comes after the fields.
+func TestChangesNewEnvVarIsOneChange(t *testing.T) {
+	entry := func(fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+	}
+	withEnv := func(names ...string) *unstructured.Unstructured {
+		u := newObj("apps/v1", "Deployment", "dev", "app")
+		var env []any
+		for _, n := range names {
+			env = append(env, map[string]any{"name": n, "value": "1"})
+		}
+		u.Object["spec"] = map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "app", "env": env}}}}}
+		return u
+	}
+	envFields := func(names ...string) string {
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, `"k:{\"name\":\"`+n+`\"}":{".":{},"f:name":{},"f:value":{}}`)
+		}
+		return `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:name":{},"f:env":{` + strings.Join(parts, ",") + `}}}}}}}`
+	}
+	live, after := withEnv("A"), withEnv("A", "B")
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{entry(envFields("A"))})
+	after.SetManagedFields([]metav1.ManagedFieldsEntry{entry(envFields("A", "B"))})
+	got, _ := Changes(live, after)
+	if len(got) != 1 || !strings.Contains(got[0].Path, "env[name=B]") {
+		t.Errorf("Changes(new env var) = %+v, want the one env change and no managedFields line", got)
+	}
+}

@@ -2,9 +2,12 @@ package deployplan
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/hanzoai/deploy-web/kubeview"
 )
@@ -118,4 +121,36 @@ func autoscaledTargets(objs []*unstructured.Unstructured) map[string]bool {
 		}
 	}
 	return out
+}
+
+// hpaResource is autoscaling/v2's HorizontalPodAutoscalers.
+var hpaResource = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
+
+// liveAutoscalers maps the objects ("Kind/name") the live
+// HorizontalPodAutoscalers of namespace ns target to the HPA's name: an
+// HPA that left the render but is still live (an orphan until pruned)
+// still sets its target's replica count, which is then no hand drift. A
+// list that fails gives none (the drift then stays as it reads).
+func (c *clients) liveAutoscalers(ctx context.Context, ns string) map[string]string {
+	out := map[string]string{}
+	list, err := c.dyn.Resource(hpaResource).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 500})
+	if err != nil {
+		return out
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "kind")
+		name, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "name")
+		if kind != "" && name != "" {
+			out[kind+"/"+name] = o.GetName()
+		}
+	}
+	return out
+}
+
+// leftRenderScale is the warning of a plan whose object ref's replica
+// count is set by HorizontalPodAutoscaler hpa, live but no longer
+// rendered: the count is the autoscaler's, not a hand change.
+func leftRenderScale(ref, hpa string) string {
+	return fmt.Sprintf("%s: its replica count is set by HorizontalPodAutoscaler/%s, which is live but not rendered (left the render: an orphan that apply --prune removes); the count is the autoscaler's, not a hand change, and stays until an apply sets one (set replicas in the manifest)", ref, hpa)
 }

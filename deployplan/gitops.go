@@ -1,7 +1,10 @@
 package deployplan
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -14,14 +17,66 @@ import (
 // moves and apply a ready plan (actor auto-sync), and with SelfHeal put
 // back a field that drifted from what deploy-web applied, after Grace.
 type AutoSync struct {
-	Enabled  bool `json:"enabled"`
-	SelfHeal bool `json:"selfHeal"`
+	Enabled  bool     `json:"enabled"`
+	SelfHeal SelfHeal `json:"selfHeal"`
 	// Interval is how often the branch head is read (default
 	// DefaultAutoSyncInterval, at least MinAutoSyncInterval).
 	Interval metav1.Duration `json:"interval"`
 	// Grace is how long a drift is left alone before self-heal puts it
 	// back (default DefaultSelfHealGrace).
 	Grace metav1.Duration `json:"grace"`
+}
+
+// SelfHeal is `autoSync.selfHeal`: `true` (or `{prune: fields}`) puts
+// drifted objects back and removes the fields another manager added that
+// git does not set; `{prune: none}` puts back what git sets and reports
+// the other fields as "cannot heal" instead of removing them; `false` (or
+// absent) heals nothing.
+type SelfHeal struct {
+	On bool
+	// Prune is PruneFields or PruneNone ("" reads as PruneFields).
+	Prune string
+}
+
+// The values of selfHeal.prune.
+const (
+	PruneFields = "fields"
+	PruneNone   = "none"
+)
+
+// PrunesFields reports whether a heal removes the fields git does not set.
+func (h SelfHeal) PrunesFields() bool { return h.On && h.Prune != PruneNone }
+
+// UnmarshalJSON reads `true`, `false` or `{prune: fields|none}`.
+func (h *SelfHeal) UnmarshalJSON(b []byte) error {
+	var on bool
+	if err := json.Unmarshal(b, &on); err == nil {
+		*h = SelfHeal{On: on}
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return errors.New("selfHeal: want true, false or {prune: fields|none}")
+	}
+	for k := range m {
+		if k != "prune" {
+			return fmt.Errorf("selfHeal: unknown key %q: want {prune: fields|none}", k)
+		}
+	}
+	p, _ := m["prune"].(string)
+	if p != PruneFields && p != PruneNone {
+		return fmt.Errorf("selfHeal.prune: %v: want fields or none", m["prune"])
+	}
+	*h = SelfHeal{On: true, Prune: p}
+	return nil
+}
+
+// MarshalJSON writes the object form.
+func (h SelfHeal) MarshalJSON() ([]byte, error) {
+	if !h.On {
+		return []byte("false"), nil
+	}
+	return json.Marshal(map[string]string{"prune": cmp.Or(h.Prune, PruneFields)})
 }
 
 // Bounds and defaults of AutoSync.
@@ -83,10 +138,10 @@ func (e *Environment) validateGitOps(p string, bad func(field, format string, a 
 		if e.Protected && as.Enabled {
 			bad(p+".autoSync.enabled", "refused on a protected environment: a protected environment is never applied by deploy-web")
 		}
-		if as.SelfHeal && !as.Enabled {
+		if as.SelfHeal.On && !as.Enabled {
 			bad(p+".autoSync.selfHeal", "needs autoSync.enabled: true")
 		}
-		if e.Protected && as.SelfHeal {
+		if e.Protected && as.SelfHeal.On {
 			bad(p+".autoSync.selfHeal", "refused on a protected environment: a protected environment is never applied by deploy-web")
 		}
 		if d := as.Interval.Duration; d != 0 && d < MinAutoSyncInterval {

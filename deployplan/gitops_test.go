@@ -60,6 +60,11 @@ func TestParseConfigGitOps(t *testing.T) {
 		{"negative grace", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: true, grace: -1s}\n"), []string{"environments[0] (dev).autoSync.grace"}},
 		{"self-heal without auto-sync", gitopsEnv(gitSrc, "    autoSync: {selfHeal: true}\n"), []string{"environments[0] (dev).autoSync.selfHeal: needs autoSync.enabled: true"}},
 		{"unknown key", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfheal: true}\n"), []string{"selfheal"}},
+		{"self-heal prune fields", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: {prune: fields}}\n"), nil},
+		{"self-heal prune none", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: {prune: none}}\n"), nil},
+		{"self-heal prune unknown", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: {prune: all}}\n"), []string{"selfHeal.prune", "want fields or none"}},
+		{"self-heal unknown key", gitopsEnv(gitSrc, "    autoSync: {enabled: true, selfHeal: {pruned: fields}}\n"), []string{"selfHeal: unknown key"}},
+		{"self-heal object without auto-sync", gitopsEnv(gitSrc, "    autoSync: {selfHeal: {prune: fields}}\n"), []string{"environments[0] (dev).autoSync.selfHeal: needs autoSync.enabled: true"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +137,20 @@ func TestAutoSyncBoundsAreAutosyncs(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %s, want autosync's %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestSelfHealForms(t *testing.T) {
+	for _, tt := range []struct {
+		in         string
+		on, prunes bool
+	}{
+		{"true", true, true}, {"false", false, false}, {`{"prune": "fields"}`, true, true}, {`{"prune": "none"}`, true, false},
+	} {
+		var h SelfHeal
+		if err := h.UnmarshalJSON([]byte(tt.in)); err != nil || h.On != tt.on || h.PrunesFields() != tt.prunes {
+			t.Errorf("SelfHeal(%s) = %+v (prunes %v), %v; want on %v, prunes %v", tt.in, h, h.PrunesFields(), err, tt.on, tt.prunes)
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// ReportPath is where the report will be written, for the manual
 	// commands; "" means DefaultReportPath.
 	ReportPath string
+	// KeepArgs are flags the printed next commands repeat as given (the
+	// command line's --audit-namespace), each "--name=value".
+	KeepArgs []string
 	// ExpectCommit is the commit every image must be tagged with; "" means
 	// the catalog's commit.
 	ExpectCommit string
@@ -129,25 +133,9 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	// of a well-known cluster-scoped kind is a divergence, with the id the
 	// cluster plan's blocker has.
 	opts.progress("check every object is inside namespace %s", env.Namespace)
-	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, offlineScope)...)
+	res.Divergences = append(res.Divergences, BoundaryCheck(r.Objects, env.Namespace, OfflineScope)...)
 	res.Divergences = dedupeBlockers(res.Divergences)
 	return res, nil
-}
-
-// clusterScopedKinds are the cluster-scoped kinds of Kubernetes itself, by
-// group, which a source plan knows without a cluster.
-var clusterScopedKinds = map[string]bool{
-	"/Namespace": true, "/Node": true, "/PersistentVolume": true,
-	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
-	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
-	"storage.k8s.io/StorageClass": true, "scheduling.k8s.io/PriorityClass": true, "networking.k8s.io/IngressClass": true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": true, "admissionregistration.k8s.io/MutatingWebhookConfiguration": true,
-}
-
-// offlineScope is the Scope of a source plan: the cluster-scoped kinds it
-// knows, every other kind namespaced (only the cluster knows its CRDs).
-func offlineScope(gvk schema.GroupVersionKind) (namespaced, known bool) {
-	return !clusterScopedKinds[gvk.Group+"/"+gvk.Kind], true
 }
 
 func sourceLabel(env *Environment) string {
@@ -279,6 +267,19 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
 	autoscaled := autoscaledTargets(r.Objects)
+	if reachable {
+		rendered := map[string]bool{}
+		for _, o := range r.Objects {
+			rendered[ObjectRef(o)] = true
+		}
+		hpas := ps.cl.liveAutoscalers(ctx, env.Namespace)
+		for _, ref := range slices.Sorted(maps.Keys(hpas)) {
+			if hpa := hpas[ref]; !autoscaled[ref] && rendered[ref] {
+				autoscaled[ref] = true
+				warnings = append(warnings, leftRenderScale(ref, hpa))
+			}
+		}
+	}
 	for _, o := range r.Objects {
 		a := actions[key(o)]
 		if a == "" {
@@ -492,6 +493,9 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 		rp = DefaultReportPath(env.Name)
 	}
 	base := fmt.Sprintf("deploy-web apply --config %s --env %s", quoteArg(cfg), env.Name)
+	for _, a := range opts.KeepArgs {
+		base += " " + quoteArg(a)
+	}
 	cmds := []string{
 		base + " --dry-run --write-report " + quoteArg(rp),
 		"deploy-web validate-report " + quoteArg(rp),

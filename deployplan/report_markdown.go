@@ -30,14 +30,14 @@ func (r *Report) Markdown() string {
 			if len(bl.Affected) > 1 {
 				msg += fmt.Sprintf(" (affected, %d: %s)", len(bl.Affected), affectedList(bl.Affected, 20))
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", mdCode(bl.ID), mdCell(msg), mdCell(bl.UnblockHint))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCodeCell(bl.ID), mdCell(msg), mdCell(bl.UnblockHint))
 		}
 		b.WriteString("\n")
 	}
 	a := d.ArtifactPlan
 	b.WriteString("## Artifacts\n\n| commit | value |\n| --- | --- |\n")
 	for _, kv := range [][2]string{{"expected artifact", a.ExpectedArtifactCommit}, {"source", a.SourceCommit}, {"deploy (image tags)", a.DeployCommit}, {"catalog", a.CatalogCommit}} {
-		fmt.Fprintf(&b, "| %s | `%s` |\n", kv[0], mdCode(kv[1]))
+		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], mdCodeCell(kv[1]))
 	}
 	if a.CatalogMode != "" {
 		fmt.Fprintf(&b, "\nCatalog mode: **%s**.", md(a.CatalogMode))
@@ -54,7 +54,7 @@ func (r *Report) Markdown() string {
 			if s.ThirdParty {
 				id += " (third party)"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %t | %s |\n", mdCell(id), mdCode(s.Image), mdCode(textfmt.ShortDigest(s.Digest)), s.Published, mdCell(s.Registry))
+			fmt.Fprintf(&b, "| %s | %s | %s | %t | %s |\n", mdCell(id), mdCodeCell(s.Image), mdCodeCell(textfmt.ShortDigest(s.Digest)), s.Published, mdCell(s.Registry))
 		}
 		b.WriteString("\n")
 	}
@@ -89,7 +89,7 @@ func (r *Report) Markdown() string {
 	if len(d.TemplateJobReplacements) > 0 {
 		b.WriteString("| job | old image | new image | result | reason |\n| --- | --- | --- | --- | --- |\n")
 		for _, j := range d.TemplateJobReplacements {
-			fmt.Fprintf(&b, "| %s | `%s` | `%s` | %s | %s |\n", mdCell(j.Job), mdCode(j.OldImage), mdCode(j.NewImage), mdCell(j.Result), mdCell(j.Reason))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(j.Job), mdCodeCell(j.OldImage), mdCodeCell(j.NewImage), mdCell(j.Result), mdCell(j.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -104,10 +104,10 @@ func (r *Report) Markdown() string {
 		b.WriteString("## Changes\n\nWhat the apply changes, field by field (Secrets by hash only):\n\n| object | field | live | after the apply |\n| --- | --- | --- | --- |\n")
 		for _, o := range d.Objects {
 			for _, c := range o.Changes {
-				fmt.Fprintf(&b, "| %s/%s | `%s` | `%s` | `%s` |\n", mdCell(o.Kind), mdCell(o.Name), mdCode(c.Path), mdCode(textfmt.OrDash(c.Old)), mdCode(textfmt.OrDash(c.New)))
+				fmt.Fprintf(&b, "| %s/%s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCodeCell(c.Path), mdCodeCell(textfmt.OrDash(c.Old)), mdCodeCell(textfmt.OrDash(c.New)))
 			}
 			if o.ChangesOmitted > 0 {
-				fmt.Fprintf(&b, "| %s/%s | %d more | | |\n", mdCell(o.Kind), mdCell(o.Name), o.ChangesOmitted)
+				fmt.Fprintf(&b, "| %s/%s | %d more | – | – |\n", mdCell(o.Kind), mdCell(o.Name), o.ChangesOmitted)
 			}
 		}
 		b.WriteString("\n")
@@ -120,7 +120,7 @@ func (r *Report) Markdown() string {
 				if f.Time != nil {
 					when = f.Time.UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(&b, "| %s/%s | `%s` | `%s` | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCode(f.Path), mdCode(f.Live), mdCell(f.Manager), mdCell(f.Operation), when)
+				fmt.Fprintf(&b, "| %s/%s | %s | %s | %s | %s | %s |\n", mdCell(o.Kind), mdCell(o.Name), mdCodeCell(f.Path), mdCodeCell(f.Live), mdCell(f.Manager), mdCell(f.Operation), when)
 			}
 		}
 		b.WriteString("\n")
@@ -187,7 +187,16 @@ func md(s string) string {
 	return r.Replace(s)
 }
 
-func mdCell(s string) string { return md(s) }
+func mdCell(s string) string { return textfmt.OrDash(md(s)) }
+
+// mdCodeCell is s as a code span in a table cell, or the en dash when s
+// is empty: a table has no empty cells.
+func mdCodeCell(s string) string {
+	if s == "" {
+		return textfmt.OrDash("")
+	}
+	return "`" + mdCode(s) + "`"
+}
 
 // mdCode makes s safe inside a single-backtick code span in a table cell.
 func mdCode(s string) string {

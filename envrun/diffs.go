@@ -1,7 +1,6 @@
 package envrun
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,6 +61,10 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 	if rendered.Commit != rep.DeployApply.Source.Commit {
 		return nil, nil, fmt.Errorf("envrun: the source moved from %s to %s since the plan", rep.DeployApply.Source.Commit, rendered.Commit)
 	}
+	// The engine's request budget: with client-go's default (5/s, burst
+	// 10) the reads below throttled a console plan of 34 objects by
+	// seconds.
+	rc = deployplan.ClientConfig(rc)
 	dc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return nil, nil, err
@@ -77,11 +80,10 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 	}
 	var out []ObjectDiff
 	var inScope []*unstructured.Unstructured
-	for _, obj := range rendered.Objects {
+	// The namespace rule, as the plan applied it: the objects are
+	// compared, and recorded, in the namespace the apply used.
+	for _, obj := range deployplan.WithNamespace(rendered.Objects, env.Namespace, deployplan.OfflineScope) {
 		ns := obj.GetNamespace()
-		if ns == "" {
-			ns = env.Namespace
-		}
 		d := ObjectDiff{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Action: actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()],
 			Direction: DirectionLiveDesired}
 		// Outside the apply boundary (another namespace, or blocked by the
@@ -135,7 +137,8 @@ func inBoundary(env *deployplan.Environment, ns, action string) bool {
 }
 
 // AppliedManifests renders env again and returns the objects an apply of
-// rep wrote (inside the apply boundary), for the apply's audit record; a
+// rep wrote (inside the apply boundary, in the namespace the apply used:
+// deployplan.WithNamespace), for the apply's audit record; a
 // render at another commit than rep's is an error (the source moved).
 func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
 	rendered, err := deployplan.Render(ctx, env)
@@ -150,8 +153,8 @@ func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *dep
 		actions[o.Kind+"/"+o.Namespace+"/"+o.Name] = o.Action
 	}
 	var out []*unstructured.Unstructured
-	for _, obj := range rendered.Objects {
-		ns := cmp.Or(obj.GetNamespace(), env.Namespace)
+	for _, obj := range deployplan.WithNamespace(rendered.Objects, env.Namespace, deployplan.OfflineScope) {
+		ns := obj.GetNamespace()
 		if inBoundary(env, ns, actions[obj.GetKind()+"/"+ns+"/"+obj.GetName()]) {
 			out = append(out, obj)
 		}

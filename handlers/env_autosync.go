@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -44,7 +45,18 @@ func (s *Server) gitOpsOf(ctx context.Context, e *deployplan.Environment) templa
 			}
 		}
 	}
-	if s.opts.Environments != nil {
+	switch {
+	case s.opts.Audit != nil:
+		// The audit trail holds every apply, the command line's too.
+		rec, ok, err := audit.LastApplied(ctx, s.opts.Audit, e.Name)
+		switch {
+		case err != nil:
+			s.log.Warn("audit trail unreadable", "environment", e.Name, "err", err)
+			p.Errors = append(p.Errors, "the audit trail could not be read: the commit live is not shown")
+		case ok:
+			p.Live = &planstore.Entry{Environment: e.Name, Action: "apply", Commit: rec.Commit, Time: rec.Time, User: rec.Actor.Name()}
+		}
+	case s.opts.Environments != nil:
 		live, ok, err := s.opts.Environments.Store().LastApplied(ctx, e.Name)
 		switch {
 		case err != nil:

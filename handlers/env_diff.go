@@ -79,7 +79,11 @@ func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, 
 			return revdiff.Report{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "the environment's cluster could not be resolved", Err: err}
 		}
 	}
-	rep, err := revdiff.CompareEnvironment(ctx, env, popts, fs, ts, revdiff.Options{})
+	var managed map[string]bool
+	if fs.Live || ts.Live {
+		managed = s.lastAppliedKeys(ctx, env)
+	}
+	rep, err := revdiff.CompareEnvironment(ctx, env, popts, fs, ts, managed, revdiff.Options{})
 	switch {
 	case errors.Is(err, revdiff.ErrBothLive):
 		return revdiff.Report{}, badRequest("from and to are both live: compare live with a record id or ref:REF")
@@ -87,6 +91,30 @@ func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, 
 		return revdiff.Report{}, &httpError{Status: http.StatusBadGateway, Reason: "DiffFailed", Public: "the diff could not be made: " + publicDiffError(err), Err: err}
 	}
 	return rep, nil
+}
+
+// lastAppliedKeys are the objects (deployplan.LiveKey, under the
+// namespace rule) the environment's last applied record names: with the
+// objects deploy-web's field manager owns, the live objects a diff shows
+// values of. None when the history is not configured or cannot be read
+// (then the field manager alone decides: fewer values, never more).
+func (s *Server) lastAppliedKeys(ctx context.Context, env *deployplan.Environment) map[string]bool {
+	if s.opts.Audit == nil || s.opts.RecordReader == nil {
+		return nil
+	}
+	last, ok, err := audit.LastApplied(ctx, s.opts.Audit, env.Name)
+	if err != nil || !ok {
+		return nil
+	}
+	rec, err := s.opts.RecordReader.Get(ctx, last.ID)
+	if err != nil || rec.Environment != env.Name {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, o := range deployplan.WithNamespace(rec.Manifests, env.Namespace, deployplan.OfflineScope) {
+		out[deployplan.LiveKey(o)] = true
+	}
+	return out
 }
 
 // publicDiffError is what a user may read of a failed diff: the

@@ -326,3 +326,27 @@ func TestRecentAutoRuns(t *testing.T) {
 		t.Errorf("recent automatic runs = %v, want %v (newest first, the person's apply left out)", outcomes, want)
 	}
 }
+
+// TestCommitLiveFromAnyApply: the commit live is the newest successful
+// apply record, whoever made it: a command-line apply (actor local:alice,
+// nothing in the plan history) shows as live; a refused one after it
+// does not.
+func TestCommitLiveFromAnyApply(t *testing.T) {
+	ts, _, trail, _ := gitOpsServer(t)
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i, r := range []audit.Record{
+		{Verb: audit.VerbApply, Outcome: audit.OutcomeSucceeded, Commit: "4444444444444444444444444444444444444444", Actor: audit.Actor{Subject: "local:alice"}},
+		{Verb: audit.VerbApply, Outcome: audit.OutcomeRefused, Commit: "5555555555555555555555555555555555555555", Actor: audit.Actor{Subject: "local:bob"}},
+	} {
+		r.Time, r.Cluster, r.Environment, r.Namespace, r.Blockers = base.Add(time.Duration(i)*time.Minute), "test", "dev", "staging", []string{}
+		appendTest(t, trail, r)
+	}
+	w := ts.get(t, "/v1/deploy/environments/dev", map[string]string{"Accept": "application/json"})
+	var got gitOpsJSON
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("GET /v1/deploy/environments/dev = %d %s: %v", w.Code, w.Body, err)
+	}
+	if got.Live == nil || !strings.HasPrefix(got.Live.Commit, "4444") || got.Live.Actor != "local:alice" {
+		t.Errorf("live = %+v, want the CLI's apply of 4444… by local:alice", got.Live)
+	}
+}

@@ -79,7 +79,7 @@ func (rep Report) Markdown() string {
 	b.WriteString("| resource | namespace | status | lines |\n| --- | --- | --- | --- |\n")
 	for _, o := range rep.Objects {
 		lines := "–"
-		if !o.Secret {
+		if !o.Secret && !o.Unmanaged {
 			lines = fmt.Sprintf("+%d −%d", o.Added, o.Removed)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", deployplan.MarkdownText(kindName(o.Key)), deployplan.MarkdownText(orDash(o.Namespace)), o.Summary, lines)
@@ -88,6 +88,8 @@ func (rep Report) Markdown() string {
 	for _, o := range rep.Objects {
 		fmt.Fprintf(&b, "<details><summary>%s: %s</summary>\n\n", htmlText(o.Key.String()), htmlText(o.Summary))
 		switch {
+		case o.Unmanaged:
+			b.WriteString("It exists in the cluster, but deploy-web does not manage it: its values are not shown.\n\n")
 		case o.Secret:
 			b.WriteString("A Secret is compared by hash: its values are never shown.\n\n")
 		case o.Error != "":

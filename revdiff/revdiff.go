@@ -74,6 +74,11 @@ type Options struct {
 	// kept in all (defaults DefaultMaxLines, DefaultMaxTotalLines); a
 	// resource whose hunks were cut says so (Resource.LinesCut).
 	MaxLines, MaxTotalLines int
+	// Unmanaged are the resources of a live side that exist but that
+	// deploy-web does not manage (deployplan.LiveRead.Unmanaged): read
+	// without values, each compares as changed, "exists, not managed
+	// here", with no line diff.
+	Unmanaged map[Key]bool
 }
 
 func (o Options) maxResources() int { return limit.Or(o.MaxResources, DefaultMaxResources) }
@@ -138,14 +143,24 @@ type Resource struct {
 	Hunks []diffrender.Hunk `json:"-"`
 	// LinesCut reports that hunks were cut to the line bounds.
 	LinesCut bool `json:"linesCut,omitempty"`
+	// Unmanaged marks a live resource that exists but that deploy-web
+	// does not manage: none of its values was read or is shown.
+	Unmanaged bool `json:"unmanaged,omitempty"`
 	// Error says why the resource could not be diffed line by line (a
 	// manifest YAML cannot hold); its status still stands.
 	Error string `json:"error,omitempty"`
 }
 
+// NotManagedHere is the Summary of an Unmanaged resource.
+const NotManagedHere = "exists, not managed here"
+
 // Summary is what the status of a resource reads as: "changed (hash)"
-// for a changed Secret, else the status.
+// for a changed Secret, NotManagedHere for an unmanaged live one, else the
+// status.
 func (r Resource) Summary() string {
+	if r.Unmanaged {
+		return NotManagedHere
+	}
 	if r.Secret && r.Status == Changed {
 		return "changed (hash)"
 	}
@@ -289,6 +304,14 @@ func compareOne(k Key, from, to *unstructured.Unstructured, opts Options) Resour
 		r.Status = Added
 	case to == nil:
 		r.Status = Removed
+	}
+	if opts.Unmanaged[k] && (opts.FromLive && from != nil || opts.ToLive && to != nil) {
+		// Read without values: nothing to diff, nothing shown.
+		r.Unmanaged = true
+		if r.Status == "" {
+			r.Status = Changed
+		}
+		return r
 	}
 	if IsSecret(from) || IsSecret(to) {
 		r.Secret = true

@@ -241,3 +241,33 @@ func TestCompareErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareUnmanagedShowsNoValues: a live resource deploy-web does not
+// manage compares as changed, "exists, not managed here", with no line
+// of it in the diff or the Markdown.
+func TestCompareUnmanagedShowsNoValues(t *testing.T) {
+	ref := obj("v1", "ConfigMap", "web", "app-settings", nil)
+	ref.Object["data"] = map[string]any{"mode": "ours"}
+	live := obj("v1", "ConfigMap", "web", "app-settings", nil) // as deployplan.LiveReader stubs it
+	res, err := Compare([]*unstructured.Unstructured{live}, []*unstructured.Unstructured{ref},
+		Options{FromLive: true, Unmanaged: map[Key]bool{KeyOf(live): true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts.Changed != 1 || len(res.Resources) != 1 {
+		t.Fatalf("Compare = %+v, want one changed resource", res)
+	}
+	r := res.Resources[0]
+	if !r.Unmanaged || r.Summary() != NotManagedHere || len(r.Hunks) != 0 {
+		t.Errorf("resource = %+v (summary %q), want unmanaged, %q, no hunks", r, r.Summary(), NotManagedHere)
+	}
+	md := NewReport("dev", "live", "ref:pr", "", res).Markdown()
+	if strings.Contains(md, "mode") || !strings.Contains(md, NotManagedHere) {
+		t.Errorf("Markdown shows a value of an unmanaged resource or lacks %q:\n%s", NotManagedHere, md)
+	}
+	// Without the mark the same pair is a line diff.
+	res, err = Compare([]*unstructured.Unstructured{live}, []*unstructured.Unstructured{ref}, Options{FromLive: true})
+	if err != nil || res.Resources[0].Unmanaged || len(res.Resources[0].Hunks) == 0 {
+		t.Errorf("Compare without Unmanaged = %+v, %v, want a line diff", res, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -42,12 +43,19 @@ var ErrBothLive = errors.New("revdiff: from and to are both live: compare live w
 // CompareEnvironment compares two sides of env, from (before) to to
 // (after). A ref is rendered at a copy of env (deployplan.AtRef: the
 // environment's own target never changes) and its Secrets reduced with
-// audit.StripSecrets; a live side reads, from the cluster popts reaches
-// (or env's own), the resources the other side names inside the
-// environment's boundary (deployplan.ReadLive: Secrets as metadata only),
-// reduced with StripLive; the resources outside it are listed in the
-// report's Outside, unread. Nothing is written.
-func CompareEnvironment(ctx context.Context, env *deployplan.Environment, popts deployplan.Options, from, to Side, opts Options) (Report, error) {
+// audit.StripSecrets. Every side that is not live (a ref, a record, an
+// older record stored without namespaces) goes through the namespace rule
+// (deployplan.WithNamespace): with the cluster's scope when a side is
+// live, else deployplan.OfflineScope. A live side reads, from the cluster
+// popts reaches (or env's own), the resources the other side names inside
+// the environment's boundary (deployplan.LiveReader: Secrets as metadata
+// only), reduced with StripLive; the resources outside it are listed in
+// the report's Outside, unread, and a live resource deploy-web does not
+// manage (neither in managed, the keys of the environment's last applied
+// record as deployplan.LiveKey, nor owned by its field manager) is read
+// without values and shown as "exists, not managed here". Nothing is
+// written.
+func CompareEnvironment(ctx context.Context, env *deployplan.Environment, popts deployplan.Options, from, to Side, managed map[string]bool, opts Options) (Report, error) {
 	if from.Live && to.Live {
 		return Report{}, ErrBothLive
 	}
@@ -69,17 +77,39 @@ func CompareEnvironment(ctx context.Context, env *deployplan.Environment, popts 
 		}
 		commit = r.Commit
 	}
+	scope := deployplan.Scope(deployplan.OfflineScope)
+	var lr *deployplan.LiveReader
+	if from.Live || to.Live {
+		var err error
+		if lr, err = deployplan.OpenLive(env, popts); err != nil {
+			return Report{}, err
+		}
+		scope = lr.Scope
+	}
+	for _, s := range []*Side{&from, &to} {
+		if !s.Live {
+			s.Objects = deployplan.WithNamespace(s.Objects, env.Namespace, scope)
+		}
+	}
 	var outside []string
 	for _, pair := range [][2]*Side{{&from, &to}, {&to, &from}} {
 		s, other := pair[0], pair[1]
 		if !s.Live {
 			continue
 		}
-		live, out, err := deployplan.ReadLive(ctx, env, popts, other.Objects)
+		read, err := lr.Read(ctx, other.Objects, managed)
 		if err != nil {
 			return Report{}, err
 		}
-		s.Objects, outside = StripLive(live), out
+		s.Objects, outside = StripLive(read.Objects), read.Outside
+		if len(read.Unmanaged) > 0 {
+			opts.Unmanaged = map[Key]bool{}
+			for _, o := range read.Objects {
+				if slices.Contains(read.Unmanaged, deployplan.LiveKey(o)) {
+					opts.Unmanaged[KeyOf(o)] = true
+				}
+			}
+		}
 	}
 	opts.FromLive, opts.ToLive = from.Live, to.Live
 	res, err := Compare(from.Objects, to.Objects, opts)

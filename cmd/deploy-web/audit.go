@@ -121,6 +121,18 @@ func (a *cliAudit) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.ns, "audit-namespace", "deploy-web", "namespace of deploy-web's audit records in the environment's cluster: every apply, restore and prune, refused and failed ones included, writes one there (\"\" writes none)")
 }
 
+// keepArgs is --audit-namespace as given on fs (nothing when left at its
+// default), for the next commands a report prints.
+func (a *cliAudit) keepArgs(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "audit-namespace" {
+			out = append(out, "--audit-namespace="+a.ns)
+		}
+	})
+	return out
+}
+
 // cliAuditTimeout bounds the write of the records, after the command's
 // own work and whatever its context says.
 const cliAuditTimeout = 20 * time.Second

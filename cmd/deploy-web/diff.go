@@ -57,7 +57,7 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return exitWith(exitDiffTrouble, err)
 	}
 	rep, err := revdiff.CompareEnvironment(ctx, env, deployplan.Options{Kubeconfig: *kubeconfig, ConfigPath: *config},
-		revdiff.LiveSide(), revdiff.RefSide(*ref), revdiff.Options{})
+		revdiff.LiveSide(), revdiff.RefSide(*ref), nil, revdiff.Options{})
 	if err != nil {
 		return exitWith(exitDiffTrouble, err)
 	}

@@ -149,7 +149,7 @@ func TestDiffOnRealCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep, err := revdiff.CompareEnvironment(ctx, env, deployplan.Options{Kubeconfig: c.Kubeconfig},
-				revdiff.Side{Name: got.ID, Objects: got.Manifests}, revdiff.LiveSide(), revdiff.Options{})
+				revdiff.Side{Name: got.ID, Objects: got.Manifests}, revdiff.LiveSide(), nil, revdiff.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,7 +198,7 @@ func sourcePlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stdout, "source plan for %s: %s at %s, catalog %s (commit %s)\n", res.Environment, res.Origin, orNone(res.SourceCommit), res.CatalogPath, res.CatalogCommit)
+		fmt.Fprintf(stdout, "source plan for %s: %s at %s, catalog %s (%s)\n", res.Environment, res.Origin, orNone(res.SourceCommit), res.CatalogPath, catalogLabel(res.CatalogMode, res.CatalogCommit))
 		n := 0
 		for _, w := range res.Workloads {
 			n += len(w.Containers)
@@ -222,6 +223,16 @@ func nonNil(b []deployplan.Blocker) []deployplan.Blocker {
 		return []deployplan.Blocker{}
 	}
 	return b
+}
+
+// catalogLabel is how a source plan names its catalog: "commit C" in
+// commit mode, "version mode" otherwise (a version-mode catalog has no
+// commit of its own).
+func catalogLabel(mode, commit string) string {
+	if commit == "" {
+		return cmp.Or(mode, "version") + " mode"
+	}
+	return "commit " + commit
 }
 
 func orNone(s string) string {
@@ -287,6 +298,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opts := pf.options(stderr)
 	opts.ReportPath = reportPath
+	opts.KeepArgs = ca.keepArgs(fs)
 
 	if !*doApply {
 		rep, err := deployplan.Plan(ctx, env, opts)
@@ -437,7 +449,8 @@ func writeMarkdown(rep *deployplan.Report, path string) error {
 	if err := os.MkdirAll(filepath.Dir(mdPath), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(mdPath, []byte(rep.Markdown()), 0o644)
+	// 0600 as the report's JSON (deployplan.Report.WriteFile).
+	return os.WriteFile(mdPath, []byte(rep.Markdown()), 0o600)
 }
 
 func printReport(w io.Writer, rep *deployplan.Report, output string) {

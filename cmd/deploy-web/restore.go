@@ -56,6 +56,7 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	opts := pf.options(stderr)
 	opts.ReportPath = reportPath
+	opts.KeepArgs = ca.keepArgs(fs)
 	start := time.Now()
 	request := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}
 	var override *freeze.Override

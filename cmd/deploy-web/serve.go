@@ -435,7 +435,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		runs = runner
 		if err := startAutoSync(leaseCtx, &held, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
 			envConfig: envConfig, kube: cs, namespace: historyNS, identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
-			appendRecord: auditAppender(store), clusters: hopts.EnvClusters, log: log}); err != nil {
+			appendRecord: auditAppender(store), records: recordLister(store), clusters: hopts.EnvClusters, log: log}); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +39,10 @@ type autoSyncDeps struct {
 	kube      kubernetes.Interface
 	namespace string
 	identity  string
-	// appendRecord stores an audit record (nil: none kept).
+	// appendRecord stores an audit record (nil: none kept); records lists
+	// them (nil: the commit live is read from the plan history alone).
 	appendRecord func(ctx context.Context, rec audit.Record)
+	records      audit.Lister
 	// clusters maps an environment to its cluster's name (audit records).
 	clusters map[string]string
 	log      *slog.Logger
@@ -76,7 +79,7 @@ func autoSyncEnvironments(cfg *deployplan.Config) []autosync.Environment {
 		if e.AutoSync == nil || !e.AutoSync.Enabled || e.Protected {
 			continue
 		}
-		out = append(out, autosync.Environment{Name: e.Name, Enabled: true, SelfHeal: e.AutoSync.SelfHeal,
+		out = append(out, autosync.Environment{Name: e.Name, Enabled: true, SelfHeal: e.AutoSync.SelfHeal.On,
 			Interval: e.AutoSync.IntervalOrDefault(), Grace: e.AutoSync.GraceOrDefault()})
 	}
 	return out
@@ -92,7 +95,7 @@ func newAutoSync(d autoSyncDeps) (*autoSync, error) {
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	a := &autoSyncAdapters{d: d, seen: autosync.NewDriftSeen(), fields: map[string]map[string]string{}}
+	a := &autoSyncAdapters{d: d, seen: autosync.NewDriftSeen(), fields: map[string]map[string]string{}, cannot: map[string]map[string]bool{}}
 	pauses := autosync.NewPauses(d.kube.CoreV1(), d.namespace, nil)
 	o := autosync.Options{
 		Environments: envs, Heads: a, Live: a, Deployer: a, Drift: a, Pauses: pauses, Recorder: a,
@@ -157,6 +160,10 @@ type autoSyncAdapters struct {
 	// found, by environment and ref ("spec.replicas (kubectl, 5)"), for
 	// the record of a heal.
 	fields map[string]map[string]string
+	// cannot are, by environment, the drifted fields (FieldHeal.Key) a
+	// heal reported it cannot heal: left out of the drift until they
+	// change, so they are reported once, not healed every window.
+	cannot map[string]map[string]bool
 }
 
 // Head is the branch head of env's source (envsource.Index.Head).
@@ -164,9 +171,17 @@ func (a *autoSyncAdapters) Head(ctx context.Context, env string) (string, error)
 	return a.d.index.Head(ctx, env)
 }
 
-// Live is the commit of env's last apply that applied, from the plan
-// history.
+// Live is the commit of env's last apply that applied, whoever made it:
+// from the audit trail (audit.LastApplied: the console's, auto-sync's and
+// the command line's applies), else the plan history.
 func (a *autoSyncAdapters) Live(ctx context.Context, env string) (string, time.Time, error) {
+	if a.d.records != nil {
+		rec, ok, err := audit.LastApplied(ctx, a.d.records, env)
+		if err != nil || !ok {
+			return "", time.Time{}, err
+		}
+		return rec.Commit, rec.Time, nil
+	}
 	e, ok, err := a.d.store.LastApplied(ctx, env)
 	if err != nil || !ok {
 		return "", time.Time{}, err
@@ -180,10 +195,78 @@ func (a *autoSyncAdapters) Live(ctx context.Context, env string) (string, time.T
 // (the Lease lost) it returns ctx's error; the run itself goes on to its
 // end under the server's context, as any run does.
 func (a *autoSyncAdapters) Deploy(ctx context.Context, env string, req autosync.Request) (autosync.Result, error) {
-	d := envrun.DeployRequest{User: audit.EngineSubject, Actor: audit.EngineActor(), Trigger: string(req.Trigger), Commit: req.Commit}
 	if req.Trigger == autosync.TriggerSelfHeal {
-		d.Force = req.Objects
+		return a.heal(ctx, env, req)
 	}
+	return a.run(ctx, env, envrun.DeployRequest{User: audit.EngineSubject, Actor: audit.EngineActor(), Trigger: string(req.Trigger), Commit: req.Commit})
+}
+
+// heal puts env's drifted objects (req.Objects) back: each drifted field
+// git sets by one run whose apply forces those objects only; each field
+// git does not set, with selfHeal prune: fields, by a write that removes
+// exactly that field (deployplan.RemoveFields); the others are "cannot
+// heal: owned by X". What changed is checked against the live objects
+// after the writes (deployplan.VerifyHeal); a field that cannot be healed
+// is remembered and left out of the drift until it changes, so it is
+// reported once. A heal that changes nothing and finds nothing new says
+// so (NoChange: no record).
+func (a *autoSyncAdapters) heal(ctx context.Context, env string, req autosync.Request) (autosync.Result, error) {
+	e, err := a.d.cfg.Env(env)
+	if err != nil {
+		return autosync.Result{}, err
+	}
+	rc, err := a.d.envConfig(e)
+	if err != nil {
+		return autosync.Result{}, fmt.Errorf("the cluster of environment %s: %w", env, err)
+	}
+	objs := a.d.index.Objects(env)
+	heals, err := deployplan.PlanHeal(ctx, e, rc, objs, req.Objects, e.AutoSync != nil && e.AutoSync.SelfHeal.PrunesFields())
+	if err != nil {
+		return autosync.Result{}, err
+	}
+	a.mu.Lock()
+	heals = slices.DeleteFunc(heals, func(h deployplan.FieldHeal) bool { return a.cannot[env][h.Key()] })
+	a.mu.Unlock()
+	if heals, err = deployplan.RemoveFields(ctx, e, rc, objs, heals); err != nil {
+		return autosync.Result{}, err
+	}
+	res := autosync.Result{Outcome: autosync.OutcomeApplied, Commit: req.Commit}
+	var force []string
+	for _, h := range heals {
+		if h.Action == deployplan.HealPutBack && !slices.Contains(force, h.Ref) {
+			force = append(force, h.Ref)
+		}
+	}
+	if len(force) > 0 {
+		if res, err = a.run(ctx, env, envrun.DeployRequest{User: audit.EngineSubject, Actor: audit.EngineActor(), Trigger: string(req.Trigger), Commit: req.Commit, Force: force}); err != nil {
+			return res, err
+		}
+	}
+	if heals, err = deployplan.VerifyHeal(ctx, e, rc, objs, heals); err != nil {
+		return res, err
+	}
+	a.mu.Lock()
+	if a.cannot[env] == nil {
+		a.cannot[env] = map[string]bool{}
+	}
+	for _, h := range heals {
+		if h.Action == deployplan.HealCannot {
+			a.cannot[env][h.Key()] = true
+			res.CannotHeal = append(res.CannotHeal, h.String())
+		} else {
+			res.Healed = append(res.Healed, h.String())
+		}
+	}
+	a.mu.Unlock()
+	res.NoChange = len(res.Healed) == 0 && len(res.CannotHeal) == 0
+	if len(res.Healed) == 0 && len(res.CannotHeal) > 0 && res.Outcome == autosync.OutcomeApplied {
+		res.Outcome, res.Blockers = autosync.OutcomeRefused, res.CannotHeal
+	}
+	return res, nil
+}
+
+// run starts one guarded run of env and waits for its end (Deploy).
+func (a *autoSyncAdapters) run(ctx context.Context, env string, d envrun.DeployRequest) (autosync.Result, error) {
 	run, err := a.d.runner.Deploy(env, d)
 	if errors.Is(err, envrun.ErrStopping) {
 		return autosync.Result{}, autosync.ErrNotStarted
@@ -248,16 +331,29 @@ func (a *autoSyncAdapters) Drifted(ctx context.Context, env string) ([]autosync.
 	}
 	refs := make([]string, 0, len(drifted))
 	fields := map[string]string{}
+	a.mu.Lock()
+	cannot, kept := a.cannot[env], map[string]bool{}
+	a.mu.Unlock()
 	for _, o := range drifted {
-		refs = append(refs, o.Ref)
 		var fs []string
 		for _, f := range o.Fields {
+			// A field a heal could not heal, unchanged since: reported
+			// once, not a reason for another heal.
+			if k := (deployplan.FieldHeal{Ref: o.Ref, Field: f}).Key(); cannot[k] {
+				kept[k] = true
+				continue
+			}
 			fs = append(fs, fmt.Sprintf("%s = %s (by %s)", f.Path, f.Live, f.Manager))
 		}
+		if len(fs) == 0 {
+			continue
+		}
+		refs = append(refs, o.Ref)
 		fields[o.Ref] = textfmt.Cut(strings.Join(fs, ", "), 300)
 	}
 	a.mu.Lock()
 	a.fields[env] = fields
+	a.cannot[env] = kept // a field that changed or went is forgotten
 	a.mu.Unlock()
 	return a.seen.Observe(env, refs, time.Now()), nil
 }
@@ -310,7 +406,18 @@ func (a *autoSyncAdapters) record(e *deployplan.Environment, r autosync.Record) 
 			}
 		}
 		a.mu.Unlock()
-		msg += "; put back: " + strings.Join(healed, "; ")
+		switch {
+		case len(r.Healed) > 0 || len(r.CannotHeal) > 0:
+			// What the heal changed, checked against the live objects.
+			if len(r.Healed) > 0 {
+				msg += "; changed: " + strings.Join(r.Healed, "; ")
+			}
+			if len(r.CannotHeal) > 0 {
+				msg += "; " + strings.Join(r.CannotHeal, "; ")
+			}
+		default:
+			msg += "; put back: " + strings.Join(healed, "; ")
+		}
 	}
 	rec.Message = msg
 	return rec
@@ -354,4 +461,13 @@ func auditAppender(store *audit.Store) func(ctx context.Context, rec audit.Recor
 		defer cancel()
 		_, _ = store.Append(appendCtx, rec)
 	}
+}
+
+// recordLister is store as an audit.Lister; nil when there is no store (a
+// nil *audit.Store in the interface would not read as nil).
+func recordLister(store *audit.Store) audit.Lister {
+	if store == nil {
+		return nil
+	}
+	return store
 }
