@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 const testNS = "deploy-web"
@@ -82,7 +84,7 @@ func TestPauseValidate(t *testing.T) {
 func TestPausesPauseResumeLapse(t *testing.T) {
 	ctx := context.Background()
 	clock := newClock(t0)
-	s := NewPauses(fake.NewClientset().CoreV1(), testNS, clock.Now)
+	s := NewPauses(fake.NewClientset().CoreV1(), testNS, signtest.Keys(), clock.Now)
 	if ps, err := s.List(ctx); err != nil || len(ps) != 0 {
 		t.Fatalf("List() on no ConfigMap = %v, %v; want none, nil", ps, err)
 	}
@@ -146,7 +148,7 @@ func TestPausesPauseResumeLapse(t *testing.T) {
 func TestPausesHandEditFailsClosed(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: PausesConfigMap, Namespace: testNS},
 		Data: map[string]string{PausesKey: `{"pauses":[{"env":"dev","reason":"x","until":"2026-12-03T00:00:00Z","by":"a","at":"2026-12-02T00:00:00Z","forever":true}]}`}}
-	s := NewPauses(fake.NewClientset(cm).CoreV1(), testNS, func() time.Time { return t0 })
+	s := NewPauses(fake.NewClientset(cm).CoreV1(), testNS, signtest.Keys(), func() time.Time { return t0 })
 	if _, err := s.List(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown field "forever"`) {
 		t.Errorf("List() of a hand edit with an unknown field = %v, want an error naming it", err)
 	}

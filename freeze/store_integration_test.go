@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // TestStoreOnRealCluster: two replicas (each its own client) add and
@@ -24,7 +25,7 @@ func TestStoreOnRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	replica := func() *Store {
-		return NewStore(kubernetes.NewForConfigOrDie(platformtest.AdminConfig(env.Cluster.Config)).CoreV1(), testNamespace)
+		return NewStore(kubernetes.NewForConfigOrDie(platformtest.AdminConfig(env.Cluster.Config)).CoreV1(), testNamespace, signtest.Keys())
 	}
 	stores := []*Store{replica(), replica()}
 

@@ -15,11 +15,13 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/internal/cmstore/cmstoretest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 func TestStoreRequestAndDecide(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
 	alice := audit.Actor{Email: "alice@example.com", Subject: "a"}
 	bob := audit.Actor{Email: "bob@example.com", Subject: "b"}
 	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Apps: []AppVersion{{App: "api", Image: "reg/api:1.5.0", Version: "1.5.0"}}, Requester: alice})
@@ -66,7 +68,7 @@ func TestStoreRequestAndDecide(t *testing.T) {
 // (as two replicas would) leave exactly one decision.
 func TestStoreOneDecisionUnderRace(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(casClientset().CoreV1(), "deploy-web")
+	s := NewStore(cmstoretest.CASClientset().CoreV1(), "deploy-web", signtest.Keys())
 	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "req"}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +102,7 @@ func TestStoreOneDecisionUnderRace(t *testing.T) {
 
 func TestStoreTrimKeepsPending(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
 	first, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "p"}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,31 +128,3 @@ func TestStoreTrimKeepsPending(t *testing.T) {
 	}
 }
 
-// casClientset is a fake clientset whose ConfigMap updates compare the
-// resourceVersion as the apiserver does (the plain fake takes every
-// update, so concurrent writers would all "win"): a stale update gets a
-// Conflict, a fresh one a new resourceVersion.
-func casClientset() *fake.Clientset {
-	cs := fake.NewClientset()
-	var mu sync.Mutex
-	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-	cs.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		cm := a.(k8stesting.UpdateAction).GetObject().(*corev1.ConfigMap).DeepCopy()
-		cur, err := cs.Tracker().Get(gvr, cm.Namespace, cm.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		if rv := cur.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
-			return true, nil, apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, fmt.Errorf("resourceVersion %q, stored %q", cm.ResourceVersion, rv))
-		}
-		n, _ := strconv.Atoi(cm.ResourceVersion)
-		cm.ResourceVersion = strconv.Itoa(n + 1)
-		if err := cs.Tracker().Update(gvr, cm, cm.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, cm, nil
-	})
-	return cs
-}
