@@ -78,7 +78,9 @@ func TestHandEditReadsTampered(t *testing.T) {
 			editCM(t, cs, func(data, ann map[string]string) { delete(ann, AnnotationMAC) })
 		}},
 		{name: "signed with another key", edit: func(t *testing.T, cs *fake.Clientset) {
-			editCM(t, cs, func(data, ann map[string]string) { ann[AnnotationMAC] = other.MAC(New[doc](nil, nil, spec).domain(), []byte(data[spec.Key])) })
+			editCM(t, cs, func(data, ann map[string]string) {
+				ann[AnnotationMAC] = other.MAC(New[doc](nil, nil, spec).domain(), []byte(data[spec.Key]))
+			})
 		}},
 		{name: "copied from another store", edit: func(t *testing.T, cs *fake.Clientset) {
 			o := spec
