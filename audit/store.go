@@ -100,7 +100,8 @@ const maxEnvelopeBytes = 200 << 10
 // stored (ID and Chain set). It strips Secrets from r.Manifests, fills
 // r.Objects from them when empty, and emits the record's Event and log
 // line. An error means the record is not stored; its log line is written
-// anyway, at error level. The write is: the stream head read (created
+// anyway, at error level. A refused record counts against its actor in
+// Options.Refusals first (stored or not). The write is: the stream head read (created
 // once), the parts (none under 900 KiB), the record, the head advanced,
 // the Event.
 func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
