@@ -61,7 +61,7 @@ func TestRefusalFloodIsRateLimited(t *testing.T) {
 // says so.
 func TestTamperedFreezesRefuseWrites(t *testing.T) {
 	cs := fake.NewClientset()
-	fs := freeze.NewStore(cs.CoreV1(), "deploy-web", signtest.Keys())
+	fs := freeze.NewStore(cs.CoreV1(), "deploy-web", signtest.Keys()).WithClock(func() time.Time { return testNow })
 	f := freeze.Freeze{Start: testNow.Add(-time.Hour), End: testNow.Add(time.Hour), Reason: "release week", Author: freeze.Author{Subject: "alice"}}
 	f.Scope.Environments = []string{"prod"}
 	if _, err := fs.Add(t.Context(), f); err != nil {
