@@ -13,6 +13,8 @@ import (
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/web/templates"
 )
 
 // TestRefusalFloodIsRateLimited: once a person's refused writes pass the
@@ -87,6 +89,14 @@ func TestTamperedFreezesRefuseWrites(t *testing.T) {
 	}
 	if len(rel.calls) != 0 {
 		t.Errorf("sync over edited freezes reached the release seam %d times, want 0", len(rel.calls))
+	}
+	// The banner of the App and environment pages.
+	var banner strings.Builder
+	if err := templates.FreezeBanner(ts.srv.freezeBanner(t.Context(), roles.Target{Cluster: "us", Namespace: "apps", App: "web"})).Render(t.Context(), &banner); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(banner.String(), `data-testid="freeze-banner-tampered"`) || !strings.Contains(banner.String(), "changed outside deploy-web") {
+		t.Errorf("the freeze banner over edited freezes does not say they were changed outside deploy-web:\n%s", banner.String())
 	}
 	page := ts.do(t, request{target: "/freezes", admin: true})
 	if !strings.Contains(page.Body.String(), `data-testid="freezes-unreadable"`) || !strings.Contains(page.Body.String(), "changed outside deploy-web") {
