@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/limit"
 )
 
 // RefusalLimit is how many refused writes one person may have recorded:
@@ -48,15 +50,9 @@ type budget struct {
 // NewLimiter returns a limiter of lim on the clock now (time.Now when
 // nil).
 func NewLimiter(lim RefusalLimit, now func() time.Time) *Limiter {
-	if lim.Burst <= 0 {
-		lim.Burst = DefaultRefusalBurst
-	}
-	if lim.Every <= 0 {
-		lim.Every = DefaultRefusalEvery
-	}
-	if lim.MaxPeople <= 0 {
-		lim.MaxPeople = DefaultRefusalMaxPeople
-	}
+	lim.Burst = limit.Or(lim.Burst, DefaultRefusalBurst)
+	lim.Every = limit.Or(lim.Every, DefaultRefusalEvery)
+	lim.MaxPeople = limit.Or(lim.MaxPeople, DefaultRefusalMaxPeople)
 	if now == nil {
 		now = time.Now
 	}
