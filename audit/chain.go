@@ -10,6 +10,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // envelopeVersion is the version of the stored record format.
@@ -107,7 +109,7 @@ type entry struct {
 // g. The stream and sequence number come from the name (which the API
 // server keeps fixed), so a head whose annotation was edited beyond
 // parsing still has its place in the chain.
-func entryOf(m metav1.Object, g *signer) *entry {
+func entryOf(m metav1.Object, g *sign.Key) *entry {
 	e := &entry{name: m.GetName(), created: m.GetCreationTimestamp().Time}
 	id := m.GetName()[min(len(namePrefix), len(m.GetName())):]
 	stream, seq, err := parseID(id)
@@ -131,11 +133,11 @@ func entryOf(m metav1.Object, g *signer) *entry {
 	switch {
 	case !signed:
 		e.bad = "it is not signed (written without deploy-web's key, or its signature was removed)"
-	case !g.verify(macDomainRecord, []byte(raw), mac):
+	case !g.Verify(macDomainRecord, []byte(raw), mac):
 		e.bad = "its signature does not match (edited after it was written, or forged)"
 	case e.env.Stream != stream || e.env.Seq != seq || r.ID != id:
 		e.bad = "the record names another place in the chain than its name"
-	case streamOf(r).id() != stream:
+	case !inStream(r, stream):
 		e.bad = "the record's cluster, environment or App is not its stream's"
 	case !maps.Equal(recordLabels(r, stream), labelsOf(m)):
 		e.bad = "its labels do not match the record (edited after it was written)"
@@ -179,9 +181,9 @@ func labelsOf(m metav1.Object) map[string]string {
 
 // streamStateOf reads a stream head's metadata; nil when it does not hold
 // a state signed with g's key.
-func streamStateOf(m metav1.Object, g *signer) *streamState {
+func streamStateOf(m metav1.Object, g *sign.Key) *streamState {
 	raw, ok := m.GetAnnotations()[AnnotationStream]
-	if !ok || !g.verify(macDomainStream, []byte(raw), m.GetAnnotations()[AnnotationMAC]) {
+	if !ok || !g.Verify(macDomainStream, []byte(raw), m.GetAnnotations()[AnnotationMAC]) {
 		return nil
 	}
 	var st streamState

@@ -142,10 +142,10 @@ func TestEntryOfEdited(t *testing.T) {
 		}, "signature does not match", false},
 		{"signature removed", func(a, _ map[string]string) { delete(a, AnnotationMAC) }, "not signed", false},
 		{"signed with another key", func(a, _ map[string]string) {
-			a[AnnotationMAC] = (&signer{key: []byte("another key, also 32 bytes or more")}).mac(macDomainRecord, []byte(a[AnnotationRecord]))
+			a[AnnotationMAC] = mustKey("another key, also 32 bytes or more").MAC(macDomainRecord, []byte(a[AnnotationRecord]))
 		}, "signature does not match", false},
 		{"a stream head's signature", func(a, _ map[string]string) {
-			a[AnnotationMAC] = testSigner().mac(macDomainStream, []byte(a[AnnotationRecord]))
+			a[AnnotationMAC] = testSigner().MAC(macDomainStream, []byte(a[AnnotationRecord]))
 		}, "signature does not match", false},
 		{"outcome label", func(_, l map[string]string) { l[LabelOutcome] = "failed" }, "labels", false},
 		{"verb label removed", func(_, l map[string]string) { delete(l, LabelVerb) }, "labels", false},
@@ -163,7 +163,7 @@ func TestEntryOfEdited(t *testing.T) {
 			cm := c.heads[0].DeepCopy()
 			tt.edit(cm.Annotations, cm.Labels)
 			if tt.resign {
-				cm.Annotations[AnnotationMAC] = testSigner().mac(macDomainRecord, []byte(cm.Annotations[AnnotationRecord]))
+				cm.Annotations[AnnotationMAC] = testSigner().MAC(macDomainRecord, []byte(cm.Annotations[AnnotationRecord]))
 			}
 			e := entryOf(cm, testSigner())
 			if !strings.Contains(e.bad, tt.reason) || (tt.reason == "") != (e.bad == "") {
@@ -339,7 +339,7 @@ func TestEntryOfForeignParts(t *testing.T) {
 			t.Errorf("entryOf(unsigned record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
 		}
 		// Signed (by a writer holding the key): the names are checked too.
-		cm.Annotations[AnnotationMAC] = testSigner().mac(macDomainRecord, raw)
+		cm.Annotations[AnnotationMAC] = testSigner().MAC(macDomainRecord, raw)
 		if e := entryOf(cm, testSigner()); !strings.Contains(e.bad, "parts") || len(e.env.Manifests.Parts) != 0 {
 			t.Errorf("entryOf(signed record naming part %q) = bad %q, parts %v; want flagged, no parts to read or delete", name, e.bad, e.env.Manifests.Parts)
 		}

@@ -56,5 +56,11 @@
 // holder of a coordination.k8s.io Lease; before deleting it writes the
 // trimmed boundary (the last trimmed sequence number and its hash) to the
 // stream head, so the oldest kept record starts a verifiable chain while a
-// deletion outside the policy is still flagged.
+// deletion outside the policy is still flagged. Refused records are
+// chained in streams of their own (kept 100 deep), so refusals never trim
+// a write's record; a Limiter counts them per person, and the handlers
+// answer 429 past it.
+//
+// The signing key (SigningKey) also signs deploy-web's small state
+// stores (internal/cmstore: freezes, pauses, promotion requests).
 package audit

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 const testNS = "deploy-web"
@@ -17,7 +19,16 @@ const testNS = "deploy-web"
 const testKey = "deploy-web audit test key, 32+ bytes long"
 
 // testSigner signs with testKey.
-func testSigner() *signer { return &signer{key: []byte(testKey)} }
+func testSigner() *sign.Key { return mustKey(testKey) }
+
+// mustKey is a signing key of k (at least 32 bytes).
+func mustKey(k string) *sign.Key {
+	g, err := sign.NewKey([]byte(k))
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
 
 // testStore is a store for what needs no cluster (build, the index).
 func testStore(t testing.TB) *Store {

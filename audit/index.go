@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // index holds the record heads and stream heads of a namespace, parsed,
@@ -19,13 +21,13 @@ type index struct {
 	// seen is the highest sequence number put per stream, never lowered:
 	// what this process knows was written, whatever is deleted later.
 	seen map[string]int64
-	sig  *signer
+	sig  *sign.Key
 	// sorted is every entry, newest first, kept in order as entries come
 	// and go (a binary search and a copy), so a page never sorts.
 	sorted []*entry
 }
 
-func newIndex(g *signer) *index {
+func newIndex(g *sign.Key) *index {
 	return &index{records: map[string]*entry{}, streams: map[string]map[int64]*entry{}, heads: map[string]*streamState{},
 		seen: map[string]int64{}, sig: g}
 }

@@ -52,17 +52,35 @@ const (
 )
 
 // streamKey identifies a stream: an environment of a cluster, or an App
-// (namespace/name) of a cluster outside environments.
+// (namespace/name) of a cluster outside environments. Refused records
+// have a stream of their own beside each (Refused), chained and retained
+// apart (Retention.Refused), so that refusals, however many, never push
+// a write's record out of retention.
 type streamKey struct {
 	Cluster, Environment, Namespace, App string
+	Refused                              bool `json:",omitempty"`
 }
 
 // streamOf is the stream of r.
 func streamOf(r *Record) streamKey {
+	k := streamKey{Cluster: r.Cluster, Namespace: r.Namespace, App: r.App}
 	if r.Environment != "" {
-		return streamKey{Cluster: r.Cluster, Environment: r.Environment}
+		k = streamKey{Cluster: r.Cluster, Environment: r.Environment}
 	}
-	return streamKey{Cluster: r.Cluster, Namespace: r.Namespace, App: r.App}
+	k.Refused = r.Outcome == OutcomeRefused
+	return k
+}
+
+// inStream reports whether r may be a record of stream: its own, or, for
+// a refused record, the stream of writes that a deploy-web before refused
+// streams put it in.
+func inStream(r *Record, stream string) bool {
+	k := streamOf(r)
+	if k.id() == stream {
+		return true
+	}
+	k.Refused = false
+	return r.Outcome == OutcomeRefused && k.id() == stream
 }
 
 // id is the stream's id: 16 hex digits of a SHA-256 over its parts, so any
@@ -70,7 +88,11 @@ func streamOf(r *Record) streamKey {
 // fragment. Two streams colliding is checked where it matters (Append
 // compares the head's stream with the record's).
 func (k streamKey) id() string {
-	b, _ := json.Marshal([]string{"deploy-web audit stream v1", k.Cluster, k.Environment, k.Namespace, k.App})
+	parts := []string{"deploy-web audit stream v1", k.Cluster, k.Environment, k.Namespace, k.App}
+	if k.Refused {
+		parts = append(parts, "refused")
+	}
+	b, _ := json.Marshal(parts)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

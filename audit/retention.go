@@ -21,17 +21,38 @@ type Policy struct {
 	MaxAge time.Duration
 }
 
-// Retention defaults.
+// Retention defaults. Refused records live in streams of their own
+// (streamKey.Refused), kept DefaultRefusedKeep deep, so that no number of
+// refusals trims a record of a write.
 const (
-	DefaultKeep   = 200
-	DefaultMaxAge = 90 * 24 * time.Hour
+	DefaultKeep        = 200
+	DefaultMaxAge      = 90 * 24 * time.Hour
+	DefaultRefusedKeep = 100
 )
 
 // Retention is the policy per environment; streams of Apps outside
-// environments, and environments not listed, follow Default.
+// environments, and environments not listed, follow Default. The streams
+// of refused records follow Refused (Keep DefaultRefusedKeep, MaxAge the
+// default, when zero).
 type Retention struct {
 	Default      Policy
 	Environments map[string]Policy
+	Refused      Policy
+}
+
+// forStream is the effective policy of the stream k.
+func (r Retention) forStream(k streamKey) Policy {
+	if !k.Refused {
+		return r.For(k.Environment)
+	}
+	p := r.Refused
+	if p.Keep == 0 {
+		p.Keep = DefaultRefusedKeep
+	}
+	if p.MaxAge == 0 {
+		p.MaxAge = DefaultMaxAge
+	}
+	return p
 }
 
 // For is the effective policy of environment ("" for an App's stream).
@@ -186,7 +207,7 @@ func (r *Retainer) trim(ctx context.Context, leading func() bool) (int, error) {
 		return nil
 	}
 	for _, ss := range ix.snapshot() {
-		k := trimThrough(ss.entries, r.o.Retention.For(ss.head.Key.Environment), now)
+		k := trimThrough(ss.entries, r.o.Retention.forStream(ss.head.Key), now)
 		if k == 0 {
 			continue
 		}

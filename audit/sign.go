@@ -3,16 +3,15 @@ package audit
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // The signing key: a Secret deploy-web creates once in its namespace.
@@ -27,47 +26,33 @@ const (
 	KeySecretName = "deploy-web-audit-key"
 	// keySecretField is the Secret's data key.
 	keySecretField = "hmac-sha256"
-	// keyBytes is the size of a key deploy-web creates, and the least it
-	// accepts.
-	keyBytes = 32
 
 	// AnnotationMAC on a record head or a stream head is the HMAC of its
 	// record (AnnotationRecord) or state (AnnotationStream) annotation.
 	AnnotationMAC = "deploy-web.hanzo.ai/audit-mac"
 
-	macPrefix = "hmac-sha256:"
 	// Domains keep a record's MAC from being valid as a stream head's.
 	macDomainRecord = "deploy-web audit record mac v1\n"
 	macDomainStream = "deploy-web audit stream mac v1\n"
 )
 
-// signer signs and checks stored bytes with the namespace's key.
-type signer struct{ key []byte }
+// SigningKey is the key the records are signed with (sign.Keys): the
+// freezes, pauses and promotion requests (internal/cmstore) are signed
+// with it too, so one Secret guards all of deploy-web's stored state.
+func (s *Store) SigningKey(ctx context.Context) (*sign.Key, error) { return s.signingKey(ctx) }
 
-func (g *signer) mac(domain string, raw []byte) string {
-	m := hmac.New(sha256.New, g.key)
-	m.Write([]byte(domain))
-	m.Write(raw)
-	return macPrefix + hex.EncodeToString(m.Sum(nil))
-}
-
-// verify reports whether got is the MAC of raw in domain.
-func (g *signer) verify(domain string, raw []byte, got string) bool {
-	return hmac.Equal([]byte(g.mac(domain, raw)), []byte(got))
-}
-
-// signingKey returns the store's signer: Options.Key, or the key of the
+// signingKey returns the store's key: Options.Key, or the key of the
 // Secret KeySecretName in the store's namespace, created (32 random
 // bytes) when it does not exist yet. Two replicas creating it at once
 // both end with the one that was stored.
-func (s *Store) signingKey(ctx context.Context) (*signer, error) {
+func (s *Store) signingKey(ctx context.Context) (*sign.Key, error) {
 	if g := s.sig.Load(); g != nil {
 		return g, nil
 	}
 	secrets := s.kube.Secrets(s.ns)
 	sec, err := secrets.Get(ctx, KeySecretName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		raw := make([]byte, keyBytes)
+		raw := make([]byte, sign.MinKeyBytes)
 		if _, err := rand.Read(raw); err != nil {
 			return nil, fmt.Errorf("audit: signing key: %w", err)
 		}
@@ -89,10 +74,10 @@ func (s *Store) signingKey(ctx context.Context) (*signer, error) {
 	// Trimmed as serve trims its --audit-key-file: the same Secret read
 	// either way is the same key.
 	key := bytes.TrimSpace(sec.Data[keySecretField])
-	if len(key) < keyBytes {
-		return nil, fmt.Errorf("audit: Secret %s/%s: %s holds %d bytes, want at least %d: delete the Secret (every record signed with it is then flagged) or restore it", s.ns, KeySecretName, keySecretField, len(key), keyBytes)
+	g, err := sign.NewKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("audit: Secret %s/%s: %s holds %d bytes, want at least %d: delete the Secret (every record signed with it is then flagged) or restore it", s.ns, KeySecretName, keySecretField, len(key), sign.MinKeyBytes)
 	}
-	g := &signer{key: key}
 	s.sig.Store(g)
 	return g, nil
 }

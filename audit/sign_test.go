@@ -1,13 +1,14 @@
 package audit
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // TestSigningKeyCreatedOnce: the first store creates the key Secret;
@@ -25,8 +26,8 @@ func TestSigningKeyCreatedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ga.key) < keyBytes || !bytes.Equal(ga.key, gb.key) {
-		t.Errorf("signingKey = %d bytes, second store's equal %v; want at least %d, the same key", len(ga.key), bytes.Equal(ga.key, gb.key), keyBytes)
+	if ga.Len() < sign.MinKeyBytes || !ga.Equal(gb) {
+		t.Errorf("signingKey = %d bytes, second store's equal %v; want at least %d, the same key", ga.Len(), ga.Equal(gb), sign.MinKeyBytes)
 	}
 	sec, err := cs.CoreV1().Secrets(testNS).Get(t.Context(), KeySecretName, metav1.GetOptions{})
 	if err != nil || sec.Immutable == nil || !*sec.Immutable {
@@ -65,10 +66,10 @@ func TestStreamHeadSignature(t *testing.T) {
 		}},
 		{"unsigned", func(a map[string]string) { delete(a, AnnotationMAC) }},
 		{"another key", func(a map[string]string) {
-			a[AnnotationMAC] = (&signer{key: []byte("another key, also 32 bytes or more")}).mac(macDomainStream, []byte(a[AnnotationStream]))
+			a[AnnotationMAC] = mustKey("another key, also 32 bytes or more").MAC(macDomainStream, []byte(a[AnnotationStream]))
 		}},
 		{"a record's signature", func(a map[string]string) {
-			a[AnnotationMAC] = testSigner().mac(macDomainRecord, []byte(a[AnnotationStream]))
+			a[AnnotationMAC] = testSigner().MAC(macDomainRecord, []byte(a[AnnotationStream]))
 		}},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
+
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // Kube is what the store needs of a clientset; clientset.CoreV1()
@@ -40,6 +42,9 @@ type Options struct {
 	// Key signs and checks the records (at least 32 bytes); nil reads
 	// it from the Secret KeySecretName, creating it once.
 	Key []byte
+	// Refusals, when set, counts every refused record appended against
+	// its actor (the handlers ask it before a write: Limiter.Wait).
+	Refusals *Limiter
 }
 
 // Store writes and reads the records of one namespace.
@@ -52,7 +57,9 @@ type Store struct {
 	// idx is the started index (Start); nil until then.
 	idx atomic.Pointer[index]
 	// sig is the signer, once the key is read (signingKey).
-	sig atomic.Pointer[signer]
+	sig atomic.Pointer[sign.Key]
+	// refusals counts refused records per actor; nil counts none.
+	refusals *Limiter
 }
 
 // configMaps is the resource the metadata client reads.
@@ -64,7 +71,7 @@ func New(kube Kube, meta metadata.Interface, opts Options) (*Store, error) {
 	if opts.Namespace == "" {
 		return nil, errors.New("audit: no namespace: records live in deploy-web's namespace")
 	}
-	s := &Store{kube: kube, meta: meta, ns: opts.Namespace, log: opts.Log, now: opts.Now}
+	s := &Store{kube: kube, meta: meta, ns: opts.Namespace, log: opts.Log, now: opts.Now, refusals: opts.Refusals}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -72,10 +79,11 @@ func New(kube Kube, meta metadata.Interface, opts Options) (*Store, error) {
 		s.now = time.Now
 	}
 	if opts.Key != nil {
-		if len(opts.Key) < keyBytes {
-			return nil, fmt.Errorf("audit: a signing key of %d bytes: want at least %d", len(opts.Key), keyBytes)
+		g, err := sign.NewKey(opts.Key)
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
 		}
-		s.sig.Store(&signer{key: slices.Clone(opts.Key)})
+		s.sig.Store(g)
 	}
 	return s, nil
 }
@@ -92,10 +100,14 @@ const maxEnvelopeBytes = 200 << 10
 // stored (ID and Chain set). It strips Secrets from r.Manifests, fills
 // r.Objects from them when empty, and emits the record's Event and log
 // line. An error means the record is not stored; its log line is written
-// anyway, at error level. The write is: the stream head read (created
+// anyway, at error level. A refused record counts against its actor in
+// Options.Refusals first (stored or not). The write is: the stream head read (created
 // once), the parts (none under 900 KiB), the record, the head advanced,
 // the Event.
 func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
+	if r.Outcome == OutcomeRefused && s.refusals != nil {
+		s.refusals.Refused(r.Actor)
+	}
 	out, err := s.appendRecord(ctx, r)
 	if err != nil {
 		s.logRecord(ctx, &r, err)
@@ -172,7 +184,7 @@ func (s *Store) appendRecord(ctx context.Context, r Record) (Record, error) {
 
 // storedRecord is the record a head just written holds, its chain as
 // the writer built it.
-func storedRecord(cm *corev1.ConfigMap, g *signer) Record {
+func storedRecord(cm *corev1.ConfigMap, g *sign.Key) Record {
 	e := entryOf(cm, g)
 	rec := e.env.Record
 	rec.ID = idOf(e)
@@ -227,7 +239,7 @@ func (s *Store) prepare(r *Record) error {
 
 // build makes the head and parts of record seq of stream, signed by g,
 // and returns the record's hash.
-func (s *Store) build(g *signer, stream string, seq int64, prev string, r *Record, gz []byte, ref manifestRef) (*corev1.ConfigMap, []*corev1.ConfigMap, string, error) {
+func (s *Store) build(g *sign.Key, stream string, seq int64, prev string, r *Record, gz []byte, ref manifestRef) (*corev1.ConfigMap, []*corev1.ConfigMap, string, error) {
 	id := recordID(stream, seq)
 	rec := *r
 	rec.ID, rec.Manifests = id, nil
@@ -264,7 +276,7 @@ func (s *Store) build(g *signer, stream string, seq int64, prev string, r *Recor
 	head := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: s.ns,
 		Labels:      recordLabels(&env.Record, stream),
-		Annotations: map[string]string{AnnotationRecord: string(raw), AnnotationMAC: g.mac(macDomainRecord, raw)},
+		Annotations: map[string]string{AnnotationRecord: string(raw), AnnotationMAC: g.MAC(macDomainRecord, raw)},
 	}, Immutable: ptrTrue()}
 	var parts []*corev1.ConfigMap
 	if len(env.Manifests.Parts) == 0 {
@@ -308,7 +320,7 @@ func (s *Store) createPart(ctx context.Context, p *corev1.ConfigMap) error {
 // stream's first record. A head that is missing while the stream has
 // records, or that fails its signature, is rebuilt from the records
 // (rebuiltState), which flags the point.
-func (s *Store) head(ctx context.Context, stream string, key streamKey, g *signer) (*corev1.ConfigMap, *streamState, error) {
+func (s *Store) head(ctx context.Context, stream string, key streamKey, g *sign.Key) (*corev1.ConfigMap, *streamState, error) {
 	cms := s.kube.ConfigMaps(s.ns)
 	name := streamHeadName(stream)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
@@ -358,7 +370,7 @@ func (s *Store) rebuiltState(ctx context.Context, stream string, key streamKey) 
 	return st, nil
 }
 
-func checkHead(cm *corev1.ConfigMap, key streamKey, g *signer) (*streamState, error) {
+func checkHead(cm *corev1.ConfigMap, key streamKey, g *sign.Key) (*streamState, error) {
 	st := streamStateOf(cm, g)
 	if st == nil {
 		return nil, fmt.Errorf("audit: stream head %s/%s holds no readable, signed %s annotation: delete it; the next append rebuilds it from the records", cm.Namespace, cm.Name, AnnotationStream)
@@ -369,12 +381,12 @@ func checkHead(cm *corev1.ConfigMap, key streamKey, g *signer) (*streamState, er
 	return st, nil
 }
 
-func streamHead(ns string, st *streamState, g *signer) *corev1.ConfigMap {
+func streamHead(ns string, st *streamState, g *sign.Key) *corev1.ConfigMap {
 	raw, _ := json.Marshal(st)
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: streamHeadName(st.Stream), Namespace: ns,
 		Labels:      map[string]string{LabelManagedBy: managedBy, LabelComponent: ComponentStream, LabelStream: st.Stream},
-		Annotations: map[string]string{AnnotationStream: string(raw), AnnotationMAC: g.mac(macDomainStream, raw)},
+		Annotations: map[string]string{AnnotationStream: string(raw), AnnotationMAC: g.MAC(macDomainStream, raw)},
 	}}
 }
 
@@ -382,7 +394,7 @@ func streamHead(ns string, st *streamState, g *signer) *corev1.ConfigMap {
 // from cm, the head as last read, when not nil), mutate (false: nothing
 // to write), update with the resourceVersion read; a conflict reads
 // again.
-func (s *Store) updateHead(ctx context.Context, g *signer, stream string, key streamKey, cm *corev1.ConfigMap, mutate func(*streamState) bool) error {
+func (s *Store) updateHead(ctx context.Context, g *sign.Key, stream string, key streamKey, cm *corev1.ConfigMap, mutate func(*streamState) bool) error {
 	cms := s.kube.ConfigMaps(s.ns)
 	for range maxAppendAttempts {
 		if cm == nil {
@@ -416,7 +428,7 @@ func (s *Store) updateHead(ctx context.Context, g *signer, stream string, key st
 // catchUp moves a stream head that lags behind its records (a writer won
 // the race and has not advanced it yet, or stopped before it could, or
 // the head was deleted) to the newest record.
-func (s *Store) catchUp(ctx context.Context, stream string, key streamKey, g *signer) error {
+func (s *Store) catchUp(ctx context.Context, stream string, key streamKey, g *sign.Key) error {
 	ix, err := s.load(ctx, streamSelector(stream))
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/internal/platformtest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // TestOnControlPlane runs two replicas' loops against the real control
@@ -24,7 +25,7 @@ func TestOnControlPlane(t *testing.T) {
 	w.heads["dev"] = "h1"
 	env := Environment{Name: "dev", Enabled: true, Interval: time.Minute}
 	k1, k2 := client(), client()
-	p1, p2 := NewPauses(k1.CoreV1(), testNS, nil), NewPauses(k2.CoreV1(), testNS, nil)
+	p1, p2 := NewPauses(k1.CoreV1(), testNS, signtest.Keys(), nil), NewPauses(k2.CoreV1(), testNS, signtest.Keys(), nil)
 	r1, stop1 := startLoop(t, k1, w, "replica-1", realClock{}, p1, env)
 	r2, stop2 := startLoop(t, k2, w, "replica-2", realClock{}, p2, env)
 	waitFor(t, "a leader", func() bool { return r1.Leading() || r2.Leading() })

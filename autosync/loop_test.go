@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 func dev(selfHeal bool) Environment {
@@ -97,7 +99,7 @@ func TestLoopPause(t *testing.T) {
 	w.heads["dev"], w.live["dev"] = "a", "a"
 	kube := fake.NewClientset()
 	clock := newClock(t0)
-	pauses := NewPauses(kube.CoreV1(), testNS, clock.Now)
+	pauses := NewPauses(kube.CoreV1(), testNS, signtest.Keys(), clock.Now)
 	ctx := context.Background()
 	if _, err := pauses.Pause(ctx, "dev", "db migration", t0.Add(time.Hour), "ada"); err != nil {
 		t.Fatal(err)
@@ -308,7 +310,7 @@ func TestLoopBlockedRetriedWhenAPersonActs(t *testing.T) {
 	w.heads["dev"], w.live["dev"], w.blocked["b"] = "b", "a", []string{"gate: smoke test failed"}
 	kube := fake.NewClientset()
 	clock := newClock(t0.Add(time.Minute))
-	pauses := NewPauses(kube.CoreV1(), testNS, clock.Now)
+	pauses := NewPauses(kube.CoreV1(), testNS, signtest.Keys(), clock.Now)
 	l, _ := startLoop(t, kube, w, "replica-a", clock, pauses, dev(false))
 	started(t, l, "dev")
 	calls := func(want int, step string) {

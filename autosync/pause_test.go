@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 const testNS = "deploy-web"
@@ -82,7 +85,7 @@ func TestPauseValidate(t *testing.T) {
 func TestPausesPauseResumeLapse(t *testing.T) {
 	ctx := context.Background()
 	clock := newClock(t0)
-	s := NewPauses(fake.NewClientset().CoreV1(), testNS, clock.Now)
+	s := NewPauses(fake.NewClientset().CoreV1(), testNS, signtest.Keys(), clock.Now)
 	if ps, err := s.List(ctx); err != nil || len(ps) != 0 {
 		t.Fatalf("List() on no ConfigMap = %v, %v; want none, nil", ps, err)
 	}
@@ -143,14 +146,45 @@ func TestPausesPauseResumeLapse(t *testing.T) {
 	}
 }
 
+// TestPausesHandEditFailsClosed: pauses edited through the API as a
+// person would (kubectl edit: the pause's end moved into the past, to
+// resume auto-sync without a record) read as tampered, and no pause or
+// resume is written on top of them; so do pauses without a signature
+// (a deploy-web from before signed state); an unknown field, signed, is
+// named.
 func TestPausesHandEditFailsClosed(t *testing.T) {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: PausesConfigMap, Namespace: testNS},
-		Data: map[string]string{PausesKey: `{"pauses":[{"env":"dev","reason":"x","until":"2026-12-03T00:00:00Z","by":"a","at":"2026-12-02T00:00:00Z","forever":true}]}`}}
-	s := NewPauses(fake.NewClientset(cm).CoreV1(), testNS, func() time.Time { return t0 })
-	if _, err := s.List(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown field "forever"`) {
-		t.Errorf("List() of a hand edit with an unknown field = %v, want an error naming it", err)
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	s := NewPauses(cs.CoreV1(), testNS, signtest.Keys(), func() time.Time { return t0 })
+	if _, err := s.Pause(ctx, "dev", "incident", t0.Add(time.Hour), "alice"); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.Pause(context.Background(), "qa", "x", t0.Add(time.Hour), "a"); err == nil {
-		t.Error("Pause over a ConfigMap that does not decode succeeded, want an error (no silent overwrite)")
+	cm, err := cs.CoreV1().ConfigMaps(testNS).Get(ctx, PausesConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := t0.Add(time.Hour).UTC().Format(time.RFC3339)
+	if !strings.Contains(cm.Data[PausesKey], until) {
+		t.Fatalf("stored pauses %s do not hold %s", cm.Data[PausesKey], until)
+	}
+	cm.Data[PausesKey] = strings.Replace(cm.Data[PausesKey], until, t0.Add(-time.Hour).UTC().Format(time.RFC3339), 1)
+	if _, err := cs.CoreV1().ConfigMaps(testNS).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("List() of a hand edit = %v, want a *cmstore.TamperedError (the loop then acts on no environment)", err)
+	}
+	if _, err := s.Resume(ctx, "dev", "bob"); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("Resume() over a hand edit = %v, want a *cmstore.TamperedError", err)
+	}
+
+	unsigned := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: PausesConfigMap, Namespace: testNS},
+		Data: map[string]string{PausesKey: `{"pauses":[]}`}}
+	s = NewPauses(fake.NewClientset(unsigned).CoreV1(), testNS, signtest.Keys(), func() time.Time { return t0 })
+	if _, err := s.List(ctx); !errors.As(err, new(*cmstore.TamperedError)) || !strings.Contains(err.Error(), "no signature") {
+		t.Errorf("List() of unsigned pauses = %v, want a *cmstore.TamperedError saying there is no signature", err)
+	}
+	if _, err := s.Pause(ctx, "qa", "x", t0.Add(time.Hour), "a"); err == nil {
+		t.Error("Pause over unsigned pauses succeeded, want an error (no silent overwrite)")
 	}
 }

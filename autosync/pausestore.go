@@ -2,27 +2,22 @@ package autosync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/internal/cmcas"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // The ConfigMap that holds the pauses, in deploy-web's own namespace.
 const (
 	PausesConfigMap = "deploy-web-autosync-pauses"
 	// PausesKey is the ConfigMap key of the pauses' JSON.
-	PausesKey = "pauses.json"
-	// labelKind marks the ConfigMap (freeze.LabelKind, the label of
-	// deploy-web's own ConfigMaps).
-	labelKind  = "deploy-web.hanzo.ai/kind"
+	PausesKey  = "pauses.json"
 	kindPauses = "autosync-pauses"
 )
 
@@ -43,32 +38,32 @@ type pausesJSON struct {
 }
 
 // Pauses reads and writes the pauses ConfigMap in one namespace. It is
-// safe for concurrent use by many replicas: every write is a
-// compare-and-swap on the ConfigMap's resourceVersion.
+// safe for concurrent use by many replicas: every write is a signed
+// compare-and-swap on the ConfigMap's resourceVersion (internal/cmstore).
 type Pauses struct {
-	cms       typedcorev1.ConfigMapsGetter
-	namespace string
-	now       func() time.Time
+	doc *cmstore.Store[pausesJSON]
+	now func() time.Time
 }
 
 // NewPauses returns the store of the pauses ConfigMap in namespace
-// (deploy-web's own); now is the clock (time.Now when nil).
-func NewPauses(cms typedcorev1.ConfigMapsGetter, namespace string, now func() time.Time) *Pauses {
+// (deploy-web's own), signed with keys (the audit records' key:
+// audit.Store); now is the clock (time.Now when nil).
+func NewPauses(cms typedcorev1.ConfigMapsGetter, namespace string, keys sign.Keys, now func() time.Time) *Pauses {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pauses{cms: cms, namespace: namespace, now: now}
+	return &Pauses{now: now, doc: cmstore.New[pausesJSON](cms, keys, cmstore.Spec{
+		Owner: "autosync", What: "auto-sync pauses", Namespace: namespace, Name: PausesConfigMap, Key: PausesKey,
+		Kind: kindPauses, MaxBytes: maxPausesBytes})}
 }
 
 // List returns the stored pauses, one per environment, active or not. No
-// ConfigMap is no pause; a ConfigMap that does not decode (an edit by
-// hand) is an error, and the loop then acts on no environment.
+// ConfigMap is no pause; pauses edited by hand (*cmstore.TamperedError)
+// are an error, and the loop then acts on no environment: auto-sync stays
+// paused everywhere until an operator mends the store.
 func (s *Pauses) List(ctx context.Context) ([]Pause, error) {
-	raw, ok, err := cmcas.Get(ctx, s.cms, s.key())
-	if err != nil || !ok {
-		return nil, err
-	}
-	return s.decode(raw)
+	st, _, err := s.doc.Get(ctx)
+	return st.Pauses, err
 }
 
 // Pause stops auto-sync of env until until, for reason (one line, at most
@@ -110,50 +105,17 @@ func (s *Pauses) Resume(ctx context.Context, env, by string) (Pause, error) {
 	return resumed, err
 }
 
-// update applies change to the stored pauses by compare-and-swap on the
-// ConfigMap (cmcas.Update: a conflict starts over from a fresh read).
+// update applies change to the stored pauses by a signed
+// compare-and-swap (a conflict starts over from a fresh read).
 func (s *Pauses) update(ctx context.Context, change func([]Pause) ([]Pause, error)) error {
-	where := fmt.Sprintf("ConfigMap %s/%s", s.namespace, PausesConfigMap)
-	return cmcas.Update(ctx, s.cms, s.key(), func(raw string, ok bool) (string, error) {
-		var cur []Pause
-		if ok {
-			var err error
-			if cur, err = s.decode(raw); err != nil {
-				return "", err
-			}
-		}
-		next, err := change(cur)
+	return s.doc.Update(ctx, func(cur pausesJSON) (pausesJSON, error) {
+		next, err := change(cur.Pauses)
 		if err != nil {
-			return "", err
+			return pausesJSON{}, err
 		}
-		data, err := json.Marshal(pausesJSON{Pauses: next})
-		if err != nil {
-			return "", fmt.Errorf("autosync: encode pauses: %w", err)
+		if len(next) > MaxPauses {
+			return pausesJSON{}, fmt.Errorf("autosync: the pauses are full (%d; at most %d)", len(next), MaxPauses)
 		}
-		if len(next) > MaxPauses || len(data) > maxPausesBytes {
-			return "", fmt.Errorf("autosync: %s is full (%d pauses, %d bytes; at most %d and %d)", where, len(next), len(data), MaxPauses, maxPausesBytes)
-		}
-		return string(data), nil
+		return pausesJSON{Pauses: next}, nil
 	})
-}
-
-// key is where the pauses are stored.
-func (s *Pauses) key() cmcas.Key {
-	return cmcas.Key{Owner: "autosync", Namespace: s.namespace, Name: PausesConfigMap, Key: PausesKey,
-		Labels: map[string]string{labelKind: kindPauses}, FieldManager: appcr.FieldManager}
-}
-
-// decode reads the stored pauses strictly (unknown fields are errors).
-func (s *Pauses) decode(raw string) ([]Pause, error) {
-	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, PausesConfigMap, PausesKey)
-	if len(raw) > maxPausesBytes+(100<<10) {
-		return nil, fmt.Errorf("autosync: %s: %d bytes, more than the store writes: fix it with kubectl edit", where, len(raw))
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var st pausesJSON
-	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("autosync: %s: %w (fix it with kubectl edit, or delete the ConfigMap to clear every pause)", where, err)
-	}
-	return st.Pauses, nil
 }

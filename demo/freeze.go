@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -47,7 +48,13 @@ func nightlyFreeze(now time.Time) freeze.Freeze {
 // seedFreeze stores the nightly freeze in the console's freezes ConfigMap
 // (the history namespace, deploy-web's own in the demo).
 func seedFreeze(ctx context.Context, cs kubernetes.Interface, now time.Time) (freeze.Freeze, error) {
-	f, err := freeze.NewStore(cs.CoreV1(), HistoryNamespace).Add(ctx, nightlyFreeze(now))
+	// Signed with the audit records' key, the Secret the console reads
+	// (created here first when the demo seeds before the console starts).
+	keys, err := audit.New(cs.CoreV1(), nil, audit.Options{Namespace: HistoryNamespace})
+	if err != nil {
+		return freeze.Freeze{}, err
+	}
+	f, err := freeze.NewStore(cs.CoreV1(), HistoryNamespace, keys).Add(ctx, nightlyFreeze(now))
 	if err != nil {
 		return f, fmt.Errorf("demo: seed the nightly freeze of %s: %w", ProdEnvironment, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -28,7 +29,11 @@ func TestFrozenEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := freeze.NewStore(cs.CoreV1(), "deploy-web")
+	keys, err := audit.New(cs.CoreV1(), nil, audit.Options{Namespace: "deploy-web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := freeze.NewStore(cs.CoreV1(), "deploy-web", keys)
 	base := strings.TrimSuffix(demoEnv.state.URL, "/")
 	for _, size := range screenSizes() {
 		t.Run(size.name, func(t *testing.T) {

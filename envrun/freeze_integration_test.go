@@ -18,6 +18,7 @@ import (
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -61,7 +62,7 @@ func TestFreezeOnControlPlane(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Now()
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	store := freeze.NewStore(p.Kube.CoreV1(), "deploy-web").WithClock(now)
+	store := freeze.NewStore(p.Kube.CoreV1(), "deploy-web", signtest.Keys()).WithClock(now)
 	f, err := store.Add(ctx, freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: clock.Add(-time.Minute), End: clock.Add(2 * time.Minute),
 		Reason: "release week", Ticket: "https://tickets.example.com/CHG-7", Author: freeze.Author{Email: "root@example.com", Subject: "root"}})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // recorded collects the audit records a Runner hands over.
@@ -37,7 +38,7 @@ func (c *recorded) all() []audit.Record {
 // sets, with one freeze of dev's App web stored.
 func freezeGate(t *testing.T, now *time.Time) (*freeze.Gate, freeze.Freeze) {
 	t.Helper()
-	s := freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(func() time.Time { return *now })
+	s := freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(func() time.Time { return *now })
 	f, err := s.Add(context.Background(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}, Apps: []string{"web"}},
 		Start: now.Add(-time.Minute), End: now.Add(time.Hour), Reason: "release week", Ticket: "https://tickets.example.com/CHG-7",
 		Author: freeze.Author{Email: "root@example.com", Subject: "root"}})

@@ -3,11 +3,14 @@ package freeze
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 )
 
 // TestGate: the gate refuses a write in a freeze with the freeze's words
@@ -102,6 +105,37 @@ func TestGateFailsClosed(t *testing.T) {
 	}
 	if _, err := g.Status(ctx, Target{Environment: "dev"}); !errors.Is(err, ErrUnreadable) {
 		t.Errorf("Status() over an unreadable store = %v, want ErrUnreadable", err)
+	}
+}
+
+// TestGateTamperedFailsClosed: freezes edited through the API as a
+// person would (kubectl edit: here a freeze's reason rewritten) read as tampered: every write is refused
+// as if frozen, the page's snapshot says so, and no freeze can be added
+// or ended on top of the edit.
+func TestGateTamperedFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	s, cs := newTestStore(t)
+	if _, err := s.Add(ctx, validOneOff(t)); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps(testNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[DataKey] = strings.Replace(cm.Data[DataKey], "release week", "nothing to see", 1)
+	if _, err := cs.CoreV1().ConfigMaps(testNamespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g := NewGate(s)
+	_, err = g.Check(ctx, Apply, Target{Environment: "prod"}, nil)
+	if _, ok := cmstore.IsTampered(err); !ok || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Check(apply) over an edited store = %v, want ErrUnreadable and a *cmstore.TamperedError", err)
+	}
+	if _, _, err := g.Snapshot(ctx); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("Snapshot() over an edited store = %v, want a *cmstore.TamperedError for the page", err)
+	}
+	if _, err := s.Add(ctx, validOneOff(t)); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("Add() over an edited store = %v, want a *cmstore.TamperedError", err)
 	}
 }
 

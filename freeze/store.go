@@ -1,23 +1,19 @@
 package freeze
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/cmcas"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // The ConfigMap that holds the freezes, in deploy-web's own namespace.
@@ -27,7 +23,7 @@ const (
 	DataKey = "freezes.json"
 	// LabelKind marks the ConfigMap (the label planstore and
 	// deployplan.ReservedName use for deploy-web's own ConfigMaps).
-	LabelKind = "deploy-web.hanzo.ai/kind"
+	LabelKind = cmstore.LabelKind
 	kindValue = "freezes"
 )
 
@@ -57,17 +53,22 @@ type stored struct {
 
 // Store reads and writes the freezes ConfigMap in one namespace. It is
 // safe for concurrent use, by one replica or many: every write is a
-// compare-and-swap on the ConfigMap's resourceVersion.
+// compare-and-swap on the ConfigMap's resourceVersion, and signed
+// (internal/cmstore): freezes edited by hand read as a
+// *cmstore.TamperedError, which every gate treats as "frozen, unknown".
 type Store struct {
-	cms       typedcorev1.ConfigMapsGetter
+	doc       *cmstore.Store[stored]
 	namespace string
 	now       func() time.Time
 }
 
 // NewStore returns the store of the freezes ConfigMap in namespace
-// (deploy-web's own: the same namespace as the plan history).
-func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string) *Store {
-	return &Store{cms: cms, namespace: namespace, now: time.Now}
+// (deploy-web's own: the same namespace as the plan history), signed with
+// keys (the audit records' key: audit.Store).
+func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string, keys sign.Keys) *Store {
+	return &Store{namespace: namespace, now: time.Now, doc: cmstore.New[stored](cms, keys, cmstore.Spec{
+		Owner: "freeze", What: "deploy freezes", Namespace: namespace, Name: ConfigMapName, Key: DataKey,
+		Kind: kindValue, MaxBytes: MaxStoreBytes})}
 }
 
 // WithClock returns a copy of s that reads the time from now: the clock
@@ -83,15 +84,21 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 func (s *Store) Namespace() string { return s.namespace }
 
 // List returns the stored freezes (lapsed ones too, until pruned), in the
-// order they were added. No ConfigMap is no freeze. A stored freeze that
-// does not validate (an edit by hand) is an error naming it: the caller
+// order they were added. No ConfigMap is no freeze. Freezes that were not
+// written by deploy-web as they are (*cmstore.TamperedError) or a stored
+// freeze that does not validate (*GarbledError) are an error: the caller
 // must then refuse what a freeze would refuse, failing closed.
 func (s *Store) List(ctx context.Context) (List, error) {
-	cm, err := s.get(ctx)
-	if err != nil || cm == nil {
-		return nil, err
+	st, _, err := s.doc.Get(ctx)
+	if err != nil {
+		return nil, garbled(err)
 	}
-	return s.decode(cm, true)
+	for i := range st.Freezes {
+		if err := st.Freezes[i].validate(); err != nil {
+			return nil, &GarbledError{fmt.Errorf("freeze: ConfigMap %s/%s key %s: freezes[%d] (id %q): %w", s.namespace, ConfigMapName, DataKey, i, truncate(st.Freezes[i].ID, 40), err)}
+		}
+	}
+	return st.Freezes, nil
 }
 
 // Add validates f, gives it an ID, Created and a normalised zone, and
@@ -119,8 +126,7 @@ func (s *Store) Add(ctx context.Context, f Freeze) (Freeze, error) {
 }
 
 // Remove deletes the freeze with the given ID and returns it; ErrNotFound
-// when there is none. Other stored freezes are kept as they are, valid or
-// not, so a bad hand edit can be removed.
+// when there is none. Other stored freezes are kept as they are.
 func (s *Store) Remove(ctx context.Context, id string) (Freeze, error) {
 	var removed Freeze
 	err := s.update(ctx, func(l List) (List, error) {
@@ -204,96 +210,48 @@ func (s *Store) Prune(ctx context.Context, now time.Time) ([]Freeze, error) {
 }
 
 // errUnchanged tells update that change has nothing to write.
-var errUnchanged = errors.New("freeze: unchanged")
+var errUnchanged = cmcas.ErrUnchanged
 
-// update reads the ConfigMap, applies change to its freezes and writes the
-// result on the resourceVersion it read, creating the ConfigMap when there
-// is none; a conflict (another writer) starts over from a fresh read after
-// a jittered wait, at most cmcas.MaxAttempts times (internal/cmcas).
-// change is called once per attempt.
+// update applies change to the stored freezes by a signed
+// compare-and-swap (internal/cmstore); change is called once per attempt.
+// It refuses more than the store holds (*FullError).
 func (s *Store) update(ctx context.Context, change func(List) (List, error)) error {
-	key := cmcas.Key{Owner: "freeze", Namespace: s.namespace, Name: ConfigMapName, Key: DataKey,
-		Labels: map[string]string{LabelKind: kindValue}, FieldManager: appcr.FieldManager}
-	return cmcas.Update(ctx, s.cms, key, func(raw string, ok bool) (string, error) {
-		cur, err := s.decodeData(raw, ok, false)
+	var n int
+	err := s.doc.Update(ctx, func(cur stored) (stored, error) {
+		next, err := change(cur.Freezes)
 		if err != nil {
-			return "", err
+			return stored{}, err
 		}
-		next, err := change(cur)
-		if err != nil {
-			return "", err
+		if next == nil {
+			next = List{}
 		}
-		data, err := encode(next)
-		return string(data), err
+		n = len(next)
+		if n > MaxFreezes {
+			return stored{}, &FullError{Freezes: n}
+		}
+		return stored{Freezes: next}, nil
 	})
+	if tl, ok := errors.AsType[*cmstore.TooLargeError](err); ok {
+		return &FullError{Freezes: n, Bytes: tl.Bytes}
+	}
+	return garbled(err)
 }
 
-// get reads the ConfigMap; nil when there is none.
-func (s *Store) get(ctx context.Context) (*corev1.ConfigMap, error) {
-	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+// garbled is err with a store that is signed but does not decode as a
+// *GarbledError.
+func garbled(err error) error {
+	if g, ok := errors.AsType[*cmstore.GarbledError](err); ok {
+		return &GarbledError{fmt.Errorf("freeze: %w", g)}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("freeze: read ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
-	}
-	return cm, nil
+	return err
 }
 
-// GarbledError is stored freezes that do not decode or do not validate
-// (a hand edit of the ConfigMap); its text names the ConfigMap's key.
+// GarbledError is stored freezes that do not decode or do not validate;
+// its text names the ConfigMap's key.
 type GarbledError struct{ err error }
 
 func (e *GarbledError) Error() string { return e.err.Error() }
 func (e *GarbledError) Unwrap() error { return e.err }
-
-// decode reads the freezes of cm strictly (unknown fields are errors);
-// with validate, each must also pass Validate.
-func (s *Store) decode(cm *corev1.ConfigMap, validate bool) (List, error) {
-	raw, ok := cm.Data[DataKey]
-	return s.decodeData(raw, ok, validate)
-}
-
-// decodeData is decode of the key's value (ok: the key exists).
-func (s *Store) decodeData(raw string, ok, validate bool) (List, error) {
-	if !ok {
-		return nil, nil
-	}
-	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, ConfigMapName, DataKey)
-	if len(raw) > MaxStoreBytes+(100<<10) {
-		return nil, &GarbledError{fmt.Errorf("freeze: %s: %d bytes, more than the store writes", where, len(raw))}
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
-	var st stored
-	if err := dec.Decode(&st); err != nil {
-		return nil, &GarbledError{fmt.Errorf("freeze: %s: %w", where, err)}
-	}
-	if validate {
-		for i := range st.Freezes {
-			if err := st.Freezes[i].validate(); err != nil {
-				return nil, &GarbledError{fmt.Errorf("freeze: %s: freezes[%d] (id %q): %w (remove it, or fix it with kubectl edit)", where, i, truncate(st.Freezes[i].ID, 40), err)}
-			}
-		}
-	}
-	return st.Freezes, nil
-}
-
-// encode writes l as the ConfigMap's JSON, refusing more than the store
-// holds.
-func encode(l List) ([]byte, error) {
-	if l == nil {
-		l = List{}
-	}
-	data, err := json.Marshal(stored{Freezes: l})
-	if err != nil {
-		return nil, fmt.Errorf("freeze: encode: %w", err)
-	}
-	if len(l) > MaxFreezes || len(data) > MaxStoreBytes {
-		return nil, &FullError{Freezes: len(l), Bytes: len(data)}
-	}
-	return data, nil
-}
 
 // newID returns a fresh freeze ID, "fz-" and 8 hex digits.
 func newID() string {

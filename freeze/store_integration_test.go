@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // TestStoreOnRealCluster: two replicas (each its own client) add and
@@ -24,7 +27,7 @@ func TestStoreOnRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	replica := func() *Store {
-		return NewStore(kubernetes.NewForConfigOrDie(platformtest.AdminConfig(env.Cluster.Config)).CoreV1(), testNamespace)
+		return NewStore(kubernetes.NewForConfigOrDie(platformtest.AdminConfig(env.Cluster.Config)).CoreV1(), testNamespace, signtest.Keys())
 	}
 	stores := []*Store{replica(), replica()}
 
@@ -128,5 +131,27 @@ func TestStoreOnRealCluster(t *testing.T) {
 	pruned, err := stores[1].Prune(ctx, time.Now())
 	if err != nil || len(pruned) != 1 || pruned[0].Reason != "short 0" {
 		t.Errorf("Prune() = %v, %v, want the short freeze", pruned, err)
+	}
+
+	// A person edits the freezes through the API (kubectl edit: every
+	// prod freeze moved to an environment nobody deploys): the gate of
+	// either replica refuses every write, as frozen and unknown, and
+	// nothing can be written on top of the edit.
+	cm, err = env.Kube.CoreV1().ConfigMaps(testNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[DataKey] = strings.ReplaceAll(cm.Data[DataKey], `"prod"`, `"nowhere"`)
+	if _, err := env.Kube.CoreV1().ConfigMaps(testNamespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range stores {
+		_, err := NewGate(s).Check(ctx, Apply, Target{Environment: "prod"}, nil)
+		if _, ok := cmstore.IsTampered(err); !ok || !errors.Is(err, ErrUnreadable) {
+			t.Errorf("replica %d: Check(apply) after a hand edit = %v, want ErrUnreadable and a *cmstore.TamperedError", i, err)
+		}
+	}
+	if _, err := stores[0].Add(ctx, freeze("after-edit", 0)); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("Add() after a hand edit = %v, want a *cmstore.TamperedError", err)
 	}
 }

@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 const testNamespace = "deploy-web"
@@ -26,7 +28,7 @@ const testNamespace = "deploy-web"
 func newTestStore(t *testing.T, objs ...runtime.Object) (*Store, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset(objs...)
-	s := NewStore(cs.CoreV1(), testNamespace)
+	s := NewStore(cs.CoreV1(), testNamespace, signtest.Keys())
 	s.now = func() time.Time { return at(t, "", "2026-12-02T00:00") }
 	return s, cs
 }
@@ -90,7 +92,7 @@ func TestStoreAddRefuses(t *testing.T) {
 		full200[i].ID = fmt.Sprintf("fz-%d", i)
 	}
 	data, _ := json.Marshal(stored{Freezes: full200})
-	s, _ = newTestStore(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace}, Data: map[string]string{DataKey: string(data)}})
+	s, _ = newTestStore(t, signedConfigMap(t, string(data)))
 	var full *FullError
 	if _, err := s.Add(ctx, validOneOff(t)); !errors.As(err, &full) || full.Freezes != MaxFreezes+1 {
 		t.Errorf("Add(one too many) = %v, want a *FullError of %d freezes", err, MaxFreezes+1)
@@ -113,10 +115,11 @@ func TestStoreRefusesMoreBytesThanAConfigMapHolds(t *testing.T) {
 	for range 40 {
 		big = append(big, f)
 	}
-	_, err := encode(big)
+	s, _ := newTestStore(t)
+	err := s.update(t.Context(), func(List) (List, error) { return big, nil })
 	var full *FullError
 	if !errors.As(err, &full) || full.Bytes <= MaxStoreBytes {
-		t.Errorf("encode(%d large freezes) = %v, want a *FullError over %d bytes", len(big), err, MaxStoreBytes)
+		t.Errorf("update(%d large freezes) = %v, want a *FullError over %d bytes", len(big), err, MaxStoreBytes)
 	}
 }
 
@@ -150,7 +153,11 @@ func TestStoreRetriesOnConflict(t *testing.T) {
 		other := validOneOff(t)
 		other.ID = fmt.Sprintf("fz-other-%d", conflicts)
 		data, _ := json.Marshal(stored{Freezes: append(st.Freezes, other)})
-		cm.Data[DataKey] = string(data)
+		e, err := s.doc.Sign(t.Context(), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data[DataKey], cm.Annotations[cmstore.AnnotationMAC] = e.Value, e.MAC
 		if err := cs.Tracker().Update(gvr, cm, testNamespace); err != nil {
 			t.Fatal(err)
 		}
@@ -194,8 +201,7 @@ func TestStoreStoredFreezeInvalid(t *testing.T) {
 	bad := validOneOff(t)
 	bad.ID, bad.Reason = "fz-bad", ""
 	data, _ := json.Marshal(stored{Freezes: []Freeze{good, bad}})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace}, Data: map[string]string{DataKey: string(data)}}
-	s, _ := newTestStore(t, cm)
+	s, _ := newTestStore(t, signedConfigMap(t, string(data)))
 	if _, err := s.List(ctx); err == nil || !strings.Contains(err.Error(), `freezes[1] (id "fz-bad"): reason: required`) {
 		t.Errorf("List() with a bad hand edit = %v, want an error naming freezes[1] and its field", err)
 	}
@@ -206,9 +212,7 @@ func TestStoreStoredFreezeInvalid(t *testing.T) {
 		t.Errorf("List() after removing the bad one = %v, %v, want fz-good", l, err)
 	}
 
-	unknown := cm.DeepCopy()
-	unknown.Data[DataKey] = `{"freezes":[],"extra":1}`
-	s, _ = newTestStore(t, unknown)
+	s, _ = newTestStore(t, signedConfigMap(t, `{"freezes":[],"extra":1}`))
 	if _, err := s.List(ctx); err == nil || !strings.Contains(err.Error(), `unknown field "extra"`) {
 		t.Errorf("List() with an unknown field = %v, want it refused", err)
 	}
@@ -313,4 +317,16 @@ func TestStoreEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// signedConfigMap is the freezes ConfigMap holding raw as deploy-web
+// would have written it (signed with the test key).
+func signedConfigMap(t *testing.T, raw string) *corev1.ConfigMap {
+	t.Helper()
+	e, err := NewStore(nil, testNamespace, signtest.Keys()).doc.Sign(t.Context(), []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace,
+		Annotations: map[string]string{cmstore.AnnotationMAC: e.MAC}}, Data: map[string]string{DataKey: e.Value}}
 }

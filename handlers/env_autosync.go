@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -86,7 +87,11 @@ func (s *Server) gitOpsOf(ctx context.Context, e *deployplan.Environment) templa
 		st, ok, err := s.opts.AutoSync.Status(ctx, e.Name)
 		if err != nil {
 			s.log.Warn("auto-sync pauses unreadable", "environment", e.Name, "err", err)
-			p.Errors = append(p.Errors, "the auto-sync pauses could not be read")
+			if te, ok := cmstore.IsTampered(err); ok {
+				p.Errors = append(p.Errors, "auto-sync stays paused in every environment: "+te.Public())
+			} else {
+				p.Errors = append(p.Errors, "the auto-sync pauses could not be read")
+			}
 		}
 		if ok {
 			p.AutoSync = &st

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -76,7 +77,7 @@ func gitOpsServer(t *testing.T) (*testServer, *fakeAutoSync, *audit.Store, *plan
 	cs := fake.NewClientset()
 	store := planstore.New(cs.CoreV1(), "deploy-web", 10)
 	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: store})
-	as := &fakeAutoSync{pauses: autosync.NewPauses(cs.CoreV1(), "deploy-web", func() time.Time { return testNow })}
+	as := &fakeAutoSync{pauses: autosync.NewPauses(cs.CoreV1(), "deploy-web", signtest.Keys(), func() time.Time { return testNow })}
 	trail, _ := newTestAudit(t)
 	ts := newTestServer(t, newFakeView(nil), withAudit(trail), func(o *Options) { o.Environments, o.AutoSync = runner, as })
 	return ts, as, trail, store

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
@@ -250,7 +251,7 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 			rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)[:2]
 			view := newFakeView(nil)
 			view.namespaces = []string{"dev-ns", "staging-ns"}
-			f := &promoteFixture{store: promotion.NewStore(fake.NewClientset().CoreV1(), "deploy-web"), audit: &memAudit{}}
+			f := &promoteFixture{store: promotion.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()), audit: &memAudit{}}
 			tl := promoteTimeline(t, rows, testNow.Add(-48*time.Hour))
 			f.ts = newTestServer(t, view, func(o *Options) {
 				o.Clusters = []Cluster{{Name: "in-cluster", View: &nsView{fakeView: view, rows: rows}}}

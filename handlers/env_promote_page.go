@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -50,6 +51,9 @@ func (s *Server) promoteRequests(ctx context.Context, target string) ([]template
 	reqs, err := s.opts.Promotions.List(ctx, target)
 	if err != nil {
 		s.log.Warn("promotion requests unreadable", "environment", target, "err", err)
+		if te, ok := cmstore.IsTampered(err); ok {
+			return nil, "No request can be decided: " + te.Public() + "."
+		}
 		return nil, "The promotion requests could not be read from the cluster."
 	}
 	me := auditActor(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
@@ -171,7 +172,7 @@ func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &promoteFixture{fc: &fakeCommit{tree: promoteTree()}, store: promotion.NewStore(fake.NewClientset().CoreV1(), "deploy-web"), audit: &memAudit{}}
+	f := &promoteFixture{fc: &fakeCommit{tree: promoteTree()}, store: promotion.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()), audit: &memAudit{}}
 	view := newFakeView(nil)
 	view.namespaces = []string{"dev-ns", "staging-ns", "prod-ns", "qa-ns"}
 	f.ts = newTestServer(t, view, func(o *Options) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -24,6 +25,8 @@ type httpError struct {
 	Reason string // machine-readable, e.g. "BadRequest"
 	Public string // safe for users
 	Err    error
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 func (e *httpError) Error() string {
@@ -48,13 +51,22 @@ func notFound(what string) *httpError {
 // cause, which never reaches the client.
 func (s *Server) adapt(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := h(w, r)
+		err := s.refusalWait(r)
+		if err == nil {
+			err = h(w, r)
+		}
 		if err == nil {
 			return
 		}
 		var he *httpError
 		if !errors.As(err, &he) {
+			he = stateError(err)
+		}
+		if he == nil {
 			he = &httpError{Status: http.StatusInternalServerError, Reason: "InternalError", Public: "internal error", Err: err}
+		}
+		if he.RetryAfter > 0 {
+			w.Header().Set("Retry-After", retryAfter(he.RetryAfter))
 		}
 		if he.Status >= 500 {
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", he.Status, "err", he.Err, "request_id", requestID(r.Context()))

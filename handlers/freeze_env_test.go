@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // TestFreezeEnvApply: with a ready plan in a frozen environment, the
@@ -25,7 +26,7 @@ import (
 func TestFreezeEnvApply(t *testing.T) {
 	ts, store, save := planServer(t)
 	clock := &freezeClock{now: time.Now()}
-	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(clock.Now))
 	f, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: clock.now.Add(-time.Minute), End: clock.now.Add(time.Hour),
 		Reason: "release week", Author: freeze.Author{Email: "root@example.com", Subject: "root"}})
 	if err != nil {
@@ -79,7 +80,7 @@ func TestFreezeRollbackThroughGit(t *testing.T) {
 	fc := &fakeCommit{tree: manifestTree("")}
 	ts, _ := gitServer(t, "dev", fc)
 	clock := &freezeClock{now: time.Now()}
-	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(clock.Now))
 	if _, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: clock.now.Add(-time.Minute), End: clock.now.Add(time.Hour),
 		Reason: "release week", Author: freeze.Author{Subject: "root"}}); err != nil {
 		t.Fatal(err)

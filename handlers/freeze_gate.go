@@ -9,6 +9,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -109,6 +110,10 @@ func freezeError(err error) error {
 		}
 		return &httpError{Status: http.StatusConflict, Reason: reasonFrozen, Err: err, Public: msg}
 	case errors.Is(err, freeze.ErrUnreadable):
+		if te, ok := cmstore.IsTampered(err); ok {
+			return &httpError{Status: http.StatusServiceUnavailable, Reason: "FreezesTampered", Err: err,
+				Public: "writes are refused as if frozen: " + te.Public() + "; nothing was touched"}
+		}
 		return &httpError{Status: http.StatusServiceUnavailable, Reason: "FreezesUnreadable", Err: err,
 			Public: "the deploy freezes could not be read, so writes are refused until they can; nothing was touched"}
 	}

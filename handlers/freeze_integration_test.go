@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/roles"
 )
 
@@ -42,7 +43,7 @@ func TestFreezeOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := &freezeClock{now: time.Now().UTC().Truncate(time.Second)}
-	gate := freeze.NewGate(freeze.NewStore(rc.p.Kube.CoreV1(), "deploy-web").WithClock(clock.Now))
+	gate := freeze.NewGate(freeze.NewStore(rc.p.Kube.CoreV1(), "deploy-web", signtest.Keys()).WithClock(clock.Now))
 	policy, err := roles.Parse("roles.yaml", []byte(freezeRoles), roles.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/freeze/freezewatch"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -151,6 +152,9 @@ func (s *Server) renderFreezes(w http.ResponseWriter, r *http.Request, status in
 		if err != nil {
 			s.log.Warn("freezes not read", "err", err, "request_id", requestID(r.Context()))
 			p.Unreadable = "The freezes could not be read (see the server log): writes are refused until they can."
+			if te, ok := cmstore.IsTampered(err); ok {
+				p.Unreadable = "Writes are refused as if frozen: " + te.Public() + "."
+			}
 		}
 		lists := listFreezes(l, now)
 		for _, f := range lists.Active {

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -42,7 +43,7 @@ func (c *freezeClock) set(t time.Time) {
 func freezeServer(t *testing.T) (*testServer, *recordingReleaser, *audit.Store, *freeze.Gate, *freezeClock) {
 	t.Helper()
 	clock := &freezeClock{now: testNow}
-	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+	gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(clock.Now))
 	rel := &recordingReleaser{}
 	store, _ := newTestAudit(t)
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {

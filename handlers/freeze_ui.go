@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -28,6 +29,9 @@ func (s *Server) freezeBanner(ctx context.Context, t roles.Target) templates.Fre
 	l, now, err := s.opts.Freezes.Snapshot(ctx)
 	if err != nil {
 		p.Unreadable = true
+		if te, ok := cmstore.IsTampered(err); ok {
+			p.Tampered = te.Public()
+		}
 		return p
 	}
 	ft := s.freezeTarget(t)

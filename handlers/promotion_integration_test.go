@@ -22,6 +22,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
@@ -137,7 +138,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 		o.Timeline = tl
 		o.Environments = runner
 		o.Desired = index
-		o.Promotions = promotion.NewStore(p.Kube.CoreV1(), "deploy-web")
+		o.Promotions = promotion.NewStore(p.Kube.CoreV1(), "deploy-web", signtest.Keys())
 		o.Roles = policy
 		o.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
 	})

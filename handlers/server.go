@@ -120,6 +120,10 @@ type Options struct {
 	// included) writes a record, and /audit and the history sections read
 	// it (nil: nothing is recorded, the pages say so).
 	Audit AuditLog
+	// Refusals, when set, answers a write 429 with Retry-After while the
+	// person has had too many writes refused lately (audit.Limiter, fed
+	// by the audit store).
+	Refusals Refusals
 	// Roles decides who may do what where (nil: superadmins only, as
 	// roles.Default): every protected route's action, every button.
 	Roles *roles.Policy

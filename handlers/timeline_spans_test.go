@@ -18,6 +18,7 @@ import (
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -179,7 +180,7 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := &freezeClock{now: testNow.Add(-6 * time.Hour)}
-			gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(clock.Now))
+			gate := freeze.NewGate(freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(clock.Now))
 			f, err := gate.Store().Add(t.Context(), freeze.Freeze{Scope: scope.Scope{Environments: []string{"dev"}}, Start: testNow.Add(-5 * time.Hour),
 				End: testNow.Add(-4 * time.Hour), Reason: "release <b>week</b>", Ticket: "https://tickets.example.com/CHG-1",
 				Author: freeze.Author{Email: "root@example.com", Subject: "root"}})

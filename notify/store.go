@@ -38,6 +38,11 @@ const (
 // Limits of the store.
 const (
 	MaxSubscriptions = 500
+	// MaxPerScope and MaxPerAuthor cap the subscriptions of one scope
+	// and of one author, so that no one team or person takes the room
+	// of all (ErrFull past them too).
+	MaxPerScope  = 20
+	MaxPerAuthor = 50
 	// maxStoreBytes bounds the encoded subscriptions, well under a
 	// ConfigMap's 1 MiB.
 	maxStoreBytes = 512 << 10
@@ -120,9 +125,33 @@ func (s *Store) Create(ctx context.Context, sub Subscription) (Subscription, err
 		if len(subs) >= MaxSubscriptions {
 			return nil, fmt.Errorf("%w: %d subscriptions already, the most there may be: delete one first", ErrFull, len(subs))
 		}
+		if err := checkCaps(subs, sub); err != nil {
+			return nil, err
+		}
 		return append(subs, sub), nil
 	})
 	return sub, err
+}
+
+// checkCaps refuses sub past MaxPerScope subscriptions of its scope or
+// MaxPerAuthor of its author.
+func checkCaps(subs []Subscription, sub Subscription) error {
+	var scope, author int
+	for _, x := range subs {
+		if x.Scope == sub.Scope {
+			scope++
+		}
+		if x.Author == sub.Author {
+			author++
+		}
+	}
+	switch {
+	case scope >= MaxPerScope:
+		return fmt.Errorf("%w: this scope has %d subscriptions already, the most one scope may have: delete one first", ErrFull, scope)
+	case author >= MaxPerAuthor:
+		return fmt.Errorf("%w: you have %d subscriptions already, the most one person may have: delete one first", ErrFull, author)
+	}
+	return nil
 }
 
 // Update replaces the subscription with sub's id, keeping its Author and

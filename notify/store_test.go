@@ -144,9 +144,43 @@ func TestStoreByteBound(t *testing.T) {
 	}
 	kube := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SubscriptionsConfigMap, Namespace: testNS},
 		Data: map[string]string{subscriptionsKey: string(b)}})
-	_, err = NewStore(kube, testNS, []string{"hooks.example"}).Create(ctx, Subscription{ID: "one-more", Triggers: []Trigger{{Type: TriggerDrift}},
-		Provider: ProviderSlack, URL: long, Author: "ada"})
+	// Another scope and author: the byte bound refuses it, not a cap.
+	_, err = NewStore(kube, testNS, []string{"hooks.example"}).Create(ctx, Subscription{ID: "one-more", Scope: Scope{App: "one-more"}, Triggers: []Trigger{{Type: TriggerDrift}},
+		Provider: ProviderSlack, URL: long, Author: "bea"})
 	if err == nil || !strings.Contains(err.Error(), "bytes") {
 		t.Errorf("Create beyond %d bytes = %v, want refused", maxStoreBytes, err)
+	}
+}
+
+// TestStoreCapsPerScopeAndAuthor: one scope holds at most MaxPerScope
+// subscriptions and one author at most MaxPerAuthor, well under the
+// store's MaxSubscriptions; others still fit.
+func TestStoreCapsPerScopeAndAuthor(t *testing.T) {
+	ctx := context.Background()
+	store := NewStore(fake.NewClientset(), testNS, []string{"hooks.example"})
+	sub := func(app, author string) Subscription {
+		return Subscription{Scope: Scope{App: app}, Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: author}
+	}
+	for i := range MaxPerScope {
+		if _, err := store.Create(ctx, sub("checkout", fmt.Sprint("p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Create(ctx, sub("checkout", "late")); !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "this scope has 20") {
+		t.Errorf("Create(one more in a full scope) = %v, want ErrFull naming the scope's cap", err)
+	}
+	if _, err := store.Create(ctx, sub("cart", "late")); err != nil {
+		t.Errorf("Create(in another scope) = %v, want it stored", err)
+	}
+	for i := range MaxPerAuthor - 1 {
+		if _, err := store.Create(ctx, sub(fmt.Sprint("app-", i), "mallory")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Create(ctx, sub("app-x", "mallory")); err != nil {
+		t.Fatalf("Create(the author's %dth) = %v, want it stored", MaxPerAuthor, err)
+	}
+	if _, err := store.Create(ctx, sub("app-y", "mallory")); !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "you have 50") {
+		t.Errorf("Create(one more by a full author) = %v, want ErrFull naming the author's cap", err)
 	}
 }

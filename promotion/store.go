@@ -1,11 +1,9 @@
 package promotion
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,9 +11,9 @@ import (
 
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/internal/cmcas"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // The ConfigMap of the promotion requests, in deploy-web's own namespace
@@ -25,7 +23,7 @@ const (
 	// DataKey is the ConfigMap key of the requests' JSON.
 	DataKey = "promotions.json"
 	// LabelKind marks deploy-web's own ConfigMaps.
-	LabelKind = "deploy-web.hanzo.ai/kind"
+	LabelKind = cmstore.LabelKind
 	kindValue = "promotions"
 )
 
@@ -36,18 +34,29 @@ const (
 	MaxStoreBytes = 900 << 10
 	// MaxReasonBytes caps a request's reason.
 	MaxReasonBytes = 1 << 10
+	// MaxPendingPerTarget and MaxPendingPerRequester cap the pending
+	// requests into one environment and of one person: past them a new
+	// request is a *LimitError, so no one fills the store (900 KiB) and
+	// locks everyone else out of asking.
+	MaxPendingPerTarget    = 20
+	MaxPendingPerRequester = 5
+	// PendingTTL is how long a request stays pending: after it, it is
+	// expired (StateExpired) and can no longer be decided.
+	PendingTTL = 7 * 24 * time.Hour
 )
 
 // RequestState is where a request stands.
 type RequestState string
 
 // The states: a request is pending until one approver approves or rejects
-// it; an approved one is written (Commit) or failed (Message).
+// it, or until it expires (PendingTTL after it was made); an approved one
+// is written (Commit) or failed (Message).
 const (
 	StatePending  RequestState = "pending"
 	StateApproved RequestState = "approved"
 	StateRejected RequestState = "rejected"
 	StateFailed   RequestState = "failed"
+	StateExpired  RequestState = "expired"
 )
 
 // AppVersion is one App's exact version as promoted: the source's
@@ -88,42 +97,64 @@ var ErrNotFound = errors.New("promotion: no such request")
 type DecidedError struct{ State RequestState }
 
 func (e *DecidedError) Error() string {
+	if e.State == StateExpired {
+		return fmt.Sprintf("promotion: the request expired (pending for more than %d days): ask again", int(PendingTTL/(24*time.Hour)))
+	}
 	return "promotion: the request is already " + string(e.State) + ": another person decided it first"
 }
+
+// LimitError refuses a new request past MaxPendingPerTarget (Per
+// "environment") or MaxPendingPerRequester (Per "requester").
+type LimitError struct {
+	Per     string
+	Pending int
+}
+
+func (e *LimitError) Error() string { return "promotion: " + e.Public() }
+
+// Public is the refusal's text for people.
+func (e *LimitError) Public() string {
+	if e.Per == LimitRequester {
+		return fmt.Sprintf("you have %d pending promotion requests, the most one person may have: wait until an approver decides one (or it expires after %d days)", e.Pending, int(PendingTTL/(24*time.Hour)))
+	}
+	return fmt.Sprintf("this environment has %d pending promotion requests, the most it may have: approvers must decide some first (or they expire after %d days)", e.Pending, int(PendingTTL/(24*time.Hour)))
+}
+
+// What a LimitError caps.
+const (
+	LimitTarget    = "environment"
+	LimitRequester = "requester"
+)
 
 type stored struct {
 	Requests []Request `json:"requests"`
 }
 
 // Store keeps the promotion requests in one ConfigMap; every write is a
-// compare-and-swap (internal/cmcas), so replicas and two approvers at once
-// never both decide one request.
+// signed compare-and-swap (internal/cmstore), so replicas and two
+// approvers at once never both decide one request, and requests edited
+// by hand read as a *cmstore.TamperedError: none of them can be decided.
 type Store struct {
-	cms       typedcorev1.ConfigMapsGetter
-	namespace string
-	now       func() time.Time
+	doc *cmstore.Store[stored]
+	now func() time.Time
 }
 
-// NewStore returns the store in namespace (deploy-web's own).
-func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string) *Store {
-	return &Store{cms: cms, namespace: namespace, now: time.Now}
-}
-
-func (s *Store) key() cmcas.Key {
-	return cmcas.Key{Owner: "promotion", Namespace: s.namespace, Name: ConfigMapName, Key: DataKey,
-		Labels: map[string]string{LabelKind: kindValue}, FieldManager: appcr.FieldManager}
+// NewStore returns the store in namespace (deploy-web's own), signed with
+// keys (the audit records' key: audit.Store).
+func NewStore(cms typedcorev1.ConfigMapsGetter, namespace string, keys sign.Keys) *Store {
+	return &Store{now: time.Now, doc: cmstore.New[stored](cms, keys, cmstore.Spec{
+		Owner: "promotion", What: "promotion requests", Namespace: namespace, Name: ConfigMapName, Key: DataKey,
+		Kind: kindValue, MaxBytes: MaxStoreBytes})}
 }
 
 // List returns the requests of target ("" for all), newest first.
 func (s *Store) List(ctx context.Context, target string) ([]Request, error) {
-	raw, ok, err := cmcas.Get(ctx, s.cms, s.key())
+	st, _, err := s.doc.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.decode(raw, ok)
-	if err != nil {
-		return nil, err
-	}
+	all := st.Requests
+	expire(all, s.now())
 	var out []Request
 	for i := len(all) - 1; i >= 0; i-- {
 		if target == "" || all[i].Target == target {
@@ -131,6 +162,40 @@ func (s *Store) List(ctx context.Context, target string) ([]Request, error) {
 		}
 	}
 	return out, nil
+}
+
+// expire marks the pending requests made PendingTTL or more before now
+// as StateExpired: a read shows them so, and a write stores them so.
+func expire(all []Request, now time.Time) {
+	for i := range all {
+		if all[i].State == StatePending && !now.Before(all[i].Created.Add(PendingTTL)) {
+			all[i].State = StateExpired
+		}
+	}
+}
+
+// checkLimits refuses r past the pending caps of its target and
+// requester (all expired already).
+func checkLimits(all []Request, r Request) error {
+	var target, mine int
+	for _, o := range all {
+		if o.State != StatePending {
+			continue
+		}
+		if o.Target == r.Target {
+			target++
+		}
+		if SamePerson(o.Requester, r.Requester) {
+			mine++
+		}
+	}
+	switch {
+	case mine >= MaxPendingPerRequester:
+		return &LimitError{Per: LimitRequester, Pending: mine}
+	case target >= MaxPendingPerTarget:
+		return &LimitError{Per: LimitTarget, Pending: target}
+	}
+	return nil
 }
 
 // Get returns request id of target.
@@ -155,6 +220,9 @@ func (s *Store) Create(ctx context.Context, r Request) (Request, error) {
 		r.Reason = r.Reason[:MaxReasonBytes]
 	}
 	err := s.update(ctx, func(all []Request) ([]Request, error) {
+		if err := checkLimits(all, r); err != nil {
+			return nil, err
+		}
 		return trim(append(all, r)), nil
 	})
 	return r, err
@@ -200,42 +268,18 @@ func (s *Store) Finish(ctx context.Context, target, id string, state RequestStat
 	})
 }
 
+// update applies change to the stored requests by a signed
+// compare-and-swap; change is called once per attempt.
 func (s *Store) update(ctx context.Context, change func([]Request) ([]Request, error)) error {
-	return cmcas.Update(ctx, s.cms, s.key(), func(raw string, ok bool) (string, error) {
-		all, err := s.decode(raw, ok)
-		if err != nil {
-			return "", err
-		}
-		next, err := change(all)
-		if err != nil {
-			return "", err
-		}
-		data, err := json.Marshal(stored{Requests: next})
-		if err != nil {
-			return "", fmt.Errorf("promotion: encode: %w", err)
-		}
-		if len(data) > MaxStoreBytes {
-			return "", fmt.Errorf("promotion: the requests would take %d bytes, more than %d: approve or reject pending requests first", len(data), MaxStoreBytes)
-		}
-		return string(data), nil
+	err := s.doc.Update(ctx, func(cur stored) (stored, error) {
+		expire(cur.Requests, s.now())
+		next, err := change(cur.Requests)
+		return stored{Requests: next}, err
 	})
-}
-
-func (s *Store) decode(raw string, ok bool) ([]Request, error) {
-	if !ok {
-		return nil, nil
+	if tl, ok := errors.AsType[*cmstore.TooLargeError](err); ok {
+		return fmt.Errorf("promotion: the requests would take %d bytes, more than %d: approve or reject pending requests first", tl.Bytes, tl.Max)
 	}
-	where := fmt.Sprintf("ConfigMap %s/%s key %s", s.namespace, ConfigMapName, DataKey)
-	if len(raw) > MaxStoreBytes+(100<<10) {
-		return nil, fmt.Errorf("promotion: %s: %d bytes, more than the store writes", where, len(raw))
-	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.DisallowUnknownFields()
-	var st stored
-	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("promotion: %s: %w (fix or delete the ConfigMap)", where, err)
-	}
-	return st.Requests, nil
+	return err
 }
 
 // trim drops the oldest decided requests past MaxRequests.

@@ -4,22 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/internal/cmstore/cmstoretest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 func TestStoreRequestAndDecide(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
 	alice := audit.Actor{Email: "alice@example.com", Subject: "a"}
 	bob := audit.Actor{Email: "bob@example.com", Subject: "b"}
 	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Apps: []AppVersion{{App: "api", Image: "reg/api:1.5.0", Version: "1.5.0"}}, Requester: alice})
@@ -66,7 +67,7 @@ func TestStoreRequestAndDecide(t *testing.T) {
 // (as two replicas would) leave exactly one decision.
 func TestStoreOneDecisionUnderRace(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(casClientset().CoreV1(), "deploy-web")
+	s := NewStore(cmstoretest.CASClientset().CoreV1(), "deploy-web", signtest.Keys())
 	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "req"}})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestStoreOneDecisionUnderRace(t *testing.T) {
 
 func TestStoreTrimKeepsPending(t *testing.T) {
 	ctx := context.Background()
-	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web")
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
 	first, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "p"}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,31 +127,103 @@ func TestStoreTrimKeepsPending(t *testing.T) {
 	}
 }
 
-// casClientset is a fake clientset whose ConfigMap updates compare the
-// resourceVersion as the apiserver does (the plain fake takes every
-// update, so concurrent writers would all "win"): a stale update gets a
-// Conflict, a fresh one a new resourceVersion.
-func casClientset() *fake.Clientset {
-	cs := fake.NewClientset()
-	var mu sync.Mutex
-	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
-	cs.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		cm := a.(k8stesting.UpdateAction).GetObject().(*corev1.ConfigMap).DeepCopy()
-		cur, err := cs.Tracker().Get(gvr, cm.Namespace, cm.Name)
+// TestStorePendingExpires: a request pending for PendingTTL reads as
+// expired and can no longer be decided; it no longer counts against the
+// caps.
+func TestStorePendingExpires(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
+	s.now = func() time.Time { return now }
+	alice := audit.Actor{Email: "alice@example.com"}
+	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(PendingTTL - time.Second)
+	if got, _ := s.Get(ctx, "prod", r.ID); got.State != StatePending {
+		t.Errorf("a request a second short of %s: state %s, want pending", PendingTTL, got.State)
+	}
+	now = t0.Add(PendingTTL)
+	if got, _ := s.Get(ctx, "prod", r.ID); got.State != StateExpired {
+		t.Errorf("a request %s old: state %s, want expired", PendingTTL, got.State)
+	}
+	_, err = s.Decide(ctx, "prod", r.ID, StateApproved, audit.Actor{Email: "bob@example.com"}, nil)
+	if de := (*DecidedError)(nil); !errors.As(err, &de) || de.State != StateExpired || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("Decide(an expired request) = %v, want a *DecidedError saying it expired", err)
+	}
+	for range MaxPendingPerRequester {
+		if _, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: alice}); err != nil {
+			t.Fatalf("Create() with only an expired request of the requester = %v, want it stored", err)
+		}
+	}
+}
+
+// TestStorePendingCaps: a requester has at most MaxPendingPerRequester
+// pending requests, an environment at most MaxPendingPerTarget; decided
+// requests do not count.
+func TestStorePendingCaps(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
+	alice := audit.Actor{Email: "alice@example.com"}
+	var ids []string
+	for range MaxPendingPerRequester {
+		r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: alice})
 		if err != nil {
-			return true, nil, err
+			t.Fatal(err)
 		}
-		if rv := cur.(*corev1.ConfigMap).ResourceVersion; rv != cm.ResourceVersion {
-			return true, nil, apierrors.NewConflict(corev1.Resource("configmaps"), cm.Name, fmt.Errorf("resourceVersion %q, stored %q", cm.ResourceVersion, rv))
+		ids = append(ids, r.ID)
+	}
+	_, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Email: "ALICE@example.com"}})
+	if le := (*LimitError)(nil); !errors.As(err, &le) || le.Per != LimitRequester || !strings.Contains(le.Public(), "you have 5 pending") {
+		t.Fatalf("Create(requester over the cap) = %v, want a *LimitError of the requester", err)
+	}
+	if _, err := s.Decide(ctx, "prod", ids[0], StateRejected, audit.Actor{Email: "bob@example.com"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: alice}); err != nil {
+		t.Errorf("Create() after one was decided = %v, want it stored", err)
+	}
+	// Others fill the environment to its cap.
+	for i := MaxPendingPerRequester; i < MaxPendingPerTarget; i++ {
+		if _, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: fmt.Sprint("p", i)}}); err != nil {
+			t.Fatal(err)
 		}
-		n, _ := strconv.Atoi(cm.ResourceVersion)
-		cm.ResourceVersion = strconv.Itoa(n + 1)
-		if err := cs.Tracker().Update(gvr, cm, cm.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, cm, nil
-	})
-	return cs
+	}
+	_, err = s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "late"}})
+	if le := (*LimitError)(nil); !errors.As(err, &le) || le.Per != LimitTarget {
+		t.Errorf("Create(environment over the cap) = %v, want a *LimitError of the environment", err)
+	}
+	if _, err := s.Create(ctx, Request{Target: "staging", Source: "dev", Requester: audit.Actor{Subject: "late"}}); err != nil {
+		t.Errorf("Create(into another environment) = %v, want it stored", err)
+	}
+}
+
+// TestStoreHandEditCannotBeApproved: a pending request edited through
+// the API (another version put in) reads as tampered: it cannot be
+// decided, and the list says why.
+func TestStoreHandEditCannotBeApproved(t *testing.T) {
+	ctx := context.Background()
+	cs := cmstoretest.CASClientset()
+	s := NewStore(cs.CoreV1(), "deploy-web", signtest.Keys())
+	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Requester: audit.Actor{Subject: "req"},
+		Apps: []AppVersion{{App: "api", Image: "reg/api:1.5.0", Version: "1.5.0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps("deploy-web").Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[DataKey] = strings.ReplaceAll(cm.Data[DataKey], "1.5.0", "6.6.6")
+	if _, err := cs.CoreV1().ConfigMaps("deploy-web").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, "prod", r.ID, StateApproved, audit.Actor{Subject: "approver"}, nil); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("Decide(an edited request) = %v, want a *cmstore.TamperedError", err)
+	}
+	if _, err := s.List(ctx, "prod"); !errors.As(err, new(*cmstore.TamperedError)) {
+		t.Errorf("List() over an edit = %v, want a *cmstore.TamperedError", err)
+	}
 }

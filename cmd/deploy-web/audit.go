@@ -32,15 +32,16 @@ import (
 // and cs (serve: the home cluster, deploy-web's own namespace), starts its
 // index in the background on ctx (until it syncs, List reads the records
 // with paged List calls) and runs its retention under the Lease, with
-// identity naming this replica. The index and the retention log their
+// identity naming this replica. refusals counts each refused record
+// against its person (the handlers answer 429 past it). The index and the retention log their
 // errors: a replica without the rights still serves, and says why its
 // audit pages are empty.
-func startAudit(ctx, leaseCtx context.Context, held *leaseHolders, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, key []byte, log *slog.Logger) (*audit.Store, error) {
+func startAudit(ctx, leaseCtx context.Context, held *leaseHolders, rc *rest.Config, cs kubernetes.Interface, ns, identity string, keep audit.Policy, key []byte, refusals *audit.Limiter, log *slog.Logger) (*audit.Store, error) {
 	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("audit store: %w", err)
 	}
-	store, err := audit.New(cs.CoreV1(), meta, audit.Options{Namespace: ns, Log: log.With("component", "audit"), Key: key})
+	store, err := audit.New(cs.CoreV1(), meta, audit.Options{Namespace: ns, Log: log.With("component", "audit"), Key: key, Refusals: refusals})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -127,7 +128,7 @@ func runAutoSyncReplica(ctx context.Context, t *testing.T, p *platformtest.Env, 
 	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: r, store: store,
 		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
 		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
-		appendRecord: records.add, log: log,
+		keys: signtest.Keys(), appendRecord: records.add, log: log,
 		leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
 	if err != nil || as == nil {
 		t.Fatalf("newAutoSync(%s) = %v, %v; want a loop for dev", id, as, err)

@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/cmstore"
 )
 
 // cliFreezes is the freeze check of the CLI's writes (apply, its prune,
@@ -77,7 +79,13 @@ func (f *cliFreezes) report(env *deployplan.Environment, o *freeze.Override) {
 // the kubeconfig's user, a superadmin for the freezes when the cluster
 // lets them update the freezes ConfigMap (cliMayBreakGlass).
 func cliFreezeDecision(ctx context.Context, cs kubernetes.Interface, where freezesWhere, t freeze.Target, reason string) (*freeze.Override, error) {
-	gate := freeze.NewGate(freeze.NewStore(cs.CoreV1(), where.ns))
+	// The freezes are signed with the audit records' key (the Secret in
+	// the same namespace): one edited by hand refuses the apply.
+	keys, err := audit.New(cs.CoreV1(), nil, audit.Options{Namespace: where.ns})
+	if err != nil {
+		return nil, &cliFreezeError{where: where, err: err}
+	}
+	gate := freeze.NewGate(freeze.NewStore(cs.CoreV1(), where.ns, keys))
 	var bg *freeze.BreakGlass
 	if reason != "" {
 		// A blank reason is asked for all the same: the freeze refuses
@@ -160,6 +168,8 @@ func (e *cliFreezeError) unreadableHint() string {
 		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there (or, if no deploy-web runs in that cluster, pass --audit-namespace= to read no freezes and write no audit record)", e.where.ns)
 	case apierrors.IsTimeout(e.err) || apierrors.IsServerTimeout(e.err) || errors.Is(e.err, context.DeadlineExceeded):
 		return "the API server did not answer in time: try again"
+	case errors.As(e.err, new(*cmstore.TamperedError)):
+		return fmt.Sprintf("they were changed outside deploy-web, or written before freezes were signed: review them, delete the ConfigMap (kubectl -n %s delete configmap %s) and set again on deploy-web's /freezes page the freezes that should stand (docs/security.md, Signed state)", e.where.ns, freeze.ConfigMapName)
 	case errors.As(e.err, new(*freeze.GarbledError)):
 		return fmt.Sprintf("fix or remove what is wrong (kubectl -n %s edit configmap %s), or end the freeze at fault on deploy-web's /freezes page", e.where.ns, freeze.ConfigMapName)
 	}

@@ -81,7 +81,7 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 		t.Fatal("the apply left no capture to restore")
 	}
 
-	store := freeze.NewStore(s.kube.CoreV1(), "deploy-web")
+	store := freeze.NewStore(s.kube.CoreV1(), "deploy-web", auditKeys(t, s.kube.CoreV1(), "deploy-web"))
 	now := time.Now()
 	fz, err := store.Add(ctx, freeze.Freeze{Scope: scope.Scope{Environments: []string{"sample-*"}}, Start: now.Add(-time.Minute), End: now.Add(2 * time.Hour),
 		Reason: "release week", Ticket: "https://tickets.example.com/CHG-1001", Author: freeze.Author{Email: "alice@example.com", Subject: "alice"}})
@@ -168,7 +168,8 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 		}
 	}
 
-	// Garbled freezes: refused until fixed, saying how.
+	// Freezes edited by hand (kubectl edit): refused as changed outside
+	// deploy-web until an operator mends them, saying how.
 	cm, err := s.kube.CoreV1().ConfigMaps("deploy-web").Get(ctx, freeze.ConfigMapName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,8 +180,8 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	}
 	before := s.snapshot()
 	code, stderr = cli(append([]string{"apply", "--apply", "--break-glass", "CVE-2026-1234 hotfix"}, confirmed...)...)
-	if code != exitRefused || !strings.Contains(stderr, "could not be read") || !strings.Contains(stderr, "kubectl -n deploy-web edit configmap "+freeze.ConfigMapName) {
-		t.Errorf("apply with garbled freezes = %d, want %d saying they could not be read and how to fix them", code, exitRefused)
+	if code != exitRefused || !strings.Contains(stderr, "changed outside deploy-web") || !strings.Contains(stderr, "kubectl -n deploy-web delete configmap "+freeze.ConfigMapName) {
+		t.Errorf("apply with freezes edited by hand = %d, want %d saying they were changed outside deploy-web and how to mend them", code, exitRefused)
 	}
 	if after := s.snapshot(); !maps.Equal(before, after) {
 		t.Errorf("apply with garbled freezes wrote to namespace %s:\nbefore %v\nafter  %v", ns, before, after)

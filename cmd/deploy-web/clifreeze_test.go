@@ -15,9 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // TestCLIFreezeDecision: the CLI's freeze decision over a cluster's
@@ -80,9 +82,9 @@ func TestCLIFreezeDecision(t *testing.T) {
 		{name: "a freeze of the environment", freezes: []freeze.Freeze{elsewhere, frozen}, want: &freeze.FrozenError{},
 			wantText: []string{"environment dev is frozen by freeze fz-", "frozen until ", "by alice@example.com: release week (https://tickets.example.com/CHG-7)", "nothing was touched", "--break-glass"}},
 		{name: "garbled freezes", setup: garble, want: freeze.ErrUnreadable,
-			wantText: []string{"could not be read", "ConfigMap deploy-web/deploy-web-freezes", "kubectl -n deploy-web edit configmap deploy-web-freezes", "nothing was touched"}},
+			wantText: []string{"could not be read", "ConfigMap deploy-web/deploy-web-freezes", "changed outside deploy-web", "kubectl -n deploy-web delete configmap deploy-web-freezes", "nothing was touched"}},
 		{name: "a freeze whose reason holds a terminal escape", setup: hostile, want: freeze.ErrUnreadable,
-			wantText: []string{"could not be read", "fz-0000beef", "kubectl -n deploy-web edit configmap deploy-web-freezes"}},
+			wantText: []string{"could not be read", "no signature", "kubectl -n deploy-web delete configmap deploy-web-freezes"}},
 		{name: "freezes the user may not read", setup: forbidGet, want: freeze.ErrUnreadable,
 			wantText: []string{"could not be read", "forbidden", "needs get on configmaps in namespace deploy-web", "--audit-namespace="}},
 		{name: "break-glass by a user who may change the freezes", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(true), reason: "CVE-2026-1 hotfix", overrides: true},
@@ -98,7 +100,7 @@ func TestCLIFreezeDecision(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := fake.NewClientset()
-			store := freeze.NewStore(c.CoreV1(), ns)
+			store := freeze.NewStore(c.CoreV1(), ns, auditKeys(t, c.CoreV1(), ns))
 			var ids []string
 			for _, f := range tt.freezes {
 				stored, err := store.Add(t.Context(), f)
@@ -158,4 +160,15 @@ func TestCLIFreezesWithoutNamespace(t *testing.T) {
 	if want := "no deploy freezes read (--audit-namespace is empty"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("check(--audit-namespace=) stderr = %q, want %q", stderr.String(), want)
 	}
+}
+
+// auditKeys is the key the CLI and serve sign the freezes with: the
+// audit records' Secret in namespace ns of cms's cluster.
+func auditKeys(t *testing.T, cms audit.Kube, ns string) sign.Keys {
+	t.Helper()
+	s, err := audit.New(cms, nil, audit.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

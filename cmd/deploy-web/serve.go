@@ -340,12 +340,13 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		if err != nil {
 			return err
 		}
+		refusals := audit.NewLimiter(audit.RefusalLimit{}, nil)
 		store, err = startAudit(runCtx, leaseCtx, &held, home.rc, cs, auditNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
-			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, key, log)
+			audit.Policy{Keep: cfg.AuditKeep, MaxAge: cfg.AuditMaxAge}, key, refusals, log)
 		if err != nil {
 			return err
 		}
-		hopts.Audit, hopts.RecordReader = store, store
+		hopts.Audit, hopts.RecordReader, hopts.Refusals = store, store, refusals
 	}
 	// The timeline (docs/timeline.md) lives in the same namespace: every
 	// replica feeds it, the holder of its Lease writes it. tl is nil
@@ -359,7 +360,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	if tl != nil {
 		hopts.Timeline = tl
 	}
-	freezes := freezeGate(cfg, cs.CoreV1(), log)
+	freezes := freezeGate(cfg, cs.CoreV1(), stateKeys(store), log)
 	hopts.Freezes = handlerFreezes(freezes)
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
@@ -408,7 +409,9 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		hopts.Desired = index
 		hopts.EnvClusterConfig = envConfig
 		// The two-person rule's promotion requests, beside the history.
-		hopts.Promotions = promotion.NewStore(cs.CoreV1(), historyNS)
+		if keys := stateKeys(store); keys != nil {
+			hopts.Promotions = promotion.NewStore(cs.CoreV1(), historyNS, keys)
+		}
 		runner := envrun.New(envCfg, log, envrun.Options{
 			// Each environment's own cluster; the history stays in home's.
 			ClusterConfig: envConfig, ReportsDir: cfg.ReportsDir, Store: planstore.New(cs.CoreV1(), historyNS, cfg.HistoryKeep),
@@ -434,7 +437,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		hopts.Environments = runner
 		runs = runner
 		if err := startAutoSync(leaseCtx, &held, &hopts, autoSyncDeps{cfg: envCfg, index: index, runner: runner, store: runner.Store(),
-			envConfig: envConfig, kube: cs, namespace: historyNS, identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
+			envConfig: envConfig, kube: cs, namespace: historyNS, keys: stateKeys(store), identity: replicaIdentity(os.Getenv, os.Hostname, os.Getpid()),
 			appendRecord: auditAppender(store), records: recordLister(store), clusters: hopts.EnvClusters, log: log}); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/handlers"
+	"github.com/hanzoai/deploy-web/internal/sign"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -39,6 +40,8 @@ type autoSyncDeps struct {
 	kube      kubernetes.Interface
 	namespace string
 	identity  string
+	// keys sign the pauses (the audit store's key; required).
+	keys sign.Keys
 	// appendRecord stores an audit record (nil: none kept); records lists
 	// them (nil: the commit live is read from the plan history alone).
 	appendRecord func(ctx context.Context, rec audit.Record)
@@ -96,7 +99,10 @@ func newAutoSync(d autoSyncDeps) (*autoSync, error) {
 		d.log = slog.New(slog.DiscardHandler)
 	}
 	a := &autoSyncAdapters{d: d, seen: autosync.NewDriftSeen(), fields: map[string]map[string]string{}, cannot: map[string]map[string]bool{}}
-	pauses := autosync.NewPauses(d.kube.CoreV1(), d.namespace, nil)
+	if d.keys == nil {
+		return nil, errors.New("auto-sync: no audit trail holds the key that signs its pauses (deploy-web's namespace is required)")
+	}
+	pauses := autosync.NewPauses(d.kube.CoreV1(), d.namespace, d.keys, nil)
 	o := autosync.Options{
 		Environments: envs, Heads: a, Live: a, Deployer: a, Drift: a, Pauses: pauses, Recorder: a,
 		Kube: d.kube, Namespace: d.namespace, Identity: d.identity, Log: d.log.With("component", "autosync"),

@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/lease"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // TestWatcherOnRealCluster: two replicas, each with its own clients, audit
@@ -49,7 +50,7 @@ func TestWatcherOnRealCluster(t *testing.T) {
 	hourly := freeze.Freeze{Scope: scope.Scope{Environments: []string{"prod"}}, Start: start, End: start.Add(7 * time.Hour),
 		RRule:    "FREQ=DAILY;BYHOUR=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23;BYMINUTE=30",
 		Duration: freeze.Duration(20 * time.Minute), Reason: "hourly batch", Author: freeze.Author{Subject: "root"}}
-	f, err := freeze.NewStore(env.Kube.CoreV1(), ns).Add(ctx, hourly)
+	f, err := freeze.NewStore(env.Kube.CoreV1(), ns, signtest.Keys()).Add(ctx, hourly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestWatcherOnRealCluster(t *testing.T) {
 	for _, id := range []string{"replica-a", "replica-b"} {
 		cfg := platformtest.AdminConfig(env.Cluster.Config)
 		r := &replica{id: id, leases: kubernetes.NewForConfigOrDie(cfg)}
-		w := &Watcher{Freezes: freeze.NewStore(r.leases.CoreV1(), ns), Records: newTrail(wctx), Active: r.leading.Load,
+		w := &Watcher{Freezes: freeze.NewStore(r.leases.CoreV1(), ns, signtest.Keys()), Records: newTrail(wctx), Active: r.leading.Load,
 			Every: 20 * time.Millisecond, Settle: 300 * time.Millisecond, Lookback: 24 * time.Hour, Now: now}
 		wg.Go(func() { w.Run(wctx) })
 		contend(r)

@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 )
 
 // fakeFreezes is a stored list of freezes.
@@ -193,7 +194,7 @@ func TestKeyOf(t *testing.T) {
 func TestWatcherEndedByHand(t *testing.T) {
 	ctx := context.Background()
 	now := utc("2026-12-02T17:00")
-	store := freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web").WithClock(func() time.Time { return now })
+	store := freeze.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()).WithClock(func() time.Time { return now })
 	d := daily()
 	d.Author = freeze.Author{Subject: "root"}
 	f, err := store.Add(ctx, d)

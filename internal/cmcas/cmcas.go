@@ -1,8 +1,9 @@
 // Package cmcas writes one key of a ConfigMap by compare-and-swap: read,
 // change, write on the resourceVersion read, and start over from a fresh
 // read when another writer won, after a jittered wait. It is the update
-// loop of deploy-web's small ConfigMap stores: the auto-sync pauses, the
-// freezes and the notification subscriptions.
+// loop of deploy-web's small ConfigMap stores: the notification
+// subscriptions, and (through internal/cmstore, which signs what it
+// writes) the auto-sync pauses, the freezes and the promotion requests.
 package cmcas
 
 import (
@@ -37,17 +38,44 @@ type Key struct {
 	Labels map[string]string
 	// FieldManager of the writes.
 	FieldManager string
+	// MACAnnotation, when set, is the ConfigMap annotation written with
+	// the key's value in the same update (Entry.MAC): its signature.
+	MACAnnotation string
+}
+
+// Entry is a key's value as stored: OK is false when there is no
+// ConfigMap or no such key; MAC is the ConfigMap's annotation
+// Key.MACAnnotation ("" without one).
+type Entry struct {
+	Value string
+	OK    bool
+	MAC   string
 }
 
 // Get returns the key's value; ok is false when there is no ConfigMap or
 // no such key.
 func Get(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key) (value string, ok bool, err error) {
+	e, err := GetEntry(ctx, cms, k)
+	return e.Value, e.OK, err
+}
+
+// GetEntry returns the key's value with its MAC annotation.
+func GetEntry(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key) (Entry, error) {
 	cm, err := get(ctx, cms, k)
 	if err != nil || cm == nil {
-		return "", false, err
+		return Entry{}, err
 	}
-	value, ok = cm.Data[k.Key]
-	return value, ok, nil
+	return entryOf(cm, k), nil
+}
+
+// entryOf is k's entry in cm.
+func entryOf(cm *corev1.ConfigMap, k Key) Entry {
+	e := Entry{}
+	e.Value, e.OK = cm.Data[k.Key]
+	if k.MACAnnotation != "" {
+		e.MAC = cm.Annotations[k.MACAnnotation]
+	}
+	return e
 }
 
 // Update calls change with the key's value (ok false when there is none)
@@ -57,6 +85,15 @@ func Get(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key) (value st
 // error of change ends Update with that error (ErrUnchanged: nil, no
 // write).
 func Update(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key, change func(value string, ok bool) (string, error)) error {
+	return UpdateEntry(ctx, cms, k, func(e Entry) (Entry, error) {
+		next, err := change(e.Value, e.OK)
+		return Entry{Value: next, OK: true}, err
+	})
+}
+
+// UpdateEntry is Update of the key's value and its MAC annotation (set
+// when k.MACAnnotation is), written together in one update.
+func UpdateEntry(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key, change func(Entry) (Entry, error)) error {
 	for attempt := range MaxAttempts {
 		if attempt > 0 {
 			if err := Wait(ctx, attempt); err != nil {
@@ -67,28 +104,36 @@ func Update(ctx context.Context, cms typedcorev1.ConfigMapsGetter, k Key, change
 		if err != nil {
 			return err
 		}
-		var cur string
-		var ok bool
+		var cur Entry
 		if cm != nil {
-			cur, ok = cm.Data[k.Key]
+			cur = entryOf(cm, k)
 		}
-		next, err := change(cur, ok)
+		next, err := change(cur)
 		if errors.Is(err, ErrUnchanged) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if cm == nil {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.Name, Namespace: k.Namespace, Labels: k.Labels},
-				Data: map[string]string{k.Key: next}}
-			_, err = cms.ConfigMaps(k.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: k.FieldManager})
+		create := cm == nil
+		if create {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.Name, Namespace: k.Namespace, Labels: k.Labels}}
 		} else {
 			cm = cm.DeepCopy()
-			if cm.Data == nil {
-				cm.Data = map[string]string{}
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[k.Key] = next.Value
+		if k.MACAnnotation != "" {
+			if cm.Annotations == nil {
+				cm.Annotations = map[string]string{}
 			}
-			cm.Data[k.Key] = next
+			cm.Annotations[k.MACAnnotation] = next.MAC
+		}
+		if create {
+			_, err = cms.ConfigMaps(k.Namespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: k.FieldManager})
+		} else {
 			_, err = cms.ConfigMaps(k.Namespace).Update(ctx, cm, metav1.UpdateOptions{FieldManager: k.FieldManager})
 		}
 		switch {

@@ -55,6 +55,9 @@ type FreezeBannerProps struct {
 	Upcoming []FreezeRow
 	// Unreadable says the freezes could not be read (writes are refused).
 	Unreadable bool
+	// Tampered, with Unreadable, is why: the freezes were changed outside
+	// deploy-web (cmstore.TamperedError's public text, the fix included).
+	Tampered string
 }
 
 // Frozen reports whether the banner's target is frozen now (or may be:
