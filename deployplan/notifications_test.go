@@ -78,3 +78,39 @@ func TestParseConfigNotifications(t *testing.T) {
 		})
 	}
 }
+
+// TestParseConfigConsoleNamespace: an environment's consoleNamespace is
+// deploy-web unless set, "" when the config says none runs there, and a
+// namespace name apart from the environment's own.
+func TestParseConfigConsoleNamespace(t *testing.T) {
+	const head = "environments: [{name: a, cluster: {context: c}, namespace: a, source: {path: x}, catalog: c.json"
+	tests := []struct {
+		name, yaml string
+		want       string
+		wantErr    string
+	}{
+		{"unset", head + "}]\n", DefaultConsoleNamespace, ""},
+		{"set", head + ", consoleNamespace: ops-console}]\n", "ops-console", ""},
+		{"none", head + ", consoleNamespace: \"\"}]\n", "", ""},
+		{"not a name", head + ", consoleNamespace: Ops_Console}]\n", "", `environments[0] (a).consoleNamespace: "Ops_Console" is not a valid namespace`},
+		{"the environment's own", head + ", consoleNamespace: a}]\n", "", `environments[0] (a).consoleNamespace: "a" is the environment's own namespace`},
+		{"other spelling", head + ", consolenamespace: x}]\n", "", "unknown key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tt.yaml), "/etc/deploy")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseConfig = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Environments[0].ConsoleNS(); got != tt.want {
+				t.Errorf("ConsoleNS() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
