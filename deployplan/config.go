@@ -331,7 +331,7 @@ func (c *Config) Validate() error {
 		} else if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
 			bad(p+".namespace", "%q is not a valid namespace: %s", e.Namespace, strings.Join(msgs, "; "))
 		}
-		if ns := e.ConsoleNS(); ns != "" {
+		if ns := e.ConsoleNS(); e.ConsoleNamespace != nil && ns != "" {
 			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 				bad(p+".consoleNamespace", "%q is not a valid namespace: %s", ns, strings.Join(msgs, "; "))
 			} else if ns == e.Namespace {
