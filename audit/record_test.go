@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,25 @@ func TestPrepareBreakGlass(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"breakGlass":"hotfix INC-42"`) {
 		t.Errorf("JSON of a record = %s, want breakGlass", b)
+	}
+}
+
+// TestPrepareCleansText: what Append stores of a record's text (message,
+// break-glass reason, actor, groups, blockers) has no format character: a
+// reason "fix \u202egnp.exe\u202c" is kept without its override.
+func TestPrepareCleansText(t *testing.T) {
+	s := testStore(t)
+	r := testRecord("eu", "staging", testTime())
+	r.Message = "rollback: fix \u202egnp.exe\u202c\nsecond line"
+	r.BreakGlass = "hot\u2066fix\u2069"
+	r.Actor = Actor{Email: "al\u200bice@example.com", Subject: "u-\ufeffalice", Groups: []string{"plat\u202eform"}}
+	r.Blockers = []string{"freeze:\u200df1"}
+	if err := s.prepare(&r); err != nil {
+		t.Fatal(err)
+	}
+	want := Actor{Email: "alice@example.com", Subject: "u-alice", Groups: []string{"platform"}}
+	if r.Message != "rollback: fix gnp.exe\nsecond line" || r.BreakGlass != "hotfix" || !reflect.DeepEqual(r.Actor, want) || r.Blockers[0] != "freeze:f1" {
+		t.Errorf("prepare = message %q, breakGlass %q, actor %+v, blockers %q; want the format characters removed, the line break kept",
+			r.Message, r.BreakGlass, r.Actor, r.Blockers)
 	}
 }

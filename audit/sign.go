@@ -1,15 +1,8 @@
 package audit
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/internal/sign"
 )
@@ -22,10 +15,11 @@ import (
 // hide a deletion: whatever they write fails its signature. Someone who
 // can read the Secret can forge records; see docs/history-and-audit.md.
 const (
-	// KeySecretName is the Secret holding the key.
-	KeySecretName = "deploy-web-audit-key"
+	// KeySecretName is the Secret holding the key (sign.FromSecret reads
+	// and creates it).
+	KeySecretName = sign.SecretName
 	// keySecretField is the Secret's data key.
-	keySecretField = "hmac-sha256"
+	keySecretField = sign.SecretField
 
 	// AnnotationMAC on a record head or a stream head is the HMAC of its
 	// record (AnnotationRecord) or state (AnnotationStream) annotation.
@@ -49,34 +43,9 @@ func (s *Store) signingKey(ctx context.Context) (*sign.Key, error) {
 	if g := s.sig.Load(); g != nil {
 		return g, nil
 	}
-	secrets := s.kube.Secrets(s.ns)
-	sec, err := secrets.Get(ctx, KeySecretName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		raw := make([]byte, sign.MinKeyBytes)
-		if _, err := rand.Read(raw); err != nil {
-			return nil, fmt.Errorf("audit: signing key: %w", err)
-		}
-		// As text (base64 of 32 random bytes), as the install guide's
-		// command makes it: no whitespace to trim at either end.
-		key := []byte(base64.StdEncoding.EncodeToString(raw))
-		sec, err = secrets.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: KeySecretName, Namespace: s.ns,
-				Labels: map[string]string{LabelManagedBy: managedBy, LabelComponent: ComponentKey}},
-			Data: map[string][]byte{keySecretField: key}, Immutable: ptrTrue(), Type: corev1.SecretTypeOpaque,
-		}, metav1.CreateOptions{FieldManager: managedBy})
-		if apierrors.IsAlreadyExists(err) {
-			sec, err = secrets.Get(ctx, KeySecretName, metav1.GetOptions{})
-		}
-	}
+	g, err := sign.FromSecret(ctx, s.kube, s.ns, map[string]string{LabelManagedBy: managedBy, LabelComponent: ComponentKey})
 	if err != nil {
-		return nil, fmt.Errorf("audit: read the signing key, Secret %s/%s (needs secrets get on it, and create once): %w", s.ns, KeySecretName, err)
-	}
-	// Trimmed as serve trims its --audit-key-file: the same Secret read
-	// either way is the same key.
-	key := bytes.TrimSpace(sec.Data[keySecretField])
-	g, err := sign.NewKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("audit: Secret %s/%s: %s holds %d bytes, want at least %d: delete the Secret (every record signed with it is then flagged) or restore it", s.ns, KeySecretName, keySecretField, len(key), sign.MinKeyBytes)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
 	s.sig.Store(g)
 	return g, nil

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hanzoai/deploy-web/internal/sign"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Kube is what the store needs of a clientset; clientset.CoreV1()
@@ -214,8 +215,11 @@ func (s *Store) prepare(r *Record) error {
 	}
 	r.Time = r.Time.UTC()
 	r.ID, r.Chain = "", nil
-	r.Message = cutUTF8(r.Message, MaxMessageBytes)
-	r.BreakGlass = cutUTF8(r.BreakGlass, MaxBreakGlassBytes)
+	// The text people read in a record, typed by people or cut from their
+	// words, without format characters (bidi controls, zero-width).
+	r.Message = cutUTF8(textfmt.Clean(r.Message, true), MaxMessageBytes)
+	r.BreakGlass = cutUTF8(textfmt.Clean(r.BreakGlass, true), MaxBreakGlassBytes)
+	r.Actor.Email, r.Actor.Subject = textfmt.Clean(r.Actor.Email, false), textfmt.Clean(r.Actor.Subject, false)
 	// Clones: the caller's slices are not changed.
 	r.Actor.Groups = slices.Clone(cutList(r.Actor.Groups, MaxGroups))
 	r.Blockers = slices.Clone(cutList(r.Blockers, MaxBlockers))
@@ -229,10 +233,10 @@ func (s *Store) prepare(r *Record) error {
 	}
 	r.Objects = cutList(r.Objects, MaxObjects)
 	for i, g := range r.Actor.Groups {
-		r.Actor.Groups[i] = cutUTF8(g, MaxFieldBytes)
+		r.Actor.Groups[i] = cutUTF8(textfmt.Clean(g, false), MaxFieldBytes)
 	}
 	for i, b := range r.Blockers {
-		r.Blockers[i] = cutUTF8(b, MaxFieldBytes)
+		r.Blockers[i] = cutUTF8(textfmt.Clean(b, false), MaxFieldBytes)
 	}
 	return nil
 }

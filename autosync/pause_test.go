@@ -188,3 +188,20 @@ func TestPausesHandEditFailsClosed(t *testing.T) {
 		t.Error("Pause over unsigned pauses succeeded, want an error (no silent overwrite)")
 	}
 }
+
+// TestPausesCleanText: a pause's reason and author are stored without
+// format characters (a bidi override); a line break is still refused.
+func TestPausesCleanText(t *testing.T) {
+	ctx := context.Background()
+	s := NewPauses(fake.NewClientset().CoreV1(), testNS, signtest.Keys(), newClock(t0).Now)
+	if _, err := s.Pause(ctx, "dev", "db \u202enoitargim\u202c", t0.Add(time.Hour), "a\u200bda"); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := s.List(ctx)
+	if err != nil || len(ps) != 1 || ps[0].Reason != "db noitargim" || ps[0].By != "ada" {
+		t.Fatalf("List() = %+v, %v; want one pause, its reason and author without format characters", ps, err)
+	}
+	if _, err := s.Pause(ctx, "dev", "two\nlines", t0.Add(time.Hour), "ada"); err == nil {
+		t.Error("Pause(reason with a line break) = nil error, want a refusal")
+	}
+}

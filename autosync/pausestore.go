@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/sign"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // The ConfigMap that holds the pauses, in deploy-web's own namespace.
@@ -71,7 +72,9 @@ func (s *Pauses) List(ctx context.Context) ([]Pause, error) {
 // from now. It replaces the environment's earlier pause, if any.
 func (s *Pauses) Pause(ctx context.Context, env, reason string, until time.Time, by string) (Pause, error) {
 	now := s.now()
-	p := Pause{Env: env, Reason: reason, Until: until.UTC(), By: by, At: now.UTC().Truncate(time.Second)}
+	// Typed text others read, without format characters (bidi controls,
+	// zero-width); a line break stays, for validate to refuse.
+	p := Pause{Env: env, Reason: textfmt.Clean(reason, true), Until: until.UTC(), By: textfmt.Clean(by, false), At: now.UTC().Truncate(time.Second)}
 	if err := p.validate(now); err != nil {
 		return Pause{}, err
 	}

@@ -7,9 +7,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // The demo's scheduled freeze: prod is frozen every night from
@@ -50,10 +50,7 @@ func nightlyFreeze(now time.Time) freeze.Freeze {
 func seedFreeze(ctx context.Context, cs kubernetes.Interface, now time.Time) (freeze.Freeze, error) {
 	// Signed with the audit records' key, the Secret the console reads
 	// (created here first when the demo seeds before the console starts).
-	keys, err := audit.New(cs.CoreV1(), nil, audit.Options{Namespace: HistoryNamespace})
-	if err != nil {
-		return freeze.Freeze{}, err
-	}
+	keys := sign.SecretKeys{Secrets: cs.CoreV1(), Namespace: HistoryNamespace}
 	f, err := freeze.NewStore(cs.CoreV1(), HistoryNamespace, keys).Add(ctx, nightlyFreeze(now))
 	if err != nil {
 		return f, fmt.Errorf("demo: seed the nightly freeze of %s: %w", ProdEnvironment, err)

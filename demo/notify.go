@@ -146,12 +146,21 @@ func addNotifications(envFile, host string) error {
 	return nil
 }
 
-// notificationsYAML is the demo's notifications key: its inbox alone.
+// notificationsYAML is the demo's notifications key: its inbox alone,
+// and the inbox's HMAC key declared for webhooks to its /hook (about any
+// App of the demo: the inbox is the whole demo's), so that no login can
+// send the key to another path or with another provider.
 func notificationsYAML(host string) string {
 	return strings.Join([]string{
 		"# The only host notifications go to: the demo's inbox (GET / lists what came).",
 		"notifications:",
 		fmt.Sprintf("  hosts: [%q]", host),
+		"  # The only Secret key a subscription may name: the inbox's HMAC key,",
+		"  # for webhooks to its /hook (docs/notifications.md).",
+		"  keys:",
+		fmt.Sprintf("    - secretRef: {name: %s, key: %s}", NotifySecret, NotifyKey),
+		"      provider: " + string(notify.ProviderWebhook),
+		fmt.Sprintf("      urlPrefix: %q", "http://"+host+"/hook"),
 		"",
 	}, "\n")
 }

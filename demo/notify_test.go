@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
 )
 
@@ -42,6 +44,26 @@ func TestInbox(t *testing.T) {
 	}
 	if got := cfg.NotificationHosts(); !slices.Equal(got, []string{in.Host()}) {
 		t.Errorf("NotificationHosts() = %q, want [%s]", got, in.Host())
+	}
+	// The inbox's key is bound to its /hook and to webhooks: the demo's
+	// deployer (or anyone) cannot send it elsewhere.
+	ref := &notify.SecretRef{Name: NotifySecret, Key: NotifyKey}
+	at := scope.Target{Cluster: "devcluster", Namespace: DeployerNamespace, App: "web"}
+	for _, tt := range []struct {
+		provider notify.Provider
+		url      string
+		ok       bool
+	}{
+		{notify.ProviderWebhook, in.URL() + "/hook", true},
+		{notify.ProviderWebhook, in.URL() + "/steal?k=", false},
+		{notify.ProviderSlack, in.URL() + "/hook", false},
+		{notify.ProviderSlack, in.URL() + "/steal?k=", false},
+	} {
+		err := notify.CheckKey(cfg.NotificationKeys(), notify.Subscription{Provider: tt.provider, URL: tt.url, SecretRef: ref}, at)
+		var ke *notify.KeyError
+		if tt.ok != (err == nil) || err != nil && (!errors.As(err, &ke) || ke.Forbidden) {
+			t.Errorf("CheckKey(demo keys, %s %s) = %v, want ok %v (else a mismatch, 422)", tt.provider, tt.url, err, tt.ok)
+		}
 	}
 
 	sec, err := cs.CoreV1().Secrets(HistoryNamespace).Get(ctx, NotifySecret, metav1.GetOptions{})

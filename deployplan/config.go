@@ -71,6 +71,14 @@ type Environment struct {
 	// Promotion, when set, names the environment this one is promoted
 	// from and the soak time (the matrix's column order, promotion.go).
 	Promotion *Promotion `json:"promotion,omitempty"`
+	// ConsoleNamespace is deploy-web's own namespace in the environment's
+	// cluster, where its freezes and audit records live: the command
+	// line reads the freezes there before a write (apply, prune,
+	// restore) and writes its records there (ConsoleNS). Unset:
+	// DefaultConsoleNamespace. "" says no deploy-web runs in that
+	// cluster: no freezes are read and no records written (said on
+	// stderr). A caller's --audit-namespace cannot change it.
+	ConsoleNamespace *string `json:"consoleNamespace,omitempty"`
 
 	// configDir resolves relative paths.
 	configDir string
@@ -269,6 +277,20 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 	return &cfg, nil
 }
 
+// DefaultConsoleNamespace is deploy-web's namespace in an environment's
+// cluster when the environment names none (Environment.ConsoleNamespace).
+const DefaultConsoleNamespace = "deploy-web"
+
+// ConsoleNS is deploy-web's namespace in e's cluster: ConsoleNamespace,
+// DefaultConsoleNamespace when unset ("" when the config says none runs
+// there).
+func (e *Environment) ConsoleNS() string {
+	if e.ConsoleNamespace == nil {
+		return DefaultConsoleNamespace
+	}
+	return *e.ConsoleNamespace
+}
+
 var envNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // Validate checks every field and returns all mistakes at once.
@@ -308,6 +330,13 @@ func (c *Config) Validate() error {
 			bad(p+".namespace", "required")
 		} else if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
 			bad(p+".namespace", "%q is not a valid namespace: %s", e.Namespace, strings.Join(msgs, "; "))
+		}
+		if ns := e.ConsoleNS(); e.ConsoleNamespace != nil && ns != "" {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				bad(p+".consoleNamespace", "%q is not a valid namespace: %s", ns, strings.Join(msgs, "; "))
+			} else if ns == e.Namespace {
+				bad(p+".consoleNamespace", "%q is the environment's own namespace: deploy-web's freezes and records live apart from what it deploys", ns)
+			}
 		}
 		if e.Source.Path == "" {
 			bad(p+".source.path", "required (the kustomize folder)")

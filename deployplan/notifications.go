@@ -2,8 +2,10 @@ package deployplan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hanzoai/deploy-web/internal/hostlist"
+	"github.com/hanzoai/deploy-web/notify"
 )
 
 // Notifications configures the console's notifications (package notify):
@@ -17,6 +19,11 @@ type Notifications struct {
 	// (they are not followed). Empty: nothing is sent, and the pages say
 	// so. Operator-trusted: a subscription never adds one.
 	Hosts []string `json:"hosts"`
+	// Keys are the only Secret keys a subscription may name, each with
+	// the provider, URL prefix and scope it may be used for (notify.Key,
+	// decided by notify.CheckKey when a subscription is saved and before
+	// every delivery). A key not listed cannot be named at all.
+	Keys []notify.Key `json:"keys"`
 }
 
 // validate checks every host of n (hostlist.Check) and refuses
@@ -39,6 +46,27 @@ func (n *Notifications) validate(bad func(field, format string, a ...any)) {
 		}
 		seen[c] = i
 	}
+	keys := map[notify.SecretRef]int{}
+	for i, k := range n.Keys {
+		f := fmt.Sprintf("notifications.keys[%d]", i)
+		for _, fe := range notify.ValidateKey(k, n.Hosts) {
+			bad(f+"."+fe.Field, "%s", fe.Message)
+		}
+		if j, dup := keys[k.SecretRef]; dup {
+			bad(f+".secretRef", "Secret %s key %s is also declared by notifications.keys[%d]: one declaration per key", k.SecretRef.Name, k.SecretRef.Key, j)
+			continue
+		}
+		keys[k.SecretRef] = i
+	}
+}
+
+// NotificationKeys returns the Secret keys subscriptions may name (nil
+// without a notifications key).
+func (c *Config) NotificationKeys() []notify.Key {
+	if c == nil || c.Notifications == nil {
+		return nil
+	}
+	return slices.Clone(c.Notifications.Keys)
 }
 
 // NotificationHosts returns the notifications allowlist (nil without a

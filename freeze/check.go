@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // NoEnvironment is the Target.Environment of an App that no environment
@@ -111,6 +113,9 @@ func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Ove
 	if !bg.Superadmin {
 		return nil, fmt.Errorf("%w: %w", ErrBreakGlassDenied, fe)
 	}
+	// Typed text others read: without format characters (bidi controls,
+	// zero-width); a line break stays, to be refused.
+	bg.Reason = textfmt.Clean(bg.Reason, true)
 	if err := checkText("break-glass reason", bg.Reason, true); err != nil {
 		return nil, fmt.Errorf("freeze: %w: %w", err, fe)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/cmcas"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/sign"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // The ConfigMap that holds the freezes, in deploy-web's own namespace.
@@ -107,6 +108,11 @@ func (s *Store) List(ctx context.Context) (List, error) {
 func (s *Store) Add(ctx context.Context, f Freeze) (Freeze, error) {
 	now := s.now()
 	f.ID, f.Created = newID(), now.UTC().Truncate(time.Second)
+	// Typed text others read, without format characters (bidi controls,
+	// zero-width); a line break stays, for Validate to refuse.
+	for _, p := range []*string{&f.Reason, &f.Ticket, &f.Author.Email, &f.Author.Subject} {
+		*p = textfmt.Clean(*p, true)
+	}
 	if err := f.Validate(); err != nil {
 		return Freeze{}, err
 	}

@@ -330,3 +330,44 @@ func signedConfigMap(t *testing.T, raw string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: testNamespace,
 		Annotations: map[string]string{cmstore.AnnotationMAC: e.MAC}}, Data: map[string]string{DataKey: e.Value}}
 }
+
+// TestStoreAddCleansText: a freeze's reason, ticket and author reach the
+// store without format characters (a bidi override, zero-width spaces);
+// a line break is still refused.
+func TestStoreAddCleansText(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTestStore(t)
+	f := validOneOff(t)
+	f.Reason = "fix \u202egnp.exe\u202c"
+	f.Ticket = "https://tickets.example.com/\u200bCHG-1"
+	f.Author = Author{Email: "alice@exa\u2066mple.com", Subject: "alice\ufeff"}
+	got, err := s.Add(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List(ctx)
+	if err != nil || len(l) != 1 {
+		t.Fatalf("List() = %v, %v, want one freeze", l, err)
+	}
+	for _, fr := range []Freeze{got, l[0]} {
+		if fr.Reason != "fix gnp.exe" || fr.Ticket != "https://tickets.example.com/CHG-1" || fr.Author != (Author{Email: "alice@example.com", Subject: "alice"}) {
+			t.Errorf("stored freeze reason %q, ticket %q, author %+v: want the format characters removed", fr.Reason, fr.Ticket, fr.Author)
+		}
+	}
+	f.Reason = "two\nlines"
+	if _, err := s.Add(ctx, f); err == nil || !strings.Contains(err.Error(), "reason: has a control character") {
+		t.Errorf("Add(reason with a line break) = %v, want it refused", err)
+	}
+}
+
+// TestBreakGlassCleansReason: the override's reason, which the audit
+// record and the pages show, has no bidi control.
+func TestBreakGlassCleansReason(t *testing.T) {
+	f := validOneOff(t)
+	f.ID = "f1"
+	l := List{f}
+	o, err := l.BreakGlass(at(t, "", "2026-12-03T12:00"), Apply, Target{Environment: "prod"}, BreakGlass{Reason: "hot\u202efix\u202c", Superadmin: true, By: Author{Subject: "sam"}})
+	if err != nil || o == nil || o.Reason != "hotfix" {
+		t.Fatalf("BreakGlass = %+v, %v, want an override with reason %q", o, err, "hotfix")
+	}
+}

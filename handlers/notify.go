@@ -45,6 +45,10 @@ func (s *Server) notifier() (Notifications, error) {
 	return s.opts.Notify, nil
 }
 
+// SubscriptionTarget is scopeTarget, for the notifications' check of the
+// Secret keys subscriptions name (notify.Store.WithKeys).
+func (s *Server) SubscriptionTarget(sc notify.Scope) roles.Target { return s.scopeTarget(sc) }
+
 // scopeTarget is where a subscription's changes happen, for roles: an App
 // (in its environment), or an environment (its cluster and namespace); a
 // wider scope is fleet-wide, which only an unscoped role covers.
@@ -104,12 +108,19 @@ func subscriptionForm(form url.Values, sc notify.Scope, author string) (notify.S
 
 // notifyError maps the store's refusals: a subscription's field errors
 // (their text names the field and the allowlist, never a Secret's value)
-// are a 400, an unknown id a 404; anything else a 500.
+// are a 400, a Secret key it may not name a 403 (outside the key's scope,
+// or not declared) or a 422 (another provider or URL than the key's
+// declaration), an unknown id a 404; anything else a 500.
 func notifyError(err error) error {
 	var fe *notify.FieldError
+	var ke *notify.KeyError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &ke) && ke.Forbidden:
+		return &httpError{Status: http.StatusForbidden, Reason: reasonForbidden, Public: "subscription refused: " + ke.Message, Err: err}
+	case errors.As(err, &ke):
+		return &httpError{Status: http.StatusUnprocessableEntity, Reason: "KeyMismatch", Public: "subscription refused: " + ke.Message, Err: err}
 	case errors.As(err, &fe):
 		var msgs []string
 		for _, e := range unjoin(err) {

@@ -17,7 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -43,8 +45,10 @@ func (h *hookReceiver) got() []string {
 }
 
 // newTestNotify returns the seam, listing the receiver's host, with the
-// Secret deploy-web-notify holding an HMAC key under "hook".
-func newTestNotify(t *testing.T) (*testNotify, *hookReceiver) {
+// Secret deploy-web-notify holding an HMAC key under "hook", "apps-hook"
+// and "infra-hook", declared (notifications.keys) as testKeys says, at
+// the targets of target (the server's SubscriptionTarget).
+func newTestNotify(t *testing.T, target func(notify.Scope) roles.Target) (*testNotify, *hookReceiver) {
 	t.Helper()
 	rcv := &hookReceiver{}
 	rcv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,10 +58,11 @@ func newTestNotify(t *testing.T) (*testNotify, *hookReceiver) {
 		rcv.mu.Unlock()
 	}))
 	t.Cleanup(rcv.Close)
+	key := []byte("0123456789abcdef0123456789abcdef")
 	cs := fake.NewClientset(&corev1.Secret{ObjectMeta: v1.ObjectMeta{Name: "deploy-web-notify", Namespace: testAuditNS},
-		Data: map[string][]byte{"hook": []byte("0123456789abcdef0123456789abcdef")}})
+		Data: map[string][]byte{"hook": key, "apps-hook": key, "infra-hook": key}})
 	hosts := []string{strings.TrimPrefix(rcv.URL, "http://")}
-	store := notify.NewStore(cs, testAuditNS, hosts)
+	store := notify.NewStore(cs, testAuditNS, hosts).WithKeys(testKeys(rcv.URL), target)
 	sender, err := notify.NewSender(cs, store, notify.Options{Namespace: testAuditNS, Hosts: hosts, Identity: "test", MaxAttempts: 1, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -65,13 +70,25 @@ func newTestNotify(t *testing.T) (*testNotify, *hookReceiver) {
 	return &testNotify{Store: store, Sender: sender, cs: cs}, rcv
 }
 
+// testKeys are the tests' notifications.keys for a receiver at base:
+// "hook" for webhooks anywhere on it, "apps-hook" for webhooks to its
+// /hook about namespace apps, "infra-hook" the same about infra.
+func testKeys(base string) []notify.Key {
+	ref := func(k string) notify.SecretRef { return notify.SecretRef{Name: "deploy-web-notify", Key: k} }
+	return []notify.Key{
+		{SecretRef: ref("hook"), Provider: notify.ProviderWebhook, URLPrefix: base},
+		{SecretRef: ref("apps-hook"), Provider: notify.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"apps"}}},
+		{SecretRef: ref("infra-hook"), Provider: notify.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"infra"}}},
+	}
+}
+
 // notifyServer is the walk's server (roles, App web in apps and infra)
 // with notifications and an audit trail, signed in as persona.
 func notifyServer(t *testing.T, persona string) (*testServer, *testNotify, *hookReceiver, *audit.Store) {
 	t.Helper()
-	n, rcv := newTestNotify(t)
 	store, _ := newTestAudit(t)
 	ts := walkServer(t)
+	n, rcv := newTestNotify(t, ts.srv.SubscriptionTarget)
 	ts.srv.opts.Notify, ts.srv.opts.Audit = n, store
 	ts.handler = ts.srv.Handler()
 	for _, p := range walkPersonas() {
@@ -330,5 +347,69 @@ func TestNotifyHTMLInjection(t *testing.T) {
 				t.Errorf("delivery rows = %d, want the edited one", len(rows))
 			}
 		})
+	}
+}
+
+// TestNotifyKeysBoundInConfig: a deployer of namespace apps may name only
+// the keys declared for apps/web, with their provider and URL prefix: an
+// undeclared key or one declared for infra is a 403, another provider or
+// path (the inbox's HMAC key sent to /steal?k=) a 422, from the API and
+// from the page's form alike; each refusal stores nothing, sends nothing
+// and is recorded as refused.
+func TestNotifyKeysBoundInConfig(t *testing.T) {
+	ts, n, rcv, store := notifyServer(t, "deployer (scoped)")
+	body := func(provider, url, key string) string {
+		return `{"scope": {"cluster": "in-cluster", "namespace": "apps", "app": "web"}, "triggers": [{"type": "drift"}],
+			"provider": "` + provider + `", "url": "` + url + `", "secretRef": {"name": "deploy-web-notify", "key": "` + key + `"}}`
+	}
+	tests := []struct {
+		name, body string
+		want       int
+		text       string
+	}{
+		{"undeclared key", body("webhook", rcv.URL+"/hook", "demo-inbox"), http.StatusForbidden, "Secret deploy-web-notify key demo-inbox is not declared"},
+		{"key of another namespace", body("webhook", rcv.URL+"/hook", "infra-hook"), http.StatusForbidden, "key infra-hook may not be used for a subscription of cluster=in-cluster"},
+		{"another provider", body("slack", rcv.URL+"/hook", "apps-hook"), http.StatusUnprocessableEntity, `declared for provider webhook, not \"slack\"`},
+		{"another path", body("webhook", rcv.URL+"/steal?k=", "apps-hook"), http.StatusUnprocessableEntity, "sends only to URLs under " + rcv.URL + "/hook"},
+		{"a path around the prefix", body("webhook", rcv.URL+"/hook/../steal", "apps-hook"), http.StatusUnprocessableEntity, "sends only to URLs under"},
+	}
+	for _, tt := range tests {
+		w := ts.do(t, request{method: http.MethodPost, target: paths.APISubscriptions(nil), admin: true, body: tt.body,
+			header: map[string]string{"Content-Type": "application/json"}})
+		if w.Code != tt.want || !strings.Contains(w.Body.String(), tt.text) {
+			t.Errorf("%s: POST = %d %s, want %d naming %q", tt.name, w.Code, w.Body, tt.want, tt.text)
+		}
+	}
+	form := url.Values{"csrf_token": {testCSRF}, "trigger": {"drift"}, "provider": {"slack"}, "url": {rcv.URL + "/hook"},
+		"secret_name": {"deploy-web-notify"}, "secret_key": {"apps-hook"}}
+	if w := ts.do(t, formPost(paths.AppNotifications("in-cluster", "apps", "web"), form)); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("POST form with another provider = %d, want 422: %s", w.Code, w.Body)
+	}
+	form.Set("secret_key", "infra-hook")
+	form.Set("provider", "webhook")
+	if w := ts.do(t, formPost(paths.AppNotifications("in-cluster", "apps", "web"), form)); w.Code != http.StatusForbidden {
+		t.Errorf("POST form with infra's key = %d, want 403: %s", w.Code, w.Body)
+	}
+	if subs, err := n.List(t.Context()); err != nil || len(subs) != 0 {
+		t.Errorf("List() = %v, %v after refusals, want nothing stored", subs, err)
+	}
+	if got := rcv.got(); len(got) != 0 {
+		t.Errorf("receiver got %v, want nothing", got)
+	}
+	recs := records(t, store)
+	for _, r := range recs {
+		if r.Outcome != audit.OutcomeRefused {
+			t.Errorf("audit record %+v, want refused", r)
+		}
+	}
+	if len(recs) != len(tests)+2 {
+		t.Errorf("audit records = %d, want %d (one per refusal)", len(recs), len(tests)+2)
+	}
+
+	// The declared key, as declared: created, and its test message sent.
+	w := ts.do(t, request{method: http.MethodPost, target: paths.APISubscriptions(nil), admin: true, body: body("webhook", rcv.URL+"/hook", "apps-hook"),
+		header: map[string]string{"Content-Type": "application/json"}})
+	if w.Code != http.StatusCreated {
+		t.Fatalf("POST declared key = %d %s, want 201", w.Code, w.Body)
 	}
 }

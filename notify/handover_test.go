@@ -46,7 +46,7 @@ func TestSenderHandoverReplaysDegraded(t *testing.T) {
 
 	a, stopA := startSender(t, kube, hosts, "replica-a", nil, func(context.Context) {})
 	waitFor(t, "replica-a to lead", a.Leading)
-	b, err := NewSender(kube, NewStore(kube, testNS, hosts), Options{Namespace: testNS, Hosts: hosts, Identity: "replica-b",
+	b, err := NewSender(kube, declareStored(t, NewStore(kube, testNS, hosts)), Options{Namespace: testNS, Hosts: hosts, Identity: "replica-b",
 		Workers: 1, MaxAttempts: 2, Backoff: time.Millisecond, FlushInterval: 200 * time.Millisecond,
 		LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond,
 		OnLead: func(context.Context) {}})

@@ -453,6 +453,16 @@ func (s *Sender) request(ctx context.Context, sub Subscription, ev Event, delive
 	if err := checkURL(sub.URL, s.o.Hosts); err != nil {
 		return r, fmt.Errorf("notify: subscription %q url: %v", sub.ID, err)
 	}
+	// The key is checked again here, not only when the subscription was
+	// saved: the ConfigMap may have been edited by hand, or the
+	// declarations changed since.
+	if err := s.store.CheckKey(sub); err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) {
+			return r, fmt.Errorf("notify: subscription %q not sent: %s", sub.ID, ke.Message)
+		}
+		return r, err
+	}
 	body, err := Payload(sub.Provider, sub.ID, delivery, ev)
 	if err != nil {
 		return r, err

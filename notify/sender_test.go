@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +54,7 @@ func putSecret(t *testing.T, kube kubernetes.Interface, name string, data map[st
 // for Run to end (which writes the delivery logs).
 func startSender(t *testing.T, kube kubernetes.Interface, hosts []string, identity string, log *slog.Logger, onLead func(context.Context)) (*Sender, func()) {
 	t.Helper()
-	s, err := NewSender(kube, NewStore(kube, testNS, hosts), Options{
+	s, err := NewSender(kube, declareStored(t, NewStore(kube, testNS, hosts)), Options{
 		Namespace: testNS, Hosts: hosts, Identity: identity, Workers: 1, MaxAttempts: 2, Backoff: time.Millisecond,
 		FlushInterval: 200 * time.Millisecond, LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond,
 		Log: log, OnLead: onLead,
@@ -90,11 +91,35 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func createSub(t *testing.T, store *Store, sub Subscription) Subscription {
 	t.Helper()
-	got, err := store.Create(context.Background(), sub)
+	got, err := store.WithKeys(declare(sub), nil).Create(context.Background(), sub)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// declare is the notifications.keys of a test whose subscriptions are
+// subs: each Secret key a subscription names declared for its provider
+// and URL, anywhere (the first subscription naming a key wins).
+func declare(subs ...Subscription) []Key {
+	var keys []Key
+	for _, sub := range subs {
+		if sub.SecretRef != nil && !slices.ContainsFunc(keys, func(k Key) bool { return k.SecretRef == *sub.SecretRef }) {
+			keys = append(keys, Key{SecretRef: *sub.SecretRef, Provider: sub.Provider, URLPrefix: sub.URL})
+		}
+	}
+	return keys
+}
+
+// declareStored returns store with the keys of the subscriptions it holds
+// now declared (declare): the configuration of a test's sender.
+func declareStored(t *testing.T, store *Store) *Store {
+	t.Helper()
+	subs, err := store.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.WithKeys(declare(subs...), nil)
 }
 
 // TestSenderDedupAcrossRestart: one message per (subscription, App,
@@ -243,11 +268,11 @@ func TestSecretNeverShown(t *testing.T) {
 	bad := newReceiver(t, nil, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) })
 	hosts := []string{bad.host(t), "127.0.0.1:1"}
 	kube := fake.NewClientset()
-	putSecret(t, kube, "notify-keys", map[string]string{"slack": slackSecret + "\n", "hmac": hmacKey, "hop": "@evil.example/" + slackSecret, "weak": "SECRETshort"})
+	putSecret(t, kube, "notify-keys", map[string]string{"slack": slackSecret + "\n", "hmac": hmacKey, "slack2": slackSecret, "hop": "@evil.example/" + slackSecret, "weak": "SECRETshort"})
 	store := NewStore(kube, testNS, hosts)
 	subs := []Subscription{
 		{ID: "rejected", Provider: ProviderSlack, URL: bad.URL + "/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack"}},
-		{ID: "refused", Provider: ProviderSlack, URL: "http://127.0.0.1:1/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack"}},
+		{ID: "refused", Provider: ProviderSlack, URL: "http://127.0.0.1:1/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack2"}},
 		{ID: "hop", Provider: ProviderSlack, URL: bad.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "hop"}},
 		{ID: "webhook", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "hmac"}},
 		{ID: "nokey", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "absent"}},
@@ -332,7 +357,7 @@ func TestSendTest(t *testing.T) {
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "s1", Scope: Scope{App: "checkout", Environment: "prod"}, Triggers: []Trigger{{Type: TriggerDrift}},
 		Provider: ProviderWebhook, URL: rcv.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "k"}, Author: "ada"})
-	s, err := NewSender(kube, store, Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
+	s, err := NewSender(kube, declareStored(t, store), Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/internal/cmcas"
+	"github.com/hanzoai/deploy-web/internal/scope"
 )
 
 // Names the cluster sees.
@@ -65,13 +66,39 @@ type Store struct {
 	kube  kubernetes.Interface
 	ns    string
 	hosts []string
-	now   func() time.Time
+	// keys are the Secret keys subscriptions may name (CheckKey), target
+	// the roles target of a subscription's scope.
+	keys   []Key
+	target func(Scope) scope.Target
+	now    func() time.Time
 }
 
 // NewStore returns the store in namespace (deploy-web's own); hosts is
 // the delivery allowlist subscriptions are validated against.
 func NewStore(kube kubernetes.Interface, namespace string, hosts []string) *Store {
 	return &Store{kube: kube, ns: namespace, hosts: slices.Clone(hosts), now: time.Now}
+}
+
+// WithKeys returns s deciding the Secret keys subscriptions may name by
+// keys (notifications.keys) and target, the roles target of a
+// subscription's scope (handlers.Server.SubscriptionTarget; nil: the
+// scope's own fields). Without it no key may be named.
+func (s *Store) WithKeys(keys []Key, target func(Scope) scope.Target) *Store {
+	c := *s
+	c.keys, c.target = slices.Clone(keys), target
+	return &c
+}
+
+// CheckKey is CheckKey of sub against the store's keys, at the target of
+// sub's scope: Create and Update ask it, and the sender before every
+// delivery, so a subscription edited in the ConfigMap by hand sends
+// nothing with a key it may not use.
+func (s *Store) CheckKey(sub Subscription) error {
+	t := scope.Target{Cluster: sub.Scope.Cluster, Environment: sub.Scope.Environment, Namespace: sub.Scope.Namespace, App: sub.Scope.App}
+	if s.target != nil {
+		t = s.target(sub.Scope)
+	}
+	return CheckKey(s.keys, sub, t)
 }
 
 // Hosts returns the delivery allowlist (notifications.hosts): empty, no
@@ -105,7 +132,8 @@ func (s *Store) Get(ctx context.Context, id string) (Subscription, error) {
 }
 
 // Create adds sub, giving it an id if it has none and its creation time;
-// it validates sub first and refuses an id in use.
+// it validates sub first, checks the Secret key it names (CheckKey) and
+// refuses an id in use.
 func (s *Store) Create(ctx context.Context, sub Subscription) (Subscription, error) {
 	if sub.ID == "" {
 		var b [5]byte
@@ -115,8 +143,12 @@ func (s *Store) Create(ctx context.Context, sub Subscription) (Subscription, err
 	if sub.Created.IsZero() {
 		sub.Created = s.now().UTC().Truncate(time.Second)
 	}
+	// A refused sub is returned too, for the record of the refusal.
 	if err := sub.Validate(s.hosts); err != nil {
-		return Subscription{}, err
+		return sub, err
+	}
+	if err := s.CheckKey(sub); err != nil {
+		return sub, err
 	}
 	err := s.modify(ctx, func(subs []Subscription) ([]Subscription, error) {
 		if slices.ContainsFunc(subs, func(x Subscription) bool { return x.ID == sub.ID }) {
@@ -164,6 +196,9 @@ func (s *Store) Update(ctx context.Context, sub Subscription) error {
 		}
 		sub.Author, sub.Created = subs[i].Author, subs[i].Created
 		if err := sub.Validate(s.hosts); err != nil {
+			return nil, err
+		}
+		if err := s.CheckKey(sub); err != nil {
 			return nil, err
 		}
 		subs[i] = sub

@@ -176,9 +176,7 @@ func (s *Subscription) Validate(hosts []string) error {
 			bad(field+".for", "%d is out of range: 0 to %d seconds", tr.For, MaxDegradedFor)
 		}
 	}
-	switch s.Provider {
-	case ProviderWebhook, ProviderSlack, ProviderTeams:
-	default:
+	if !knownProvider(s.Provider) {
 		bad("provider", "%q is not a provider: webhook, slack or teams", s.Provider)
 	}
 	if err := checkURL(s.URL, hosts); err != nil {

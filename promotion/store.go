@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/sign"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // The ConfigMap of the promotion requests, in deploy-web's own namespace
@@ -216,6 +217,9 @@ func (s *Store) Get(ctx context.Context, target, id string) (Request, error) {
 func (s *Store) Create(ctx context.Context, r Request) (Request, error) {
 	r.ID, r.State, r.Created = newID(), StatePending, s.now().UTC()
 	r.Decider, r.Decided = nil, time.Time{}
+	// Typed text others read (the approver, the commit): without format
+	// characters (bidi controls, zero-width).
+	r.Reason = textfmt.Clean(r.Reason, true)
 	if len(r.Reason) > MaxReasonBytes {
 		r.Reason = r.Reason[:MaxReasonBytes]
 	}

@@ -227,3 +227,19 @@ func TestStoreHandEditCannotBeApproved(t *testing.T) {
 		t.Errorf("List() over an edit = %v, want a *cmstore.TamperedError", err)
 	}
 }
+
+// TestStoreCreateCleansReason: a request's reason, which the approver and
+// the commit read, is stored without format characters.
+func TestStoreCreateCleansReason(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys())
+	r, err := s.Create(ctx, Request{Target: "prod", Source: "staging", Apps: []AppVersion{{App: "api", Image: "reg/api:1.5.0", Version: "1.5.0"}},
+		Requester: audit.Actor{Email: "alice@example.com", Subject: "a"}, Reason: "fix \u202egnp.exe\u202c\nsee INC-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "prod", r.ID)
+	if err != nil || got.Reason != "fix gnp.exe\nsee INC-1" {
+		t.Fatalf("Get() = %+v, %v; want the reason without its bidi override", got, err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Actor is the signed-in person a commit is made for. Every field is
@@ -83,8 +85,9 @@ func (a AuthorTemplate) Render(actor Actor) Identity {
 	return id
 }
 
-// identityPart is s fit for a git author line: control characters (line
-// breaks included) and angle brackets removed, spaces collapsed, at most
+// identityPart is s fit for a git author line: format characters (bidi
+// controls, zero-width: textfmt.Clean), control characters (line breaks
+// included) and angle brackets removed, spaces collapsed, at most
 // maxIdentityRunes runes.
 func identityPart(s string) string {
 	s = strings.Map(func(r rune) rune {
@@ -95,7 +98,7 @@ func identityPart(s string) string {
 			return ' '
 		}
 		return r
-	}, s)
+	}, textfmt.Clean(s, false))
 	return capRunes(strings.Join(strings.Fields(s), " "), maxIdentityRunes)
 }
 

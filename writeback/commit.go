@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Request is one write-back: edits to commit on a branch of a repository.
@@ -156,7 +158,9 @@ func commit(ctx context.Context, rem *remote, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
-	msg := req.Message
+	// Whoever built it, the message is committed without format
+	// characters (bidi controls, zero-width): textfmt.Clean, lines kept.
+	msg := textfmt.Clean(req.Message, true)
 	if msg[len(msg)-1] != '\n' {
 		msg += "\n"
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Caps of a commit message's parts.
@@ -71,15 +73,16 @@ func withDetail(msg string, lines []string) string {
 	return b.String()
 }
 
-// oneLine makes s a single line of at most n runes: control characters
-// and other line separators become spaces, runs of spaces one space.
+// oneLine makes s a single line of at most n runes: format characters
+// (bidi controls, zero-width) removed (textfmt.Clean), control characters
+// and other line separators spaces, runs of spaces one space.
 func oneLine(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar {
 			return ' '
 		}
 		return r
-	}, s)
+	}, textfmt.Clean(s, false))
 	return capRunes(strings.Join(strings.Fields(s), " "), n)
 }
 

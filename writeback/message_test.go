@@ -16,6 +16,19 @@ func TestMessage(t *testing.T) {
 	}
 }
 
+// TestMessageSpoof: a reason, an App or an author with bidi controls or
+// zero-width characters reaches the commit message without them (the
+// override of "fix \u202egnp.exe\u202c" would show "fix exe.png").
+func TestMessageSpoof(t *testing.T) {
+	got := Message("rollback", "api\u200b", "1.4.2", "1.2.0", "ada@exam\u2066ple.com", "u-1\ufeff", "fix \u202egnp.exe\u202c\nsecond \u2067line\u2069")
+	want := "deploy-web: rollback api 1.4.2 -> 1.2.0\n\n" +
+		"rollback of api from 1.4.2 to 1.2.0, by ada@example.com (subject u-1).\n\n" +
+		"Reason:\n> fix gnp.exe\n> second line\n"
+	if got != want {
+		t.Errorf("Message =\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestMessageHostile(t *testing.T) {
 	evilApp := "api\n\nSigned-off-by: mallory\x00\x1b[31m"
 	evilEmail := "m@x\nCo-authored-by: mallory <m@x>"
@@ -57,6 +70,7 @@ func TestAuthorRender(t *testing.T) {
 		{"fields", AuthorTemplate{Name: "{{.Subject}} ({{.Name}})", Email: "bot+{{.Subject}}@example.com"}, Actor{Name: "Ada", Subject: "u1"}, Identity{"u1 (Ada)", "bot+u1@example.com"}},
 		{"hostile name and email", AuthorTemplate{}, Actor{Name: "Eve <eve@x>\nCommitter: root", Email: "eve@x>\n<root@x"}, Identity{"Eve eve@x Committer: root via deploy-web", "eve@x root@x"}},
 		{"empty actor", AuthorTemplate{}, Actor{}, Identity{"deploy-web", "deploy-web@localhost"}},
+		{"bidi and zero-width", AuthorTemplate{}, Actor{Name: "Ada \u202eecilA\u202c", Email: "a\u200bda@example.com"}, Identity{"Ada ecilA via deploy-web", "ada@example.com"}},
 		{"placeholder text is not a field", AuthorTemplate{Name: "{{.Name}}"}, Actor{Name: "{{.Email}}", Email: "e@x"}, Identity{"{{.Email}}", "e@x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -116,10 +116,32 @@ func envCluster(env *deployplan.Environment, mapped map[string]string) string {
 type cliAudit struct {
 	ns     string
 	stderr io.Writer
+	// flag is --audit-namespace as given; set says it was.
+	flag string
+	set  bool
 }
 
 func (a *cliAudit) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.ns, "audit-namespace", "deploy-web", "namespace of deploy-web's audit records in the environment's cluster: every apply, restore and prune, refused and failed ones included, writes one there (\"\" writes none)")
+	fs.Func("audit-namespace", "namespace of deploy-web's audit records in the environment's cluster: every apply, restore and prune, refused and failed ones included, writes one there; by default the environment's consoleNamespace (deploy-web), where the freezes are read too; another one only with --break-glass (\"\" writes none)",
+		func(v string) error { a.flag, a.set = v, true; return nil })
+}
+
+// resolve sets the namespace the records of a write of env go to: the
+// environment's (ConsoleNS), where its freezes are read whatever the
+// flags say. A --audit-namespace naming another one is refused unless
+// breakGlass is given (then the records go there, said on stderr).
+func (a *cliAudit) resolve(env *deployplan.Environment, breakGlass string) error {
+	a.ns = env.ConsoleNS()
+	if !a.set || a.flag == a.ns {
+		return nil
+	}
+	if breakGlass == "" {
+		return exitWith(exitRefused, fmt.Errorf("--audit-namespace %q is not deploy-web's namespace in environment %s's cluster, %q (its consoleNamespace): the freezes are read and the records written there; drop --audit-namespace, or add --break-glass REASON to write the records to %q (the freezes are still read from %q)",
+			a.flag, env.Name, a.ns, a.flag, a.ns))
+	}
+	fmt.Fprintf(a.stderr, "deploy-web: --break-glass: the audit records go to namespace %q, not %q (environment %s's consoleNamespace); the freezes are read from %q\n", a.flag, a.ns, env.Name, a.ns)
+	a.ns = a.flag
+	return nil
 }
 
 // keepArgs is --audit-namespace as given on fs (nothing when left at its

@@ -14,9 +14,10 @@ import (
 // TestCLIWritesOneRecordEach: on a real control plane, every CLI apply
 // and restore writes exactly one record to deploy-web's namespace of the
 // environment's cluster, refused ones included, naming the kubeconfig's
-// user; a plan writes none; an empty --audit-namespace writes none and
-// says so; a namespace the record cannot be written to is a warning, not
-// a failed apply.
+// user; a plan writes none; another --audit-namespace than the
+// environment's is refused without --break-glass; with it, an empty one
+// writes none and says so, and a namespace the record cannot be written
+// to is a warning, not a failed apply.
 func TestCLIWritesOneRecordEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs the local control plane")
@@ -48,8 +49,9 @@ func TestCLIWritesOneRecordEach(t *testing.T) {
 		{"an apply", append(append([]string{"apply", "--apply"}, confirmed...), base...), 0, audit.VerbApply, audit.OutcomeSucceeded, "audit record", true},
 		{"a restore of a capture that does not exist", append(append([]string{"restore", "--capture", filepath.Join(s.dir, "no-such-capture")}, confirmed...), base...), exitRefused,
 			audit.VerbRestore, audit.OutcomeRefused, "audit record", true},
-		{"an apply with records turned off", append(append([]string{"apply", "--apply", "--audit-namespace="}, confirmed...), base...), 0, "", "", "no audit record written", false},
-		{"an apply whose record cannot be written", append(append([]string{"apply", "--apply", "--audit-namespace=no-such-namespace"}, confirmed...), base...), 0, "", "", "warning: the audit record was not written to namespace no-such-namespace", false},
+		{"an apply with records elsewhere, no break-glass", append(append([]string{"apply", "--apply", "--audit-namespace="}, confirmed...), base...), exitRefused, "", "", `--audit-namespace "" is not deploy-web's namespace`, false},
+		{"an apply with records turned off", append(append([]string{"apply", "--apply", "--audit-namespace=", "--break-glass", "no records"}, confirmed...), base...), 0, "", "", "no audit record written", false},
+		{"an apply whose record cannot be written", append(append([]string{"apply", "--apply", "--audit-namespace=no-such-namespace", "--break-glass", "records elsewhere"}, confirmed...), base...), 0, "", "", "warning: the audit record was not written to namespace no-such-namespace", false},
 	}
 	n := 0
 	for i, st := range steps {

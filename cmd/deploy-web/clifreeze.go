@@ -24,9 +24,9 @@ import (
 // cliFreezes is the freeze check of the CLI's writes (apply, its prune,
 // restore; never a plan or a dry-run): the freezes the console keeps, read
 // from ConfigMap freeze.ConfigMapName in deploy-web's namespace of the
-// environment's cluster (--audit-namespace, where the CLI writes its
-// audit records), with the user's kubeconfig, and decided by freeze.Gate
-// as every write of the console is. --break-glass lets one run through a
+// environment's cluster (the environment's consoleNamespace, never a
+// flag's), with the user's kubeconfig, and decided by freeze.Gate as
+// every write of the console is. --break-glass lets one run through a
 // freeze, recorded in its audit record.
 type cliFreezes struct {
 	breakGlass string
@@ -35,7 +35,7 @@ type cliFreezes struct {
 
 func (f *cliFreezes) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.breakGlass, "break-glass", "", "write through an active deploy freeze for this one run, with the reason (recorded in the audit record); the kubeconfig's user must be allowed to update ConfigMap "+
-		freeze.ConfigMapName+" in --audit-namespace (could end the freeze itself)")
+		freeze.ConfigMapName+" in the environment's consoleNamespace (could end the freeze itself); also lets --audit-namespace name another namespace for the records")
 }
 
 // cliFreezeTimeout bounds the read of the freezes and the questions asked
@@ -43,13 +43,14 @@ func (f *cliFreezes) register(fs *flag.FlagSet) {
 const cliFreezeTimeout = 20 * time.Second
 
 // check is the freeze decision for a write of env: nil, nil when no
-// freeze holds it (no ConfigMap is no freeze; --audit-namespace= reads
-// none), the Override to record when --break-glass let it through, else
-// the refusal (a *cliFreezeError), nothing having been written. ns is the
-// --audit-namespace.
-func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kubeconfig, ns string) (*freeze.Override, error) {
+// freeze holds it (no ConfigMap is no freeze; an environment whose
+// consoleNamespace is "" has none), the Override to record when
+// --break-glass let it through, else the refusal (a *cliFreezeError),
+// nothing having been written. The freezes are read from env.ConsoleNS().
+func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kubeconfig string) (*freeze.Override, error) {
+	ns := env.ConsoleNS()
 	if ns == "" {
-		fmt.Fprintf(f.stderr, "deploy-web: warning: no deploy freezes read (--audit-namespace is empty: no deploy-web in environment %s's cluster), so none can refuse this write\n", env.Name)
+		fmt.Fprintf(f.stderr, "deploy-web: warning: no deploy freezes read (environment %s's consoleNamespace is empty: no deploy-web in its cluster), so none can refuse this write\n", env.Name)
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cliFreezeTimeout)
@@ -165,7 +166,7 @@ func (e *cliFreezeError) Error() string {
 func (e *cliFreezeError) unreadableHint() string {
 	switch {
 	case apierrors.IsForbidden(e.err):
-		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there (or, if no deploy-web runs in that cluster, pass --audit-namespace= to read no freezes and write no audit record)", e.where.ns)
+		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there (or, if no deploy-web runs in that cluster, set the environment's consoleNamespace: \"\" to read no freezes and write no audit record)", e.where.ns)
 	case apierrors.IsTimeout(e.err) || apierrors.IsServerTimeout(e.err) || errors.Is(e.err, context.DeadlineExceeded):
 		return "the API server did not answer in time: try again"
 	case errors.As(e.err, new(*cmstore.TamperedError)):

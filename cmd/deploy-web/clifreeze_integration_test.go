@@ -29,7 +29,8 @@ import (
 // opening time on stderr, a refused record, nothing written in the
 // namespace) while plans and a restore's dry-run still work;
 // --break-glass applies and is recorded (breakGlass and the freeze it
-// overrode); garbled freezes refuse until fixed.
+// overrode); another --audit-namespace does not move where the freezes
+// are read; garbled freezes refuse until fixed.
 func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: needs the local control plane")
@@ -117,6 +118,24 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 		}
 	}
 
+	// The freezes are read from the environment's consoleNamespace,
+	// whatever --audit-namespace says: naming another one (where no
+	// freeze is) is refused, naming both, nothing written; with
+	// --break-glass the records go there, but the freeze is still the one
+	// of deploy-web's namespace, overridden and said so.
+	before := s.snapshot()
+	code, stderr := cli(append([]string{"apply", "--apply", "--audit-namespace=elsewhere"}, confirmed...)...)
+	if code != exitRefused || !strings.Contains(stderr, `--audit-namespace "elsewhere" is not deploy-web's namespace in environment sample-dev's cluster, "deploy-web"`) {
+		t.Errorf("apply --audit-namespace=elsewhere = %d (%s), want %d naming both namespaces", code, stderr, exitRefused)
+	}
+	if after := s.snapshot(); !maps.Equal(before, after) {
+		t.Errorf("apply --audit-namespace=elsewhere wrote to namespace %s:\nbefore %v\nafter  %v", ns, before, after)
+	}
+	code, stderr = cli(append([]string{"apply", "--apply", "--audit-namespace=elsewhere", "--break-glass", "records elsewhere"}, confirmed...)...)
+	if code != 0 || !strings.Contains(stderr, "overrode freeze "+fz.ID) || !strings.Contains(stderr, `the audit records go to namespace "elsewhere", not "deploy-web"`) {
+		t.Errorf("apply --audit-namespace=elsewhere --break-glass = %d (%s), want 0, freeze %s of deploy-web overridden, the records' namespace said", code, stderr, fz.ID)
+	}
+
 	// Plans write nothing and are never refused.
 	if code, stderr := cli("apply", "--dry-run"); code != 0 || strings.Contains(stderr, "frozen") {
 		t.Errorf("plan in a freeze = %d (%s), want 0, not refused", code, stderr)
@@ -127,7 +146,7 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 
 	// Break-glass: the kubeconfig's user may update the freezes (the
 	// control plane's admin), so the apply goes through, recorded.
-	code, stderr := cli(append([]string{"apply", "--apply", "--break-glass", "CVE-2026-1234 hotfix"}, confirmed...)...)
+	code, stderr = cli(append([]string{"apply", "--apply", "--break-glass", "CVE-2026-1234 hotfix"}, confirmed...)...)
 	if code != 0 || !strings.Contains(stderr, "overrode freeze "+fz.ID) {
 		t.Errorf("apply --break-glass in a freeze = %d, want 0 and the freeze it overrode on stderr", code)
 	}
@@ -178,7 +197,7 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	if _, err := s.kube.CoreV1().ConfigMaps("deploy-web").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := s.snapshot()
+	before = s.snapshot()
 	code, stderr = cli(append([]string{"apply", "--apply", "--break-glass", "CVE-2026-1234 hotfix"}, confirmed...)...)
 	if code != exitRefused || !strings.Contains(stderr, "changed outside deploy-web") || !strings.Contains(stderr, "kubectl -n deploy-web delete configmap "+freeze.ConfigMapName) {
 		t.Errorf("apply with freezes edited by hand = %d, want %d saying they were changed outside deploy-web and how to mend them", code, exitRefused)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestCLIFreezeDecision(t *testing.T) {
 		{name: "a freeze whose reason holds a terminal escape", setup: hostile, want: freeze.ErrUnreadable,
 			wantText: []string{"could not be read", "no signature", "kubectl -n deploy-web delete configmap deploy-web-freezes"}},
 		{name: "freezes the user may not read", setup: forbidGet, want: freeze.ErrUnreadable,
-			wantText: []string{"could not be read", "forbidden", "needs get on configmaps in namespace deploy-web", "--audit-namespace="}},
+			wantText: []string{"could not be read", "forbidden", "needs get on configmaps in namespace deploy-web", `consoleNamespace: ""`}},
 		{name: "break-glass by a user who may change the freezes", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(true), reason: "CVE-2026-1 hotfix", overrides: true},
 		{name: "break-glass by a user who may not", freezes: []freeze.Freeze{frozen}, setup: mayUpdate(false), reason: "CVE-2026-1 hotfix", want: freeze.ErrBreakGlassDenied,
 			wantText: []string{"--break-glass refused", "update ConfigMap deploy-web/deploy-web-freezes", "release week", "nothing was touched"}},
@@ -146,19 +147,21 @@ func TestCLIFreezeDecision(t *testing.T) {
 	}
 }
 
-// TestCLIFreezesWithoutNamespace: --audit-namespace= says the cluster
-// runs no deploy-web: no freezes are read (the cluster is not even
-// asked), and stderr says that none can refuse the write.
+// TestCLIFreezesWithoutNamespace: an environment whose consoleNamespace
+// is "" says its cluster runs no deploy-web: no freezes are read (the
+// cluster is not even asked), and stderr says that none can refuse the
+// write.
 func TestCLIFreezesWithoutNamespace(t *testing.T) {
 	var stderr strings.Builder
 	f := cliFreezes{breakGlass: "hotfix", stderr: &stderr}
-	env := &deployplan.Environment{Name: "dev", Namespace: "dev", Cluster: deployplan.ClusterRef{Context: "nowhere"}}
-	o, err := f.check(t.Context(), env, "/nonexistent/kubeconfig", "")
+	none := ""
+	env := &deployplan.Environment{Name: "dev", Namespace: "dev", Cluster: deployplan.ClusterRef{Context: "nowhere"}, ConsoleNamespace: &none}
+	o, err := f.check(t.Context(), env, "/nonexistent/kubeconfig")
 	if o != nil || err != nil {
-		t.Errorf("check(--audit-namespace=) = %v, %v; want nothing read, nothing refused", o, err)
+		t.Errorf("check(consoleNamespace \"\") = %v, %v; want nothing read, nothing refused", o, err)
 	}
-	if want := "no deploy freezes read (--audit-namespace is empty"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("check(--audit-namespace=) stderr = %q, want %q", stderr.String(), want)
+	if want := "no deploy freezes read (environment dev's consoleNamespace is empty"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("check(consoleNamespace \"\") stderr = %q, want %q", stderr.String(), want)
 	}
 }
 
@@ -172,3 +175,60 @@ func auditKeys(t *testing.T, cms audit.Kube, ns string) sign.Keys {
 	}
 	return s
 }
+
+// TestCLIAuditNamespace: the records of a CLI write go to the
+// environment's consoleNamespace (deploy-web unless set), where its
+// freezes are read; --audit-namespace naming another one is refused,
+// naming both, unless --break-glass is given.
+func TestCLIAuditNamespace(t *testing.T) {
+	ops, none := "ops-console", ""
+	tests := []struct {
+		name       string
+		console    *string
+		flag       *string // nil: not given
+		breakGlass string
+		wantNS     string
+		wantErr    string
+		wantStderr string
+	}{
+		{"default", nil, nil, "", "deploy-web", "", ""},
+		{"configured", &ops, nil, "", "ops-console", "", ""},
+		{"the same, given", &ops, &ops, "", "ops-console", "", ""},
+		{"none configured", &none, nil, "", "", "", ""},
+		{"another", &ops, strPtr("deploy-web"), "", "", `--audit-namespace "deploy-web" is not deploy-web's namespace in environment dev's cluster, "ops-console" (its consoleNamespace)`, ""},
+		{"none, given", nil, &none, "", "", `--audit-namespace "" is not deploy-web's namespace in environment dev's cluster, "deploy-web"`, ""},
+		{"another, break-glass", nil, strPtr("elsewhere"), "hotfix", "elsewhere", "", `the audit records go to namespace "elsewhere", not "deploy-web"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr strings.Builder
+			a := cliAudit{stderr: &stderr}
+			fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+			a.register(fs)
+			var args []string
+			if tt.flag != nil {
+				args = append(args, "--audit-namespace="+*tt.flag)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			env := &deployplan.Environment{Name: "dev", Namespace: "dev", ConsoleNamespace: tt.console}
+			err := a.resolve(env, tt.breakGlass)
+			switch {
+			case tt.wantErr != "":
+				var ee *exitError
+				if !errors.As(err, &ee) || ee.code != exitRefused || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("resolve = %v, want exit %d naming %q", err, exitRefused, tt.wantErr)
+				}
+				return
+			case err != nil:
+				t.Fatalf("resolve = %v, want nil", err)
+			}
+			if a.ns != tt.wantNS || !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("resolve: ns %q, stderr %q; want %q, %q", a.ns, stderr.String(), tt.wantNS, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func strPtr(s string) *string { return &s }

@@ -111,14 +111,25 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	}
 	// The subscriptions were saved while the second host was listed; the
 	// replicas run with it removed.
+	// The hook key is declared for the listed host (the replicas'
+	// notifications.keys); the store of then declared it for each host.
+	hookKey := func(h *hookLog) []notify.Key {
+		return []notify.Key{{SecretRef: notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Provider: notify.ProviderWebhook, URLPrefix: h.URL}}
+	}
 	then := notify.NewStore(p.Kube, own, []string{hostOf(listed), hostOf(unlisted)})
+	thenStore := func(sub notify.Subscription) *notify.Store {
+		if strings.HasPrefix(sub.URL, unlisted.URL) {
+			return then.WithKeys(hookKey(unlisted), nil)
+		}
+		return then.WithKeys(hookKey(listed), nil)
+	}
 	webhook := func(id, url string) notify.Subscription {
 		return notify.Subscription{ID: id, Scope: notify.Scope{Cluster: "in-cluster", Namespace: ns, App: app},
 			Triggers: []notify.Trigger{{Type: notify.TriggerDegraded}, {Type: notify.TriggerRecovered}}, Provider: notify.ProviderWebhook,
 			URL: url, SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "ada"}
 	}
 	for _, sub := range []notify.Subscription{webhook("listed", listed.URL+"/hook"), webhook("unlisted", unlisted.URL+"/hook"), webhook("redirect", listed.URL+"/redirect")} {
-		if _, err := then.Create(ctx, sub); err != nil {
+		if _, err := thenStore(sub).Create(ctx, sub); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +165,7 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	hosts := []string{hostOf(listed)}
 	var replicas []*notifications
 	for _, id := range []string{"replica-1", "replica-2"} {
-		n, err := newNotifications(p.Kube, own, id, hosts, quiet)
+		n, err := newNotifications(p.Kube, own, id, hosts, hookKey(listed), quiet)
 		if err != nil {
 			t.Fatal(err)
 		}

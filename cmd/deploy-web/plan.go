@@ -324,6 +324,11 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 
+	// The records go where the environment's freezes are, unless
+	// --break-glass lets --audit-namespace name another namespace.
+	if err := ca.resolve(env, fz.breakGlass); err != nil {
+		return err
+	}
 	start := time.Now()
 	refuse := func(err error, plan *deployplan.Report) error {
 		ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbApply, env, start, plan, err, nil))
@@ -350,7 +355,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// A frozen environment refuses the apply (and its prune) before
 	// anything is written, unless --break-glass lets this run through.
-	override, err := fz.check(ctx, env, pf.kubeconfig, ca.ns)
+	override, err := fz.check(ctx, env, pf.kubeconfig)
 	if err != nil {
 		return refuse(err, nil)
 	}

@@ -68,6 +68,7 @@ func TestApplyUsageAndRefusals(t *testing.T) {
 environments:
   - {name: dev, cluster: {context: nowhere}, namespace: dev, source: {path: ./k}, catalog: c.json}
   - {name: prod, cluster: {context: nowhere}, namespace: prod, protected: true, source: {path: ./k}, catalog: c.json}
+  - {name: lab, cluster: {context: nowhere}, namespace: lab, source: {path: ./k}, catalog: c.json, consoleNamespace: ""}
 `), 0o644)
 	badPlan := filepath.Join(dir, "bad-plan.json")
 	os.WriteFile(badPlan, []byte(`{"x": 1}`), 0o644)
@@ -98,9 +99,13 @@ environments:
 		{"restore force", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir, "--force"}, 2, "--force asks for something"},
 		{"restore protected", []string{"restore", "--config", cfg, "--env", "prod", "--capture", dir, "--confirm-env=prod", "--confirmed-non-production"}, 2, "protected"},
 		{"restore no confirmation", []string{"restore", "--config", cfg, "--env", "dev", "--capture", dir}, 2, "--confirm-env=dev"},
-		// --audit-namespace=: no freezes to read in a cluster that is not
-		// there, so the capture is read (the row below reads them).
-		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production", "--audit-namespace="}, 2, "is not a folder"},
+		// consoleNamespace "": no freezes to read in a cluster that runs
+		// no deploy-web, so the capture is read (the row below reads them).
+		{"restore not a folder", []string{"restore", "--config", cfg, "--env", "lab", "--capture", cfg, "--confirm-env=lab", "--confirmed-non-production"}, 2, "is not a folder"},
+		// The caller does not choose where the freezes are read.
+		{"restore, freezes elsewhere", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production", "--audit-namespace="}, 2, `--audit-namespace "" is not deploy-web's namespace in environment dev's cluster, "deploy-web"`},
+		{"apply, freezes elsewhere", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--audit-namespace=empty"}, 2, `--audit-namespace "empty" is not deploy-web's namespace`},
+		{"apply, records elsewhere with break-glass: the freezes are still read", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production", "--audit-namespace=empty", "--break-glass", "hotfix"}, 2, "the freezes could not be read"},
 		{"restore where the freezes cannot be read", []string{"restore", "--config", cfg, "--env", "dev", "--capture", cfg, "--confirm-env=dev", "--confirmed-non-production"}, 2, "the freezes could not be read"},
 		{"apply where the freezes cannot be read", []string{"apply", "--config", cfg, "--env", "dev", "--apply", "--confirm-env=dev", "--confirmed-non-production"}, 2, "the freezes could not be read"},
 		{"break-glass without apply", []string{"apply", "--config", cfg, "--env", "dev", "--break-glass", "hotfix"}, 2, "--break-glass goes with --apply"},

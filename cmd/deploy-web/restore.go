@@ -61,11 +61,16 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	request := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}
 	var override *freeze.Override
 	if !*dryRun {
+		// The records go where the environment's freezes are, unless
+		// --break-glass lets --audit-namespace name another namespace.
+		if err := ca.resolve(env, fz.breakGlass); err != nil {
+			return err
+		}
 		// As an apply: protection and confirmation, then the freezes,
 		// before the capture is even read.
 		err := deployplan.CheckApplyRequest(env, request)
 		if err == nil {
-			override, err = fz.check(ctx, env, pf.kubeconfig, ca.ns)
+			override, err = fz.check(ctx, env, pf.kubeconfig)
 		}
 		if err != nil {
 			ca.write(ctx, env, pf.kubeconfig, envrun.ApplyRecord(audit.VerbRestore, env, start, nil, err, nil))

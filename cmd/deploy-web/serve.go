@@ -27,6 +27,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
+	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
@@ -373,12 +374,13 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	// The notification allowlist is a key of the environments file.
 	var notifyHosts []string
+	var notifyKeys []notify.Key
 	if cfg.Environments != "" {
 		envCfg, err := deployplan.LoadConfig(cfg.Environments)
 		if err != nil {
 			return fmt.Errorf("--environments: %w", err)
 		}
-		notifyHosts = envCfg.NotificationHosts()
+		notifyHosts, notifyKeys = envCfg.NotificationHosts(), envCfg.NotificationKeys()
 		historyNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
 		if err != nil {
 			return err
@@ -442,7 +444,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 			return err
 		}
 	}
-	ntf, err := serveNotifications(cfg, cs, notifyHosts, log)
+	ntf, err := serveNotifications(cfg, cs, notifyHosts, notifyKeys, log)
 	if err != nil {
 		return err
 	}
@@ -451,7 +453,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	srv := handlers.New(site, a, hopts)
 	if ntf != nil {
-		feeds := notifyFeeds{environmentOf: srv.EnvironmentOf, cluster: home.cfg.Name, base: consoleBase(cfg.RedirectURL)}
+		feeds := notifyFeeds{environmentOf: srv.EnvironmentOf, target: srv.SubscriptionTarget, cluster: home.cfg.Name, base: consoleBase(cfg.RedirectURL)}
 		if store != nil {
 			feeds.records = store
 		}

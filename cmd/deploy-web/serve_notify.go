@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/notify/auditfeed"
 	"github.com/hanzoai/deploy-web/timeline"
@@ -23,12 +24,26 @@ type notifications struct {
 	// feed is the timeline feed once start runs it: the Apps degraded
 	// now, which the sender is handed again as it takes the Lease.
 	feed atomic.Pointer[notify.TimelineFeed]
+	// targetOf is the console's target of a subscription's scope
+	// (handlers.Server.SubscriptionTarget), once start has it: the store
+	// checks the Secret keys subscriptions name at that target.
+	targetOf atomic.Pointer[func(notify.Scope) scope.Target]
+}
+
+// target is the roles target of a subscription's scope sc: the
+// console's rule once start runs, the scope's own fields before (no
+// request is served and nothing is sent before start).
+func (n *notifications) target(sc notify.Scope) scope.Target {
+	if f := n.targetOf.Load(); f != nil {
+		return (*f)(sc)
+	}
+	return scope.Target{Cluster: sc.Cluster, Environment: sc.Environment, Namespace: sc.Namespace, App: sc.App}
 }
 
 // serveNotifications builds serve's notifications in deploy-web's own
 // namespace (that of the audit trail); without one, none (logged), and the
 // pages say notifications are not configured.
-func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string, log *slog.Logger) (*notifications, error) {
+func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string, keys []notify.Key, log *slog.Logger) (*notifications, error) {
 	ns, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
 	if err != nil {
 		log.Warn("no notifications: deploy-web has no namespace of its own", "err", err)
@@ -37,16 +52,18 @@ func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string
 	if len(hosts) == 0 {
 		log.Warn("notifications: notifications.hosts is empty (environments file): nothing is sent")
 	}
-	return newNotifications(cs, ns, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), hosts, log)
+	return newNotifications(cs, ns, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), hosts, keys, log)
 }
 
 // newNotifications builds the subscriptions store and the sender in
 // deploy-web's own namespace ns of the home cluster, delivering only to
 // hosts (notifications.hosts of the environments file; none: nothing is
-// sent, and the pages say so). The sender contends for its Lease once
-// start runs it.
-func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, log *slog.Logger) (*notifications, error) {
-	n := &notifications{Store: notify.NewStore(cs, ns, hosts)}
+// sent, and the pages say so), with only the Secret keys of keys
+// (notifications.keys). The sender contends for its Lease once start runs
+// it.
+func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, keys []notify.Key, log *slog.Logger) (*notifications, error) {
+	n := &notifications{}
+	n.Store = notify.NewStore(cs, ns, hosts).WithKeys(keys, n.target)
 	sender, err := notify.NewSender(cs, n.Store, notify.Options{Namespace: ns, Hosts: hosts, Identity: identity,
 		OnLead: n.replay, Log: log.With("component", "notify")})
 	if err != nil {
@@ -74,6 +91,9 @@ type notifyFeeds struct {
 	records  auditfeed.RecordLister
 	// environmentOf names an App's environment (handlers.Server's rule).
 	environmentOf func(cluster, namespace string) string
+	// target is the target of a subscription's scope (handlers.Server's
+	// SubscriptionTarget), for the check of the Secret keys it names.
+	target func(notify.Scope) scope.Target
 	// cluster names the cluster of timeline entries without one.
 	cluster string
 	// base is the console's origin for links in messages ("": none).
@@ -83,6 +103,9 @@ type notifyFeeds struct {
 // start runs the sender (a Lease holder, in held) and the feeds until
 // ctx ends.
 func (n *notifications) start(ctx context.Context, held *leaseHolders, f notifyFeeds, log *slog.Logger) {
+	if f.target != nil {
+		n.targetOf.Store(&f.target)
+	}
 	held.Go(func() {
 		if err := n.Sender.Run(ctx); err != nil {
 			log.Error("notifications stopped", "err", err)

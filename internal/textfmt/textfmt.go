@@ -1,6 +1,8 @@
 // Package textfmt holds the few text helpers that the pages
 // (web/templates) and the reports share, so that a missing value and a long
-// commit or digest read the same everywhere.
+// commit or digest read the same everywhere, and Clean, the one rule for
+// text people type and other people read (no bidi controls, no
+// zero-width characters).
 package textfmt
 
 // Dash stands for a missing value: an en dash.
