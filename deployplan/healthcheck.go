@@ -10,15 +10,10 @@ import (
 	"time"
 )
 
-// RunHealthChecks sends each configured check a GET; only a 2xx passes
-// (healthCheckPasses).
-// Each check has DefaultHealthCheckTimeout; see runHealthChecks.
-func RunHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client) []HealthCheckResult {
-	return runHealthChecks(ctx, checks, client, DefaultHealthCheckTimeout)
-}
-
 // runHealthChecks sends each check a GET under its own deadline (timeout,
-// within ctx) and reads at most 64 KiB of each answer; redirects are not
+// within ctx: limits.healthCheckTimeout, DefaultHealthCheckTimeout by
+// default) and reads at most 64 KiB of each answer; only a 2xx passes
+// (healthCheckPasses). Plan and Apply call it. Redirects are not
 // followed, by this client or a given one. A nil client is one whose dial,
 // TLS handshake and headers are bounded by timeout and whose bodies are
 // capped.
