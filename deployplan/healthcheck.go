@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/boundedhttp"
 )
 
 // runHealthChecks sends each check a GET under its own deadline (timeout,
@@ -21,7 +23,7 @@ func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Cli
 	if client == nil {
 		client = &http.Client{
 			Timeout:   timeout,
-			Transport: &capTransport{rt: boundedTransport(timeout), max: maxResponseBytes, what: "a health check"},
+			Transport: capAnswers(boundedhttp.Transport(timeout), "a health check"),
 		}
 	} else {
 		c := *client
@@ -95,4 +97,12 @@ func healthCheckBlockers(rs []HealthCheckResult) ([]Blocker, []string) {
 		}
 	}
 	return bs, ws
+}
+
+// capAnswers is rt with every answer capped at maxResponseBytes (a
+// registry's, a health check's): a *TooLargeError naming what.
+func capAnswers(rt http.RoundTripper, what string) http.RoundTripper {
+	return boundedhttp.CapBodies(rt, maxResponseBytes, func() error {
+		return &TooLargeError{What: "the answer of " + what, Limit: "limits.maxRepoBytes", Max: maxResponseBytes, Read: maxResponseBytes + 1, Unit: "bytes"}
+	})
 }

@@ -61,7 +61,7 @@ func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, 
 	}
 	// Registries answer a HEAD (and a token exchange) with a few kilobytes;
 	// nothing more is read, error bodies included.
-	rt = &capTransport{rt: listedTransport{rt: rt, ro: ro}, max: maxResponseBytes, what: "a registry"}
+	rt = capAnswers(listedTransport{rt: rt, ro: ro}, "a registry")
 	// Credentials: the static auths of the docker config only, never a
 	// credential helper (staticKeychain).
 	keychain := newStaticKeychain()
