@@ -100,7 +100,7 @@ func healthCheckBlockers(rs []HealthCheckResult) ([]Blocker, []string) {
 }
 
 // capAnswers is rt with every answer capped at maxResponseBytes (a
-// registry's, a health check's): a *TooLargeError naming what.
+// health check's): a *TooLargeError naming what.
 func capAnswers(rt http.RoundTripper, what string) http.RoundTripper {
 	return boundedhttp.CapBodies(rt, maxResponseBytes, func() error {
 		return &TooLargeError{What: "the answer of " + what, Limit: "limits.maxRepoBytes", Max: maxResponseBytes, Read: maxResponseBytes + 1, Unit: "bytes"}
