@@ -106,7 +106,7 @@ func Head(ctx context.Context, lookups []Lookup, o Options) []Result {
 		rt = listedTransport{rt: rt, listed: o.Listed}
 	}
 	rt = boundedhttp.CapBodies(rt, MaxAnswerBytes, func() error {
-		return fmt.Errorf("registry: an answer is larger than %d bytes", MaxAnswerBytes)
+		return fmt.Errorf("ociregistry: an answer is larger than %d bytes", MaxAnswerBytes)
 	})
 	timeout := limit.Or(o.Timeout, DefaultTimeout)
 	keychain := newStaticKeychain()
@@ -204,7 +204,7 @@ func (l listedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			_ = r.Body.Close()
 		}
-		return nil, fmt.Errorf("registry: %q is not in registry.hosts (a registry's redirect or token service): not contacted", r.URL.Host)
+		return nil, fmt.Errorf("ociregistry: %q is not in registry.hosts (a registry's redirect or token service): not contacted", r.URL.Host)
 	}
 	return l.rt.RoundTrip(r)
 }
