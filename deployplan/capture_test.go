@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
 func mustJSON(t *testing.T, s string) map[string]any {
@@ -130,7 +132,7 @@ func TestReservedName(t *testing.T) {
 		{obj("coordination.k8s.io/v1", "Lease", LockName, nil), true},
 		{obj("coordination.k8s.io/v1", "Lease", "other-lock", nil), false},
 		{obj("v1", "ConfigMap", "deploy-web-plan-20260101-120000-abcdef", nil), true},
-		{obj("v1", "ConfigMap", "settings", map[string]string{historyLabel: "run"}), true},
+		{obj("v1", "ConfigMap", "settings", map[string]string{labels.Kind: "run"}), true},
 		{obj("v1", "ConfigMap", "api-config", nil), false},
 		{obj("v1", "ConfigMap", CaptureRecordName, nil), true},
 		{obj("apps/v1", "Deployment", "deploy-web", nil), true},

@@ -165,6 +165,9 @@ func (c *clients) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 // annotation of a Secret holds its data), and so do managedFields (their
 // field sets name the keys) and everything else: nothing of a Secret beyond
 // these fields can reach a capture, a report, the history or a log.
+// It is the one guard: a live Secret is read (get) and applied (apply)
+// only through the metadata client, whose answer comes here, so no path
+// of this package holds a Secret's data to serialise.
 func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if pom == nil {
 		return nil, fmt.Errorf("deployplan: empty metadata answer for %s", key(like))
@@ -181,8 +184,7 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 	}
 	// deploy-web's own hash of the rendered values, kept in memory for the
 	// plan's comparison while no other manager wrote a value since
-	// deploy-web's last write, else who did: captures hold no Secret and
-	// SecretSafe drops both.
+	// deploy-web's last write, else who did: captures hold no Secret.
 	ann := map[string]string{}
 	at, by := secretWrites(pom.ManagedFields)
 	if by != "" {
@@ -197,27 +199,6 @@ func metadataOnly(pom *metav1.PartialObjectMetadata, like *unstructured.Unstruct
 		out.SetAnnotations(ann)
 	}
 	return out, nil
-}
-
-// SecretSafe reduces any object read from the cluster that is a Secret to
-// name, namespace, labels, uid and resourceVersion (as metadataOnly does);
-// other objects are returned as they are. Every path that serialises a
-// live object calls it, so a Secret read some other way is still cut down.
-func SecretSafe(u *unstructured.Unstructured) *unstructured.Unstructured {
-	if u == nil || !isSecret(u) {
-		return u
-	}
-	out := &unstructured.Unstructured{Object: map[string]any{}}
-	out.SetAPIVersion(u.GetAPIVersion())
-	out.SetKind(u.GetKind())
-	out.SetName(u.GetName())
-	out.SetNamespace(u.GetNamespace())
-	out.SetUID(u.GetUID())
-	out.SetResourceVersion(u.GetResourceVersion())
-	if l := u.GetLabels(); len(l) > 0 {
-		out.SetLabels(l)
-	}
-	return out
 }
 
 // apply is a server-side apply with field manager deploy-web, forced only

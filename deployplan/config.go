@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
+	"github.com/hanzoai/deploy-web/ociregistry"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -153,37 +154,18 @@ type RegistryOptions struct {
 	Skip bool `json:"skip"`
 }
 
-// dockerHub is the host go-containerregistry contacts for Docker Hub's
-// images ("nginx", "docker.io/library/nginx"); dockerHubAlias is the name
-// it rewrites to it.
-const (
-	dockerHub      = "index.docker.io"
-	dockerHubAlias = "docker.io"
-)
-
-// canonicalRegistryHost is the form hosts are compared in
-// (hostlist.Canonical: ASCII lower case, "" for a host with a byte outside
-// printable ASCII), Docker Hub's alias as the host it stands for.
-func canonicalRegistryHost(h string) string {
-	h = hostlist.Canonical(h)
-	if h == dockerHubAlias {
-		return dockerHub
-	}
-	return h
-}
-
 // Lists reports whether host (an image reference's registry, as
 // go-containerregistry names it, or a request's URL host) is one of Hosts:
 // host and port exactly ("reg.example" does not list "reg.example:5000"),
 // ASCII letter case aside; a host with any other character is never
 // listed.
 func (o RegistryOptions) Lists(host string) bool {
-	host = canonicalRegistryHost(host)
+	host = ociregistry.CanonicalHost(host)
 	if host == "" {
 		return false
 	}
 	for _, h := range o.Hosts {
-		if canonicalRegistryHost(h) == host {
+		if ociregistry.CanonicalHost(h) == host {
 			return true
 		}
 	}
@@ -410,11 +392,11 @@ func (c *Config) Validate() error {
 				bad(f, "%v", err)
 				continue
 			}
-			if j, dup := registryHosts[canonicalRegistryHost(h)]; dup {
+			if j, dup := registryHosts[ociregistry.CanonicalHost(h)]; dup {
 				bad(f, "%q is the same host as registry.hosts[%d]", h, j)
 				continue
 			}
-			registryHosts[canonicalRegistryHost(h)] = k
+			registryHosts[ociregistry.CanonicalHost(h)] = k
 		}
 		if e.Registry.Skip && len(e.Registry.Hosts) > 0 {
 			bad(p+".registry.hosts", "excludes registry.skip: true (skip contacts no registry; drop one of them)")

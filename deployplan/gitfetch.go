@@ -5,31 +5,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/hanzoai/deploy-web/internal/capread"
+	"github.com/hanzoai/deploy-web/gitsource"
 )
 
 // fetchPlan is what to ask a git server for.
@@ -109,8 +102,8 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 // limits.sourceTimeout and reads at most limits.maxRepoBytes of pack (and,
 // over HTTP, of any response); the objects of the pack may inflate to at
 // most limits.maxInflatedBytes (checked while the pack streams in, before
-// go-git indexes it), and at most fetchDiskBytes are written to disk. No
-// program is run (go-git speaks the protocol).
+// go-git indexes it), and at most fetchDiskBytes are written to disk
+// (gitsource). No program is run (go-git speaks the protocol).
 //
 // Not every transport honours the context at every step (an SSH dial does
 // not), so the fetch runs in its own goroutine and fetchRemote returns at
@@ -166,8 +159,10 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits, depth int) (rep
 }
 
 // fetchFailure is how a fetch step's failure reads: a timeout names
-// limits.sourceTimeout, a *TooLargeError stays itself, the rest names the
-// step with the URL's credentials redacted.
+// limits.sourceTimeout, a too large pack or answer is a *TooLargeError
+// (gitsource's, with the names of this package's limits), a
+// *gitsource.StepError names its step, the rest names the step given,
+// with the URL's credentials redacted.
 func fetchFailure(ctx context.Context, src Source, lim Limits) func(step string, err error) error {
 	what := RedactURL(src.Repo)
 	timeout := lim.sourceTimeout()
@@ -176,18 +171,26 @@ func fetchFailure(ctx context.Context, src Source, lim Limits) func(step string,
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 			return fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout): %s", what, timeout, step)
 		}
+		var gl *gitsource.TooLargeError
+		if errors.As(err, &gl) {
+			return &TooLargeError{What: gl.What, Limit: gl.Limit, Max: gl.Max, Read: gl.Read, Unit: gl.Unit}
+		}
 		var tl *TooLargeError
 		if errors.As(err, &tl) {
 			return err
+		}
+		var se *gitsource.StepError
+		if errors.As(err, &se) {
+			step, err = se.Step, se.Err
 		}
 		return fmt.Errorf("deployplan: fetch %s: %s: %w", what, step, redactErr(err, src.Repo))
 	}
 }
 
-// uploadPackSession connects to src's repository for a fetch (or a read
-// of its refs) over a bounded transport, with src's token; fail is
-// fetchFailure's. The caller closes the session.
-func uploadPackSession(ctx context.Context, src Source, lim Limits) (sess transport.UploadPackSession, fail func(step string, err error) error, err error) {
+// openSource connects to src's repository for a fetch (or a read of its
+// refs) over a bounded transport, with src's token, and reads its
+// references; fail is fetchFailure's. The caller closes the session.
+func openSource(ctx context.Context, src Source, lim Limits) (sess *gitsource.Session, fail func(step string, err error) error, err error) {
 	fail = fetchFailure(ctx, src, lim)
 	ep, err := transport.NewEndpoint(src.Repo)
 	if err != nil {
@@ -212,7 +215,7 @@ func uploadPackSession(ctx context.Context, src Source, lim Limits) (sess transp
 	if tok != "" {
 		auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
 	}
-	sess, err = tr.NewUploadPackSession(ep, auth)
+	sess, err = gitsource.Open(ctx, gitsource.Remote{Endpoint: ep, Transport: tr, Auth: auth})
 	if err != nil {
 		return nil, fail, fail("connect", err)
 	}
@@ -220,75 +223,31 @@ func uploadPackSession(ctx context.Context, src Source, lim Limits) (sess transp
 }
 
 // fetchInto fetches src.Ref into an object store in dir, depth commits
-// deep when the fetch is shallow.
+// deep when the fetch is shallow: the pack under limits.maxRepoBytes, its
+// objects under limits.maxInflatedBytes, the store under fetchDiskBytes
+// (gitsource).
 func fetchInto(ctx context.Context, dir string, src Source, lim Limits, depth int) (*git.Repository, error) {
 	what := RedactURL(src.Repo)
-	sess, fail, err := uploadPackSession(ctx, src, lim)
+	sess, fail, err := openSource(ctx, src, lim)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Close()
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return nil, fail("read the references", err)
-	}
-	refs, err := ar.AllReferences()
-	if err != nil {
-		return nil, fail("read the references", err)
-	}
-	plan, err := planFetch(ar.Capabilities, refs, src.Ref)
+	plan, err := planFetch(sess.Caps, sess.Refs, src.Ref)
 	if err != nil {
 		return nil, fail(fmt.Sprintf("ref %q", src.Ref), err)
 	}
-	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
-	req.Wants = plan.Wants
-	if plan.Shallow {
-		req.Depth = packp.DepthCommits(max(depth, 1))
-		if err := req.Capabilities.Set(capability.Shallow); err != nil {
-			return nil, fail("request", err)
-		}
+	disk := gitsource.CapFS(osfs.New(dir), gitsource.Cap{Max: lim.fetchDiskBytes(), Limit: "limits.maxRepoBytes (x3 on disk)", What: "the object store of " + what})
+	st := filesystem.NewStorage(disk, cache.NewObjectLRU(fetchCacheBytes))
+	if depth = max(depth, 1); !plan.Shallow {
+		depth = 0
 	}
-	if ar.Capabilities.Supports(capability.NoProgress) {
-		_ = req.Capabilities.Set(capability.NoProgress)
-	}
-	resp, err := sess.UploadPack(ctx, req)
+	err = sess.Fetch(ctx, st, plan.Wants, depth, gitsource.Limits{
+		Pack:     gitsource.Cap{Max: lim.maxRepoBytes(), Limit: "limits.maxRepoBytes", What: "the fetched pack of " + what},
+		Inflated: gitsource.Cap{Max: lim.maxInflatedBytes(), Limit: "limits.maxInflatedBytes", What: "the objects of the fetched pack of " + what},
+	})
 	if err != nil {
 		return nil, fail("fetch", err)
-	}
-	defer resp.Close()
-	disk := &capFS{Filesystem: osfs.New(dir), c: &writeCap{max: lim.fetchDiskBytes(), what: "the object store of " + what}}
-	st := filesystem.NewStorage(disk, cache.NewObjectLRU(fetchCacheBytes))
-	if plan.Shallow && len(resp.Shallows) > 0 {
-		if err := st.SetShallow(resp.Shallows); err != nil {
-			return nil, fail("fetch", err)
-		}
-	}
-	var pack io.Reader = resp
-	switch {
-	case req.Capabilities.Supports(capability.Sideband64k):
-		pack = sideband.NewDemuxer(sideband.Sideband64k, resp)
-	case req.Capabilities.Supports(capability.Sideband):
-		pack = sideband.NewDemuxer(sideband.Sideband, resp)
-	}
-	pack = capread.NewReader(pack, lim.maxRepoBytes(), func() error {
-		return &TooLargeError{What: "the fetched pack of " + what, Limit: "limits.maxRepoBytes", Max: lim.maxRepoBytes(), Read: lim.maxRepoBytes() + 1, Unit: "bytes"}
-	})
-	// The pack goes to disk while its objects are inflated (and counted,
-	// then dropped) as it streams in; only a pack within
-	// limits.maxInflatedBytes is indexed.
-	tmp, err := disk.TempFile("", "incoming-")
-	if err != nil {
-		return nil, fail("store the pack", err)
-	}
-	defer tmp.Close()
-	if err := scanPack(io.TeeReader(pack, tmp), lim.maxInflatedBytes(), "the objects of the fetched pack of "+what); err != nil {
-		return nil, fail("read the pack", err)
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return nil, fail("read the pack", err)
-	}
-	if err := packfile.UpdateObjectStorage(st, tmp); err != nil {
-		return nil, fail("read the pack", err)
 	}
 	for _, r := range plan.Refs {
 		if err := st.SetReference(r); err != nil {
@@ -313,218 +272,17 @@ func fetchInto(ctx context.Context, dir string, src Source, lim Limits, depth in
 // whole exchange, on the connection and on the response headers, few
 // redirects, and every response body capped at max bytes.
 func sourceHTTPClient(timeout time.Duration, max int64, what string) *http.Client {
-	return &http.Client{
-		Timeout:   timeout,
-		Transport: &capTransport{rt: boundedTransport(timeout), max: max, what: what},
+	return gitsource.HTTPClient(gitsource.HTTPOptions{
+		Timeout: timeout,
+		Answers: gitsource.Cap{Max: max, Limit: "limits.maxRepoBytes", What: "the answer of " + what},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) >= 3 {
 				return errors.New("too many redirects")
 			}
 			return nil
 		},
-	}
-}
-
-// boundedTransport is an HTTP transport whose dial, TLS handshake and
-// response headers each have a deadline.
-func boundedTransport(timeout time.Duration) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = timeout
-	t.ResponseHeaderTimeout = timeout
-	t.MaxResponseHeaderBytes = 64 << 10
-	return t
-}
-
-// capTransport caps every response body at max bytes.
-type capTransport struct {
-	rt   http.RoundTripper
-	max  int64
-	what string
-}
-
-func (c *capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := c.rt.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = capread.NewReadCloser(resp.Body, c.max, func() error {
-		return &TooLargeError{What: "the answer of " + c.what, Limit: "limits.maxRepoBytes", Max: c.max, Read: c.max + 1, Unit: "bytes"}
 	})
-	return resp, nil
 }
 
 // fetchCacheBytes bounds go-git's cache of objects read from the store.
 const fetchCacheBytes = 8 * cache.MiByte
-
-// scanPack reads a pack stream to its end, inflating every object into a
-// counter (nothing is kept), and fails with a *TooLargeError once the
-// objects inflate to more than max bytes: a whole object counts what it
-// inflates to (at least what its header says), a delta its instructions
-// and the size of the object it makes. go-git resolves deltas in memory
-// when it indexes the pack, so only a pack within max is indexed.
-func scanPack(r io.Reader, limit int64, what string) error {
-	s := packfile.NewScanner(r)
-	_, n, err := s.Header()
-	if err != nil {
-		return err
-	}
-	// total stays within [0, limit]: every amount is compared with what
-	// is left before it is added, so sizes a header declares (up to 2^60
-	// for an object, 2^63-1 for a delta's result) cannot wrap it.
-	var total int64
-	over := func(n int64) error {
-		return &TooLargeError{What: what, Limit: "limits.maxInflatedBytes", Max: limit, Read: satAdd(total, n), Unit: "bytes inflated"}
-	}
-	for range n {
-		oh, err := s.NextObjectHeader()
-		if err != nil {
-			return err
-		}
-		delta := oh.Type == plumbing.OFSDeltaObject || oh.Type == plumbing.REFDeltaObject
-		if oh.Length < 0 || oh.Length > limit-total {
-			return over(oh.Length)
-		}
-		w := &inflateCounter{left: limit - total}
-		if _, _, err := s.NextObject(w); err != nil {
-			if errors.Is(err, errInflateCap) {
-				return over(w.n)
-			}
-			return err
-		}
-		total += max(w.n, oh.Length) // both within limit - total
-		if delta {
-			size, ok := deltaTargetSize(w.head)
-			if !ok {
-				return errors.New("a delta without its sizes")
-			}
-			if size > limit-total {
-				return over(size)
-			}
-			total += size
-		}
-	}
-	if _, err := s.Checksum(); err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, r) // the rest, for the copy on disk
-	return err
-}
-
-// satAdd adds two counts that are not negative, stopping at the
-// largest int64 instead of wrapping.
-func satAdd(a, b int64) int64 {
-	if b > math.MaxInt64-a {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// errInflateCap stops inflating an object over the cap.
-var errInflateCap = errors.New("over the inflate cap")
-
-// inflateCounter counts what an object inflates to, keeping its first
-// bytes (a delta's header); it fails past left bytes.
-type inflateCounter struct {
-	n, left int64
-	head    []byte
-}
-
-func (c *inflateCounter) Write(p []byte) (int, error) {
-	if len(c.head) < 32 {
-		c.head = append(c.head, p[:min(len(p), 32-len(c.head))]...)
-	}
-	c.n += int64(len(p))
-	if c.n > c.left {
-		return 0, errInflateCap
-	}
-	return len(p), nil
-}
-
-// deltaTargetSize reads the size of the object a delta makes: a delta
-// starts with the source's size and the target's, each a little-endian
-// base-128 number.
-func deltaTargetSize(b []byte) (int64, bool) {
-	_, rest, ok := uvarint128(b)
-	if !ok {
-		return 0, false
-	}
-	size, _, ok := uvarint128(rest)
-	return size, ok
-}
-
-// uvarint128 reads one little-endian base-128 number off b.
-func uvarint128(b []byte) (n int64, rest []byte, ok bool) {
-	for shift := uint(0); len(b) > 0 && shift <= 56; shift += 7 {
-		c := b[0]
-		b = b[1:]
-		n |= int64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return n, b, true
-		}
-	}
-	return 0, nil, false
-}
-
-// writeCap counts the bytes written to a fetch's object store.
-type writeCap struct {
-	mu      sync.Mutex
-	written int64
-	max     int64
-	what    string
-}
-
-func (w *writeCap) add(n int) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.written += int64(n)
-	if w.written > w.max {
-		return &TooLargeError{What: w.what, Limit: "limits.maxRepoBytes (x3 on disk)", Max: w.max, Read: w.written, Unit: "bytes written"}
-	}
-	return nil
-}
-
-// capFS is a billy file system whose files fail a write past the cap.
-type capFS struct {
-	billy.Filesystem
-	c *writeCap
-}
-
-func (f *capFS) Create(name string) (billy.File, error) {
-	return f.wrap(f.Filesystem.Create(name))
-}
-
-func (f *capFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
-	return f.wrap(f.Filesystem.OpenFile(name, flag, perm))
-}
-
-func (f *capFS) TempFile(dir, prefix string) (billy.File, error) {
-	return f.wrap(f.Filesystem.TempFile(dir, prefix))
-}
-
-func (f *capFS) Chroot(p string) (billy.Filesystem, error) {
-	c, err := f.Filesystem.Chroot(p)
-	if err != nil {
-		return nil, err
-	}
-	return &capFS{Filesystem: c, c: f.c}, nil
-}
-
-func (f *capFS) wrap(file billy.File, err error) (billy.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &capFile{File: file, c: f.c}, nil
-}
-
-type capFile struct {
-	billy.File
-	c *writeCap
-}
-
-func (f *capFile) Write(p []byte) (int, error) {
-	if err := f.c.add(len(p)); err != nil {
-		return 0, err
-	}
-	return f.File.Write(p)
-}

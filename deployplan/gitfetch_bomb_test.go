@@ -167,24 +167,6 @@ func TestFetchZipBombOverGitDaemon(t *testing.T) {
 	}
 }
 
-func TestDeltaTargetSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   []byte
-		want int64
-		ok   bool
-	}{
-		{[]byte{0x05, 0x07}, 7, true},
-		{[]byte{0x80, 0x01, 0x80, 0x80, 0x40}, 1 << 20, true}, // 128, then 2^20
-		{[]byte{0x05}, 0, false},
-		{[]byte{0x85}, 0, false},
-	} {
-		got, ok := deltaTargetSize(tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("deltaTargetSize(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestFetchStoreRemovedAfterDeadline: a server that accepts and never
 // answers holds the fetch past limits.sourceTimeout; Render returns at the
 // deadline, and the abandoned fetch's temporary object store is removed

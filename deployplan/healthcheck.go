@@ -8,17 +8,14 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/boundedhttp"
 )
 
-// RunHealthChecks sends each configured check a GET; only a 2xx passes
-// (healthCheckPasses).
-// Each check has DefaultHealthCheckTimeout; see runHealthChecks.
-func RunHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client) []HealthCheckResult {
-	return runHealthChecks(ctx, checks, client, DefaultHealthCheckTimeout)
-}
-
 // runHealthChecks sends each check a GET under its own deadline (timeout,
-// within ctx) and reads at most 64 KiB of each answer; redirects are not
+// within ctx: limits.healthCheckTimeout, DefaultHealthCheckTimeout by
+// default) and reads at most 64 KiB of each answer; only a 2xx passes
+// (healthCheckPasses). Plan and Apply call it. Redirects are not
 // followed, by this client or a given one. A nil client is one whose dial,
 // TLS handshake and headers are bounded by timeout and whose bodies are
 // capped.
@@ -26,7 +23,7 @@ func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Cli
 	if client == nil {
 		client = &http.Client{
 			Timeout:   timeout,
-			Transport: &capTransport{rt: boundedTransport(timeout), max: maxResponseBytes, what: "a health check"},
+			Transport: capAnswers(boundedhttp.Transport(timeout), "a health check"),
 		}
 	} else {
 		c := *client
@@ -100,4 +97,12 @@ func healthCheckBlockers(rs []HealthCheckResult) ([]Blocker, []string) {
 		}
 	}
 	return bs, ws
+}
+
+// capAnswers is rt with every answer capped at maxResponseBytes (a
+// health check's): a *TooLargeError naming what.
+func capAnswers(rt http.RoundTripper, what string) http.RoundTripper {
+	return boundedhttp.CapBodies(rt, maxResponseBytes, func() error {
+		return &TooLargeError{What: "the answer of " + what, Limit: "limits.maxRepoBytes", Max: maxResponseBytes, Read: maxResponseBytes + 1, Unit: "bytes"}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/internal/limit"
+	"github.com/hanzoai/deploy-web/ociregistry"
 )
 
 // Limits bound what one environment's plan reads from the network and
@@ -48,11 +49,11 @@ const (
 	DefaultMaxYAMLNodes       = 200_000
 	DefaultMaxInflatedBytes   = 128 << 20
 	DefaultSourceTimeout      = time.Minute
-	DefaultRegistryTimeout    = 5 * time.Second
+	DefaultRegistryTimeout    = ociregistry.DefaultTimeout
 	DefaultHealthCheckTimeout = 5 * time.Second
 
-	// maxResponseBytes caps the body read from a registry or a health
-	// check; they answer with a few kilobytes at most.
+	// maxResponseBytes caps the body read from a health
+	// check, which answers with a few kilobytes at most.
 	maxResponseBytes = 1 << 20
 	// maxCatalogBytes caps an artifact catalog.
 	maxCatalogBytes = 8 << 20

@@ -5,10 +5,9 @@ import (
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// historyLabel marks the plan history ConfigMaps (planstore.LabelKind).
-const historyLabel = "deploy-web.hanzo.ai/kind"
+	"github.com/hanzoai/deploy-web/internal/labels"
+)
 
 // historyName is the name of a plan history ConfigMap
 // (deploy-web-<action>-<yyyymmdd>-<hhmmss>-<hex>, planstore).
@@ -35,7 +34,7 @@ func ReservedName(u *unstructured.Unstructured) string {
 		return fmt.Sprintf("Lease %s is deploy-web's apply lock", LockName)
 	case gk == "/ConfigMap" && u.GetName() == CaptureRecordName:
 		return fmt.Sprintf("ConfigMap %s is deploy-web's record of the captures its applies wrote", CaptureRecordName)
-	case gk == "/ConfigMap" && (u.GetLabels()[historyLabel] != "" || historyName.MatchString(u.GetName())):
+	case gk == "/ConfigMap" && (u.GetLabels()[labels.Kind] != "" || historyName.MatchString(u.GetName())):
 		return fmt.Sprintf("ConfigMap %s is (or is named like) a deploy-web plan history entry", u.GetName())
 	case ownObjectKinds[gk] && u.GetName() == "deploy-web":
 		return fmt.Sprintf("%s deploy-web is deploy-web's own object", gvk.Kind)

@@ -107,7 +107,7 @@ func withSecretHash(u *unstructured.Unstructured) (*unstructured.Unstructured, e
 // deploy-web wrote at or after deploy-web's last write to it: it names that
 // manager ("kubectl-patch"). Such a Secret's hash annotation proves nothing
 // and is dropped. It is never sent to the cluster (an apply sends rendered
-// objects) nor kept (SecretSafe drops every annotation).
+// objects) nor kept (a capture holds no Secret).
 const SecretWrittenByAnnotation = "deploy-web.hanzo.ai/secret-values-written-by"
 
 // SecretAppliedAtAnnotation is set, in memory only, on the metadata copy

@@ -32,23 +32,15 @@ func SourceHead(ctx context.Context, env *Environment) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, env.Limits.sourceTimeout())
 	defer cancel()
-	sess, fail, err := uploadPackSession(ctx, src, env.Limits)
+	sess, fail, err := openSource(ctx, src, env.Limits)
 	if err != nil {
 		return "", err
 	}
 	defer sess.Close()
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return "", fail("read the references", err)
-	}
-	refs, err := ar.AllReferences()
-	if err != nil {
-		return "", fail("read the references", err)
-	}
 	if fullHashRE.MatchString(src.Ref) {
 		return src.Ref, nil // a pinned commit is its own head
 	}
-	plan, err := planFetch(ar.Capabilities, refs, src.Ref)
+	plan, err := planFetch(sess.Caps, sess.Refs, src.Ref)
 	if err != nil {
 		return "", fail(fmt.Sprintf("ref %q", src.Ref), err)
 	}

@@ -26,11 +26,11 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
 // Labels and annotations of a stored entry.
 const (
-	LabelKind        = "deploy-web.hanzo.ai/kind"
 	LabelEnvironment = "deploy-web.hanzo.ai/environment"
 	AnnotationUser   = "deploy-web.hanzo.ai/user"
 	AnnotationAction = "deploy-web.hanzo.ai/action"
@@ -133,7 +133,7 @@ func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Ent
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: e.ID, Namespace: s.namespace,
-			Labels: map[string]string{LabelKind: kindValue, LabelEnvironment: e.Environment},
+			Labels: map[string]string{labels.Kind: kindValue, LabelEnvironment: e.Environment},
 			Annotations: map[string]string{
 				AnnotationUser: e.User, AnnotationAction: e.Action, AnnotationStatus: e.Conclusion,
 				AnnotationTime: e.Time.Format(time.RFC3339Nano), AnnotationSum: truncate(e.Summary, 1000),
@@ -150,7 +150,7 @@ func (s *Store) Save(ctx context.Context, e Entry, files map[string][]byte) (Ent
 
 // List returns an environment's entries, newest first.
 func (s *Store) List(ctx context.Context, env string) ([]Entry, error) {
-	sel := LabelKind + "=" + kindValue
+	sel := labels.Kind + "=" + kindValue
 	if env != "" {
 		sel += "," + LabelEnvironment + "=" + env
 	}
@@ -190,7 +190,7 @@ func (s *Store) LastApplied(ctx context.Context, env string) (e Entry, ok bool, 
 // Get returns one entry and its files.
 func (s *Store) Get(ctx context.Context, id string) (Entry, map[string][]byte, error) {
 	cm, err := s.cms.ConfigMaps(s.namespace).Get(ctx, id, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || err == nil && cm.Labels[LabelKind] != kindValue {
+	if apierrors.IsNotFound(err) || err == nil && cm.Labels[labels.Kind] != kindValue {
 		return Entry{}, nil, ErrNotFound
 	}
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
 func TestSaveListGetPrune(t *testing.T) {
@@ -91,7 +93,7 @@ func TestGetRefusesGzipBombs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fake.NewClientset(&corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Name: "bomb", Namespace: "deploy-web", Labels: map[string]string{LabelKind: kindValue, LabelEnvironment: "dev"}},
+				ObjectMeta: metav1.ObjectMeta{Name: "bomb", Namespace: "deploy-web", Labels: map[string]string{labels.Kind: kindValue, LabelEnvironment: "dev"}},
 				BinaryData: tt.data,
 			})
 			_, files, err := New(cs.CoreV1(), "deploy-web", 3).Get(ctx, "bomb")

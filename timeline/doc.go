@@ -48,7 +48,7 @@
 //
 // Entries live in ConfigMaps ("shards") in deploy-web's namespace:
 // deploy-web-timeline-000 to -255 ([DefaultShards]), labelled
-// deploy-web.hanzo.ai/kind=timeline. An App's shard is a hash of its
+// labels.Kind=timeline (deploy-web.hanzo.ai/kind). An App's shard is a hash of its
 // cluster, namespace and name, so Apps spread evenly whatever the
 // namespaces. A shard holds its Apps' entries as gzip-compressed columnar
 // JSON (times as millisecond deltas): about 8.5 bytes per entry in the

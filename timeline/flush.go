@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
 // writeTimeout bounds one shard write (and the read after a conflict).
@@ -84,7 +85,7 @@ func (s *Store) flush(ctx context.Context) {
 	cms := s.cms.ConfigMaps(s.opts.Namespace)
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: ShardName(shard), Namespace: s.opts.Namespace, ResourceVersion: rv,
-			Labels: map[string]string{LabelKind: KindValue}},
+			Labels: map[string]string{labels.Kind: KindValue}},
 		BinaryData: map[string][]byte{DataKey: data},
 	}
 	s.mu.Lock()

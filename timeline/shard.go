@@ -18,9 +18,7 @@ const (
 	// ShardPrefix starts every shard ConfigMap's name:
 	// deploy-web-timeline-000 ... deploy-web-timeline-255.
 	ShardPrefix = "deploy-web-timeline-"
-	// LabelKind marks deploy-web's own ConfigMaps (as planstore and
-	// freeze do); the shards carry LabelKind=KindValue.
-	LabelKind = "deploy-web.hanzo.ai/kind"
+	// KindValue is the shards' value of labels.Kind.
 	KindValue = "timeline"
 	// DataKey is the shard's gzip-compressed columnar JSON.
 	DataKey = "entries.json.gz"

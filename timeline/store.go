@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
 // Options configure a Store.
@@ -187,7 +189,7 @@ func (s *Store) Run(ctx context.Context) error {
 	}
 }
 
-func (s *Store) selector() string { return LabelKind + "=" + KindValue }
+func (s *Store) selector() string { return labels.Kind + "=" + KindValue }
 
 func (s *Store) listWatch() *cache.ListWatch {
 	cms := s.cms.ConfigMaps(s.opts.Namespace)

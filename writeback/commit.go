@@ -188,7 +188,7 @@ func (m *moved) Error() string { return "the branch moved: " + m.reason }
 // pushes.
 func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp string, req Request, target, msg string) (Result, error) {
 	lim := req.Limits
-	head, err := fetchBranch(ctx, rem, st, tmp, req.Branch, max(req.History, 1), lim)
+	head, err := fetchBranch(ctx, rem, st, req.Branch, max(req.History, 1), lim)
 	if err != nil {
 		return Result{}, err
 	}

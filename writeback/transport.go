@@ -15,7 +15,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 
-	"github.com/hanzoai/deploy-web/internal/capread"
+	"github.com/hanzoai/deploy-web/gitsource"
 )
 
 // remote is the configured repository: its endpoint, the transport that
@@ -101,50 +101,30 @@ func redactURL(s string) string {
 }
 
 // boundedHTTPClient is the HTTP client of every exchange with the
-// repository: one deadline for a request, deadlines on the dial, the TLS
-// handshake and the response headers, every response body capped at max
-// bytes, and no redirect at all, so nothing but host is contacted and
+// repository (gitsource's): one deadline for a request, deadlines on the
+// dial, the TLS handshake and the response headers, every response body
+// capped at max bytes, requests to host alone and no redirect at all, so
 // the token goes nowhere else (an HTTPS proxy from the environment, as for
-// every fetch of deployplan, only tunnels to host). It mirrors deployplan's sourceHTTPClient,
-// which allows a few redirects for reads; a write refuses them.
+// every fetch of deployplan, only tunnels to host). deployplan's source
+// client allows a few redirects for reads; a write refuses them.
 func boundedHTTPClient(timeout time.Duration, max int64, host string) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = timeout
-	t.ResponseHeaderTimeout = timeout
-	t.MaxResponseHeaderBytes = 64 << 10
-	return &http.Client{
-		Timeout:   timeout,
-		Transport: &capTransport{rt: t, max: max, host: host},
+	return gitsource.HTTPClient(gitsource.HTTPOptions{
+		Timeout: timeout,
+		Answers: gitsource.Cap{Max: max, Limit: "MaxPackBytes", What: "an answer of " + host},
+		Host:    host,
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
 			return fmt.Errorf("the server redirects to %s: write-back follows no redirect; configure the repository's final URL", req.URL.Host)
 		},
-	}
-}
-
-// capTransport refuses any request to another host than host and caps
-// every response body at max bytes.
-type capTransport struct {
-	rt   http.RoundTripper
-	max  int64
-	host string
-}
-
-func (c *capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host != c.host {
-		return nil, fmt.Errorf("writeback: request to %s refused: only %s is contacted", req.URL.Host, c.host)
-	}
-	resp, err := c.rt.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = capread.NewReadCloser(resp.Body, c.max, func() error {
-		return &TooLargeError{What: "an answer of " + c.host, Limit: "MaxPackBytes", Max: c.max}
 	})
-	return resp, nil
 }
 
-// TooLargeError is a repository over one of Limits' byte caps.
+// source is the remote as gitsource fetches from it.
+func (r *remote) source() gitsource.Remote {
+	return gitsource.Remote{Endpoint: r.ep, Transport: r.tr, Auth: r.auth}
+}
+
+// TooLargeError is a repository over one of Limits' byte caps: a fetch's
+// (gitsource's *TooLargeError, in this package's words) or a file's.
 type TooLargeError struct {
 	// What names what was read; Limit the limit ("MaxPackBytes").
 	What, Limit string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/internal/labels"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -52,7 +53,7 @@ func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 // shardWrites counts the writes (creates and updates) of the timeline's
 // shard ConfigMaps in ns during window, while work runs (nil: at rest).
 func shardWrites(ctx context.Context, cs kubernetes.Interface, ns string, window time.Duration, work func(ctx context.Context) int) (writes, done int, err error) {
-	sel := metav1.ListOptions{LabelSelector: timeline.LabelKind + "=" + timeline.KindValue}
+	sel := metav1.ListOptions{LabelSelector: labels.Kind + "=" + timeline.KindValue}
 	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, sel)
 	if err != nil {
 		return 0, 0, fmt.Errorf("list the timeline's shards: %w", err)
@@ -78,7 +79,7 @@ func shardWrites(ctx context.Context, cs kubernetes.Interface, ns string, window
 				return writes, <-workDone, nil
 			}
 			cm, ok := ev.Object.(*corev1.ConfigMap)
-			if ok && cm.Labels[timeline.LabelKind] == timeline.KindValue && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+			if ok && cm.Labels[labels.Kind] == timeline.KindValue && (ev.Type == watch.Added || ev.Type == watch.Modified) {
 				writes++
 			}
 		case <-wctx.Done():
@@ -114,7 +115,7 @@ func churn(dyn dynamic.Interface, apps int, interval time.Duration) func(ctx con
 
 // storedShards sums the bytes of the timeline's shards in ns.
 func storedShards(ctx context.Context, cs kubernetes.Interface, ns string) (bytes, shards int, err error) {
-	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: timeline.LabelKind + "=" + timeline.KindValue})
+	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Kind + "=" + timeline.KindValue})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hanzoai/deploy-web/internal/labels"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -19,7 +20,7 @@ func TestShardWrites(t *testing.T) {
 	cs := fake.NewClientset()
 	shard := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: timelineNamespace,
-			Labels: map[string]string{timeline.LabelKind: timeline.KindValue}}, BinaryData: map[string][]byte{timeline.DataKey: []byte("0123456789")}}
+			Labels: map[string]string{labels.Kind: timeline.KindValue}}, BinaryData: map[string][]byte{timeline.DataKey: []byte("0123456789")}}
 	}
 	ctx := t.Context()
 	if _, err := cs.CoreV1().ConfigMaps(timelineNamespace).Create(ctx, shard(timeline.ShardName(0)), metav1.CreateOptions{}); err != nil {

@@ -147,6 +147,46 @@ func (p *planFlags) load() (*deployplan.Environment, error) {
 	return env, nil
 }
 
+// writeFlags is the flag set of a CLI write (apply, restore) with the
+// flags they share: the plan's, the audit records' and the freezes'.
+func writeFlags(name string, stderr io.Writer) (*flag.FlagSet, *planFlags, *cliAudit, *cliFreezes) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	pf := &planFlags{}
+	pf.register(fs)
+	ca := &cliAudit{stderr: stderr}
+	ca.register(fs)
+	fz := &cliFreezes{stderr: stderr}
+	fz.register(fs)
+	return fs, pf, ca, fz
+}
+
+// setup is the one setup of the CLI's writes (apply, restore, and their
+// dry-runs): the environment, checked flags and the engine's options, the
+// report going to --write-report's path, else to defaultPath(the
+// environment's name).
+func (p *planFlags) setup(stderr io.Writer, report reportFlag, defaultPath func(env string) string) (*deployplan.Environment, deployplan.Options, error) {
+	env, err := p.load()
+	if err != nil {
+		return nil, deployplan.Options{}, err
+	}
+	opts := p.options(stderr)
+	opts.ReportPath = cmp.Or(report.path, defaultPath(env.Name))
+	return env, opts, nil
+}
+
+// showPlan shows a plan (of an apply or a restore): its reports written
+// when --write-report was given, then printed as --output says.
+func showPlan(stdout, stderr io.Writer, rep *deployplan.Report, report reportFlag, reportPath, output string) error {
+	if report.set {
+		if err := writeReports(rep, reportPath); err != nil {
+			return exitWith(exitFailed, err)
+		}
+		fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+	}
+	printReport(stdout, rep, output)
+	return nil
+}
+
 func (p *planFlags) options(stderr io.Writer) deployplan.Options {
 	o := deployplan.Options{Kubeconfig: p.kubeconfig, ConfigPath: p.config, ExpectCommit: p.expectCommit}
 	if p.progress {
@@ -244,13 +284,7 @@ func orNone(s string) string {
 
 // applyCmd plans (--dry-run, the default) or applies (--apply).
 func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	var pf planFlags
-	pf.register(fs)
-	ca := cliAudit{stderr: stderr}
-	ca.register(fs)
-	fz := cliFreezes{stderr: stderr}
-	fz.register(fs)
+	fs, pf, ca, fz := writeFlags("apply", stderr)
 	dryRun := fs.Bool("dry-run", false, "plan only: write nothing to the cluster (the default without --apply)")
 	doApply := fs.Bool("apply", false, "apply (needs --confirm-env and --confirmed-non-production)")
 	expectBlocked := fs.Bool("expect-blocked", false, "with --dry-run: exit 0 when the plan is blocked and non-zero when it is ready")
@@ -288,16 +322,11 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := refuseForbidden(); err != nil {
 		return err
 	}
-	env, err := pf.load()
+	env, opts, err := pf.setup(stderr, report, deployplan.DefaultReportPath)
 	if err != nil {
 		return err
 	}
-	reportPath := report.path
-	if reportPath == "" {
-		reportPath = deployplan.DefaultReportPath(env.Name)
-	}
-	opts := pf.options(stderr)
-	opts.ReportPath = reportPath
+	reportPath := opts.ReportPath
 	opts.KeepArgs = ca.keepArgs(fs)
 
 	if !*doApply {
@@ -305,13 +334,9 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return exitWith(planErrCode(err), err)
 		}
-		if report.set {
-			if err := writeReports(rep, reportPath); err != nil {
-				return exitWith(exitFailed, err)
-			}
-			fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+		if err := showPlan(stdout, stderr, rep, report, reportPath, pf.output); err != nil {
+			return err
 		}
-		printReport(stdout, rep, pf.output)
 		blocked := rep.Status() == deployplan.StatusBlocked
 		switch {
 		case *expectBlocked && blocked:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,13 +18,7 @@ import (
 
 // restoreCmd re-applies a pre-apply capture with the guards of an apply.
 func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	var pf planFlags
-	pf.register(fs)
-	ca := cliAudit{stderr: stderr}
-	ca.register(fs)
-	fz := cliFreezes{stderr: stderr}
-	fz.register(fs)
+	fs, pf, ca, fz := writeFlags("restore", stderr)
 	capture := fs.String("capture", "", "the pre-apply capture folder to re-apply (required)")
 	dryRun := fs.Bool("dry-run", false, "plan the restore only: write nothing to the cluster")
 	confirmEnv := fs.String("confirm-env", "", "repeat the environment name to confirm the restore")
@@ -46,16 +39,11 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *capture == "" {
 		return exitWith(exitRefused, errors.New("--capture DIR is required: the pre-apply-<time> folder an apply wrote beside its report"))
 	}
-	env, err := pf.load()
+	env, opts, err := pf.setup(stderr, report, deployplan.DefaultRestoreReportPath)
 	if err != nil {
 		return err
 	}
-	reportPath := report.path
-	if reportPath == "" {
-		reportPath = deployplan.DefaultRestoreReportPath(env.Name)
-	}
-	opts := pf.options(stderr)
-	opts.ReportPath = reportPath
+	reportPath := opts.ReportPath
 	opts.KeepArgs = ca.keepArgs(fs)
 	start := time.Now()
 	request := deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: *confirmEnv, ConfirmedNonProduction: *confirmedNonProd}
@@ -102,13 +90,9 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return exitWith(exitFailed, err)
 	}
 	if *dryRun {
-		if report.set {
-			if werr := writeReports(rep, reportPath); werr != nil {
-				return exitWith(exitFailed, werr)
-			}
-			fmt.Fprintf(stderr, "deploy-web: report written to %s\n", reportPath)
+		if err := showPlan(stdout, stderr, rep, report, reportPath, pf.output); err != nil {
+			return err
 		}
-		printReport(stdout, rep, pf.output)
 		if rep.Status() == deployplan.StatusBlocked {
 			return exitWith(exitBlocked, nil)
 		}

@@ -1,4 +1,4 @@
-package deployplan
+package gitsource
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -66,7 +67,7 @@ func varint128(n uint64) []byte {
 // TestScanPackDeclaredSizeOverflow: a delta whose headers declare sizes
 // near 2^63 (its own length up to 2^60, the size of the object it makes up
 // to 2^63-1) must not wrap the inflated total negative, which would let
-// every later object of the pack inflate past limits.maxInflatedBytes.
+// every later object of the pack inflate past the cap.
 func TestScanPackDeclaredSizeOverflow(t *testing.T) {
 	const limit = 1 << 20
 	big := make([]byte, 4*limit) // zeros: compresses ~1000:1
@@ -89,11 +90,46 @@ func TestScanPackDeclaredSizeOverflow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := scanPack(bytes.NewReader(handPack(t, tt.objs)), limit, "test pack")
+			err := ScanPack(bytes.NewReader(handPack(t, tt.objs)), Cap{Max: limit, Limit: "limits.maxInflatedBytes", What: "test pack"})
 			var tl *TooLargeError
-			if !errors.As(err, &tl) {
-				t.Fatalf("scanPack(%s) = %v, want a *TooLargeError", tt.name, err)
+			if !errors.As(err, &tl) || tl.Limit != "limits.maxInflatedBytes" || tl.What != "test pack" || tl.Unit != "bytes inflated" {
+				t.Fatalf("ScanPack(%s) = %v, want a *TooLargeError of the cap", tt.name, err)
 			}
 		})
+	}
+}
+
+// TestScanPackWithinCap: a pack whose objects inflate to the cap exactly
+// passes, and is read to its end (the copy on disk is whole).
+func TestScanPackWithinCap(t *testing.T) {
+	blob := make([]byte, 1000)
+	pack := handPack(t, []packObject{{typ: 3, declared: uint64(len(blob)), content: blob}})
+	var copied bytes.Buffer
+	if err := ScanPack(io.TeeReader(bytes.NewReader(pack), &copied), Cap{Max: 1000}); err != nil {
+		t.Fatalf("ScanPack(1000 bytes, cap 1000) = %v, want nil", err)
+	}
+	if !bytes.Equal(copied.Bytes(), pack) {
+		t.Errorf("ScanPack read %d of the pack's %d bytes, want all", copied.Len(), len(pack))
+	}
+	if err := ScanPack(bytes.NewReader(pack), Cap{Max: 999}); err == nil {
+		t.Error("ScanPack(1000 bytes, cap 999) = nil, want a *TooLargeError")
+	}
+}
+
+func TestDeltaTargetSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   []byte
+		want int64
+		ok   bool
+	}{
+		{[]byte{0x05, 0x07}, 7, true},
+		{[]byte{0x80, 0x01, 0x80, 0x80, 0x40}, 1 << 20, true}, // 128, then 2^20
+		{[]byte{0x05}, 0, false},
+		{[]byte{0x85}, 0, false},
+	} {
+		got, ok := deltaTargetSize(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("deltaTargetSize(%x) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package deployplan
+package ociregistry
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ const maxDockerConfigBytes = 1 << 20
 // host that a catalog or a manifest (hostile input) names. A host without
 // an entry, or a file that cannot be read, is anonymous.
 type staticKeychain struct {
-	auths map[string]authn.AuthConfig // by canonicalRegistryHost
+	auths map[string]authn.AuthConfig // by CanonicalHost
 }
 
 // newStaticKeychain reads the docker config file once.
@@ -68,7 +68,7 @@ func newStaticKeychain() authn.Keychain {
 			continue // an empty entry: its secret is in a credentials store
 		}
 		raw := authHost(key)
-		host := canonicalRegistryHost(raw)
+		host := CanonicalHost(raw)
 		if host == "" || exact[host] {
 			continue
 		}
@@ -95,7 +95,7 @@ func authHost(key string) string {
 
 // Resolve implements authn.Keychain.
 func (k *staticKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
-	host := canonicalRegistryHost(r.RegistryStr())
+	host := CanonicalHost(r.RegistryStr())
 	a, ok := k.auths[host]
 	if host == "" || !ok {
 		return authn.Anonymous, nil
