@@ -104,7 +104,7 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	if err := checkReviewedScope(opts.Reviewed, opts.Only); err != nil {
 		return nil, err
 	}
-	r, err := Render(ctx, env)
+	r, err := renderFor(ctx, env, opts.Options)
 	if err != nil {
 		return nil, err
 	}

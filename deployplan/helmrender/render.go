@@ -138,6 +138,8 @@ type Result struct {
 	Warnings []string
 	// KubeVersion is the Kubernetes version the chart was rendered for.
 	KubeVersion string
+	// ChartVersion is the version in the chart's Chart.yaml.
+	ChartVersion string
 }
 
 // Render loads the chart afresh from req.Files (Helm's dependency
@@ -213,7 +215,7 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{KubeVersion: parsed.String(), Warnings: eng.warnings()}
+	res := &Result{KubeVersion: parsed.String(), ChartVersion: ch.Metadata.Version, Warnings: eng.warnings()}
 	if req.IncludeCRDs {
 		for _, crd := range ch.CRDObjects() {
 			objs, err := parseManifest(req.Chart, crd.Filename, crd.File.Data)

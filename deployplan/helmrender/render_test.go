@@ -338,7 +338,12 @@ func TestRenderValuesAliasBomb(t *testing.T) {
 	}{
 		{"values file", Request{Files: readChart(t, "webapp"), ValuesFiles: []ValuesFile{{Name: "envs/dev/values.yaml", Data: []byte(bomb)}}}, "envs/dev/values.yaml"},
 		{"chart values.yaml", Request{Files: func() map[string][]byte { f := readChart(t, "webapp"); f["values.yaml"] = []byte(bomb); return f }()}, "values.yaml"},
-		{"subchart values.yaml", Request{Files: func() map[string][]byte { f := chartWith(nil); f["charts/sub/Chart.yaml"] = []byte("apiVersion: v2\nname: sub\nversion: 1.0.0\n"); f["charts/sub/values.yaml"] = []byte(bomb); return f }()}, "charts/sub/values.yaml"},
+		{"subchart values.yaml", Request{Files: func() map[string][]byte {
+			f := chartWith(nil)
+			f["charts/sub/Chart.yaml"] = []byte("apiVersion: v2\nname: sub\nversion: 1.0.0\n")
+			f["charts/sub/values.yaml"] = []byte(bomb)
+			return f
+		}()}, "charts/sub/values.yaml"},
 		{"fromYaml of a file", Request{Files: func() map[string][]byte {
 			f := chartWith(map[string]string{"x.yaml": `{{ $x := .Files.Get "files/bomb.yaml" | fromYaml }}`})
 			f["files/bomb.yaml"] = []byte(bomb)
@@ -449,7 +454,7 @@ data:
   apps: {{ .Capabilities.APIVersions.Has "apps/v1" | quote }}
 `})
 	for _, tt := range []struct {
-		caps                       Capabilities
+		caps                    Capabilities
 		version, minor, widgets string
 	}{
 		{Capabilities{}, DefaultKubeVersion, "37", "false"},
