@@ -15,7 +15,7 @@ import (
 
 // chartTestdata reads a chart of helmrender's testdata as files under
 // prefix.
-func chartTestdata(t *testing.T, chart, prefix string) map[string]string {
+func chartTestdata(t testing.TB, chart, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	root := filepath.Join("helmrender", "testdata", chart)
@@ -48,7 +48,7 @@ func names(objs []*unstructured.Unstructured) []string {
 // helmRepo writes a repository with the webapp chart, a values file per
 // environment, an overlay that uses the chart through helmCharts, and a
 // catalog.
-func helmRepo(t *testing.T) string {
+func helmRepo(t testing.TB) string {
 	dir := t.TempDir()
 	files := chartTestdata(t, "webapp", "charts/webapp")
 	files["envs/dev/values.yaml"] = "image:\n  tag: 2.4.0\nreplicaCount: 1\n"
