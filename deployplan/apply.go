@@ -112,7 +112,7 @@ func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, e
 	}
 	rctx, cancel := withInterrupt(ctx, opts)
 	defer cancel()
-	r, err := Render(rctx, env)
+	r, err := renderFor(rctx, env, opts.Options)
 	if err != nil {
 		return nil, interruptedOr(opts, err)
 	}

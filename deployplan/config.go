@@ -111,6 +111,25 @@ type Source struct {
 	// TokenEnv names an environment variable holding an HTTPS token (never
 	// stored or printed).
 	TokenEnv string `json:"tokenEnv"`
+	// Helm, when set, makes Path a Helm chart folder, rendered in-process
+	// (deployplan/helmrender) instead of a kustomize folder.
+	Helm *HelmSource `json:"helm"`
+	// KubeVersion is the Kubernetes version Helm charts are rendered for
+	// when the plan has no cluster to ask ("v1.31.0"); ""
+	// is helmrender.DefaultKubeVersion.
+	KubeVersion string `json:"kubeVersion"`
+}
+
+// HelmSource renders an environment from a chart folder (source.path), as
+// `helm template RELEASE PATH -f FILE... ` with the environment's namespace.
+type HelmSource struct {
+	// ReleaseName is .Release.Name.
+	ReleaseName string `json:"releaseName"`
+	// ValueFiles are applied over the chart's values.yaml in order, each
+	// a path relative to the chart folder that stays in the repository.
+	ValueFiles []string `json:"valueFiles"`
+	// Values are applied last.
+	Values map[string]any `json:"values"`
 }
 
 // TemplateJobs is the replacement allowlist.
@@ -275,6 +294,9 @@ func (e *Environment) ConsoleNS() string {
 
 var envNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
+// kubeVersionRE is a Kubernetes version as charts are rendered for it.
+var kubeVersionRE = regexp.MustCompile(`^v?1\.[0-9]{1,3}(\.[0-9]{1,4})?$`)
+
 // Validate checks every field and returns all mistakes at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -321,9 +343,22 @@ func (c *Config) Validate() error {
 			}
 		}
 		if e.Source.Path == "" {
-			bad(p+".source.path", "required (the kustomize folder)")
+			bad(p+".source.path", "required (the kustomize folder, or the chart folder with source.helm)")
 		} else if e.Source.Repo != "" && (filepath.IsAbs(e.Source.Path) || escapes(e.Source.Path)) {
 			bad(p+".source.path", "%q must be a relative path inside the repository", e.Source.Path)
+		}
+		if h := e.Source.Helm; h != nil {
+			if msgs := validation.IsDNS1123Label(h.ReleaseName); len(msgs) > 0 {
+				bad(p+".source.helm.releaseName", "%q is not a valid release name: %s", h.ReleaseName, strings.Join(msgs, "; "))
+			}
+			for j, f := range h.ValueFiles {
+				if f == "" || filepath.IsAbs(f) || strings.HasPrefix(f, `\`) {
+					bad(fmt.Sprintf("%s.source.helm.valueFiles[%d]", p, j), "%q must be a path relative to the chart folder", f)
+				}
+			}
+		}
+		if v := e.Source.KubeVersion; v != "" && !kubeVersionRE.MatchString(v) {
+			bad(p+".source.kubeVersion", "%q is not a Kubernetes version (v1.31.0)", v)
 		}
 		if e.Source.Repo != "" {
 			if e.Source.Ref == "" {

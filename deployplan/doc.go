@@ -27,9 +27,12 @@
 // local folder) is copied into an in-memory file system of at most
 // Limits.MaxRepoFiles files and Limits.MaxRepoBytes bytes; every
 // kustomization it reaches is checked before kustomize runs, and a remote
-// reference, an absolute path or one out of the repository, Helm or a
-// plugin is refused with a *KustomizationError naming the file and the
-// entry; kustomize then runs with builtin plugins only. Every file read as
+// reference, an absolute path or one out of the repository, a helmCharts
+// entry with repo: or a plugin is refused with a *KustomizationError
+// naming the file and the entry; kustomize then runs with builtin plugins
+// only. Helm charts (source.helm, or a kustomization's helmCharts) are
+// rendered in-process from the same in-memory copy by helmrender (helm.go:
+// renderSeam), a chart refused being a *ChartError (blocker helm-chart). Every file read as
 // YAML, and every inline patch, is measured first (internal/yamlbudget:
 // alias expansion, nodes, depth, bytes; all of a render's files against
 // Limits.MaxYAMLNodes), and one over its budget is a *TooComplexError

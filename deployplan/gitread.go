@@ -45,6 +45,64 @@ func repoFSForRender(ctx context.Context, tree *object.Tree, what string, lim Li
 	return r.rfs, nil
 }
 
+// repoFSForChart reads the chart folder chartDir (every file under it) and
+// the values files (relative to it) from tree, with the files named in
+// extra.
+func repoFSForChart(ctx context.Context, tree *object.Tree, what string, lim Limits, chartDir string, valueFiles []string, extra ...string) (*repoFS, error) {
+	r := &treeReader{root: tree, rfs: newRepoFS(ctx, what, lim), dirs: map[string]bool{}, files: map[string]bool{},
+		b: &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}}
+	for _, f := range extra {
+		if err := r.file(f); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.tree(chartDir); err != nil {
+		return nil, err
+	}
+	for _, v := range valueFiles {
+		if isRemoteRef(v) || path.IsAbs(v) || strings.HasPrefix(v, `\`) {
+			continue // refused by valuesFile
+		}
+		if err := r.file(path.Join(chartDir, v)); err != nil {
+			return nil, err
+		}
+	}
+	return r.rfs, nil
+}
+
+// tree copies every file under the folder rel (a chart), recording the
+// symbolic links in it.
+func (r *treeReader) tree(rel string) error {
+	e, ok, err := r.enter(r.dirs, rel)
+	if !ok || e.mode != filemode.Dir {
+		return err
+	}
+	if err := r.rfs.fs.MkdirAll(path.Join(memRoot, rel)); err != nil {
+		return err
+	}
+	t := r.root
+	if rel != "." && rel != "" {
+		if t, err = r.root.Tree(rel); err != nil {
+			return fmt.Errorf("deployplan: read source folder %s in %s: %w", rel, r.rfs.what, err)
+		}
+	}
+	for _, ent := range t.Entries {
+		p := path.Join(rel, ent.Name)
+		switch ent.Mode {
+		case filemode.Dir:
+			err = r.tree(p)
+		case filemode.Symlink:
+			r.rfs.links[path.Join(memRoot, p)] = linkReasonGit
+		default:
+			err = r.file(p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // treeEntry is what lookup found at a path.
 type treeEntry struct {
 	found bool
@@ -179,6 +237,9 @@ func (r *treeReader) dir(rel string) error {
 		return nil // the checker reports it with the file
 	}
 	trees, files := kustEntries(&k)
+	if err := r.helmCharts(rel, &k); err != nil {
+		return err
+	}
 	for _, list := range []struct {
 		entries []kustEntry
 		read    func(string) error
@@ -188,6 +249,44 @@ func (r *treeReader) dir(rel string) error {
 				continue // refused by the checker
 			}
 			if err := list.read(path.Join(rel, ent.value)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// helmCharts copies the chart folders and values files the helmCharts
+// entries of the kustomization in folder rel name (checkHelm checks them).
+func (r *treeReader) helmCharts(rel string, k *types.Kustomization) error {
+	if len(k.HelmCharts) == 0 {
+		return nil
+	}
+	home := defaultChartHome
+	if k.HelmGlobals != nil && k.HelmGlobals.ChartHome != "" {
+		home = k.HelmGlobals.ChartHome
+	}
+	if isRemoteRef(home) || path.IsAbs(home) {
+		return nil
+	}
+	for _, hc := range k.HelmCharts {
+		if hc.Name == "" || hc.Repo != "" {
+			continue
+		}
+		dirs := []string{path.Join(rel, home, hc.Name)}
+		if hc.Version != "" {
+			dirs = append(dirs, path.Join(rel, home, hc.Name+"-"+hc.Version, hc.Name))
+		}
+		for _, d := range dirs {
+			if err := r.tree(d); err != nil {
+				return err
+			}
+		}
+		for _, f := range append([]string{hc.ValuesFile}, hc.AdditionalValuesFiles...) {
+			if f == "" || isRemoteRef(f) || path.IsAbs(f) {
+				continue
+			}
+			if err := r.file(path.Join(rel, f)); err != nil {
 				return err
 			}
 		}

@@ -34,7 +34,6 @@ const (
 	reasonRemote   = "remote resources are not supported: vendor the base into the repository"
 	reasonAbsolute = "absolute paths are not supported: use a path relative to the kustomization"
 	reasonOutside  = "the path leaves the repository (only files inside it are read): vendor what it points to into the repository"
-	reasonHelm     = "Helm charts are not supported (rendering never runs a program): render the chart into plain manifests in the repository"
 	reasonPlugins  = "kustomize plugins are not supported (rendering never runs a program nor loads plugin configuration): use the kustomization's own fields (patches, replacements, configMapGenerator, ...)"
 )
 
@@ -66,13 +65,13 @@ func isRemoteRef(s string) bool {
 // Inline patches are checked against the YAML budget like files; the
 // sources of configMapGenerator and secretGenerator that nothing else
 // names are marked as raw data for the budget (budgetFS).
-func checkKustomizations(rfs *repoFS, dir string) error {
+func checkKustomizations(rfs *repoFS, dir string) ([]helmUse, error) {
 	c := &kustChecker{rfs: rfs, seen: map[string]bool{}, parsed: map[string]bool{}}
 	if err := c.dirEntry("source.path", dir); err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.check(dir); err != nil {
-		return err
+		return nil, err
 	}
 	var raw []string
 	for _, p := range c.raw {
@@ -81,7 +80,7 @@ func checkKustomizations(rfs *repoFS, dir string) error {
 		}
 	}
 	rfs.fs.setRaw(raw)
-	return nil
+	return c.helm, nil
 }
 
 type kustChecker struct {
@@ -91,6 +90,8 @@ type kustChecker struct {
 	// read as YAML; a file in both is parsed.
 	raw    []string
 	parsed map[string]bool
+	// helm are the kustomizations with helmCharts entries.
+	helm []helmUse
 }
 
 func relRepo(p string) string {
@@ -263,12 +264,8 @@ func (c *kustChecker) check(dir string) error {
 		return &KustomizationError{File: relRepo(kf), Field: field, Reason: reason}
 	}
 	switch {
-	case k.HelmGlobals != nil:
-		return whole("helmGlobals", reasonHelm)
-	case len(k.HelmCharts) > 0:
-		return whole("helmCharts", reasonHelm)
 	case len(k.HelmChartInflationGenerator) > 0:
-		return whole("helmChartInflationGenerator", reasonHelm)
+		return whole("helmChartInflationGenerator", reasonHelmGen)
 	case len(k.Generators) > 0:
 		return whole("generators", reasonPlugins)
 	case len(k.Transformers) > 0:
@@ -278,6 +275,9 @@ func (c *kustChecker) check(dir string) error {
 	}
 
 	if err := c.checkInline(kf, &k); err != nil {
+		return err
+	}
+	if err := c.checkHelm(kf, dir, &k); err != nil {
 		return err
 	}
 	trees, files := kustEntries(&k)
@@ -313,6 +313,63 @@ func (c *kustChecker) check(dir string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkHelm checks the helmCharts entries of the kustomization kf (in
+// folder dir): each chart vendored as a folder under helmGlobals.chartHome
+// (a folder of the repository), no repo:, values files inside the
+// repository. Their rendering (renderSeam.inflate) comes after the
+// checks of every kustomization.
+func (c *kustChecker) checkHelm(kf, dir string, k *types.Kustomization) error {
+	if len(k.HelmCharts) == 0 {
+		return nil
+	}
+	home := defaultChartHome
+	if k.HelmGlobals != nil && k.HelmGlobals.ChartHome != "" {
+		home = k.HelmGlobals.ChartHome
+	}
+	homeDir, err := c.resolve(kf, dir, "helmGlobals.chartHome", home)
+	if err != nil {
+		return err
+	}
+	use := helmUse{kf: kf, dir: dir, k: *k}
+	for _, hc := range k.HelmCharts {
+		bad := func(reason string) error {
+			return &KustomizationError{File: relRepo(kf), Field: "helmCharts", Entry: hc.Name, Reason: reason}
+		}
+		switch {
+		case hc.Name == "":
+			return bad(reasonNoName)
+		case hc.Repo != "":
+			return bad(reasonHelmRepo)
+		case hc.NameTemplate != "":
+			return bad(reasonHelmName)
+		}
+		cdir, err := c.resolve(kf, dir, "helmCharts", path.Join(home, hc.Name))
+		if err != nil {
+			return err
+		}
+		// kustomize pulls NAME at VERSION into CHARTHOME/NAME-VERSION/NAME.
+		if hc.Version != "" {
+			if p := path.Join(homeDir, hc.Name+"-"+hc.Version, hc.Name); c.rfs.fs.IsDir(p) {
+				cdir = p
+			}
+		}
+		if !c.rfs.fs.Exists(cdir) {
+			return bad(relRepo(cdir) + " is not in the repository: vendor the chart there (`helm pull REPO/" + hc.Name + " --untar --untardir " + relRepo(homeDir) + "` on a workstation)")
+		}
+		for _, f := range append([]string{hc.ValuesFile}, hc.AdditionalValuesFiles...) {
+			if f == "" {
+				continue
+			}
+			if _, err := c.resolve(kf, dir, "helmCharts valuesFile", f); err != nil {
+				return err
+			}
+		}
+		use.chartDirs = append(use.chartDirs, cdir)
+	}
+	c.helm = append(c.helm, use)
 	return nil
 }
 

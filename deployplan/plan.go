@@ -112,6 +112,11 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 		// Nothing rendered: the file over its budget is the divergence.
 		return &SourceResult{Environment: env.Name, Origin: sourceLabel(env), Divergences: []Blocker{tc.Blocker()}}, nil
 	}
+	var ce *ChartError
+	if errors.As(err, &ce) {
+		// Nothing rendered: the chart refused is the divergence.
+		return &SourceResult{Environment: env.Name, Origin: sourceLabel(env), Divergences: []Blocker{ce.Blocker()}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +187,7 @@ func Plan(ctx context.Context, env *Environment, opts Options) (*Report, error) 
 
 func plan(ctx context.Context, env *Environment, opts Options) (*planState, error) {
 	opts.progress("render %s", sourceLabel(env))
-	r, err := Render(ctx, env)
+	r, err := renderFor(ctx, env, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +217,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker
-	var warnings []string
+	warnings := append([]string{}, r.Warnings...)
 
 	var workloads []Workload
 	for _, o := range r.Objects {
@@ -290,6 +295,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 		if isSecret(o) {
 			op.Message = "Secret: values are never read, printed or stored"
 		}
+		op.Hook = hookOf(o)
 		d.Objects = append(d.Objects, op)
 		if o.GetNamespace() == env.Namespace {
 			kinds[o.GetKind()] = true
@@ -436,6 +442,9 @@ var kindOrder = map[string]int{
 	"Job": 8, "CronJob": 8, "Ingress": 9, "HorizontalPodAutoscaler": 9, "PodDisruptionBudget": 9,
 }
 
+// sortForApply orders objects for an apply: Helm's pre-install and
+// pre-upgrade hooks first, post- hooks last (each phase by hook weight),
+// and within a phase by kindOrder.
 func sortForApply(objs []*unstructured.Unstructured) {
 	rank := func(u *unstructured.Unstructured) int {
 		if r, ok := kindOrder[u.GetKind()]; ok {
@@ -443,7 +452,12 @@ func sortForApply(objs []*unstructured.Unstructured) {
 		}
 		return 10
 	}
-	sort.SliceStable(objs, func(i, j int) bool { return rank(objs[i]) < rank(objs[j]) })
+	sort.SliceStable(objs, func(i, j int) bool {
+		if pi, pj := hookOrder(objs[i]), hookOrder(objs[j]); pi != pj {
+			return pi.less(pj)
+		}
+		return rank(objs[i]) < rank(objs[j])
+	})
 }
 
 var jobRules = []string{

@@ -28,6 +28,10 @@ type repoFS struct {
 	// links maps the in-memory path of each symbolic link that was not
 	// copied to the reason (for a clear error when a kustomization needs it).
 	links map[string]string
+	// linkTargets maps the in-memory path of each symbolic link that was
+	// copied as its target file (a local folder's link inside it) to the
+	// target's in-memory path: a chart refuses a link that leaves it.
+	linkTargets map[string]string
 	// what names the repository in errors.
 	what string
 }
@@ -54,7 +58,7 @@ func (b *repoBudget) add(size int64) error {
 }
 
 func newRepoFS(ctx context.Context, what string, lim Limits) *repoFS {
-	return &repoFS{fs: newBudgetFS(ctx, lim), links: map[string]string{}, what: what}
+	return &repoFS{fs: newBudgetFS(ctx, lim), links: map[string]string{}, linkTargets: map[string]string{}, what: what}
 }
 
 func (r *repoFS) write(rel string, data []byte) error {
@@ -110,6 +114,9 @@ func repoFSFromDir(ctx context.Context, root string, lim Limits) (*repoFS, error
 				return nil
 			}
 			src = target
+			if trel, err := filepath.Rel(realRoot, target); err == nil {
+				r.linkTargets[path.Join(memRoot, rel)] = path.Join(memRoot, filepath.ToSlash(trel))
+			}
 		} else if !d.Type().IsRegular() {
 			return nil // devices, sockets, pipes
 		}

@@ -259,6 +259,10 @@ type ObjectPlan struct {
 	Result     string `json:"result,omitempty"`
 	Message    string `json:"message,omitempty"`
 	Health     string `json:"health,omitempty"`
+	// Hook is the object's helm.sh/hook annotation when it is a Helm
+	// hook: a pre-install/pre-upgrade hook applies before the other
+	// objects, a post- hook after them.
+	Hook string `json:"hook,omitempty"`
 	// Drift lists, for a live object, the fields that managers other than
 	// deploy-web changed and deploy-web does not own (kubectl edit, scale,
 	// set, annotate, another tool's apply); absent when there are none.

@@ -31,6 +31,9 @@ type Rendered struct {
 	Catalog *Catalog
 	// CatalogPath says where the catalog was read.
 	CatalogPath string
+	// Warnings are what rendering Helm charts told (lookup, random values,
+	// hooks left out, the Kubernetes version assumed).
+	Warnings []string
 }
 
 var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -49,16 +52,36 @@ var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 //   - every file read as YAML through that file system, and every inline
 //     patch, is checked against its YAML budget first (budgetFS): a file
 //     over it is a *TooComplexError naming it;
+//   - a Helm chart (the environment's source.helm, or a kustomization's
+//     helmCharts) is rendered in-process by helmrender from the in-memory
+//     copy, never by a helm binary; a chart refused is a *ChartError;
 //   - kustomize (krusty) runs on that in-memory file system with builtin
 //     plugins only, Helm and exec functions disabled and loads restricted
 //     to the kustomization root.
 //
 // It then loads the artifact catalog.
+//
+// Helm charts are rendered for the Kubernetes version of source.kubeVersion
+// (or helmrender.DefaultKubeVersion); a plan or an apply asks the target
+// cluster (renderWith).
 func Render(ctx context.Context, env *Environment) (*Rendered, error) {
-	if env.Source.Repo == "" {
-		return renderLocal(ctx, env)
+	return renderWith(ctx, &renderSeam{env: env})
+}
+
+// renderWith renders the seam's environment.
+func renderWith(ctx context.Context, rs *renderSeam) (*Rendered, error) {
+	var r *Rendered
+	var err error
+	if rs.env.Source.Repo == "" {
+		r, err = renderLocal(ctx, rs)
+	} else {
+		r, err = renderGit(ctx, rs)
 	}
-	return renderGit(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	r.Warnings = rs.warnings
+	return r, nil
 }
 
 // localRoot is the repository root of a local kustomize folder: the git
@@ -113,7 +136,8 @@ func realPath(p string) string {
 	return p
 }
 
-func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
+func renderLocal(ctx context.Context, rs *renderSeam) (*Rendered, error) {
+	env := rs.env
 	dir := env.resolve(env.Source.Path)
 	real, err := filepath.Abs(dir)
 	if err == nil {
@@ -134,7 +158,7 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source folder %s: %w", dir, err)
 	}
-	objs, err := renderFS(ctx, rfs, path.Join(memRoot, filepath.ToSlash(rel)))
+	objs, err := rs.render(ctx, rfs, path.Join(memRoot, filepath.ToSlash(rel)))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +174,8 @@ func renderLocal(ctx context.Context, env *Environment) (*Rendered, error) {
 	return r, nil
 }
 
-func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
+func renderGit(ctx context.Context, rs *renderSeam) (*Rendered, error) {
+	env := rs.env
 	src := env.Source
 	repo, cleanup, err := openRepo(ctx, env)
 	if err != nil {
@@ -178,12 +203,17 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	if inRepo {
 		extra = append(extra, cp)
 	}
-	rfs, err := repoFSForRender(ctx, tree, fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12]), env.Limits,
-		relRepo(kdir), extra...)
+	what := fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12])
+	var rfs *repoFS
+	if h := src.Helm; h != nil {
+		rfs, err = repoFSForChart(ctx, tree, what, env.Limits, relRepo(kdir), h.ValueFiles, extra...)
+	} else {
+		rfs, err = repoFSForRender(ctx, tree, what, env.Limits, relRepo(kdir), extra...)
+	}
 	if err != nil {
 		return nil, err
 	}
-	objs, err := renderFS(ctx, rfs, kdir)
+	objs, err := rs.render(ctx, rfs, kdir)
 	if err != nil {
 		return nil, err
 	}
@@ -220,29 +250,11 @@ func renderGit(ctx context.Context, env *Environment) (*Rendered, error) {
 	return r, nil
 }
 
-// renderFS checks the kustomizations reachable from dir, then renders dir.
-// A file over its YAML budget (or a render abandoned at its deadline) is
-// the error whatever kustomize made of it.
+// renderFS checks the kustomizations reachable from dir, renders their
+// Helm charts, then renders dir. A file over its YAML budget (or a render
+// abandoned at its deadline) is the error whatever kustomize made of it.
 func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Unstructured, error) {
-	if err := checkKustomizations(rfs, dir); err != nil {
-		if ferr := rfs.fs.failed(); ferr != nil {
-			return nil, ferr
-		}
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("deployplan: render: %w", err)
-	}
-	objs, err := kustomize(rfs.fs, dir)
-	if err != nil {
-		if ferr := rfs.fs.failed(); ferr != nil {
-			return nil, ferr
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, fmt.Errorf("deployplan: render abandoned: %w", cerr)
-		}
-	}
-	return objs, err
+	return (&renderSeam{}).render(ctx, rfs, dir)
 }
 
 // openRepo opens a local repository in place (read-only use), or fetches a
@@ -337,5 +349,5 @@ func RenderFS(ctx context.Context, env *Environment, fsys fs.FS) ([]*unstructure
 	if err != nil {
 		return nil, err
 	}
-	return renderFS(ctx, rfs, path.Join(memRoot, path.Clean("/"+filepath.ToSlash(env.Source.Path))))
+	return (&renderSeam{env: env}).render(ctx, rfs, path.Join(memRoot, path.Clean("/"+filepath.ToSlash(env.Source.Path))))
 }
