@@ -127,8 +127,8 @@ func TestOnControlPlane(t *testing.T) {
 			}
 			triggers = append(triggers, string(p.Event.Trigger)+"@"+p.Event.Revision)
 		}
-		if fmt.Sprint(triggers) != "[degraded@r1 recovered@r1 degraded@r2]" {
-			t.Errorf("deliveries = %v, want [degraded@r1 recovered@r1 degraded@r2]", triggers)
+		if fmt.Sprint(triggers) != "[degraded@r1 recovered@r1 degraded@marker degraded@r2]" {
+			t.Errorf("deliveries = %v, want [degraded@r1 recovered@r1 degraded@marker degraded@r2]", triggers)
 		}
 	})
 }
