@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -190,7 +191,7 @@ func (s *Server) appGit(ctx context.Context, a appRef) *templates.AppGitProps {
 	if g == nil {
 		return nil
 	}
-	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit, CommitTags: commitTagEnv(g.env)}
+	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit, CommitTags: gitops.CommitTagEnv(g.env)}
 	if wb := g.env.WriteBack; wb != nil {
 		branch, _ := g.env.WriteBackBranch()
 		out.WriteBack = &templates.WriteBackProps{Mode: string(wb.Mode), Branch: branch}
