@@ -216,9 +216,13 @@ func planCatalogMove(ctx context.Context, req CatalogMoveRequest) (*catalogMove,
 		if to == ref {
 			continue // at the target already
 		}
-		edits, err := writeback.Locate(req.Tree, writeback.ImageChange{Dir: env.Source.Path, Kind: req.Kind, Name: o.GetName(), Repository: ref.Repository, Tag: to.Tag, Digest: to.Digest}, req.MaxFile)
+		ch := writeback.ImageChange{Dir: env.Source.Path, Kind: req.Kind, Name: o.GetName(), Repository: ref.Repository, Tag: to.Tag, Digest: to.Digest}
+		edits, err := writeback.Locate(req.Tree, ch, req.MaxFile)
 		if err != nil {
 			return nil, &locateError{err}
+		}
+		if edits, err = stayInEnv(req.Tree, env, ch, edits, req.MaxFile); err != nil {
+			return nil, err
 		}
 		for _, e := range edits {
 			if !seen[e] {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -499,7 +498,7 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 					hookErr = &locateError{err}
 					return nil, hookErr
 				}
-				if err := ownFolderOnly(env, ch.Name, e); err != nil {
+				if e, err = stayInEnv(tree, env, ch, e, maxFile); err != nil {
 					hookErr = err
 					return nil, err
 				}
@@ -541,6 +540,7 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 				textfmt.OrDash(requester.Email), requester.Subject, requestID, textfmt.OrDash(who.Actor.Email), who.Actor.Subject)}
 		}
 	}
+	s.confine(ctx, env, &req, &hookErr)
 	wres, err := s.commit(ctx, env.Name, req, &hookErr)
 	if err != nil {
 		return promotionWrite{}, err
@@ -562,21 +562,4 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 		out.Run = run
 	}
 	return out, nil
-}
-
-// ownFolderOnly refuses edits of a promotion outside env's kustomize
-// folder: the App's version declared in a file other environments render
-// too (base/) would move them all, the source included. Locate edits the
-// folder's images: entry when it reaches spec.image; otherwise the App's
-// own file, wherever it is.
-func ownFolderOnly(env *deployplan.Environment, app string, edits []writeback.Edit) error {
-	dir := strings.TrimSuffix(path.Clean(strings.TrimPrefix(env.Source.Path, "./")), "/") + "/"
-	for _, e := range edits {
-		if !strings.HasPrefix(path.Clean(e.Target()), dir) {
-			return &sharedFileError{fmt.Sprintf("the version of %s is declared in %s, outside %s (environment %s's folder), so a promotion would move every environment that renders it: "+
-				"give %s an images: entry for the App's image with a configurations: file that maps images to spec/image (docs/promotion.md); nothing was pushed",
-				app, e.Target(), dir, env.Name, dir)}
-		}
-	}
-	return nil
 }

@@ -163,6 +163,10 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 				hookErr = &locateError{err}
 				return nil, hookErr
 			}
+			if edits, err = stayInEnv(tree, env, change, edits, maxFile); err != nil {
+				hookErr = err
+				return nil, err
+			}
 			if err := checkCatalogAdmits(tree, env, a.Kind, a.Name, appcr.WithTag(image, req.Version)); err != nil {
 				hookErr = err
 				return nil, err
@@ -194,6 +198,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 	if commitTag {
 		wreq.History = catalogHistoryCommits
 	}
+	s.confine(ctx, env, &wreq, &hookErr)
 	wres, err := s.commit(ctx, env.Name, wreq, &hookErr)
 	if err != nil {
 		return res, err

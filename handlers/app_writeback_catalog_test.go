@@ -101,8 +101,10 @@ func TestRollbackThroughGitServer(t *testing.T) {
 	if got := srv.Head("main"); got != res.Commit.SHA || gitservertest.Run(t, srv.Bare, "rev-parse", got+"^") != listed {
 		t.Errorf("head %s, answer %s; want one commit on %s", got, res.Commit.SHA, listed)
 	}
-	if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml" {
-		t.Errorf("the rollback commit changes %q, want base/api.yaml alone", got)
+	// The App's version lives in base/, which other environments render:
+	// dev's rollback overrides it in dev's own overlay.
+	if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "overlays/dev/kustomization.yaml" {
+		t.Errorf("the rollback commit changes %q, want overlays/dev/kustomization.yaml alone", got)
 	}
 	if got := gitservertest.Run(t, srv.Bare, "show", "main:catalog.json"); got != strings.TrimSpace(twoReleasesCatalog) {
 		t.Errorf("catalog.json after the rollback = %q, want it untouched", got)
@@ -299,13 +301,14 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 		if got := fc.changed["catalog.json"]; got != earlier {
 			t.Errorf("catalog.json after the move = %q, want the revision of commit A %q", got, earlier)
 		}
-		for _, f := range []string{"base/api.yaml", "base/worker.yaml"} {
-			if !strings.Contains(fc.changed[f], ":"+commitA[:12]) {
-				t.Errorf("%s after the move = %q, want the image at %s", f, fc.changed[f], commitA[:12])
+		// The Apps' files are in base/: the overlay overrides both.
+		for _, img := range []string{"reg.example/acme/api:" + commitA[:12], "reg.example/acme/worker:" + commitA[:12]} {
+			if !strings.Contains(fc.changed["overlays/dev/kustomization.yaml"], img) {
+				t.Errorf("overlays/dev/kustomization.yaml after the move = %q, want an override to %s", fc.changed["overlays/dev/kustomization.yaml"], img)
 			}
 		}
-		if len(fc.changed) != 3 {
-			t.Errorf("changed files = %v, want catalog.json and the two Apps' files (cache is no catalog service)", slices.Sorted(maps.Keys(fc.changed)))
+		if len(fc.changed) != 2 {
+			t.Errorf("changed files = %v, want catalog.json and dev's overlay (cache is no catalog service)", slices.Sorted(maps.Keys(fc.changed)))
 		}
 		for _, want := range []string{"catalog.json moves from commit " + commitC + " back to commit " + commitA, "- apps/api: ", "- apps/worker: reg.example/acme/worker:" + commitC[:12] + " -> reg.example/acme/worker:" + commitA[:12], "5xx since C"} {
 			if !strings.Contains(res.Commit.Message, want) {

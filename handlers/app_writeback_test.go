@@ -266,8 +266,11 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 				t.Errorf("commit message %q does not name %q", req.Message, want)
 			}
 		}
-		if got := fc.changed["base/api.yaml"]; !strings.Contains(got, "image: reg.example/acme/api:1.1.0") || len(fc.changed) != 1 {
-			t.Errorf("changed files = %v, want base/api.yaml alone with the App at 1.1.0", fc.changed)
+		// base/api.yaml is rendered by plain and review too (same
+		// repository and branch): dev's rollback overrides the version in
+		// its own overlay and leaves base/ alone.
+		if got := fc.changed["overlays/dev/kustomization.yaml"]; !strings.Contains(got, "value: reg.example/acme/api:1.1.0") || len(fc.changed) != 1 {
+			t.Errorf("changed files = %v, want overlays/dev/kustomization.yaml alone with an override of the App at 1.1.0", fc.changed)
 		}
 	})
 
@@ -298,8 +301,18 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 		}
 	})
 
-	t.Run("a patch overrides the edit: 422, nothing pushed", func(t *testing.T) {
-		fc := &fakeCommit{tree: manifestTree("patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/image, value: reg.example/acme/api:1.2.0}\n")}
+	t.Run("the overlay's own override is edited in place", func(t *testing.T) {
+		fc := &fakeCommit{tree: manifestTree("patches:\n  - target: {kind: App, name: api}\n    patch: |\n      - op: add\n        path: /spec/image\n        value: reg.example/acme/api:1.2.0\n")}
+		ts, _ := gitServer(t, "dev", fc)
+		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
+		got := fc.changed["overlays/dev/kustomization.yaml"]
+		if w.Code != http.StatusOK || len(fc.changed) != 1 || !strings.Contains(got, "value: reg.example/acme/api:1.1.0") || strings.Count(got, "/spec/image") != 1 {
+			t.Errorf("POST rollback with dev's own override = %d, changed %v; want the one override at 1.1.0", w.Code, fc.changed)
+		}
+	})
+
+	t.Run("another patch overrides the edit: 422, nothing pushed", func(t *testing.T) {
+		fc := &fakeCommit{tree: manifestTree("patches:\n  - patch: |\n      apiVersion: hanzo.ai/v1\n      kind: App\n      metadata: {name: api}\n      spec: {image: reg.example/acme/api:1.2.0}\n")}
 		ts, _ := gitServer(t, "dev", fc)
 		w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
 		if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "a patch sets App api") {
