@@ -18,11 +18,17 @@ import (
 )
 
 // memRunner is the environments' configuration, and runs that always
-// start.
-type memRunner struct{ cfg *deployplan.Config }
+// start (the last one's request kept in *last when set).
+type memRunner struct {
+	cfg  *deployplan.Config
+	last *envrun.DeployRequest
+}
 
 func (m memRunner) Config() *deployplan.Config { return m.cfg }
 func (m memRunner) Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error) {
+	if m.last != nil {
+		*m.last = d
+	}
 	return &envrun.Run{ID: env + "-1", Env: env}, nil
 }
 func (m memRunner) StartAs(audit.Actor, string, string, string, string, string) (*envrun.Run, error) {
@@ -119,7 +125,7 @@ func TestRollbackStaysInItsEnvironment(t *testing.T) {
 			}
 			env, _ := cfg.Env("dev")
 			mc := &memCommit{tree: tree()}
-			svc := New(Options{Commit: mc.commit, Runs: memRunner{cfg}})
+			svc := New(Options{Commit: mc.commit, Runs: memRunner{cfg: cfg}})
 			res, err := svc.Rollback(t.Context(), RollbackRequest{Env: env, App: App{Group: "hanzo.ai", Kind: "App", Namespace: "apps", Name: "api"},
 				Desired: desired, From: "1.2.0", History: []string{"1.1.0", "1.2.0"}, Version: "1.1.0", Who: Person{Actor: audit.Actor{Email: "ada@example.com", Subject: "ada"}}})
 			if tt.want != "" {
@@ -139,5 +145,55 @@ func TestRollbackStaysInItsEnvironment(t *testing.T) {
 				t.Errorf("pushed %v, want %s alone with the override", mc.changed, tt.file)
 			}
 		})
+	}
+}
+
+// TestRollbackReachIsTheRole: a caller who may not apply the whole
+// environment gets a run of the App and its own objects only; one who may
+// gets the whole environment's. A catalog move that changes another App
+// the caller may not roll back is refused naming it (mayMove).
+func TestRollbackReachIsTheRole(t *testing.T) {
+	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(confineConfig, "overlays/dev")), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := cfg.Env("dev")
+	desired := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "hanzo.ai/v1", "kind": "App",
+		"metadata": map[string]any{"name": "api", "namespace": "apps"}, "spec": map[string]any{"image": "reg.example/acme/api:1.2.0"}}}
+	for _, tt := range []struct {
+		name     string
+		mayApply bool
+		wantOnly string
+	}{
+		{"an App-scoped deployer", false, "api"},
+		{"a deployer of the environment", true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mc := &memCommit{tree: fstest.MapFS{
+				"base/kustomization.yaml":         {Data: []byte("resources: [api.yaml]\n")},
+				"base/api.yaml":                   {Data: []byte("apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: api\nspec:\n  image: reg.example/acme/api:1.2.0\n")},
+				"overlays/dev/kustomization.yaml": {Data: []byte("resources: [../../base]\n")},
+			}}
+			var last envrun.DeployRequest
+			svc := New(Options{Commit: mc.commit, Runs: memRunner{cfg: cfg, last: &last}})
+			_, err := svc.Rollback(t.Context(), RollbackRequest{Env: env, App: App{Group: "hanzo.ai", Kind: "App", Namespace: "apps", Name: "api"},
+				Desired: desired, From: "1.2.0", History: []string{"1.1.0", "1.2.0"}, Version: "1.1.0", MayApplyEnv: tt.mayApply})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last.Only != tt.wantOnly || tt.wantOnly != "" && (last.OnlyKind != "App" || last.OnlyGroup != "hanzo.ai") {
+				t.Errorf("the run's request = %+v, want Only %q", last, tt.wantOnly)
+			}
+		})
+	}
+	moved := []MovedApp{{Namespace: "apps", Name: "api"}, {Namespace: "apps", Name: "worker"}}
+	req := RollbackRequest{App: App{Namespace: "apps", Name: "api"}, Version: commitA[:12], MayRollback: func(ns, name string) bool { return name == "api" }}
+	var e *Error
+	if err := mayMove(req, moved); !errors.As(err, &e) || e.Kind != KindForbidden || !strings.Contains(e.Public, "apps/worker") {
+		t.Errorf("mayMove (worker not the caller's) = %v, want a 403 naming apps/worker", err)
+	}
+	req.MayRollback = func(string, string) bool { return true }
+	if err := mayMove(req, moved); err != nil {
+		t.Errorf("mayMove (every App the caller's) = %v, want nil", err)
 	}
 }

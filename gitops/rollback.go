@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -82,6 +83,13 @@ type RollbackRequest struct {
 	// caller's request to roll back through a freeze (nil: none).
 	FreezeTarget freeze.Target
 	BreakGlass   *freeze.BreakGlass
+	// MayApplyEnv is the roles' answer to "may Who apply the whole of
+	// Env?": false narrows the run to App and its own objects.
+	MayApplyEnv bool
+	// MayRollback is the roles' answer to "may Who roll back App
+	// namespace/name?", asked of every other App a catalog move changes
+	// before anything is pushed (nil: no other App may move).
+	MayRollback func(namespace, name string) bool
 }
 
 // RollbackResult is what a rollback through git did: the commit, and the
@@ -151,6 +159,9 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 			move = nil
 			if commitTag {
 				mv, err := planCatalogMove(ctx, CatalogMoveRequest{Tree: tree, Env: env, Branch: branch, Group: a.Group, Kind: a.Kind, Name: a.Name, Version: req.Version, MaxFile: maxFile})
+				if err == nil {
+					err = mayMove(req, mv.Moved)
+				}
 				if err != nil {
 					hookErr = err
 					return nil, err
@@ -211,8 +222,14 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 	if path != WriteCommitApply {
 		return res, nil
 	}
-	run, err := s.opts.Runs.Deploy(env.Name, envrun.DeployRequest{User: req.Who.user(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback, Commit: wres.SHA,
-		BreakGlass: req.BreakGlass})
+	d := envrun.DeployRequest{User: req.Who.user(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback, Commit: wres.SHA,
+		BreakGlass: req.BreakGlass}
+	if !req.MayApplyEnv {
+		// A write's reach is its author's role: the App and its own
+		// objects only.
+		d.Only, d.OnlyGroup, d.OnlyKind = a.Name, a.Group, a.Kind
+	}
+	run, err := s.opts.Runs.Deploy(env.Name, d)
 	var fe *Error
 	switch {
 	case errors.Is(err, envrun.ErrBusy):
@@ -275,4 +292,23 @@ func checkRenderedObjs(env *deployplan.Environment, objs []*unstructured.Unstruc
 		return nil
 	}
 	return &checkError{fmt.Sprintf("after the edit, %s no longer renders %s %s: nothing was pushed", env.Source.Path, kind, name)}
+}
+
+// mayMove refuses a catalog move that changes an App other than the one
+// asked for which the caller may not roll back.
+func mayMove(req RollbackRequest, moved []MovedApp) error {
+	var denied []string
+	for _, m := range moved {
+		if m.Name == req.App.Name && m.Namespace == req.App.Namespace {
+			continue
+		}
+		if req.MayRollback == nil || !req.MayRollback(m.Namespace, m.Name) {
+			denied = append(denied, m.Namespace+"/"+m.Name)
+		}
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	return refuse(KindForbidden, "Forbidden", "the catalog move to commit %s also moves %s, which you may not roll back: nothing was pushed",
+		req.Version, strings.Join(denied, ", "))
 }

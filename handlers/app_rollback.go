@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -229,7 +230,11 @@ func (s *Server) rollbackThroughGit(r *http.Request, app appRef, g *gitRendered,
 	t.Environment = g.env.Name // the environment that renders it, as envrun's check sees it
 	slot := breakGlassOf(ctx)
 	res, err := s.ops.Rollback(ctx, gitops.RollbackRequest{Env: g.env, App: workflowApp(app), Desired: g.desired.Object, From: row.Version, History: history,
-		Version: version, Reason: reason, Who: s.person(ctx), FreezeTarget: s.freezeTarget(t), BreakGlass: slot.bg})
+		Version: version, Reason: reason, Who: s.person(ctx), FreezeTarget: s.freezeTarget(t), BreakGlass: slot.bg,
+		MayApplyEnv: s.allowed(ctx, roles.Apply, s.envTarget(g.env.Name)),
+		MayRollback: func(namespace, name string) bool {
+			return s.allowed(ctx, roles.Rollback, roles.Target{Cluster: app.Cluster(), Environment: g.env.Name, Namespace: namespace, App: name})
+		}})
 	if res.Override != nil {
 		slot.override = res.Override
 	}
