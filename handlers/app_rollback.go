@@ -11,9 +11,11 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
+	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -212,28 +214,43 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// rollbackThroughGit is the rollback of an App an environment renders:
-// refused without writeBack, else committed (and applied) by gitRollback.
-// Every outcome is logged with the user.
+// rollbackThroughGit is the rollback of an App an environment renders
+// (gitops.Service.Rollback): refused without writeBack, else committed
+// and applied. Every outcome is logged with the user.
 func (s *Server) rollbackThroughGit(r *http.Request, app appRef, g *gitRendered, version, reason string) (release.Result, gitOutcome, error) {
-	if decideWrite(g.env) == writeRefused {
-		err := noWriteBackRefusal(g.env.Name, app.Namespace, app.Name)
+	ctx := r.Context()
+	history, err := historyVersions(app)
+	if err != nil {
+		err = releaseError(err)
 		s.auditRefusal(r, "rollback", err)
 		return release.Result{}, gitOutcome{}, err
 	}
-	id, _ := auth.FromContext(r.Context())
-	res, out, err := s.gitRollback(r.Context(), app, g, version, reason, id)
-	if err != nil {
-		s.auditRefusal(r, "rollback", err)
-		return res, out, err
+	row, _ := app.c.View.Row(app.Namespace, app.Name)
+	t := s.appTarget(app)
+	t.Environment = g.env.Name // the environment that renders it, as envrun's check sees it
+	slot := breakGlassOf(ctx)
+	res, err := s.ops.Rollback(ctx, gitops.RollbackRequest{Env: g.env, App: workflowApp(app), Desired: g.desired.Object, From: row.Version, History: history,
+		Version: version, Reason: reason, Who: s.person(ctx), FreezeTarget: s.freezeTarget(t), BreakGlass: slot.bg,
+		MayApplyEnv: s.allowed(ctx, roles.Apply, s.envTarget(g.env.Name)),
+		MayRollback: func(namespace, name string) bool {
+			return s.allowed(ctx, roles.Rollback, roles.Target{Cluster: app.Cluster(), Environment: g.env.Name, Namespace: namespace, App: name})
+		}})
+	if res.Override != nil {
+		slot.override = res.Override
 	}
+	if err != nil {
+		err = workflowError(err)
+		s.auditRefusal(r, "rollback", err)
+		return res.Result, gitOutcome{}, err
+	}
+	out := rollbackOutcome(res)
 	run := ""
 	if out.Run != nil {
 		run = out.Run.ID
 	}
 	s.log.Info("rollback", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "namespace", app.Namespace, "environment", g.env.Name,
-		"from", res.From, "to", res.To, "commit", out.Commit.SHA, "branch", out.Commit.Branch, "noChange", out.Commit.NoChange, "run", run, "outcome", "committed", "request_id", requestID(r.Context()))
-	return res, out, nil
+		"from", res.From, "to", res.To, "commit", out.Commit.SHA, "branch", out.Commit.Branch, "noChange", out.Commit.NoChange, "run", run, "outcome", "committed", "request_id", requestID(ctx))
+	return res.Result, out, nil
 }
 
 // rollbackConfirm serves GET /clusters/{cluster}/apps/{namespace}/{name}/rollback?version=V:
@@ -258,7 +275,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	if g != nil {
 		env = g.env
 	}
-	if err := gitRollbackGate(env, version, history); errors.As(err, &ref) {
+	if err := gitops.RollbackGate(env, version, history); errors.As(err, &ref) {
 		a.Kind, a.Error = "error", ref.Public
 	} else if err != nil {
 		return err
@@ -266,15 +283,15 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 		a.Kind, a.Message = "info", name+" already declares "+version+": nothing to roll back."
 	} else if g != nil {
 		// The same decision the POST takes, shown before it is asked for.
-		switch decideWrite(g.env) {
-		case writeRefused:
-			a.Kind, a.Error = "error", noWriteBackRefusal(g.env.Name, ns, name).Public
-		case writeCommitApply:
+		switch gitops.DecideWrite(g.env) {
+		case gitops.WriteRefused:
+			a.Kind, a.Error = "error", gitops.NoWriteBack(g.env.Name, ns, name).Public
+		case gitops.WriteCommitApply:
 			a.Through = "deploy-web commits the version to environment " + g.env.Name + "'s repository, then plans and applies it."
-		case writeCommitOnly:
+		case gitops.WriteCommitOnly:
 			a.Through = "deploy-web pushes a review branch to environment " + g.env.Name + "'s repository; the environment changes once it is merged."
 		}
-		if a.Through != "" && commitTagRollback(g.env, version) {
+		if a.Through != "" && gitops.CommitTagRollback(g.env, version) {
 			a.CatalogMove = s.catalogMovePreview(app, g, version)
 		}
 	}

@@ -8,8 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hanzoai/deploy-web/envrun"
-	"github.com/hanzoai/deploy-web/internal/textfmt"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -77,33 +76,27 @@ func (s *Server) apiSync(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// syncFromGit is the sync of an App an environment renders: one run that
-// plans the environment at its branch head and applies the App and its own
-// objects only (envrun.Deploy, trigger sync). The commit is the one the
-// console last rendered; the run's report names the one applied.
+// syncFromGit is the sync of an App an environment renders
+// (gitops.Service.Sync): one run that plans the environment at its branch
+// head and applies the App and its own objects only. The commit is the one
+// the console last rendered; the run's report names the one applied.
 func (s *Server) syncFromGit(r *http.Request, app appRef, g *gitRendered) (gitOutcome, error) {
-	run, err := s.opts.Environments.Deploy(g.env.Name, envrun.DeployRequest{User: actor(r), Actor: auditActor(r.Context()), Trigger: envrun.TriggerSync,
-		Only: app.Name, OnlyGroup: app.c.AppGroup, OnlyKind: app.c.AppKind, BreakGlass: breakGlassOf(r.Context()).bg})
-	if errors.Is(err, envrun.ErrBusy) {
-		err = &httpError{Status: http.StatusConflict, Reason: "Busy", Public: "a plan or apply of environment " + g.env.Name + " is already running: sync once it ends; nothing was started"}
-	}
-	if fe := freezeError(err); fe != err {
+	res, err := s.ops.Sync(r.Context(), gitops.SyncRequest{Env: g.env, App: workflowApp(app), Commit: g.desired.Commit, Who: s.person(r.Context()),
+		BreakGlass: breakGlassOf(r.Context()).bg})
+	var ge *gitops.Error
+	switch {
+	case errors.As(err, &ge) && (ge.Reason == gitops.ReasonFrozen || ge.Reason == "FreezesUnreadable"):
 		// envrun recorded the refusal (its apply record); log it only.
 		s.log.Info("sync", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "environment", g.env.Name, "outcome", "refused", "err", err.Error(), "request_id", requestID(r.Context()))
-		return gitOutcome{}, fe
-	}
-	if err != nil {
+		return gitOutcome{}, workflowError(err)
+	case err != nil:
+		err = workflowError(err)
 		s.auditRefusal(r, "sync", err)
 		return gitOutcome{}, err
 	}
-	branch := g.env.Source.Ref
-	if b, err := g.env.WriteBackBranch(); err == nil {
-		branch = b
-	}
-	out := gitOutcome{Environment: g.env.Name, Run: runOf(run),
-		Commit: &commitJSON{SHA: g.desired.Commit, Short: textfmt.ShortSHA(g.desired.Commit), Branch: branch, NoChange: true}}
+	out := gitOutcome{Environment: res.Environment, Run: runOf(res.Run), Commit: res.Commit}
 	s.log.Info("sync", "user", actor(r), "app", app.Name, "cluster", app.Cluster(), "namespace", app.Namespace, "environment", g.env.Name,
-		"commit", g.desired.Commit, "run", run.ID, "outcome", "started", "request_id", requestID(r.Context()))
+		"commit", g.desired.Commit, "run", res.Run.ID, "outcome", "started", "request_id", requestID(r.Context()))
 	return out, nil
 }
 

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -31,72 +29,6 @@ const oneReleaseCatalog = `{"mode": "version", "services": [
 const commitCatalog = `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": [
   {"id": "api", "image": "reg.example/acme/api:0123456789ab", "digest": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "published": true}]}
 `
-
-// onDiskConfig is gitEnvConfig and environment ondisk, which writes back
-// to its repository but reads its catalog from a file on disk.
-func onDiskConfig(t *testing.T) *deployplan.Config {
-	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, "file:///nonexistent/m.git")+`
-  - name: ondisk
-    cluster: {context: test}
-    namespace: apps
-    source: {repo: "file:///nonexistent/m.git", ref: main, path: overlays/dev}
-    catalog: /nonexistent/catalog.json
-    writeBack: {mode: push}
-`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-func TestCheckCatalogAdmits(t *testing.T) {
-	cfg := onDiskConfig(t)
-	tree := func(catalog string) fstest.MapFS {
-		return fstest.MapFS{"catalog.json": {Data: []byte(catalog)}}
-	}
-	tests := []struct {
-		name  string
-		env   string
-		tree  fstest.MapFS
-		image string
-		// want is a substring of the refusal; "" admits.
-		want string
-	}{
-		{"version mode lists the release", "dev", tree(twoReleasesCatalog), "reg.example/acme/api:1.1.0", ""},
-		{"version mode, the running release", "dev", tree(twoReleasesCatalog), "reg.example/acme/api:1.2.0", ""},
-		{"version mode without the release", "dev", tree(oneReleaseCatalog), "reg.example/acme/api:1.1.0",
-			"environment dev's catalog catalog.json (version mode) does not admit reg.example/acme/api:1.1.0"},
-		{"a release no catalog lists", "dev", tree(twoReleasesCatalog), "reg.example/acme/api:0.9.0", "does not admit reg.example/acme/api:0.9.0"},
-		{"commit mode never admits a version", "dev", tree(commitCatalog), "reg.example/acme/api:1.1.0",
-			"catalog.json is in commit mode: every image must be tagged with its commit 0123456789abcdef0123456789abcdef01234567"},
-		{"an image the catalog does not know", "dev", tree(twoReleasesCatalog), "reg.example/other/api:1.1.0", "does not admit reg.example/other/api:1.1.0"},
-		{"no catalog in the repository", "dev", fstest.MapFS{}, "reg.example/acme/api:1.1.0", "environment dev's catalog catalog.json does not read"},
-		{"the catalog is a folder", "dev", fstest.MapFS{"catalog.json/x": {Data: []byte("{}")}}, "reg.example/acme/api:1.1.0", "catalog.json is not a regular file"},
-		{"not a catalog", "dev", tree(`{"mode": "version", "services": [{"id": "api"}]}`), "reg.example/acme/api:1.1.0", "catalog.services[0].image: required"},
-		{"one release listed twice", "dev", tree(`{"mode": "version", "services": [
-  {"id": "a", "image": "reg.example/acme/api", "tag": "1.1.0"}, {"id": "b", "image": "reg.example/acme/api", "tag": "1.1.0"}]}`), "reg.example/acme/api:1.1.0", "listed twice"},
-		{"a catalog on disk is the plan's to read", "ondisk", fstest.MapFS{}, "reg.example/acme/api:1.1.0", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env, err := cfg.Env(tt.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = checkCatalogAdmits(tt.tree, env, "App", "api", tt.image)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("checkCatalogAdmits(%s) = %v, want nil", tt.image, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasSuffix(err.Error(), "nothing was pushed") {
-				t.Fatalf("checkCatalogAdmits(%s) = %v, want a refusal containing %q", tt.image, err, tt.want)
-			}
-		})
-	}
-}
 
 // TestRollbackThroughGitCatalog: a rollback to a release the environment's
 // catalog (in the repository) does not admit is refused before anything
@@ -169,8 +101,10 @@ func TestRollbackThroughGitServer(t *testing.T) {
 	if got := srv.Head("main"); got != res.Commit.SHA || gitservertest.Run(t, srv.Bare, "rev-parse", got+"^") != listed {
 		t.Errorf("head %s, answer %s; want one commit on %s", got, res.Commit.SHA, listed)
 	}
-	if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml" {
-		t.Errorf("the rollback commit changes %q, want base/api.yaml alone", got)
+	// The App's version lives in base/, which other environments render:
+	// dev's rollback overrides it in dev's own overlay.
+	if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "overlays/dev/kustomization.yaml" {
+		t.Errorf("the rollback commit changes %q, want overlays/dev/kustomization.yaml alone", got)
 	}
 	if got := gitservertest.Run(t, srv.Bare, "show", "main:catalog.json"); got != strings.TrimSpace(twoReleasesCatalog) {
 		t.Errorf("catalog.json after the rollback = %q, want it untouched", got)
@@ -320,40 +254,6 @@ func commitModeServer(t *testing.T, repo string, fc *fakeCommit, opts ...func(*O
 	return ts, rel
 }
 
-func TestGitRollbackGate(t *testing.T) {
-	cfg := onDiskConfig(t)
-	env := func(name string) *deployplan.Environment {
-		e, err := cfg.Env(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	history := []string{commitC[:12], commitA[:12], "1.1.0"}
-	tests := []struct {
-		name    string
-		env     *deployplan.Environment
-		version string
-		want    error // nil, release.ErrInvalidVersion or release.ErrNotInHistory
-	}{
-		{"a commit tag it ran, catalog in the repository", env("dev"), commitA[:12], nil},
-		{"a commit tag it never ran", env("dev"), commitB[:12], release.ErrNotInHistory},
-		{"a version it ran", env("dev"), "1.1.0", nil},
-		{"a version it never ran", env("dev"), "0.9.0", release.ErrNotInHistory},
-		{"not a commit (uppercase)", env("dev"), strings.ToUpper(commitA[:12]), release.ErrInvalidVersion},
-		{"too short for a commit", env("dev"), commitA[:6], release.ErrInvalidVersion},
-		{"a catalog on disk: semver only", env("ondisk"), commitA[:12], release.ErrInvalidVersion},
-		{"no writeBack: semver only", env("plain"), commitA[:12], release.ErrInvalidVersion},
-		{"no environment: semver only", nil, commitA[:12], release.ErrInvalidVersion},
-	}
-	for _, tt := range tests {
-		err := gitRollbackGate(tt.env, tt.version, history)
-		if (tt.want == nil) != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
-			t.Errorf("gitRollbackGate(%s: %q) = %v, want %v", tt.name, tt.version, err, tt.want)
-		}
-	}
-}
-
 // TestRollbackThroughGitCommitMode: a rollback to the image of an earlier
 // catalog commit moves the catalog back to that commit's revision and every
 // App at the current commit with it, in one commit; each way it cannot is
@@ -401,21 +301,22 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 		if got := fc.changed["catalog.json"]; got != earlier {
 			t.Errorf("catalog.json after the move = %q, want the revision of commit A %q", got, earlier)
 		}
-		for _, f := range []string{"base/api.yaml", "base/worker.yaml"} {
-			if !strings.Contains(fc.changed[f], ":"+commitA[:12]) {
-				t.Errorf("%s after the move = %q, want the image at %s", f, fc.changed[f], commitA[:12])
+		// The Apps' files are in base/: the overlay overrides both.
+		for _, img := range []string{"reg.example/acme/api:" + commitA[:12], "reg.example/acme/worker:" + commitA[:12]} {
+			if !strings.Contains(fc.changed["overlays/dev/kustomization.yaml"], img) {
+				t.Errorf("overlays/dev/kustomization.yaml after the move = %q, want an override to %s", fc.changed["overlays/dev/kustomization.yaml"], img)
 			}
 		}
-		if len(fc.changed) != 3 {
-			t.Errorf("changed files = %v, want catalog.json and the two Apps' files (cache is no catalog service)", slices.Sorted(maps.Keys(fc.changed)))
+		if len(fc.changed) != 2 {
+			t.Errorf("changed files = %v, want catalog.json and dev's overlay (cache is no catalog service)", slices.Sorted(maps.Keys(fc.changed)))
 		}
 		for _, want := range []string{"catalog.json moves from commit " + commitC + " back to commit " + commitA, "- apps/api: ", "- apps/worker: reg.example/acme/worker:" + commitC[:12] + " -> reg.example/acme/worker:" + commitA[:12], "5xx since C"} {
 			if !strings.Contains(res.Commit.Message, want) {
 				t.Errorf("commit message %q does not say %q", res.Commit.Message, want)
 			}
 		}
-		if reqs := fc.requests(); len(reqs) != 1 || reqs[0].History != catalogHistoryCommits {
-			t.Errorf("write-backs = %d, want one fetching %d commits of history", len(reqs), catalogHistoryCommits)
+		if reqs := fc.requests(); len(reqs) != 1 || reqs[0].History != writeback.MaxHistory {
+			t.Errorf("write-backs = %d, want one fetching %d commits of history", len(reqs), writeback.MaxHistory)
 		}
 	})
 
@@ -470,7 +371,7 @@ func TestRollbackThroughGitCommitMode(t *testing.T) {
 	}{
 		{"no revision has the commit", nil, revisions(current, earlier), commitB[:12],
 			[]string{"catalog catalog.json is in commit mode and no revision of it has commit " + commitB[:12], "searched the whole history of branch main (2 commits)", "nothing was pushed"}},
-		{"the search's bound", nil, revisions(append(slices.Repeat([]string{current}, catalogHistoryCommits), earlier)...), commitA[:12],
+		{"the search's bound", nil, revisions(append(slices.Repeat([]string{current}, writeback.MaxHistory), earlier)...), commitA[:12],
 			[]string{"no revision of it has commit " + commitA[:12], "the last 500 commits of branch main (the search stops there)"}},
 		{"only unreadable revisions", nil, revisions(current, `{"commit": "`+commitA+`", "services": [{"id": "x"}]}`), commitA[:12],
 			[]string{"no revision of it has commit " + commitA[:12], "1 revisions that do not read as a catalog were passed over"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -207,7 +208,7 @@ func (s *Server) appGit(ctx context.Context, a appRef) *templates.AppGitProps {
 	if g == nil {
 		return nil
 	}
-	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit, CommitTags: commitTagEnv(g.env)}
+	out := &templates.AppGitProps{Env: g.env.Name, Commit: g.desired.Commit, CommitTags: gitops.CommitTagEnv(g.env)}
 	if wb := g.env.WriteBack; wb != nil {
 		branch, _ := g.env.WriteBackBranch()
 		out.WriteBack = &templates.WriteBackProps{Mode: string(wb.Mode), Branch: branch}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -30,8 +30,8 @@ func (s *Server) envCluster(e *deployplan.Environment) *Cluster {
 
 // envColumn is environment e as a column of the matrix, and its Apps read
 // from its cluster's cache (none when Unavailable says why not).
-func (s *Server) envColumn(ctx context.Context, e *deployplan.Environment) (promotion.Column, []kubeview.AppRow) {
-	col := promotion.Column{Env: e.Name, Namespace: e.Namespace, Protected: e.Protected, After: e.PromotedFrom()}
+func (s *Server) envColumn(ctx context.Context, e *deployplan.Environment) (gitops.Column, []kubeview.AppRow) {
+	col := gitops.Column{Env: e.Name, Namespace: e.Namespace, Protected: e.Protected, After: e.PromotedFrom()}
 	if e.Promotion != nil {
 		col.Soak = e.Promotion.SoakOrDefault()
 	}
@@ -71,12 +71,12 @@ func (s *Server) lastAppliedCommit(ctx context.Context, env string) string {
 
 // envMatrix is the matrix of the environments the person may view, in
 // promotion order.
-func (s *Server) envMatrix(ctx context.Context) promotion.Matrix {
+func (s *Server) envMatrix(ctx context.Context) gitops.Matrix {
 	if s.opts.Environments == nil {
-		return promotion.Matrix{}
+		return gitops.Matrix{}
 	}
 	cfg := s.opts.Environments.Config()
-	var cols []promotion.Column
+	var cols []gitops.Column
 	apps := map[string][]kubeview.AppRow{}
 	for _, name := range cfg.PromotionOrder() {
 		if !s.allowed(ctx, roles.View, s.envTarget(name)) {
@@ -90,13 +90,13 @@ func (s *Server) envMatrix(ctx context.Context) promotion.Matrix {
 		cols = append(cols, col)
 		apps[name] = rows
 	}
-	return promotion.Build(cols, apps)
+	return gitops.BuildMatrix(cols, apps)
 }
 
 // matrixQuery reads the matrix's filters; an unknown health is the
 // user's mistake.
-func matrixQuery(q url.Values) (promotion.Query, error) {
-	mq := promotion.Query{Search: strings.TrimSpace(q.Get("q"))}
+func matrixQuery(q url.Values) (gitops.MatrixQuery, error) {
+	mq := gitops.MatrixQuery{Search: strings.TrimSpace(q.Get("q"))}
 	if len(mq.Search) > 253 {
 		return mq, badRequest("q: at most 253 characters")
 	}
@@ -117,7 +117,7 @@ func matrixQuery(q url.Values) (promotion.Query, error) {
 }
 
 // matrixValues is q as the URL query of the matrix's links.
-func matrixValues(q promotion.Query) url.Values {
+func matrixValues(q gitops.MatrixQuery) url.Values {
 	v := url.Values{}
 	if q.Search != "" {
 		v.Set("q", q.Search)
@@ -134,7 +134,7 @@ func matrixValues(q promotion.Query) url.Values {
 // matrixView is the matrix's props for the person: filtered, each cell
 // with its links, and a "Promote to" for each next environment the person
 // may promote to.
-func (s *Server) matrixView(ctx context.Context, m promotion.Matrix, q promotion.Query) templates.MatrixProps {
+func (s *Server) matrixView(ctx context.Context, m gitops.Matrix, q gitops.MatrixQuery) templates.MatrixProps {
 	v := matrixValues(q)
 	jq := url.Values{"view": {"matrix"}}
 	for k, vs := range v {
@@ -211,15 +211,15 @@ func (s *Server) pendingPromotions(ctx context.Context) []templates.PendingPromo
 	}
 	var out []templates.PendingPromotion
 	for _, r := range reqs {
-		if r.State != promotion.StatePending || !s.allowed(ctx, roles.View, s.envTarget(r.Target)) {
+		if r.State != gitops.StatePending || !s.allowed(ctx, roles.View, s.envTarget(r.Target)) {
 			continue
 		}
 		app := ""
 		if len(r.Apps) == 1 {
 			app = r.Apps[0].App
 		}
-		out = append(out, templates.PendingPromotion{ID: r.ID, Source: r.Source, Target: r.Target, Versions: versionsText(r.Apps),
-			Requester: actorText(r.Requester), URL: paths.EnvPromote(r.Target, r.Source, app)})
+		out = append(out, templates.PendingPromotion{ID: r.ID, Source: r.Source, Target: r.Target, Versions: gitops.VersionsText(r.Apps),
+			Requester: gitops.ActorText(r.Requester), URL: paths.EnvPromote(r.Target, r.Source, app)})
 	}
 	return out
 }

@@ -2,17 +2,13 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
-	"time"
 
-	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -25,124 +21,45 @@ type pauseRequest struct {
 	For    string `json:"for"`
 }
 
-// pauseUntil decides a pause's end from until (RFC 3339) or forText (a
-// Go duration), exactly one of them, at now. The bounds (in the future,
-// at most autosync.MaxPause) are the store's.
-func pauseUntil(until, forText string, now time.Time) (time.Time, error) {
-	until, forText = strings.TrimSpace(until), strings.TrimSpace(forText)
-	switch {
-	case until != "" && forText != "":
-		return time.Time{}, errors.New("give until or for, not both")
-	case until != "":
-		t, err := time.Parse(time.RFC3339, until)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("until %q: want a time such as 2026-12-02T18:00:00Z", until)
-		}
-		return t, nil
-	case forText != "":
-		d, err := time.ParseDuration(forText)
-		if err != nil || d <= 0 {
-			return time.Time{}, fmt.Errorf("for %q: want a duration such as 8h (at most %s)", forText, autosync.MaxPause)
-		}
-		return now.Add(d), nil
-	}
-	return time.Time{}, errors.New("give the pause's end: until (RFC 3339) or for (a duration such as 8h, at most 168h)")
-}
-
-// autoSyncEnv resolves the environment of a pause or resume request, and
-// the loop that runs it.
-func (s *Server) autoSyncEnv(r *http.Request) (*deployplan.Environment, AutoSyncState, error) {
+// autoSyncEnv resolves the environment of a pause or resume request: one
+// the auto-sync loop runs.
+func (s *Server) autoSyncEnv(r *http.Request) (*deployplan.Environment, error) {
 	env, err := s.pathEnv(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if s.opts.AutoSync == nil {
-		return nil, nil, noAutoSync(env.Name)
+		return nil, workflowError(gitops.NoAutoSync(env.Name))
 	}
 	if _, ok, _ := s.opts.AutoSync.Status(r.Context(), env.Name); !ok {
-		return nil, nil, noAutoSync(env.Name)
+		return nil, workflowError(gitops.NoAutoSync(env.Name))
 	}
-	return env, s.opts.AutoSync, nil
+	return env, nil
 }
 
-func noAutoSync(env string) *httpError {
-	return &httpError{Status: http.StatusConflict, Reason: "NoAutoSync",
-		Public: "environment " + env + " has no auto-sync (autoSync.enabled in the environments file): there is nothing to pause or resume"}
+// doPause pauses env (gitops.Service.Pause), which records it.
+func (s *Server) doPause(r *http.Request, env *deployplan.Environment, reason, until, forText string) (autosync.Pause, error) {
+	p, err := s.ops.Pause(r.Context(), gitops.PauseRequest{Env: env, Cluster: env.ClusterName(s.opts.EnvClusters), Reason: reason, Until: until, For: forText, Who: s.person(r.Context())})
+	return p, errOrNil(err)
 }
 
-// pauseError maps the store's refusal of a pause or resume to an answer.
-func pauseError(err error) error {
-	switch {
-	case errors.Is(err, autosync.ErrNotPaused):
-		return &httpError{Status: http.StatusConflict, Reason: "NotPaused", Public: strings.TrimPrefix(err.Error(), "autosync: ")}
-	case strings.HasPrefix(err.Error(), "autosync: pause") || strings.HasPrefix(err.Error(), "autosync: resume"):
-		// validate's refusals: the request's own fields.
-		return &httpError{Status: http.StatusUnprocessableEntity, Reason: "BadPause", Public: strings.TrimPrefix(err.Error(), "autosync: ")}
-	}
-	return &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "the pauses could not be written to the cluster; nothing changed", Err: err}
-}
-
-// doPause pauses env for reason until until, by the request's person, and
-// records it (refused attempts included).
-func (s *Server) doPause(r *http.Request, env *deployplan.Environment, as AutoSyncState, reason string, until time.Time, perr error) (autosync.Pause, error) {
-	start := time.Now()
-	var p autosync.Pause
-	err := perr
-	if err == nil {
-		p, err = as.Pause(r.Context(), env.Name, reason, until, actor(r))
-		if err != nil {
-			err = pauseError(err)
-		}
-	} else {
-		err = badRequest("%s", err.Error())
-	}
-	s.recordPause(r, audit.VerbPause, env, start, reason, p, err)
-	return p, err
-}
-
-// doResume resumes env by the request's person and records it.
-func (s *Server) doResume(r *http.Request, env *deployplan.Environment, as AutoSyncState) (autosync.Pause, error) {
-	start := time.Now()
-	p, err := as.Resume(r.Context(), env.Name, actor(r))
-	if err != nil {
-		err = pauseError(err)
-	}
-	s.recordPause(r, audit.VerbResume, env, start, p.Reason, p, err)
-	return p, err
-}
-
-// recordPause writes the audit record of a pause or resume.
-func (s *Server) recordPause(r *http.Request, verb audit.Verb, env *deployplan.Environment, start time.Time, reason string, p autosync.Pause, err error) {
-	rec := audit.Record{Time: start, Duration: audit.Duration(time.Since(start)), Actor: auditActor(r.Context()), Verb: verb,
-		Cluster: env.ClusterName(s.opts.EnvClusters), Environment: env.Name, Namespace: env.Namespace, Blockers: []string{}, Outcome: audit.OutcomeSucceeded}
-	switch verb {
-	case audit.VerbPause:
-		rec.Message = pauseMessage(env.Name, p.Until, reason)
-	default:
-		rec.Message = fmt.Sprintf("auto-sync of %s resumed (paused by %s: %s)", env.Name, p.By, reason)
-	}
-	var he *httpError
-	if errors.As(err, &he) {
-		rec.Outcome, rec.Message = audit.OutcomeRefused, he.Public
-		if he.Status >= 500 {
-			rec.Outcome = audit.OutcomeFailed
-		}
-	}
-	appendRecord(r.Context(), s.opts.Audit, rec)
+// doResume resumes env (gitops.Service.Resume), which records it.
+func (s *Server) doResume(r *http.Request, env *deployplan.Environment) (autosync.Pause, error) {
+	p, err := s.ops.Resume(r.Context(), gitops.ResumeRequest{Env: env, Cluster: env.ClusterName(s.opts.EnvClusters), Who: s.person(r.Context())})
+	return p, errOrNil(err)
 }
 
 // envPauseForm serves POST /environments/{env}/pause (the page's form:
 // reason, for) and answers with the GitOps panel.
 func (s *Server) envPauseForm(w http.ResponseWriter, r *http.Request) error {
-	env, as, err := s.autoSyncEnv(r)
+	env, err := s.autoSyncEnv(r)
 	if err != nil {
 		return err
 	}
 	if err := r.ParseForm(); err != nil {
 		return badRequest("unreadable form")
 	}
-	until, perr := pauseUntil("", r.PostForm.Get("for"), s.opts.Now())
-	if _, err := s.doPause(r, env, as, strings.TrimSpace(r.PostForm.Get("reason")), until, perr); err != nil {
+	if _, err := s.doPause(r, env, r.PostForm.Get("reason"), "", r.PostForm.Get("for")); err != nil {
 		return err
 	}
 	return s.gitOpsPanel(w, r, env)
@@ -150,11 +67,11 @@ func (s *Server) envPauseForm(w http.ResponseWriter, r *http.Request) error {
 
 // envResumeForm serves POST /environments/{env}/resume.
 func (s *Server) envResumeForm(w http.ResponseWriter, r *http.Request) error {
-	env, as, err := s.autoSyncEnv(r)
+	env, err := s.autoSyncEnv(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.doResume(r, env, as); err != nil {
+	if _, err := s.doResume(r, env); err != nil {
 		return err
 	}
 	return s.gitOpsPanel(w, r, env)
@@ -162,7 +79,7 @@ func (s *Server) envResumeForm(w http.ResponseWriter, r *http.Request) error {
 
 // apiEnvPause serves POST /v1/deploy/environments/{env}/pause.
 func (s *Server) apiEnvPause(w http.ResponseWriter, r *http.Request) error {
-	env, as, err := s.autoSyncEnv(r)
+	env, err := s.autoSyncEnv(r)
 	if err != nil {
 		return err
 	}
@@ -172,8 +89,7 @@ func (s *Server) apiEnvPause(w http.ResponseWriter, r *http.Request) error {
 	if err := dec.Decode(&body); err != nil || dec.Decode(&struct{}{}) != io.EOF {
 		return badRequest(`body: want {"reason": "...", "until": "RFC 3339"} or {"reason": "...", "for": "8h"}`)
 	}
-	until, perr := pauseUntil(body.Until, body.For, s.opts.Now())
-	p, err := s.doPause(r, env, as, strings.TrimSpace(body.Reason), until, perr)
+	p, err := s.doPause(r, env, body.Reason, body.Until, body.For)
 	if err != nil {
 		return err
 	}
@@ -183,11 +99,11 @@ func (s *Server) apiEnvPause(w http.ResponseWriter, r *http.Request) error {
 
 // apiEnvResume serves DELETE /v1/deploy/environments/{env}/pause.
 func (s *Server) apiEnvResume(w http.ResponseWriter, r *http.Request) error {
-	env, as, err := s.autoSyncEnv(r)
+	env, err := s.autoSyncEnv(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.doResume(r, env, as)
+	p, err := s.doResume(r, env)
 	if err != nil {
 		return err
 	}

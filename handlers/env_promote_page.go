@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
-	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -19,7 +19,8 @@ func (s *Server) promoteProps(ctx context.Context, r *http.Request, target, sour
 	p := templates.PromoteProps{Layout: s.layout(r, "envs", "Promote to "+target), Target: target, Source: source, App: app,
 		CSRF: auth.CSRFToken(ctx), Now: s.opts.Now()}
 	status := http.StatusOK
-	ask, err := s.askPromotion(ctx, target, source, app, s.promoterOf(ctx, target))
+	ask, err := s.ops.Gates(ctx, s.promoteRequest(ctx, target, source, app, ""))
+	err = errOrNil(err)
 	var he *httpError
 	switch {
 	case errors.As(err, &he) && he.Status < 500:
@@ -28,13 +29,13 @@ func (s *Server) promoteProps(ctx context.Context, r *http.Request, target, sour
 		s.log.Error("promotion dialog", "environment", target, "err", err)
 		p.Error, status = "the promotion's gates could not be evaluated: see the server log", http.StatusInternalServerError
 	default:
-		p.Source, p.Protected, p.Decision = ask.source.Name, ask.target.Protected, ask.decision
-		for _, a := range ask.apps {
-			p.Apps = append(p.Apps, templates.PromoteApp{App: a.name, From: a.target.Version, To: a.source.Version, Digest: a.source.Digest, Gates: a.gates})
+		p.Source, p.Protected, p.Decision = ask.Source.Name, ask.Target.Protected, ask.Decision
+		for _, a := range ask.Apps {
+			p.Apps = append(p.Apps, templates.PromoteApp{App: a.Name, From: a.Target.Version, To: a.Source.Version, Digest: a.Source.Digest, Gates: a.Gates})
 		}
-		p.CanSubmit = ask.decision != promotion.Refuse
+		p.CanSubmit = ask.Decision != gitops.Refuse
 		p.Button = "Promote to " + target
-		if ask.decision == promotion.NeedsApproval || ask.target.Protected {
+		if ask.Decision == gitops.NeedsApproval || ask.Target.Protected {
 			p.Button = "Request promotion to " + target
 		}
 	}
@@ -60,10 +61,10 @@ func (s *Server) promoteRequests(ctx context.Context, target string) ([]template
 	mayApprove := s.allowed(ctx, roles.Approve, s.envTarget(target))
 	var out []templates.PromoteRequest
 	for _, r := range reqs {
-		v := templates.PromoteRequest{Request: r, Versions: versionsText(r.Apps)}
-		if r.State == promotion.StatePending {
+		v := templates.PromoteRequest{Request: r, Versions: gitops.VersionsText(r.Apps)}
+		if r.State == gitops.StatePending {
 			switch {
-			case promotion.SamePerson(r.Requester, me):
+			case gitops.SamePerson(r.Requester, me):
 				v.NotYours = "yours: another approver decides it"
 			case !mayApprove:
 				v.NotYours = "an approver of " + target + " decides it"
@@ -121,9 +122,9 @@ func (s *Server) renderPromoteResult(w http.ResponseWriter, r *http.Request, sou
 		res.Refused, status = he.Public, he.Status
 	case err != nil:
 		return err
-	case out.Request != nil && out.Request.State == promotion.StateRejected:
+	case out.Request != nil && out.Request.State == gitops.StateRejected:
 		res.Rejected = true
-	case out.Request != nil && out.Request.State == promotion.StatePending:
+	case out.Request != nil && out.Request.State == gitops.StatePending:
 		res.RequestID = out.Request.ID
 	case out.Commit != nil:
 		res.Branch, res.CompareURL, res.Commit, res.RunError = out.Commit.Branch, out.Commit.CompareURL, out.Commit.SHA, out.RunError

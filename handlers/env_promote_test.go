@@ -247,8 +247,6 @@ func TestPromoteRefusals(t *testing.T) {
 			"prod", `{"from": "staging", "app": "api"}`, 403, "", nil},
 		{"not the environment before", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
 			"prod", `{"from": "dev", "app": "api"}`, 400, "prod is promoted from staging", nil},
-		{"a base file", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
-			"qa", `{"from": "dev", "app": "api"}`, 422, "declared in base/api.yaml, outside overlays/qa/", nil},
 		{"unknown field", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
 			"staging", `{"from": "dev", "force": true}`, 400, "body:", nil},
 	}
@@ -260,7 +258,7 @@ func TestPromoteRefusals(t *testing.T) {
 			if code != tt.status || !strings.Contains(body, tt.want) {
 				t.Errorf("POST promotions (%s) = %d %s, want %d containing %q", tt.target, code, body, tt.status, tt.want)
 			}
-			if tt.name != "a base file" && len(f.fc.requests()) != 0 {
+			if len(f.fc.requests()) != 0 {
 				t.Errorf("a refused promotion reached the write-back")
 			}
 			if len(f.fc.changed) != 0 {
@@ -458,5 +456,21 @@ func TestMatrixPromoteButtonsFollowRoles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPromoteOverridesABase: qa's overlay has no images: entry and the
+// App's version lives in base/api.yaml, which dev and staging render too:
+// the promotion commits an override in overlays/qa alone (gitops's
+// stayInEnv), and no other environment's render changes.
+func TestPromoteOverridesABase(t *testing.T) {
+	f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy))
+	f.as("dee", "deployers")
+	code, _, body := f.post(t, paths.APIEnvPromotions("qa"), `{"from": "dev", "app": "api"}`)
+	if code != 200 {
+		t.Fatalf("POST promotions (qa) = %d %s, want 200", code, body)
+	}
+	if got := f.fc.changed["overlays/qa/kustomization.yaml"]; len(f.fc.changed) != 1 || !strings.Contains(got, "value: reg.example/acme/api:1.5.0") || !strings.Contains(got, "path: /spec/image") {
+		t.Errorf("changed files = %v, want overlays/qa/kustomization.yaml alone with an override of api's spec.image to 1.5.0", f.fc.changed)
 	}
 }

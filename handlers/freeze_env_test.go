@@ -35,6 +35,7 @@ func TestFreezeEnvApply(t *testing.T) {
 	ts.srv.opts.Environments = envrun.New(ts.srv.opts.Environments.Config(), slog.New(slog.DiscardHandler), envrun.Options{Store: store,
 		RestConfig: &rest.Config{Host: "https://127.0.0.1:1"}, ReportsDir: t.TempDir(), Freezes: gate})
 	ts.srv.opts.Freezes, ts.srv.opts.Roles = gate, walkPolicy(t)
+	ts.srv.ops = ts.srv.newWorkflows() // the workflows see the options changed above
 	ts.handler = ts.srv.Handler()
 	plan := save("ready")
 	dee, ada := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)")
@@ -86,6 +87,7 @@ func TestFreezeRollbackThroughGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.srv.opts.Freezes = gate
+	ts.srv.ops = ts.srv.newWorkflows() // the workflows see the options changed above
 	ts.handler = ts.srv.Handler()
 	w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "1.1.0"}`})
 	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), `"reason":"frozen"`) || len(fc.requests()) != 0 {

@@ -2,14 +2,12 @@ package handlers
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/freeze"
-	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -37,9 +35,6 @@ const breakGlassField = "breakGlassReason"
 type breakGlassJSON struct {
 	Reason string `json:"reason"`
 }
-
-// reasonFrozen is the JSON reason of a write refused by a freeze.
-const reasonFrozen = "frozen"
 
 // breakGlassSlot carries one request's break-glass to the check that
 // decides it, and the Override back.
@@ -74,48 +69,12 @@ func breakGlassOf(ctx context.Context) *breakGlassSlot {
 	return &breakGlassSlot{}
 }
 
-// checkFreeze is the handlers' own freeze check (a rollback through git,
-// before its commit): nil when a may go ahead at t, with the request's
-// break-glass; the refusal as an httpError otherwise.
-func (s *Server) checkFreeze(ctx context.Context, a freeze.Action, t roles.Target) error {
-	if s.opts.Freezes == nil {
-		return nil
-	}
-	slot := breakGlassOf(ctx)
-	o, err := s.opts.Freezes.Check(ctx, a, s.freezeTarget(t), slot.bg)
-	if err != nil {
-		return freezeError(err)
-	}
-	if o != nil {
-		slot.override = o
-	}
-	return nil
-}
-
-// freezeError maps a freeze refusal to its answer: 409 with reason
-// "frozen" and the freeze's words (who, why, the ticket, when it opens);
-// a break-glass that is not a superadmin's is the same refusal, saying
-// so; freezes that cannot be read are a 503 (writes wait for them). Any
-// other error is returned as it is.
+// freezeError maps a freeze refusal to its answer (gitops.FreezeError:
+// 409 with reason "frozen" and the freeze's words; freezes that cannot be
+// read are a 503). Any other error is returned as it is.
 func freezeError(err error) error {
-	var fe *freeze.FrozenError
-	switch {
-	case errors.Is(err, freeze.ErrBreakGlassDenied) && errors.As(err, &fe):
-		return &httpError{Status: http.StatusConflict, Reason: reasonFrozen, Err: err,
-			Public: "only a superadmin may break the glass: " + fe.Message() + "; nothing was touched"}
-	case errors.As(err, &fe):
-		msg := fe.Message() + "; nothing was touched"
-		if strings.Contains(err.Error(), "break-glass reason") {
-			msg = "break-glass needs a reason (one line, at most 500 bytes): " + msg
-		}
-		return &httpError{Status: http.StatusConflict, Reason: reasonFrozen, Err: err, Public: msg}
-	case errors.Is(err, freeze.ErrUnreadable):
-		if te, ok := cmstore.IsTampered(err); ok {
-			return &httpError{Status: http.StatusServiceUnavailable, Reason: "FreezesTampered", Err: err,
-				Public: "writes are refused as if frozen: " + te.Public() + "; nothing was touched"}
-		}
-		return &httpError{Status: http.StatusServiceUnavailable, Reason: "FreezesUnreadable", Err: err,
-			Public: "the deploy freezes could not be read, so writes are refused until they can; nothing was touched"}
+	if fe := gitops.FreezeError(err); fe != err {
+		return workflowError(fe)
 	}
 	return err
 }

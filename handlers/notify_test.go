@@ -90,6 +90,7 @@ func notifyServer(t *testing.T, persona string) (*testServer, *testNotify, *hook
 	ts := walkServer(t)
 	n, rcv := newTestNotify(t, ts.srv.SubscriptionTarget)
 	ts.srv.opts.Notify, ts.srv.opts.Audit = n, store
+	ts.srv.ops = ts.srv.newWorkflows() // the workflows see the options changed above
 	ts.handler = ts.srv.Handler()
 	for _, p := range walkPersonas() {
 		if p.name == persona {

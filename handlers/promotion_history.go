@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
-	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -13,9 +13,9 @@ import (
 // record of App app in the source column col over the soak window
 // [since, now] (cur its cell now). No timeline (Options.Timeline nil):
 // not configured, and the gate cannot pass.
-func (s *Server) soakHistory(ctx context.Context, col promotion.Column, app string, cur promotion.Cell, since, now time.Time) promotion.History {
+func (s *Server) soakHistory(ctx context.Context, col gitops.Column, app string, cur gitops.Cell, since, now time.Time) gitops.History {
 	if s.opts.Timeline == nil {
-		return promotion.History{}
+		return gitops.History{}
 	}
 	a := timeline.App{Cluster: col.Cluster, Namespace: col.Namespace, Name: app}
 	ctx, cancel := context.WithTimeout(ctx, timelineReadWait)
@@ -25,24 +25,24 @@ func (s *Server) soakHistory(ctx context.Context, col promotion.Column, app stri
 	entries, err := s.opts.Timeline.Query(ctx, a, time.Time{}, now)
 	if err != nil {
 		s.log.Warn("promotion: the source's timeline is unreadable: the soak gate fails", "app", a.String(), "err", err)
-		return promotion.History{Configured: true, Err: err}
+		return gitops.History{Configured: true, Err: err}
 	}
-	return promotion.History{Configured: true, CoveredSince: s.opts.Timeline.Coverage(a), Unsettled: unsettled(entries, cur, since, now)}
+	return gitops.History{Configured: true, CoveredSince: s.opts.Timeline.Coverage(a), Unsettled: unsettled(entries, cur, since, now)}
 }
 
 // unsettled are the spans of [since, now) in which an App, by its
 // timeline entries, was not Healthy (a folded flap through a state other
 // than Healthy included) or was drifted; cur is its cell now, the state
 // held where no entry says otherwise.
-func unsettled(entries []timeline.Entry, cur promotion.Cell, since, now time.Time) []promotion.Interval {
+func unsettled(entries []timeline.Entry, cur gitops.Cell, since, now time.Time) []gitops.Interval {
 	healthy := string(kubeview.HealthHealthy)
-	var out []promotion.Interval
+	var out []gitops.Interval
 	for _, sp := range timeline.Spans(entries, timeline.KindHealth, string(cur.Health.Status), since, now) {
 		switch {
 		case sp.Flapped != "" && (sp.State != healthy || sp.Flapped != healthy):
-			out = append(out, promotion.Interval{From: sp.From, To: sp.To, State: "flapping " + sp.Flapped + "/" + sp.State})
+			out = append(out, gitops.Interval{From: sp.From, To: sp.To, State: "flapping " + sp.Flapped + "/" + sp.State})
 		case sp.Flapped == "" && sp.State != healthy:
-			out = append(out, promotion.Interval{From: sp.From, To: sp.To, State: sp.State})
+			out = append(out, gitops.Interval{From: sp.From, To: sp.To, State: sp.State})
 		}
 	}
 	drift := timeline.DriftClean
@@ -51,7 +51,7 @@ func unsettled(entries []timeline.Entry, cur promotion.Cell, since, now time.Tim
 	}
 	for _, sp := range timeline.Spans(entries, timeline.KindDrift, drift, since, now) {
 		if sp.State == timeline.DriftDrifted || sp.Flapped == timeline.DriftDrifted {
-			out = append(out, promotion.Interval{From: sp.From, To: sp.To, State: timeline.DriftDrifted})
+			out = append(out, gitops.Interval{From: sp.From, To: sp.To, State: timeline.DriftDrifted})
 		}
 	}
 	return out

@@ -1,8 +1,13 @@
 // Package handlers is deploy-web's HTTP layer: one route table (routes.go),
 // one file per action, the JSON API under /v1/deploy, the HTML pages and the
-// HTMX fragments they refresh with. Handlers parse the request, call kubeview
-// (or the release and plan seams), and render; they return errors that one
-// adapter turns into a clean JSON or HTML answer.
+// HTMX fragments they refresh with. Handlers parse the request, authorize it
+// (the route table's role), call one service and render: kubeview for
+// reads, the release seam for an App CR's rollback and sync, envrun for the
+// environment pages' plans and applies, and gitops for every workflow that
+// writes through git (rollback and sync of an App an environment renders,
+// promotion, catalog moves) or pauses auto-sync. A workflow's *gitops.Error
+// becomes an answer in one place (workflowError); handlers return errors
+// that one adapter turns into a clean JSON or HTML answer.
 package handlers
 
 import (
@@ -20,6 +25,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envsource"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
@@ -107,9 +113,9 @@ type Options struct {
 	// An App it finds is rolled back through git (writeBack), never by a
 	// patch of the live App.
 	Desired DesiredSource
-	// GitCommit writes a rollback to an environment's repository (default
-	// writeback.Commit).
-	GitCommit GitCommitter
+	// GitCommit writes a rollback or a promotion to an environment's
+	// repository (default writeback.Commit).
+	GitCommit gitops.Committer
 	// RecordReader reads the audit records the environment diffs compare
 	// (nil: only live and refs can be compared).
 	RecordReader RecordReader
@@ -135,7 +141,7 @@ type Options struct {
 	Notify Notifications
 	// Promotions keeps the two-person rule's promotion requests (nil: a
 	// promotion into a protected environment is refused).
-	Promotions PromotionStore
+	Promotions gitops.PromotionStore
 	// Timeline is what happened to each App (nil: the timeline pages
 	// and API say it is off).
 	Timeline Timeline
@@ -191,6 +197,9 @@ type Server struct {
 	lastReady string
 	// markdown renders Markdown others wrote (release notes) safely.
 	markdown *markdown.Renderer
+	// ops runs the workflows that write: rollback and sync through git,
+	// promotion, catalog moves, pauses.
+	ops *gitops.Service
 }
 
 // New wires the handlers for the clusters of opts.Clusters. Cluster names
@@ -228,7 +237,15 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 		s.byName[c.Name] = c
 	}
 	slices.SortFunc(s.clusters, func(a, b *Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	s.ops = s.newWorkflows()
 	return s
+}
+
+// newWorkflows is the workflow service over s's options.
+func (s *Server) newWorkflows() *gitops.Service {
+	o := s.opts
+	return gitops.New(gitops.Options{Commit: o.GitCommit, Runs: o.Environments, Freezes: o.Freezes, Promotions: o.Promotions,
+		View: promotionView{s}, Audit: o.Audit, AutoSync: o.AutoSync, Now: o.Now})
 }
 
 // cluster finds a configured cluster by name (nil for an unknown one).

@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"github.com/hanzoai/deploy-web/gitops"
 	"slices"
 	"strings"
 	"time"
@@ -68,21 +69,11 @@ func newestSpans(spans []templates.TimelineSpan, limit int) ([]templates.Timelin
 	return spans, false
 }
 
-// pausedUntilWords are the words of a pause record's message before the
-// time it lasts until (recordPause writes them, pauseOfRecord reads them).
-const pausedUntilWords = " paused until "
-
-// pauseMessage is the message of the record of a pause of env until
-// until for reason.
-func pauseMessage(env string, until time.Time, reason string) string {
-	return "auto-sync of " + env + pausedUntilWords + until.UTC().Format(time.RFC3339) + ": " + reason
-}
-
 // pauseOfRecord reads the pause a succeeded pause record says: until when
 // and why (recordPause's message: "auto-sync of dev paused until
 // 2026-12-03T06:00:00Z: reason"); false for a message of another form.
 func pauseOfRecord(r *audit.Record) (until time.Time, reason string, ok bool) {
-	_, rest, ok := strings.Cut(r.Message, pausedUntilWords)
+	_, rest, ok := strings.Cut(r.Message, gitops.PausedUntilWords)
 	if !ok {
 		return time.Time{}, "", false
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"github.com/hanzoai/deploy-web/gitops"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -118,7 +119,7 @@ func TestPauseSpans(t *testing.T) {
 		r := audit.Record{ID: "s-" + string(rune('a'+n)), Time: at(h), Verb: verb, Environment: env, Outcome: outcome,
 			Actor: audit.Actor{Email: "bob@example.com", Subject: "bob"}}
 		if verb == audit.VerbPause {
-			r.Message = pauseMessage(env, at(untilH), "incident: 42")
+			r.Message = gitops.PauseMessage(env, at(untilH), "incident: 42")
 		} else {
 			r.Message = "auto-sync of " + env + " resumed (paused by bob: incident: 42)"
 		}
@@ -199,12 +200,13 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 			clock.now = testNow
 			au, _ := newTestAudit(t)
 			appendTest(t, au, audit.Record{Time: testNow.Add(-3 * time.Hour), Verb: audit.VerbPause, Cluster: "in-cluster", Environment: "dev", Namespace: tt.namespace,
-				Actor: audit.Actor{Email: "bob@example.com"}, Message: pauseMessage("dev", testNow.Add(time.Hour), "incident 42")})
+				Actor: audit.Actor{Email: "bob@example.com"}, Message: gitops.PauseMessage("dev", testNow.Add(time.Hour), "incident 42")})
 			appendTest(t, au, audit.Record{Time: testNow.Add(-150 * time.Minute), Verb: audit.VerbResume, Cluster: "in-cluster", Environment: "dev", Namespace: tt.namespace,
 				Actor: audit.Actor{Email: "bob@example.com"}})
 			ts.srv.opts.Environments = envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{})
 			ts.srv.opts.EnvClusters = map[string]string{"dev": "in-cluster"}
 			ts.srv.opts.Freezes, ts.srv.opts.Audit = gate, au
+			ts.srv.ops = ts.srv.newWorkflows() // the workflows see the options changed above
 			ts.handler = ts.srv.Handler()
 
 			w := ts.get(t, paths.AppTimeline("in-cluster", "apps", "web", url.Values{"range": {"24h"}}), nil)

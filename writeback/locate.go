@@ -57,7 +57,9 @@ const (
 //     path spec/image for the kind); without that, the App keeps the
 //     version of its own file.
 //
-// A patch on the way that sets the App's spec.image would override the
+// An override the overlay owns (SetOverlayImage's inline patch of the
+// App's spec.image in Dir's kustomization) is edited in place. Any other
+// patch on the way that sets the App's spec.image would override the
 // edits, so Locate refuses then, naming the kustomization; so it does when
 // the App is in no file or in several. The walk reads at most
 // maxLocateKustomizations kustomizations and maxLocateFiles files, each at
@@ -84,6 +86,17 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	}
 	if kf == "" {
 		return nil, fmt.Errorf("writeback: locate: %s has no kustomization", dir)
+	}
+	// The environment's own override (SetOverlayImage) is edited where it
+	// is, unless the overlay also has an images: entry of the repository
+	// (kustomize applies images: after patches: then it is refused below).
+	hasEntry := slices.ContainsFunc(k.Images, func(im types.Image) bool {
+		return c.Repository != "" && (im.Name == c.Repository || im.NewName == c.Repository)
+	})
+	for _, p := range k.Patches {
+		if !hasEntry && isOverlayPatch(p, c.Kind, c.Name) {
+			return []Edit{SetOverlayImage{File: kf, Kind: c.Kind, Name: c.Name, Image: appcr.ImageRef{Repository: c.Repository, Tag: c.Tag, Digest: c.Digest}.String()}}, nil
+		}
 	}
 	var edits []Edit
 	for _, im := range k.Images {

@@ -3,8 +3,10 @@ package writeback
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -123,7 +125,8 @@ func TestLocate(t *testing.T) {
 			name:   "prod: a patch sets the image",
 			files:  inv,
 			change: ImageChange{Dir: "overlays/prod", Kind: "App", Name: "worker", Repository: "registry.demo.local/inventory/worker", Tag: "1.2.0"},
-			err:    "overlays/prod/kustomization.yaml: a patch sets App worker's spec.image",
+			// prod's own inline patch of worker's spec.image is the edit.
+			want: []Edit{SetOverlayImage{File: "overlays/prod/kustomization.yaml", Kind: "App", Name: "worker", Image: "registry.demo.local/inventory/worker:1.2.0"}},
 		},
 		{
 			name:   "prod: a patch overrides the images: entry too",
@@ -265,5 +268,35 @@ func TestLocateAliasBomb(t *testing.T) {
 				t.Errorf("Locate with an alias bomb in %s = %v, %v; want an error naming %s and its aliases", tc.file, got, err, tc.file)
 			}
 		})
+	}
+}
+
+// TestLocateEditsTheOverlaysOverride: an inline patch of the App's
+// spec.image that the folder's own kustomization owns (SetOverlayImage's
+// form) is the edit; SetOverlayImage adds one where there is none and
+// edits it in place where there is.
+func TestLocateEditsTheOverlaysOverride(t *testing.T) {
+	kust := "resources: [../../base]\npatches:\n  - target: {kind: App, name: api}\n    patch: |\n      - op: add\n        path: /spec/image\n        value: reg.example/acme/api:1.2.0\n"
+	tree := fstest.MapFS{
+		"base/kustomization.yaml":         {Data: []byte("resources: [api.yaml]\n")},
+		"base/api.yaml":                   {Data: []byte("apiVersion: hanzo.ai/v1\nkind: App\nmetadata: {name: api}\nspec: {image: reg.example/acme/api:1.0.0}\n")},
+		"overlays/dev/kustomization.yaml": {Data: []byte(kust)},
+	}
+	c := ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: "reg.example/acme/api", Tag: "1.1.0"}
+	got, err := Locate(tree, c, 0)
+	want := []Edit{SetOverlayImage{File: "overlays/dev/kustomization.yaml", Kind: "App", Name: "api", Image: "reg.example/acme/api:1.1.0"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Locate = %v, %v; want %v", got, err, want)
+	}
+	out, err := got[0].Apply([]byte(kust))
+	if err != nil || strings.Count(string(out), "/spec/image") != 1 || !strings.Contains(string(out), "value: reg.example/acme/api:1.1.0") {
+		t.Errorf("Apply (in place) = %s, %v; want the one patch at 1.1.0", out, err)
+	}
+	out, err = got[0].Apply([]byte("resources: [../../base]\n"))
+	if err != nil || !strings.Contains(string(out), "kind: App") || !strings.Contains(string(out), "value: reg.example/acme/api:1.1.0") {
+		t.Errorf("Apply (added) = %s, %v; want a new patch at 1.1.0", out, err)
+	}
+	if _, err := (SetOverlayImage{File: "k.yaml", Kind: "App", Name: "api", Image: "x y"}).Apply([]byte("{}\n")); err == nil {
+		t.Errorf("Apply of image %q = nil error, want a refusal", "x y")
 	}
 }

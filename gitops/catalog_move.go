@@ -1,4 +1,4 @@
-package handlers
+package gitops
 
 import (
 	"cmp"
@@ -13,16 +13,8 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
-	"github.com/hanzoai/deploy-web/release"
-	"github.com/hanzoai/deploy-web/web/templates"
 	"github.com/hanzoai/deploy-web/writeback"
 )
-
-// catalogError is a version change the environment's catalog would block:
-// the plan of the commit would not be ready, so nothing is committed.
-type catalogError struct{ msg string }
-
-func (e *catalogError) Error() string { return e.msg }
 
 // checkCatalogAdmits refuses to move App kind/name of environment env to
 // image when env's catalog, read from tree (the repository the commit is
@@ -69,31 +61,21 @@ func checkCatalogAdmits(tree fs.FS, env *deployplan.Environment, kind, name, ima
 // (and the commits the write-back fetches for it).
 const catalogHistoryCommits = writeback.MaxHistory
 
-// commitTagEnv reports whether a rollback of an App environment env
+// CommitTagEnv reports whether a rollback of an App environment env
 // renders may go to a commit tag: env writes back and its catalog is in
 // the repository, which decides on the tree whether it is in commit mode
 // (planCatalogMove).
-func commitTagEnv(env *deployplan.Environment) bool {
+func CommitTagEnv(env *deployplan.Environment) bool {
 	_, inRepo := env.CatalogInRepo()
 	return inRepo && env.WriteBack != nil
 }
 
-// commitTagRollback reports whether a rollback to version takes the
-// commit-mode path: commitTagEnv, and version is a commit tag (7 to 40
+// CommitTagRollback reports whether a rollback to version takes the
+// commit-mode path: CommitTagEnv, and version is a commit tag (7 to 40
 // lowercase hex, never a clean semver). The app page's history asks the
 // same (templates.AppGitProps.TakesCommitTag).
-func commitTagRollback(env *deployplan.Environment, version string) bool {
-	return commitTagEnv(env) && deployplan.ValidCommit(version)
-}
-
-// gitRollbackGate is the rollback gate of an App environment env renders
-// (nil: none): a version the App has run, a clean semver, or in a
-// commitTagRollback a commit tag.
-func gitRollbackGate(env *deployplan.Environment, version string, history []string) error {
-	if env != nil && commitTagRollback(env, version) {
-		return release.InHistory(version, history)
-	}
-	return release.Gate(version, history)
+func CommitTagRollback(env *deployplan.Environment, version string) bool {
+	return CommitTagEnv(env) && deployplan.ValidCommit(version)
 }
 
 // catalogMove is a rollback in a commit-mode catalog: the catalog file
@@ -111,77 +93,30 @@ type catalogMove struct {
 	// restores ("" when the catalog does not change).
 	Revision string
 	// Moved are the Apps whose image changes, sorted by namespace and name.
-	Moved []movedApp
+	Moved []MovedApp
 	// to is the catalog after the move.
 	to    *deployplan.Catalog
 	edits []writeback.Edit
 }
 
-// movedApp is an App a catalog move changes, with its rendered image
+// MovedApp is an App a catalog move changes, with its rendered image
 // before and after.
-type movedApp struct {
+type MovedApp struct {
 	Namespace, Name string
 	From, To        appcr.ImageRef
 }
 
-// desiredObjects is the desired-state index's list of an environment's
-// rendered objects (envsource.Index), for the confirmation's preview.
-type desiredObjects interface {
-	Objects(env string) []*unstructured.Unstructured
-}
-
-// catalogMovePreview is what the confirmation of a rollback of App a to
-// the commit tag version says moves with it: the environment's catalog, if
-// in commit mode, and the other Apps its last render runs at the same
-// commit as a (their tags name one commit: one is a prefix of the other).
-// The POST reads the repository and answers with what moved.
-func (s *Server) catalogMovePreview(a appRef, g *gitRendered, version string) *templates.CatalogMovePreview {
-	p, _ := g.env.CatalogInRepo()
-	out := &templates.CatalogMovePreview{Env: g.env.Name, Catalog: p, Commit: version}
-	objs, ok := s.opts.Desired.(desiredObjects)
-	if !ok {
-		return out
-	}
-	image, _, _ := unstructured.NestedString(g.desired.Object.Object, "spec", "image")
-	tag := appcr.ImageTag(image)
-	for _, o := range objs.Objects(g.env.Name) {
-		gvk := o.GroupVersionKind()
-		if gvk.Group != a.c.AppGroup || gvk.Kind != a.c.AppKind || o.GetName() == a.Name && cmp.Or(o.GetNamespace(), g.env.Namespace) == a.Namespace {
-			continue
-		}
-		img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
-		if t := appcr.ImageTag(img); deployplan.ValidCommit(t) && deployplan.ValidCommit(tag) && (strings.HasPrefix(t, tag) || strings.HasPrefix(tag, t)) {
-			out.Apps = append(out.Apps, cmp.Or(o.GetNamespace(), g.env.Namespace)+"/"+o.GetName())
-		}
-	}
-	slices.Sort(out.Apps)
-	return out
-}
-
-// catalogMoveJSON is a catalog move in an answer: the catalog's path and
+// CatalogChange is a catalog move in an answer: the catalog's path and
 // its commit before and after.
-type catalogMoveJSON struct {
+type CatalogChange struct {
 	Path string `json:"path"`
 	From string `json:"from"`
 	To   string `json:"to"`
 }
 
-// movedJSON is an App a catalog move changes, in an answer: its image
-// before and after.
-type movedJSON struct {
-	Namespace string `json:"namespace"`
-	App       string `json:"app"`
-	From      string `json:"from"`
-	To        string `json:"to"`
-}
-
-// json is the move in an answer.
-func (m *catalogMove) json() (*catalogMoveJSON, []movedJSON) {
-	moved := make([]movedJSON, len(m.Moved))
-	for i, a := range m.Moved {
-		moved[i] = movedJSON{Namespace: a.Namespace, App: a.Name, From: a.From.String(), To: a.To.String()}
-	}
-	return &catalogMoveJSON{Path: m.Path, From: m.From, To: m.To}, moved
+// change is the move's catalog change.
+func (m *catalogMove) change() *CatalogChange {
+	return &CatalogChange{Path: m.Path, From: m.From, To: m.To}
 }
 
 // detail is the commit message's account of the move (writeback.Request.Detail).
@@ -199,8 +134,20 @@ func (m *catalogMove) detail() []string {
 	return out
 }
 
-// planCatalogMove decides the edits of a rollback of App kind/name to the
-// commit tag version in environment env's commit-mode catalog, on tree
+// CatalogMoveRequest is a rollback of App Group/Kind/Name to the commit
+// tag Version in environment Env's commit-mode catalog, planned on Tree
+// (the head of Branch, a writeback.FileHistory); MaxFile bounds each file
+// an edit reads.
+type CatalogMoveRequest struct {
+	Tree              fs.FS
+	Env               *deployplan.Environment
+	Branch            string
+	Group, Kind, Name string
+	Version           string
+	MaxFile           int64
+}
+
+// planCatalogMove decides the edits of a catalog move (CatalogMoveRequest), on the tree
 // (the branch's head, a writeback.FileHistory): the catalog's revision of
 // that commit (its history walked newest first, at most
 // catalogHistoryCommits commits, each revision parsed within the plan's
@@ -208,36 +155,37 @@ func (m *catalogMove) detail() []string {
 // current render runs at the catalog's current commit. A refusal is a
 // *catalogError (CatalogRefuses) naming the catalog and the commit, or a
 // *locateError or *checkError.
-func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environment, branch, group, kind, name, version string, maxFile int64) (*catalogMove, error) {
+func planCatalogMove(ctx context.Context, req CatalogMoveRequest) (*catalogMove, error) {
+	env := req.Env
 	p, _ := env.CatalogInRepo()
-	cur, err := deployplan.ReadCatalogFS(tree, p)
+	cur, err := deployplan.ReadCatalogFS(req.Tree, p)
 	if err != nil {
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s does not read (%v): fix it in the repository; nothing was pushed",
 			env.Name, p, strings.TrimPrefix(err.Error(), "deployplan: "))}
 	}
 	if cur.Mode != deployplan.CatalogModeCommit {
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s is in version mode: a rollback takes a release it lists (MAJOR.MINOR.PATCH), not the commit tag %s; nothing was pushed",
-			env.Name, p, version)}
+			env.Name, p, req.Version)}
 	}
 	// The walk and the render under the write-back's deadline (Plan is
 	// given no context of its own).
 	ctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
 	defer cancel()
 	mv := &catalogMove{Path: p, From: cur.Commit, To: cur.Commit, to: cur}
-	if !cur.TaggedWith(version) {
-		if err := mv.findRevision(ctx, tree, env, branch, version); err != nil {
+	if !cur.TaggedWith(req.Version) {
+		if err := mv.findRevision(ctx, req.Tree, env, req.Branch, req.Version); err != nil {
 			return nil, err
 		}
 	}
-	objs, err := deployplan.RenderFS(ctx, env, tree)
+	objs, err := deployplan.RenderFS(ctx, env, req.Tree)
 	if err != nil {
-		return nil, &checkError{fmt.Sprintf("%s does not render on branch %s (%v): nothing was pushed", env.Source.Path, branch, err)}
+		return nil, &checkError{fmt.Sprintf("%s does not render on branch %s (%v): nothing was pushed", env.Source.Path, req.Branch, err)}
 	}
 	// The image of the App asked for goes to the tag asked for, and so does
 	// every App of its repository: they may share one images: entry.
 	clickedRepo := ""
 	for _, o := range objs {
-		if gvk := o.GroupVersionKind(); gvk.Group == group && gvk.Kind == kind && o.GetName() == name {
+		if gvk := o.GroupVersionKind(); gvk.Group == req.Group && gvk.Kind == req.Kind && o.GetName() == req.Name {
 			img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
 			clickedRepo = appcr.ParseImageRef(img).Repository
 		}
@@ -246,7 +194,7 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 	clickedFound := false
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
-		if gvk.Group != group || gvk.Kind != kind {
+		if gvk.Group != req.Group || gvk.Kind != req.Kind {
 			continue
 		}
 		img, _, _ := unstructured.NestedString(o.Object, "spec", "image")
@@ -256,21 +204,25 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 		}
 		ref := appcr.ParseImageRef(img)
 		_, covered := cur.Lookup(parsed)
-		clicked := o.GetName() == name
+		clicked := o.GetName() == req.Name
 		if !clicked && (!covered || !cur.TaggedWith(ref.Tag)) {
 			continue
 		}
 		clickedFound = clickedFound || clicked
-		to, err := mv.target(o.GetName(), ref, parsed, ref.Repository == clickedRepo, version)
+		to, err := mv.target(o.GetName(), ref, parsed, ref.Repository == clickedRepo, req.Version)
 		if err != nil {
 			return nil, err
 		}
 		if to == ref {
 			continue // at the target already
 		}
-		edits, err := writeback.Locate(tree, writeback.ImageChange{Dir: env.Source.Path, Kind: kind, Name: o.GetName(), Repository: ref.Repository, Tag: to.Tag, Digest: to.Digest}, maxFile)
+		ch := writeback.ImageChange{Dir: env.Source.Path, Kind: req.Kind, Name: o.GetName(), Repository: ref.Repository, Tag: to.Tag, Digest: to.Digest}
+		edits, err := writeback.Locate(req.Tree, ch, req.MaxFile)
 		if err != nil {
 			return nil, &locateError{err}
+		}
+		if edits, err = stayInEnv(req.Tree, env, ch, edits, req.MaxFile); err != nil {
+			return nil, err
 		}
 		for _, e := range edits {
 			if !seen[e] {
@@ -278,12 +230,12 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 				mv.edits = append(mv.edits, e)
 			}
 		}
-		mv.Moved = append(mv.Moved, movedApp{Namespace: cmp.Or(o.GetNamespace(), env.Namespace), Name: o.GetName(), From: ref, To: to})
+		mv.Moved = append(mv.Moved, MovedApp{Namespace: cmp.Or(o.GetNamespace(), env.Namespace), Name: o.GetName(), From: ref, To: to})
 	}
 	if !clickedFound {
-		return nil, &checkError{fmt.Sprintf("%s no longer renders %s %s on branch %s: nothing was pushed", env.Source.Path, kind, name, branch)}
+		return nil, &checkError{fmt.Sprintf("%s no longer renders %s %s on branch %s: nothing was pushed", env.Source.Path, req.Kind, req.Name, req.Branch)}
 	}
-	slices.SortFunc(mv.Moved, func(a, b movedApp) int {
+	slices.SortFunc(mv.Moved, func(a, b MovedApp) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
 	return mv, nil
@@ -295,7 +247,7 @@ func planCatalogMove(ctx context.Context, tree fs.FS, env *deployplan.Environmen
 func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *deployplan.Environment, branch, version string) error {
 	h, ok := tree.(writeback.FileHistory)
 	if !ok {
-		return fmt.Errorf("handlers: the tree of %s's repository has no history to read the catalog's revisions from", env.Name)
+		return fmt.Errorf("gitops: the tree of %s's repository has no history to read the catalog's revisions from", env.Name)
 	}
 	var (
 		content    []byte
@@ -303,7 +255,7 @@ func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *deployp
 	)
 	walk, err := h.FileRevisions(m.Path, catalogHistoryCommits, deployplan.MaxCatalogBytes, func(r writeback.Revision) (bool, error) {
 		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("handlers: the history of %s: %w", m.Path, err)
+			return false, fmt.Errorf("gitops: the history of %s: %w", m.Path, err)
 		}
 		cat, err := deployplan.ParseCatalogFile(m.Path, r.Content)
 		if err != nil {

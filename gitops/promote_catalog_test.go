@@ -1,0 +1,166 @@
+package gitops
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/promotion"
+)
+
+var (
+	digestA = "sha256:" + strings.Repeat("a", 64)
+	digestB = "sha256:" + strings.Repeat("b", 64)
+	digestC = "sha256:" + strings.Repeat("c", 64)
+)
+
+// versionCatalog is a version-mode catalog of reg.example/acme/api, laid
+// out as json.MarshalIndent does, listing releases "id=tag=digest".
+func versionCatalog(releases ...string) string {
+	var b strings.Builder
+	b.WriteString("{\n  \"mode\": \"version\",\n  \"commit\": \"0123456789abcdef0123456789abcdef01234567\",\n  \"services\": [")
+	for i, r := range releases {
+		f := strings.Split(r, "=")
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n    {\n      \"id\": %q,\n      \"image\": \"reg.example/acme/api\",\n      \"tag\": %q,\n      \"digest\": %q,\n      \"published\": true\n    }", f[0], f[1], f[2])
+	}
+	b.WriteString("\n  ]\n}\n")
+	return b.String()
+}
+
+func TestCatalogAppend(t *testing.T) {
+	add := []deployplan.CatalogService{{ID: "api-1.5.0", Image: "reg.example/acme/api", Tag: "1.5.0", Digest: digestB, Published: true}}
+	tests := []struct {
+		name, cur, want, err string
+	}{
+		{"indented like MarshalIndent", versionCatalog("api=1.2.0=" + digestA), versionCatalog("api=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), ""},
+		{"one line", `{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true}]}`,
+			`{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true},` +
+				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}`, ""},
+		{"an empty list", "{\"mode\": \"version\", \"services\": [ ]}\n",
+			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}` + "\n", ""},
+		{"keys after services are kept", `{"mode": "version", "services": [], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`,
+			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`, ""},
+		{"brackets in a string are text, not the list's end", `{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true}]}`,
+			`{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true},` +
+				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}`, ""},
+		{"no services", `{"mode": "version"}`, "", "no services list"},
+		{"services is not a list", `{"mode": "version", "services": {"id": "x"}}`, "", "services is not a list"},
+		{"not JSON", `mode: version`, "", "not a JSON object"},
+		{"the result does not read: the release is listed already", versionCatalog("api-1.5.0=1.5.0=" + digestB), "", "does not read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := catalogAppend{File: "artifacts/catalog.json", Services: add}.Apply([]byte(tt.cur))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Apply(%s) = %q, %v; want an error containing %q", tt.name, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Apply(%s) = %v", tt.name, err)
+			}
+			if d := cmp.Diff(tt.want, string(got)); d != "" {
+				t.Errorf("Apply(%s) mismatch (-want +got):\n%s", tt.name, d)
+			}
+		})
+	}
+}
+
+func TestPromotionCatalogEdits(t *testing.T) {
+	target := &deployplan.Environment{Name: "staging", Source: deployplan.Source{Repo: "https://git.example/m.git", Path: "overlays/staging"}, Catalog: "artifacts/staging.json"}
+	onDisk := *target
+	onDisk.Catalog = "/etc/deploy-web/staging.json"
+	api := func(ref string) []promotion.AppVersion {
+		return []promotion.AppVersion{{App: "api", Image: "reg.example/acme/api:" + ref, Version: strings.Split(ref, "@")[0]}}
+	}
+	twoApps := append(api("1.5.0"), promotion.AppVersion{App: "api-canary", Image: "reg.example/acme/api:1.5.0", Version: "1.5.0"})
+	withDigest := api("1.5.0@" + digestC)
+	withDigest[0].Digest = digestC
+	srcCatalog := func(doc string) sourceCatalog {
+		return func() (*deployplan.Catalog, string, error) {
+			c, err := deployplan.ParseCatalog([]byte(doc))
+			return c, "dev.json", err
+		}
+	}
+	tree := func(doc string) fstest.MapFS {
+		return fstest.MapFS{"artifacts/staging.json": {Data: []byte(doc)}}
+	}
+	tests := []struct {
+		name     string
+		env      *deployplan.Environment
+		tree     fstest.MapFS
+		versions []promotion.AppVersion
+		source   string
+		// want is the entry added ("" none), err a refusal.
+		want, err string
+	}{
+		{"copied from the source", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
+			versionCatalog("api-1.4.0=1.4.0="+digestC, "api-1.5.0=1.5.0="+digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
+		{"the source's id is taken", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
+			versionCatalog("api=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
+		{"two Apps of one release: one entry", target, tree(versionCatalog("api=1.2.0=" + digestA)), twoApps,
+			versionCatalog("api-1.5.0=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
+		{"listed already", target, tree(versionCatalog("api=1.2.0="+digestA, "x=1.5.0="+digestB)), api("1.5.0"), "{", "", ""},
+		{"the source does not list it", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
+			versionCatalog("api=1.4.0=" + digestB), "", "does not list reg.example/acme/api at 1.5.0, and neither does dev's catalog (dev.json)"},
+		{"the source's digest differs from the declared one", target, tree(versionCatalog("api=1.2.0=" + digestA)), withDigest,
+			versionCatalog("api=1.5.0=" + digestB), "", "dev declares api at digest " + digestC},
+		{"the source's catalog does not read", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"), "{nope", "",
+			"dev's catalog, to copy the release from, could not be read"},
+		{"the target's catalog does not read", target, tree("{nope"), api("1.5.0"), versionCatalog("api=1.5.0=" + digestB), "", "environment staging's catalog artifacts/staging.json does not read"},
+		{"commit mode: not edited", target, tree(`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`), api("1.5.0"), "{", "", ""},
+		{"a catalog on disk: not edited", &onDisk, fstest.MapFS{}, api("1.5.0"), "{", "", ""},
+		{"from a commit-mode source", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("0123456789ab"),
+			`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": [{"id": "api", "image": "reg.example/acme/api:0123456789ab", "digest": "` + digestB + `", "published": false}]}`,
+			"api-0123456789ab reg.example/acme/api 0123456789ab " + digestB, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edits, err := promotionCatalogEdits(tt.tree, tt.env, "dev", tt.versions, srcCatalog(tt.source))
+			if tt.err != "" {
+				if _, ok := err.(*catalogError); !ok || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("promotionCatalogEdits(%s) = %v, %v; want a *catalogError containing %q", tt.name, edits, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("promotionCatalogEdits(%s) = %v", tt.name, err)
+			}
+			got := ""
+			for _, e := range edits {
+				ca := e.(catalogAppend)
+				if ca.File != "artifacts/staging.json" {
+					t.Errorf("the edit writes %s, want artifacts/staging.json", ca.File)
+				}
+				for _, s := range ca.Services {
+					got = strings.TrimSpace(got + " " + s.ID + " " + s.Image + " " + s.Tag + " " + s.Digest)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("promotionCatalogEdits(%s) adds %q, want %q", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFreeID(t *testing.T) {
+	used := map[string]bool{"api": true, "api-1.5.0": true, "web": true}
+	tests := []struct{ id, tag, want string }{
+		{"worker", "1.5.0", "worker"},
+		{"web", "2.0.0", "web-2.0.0"},
+		{"api", "1.5.0", "api-1.5.0-2"},
+	}
+	for _, tt := range tests {
+		if got := freeID(used, tt.id, tt.tag); got != tt.want {
+			t.Errorf("freeID(%s, %s) = %q, want %q", tt.id, tt.tag, got, tt.want)
+		}
+	}
+}
