@@ -42,7 +42,9 @@ func TestEnvCompareToBranchOnRealCluster(t *testing.T) {
 	for _, cm := range []struct{ ns, name, v string }{{"staging", "settings", "live-value"}, {"other", "private", "other-namespace-data"}} {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": cm.name, "namespace": cm.ns}, "data": map[string]any{"k": cm.v}}}
-		if _, err := p.Dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(cm.ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		// Written by deploy-web's field manager, as an apply would: the
+		// live side shows values of objects deploy-web manages only.
+		if _, err := p.Dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(cm.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: deployplan.FieldManager}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -157,12 +157,15 @@ func TestPauseAndResume(t *testing.T) {
 // /v1/deploy/environments/{env} carry source, live, writeBack and
 // autoSync; a blocked auto-sync reads as failed with its blockers.
 func TestEnvironmentsJSON(t *testing.T) {
-	ts, as, _, store := gitOpsServer(t)
+	ts, as, trail, store := gitOpsServer(t)
 	applied := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	if _, err := store.Save(context.Background(), planstore.Entry{Environment: "dev", Action: "apply", Conclusion: "applied", User: "auto-sync", Time: applied,
 		Commit: "1111111111111111111111111111111111111111"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The apply's audit record, which the commit live is read from.
+	appendTest(t, trail, audit.Record{Time: applied, Actor: audit.EngineActor(), Verb: audit.VerbApply, Outcome: audit.OutcomeSucceeded, Cluster: "test",
+		Environment: "dev", Namespace: "staging", Commit: "1111111111111111111111111111111111111111", Blockers: []string{}})
 	as.last = &autosync.Run{Time: applied.Add(time.Hour), Trigger: autosync.TriggerAutoSync, Commit: "2222222222222222222222222222222222222222",
 		Outcome: autosync.OutcomeBlocked, Blockers: []string{"unpublished-image: api:9.9.9 is not in the registry"}, RunID: "dev-1"}
 	if _, err := as.pauses.Pause(context.Background(), "dev", "freeze for the launch", testNow.Add(time.Hour), "admin@example.com"); err != nil {

@@ -25,8 +25,8 @@ func TestDriftRemovePatch(t *testing.T) {
 	}
 	kubectl := `{"f:metadata":{"f:labels":{"f:team/x":{}}},"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"api\"}":{"f:env":{"k:{\"name\":\"COLOR\"}":{".":{},"f:name":{},"f:value":{}},"k:{\"name\":\"HAND_EDIT\"}":{".":{},"f:name":{},"f:value":{}}}}}}}}}`
 	entries := []metav1.ManagedFieldsEntry{
-		{Manager: "deploy-web", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)}},
-		{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(kubectl)}},
+		{Manager: "deploy-web", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)},
+		{Manager: "kubectl-set", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kubectl)},
 	}
 	drift := Drift("Deployment", entries, func() map[string]any { return live }, DriftRules{OperatorManagers: []string{"deploy-web"}})
 	got := map[string]string{}
