@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
+	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -35,6 +36,8 @@ const (
 	// KindUnavailable is a part of deploy-web that is not configured or
 	// cannot be read (503).
 	KindUnavailable
+	// KindTooMany is a caller over a cap of their own (429).
+	KindTooMany
 )
 
 // Error is a workflow's refusal or failure: its kind, a machine-readable
@@ -89,6 +92,20 @@ func FreezeError(err error) error {
 			Public: "the deploy freezes could not be read, so writes are refused until they can; nothing was touched"}
 	}
 	return err
+}
+
+// requestLimitError is the refusal of a promotion request over a cap:
+// the requester's own (KindTooMany) or the environment's (KindUnprocessable).
+func requestLimitError(err error) error {
+	var le *promotion.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	kind := KindUnprocessable
+	if le.Per == promotion.LimitRequester {
+		kind = KindTooMany
+	}
+	return &Error{Kind: kind, Reason: "TooManyPendingRequests", Public: le.Public() + "; nothing was requested", Err: err}
 }
 
 // PublicOf is an error's text a user may read: an *Error's Public, else

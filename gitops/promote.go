@@ -250,7 +250,7 @@ func (s *Service) Promote(ctx context.Context, req PromoteRequest) (PromotionOut
 		}
 		stored, err := s.opts.Promotions.Create(ctx, promotion.Request{Target: ask.Target.Name, Source: ask.Source.Name, Apps: ask.versions(), Requester: p.actor, Reason: req.Reason})
 		if err != nil {
-			return out, err
+			return out, requestLimitError(err)
 		}
 		out.Request = &stored
 		s.recordPromotion(ctx, audit.VerbPromoteRequest, ask, p.actor, audit.OutcomeSucceeded, "request "+stored.ID+": "+ask.summary(), "")

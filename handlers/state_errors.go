@@ -8,25 +8,18 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
-	"github.com/hanzoai/deploy-web/promotion"
 )
 
 // stateError is the answer to an error of deploy-web's stores that
 // carries its own public text (docs/security.md): signed state changed
-// outside deploy-web (503: nothing is decided on it), a cap on pending
-// promotion requests (429 for the requester's, 422 for the
-// environment's), too many refusals (429 with Retry-After). nil for any
-// other error.
+// outside deploy-web (503: nothing is decided on it), too many refusals
+// (429 with Retry-After). nil for any other error. (A cap on pending
+// promotion requests is the promotion workflow's refusal: gitops.)
 func stateError(err error) *httpError {
 	var rl *audit.RateLimitedError
-	var le *promotion.LimitError
 	switch {
 	case errors.As(err, &rl):
 		return &httpError{Status: http.StatusTooManyRequests, Reason: "TooManyRefusals", Public: rl.Public(), Err: err, RetryAfter: rl.RetryAfter}
-	case errors.As(err, &le) && le.Per == promotion.LimitRequester:
-		return &httpError{Status: http.StatusTooManyRequests, Reason: "TooManyPendingRequests", Public: le.Public() + "; nothing was requested", Err: err}
-	case errors.As(err, &le):
-		return &httpError{Status: http.StatusUnprocessableEntity, Reason: "TooManyPendingRequests", Public: le.Public() + "; nothing was requested", Err: err}
 	}
 	if te, ok := cmstore.IsTampered(err); ok {
 		return &httpError{Status: http.StatusServiceUnavailable, Reason: "StateTampered", Public: te.Public() + "; nothing was changed", Err: err}

@@ -16,15 +16,28 @@ func (s *Server) person(ctx context.Context) gitops.Person {
 }
 
 // kindStatus is the status of each kind of workflow error.
-var kindStatus = map[gitops.Kind]int{
-	gitops.KindInternal:      http.StatusInternalServerError,
-	gitops.KindInvalid:       http.StatusBadRequest,
-	gitops.KindForbidden:     http.StatusForbidden,
-	gitops.KindNotFound:      http.StatusNotFound,
-	gitops.KindConflict:      http.StatusConflict,
-	gitops.KindUnprocessable: http.StatusUnprocessableEntity,
-	gitops.KindUpstream:      http.StatusBadGateway,
-	gitops.KindUnavailable:   http.StatusServiceUnavailable,
+func kindStatus(k gitops.Kind) int {
+	switch k {
+	case gitops.KindInternal:
+		return http.StatusInternalServerError
+	case gitops.KindInvalid:
+		return http.StatusBadRequest
+	case gitops.KindForbidden:
+		return http.StatusForbidden
+	case gitops.KindNotFound:
+		return http.StatusNotFound
+	case gitops.KindConflict:
+		return http.StatusConflict
+	case gitops.KindUnprocessable:
+		return http.StatusUnprocessableEntity
+	case gitops.KindUpstream:
+		return http.StatusBadGateway
+	case gitops.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case gitops.KindTooMany:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
 }
 
 // workflowError is the one mapping of a workflow's error (package gitops)
@@ -36,9 +49,5 @@ func workflowError(err error) error {
 	if !errors.As(err, &e) {
 		return releaseError(err)
 	}
-	status, ok := kindStatus[e.Kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return &httpError{Status: status, Reason: e.Reason, Public: e.Public, Err: e.Err}
+	return &httpError{Status: kindStatus(e.Kind), Reason: e.Reason, Public: e.Public, Err: e.Err}
 }

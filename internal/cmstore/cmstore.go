@@ -29,11 +29,12 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/cmcas"
+	"github.com/hanzoai/deploy-web/internal/labels"
 	"github.com/hanzoai/deploy-web/internal/sign"
 )
 
 // LabelKind marks deploy-web's own ConfigMaps; its value names the store.
-const LabelKind = "deploy-web.hanzo.ai/kind"
+const LabelKind = labels.Kind
 
 // AnnotationMAC on a store's ConfigMap is the signature of its key's
 // value.
