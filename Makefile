@@ -105,8 +105,13 @@ define build-step
 	@start=$$SECONDS; $(3) && echo "cluster-bin: $(1) done in $$(( (SECONDS-start)/60 ))m$$(( (SECONDS-start)%60 ))s"
 endef
 
+# The version the control plane reports (/version, discovery): a module
+# build leaves it v0.0.0, which no real cluster answers (a Helm chart's
+# kubeVersion constraint is checked against it).
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(K8S_VERSION:v%=%))) -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION:v%=%))) -X k8s.io/component-base/version.gitTreeState=clean
+
 $(K8S_BINS) &:
-	$(call build-step,kube-apiserver + controller-manager + scheduler + kubectl (piece 1 of 4),10-20 min,cd tools/kube && $(GO) build -o $(K8S_DIR)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+	$(call build-step,kube-apiserver + controller-manager + scheduler + kubectl (piece 1 of 4),10-20 min,cd tools/kube && $(GO) build -ldflags '$(K8S_LDFLAGS)' -o $(K8S_DIR)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 
 $(ETCD_BIN):
 	$(call build-step,etcd (piece 2 of 4),1-3 min,cd tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3)

@@ -34,7 +34,9 @@ func auditWithToken(ctx context.Context, t *testing.T, cfg *rest.Config, log *sl
 	if err := store.Start(ictx); err != nil {
 		t.Fatalf("service account: audit index: %v", err)
 	}
-	for _, outcome := range []audit.Outcome{audit.OutcomeRefused, audit.OutcomeSucceeded} {
+	// A refused record, then two writes: the refusal is kept apart (its
+	// own stream), the writes' stream is trimmed to the newest.
+	for _, outcome := range []audit.Outcome{audit.OutcomeRefused, audit.OutcomeSucceeded, audit.OutcomeSucceeded} {
 		if _, err := store.Append(ctx, audit.Record{Actor: audit.Actor{Email: "alice@example.com"}, Verb: audit.VerbApply,
 			Cluster: "home", Environment: environment, Outcome: outcome}); err != nil {
 			t.Fatalf("service account: append an audit record: %v", err)
@@ -47,8 +49,18 @@ func auditWithToken(ctx context.Context, t *testing.T, cfg *rest.Config, log *sl
 		t.Fatal(err)
 	}
 	go func() { _ = ret.Run(ictx) }()
-	waitFor(ctx, t, "retention trims the records to one", func() bool {
+	waitFor(ctx, t, "retention trims the writes to one, keeping the refusal apart", func() bool {
 		p, err := store.List(ctx, audit.Filter{Environment: environment})
-		return err == nil && len(p.Records) == 1 && p.Records[0].Outcome == audit.OutcomeSucceeded && p.Records[0].Chain.OK
+		if err != nil || len(p.Records) != 2 {
+			return false
+		}
+		seen := map[audit.Outcome]int{}
+		for _, r := range p.Records {
+			if !r.Chain.OK {
+				return false
+			}
+			seen[r.Outcome]++
+		}
+		return seen[audit.OutcomeSucceeded] == 1 && seen[audit.OutcomeRefused] == 1
 	})
 }

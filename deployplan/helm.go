@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/mod/semver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
@@ -114,6 +115,9 @@ func (rs *renderSeam) capabilities(ctx context.Context, chart, kubeVersion strin
 		caps.KubeVersion = rs.found.KubeVersion
 	case rs.env != nil && rs.env.Source.KubeVersion != "":
 		caps.KubeVersion = rs.env.Source.KubeVersion
+	case rs.foundOK:
+		caps.KubeVersion = helmrender.DefaultKubeVersion
+		rs.warnings = append(rs.warnings, fmt.Sprintf("Helm chart %s is rendered for Kubernetes %s: the cluster reports no release version (v0.0.0: a development build) and source.kubeVersion is not set", chart, caps.KubeVersion))
 	default:
 		caps.KubeVersion = helmrender.DefaultKubeVersion
 		rs.warnings = append(rs.warnings, fmt.Sprintf("Helm chart %s is rendered for Kubernetes %s: no cluster answered and source.kubeVersion is not set", chart, caps.KubeVersion))
@@ -408,7 +412,7 @@ func clusterCapabilities(env *Environment, opts Options) func(context.Context) (
 		if err != nil {
 			return helmrender.Capabilities{}, false
 		}
-		caps := helmrender.Capabilities{KubeVersion: v.GitVersion}
+		caps := helmrender.Capabilities{KubeVersion: releaseVersion(v.GitVersion)}
 		// Partial discovery (an aggregated API down) still lists the rest.
 		_, lists, _ := cl.disc.ServerGroupsAndResources()
 		for _, l := range lists {
@@ -421,6 +425,16 @@ func clusterCapabilities(env *Environment, opts Options) func(context.Context) (
 		}
 		return caps, true
 	}
+}
+
+// releaseVersion is a cluster's reported version when it names a release
+// ("" for v0.0.0 and the like: an API server built without its version,
+// whose answer would fail every chart's kubeVersion constraint).
+func releaseVersion(v string) string {
+	if !semver.IsValid(v) || semver.Major(v) == "v0" {
+		return ""
+	}
+	return v
 }
 
 // hookOf is an object's helm.sh/hook annotation ("" when it is no hook).

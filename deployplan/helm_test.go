@@ -296,3 +296,20 @@ func TestConfigHelmSource(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseVersion: a cluster that reports v0.0.0 (an API server built
+// without its version) is no version to render a chart for.
+func TestReleaseVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.37.2":                   "v1.37.2",
+		"v1.30.0-eks-123":           "v1.30.0-eks-123",
+		"v0.0.0-master+$Format:%H$": "",
+		"v0.0.0":                    "",
+		"":                          "",
+		"garbage":                   "",
+	} {
+		if got := releaseVersion(in); got != want {
+			t.Errorf("releaseVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

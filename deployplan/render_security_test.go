@@ -74,6 +74,9 @@ const okCM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {n: \"
 func commitAll(t testing.TB, dir string) string {
 	t.Helper()
 	repo, err := git.PlainInit(dir, false)
+	if errors.Is(err, git.ErrRepositoryAlreadyExists) {
+		repo, err = git.PlainOpen(dir)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func (a *cliAudit) keepArgs(fs *flag.FlagSet) []string {
 	var out []string
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "audit-namespace" {
-			out = append(out, "--audit-namespace="+a.ns)
+			out = append(out, "--audit-namespace="+a.flag)
 		}
 	})
 	return out

@@ -166,7 +166,7 @@ func (e *cliFreezeError) Error() string {
 func (e *cliFreezeError) unreadableHint() string {
 	switch {
 	case apierrors.IsForbidden(e.err):
-		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there (or, if no deploy-web runs in that cluster, set the environment's consoleNamespace: \"\" to read no freezes and write no audit record)", e.where.ns)
+		return fmt.Sprintf("the kubeconfig's user needs get on configmaps in namespace %s there, and on the Secret %s that proves them signed (or, if no deploy-web runs in that cluster, set the environment's consoleNamespace: \"\" to read no freezes and write no audit record)", e.where.ns, audit.KeySecretName)
 	case apierrors.IsTimeout(e.err) || apierrors.IsServerTimeout(e.err) || errors.Is(e.err, context.DeadlineExceeded):
 		return "the API server did not answer in time: try again"
 	case errors.As(e.err, new(*cmstore.TamperedError)):

@@ -157,11 +157,15 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 	}
 
 	// Who may break the glass is the cluster's answer (SelfSubjectAccessReview):
-	// alice may read the freezes but not update them, so hers is refused;
-	// bob may not even read them, so his apply is refused, naming the
-	// right he lacks. Nothing is written either way.
+	// alice may read the freezes (and the key that proves them signed)
+	// but not update them, so hers is refused; bob may not even read
+	// them, so his apply is refused, naming the right he lacks. Nothing is
+	// written either way.
 	if _, err := s.kube.RbacV1().Roles("deploy-web").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "freezes-reader"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{freeze.ConfigMapName}, Verbs: []string{"get"}}}}, metav1.CreateOptions{}); err != nil {
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{freeze.ConfigMapName}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{audit.KeySecretName}, Verbs: []string{"get"}},
+		}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.kube.RbacV1().RoleBindings("deploy-web").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-reads-freezes"},

@@ -24,6 +24,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
+	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/revdiff"
 )
@@ -292,7 +293,7 @@ func runPlainAutoSync(ctx context.Context, t *testing.T, p *platformtest.Env, cf
 	plans := planstore.New(p.Kube.CoreV1(), "deploy-web", 50)
 	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(),
 		ReportsDir: t.TempDir(), Store: plans, ApplyTimeout: 2 * time.Minute, Index: index, Record: records.add})
-	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: &countingRunner{runner, "replica-a", calls}, store: plans, records: store,
+	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: &countingRunner{runner, "replica-a", calls}, store: plans, records: store, keys: signtest.Keys(),
 		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
 		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: "replica-a",
 		appendRecord: records.add, log: log,
