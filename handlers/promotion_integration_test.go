@@ -39,7 +39,8 @@ import (
 // a deployer's promotion commits staging's overlay on main and plans
 // staging at that commit; a promotion into protected prod is a request
 // that its requester cannot approve and another approver's approval
-// writes as a review branch, main untouched.
+// writes as a review branch, main untouched, whose commit message names
+// the requester and the approver.
 func TestPromotionOnRealCluster(t *testing.T) {
 	const devNS, stagingNS, prodNS = "promo-dev", "promo-staging", "promo-prod"
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{devNS, stagingNS, prodNS, "deploy-web"}, Operator: true})
@@ -285,6 +286,13 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	}
 	if got := gitservertest.Run(t, srv.Bare, "show", out.Commit.Branch+":overlays/prod/kustomization.yaml"); !strings.Contains(got, `newTag: "1.0.0"`) {
 		t.Errorf("prod's overlay on the review branch:\n%s\nwant newTag 1.0.0", got)
+	}
+	// The two people of the two-person rule are both in the commit.
+	msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", out.Commit.SHA)
+	for _, want := range []string{"Requested by dee@example.com (subject dee) in request " + id, "approved by abe@example.com (subject abe)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the approved promotion's commit message =\n%s\nwant it to say %q", msg, want)
+		}
 	}
 	if srv.Head("main") != mainBefore {
 		t.Errorf("an approval into protected prod moved main")
