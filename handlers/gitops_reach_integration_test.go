@@ -116,31 +116,8 @@ func TestWriteReachOnRealCluster(t *testing.T) {
 		ts.auth.id = &auth.Identity{Subject: sub, Email: sub + "@example.com", Name: sub, Groups: auth.NewGroupList(groups), Expires: time.Now().Add(time.Hour)}
 	}
 
-	waitRun := func(id string) envrun.Snapshot {
-		t.Helper()
-		run, ok := runner.Get(id)
-		if !ok {
-			t.Fatalf("run %s unknown", id)
-		}
-		deadline := time.Now().Add(4 * time.Minute)
-		for !run.Snapshot().Done {
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s did not end: %q", id, run.Snapshot().Steps)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		return run.Snapshot()
-	}
-	deploy := func(env string) {
-		t.Helper()
-		run, err := runner.Deploy(env, envrun.DeployRequest{User: "test", Trigger: envrun.TriggerSync})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := waitRun(run.ID); s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
-			t.Fatalf("deploy %s = %v, err %v, refusal %q, steps %q; want applied", env, s.Report, s.Err, s.Refusal, s.Steps)
-		}
-	}
+	waitRun := func(id string) envrun.Snapshot { t.Helper(); return waitEnvRun(t, runner, id) }
+	deploy := func(env string) { t.Helper(); deployApplied(t, runner, env, envrun.TriggerSync) }
 	waitApp := func(ns, app, tag string) {
 		t.Helper()
 		deadline := time.Now().Add(2 * time.Minute)
