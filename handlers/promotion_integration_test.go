@@ -145,24 +145,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	})
 	f := &promoteFixture{ts: ts}
 
-	waitRun := func(id string) envrun.Snapshot {
-		t.Helper()
-		run, ok := runner.Get(id)
-		if !ok {
-			t.Fatalf("run %s unknown", id)
-		}
-		for {
-			snap := run.Snapshot()
-			if snap.Done {
-				return snap
-			}
-			select {
-			case <-snap.Changed:
-			case <-time.After(5 * time.Minute):
-				t.Fatalf("run %s did not end: %q", id, snap.Steps)
-			}
-		}
-	}
+	waitRun := func(id string) envrun.Snapshot { t.Helper(); return waitEnvRun(t, runner, id) }
 	waitHealthy := func(ns, tag string) kubeview.AppRow {
 		t.Helper()
 		deadline := time.Now().Add(3 * time.Minute)
@@ -178,13 +161,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 		}
 	}
 	for _, env := range []string{"dev", "staging"} {
-		run, err := runner.Deploy(env, envrun.DeployRequest{User: "test", Trigger: envrun.TriggerSync})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := waitRun(run.ID); s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
-			t.Fatalf("deploy %s: report %v, err %v, refusal %q, steps %q; want applied", env, s.Report, s.Err, s.Refusal, s.Steps)
-		}
+		deployApplied(t, runner, env, envrun.TriggerSync)
 	}
 	devRow := waitHealthy(devNS, "1.1.0")
 	waitHealthy(stagingNS, "1.0.0")
