@@ -22,7 +22,9 @@ import (
 //     environment's own source path. A version declared in a file outside
 //     it (a shared base) is overridden in the overlay instead
 //     (writeback.SetOverlayImage: an inline patch of the App's spec.image
-//     that the overlay's kustomization owns, which a later write edits).
+//     that the overlay's kustomization owns, which a later write edits;
+//     a workload's container image is changed by an images: entry of the
+//     overlay, writeback.Locate's own choice).
 //   - confine: before the push, every other environment of the
 //     environments file that reads the same repository and branch is
 //     rendered at the edited tree and compared with its render at the

@@ -107,31 +107,8 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		o.Desired = index
 	})
 
-	waitRun := func(id string) envrun.Snapshot {
-		t.Helper()
-		run, ok := runner.Get(id)
-		if !ok {
-			t.Fatalf("run %s unknown", id)
-		}
-		deadline := time.Now().Add(4 * time.Minute)
-		for !run.Snapshot().Done {
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s did not end: %q", id, run.Snapshot().Steps)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		return run.Snapshot()
-	}
-	deploy := func(trigger string) {
-		t.Helper()
-		run, err := runner.Deploy("dev", envrun.DeployRequest{User: "test", Trigger: trigger})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := waitRun(run.ID); s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
-			t.Fatalf("deploy = %v, err %v, refusal %q, steps %q; want applied", s.Report, s.Err, s.Refusal, s.Steps)
-		}
-	}
+	waitRun := func(id string) envrun.Snapshot { t.Helper(); return waitEnvRun(t, runner, id) }
+	deploy := func(trigger string) { t.Helper(); deployApplied(t, runner, "dev", trigger) }
 	spec := func(name, field string) string {
 		t.Helper()
 		v, _, _ := unstructured.NestedFieldNoCopy(rc.app(t, name).Object, "spec", field)
@@ -220,11 +197,12 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		if got := gitservertest.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^"); got != before {
 			t.Errorf("the commit's parent = %s, want the head before, %s", got, before)
 		}
-		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml" {
-			t.Errorf("the commit changes %q, want base/api.yaml alone", got)
+		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "overlays/dev/kustomization.yaml" {
+			// A write stays in its environment: base/ is not dev's folder.
+			t.Errorf("the commit changes %q, want overlays/dev/kustomization.yaml alone", got)
 		}
-		if got := gitservertest.Run(t, srv.Bare, "show", "main:base/api.yaml"); !strings.Contains(got, "image: ghcr.io/acme/api:1.0.0") {
-			t.Errorf("base/api.yaml at main = %q, want api at 1.0.0", got)
+		if got := gitservertest.Run(t, srv.Bare, "show", "main:overlays/dev/kustomization.yaml"); !strings.Contains(got, "value: ghcr.io/acme/api:1.0.0") {
+			t.Errorf("overlays/dev/kustomization.yaml at main = %q, want its override of api at 1.0.0", got)
 		}
 		msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", res.Commit.SHA)
 		for _, want := range []string{"rollback", "1.1.0", "1.0.0", testIdentity.Email, "errors since 1.1.0"} {
@@ -284,7 +262,9 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 			return map[string]string{
 				"base/api.yaml":    gitopsApp("api", commit[:12], 1),
 				"base/worker.yaml": gitopsApp("worker", commit[:12], 1),
-				"catalog.json":     strings.ReplaceAll(commitModeCatalog(commit, "api", "worker"), "reg.example/acme/", "ghcr.io/acme/"),
+				// The release drops the override the rollback above left.
+				"overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: " + realNS + "\n",
+				"catalog.json":                    strings.ReplaceAll(commitModeCatalog(commit, "api", "worker"), "reg.example/acme/", "ghcr.io/acme/"),
 			}
 		}
 		srv.RemoteCommitFiles(at(commitA), "release A")
@@ -303,8 +283,8 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 		if err := json.Unmarshal([]byte(w.body), &res); err != nil || w.code != http.StatusOK || res.Run == nil || len(res.Moved) != 2 {
 			t.Fatalf("rollback to A = %d %s, want a commit moving api and worker, and its run", w.code, w.body)
 		}
-		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "base/api.yaml\nbase/worker.yaml\ncatalog.json" || gitservertest.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^") != before {
-			t.Errorf("the commit changes %q, want the catalog and both Apps' files, on %s", got, before)
+		if got := gitservertest.Run(t, srv.Bare, "show", "--name-only", "--format=", res.Commit.SHA); got != "catalog.json\noverlays/dev/kustomization.yaml" || gitservertest.Run(t, srv.Bare, "rev-parse", res.Commit.SHA+"^") != before {
+			t.Errorf("the commit changes %q, want the catalog and dev's overlay (both Apps' overrides), on %s", got, before)
 		}
 		s := waitRun(res.Run.ID)
 		if s.Report == nil || s.Report.Status() != deployplan.StatusApplied || s.Report.DeployApply.Source.Commit != res.Commit.SHA {

@@ -39,7 +39,8 @@ import (
 // a deployer's promotion commits staging's overlay on main and plans
 // staging at that commit; a promotion into protected prod is a request
 // that its requester cannot approve and another approver's approval
-// writes as a review branch, main untouched.
+// writes as a review branch, main untouched, whose commit message names
+// the requester and the approver.
 func TestPromotionOnRealCluster(t *testing.T) {
 	const devNS, stagingNS, prodNS = "promo-dev", "promo-staging", "promo-prod"
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{devNS, stagingNS, prodNS, "deploy-web"}, Operator: true})
@@ -144,24 +145,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	})
 	f := &promoteFixture{ts: ts}
 
-	waitRun := func(id string) envrun.Snapshot {
-		t.Helper()
-		run, ok := runner.Get(id)
-		if !ok {
-			t.Fatalf("run %s unknown", id)
-		}
-		for {
-			snap := run.Snapshot()
-			if snap.Done {
-				return snap
-			}
-			select {
-			case <-snap.Changed:
-			case <-time.After(5 * time.Minute):
-				t.Fatalf("run %s did not end: %q", id, snap.Steps)
-			}
-		}
-	}
+	waitRun := func(id string) envrun.Snapshot { t.Helper(); return waitEnvRun(t, runner, id) }
 	waitHealthy := func(ns, tag string) kubeview.AppRow {
 		t.Helper()
 		deadline := time.Now().Add(3 * time.Minute)
@@ -177,13 +161,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 		}
 	}
 	for _, env := range []string{"dev", "staging"} {
-		run, err := runner.Deploy(env, envrun.DeployRequest{User: "test", Trigger: envrun.TriggerSync})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := waitRun(run.ID); s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
-			t.Fatalf("deploy %s: report %v, err %v, refusal %q, steps %q; want applied", env, s.Report, s.Err, s.Refusal, s.Steps)
-		}
+		deployApplied(t, runner, env, envrun.TriggerSync)
 	}
 	devRow := waitHealthy(devNS, "1.1.0")
 	waitHealthy(stagingNS, "1.0.0")
@@ -285,6 +263,13 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	}
 	if got := gitservertest.Run(t, srv.Bare, "show", out.Commit.Branch+":overlays/prod/kustomization.yaml"); !strings.Contains(got, `newTag: "1.0.0"`) {
 		t.Errorf("prod's overlay on the review branch:\n%s\nwant newTag 1.0.0", got)
+	}
+	// The two people of the two-person rule are both in the commit.
+	msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", out.Commit.SHA)
+	for _, want := range []string{"Requested by dee@example.com (subject dee) in request " + id, "approved by abe@example.com (subject abe)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the approved promotion's commit message =\n%s\nwant it to say %q", msg, want)
+		}
 	}
 	if srv.Head("main") != mainBefore {
 		t.Errorf("an approval into protected prod moved main")

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 const (
@@ -452,5 +455,60 @@ func TestCommitRefusesBadRequests(t *testing.T) {
 				t.Errorf("Commit = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCommitContainerImageStaysInTheOverlay: against the git binary's
+// smart HTTP, a Deployment's image declared in a base that dev and
+// staging share is changed for dev by an images: entry of dev's overlay
+// alone (added, then edited by the next write); dev's render runs the
+// new image and staging's the old one.
+func TestCommitContainerImageStaysInTheOverlay(t *testing.T) {
+	const repo = "reg.example/acme/api"
+	s := newGitServer(t, map[string]string{
+		"base/kustomization.yaml":             "resources: [api.yaml]\n",
+		"base/api.yaml":                       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n    spec:\n      containers: [{name: api, image: " + repo + ":1.0.0}]\n",
+		"overlays/dev/kustomization.yaml":     "resources: [../../base]\nnamespace: dev\n",
+		"overlays/staging/kustomization.yaml": "resources: [../../base]\nnamespace: staging\n",
+	}, serverOptions{})
+	render := func(sha, dir string) string {
+		t.Helper()
+		clone := filepath.Join(t.TempDir(), "m")
+		runGit(t, t.TempDir(), "clone", "-q", s.bare, clone)
+		runGit(t, clone, "checkout", "-q", sha)
+		m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(clone, dir))
+		if err != nil {
+			t.Fatalf("render %s at %s: %v", dir, sha, err)
+		}
+		out, err := m.AsYaml()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	for i, tag := range []string{"1.1.0", "1.2.0"} {
+		before := s.head("main")
+		req := request(s.url, tag)
+		req.Edits = nil
+		req.Plan = func(repoFS fs.FS) ([]Edit, error) {
+			return Locate(repoFS, ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: repo, Tag: tag}, 0)
+		}
+		res, err := Commit(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Commit %s: %v", tag, err)
+		}
+		if got := runGit(t, s.bare, "diff", "--name-only", before, res.SHA); got != "overlays/dev/kustomization.yaml" {
+			t.Errorf("write %d changed %q, want overlays/dev/kustomization.yaml alone", i+1, got)
+		}
+		kust := runGit(t, s.bare, "show", res.SHA+":overlays/dev/kustomization.yaml")
+		if strings.Count(kust, "name: "+repo) != 1 || !strings.Contains(kust, "newTag: "+tag) {
+			t.Errorf("write %d: dev's overlay =\n%s\nwant one images: entry of %s at %s", i+1, kust, repo, tag)
+		}
+		if got := render(res.SHA, "overlays/dev"); !strings.Contains(got, "image: "+repo+":"+tag) {
+			t.Errorf("write %d: dev renders\n%s\nwant image %s:%s", i+1, got, repo, tag)
+		}
+		if got := render(res.SHA, "overlays/staging"); !strings.Contains(got, "image: "+repo+":1.0.0") {
+			t.Errorf("write %d: staging renders\n%s\nwant image %s:1.0.0 (untouched)", i+1, got, repo)
+		}
 	}
 }

@@ -53,6 +53,8 @@
 // images: entry of the environment's kustomization when it names the
 // image, and spec.image of the App in the file that defines it unless that
 // entry reaches spec.image (kustomize's images: rewrites containers only,
-// unless configurations: declare the field). A patch that would override
-// the edit is refused.
+// unless configurations: declare the field); a workload's container image
+// (no App) by that images: entry alone, added when there is none, so the
+// file that declares the workload (a shared base) is never edited. A patch
+// that would override the edit is refused.
 package writeback

@@ -57,6 +57,13 @@ const (
 //     path spec/image for the kind); without that, the App keeps the
 //     version of its own file.
 //
+// A workload without spec.image whose containers run the repository (a
+// plain Deployment, CronJob or Pod, no App) is changed by the images:
+// entry of Dir's kustomization alone (SetKustomizeImage: added when there
+// is none, edited when there is): kustomize's images transformer reaches
+// containers, so the file that declares the workload (a shared base) is
+// never edited.
+//
 // An override the overlay owns (SetOverlayImage's inline patch of the
 // App's spec.image in Dir's kustomization) is edited in place. Any other
 // patch on the way that sets the App's spec.image would override the
@@ -131,6 +138,17 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	default:
 		return nil, fmt.Errorf("writeback: locate: %s %s is declared in %s: keep one declaration", c.Kind, c.Name, strings.Join(w.found, ", "))
 	}
+	if w.image == "" && c.Repository != "" && slices.ContainsFunc(w.containers, func(img string) bool { return appcr.ParseImageRef(img).Repository == c.Repository }) {
+		// A workload's container image (a Deployment of no App): the
+		// images: entry of Dir's own kustomization reaches it wherever the
+		// workload is declared (kustomize's images transformer rewrites
+		// containers, after the patches), so the file that declares it,
+		// perhaps a base other environments render, is never edited.
+		if len(edits) > 0 {
+			return edits, nil // the entry is there: edit it
+		}
+		return []Edit{SetKustomizeImage{File: kf, Name: c.Repository, NewTag: c.Tag, Digest: c.Digest}}, nil
+	}
 	ref := appcr.ParseImageRef(w.image)
 	if c.Repository != "" && ref.Repository != c.Repository {
 		return nil, fmt.Errorf("writeback: locate: %s %s in %s has image %q, not of %s", c.Kind, c.Name, w.found[0], w.image, c.Repository)
@@ -181,7 +199,9 @@ type locator struct {
 	bytes   int64
 	found   []string
 	image   string
-	links   []string
+	// containers are the found document's container images.
+	containers []string
+	links      []string
 }
 
 // read reads a file within the walk's budget; a symbolic link or
@@ -307,9 +327,34 @@ func (w *locator) resourceFile(p string) error {
 			if img != nil {
 				w.image = kyaml.GetValue(img)
 			}
+			w.containers = containerImages(d)
 		}
 	}
 	return nil
+}
+
+// podSpecPaths are where a workload kind keeps its pod spec: a Pod, a
+// Deployment (StatefulSet, DaemonSet, Job, ReplicaSet), a CronJob.
+var podSpecPaths = [][]string{{"spec"}, {"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}}
+
+// containerImages are the images of a document's containers and init
+// containers, at any of podSpecPaths.
+func containerImages(d *kyaml.RNode) []string {
+	var out []string
+	for _, p := range podSpecPaths {
+		for _, field := range []string{"containers", "initContainers"} {
+			list, err := d.Pipe(kyaml.Lookup(append(slices.Clone(p), field)...))
+			if err != nil || list == nil || list.YNode().Kind != kyaml.SequenceNode {
+				continue
+			}
+			for _, c := range list.Content() {
+				if img, err := kyaml.NewRNode(c).Pipe(kyaml.Lookup("image")); err == nil && img != nil {
+					out = append(out, kyaml.GetValue(img))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // patches refuses a kustomization with a patch that sets the App's

@@ -300,3 +300,58 @@ func TestLocateEditsTheOverlaysOverride(t *testing.T) {
 		t.Errorf("Apply of image %q = nil error, want a refusal", "x y")
 	}
 }
+
+// TestLocateContainerImage: a workload's container image (a Deployment,
+// a CronJob, no App) is changed by an images: entry of the folder's own
+// kustomization, added when there is none and edited when there is; the
+// file that declares the workload (a shared base) is never an edit.
+func TestLocateContainerImage(t *testing.T) {
+	const repo = "reg.example/acme/api"
+	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  template:\n    spec:\n      initContainers: [{name: migrate, image: reg.example/acme/migrate:1.0.0}]\n      containers: [{name: api, image: " + repo + ":1.0.0}]\n"
+	cronJob := "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: report}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: report, image: " + repo + ":1.0.0}]\n"
+	tree := func(overlay string) fstest.MapFS {
+		return fstest.MapFS{
+			"base/kustomization.yaml":         {Data: []byte("resources: [api.yaml, report.yaml]\n")},
+			"base/api.yaml":                   {Data: []byte(deployment)},
+			"base/report.yaml":                {Data: []byte(cronJob)},
+			"overlays/dev/kustomization.yaml": {Data: []byte("resources: [../../base]\n" + overlay)},
+		}
+	}
+	const kf = "overlays/dev/kustomization.yaml"
+	for _, tc := range []struct {
+		name    string
+		overlay string
+		change  ImageChange
+		want    []Edit
+		err     string
+	}{
+		{"no entry: one is added", "", ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: repo, Tag: "1.1.0"},
+			[]Edit{SetKustomizeImage{File: kf, Name: repo, NewTag: "1.1.0"}}, ""},
+		{"the entry is edited", "images:\n  - {name: " + repo + ", newTag: 1.0.5}\n", ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: repo, Digest: digest},
+			[]Edit{SetKustomizeImage{File: kf, Name: repo, Digest: digest}}, ""},
+		{"an entry matched by newName, edited under its name", "images:\n  - {name: api, newName: " + repo + ", newTag: 1.0.5}\n", ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: repo, Tag: "1.1.0"},
+			[]Edit{SetKustomizeImage{File: kf, Name: "api", NewTag: "1.1.0"}}, ""},
+		{"an init container", "", ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: "reg.example/acme/migrate", Tag: "1.1.0"},
+			[]Edit{SetKustomizeImage{File: kf, Name: "reg.example/acme/migrate", NewTag: "1.1.0"}}, ""},
+		{"a CronJob", "", ImageChange{Dir: "overlays/dev", Kind: "CronJob", Name: "report", Repository: repo, Tag: "1.1.0"},
+			[]Edit{SetKustomizeImage{File: kf, Name: repo, NewTag: "1.1.0"}}, ""},
+		{"no container of the repository", "", ImageChange{Dir: "overlays/dev", Kind: "Deployment", Name: "api", Repository: "reg.example/acme/other", Tag: "1.1.0"},
+			nil, `has image "", not of reg.example/acme/other`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Locate(tree(tc.overlay), tc.change, 0)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("Locate = %v, %v; want an error saying %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Locate: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Locate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
