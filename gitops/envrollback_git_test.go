@@ -95,4 +95,3 @@ environments:
 		t.Errorf("EnvRollback again = %+v, %v; want noChange, no push, no run", again, err)
 	}
 }
-
