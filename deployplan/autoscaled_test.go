@@ -20,7 +20,7 @@ func TestLeftRenderAutoscaled(t *testing.T) {
 	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"replicas": int64(5)}}}
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{}}}`)}}})
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{}}}`)}})
 
 	t.Run("the HPA left the render", func(t *testing.T) {
 		objs := []*unstructured.Unstructured{web}
