@@ -176,3 +176,11 @@ func lowerASCII(s string) string {
 	}
 	return string(b)
 }
+
+// ValidID reports whether id has the form of a record id (a stream and a
+// sequence number): Get answers anything else with an error that is not
+// ErrNotFound.
+func ValidID(id string) bool {
+	_, _, err := parseID(id)
+	return err == nil
+}

@@ -3,6 +3,8 @@ package deployplan
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +148,26 @@ func (c *clients) liveAutoscalers(ctx context.Context, ns string) map[string]str
 		}
 	}
 	return out
+}
+
+// leftRenderAutoscaled marks in autoscaled (the targets of the rendered
+// HPAs) each rendered object whose replica count a live
+// HorizontalPodAutoscaler that left the render still sets (hpas: target
+// "Kind/name" to the HPA's name, liveAutoscalers), so its count is not
+// hand drift, and returns the plan's warning for each, naming the HPA.
+func leftRenderAutoscaled(objs []*unstructured.Unstructured, autoscaled map[string]bool, hpas map[string]string) []string {
+	rendered := map[string]bool{}
+	for _, o := range objs {
+		rendered[ObjectRef(o)] = true
+	}
+	var warnings []string
+	for _, ref := range slices.Sorted(maps.Keys(hpas)) {
+		if hpa := hpas[ref]; !autoscaled[ref] && rendered[ref] {
+			autoscaled[ref] = true
+			warnings = append(warnings, leftRenderScale(ref, hpa))
+		}
+	}
+	return warnings
 }
 
 // leftRenderScale is the warning of a plan whose object ref's replica

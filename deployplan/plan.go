@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -273,17 +271,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	kinds := map[string]bool{}
 	autoscaled := autoscaledTargets(r.Objects)
 	if reachable {
-		rendered := map[string]bool{}
-		for _, o := range r.Objects {
-			rendered[ObjectRef(o)] = true
-		}
-		hpas := ps.cl.liveAutoscalers(ctx, env.Namespace)
-		for _, ref := range slices.Sorted(maps.Keys(hpas)) {
-			if hpa := hpas[ref]; !autoscaled[ref] && rendered[ref] {
-				autoscaled[ref] = true
-				warnings = append(warnings, leftRenderScale(ref, hpa))
-			}
-		}
+		warnings = append(warnings, leftRenderAutoscaled(r.Objects, autoscaled, ps.cl.liveAutoscalers(ctx, env.Namespace))...)
 	}
 	for _, o := range r.Objects {
 		a := actions[key(o)]

@@ -167,9 +167,12 @@ func (s *Service) confine(ctx context.Context, env *deployplan.Environment, req 
 	plan, check := req.Plan, req.Check
 	var before renders
 	req.Plan = func(tree fs.FS) ([]writeback.Edit, error) {
-		edits, err := plan(tree)
-		if err != nil {
-			return nil, err
+		var edits []writeback.Edit
+		if plan != nil {
+			var err error
+			if edits, err = plan(tree); err != nil {
+				return nil, err
+			}
 		}
 		rctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
 		defer cancel()

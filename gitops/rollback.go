@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -229,20 +228,8 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 		// objects only.
 		d.Only, d.OnlyGroup, d.OnlyKind = a.Name, a.Group, a.Kind
 	}
-	run, err := s.opts.Runs.Deploy(env.Name, d)
-	var fe *Error
-	switch {
-	case errors.Is(err, envrun.ErrBusy):
-		res.RunError = "the commit is pushed, but a plan or apply of " + env.Name + " is already running: plan and apply it from the environment page once that run ends"
-	case errors.As(FreezeError(err), &fe) && fe.Reason == ReasonFrozen:
-		// A freeze that started between the check and the run.
-		res.RunError = "the commit is pushed, but " + fe.Public
-	case err != nil:
-		return res, err
-	default:
-		res.Run = run
-	}
-	return res, nil
+	res.Run, res.RunError, err = s.deployCommit(env, d)
+	return res, err
 }
 
 // RollbackGate is the rollback gate of an App environment env renders

@@ -57,6 +57,9 @@ type Options struct {
 	// View reads what a promotion's gates need from the clusters and the
 	// timeline (nil: promotions are refused as unreadable).
 	View PromotionView
+	// Records reads the audit records an environment rollback goes back
+	// to (nil: environment rollbacks are refused).
+	Records RecordReader
 	// Audit records promotions and pauses (nil: not recorded).
 	Audit AuditLog
 	// AutoSync pauses and resumes the auto-sync loop (nil: nothing to

@@ -134,7 +134,13 @@ func (s *Session) Fetch(ctx context.Context, st *filesystem.Storage, wants []plu
 	}
 	defer resp.Close()
 	if shallow && len(resp.Shallows) > 0 {
-		if err := st.SetShallow(resp.Shallows); err != nil {
+		// A second fetch into st (another commit) keeps the first one's
+		// shallow commits.
+		known, err := st.Shallow()
+		if err != nil {
+			return &StepError{"fetch", err}
+		}
+		if err := st.SetShallow(append(known, resp.Shallows...)); err != nil {
 			return &StepError{"fetch", err}
 		}
 	}

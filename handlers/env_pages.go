@@ -129,6 +129,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 // of its plans: a stored report or a run.
 func (s *Server) envSections(r *http.Request, env *deployplan.Environment, p *templates.EnvPage) {
 	history := s.envHistory(r.Context(), env.Name)
+	history.Rollback = s.envRollbackOffers(r, env, history.Records)
 	p.Audit = &history
 	p.GitOps = s.gitOpsView(r, env)
 	p.Notifications = s.notificationsSection(r.Context(), envNotifyPlace(env.Name))

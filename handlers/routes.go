@@ -60,6 +60,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /environments/{env}/gitops", roles.View, s.envGitOps)
 	s.protect(m, "POST /environments/{env}/pause", roles.Pause, s.envPauseForm)
 	s.protect(m, "POST /environments/{env}/resume", roles.Pause, s.envResumeForm)
+	// Rolling an environment back to an apply record of its History
+	// (env_rollback.go): the confirmation and the page's form.
+	s.protect(m, "GET /environments/{env}/rollback", roles.Rollback, s.envRollbackConfirm)
+	s.protect(m, "POST /environments/{env}/rollback", roles.Rollback, s.envRollbackForm)
 	// One App in two environments (env_compare.go).
 	s.protect(m, "GET /environments/{env}/compare/{app}", roles.View, s.envCompare)
 	// Promotions into an environment: the dialog with its gates, the
@@ -112,6 +116,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/{name}/{sub}", roles.View, s.apiDeployPair)
 	s.protect(m, "POST /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvPause)
 	s.protect(m, "DELETE /v1/deploy/environments/{env}/pause", roles.Pause, s.apiEnvResume)
+	s.protect(m, "POST /v1/deploy/environments/{env}/rollback", roles.Rollback, s.apiEnvRollback)
 	// Promotions (env_promote.go).
 	s.protect(m, "POST /v1/deploy/environments/{env}/promotions", roles.Promote, s.apiPromote)
 	s.protect(m, "POST /v1/deploy/environments/{env}/promotions/{id}/approve", roles.Approve, s.apiPromotionApprove)

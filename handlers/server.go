@@ -245,7 +245,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 func (s *Server) newWorkflows() *gitops.Service {
 	o := s.opts
 	return gitops.New(gitops.Options{Commit: o.GitCommit, Runs: o.Environments, Freezes: o.Freezes, Promotions: o.Promotions,
-		View: promotionView{s}, Audit: o.Audit, AutoSync: o.AutoSync, Now: o.Now})
+		View: promotionView{s}, Audit: o.Audit, Records: o.RecordReader, AutoSync: o.AutoSync, Now: o.Now})
 }
 
 // cluster finds a configured cluster by name (nil for an unknown one).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,10 @@ type Request struct {
 	// most MaxHistory) instead of its head alone, so Plan may walk a
 	// file's history (FileHistory); the pack caps of Limits still apply.
 	History int
+	// Restore, when set, sets paths of the branch back to their state at
+	// earlier commits (after Edits and Plan's edits): a folder's files
+	// are added, changed and removed; nothing outside the paths changes.
+	Restore []Restore
 	// Detail, when set, is called after Plan on each attempt and its
 	// lines are added to Message as a paragraph: what Plan decided that
 	// the message could not say beforehand (the Apps a catalog move takes
@@ -133,8 +138,13 @@ func checkRequest(req Request) error {
 	if len(req.Message) > maxMessageBytes {
 		return fmt.Errorf("writeback: the commit message has %d bytes, more than %d", len(req.Message), maxMessageBytes)
 	}
-	if len(req.Edits) == 0 && req.Plan == nil {
+	if len(req.Edits) == 0 && req.Plan == nil && len(req.Restore) == 0 {
 		return errors.New("writeback: no edit")
+	}
+	for _, r := range req.Restore {
+		if err := checkRestore(r); err != nil {
+			return err
+		}
 	}
 	if req.History < 0 || req.History > MaxHistory {
 		return fmt.Errorf("writeback: history: %d commits, want 0 to %d", req.History, MaxHistory)
@@ -211,23 +221,47 @@ func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp st
 	if req.Detail != nil {
 		msg = withDetail(msg, req.Detail())
 	}
-	if len(edits) == 0 {
+	if len(edits) == 0 && len(req.Restore) == 0 {
 		return Result{}, errors.New("writeback: no edit")
 	}
 	ed, err := applyEdits(st, baseTree, edits, lim.maxFileBytes())
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Parent: head.String(), Branch: target}
-	if len(ed.files) == 0 {
-		res.SHA, res.NoChange, res.Branch = head.String(), true, req.Branch
-		return res, nil
+	if len(req.Restore) > 0 {
+		for _, r := range req.Restore {
+			if err := fetchCommit(ctx, rem, st, plumbing.NewHash(r.Commit), lim); err != nil {
+				return Result{}, err
+			}
+		}
+		root, trees, err := applyRestores(st, ed.root, req.Restore)
+		if err != nil {
+			return Result{}, err
+		}
+		ed.root, ed.objects = root, append(ed.objects, trees...)
 	}
+	res := Result{Parent: head.String(), Branch: target}
 	newTree, err := object.GetTree(st, ed.root)
 	if err != nil {
 		return Result{}, fmt.Errorf("writeback: edited tree: %w", err)
 	}
-	if err := onlyFiles(baseTree, newTree, ed.files); err != nil {
+	if len(req.Restore) > 0 {
+		// The files a restore changed, beside the edits' own.
+		all, err := changedFiles(baseTree, newTree)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, f := range all {
+			if underRestore(req.Restore, f) && !slices.Contains(ed.files, f) {
+				ed.files = append(ed.files, f)
+			}
+		}
+	}
+	if len(ed.files) == 0 {
+		res.SHA, res.NoChange, res.Branch = head.String(), true, req.Branch
+		return res, nil
+	}
+	if err := onlyFiles(baseTree, newTree, ed.files, req.Restore); err != nil {
 		return Result{}, err
 	}
 	if req.Check != nil {
@@ -267,7 +301,7 @@ func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp st
 // onlyFiles checks that the edited tree differs from its parent in files
 // alone, and only in those the edits name: the rule that nothing else is
 // ever written, checked on the result rather than trusted.
-func onlyFiles(from, to *object.Tree, files []string) error {
+func onlyFiles(from, to *object.Tree, files []string, restores []Restore) error {
 	changes, err := object.DiffTree(from, to)
 	if err != nil {
 		return fmt.Errorf("writeback: compare the edited tree: %w", err)
@@ -277,7 +311,14 @@ func onlyFiles(from, to *object.Tree, files []string) error {
 		named[f] = true
 	}
 	for _, ch := range changes {
-		if ch.From.Name != ch.To.Name || !named[ch.To.Name] {
+		name := ch.To.Name
+		if name == "" {
+			name = ch.From.Name
+		}
+		// A restore adds and removes files under its path; an edit
+		// changes a file in place.
+		inPlace := ch.From.Name == ch.To.Name || underRestore(restores, name)
+		if !inPlace || !named[name] {
 			return fmt.Errorf("writeback: the edited tree changes %q, which no edit names: nothing was pushed", ch.From.Name+ch.To.Name)
 		}
 	}
@@ -300,6 +341,7 @@ func redactError(tok Token, err error) error {
 		conflict *ConflictError
 		exists   *BranchExistsError
 		large    *TooLargeError
+		restore  *RestoreError
 	)
 	switch {
 	case errors.As(err, &edit):
@@ -323,6 +365,10 @@ func redactError(tok Token, err error) error {
 	case errors.As(err, &large):
 		c := *large
 		c.What = tok.redact(c.What)
+		r.typed = &c
+	case errors.As(err, &restore):
+		c := *restore
+		c.Reason = tok.redact(c.Reason)
 		r.typed = &c
 	case errors.Is(err, context.DeadlineExceeded):
 		r.typed = context.DeadlineExceeded

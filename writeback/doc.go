@@ -22,6 +22,11 @@
 //     changes any other path is never pushed. When no file changes, Commit
 //     pushes nothing and returns a Result with NoChange set (SHA is the
 //     branch head, which already holds the change).
+//   - Restore (Request.Restore): a folder or a file set back to its tree
+//     at an earlier commit of the repository (an environment's rollback),
+//     that commit fetched alone under the same caps; files under the path
+//     are added, changed and removed, and the same comparison refuses a
+//     commit that changes anything outside it.
 //   - Push: never forced. The update names the commit the edit was made
 //     on; a server that has moved on rejects it. Such a rejection (or a
 //     branch head that moved before the update was sent) fetches the

@@ -18,27 +18,7 @@ import (
 // Limits.MaxPackBytes on the wire and Limits.MaxInflatedBytes inflated,
 // checked while it streams in, before it is indexed. It returns the head.
 func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, branch string, depth int, lim Limits) (plumbing.Hash, error) {
-	fail := func(step string, err error) error {
-		var se *gitsource.StepError
-		if errors.As(err, &se) {
-			step, err = se.Step, se.Err
-		}
-		if s := statusOf(err); s != 0 {
-			return &AuthError{Repo: rem.url, Status: s}
-		}
-		var gl *gitsource.TooLargeError
-		if errors.As(err, &gl) {
-			return &TooLargeError{What: gl.What, Limit: gl.Limit, Max: gl.Max}
-		}
-		var tl *TooLargeError
-		if errors.As(err, &tl) {
-			return tl
-		}
-		if errors.Is(err, transport.ErrRepositoryNotFound) {
-			return fmt.Errorf("writeback: fetch %s: no repository there (or the credentials may not read it)", rem.url)
-		}
-		return fmt.Errorf("writeback: fetch %s: %s: %w", rem.url, step, err)
-	}
+	fail := func(step string, err error) error { return fetchError(rem, step, err) }
 	sess, err := gitsource.Open(ctx, rem.source())
 	if err != nil {
 		return plumbing.ZeroHash, fail("connect", err)
@@ -63,4 +43,28 @@ func fetchBranch(ctx context.Context, rem *remote, st *filesystem.Storage, branc
 		return plumbing.ZeroHash, fail("read the pack", fmt.Errorf("the head %s is not in it", head))
 	}
 	return head, nil
+}
+
+// fetchError words a failed fetch from rem at step: a refused credential,
+// a cap, a missing repository; the rest names the step.
+func fetchError(rem *remote, step string, err error) error {
+	var se *gitsource.StepError
+	if errors.As(err, &se) {
+		step, err = se.Step, se.Err
+	}
+	if s := statusOf(err); s != 0 {
+		return &AuthError{Repo: rem.url, Status: s}
+	}
+	var gl *gitsource.TooLargeError
+	if errors.As(err, &gl) {
+		return &TooLargeError{What: gl.What, Limit: gl.Limit, Max: gl.Max}
+	}
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	if errors.Is(err, transport.ErrRepositoryNotFound) {
+		return fmt.Errorf("writeback: fetch %s: no repository there (or the credentials may not read it)", rem.url)
+	}
+	return fmt.Errorf("writeback: fetch %s: %s: %w", rem.url, step, err)
 }

@@ -117,12 +117,25 @@ func EnvPause(env string) string { return Env(env) + "/pause" }
 // EnvResume resumes an environment's auto-sync (POST, the page's form).
 func EnvResume(env string) string { return Env(env) + "/resume" }
 
+// EnvRollback is an environment's rollback to an apply record: its
+// confirmation (GET, ?to=<record id>: EnvRollbackTo) and the page's form
+// (POST).
+func EnvRollback(env string) string { return Env(env) + "/rollback" }
+
+// EnvRollbackTo is the confirmation of a rollback of env to record id.
+func EnvRollbackTo(env, id string) string {
+	return WithQuery(EnvRollback(env), url.Values{"to": {id}})
+}
+
 // APIEnvironment is one environment's GitOps state as JSON.
 func APIEnvironment(env string) string { return join("/v1/deploy/environments/", env) }
 
 // APIEnvPause pauses (POST) or resumes (DELETE) an environment's
 // auto-sync.
 func APIEnvPause(env string) string { return APIEnvironment(env) + "/pause" }
+
+// APIEnvRollback rolls an environment back to an apply record (POST).
+func APIEnvRollback(env string) string { return APIEnvironment(env) + "/rollback" }
 
 // EnvPlan starts a plan (POST).
 func EnvPlan(env string) string { return Env(env) + "/plan" }

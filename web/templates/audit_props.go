@@ -68,6 +68,31 @@ type AuditHistoryProps struct {
 	// then lets one pick two records (from, to) to compare, a plain GET
 	// form.
 	DiffURL string
+	// Rollback, on an environment's page, are the records whose row
+	// offers "Roll back to this" (the person may, the record qualifies):
+	// the URL of each one's confirmation, by record id.
+	Rollback map[string]string
+}
+
+// EnvRollbackProps is the confirmation of an environment's rollback to
+// an apply record, or its result, in the History section's
+// #env-rollback.
+type EnvRollbackProps struct {
+	Env string
+	// To is the record's id; RecordCommit the commit it applied,
+	// RecordTime and RecordBy when and by whom.
+	To, RecordCommit string
+	RecordTime       time.Time
+	RecordBy         string
+	// Kind is "confirm", "success" or "error".
+	Kind string
+	// Through says what the write will do (confirm).
+	Through string
+	CSRF    string
+	Freeze  BreakGlassProps
+	// Git is the commit and the run (success).
+	Git   *GitAction
+	Error string
 }
 
 // auditBroken reports whether a record's chain is broken (edited, next to
