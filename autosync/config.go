@@ -21,7 +21,7 @@ const (
 
 // Environment is one environment's auto-sync settings.
 type Environment struct {
-	// Name is the environment's name (deployplan.Environment.Name).
+	// Name is the environment's name (envconfig.Environment.Name).
 	Name string
 	// Enabled turns auto-sync on; SelfHeal also puts drifted objects back.
 	Enabled, SelfHeal bool

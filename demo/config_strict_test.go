@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/yaml"
 
-	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/fleetset"
 )
 
@@ -20,15 +20,15 @@ import (
 func TestDemoConfigsDecodeAsBefore(t *testing.T) {
 	dir := t.TempDir()
 	envs := []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig")))
-	var old deployplan.Config
+	var old envconfig.Config
 	if err := yaml.UnmarshalStrict(envs, &old); err != nil {
 		t.Fatalf("environments.yaml, the old decoder: %v", err)
 	}
-	got, err := deployplan.ParseConfig(envs, dir)
+	got, err := envconfig.ParseConfig(envs, dir)
 	if err != nil {
 		t.Fatalf("environments.yaml: ParseConfig = %v", err)
 	}
-	if diff := cmp.Diff(&old, got, cmpopts.IgnoreUnexported(deployplan.Environment{})); diff != "" {
+	if diff := cmp.Diff(&old, got, cmpopts.IgnoreUnexported(envconfig.Environment{}), cmpopts.IgnoreFields(envconfig.Environment{}, "ConfigDir")); diff != "" {
 		t.Errorf("environments.yaml decodes differently (-old +new):\n%s", diff)
 	}
 

@@ -76,7 +76,7 @@ type Env struct {
 	// ClustersFile is the clusters file (--clusters) naming Members.
 	ClustersFile string
 
-	// EnvironmentsFile is the deploy config (deployplan.LoadConfig) of the
+	// EnvironmentsFile is the deploy config (envconfig.LoadConfig) of the
 	// demo's three environments, DevEnvironment, StagingEnvironment and
 	// ProdEnvironment.
 	EnvironmentsFile string

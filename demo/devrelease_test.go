@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // TestReleaseDevInstallsProd: the demo's start applies dev through the
@@ -37,7 +37,7 @@ func TestReleaseDevInstallsProd(t *testing.T) {
 			var mu sync.Mutex
 			var calls []string
 			apply := func(_ context.Context, file, env string) error {
-				cfg, err := deployplan.LoadConfig(file)
+				cfg, err := envconfig.LoadConfig(file)
 				if err != nil {
 					return err
 				}

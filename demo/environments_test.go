@@ -23,6 +23,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/demo/demoapply"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
@@ -37,7 +38,7 @@ func TestManifestsOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := deployplan.LoadConfig(envFile)
+	cfg, err := envconfig.LoadConfig(envFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestManifestsOffline(t *testing.T) {
 	}
 	// prod's seed file is prod unprotected, nothing else changed: what
 	// the demo's start applies once.
-	seed, err := deployplan.LoadConfig(prodSeed)
+	seed, err := envconfig.LoadConfig(prodSeed)
 	if err != nil {
 		t.Fatalf("prod's seed file: %v", err)
 	}
@@ -57,7 +58,7 @@ func TestManifestsOffline(t *testing.T) {
 	}
 	dev, staging, prod := cfg.Environments[0], cfg.Environments[1], cfg.Environments[2]
 	for _, c := range []struct {
-		env       deployplan.Environment
+		env       envconfig.Environment
 		name, ns  string
 		protected bool
 		path      string
@@ -101,7 +102,7 @@ func TestManifestsOffline(t *testing.T) {
 		t.Errorf("prod writeBack %+v autoSync %+v, want a review branch and no auto-sync", wb, prod.AutoSync)
 	}
 	for _, c := range []struct {
-		env   deployplan.Environment
+		env   envconfig.Environment
 		after string
 	}{{staging, DevEnvironment}, {prod, StagingEnvironment}} {
 		if p := c.env.Promotion; p == nil || p.After != c.after || p.SoakOrDefault().String() != PromotionSoak {
@@ -216,7 +217,7 @@ func TestManifestsOffline(t *testing.T) {
 // checkSourcePlan plans e's source offline: it converges, its catalog is
 // in version mode with commit AppCommit, and every workload image is
 // tagged tag.
-func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag string) {
+func checkSourcePlan(t *testing.T, e *envconfig.Environment, tag string) {
 	t.Helper()
 	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
 	if err != nil {
@@ -288,7 +289,7 @@ func TestEnvironments(t *testing.T) {
 	if env.HistoryNamespace != HistoryNamespace {
 		t.Errorf("HistoryNamespace = %q", env.HistoryNamespace)
 	}
-	cfg, err := deployplan.LoadConfig(env.EnvironmentsFile)
+	cfg, err := envconfig.LoadConfig(env.EnvironmentsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/notify"
 )
 
@@ -159,7 +160,7 @@ func notificationsYAML(host string) string {
 		"  # for webhooks to its /hook (docs/notifications.md).",
 		"  keys:",
 		fmt.Sprintf("    - secretRef: {name: %s, key: %s}", NotifySecret, NotifyKey),
-		"      provider: " + string(notify.ProviderWebhook),
+		"      provider: " + string(envconfig.ProviderWebhook),
 		fmt.Sprintf("      urlPrefix: %q", "http://"+host+"/hook"),
 		"",
 	}, "\n")

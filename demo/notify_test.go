@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
 )
@@ -38,7 +38,7 @@ func TestInbox(t *testing.T) {
 	if err := addNotifications(envFile, in.Host()); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := deployplan.LoadConfig(envFile)
+	cfg, err := envconfig.LoadConfig(envFile)
 	if err != nil {
 		t.Fatalf("LoadConfig(demo environments) = %v", err)
 	}
@@ -47,17 +47,17 @@ func TestInbox(t *testing.T) {
 	}
 	// The inbox's key is bound to its /hook and to webhooks: the demo's
 	// deployer (or anyone) cannot send it elsewhere.
-	ref := &notify.SecretRef{Name: NotifySecret, Key: NotifyKey}
+	ref := &envconfig.SecretRef{Name: NotifySecret, Key: NotifyKey}
 	at := scope.Target{Cluster: "devcluster", Namespace: DeployerNamespace, App: "web"}
 	for _, tt := range []struct {
-		provider notify.Provider
+		provider envconfig.Provider
 		url      string
 		ok       bool
 	}{
-		{notify.ProviderWebhook, in.URL() + "/hook", true},
-		{notify.ProviderWebhook, in.URL() + "/steal?k=", false},
-		{notify.ProviderSlack, in.URL() + "/hook", false},
-		{notify.ProviderSlack, in.URL() + "/steal?k=", false},
+		{envconfig.ProviderWebhook, in.URL() + "/hook", true},
+		{envconfig.ProviderWebhook, in.URL() + "/steal?k=", false},
+		{envconfig.ProviderSlack, in.URL() + "/hook", false},
+		{envconfig.ProviderSlack, in.URL() + "/steal?k=", false},
 	} {
 		err := notify.CheckKey(cfg.NotificationKeys(), notify.Subscription{Provider: tt.provider, URL: tt.url, SecretRef: ref}, at)
 		var ke *notify.KeyError

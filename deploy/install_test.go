@@ -29,6 +29,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/operator"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -529,7 +530,7 @@ spec:
 `, commit, jobImage)
 	}
 	write("manifests/app.yaml", manifests("migrate"))
-	conf, err := deployplan.LoadConfig(filepath.Join(dir, "deploy.yaml"))
+	conf, err := envconfig.LoadConfig(filepath.Join(dir, "deploy.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

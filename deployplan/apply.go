@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -94,7 +95,7 @@ func (opts *ApplyOptions) setDefaults() {
 // conditionally on its resourceVersion, before every write: an apply whose
 // lock was taken over (it stalled past the lease) returns a
 // *LockLostError and no report, having written nothing more.
-func Apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+func Apply(ctx context.Context, env *envconfig.Environment, opts ApplyOptions) (*Report, error) {
 	if err := CheckApplyRequest(env, opts.Request); err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func BlockedRefusal(rep *Report) error {
 
 // lockAndApply takes the environment's lock, keeps it renewed and runs
 // the apply of a ready plan under it (Apply, Restore).
-func (ps *planState) lockAndApply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+func (ps *planState) lockAndApply(ctx context.Context, env *envconfig.Environment, opts ApplyOptions) (*Report, error) {
 	if opts.interrupted() {
 		return nil, &InterruptedError{}
 	}
@@ -235,7 +236,7 @@ func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) 
 }
 
 // apply runs under the lock.
-func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOptions) (*Report, error) {
+func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts ApplyOptions) (*Report, error) {
 	d := &ps.report.DeployApply
 	d.Mode = "apply"
 	if opts.mode != "" {
@@ -409,7 +410,7 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	if len(env.HealthChecks) > 0 {
 		opts.progress("run the health checks")
-		d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
+		d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.HealthCheckTimeoutOrDefault())
 		for _, h := range d.HealthChecks {
 			if h.Required && !h.OK {
 				return ps.finish(opts, fmt.Sprintf("required health check %s failed after the apply: %s", h.Name, h.Message))

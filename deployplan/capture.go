@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/managedfields"
 )
 
@@ -52,7 +53,7 @@ type captureEntry struct {
 
 // captureInfo is what the capture's instructions name.
 type captureInfo struct {
-	Env        *Environment
+	Env        *envconfig.Environment
 	ConfigPath string
 	Kubeconfig string // the --kubeconfig flag
 	Time       time.Time
@@ -293,14 +294,14 @@ func captureReadme(dir string, info captureInfo, files, secrets, created []strin
 // kubectlPrefix is kubectl with the environment's cluster as configured:
 // its kubeconfig (the environment's, else the --kubeconfig flag) and its
 // context.
-func kubectlPrefix(env *Environment, kubeconfig string) string {
+func kubectlPrefix(env *envconfig.Environment, kubeconfig string) string {
 	kc := "kubectl"
 	if env.Cluster.InCluster {
 		return kc
 	}
 	switch {
 	case env.Cluster.Kubeconfig != "":
-		kc += " --kubeconfig " + quoteArg(env.resolve(env.Cluster.Kubeconfig))
+		kc += " --kubeconfig " + quoteArg(env.Resolve(env.Cluster.Kubeconfig))
 	case kubeconfig != "":
 		kc += " --kubeconfig " + quoteArg(kubeconfig)
 	}
@@ -311,7 +312,7 @@ func kubectlPrefix(env *Environment, kubeconfig string) string {
 }
 
 // restoreCommand is the deploy-web restore of a capture.
-func restoreCommand(env *Environment, configPath, dir string) string {
+func restoreCommand(env *envconfig.Environment, configPath, dir string) string {
 	if configPath == "" {
 		configPath = "deploy.yaml"
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/labels"
 )
 
@@ -221,15 +222,15 @@ func itoa(i int) string {
 
 func TestKubectlPrefix(t *testing.T) {
 	tests := []struct {
-		env  Environment
+		env  envconfig.Environment
 		flag string
 		want string
 	}{
-		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "/k/dev.yaml"}}, "/ignored", "kubectl --kubeconfig /k/dev.yaml --context dev"},
-		{Environment{Cluster: ClusterRef{Context: "dev", Kubeconfig: "kc.yaml"}, configDir: "/etc/dw"}, "", "kubectl --kubeconfig /etc/dw/kc.yaml --context dev"},
-		{Environment{Cluster: ClusterRef{Context: "my ctx"}}, "/home/a/.kube/x", "kubectl --kubeconfig /home/a/.kube/x --context 'my ctx'"},
-		{Environment{Cluster: ClusterRef{Context: "dev"}}, "", "kubectl --context dev"},
-		{Environment{Cluster: ClusterRef{InCluster: true}}, "/x", "kubectl"},
+		{envconfig.Environment{Cluster: envconfig.ClusterRef{Context: "dev", Kubeconfig: "/k/dev.yaml"}}, "/ignored", "kubectl --kubeconfig /k/dev.yaml --context dev"},
+		{envconfig.Environment{Cluster: envconfig.ClusterRef{Context: "dev", Kubeconfig: "kc.yaml"}, ConfigDir: "/etc/dw"}, "", "kubectl --kubeconfig /etc/dw/kc.yaml --context dev"},
+		{envconfig.Environment{Cluster: envconfig.ClusterRef{Context: "my ctx"}}, "/home/a/.kube/x", "kubectl --kubeconfig /home/a/.kube/x --context 'my ctx'"},
+		{envconfig.Environment{Cluster: envconfig.ClusterRef{Context: "dev"}}, "", "kubectl --context dev"},
+		{envconfig.Environment{Cluster: envconfig.ClusterRef{InCluster: true}}, "/x", "kubectl"},
 	}
 	for _, tt := range tests {
 		if got := kubectlPrefix(&tt.env, tt.flag); got != tt.want {
@@ -331,7 +332,7 @@ func TestCaptureChecks(t *testing.T) {
 
 	liveCM := cm.DeepCopy()
 	liveCM.SetUID("u-other")
-	env := &Environment{Name: "dev", Namespace: "dev"}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev"}
 	actions := map[string]string{}
 	bs = restoreUIDChecks(env, []*unstructured.Unstructured{cm, dep}, entries, map[string]*unstructured.Unstructured{key(cm): liveCM}, actions)
 	if len(bs) != 1 || bs[0].ID != "capture-uid:ConfigMap/a" || actions[key(cm)] != ActionBlocked {
@@ -416,7 +417,7 @@ func TestCaptureChecksIndexMismatch(t *testing.T) {
 // instructions do not count.
 func TestCaptureDigest(t *testing.T) {
 	dir := t.TempDir()
-	env := &Environment{Name: "dev", Namespace: "dev"}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev"}
 	desired := []*unstructured.Unstructured{
 		{Object: mustJSON(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"dev"}}`)},
 		{Object: mustJSON(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"new","namespace":"dev"}}`)},

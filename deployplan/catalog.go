@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
 )
 
@@ -92,11 +93,11 @@ const maxCatalogNodes = 12*maxCatalogEntries + 100
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var c Catalog
 	if err := strictyaml.UnmarshalJSON(data, &c, strictyaml.Options{Root: "catalog", MaxNodes: maxCatalogNodes}); err != nil {
-		return nil, fmt.Errorf("deployplan: catalog: %w", strictErrors(err))
+		return nil, fmt.Errorf("deployplan: catalog: %w", envconfig.StrictErrors(err))
 	}
 	var errs []error
 	bad := func(field, format string, a ...any) {
-		errs = append(errs, &ConfigError{Field: "catalog." + field, Message: fmt.Sprintf(format, a...)})
+		errs = append(errs, &envconfig.ConfigError{Field: "catalog." + field, Message: fmt.Sprintf(format, a...)})
 	}
 	if len(c.Services)+len(c.ThirdParty) > maxCatalogEntries {
 		bad("services", "%d entries, more than %d", len(c.Services)+len(c.ThirdParty), maxCatalogEntries)

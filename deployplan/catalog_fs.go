@@ -4,19 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
-	"path/filepath"
 )
-
-// CatalogInRepo is the path of e's catalog inside its source repository
-// (slash-separated, clean), and false when the catalog is not read from
-// the repository: no git source, or an absolute path on disk.
-func (e *Environment) CatalogInRepo() (string, bool) {
-	if e.Source.Repo == "" || e.Catalog == "" || filepath.IsAbs(e.Catalog) {
-		return "", false
-	}
-	return path.Clean(filepath.ToSlash(e.Catalog)), true
-}
 
 // ReadCatalogFS reads and parses the catalog at name in fsys (a tree of
 // the source repository: the edited tree of a write-back), bounded as a
@@ -39,6 +27,9 @@ func ReadCatalogFS(fsys fs.FS, name string) (*Catalog, error) {
 
 // MaxCatalogBytes caps a catalog file, as a plan reads it.
 const MaxCatalogBytes = maxCatalogBytes
+
+// maxCatalogBytes caps an artifact catalog.
+const maxCatalogBytes = 8 << 20
 
 // ParseCatalogFile parses data, the content of the catalog file name (a
 // file of a tree, or a revision of it in the repository's history), within

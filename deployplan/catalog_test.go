@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 const (
@@ -59,7 +60,7 @@ func TestParseCatalogModes(t *testing.T) {
 				}
 				return
 			}
-			var ce *ConfigError
+			var ce *envconfig.ConfigError
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ce) {
 				t.Fatalf("ParseCatalog = %v, want a *ConfigError containing %q", err, tt.wantErr)
 			}
@@ -90,7 +91,7 @@ func TestSourceChecksVersionModeAndThirdParty(t *testing.T) {
 		}
 		return []Workload{{Kind: "Deployment", Name: "app", Containers: cs}}
 	}
-	mirrors := EnvMirrors{Commit: []string{"APP_VERSION"}}
+	mirrors := envconfig.EnvMirrors{Commit: []string{"APP_VERSION"}}
 	tests := []struct {
 		name      string
 		cat       func() *Catalog
@@ -162,7 +163,7 @@ func TestOneBlockerPerRootCause(t *testing.T) {
 			{Name: "sidecar", Image: workerImg + ":6.14.1"},
 		}})
 	}
-	src := SourceChecks(ws, cat, EnvMirrors{Commit: []string{"GIT_COMMIT"}})
+	src := SourceChecks(ws, cat, envconfig.EnvMirrors{Commit: []string{"GIT_COMMIT"}})
 	_, gates := ArtifactGates(ws, cat, cat.Commit, nil)
 	all := dedupeBlockers(append(src, gates...))
 	var got []string

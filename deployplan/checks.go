@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -69,7 +70,7 @@ func (c *Catalog) match(img Image) imageMatch {
 // its thirdParty entry; the environment variables that mirror the image or
 // the commit agree. Findings are grouped: one Blocker per kind of problem,
 // with the affected containers (docs/plan-and-apply.md, "The report"), sorted by id.
-func SourceChecks(workloads []Workload, cat *Catalog, mirrors EnvMirrors) []Blocker {
+func SourceChecks(workloads []Workload, cat *Catalog, mirrors envconfig.EnvMirrors) []Blocker {
 	is := newIssues()
 	var wrongTags []string // tags that are not the catalog commit (commit mode)
 	const tagID = "tag-not-catalog-commit"
@@ -465,7 +466,7 @@ func (e *RefusalError) Error() string { return "refused: " + e.Reason }
 // CheckApplyRequest is the first gate of an apply: protected environments
 // and missing confirmations are refused. (Flags that ask for something
 // never allowed are refused by the command line before it reads anything.)
-func CheckApplyRequest(env *Environment, req ApplyRequest) error {
+func CheckApplyRequest(env *envconfig.Environment, req ApplyRequest) error {
 	if env.Protected {
 		return &RefusalError{Reason: fmt.Sprintf("environment %s is protected (production): apply is always refused; nothing was touched", env.Name)}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hanzoai/deploy-web/envconfig"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,7 +46,7 @@ func TestSourceChecks(t *testing.T) {
 	w := func(image string, env ...Env) []Workload {
 		return []Workload{{Kind: "Deployment", Name: "api", Containers: []Container{{Name: "api", Image: image, Env: env}}}}
 	}
-	mirrors := EnvMirrors{Image: []string{"IMAGE"}, Commit: []string{"GIT_COMMIT"}}
+	mirrors := envconfig.EnvMirrors{Image: []string{"IMAGE"}, Commit: []string{"GIT_COMMIT"}}
 	img := "registry.example.com/acme/api:" + commitA
 	tests := []struct {
 		name      string
@@ -292,12 +293,12 @@ func TestObjectAction(t *testing.T) {
 }
 
 func TestCheckApplyRequest(t *testing.T) {
-	dev := &Environment{Name: "dev"}
-	prod := &Environment{Name: "prod", Protected: true}
+	dev := &envconfig.Environment{Name: "dev"}
+	prod := &envconfig.Environment{Name: "prod", Protected: true}
 	ok := ApplyRequest{Env: "dev", ConfirmEnv: "dev", ConfirmedNonProduction: true}
 	tests := []struct {
 		name    string
-		env     *Environment
+		env     *envconfig.Environment
 		req     ApplyRequest
 		wantErr string
 	}{

@@ -23,13 +23,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
 // RestConfig resolves the environment's cluster: the in-cluster config, or
 // its context in the kubeconfig named by the environment, else kubeconfig
 // (the --kubeconfig flag), else $KUBECONFIG, else ~/.kube/config.
-func RestConfig(env *Environment, kubeconfig string) (*rest.Config, error) {
+func RestConfig(env *envconfig.Environment, kubeconfig string) (*rest.Config, error) {
 	if env.Cluster.InCluster {
 		cfg, err := rest.InClusterConfig()
 		if err != nil {
@@ -40,7 +41,7 @@ func RestConfig(env *Environment, kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	switch {
 	case env.Cluster.Kubeconfig != "":
-		rules.ExplicitPath = env.resolve(env.Cluster.Kubeconfig)
+		rules.ExplicitPath = env.Resolve(env.Cluster.Kubeconfig)
 	case kubeconfig != "":
 		rules.ExplicitPath = kubeconfig
 	}

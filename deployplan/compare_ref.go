@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -88,7 +89,7 @@ func truncateRef(ref string) string {
 // request's head without changing the environment (env is not modified,
 // and the copy shares nothing the render writes). ref must pass
 // ValidateRef, and env must read its source from git.
-func AtRef(env *Environment, ref string) (*Environment, error) {
+func AtRef(env *envconfig.Environment, ref string) (*envconfig.Environment, error) {
 	if err := ValidateRef(ref); err != nil {
 		return nil, err
 	}
@@ -103,13 +104,13 @@ func AtRef(env *Environment, ref string) (*Environment, error) {
 // LiveReader reads the live state of an environment's objects from its
 // cluster, for a comparison (revdiff): it writes nothing.
 type LiveReader struct {
-	env *Environment
+	env *envconfig.Environment
 	cl  *clients
 }
 
 // OpenLive reaches env's cluster (opts' rest config or kubeconfig, else
 // the environment's own). A cluster that cannot be reached is an error.
-func OpenLive(env *Environment, opts Options) (*LiveReader, error) {
+func OpenLive(env *envconfig.Environment, opts Options) (*LiveReader, error) {
 	cl, _, unreachable := connectCluster(env, opts)
 	if unreachable != nil {
 		return nil, fmt.Errorf("deployplan: environment %s: %s", env.Name, unreachable.Message)

@@ -9,6 +9,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -60,7 +61,7 @@ func TestValidateRef(t *testing.T) {
 }
 
 func TestAtRef(t *testing.T) {
-	env := &Environment{Name: "prod", Namespace: "web", Source: Source{Repo: "https://git.example/r.git", Ref: "main", Path: "k"}}
+	env := &envconfig.Environment{Name: "prod", Namespace: "web", Source: envconfig.Source{Repo: "https://git.example/r.git", Ref: "main", Path: "k"}}
 	got, err := AtRef(env, "pull/3")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestAtRef(t *testing.T) {
 	if _, err := AtRef(env, "main..x"); err == nil {
 		t.Error("AtRef(main..x) = nil error, want the ref refused")
 	}
-	local := &Environment{Name: "dev", Source: Source{Path: "k"}}
+	local := &envconfig.Environment{Name: "dev", Source: envconfig.Source{Path: "k"}}
 	if _, err := AtRef(local, "main"); err == nil || !strings.Contains(err.Error(), "set source.repo") {
 		t.Errorf("AtRef(local source) = %v, want an error saying to set source.repo", err)
 	}
@@ -113,7 +114,7 @@ func TestRenderPullRequestHead(t *testing.T) {
 	}
 	ts := gitHTTPServer(t, dir)
 	for _, src := range []string{ts.URL + "/repo.git", "file://" + dir} {
-		env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: src, Ref: "master", Path: "k"}, Catalog: "catalog.json"}
+		env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: src, Ref: "master", Path: "k"}, Catalog: "catalog.json"}
 		tests := []struct {
 			ref, commit, value string
 			wantErr            bool

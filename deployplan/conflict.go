@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -58,7 +59,7 @@ func fieldConflicts(err error) []fieldConflict {
 // manager's values with the rendered ones.
 //
 // A Secret's fields are keys of its values: they are not named.
-func conflictBlocker(env *Environment, kubeconfig string, o *unstructured.Unstructured, err error) Blocker {
+func conflictBlocker(env *envconfig.Environment, kubeconfig string, o *unstructured.Unstructured, err error) Blocker {
 	ref := o.GetKind() + "/" + o.GetName()
 	cs := fieldConflicts(err)
 	b := Blocker{ID: "field-conflict:" + ref}
@@ -108,9 +109,9 @@ func conflictBlocker(env *Environment, kubeconfig string, o *unstructured.Unstru
 // kustomizeCommand renders the environment's source with kubectl, for a
 // hint: the local folder, or the repository's path at its ref (kustomize
 // reads git URLs).
-func kustomizeCommand(env *Environment) string {
+func kustomizeCommand(env *envconfig.Environment) string {
 	if env.Source.Repo == "" {
-		return "kubectl kustomize " + quoteArg(env.resolve(env.Source.Path))
+		return "kubectl kustomize " + quoteArg(env.Resolve(env.Source.Path))
 	}
-	return "kubectl kustomize " + quoteArg(fmt.Sprintf("%s//%s?ref=%s", RedactURL(env.Source.Repo), strings.Trim(env.Source.Path, "/"), env.Source.Ref))
+	return "kubectl kustomize " + quoteArg(fmt.Sprintf("%s//%s?ref=%s", envconfig.RedactURL(env.Source.Repo), strings.Trim(env.Source.Path, "/"), env.Source.Ref))
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,7 +18,7 @@ func conflictErr(causes ...metav1.StatusCause) error {
 }
 
 func TestConflictBlocker(t *testing.T) {
-	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "kind-dev"}, Source: Source{Path: "/repo/deploy/dev"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Cluster: envconfig.ClusterRef{Context: "kind-dev"}, Source: envconfig.Source{Path: "/repo/deploy/dev"}}
 	edit := metav1.StatusCause{Type: metav1.CauseTypeFieldManagerConflict, Field: ".spec.template.spec.containers[name=\"app\"].image",
 		Message: `conflict with "kubectl-edit" using apps/v1 at 2026-12-02T01:00:00Z`}
 	helm := metav1.StatusCause{Type: metav1.CauseTypeFieldManagerConflict, Field: ".spec.replicas", Message: `conflict with "helm"`}
@@ -53,7 +54,7 @@ func TestConflictBlocker(t *testing.T) {
 	}
 
 	// A git source renders with kustomize's git URL.
-	genv := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "https://git.example.com/acme/deploy.git", Ref: "main", Path: "envs/dev"}}
+	genv := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "https://git.example.com/acme/deploy.git", Ref: "main", Path: "envs/dev"}}
 	if h := conflictBlocker(genv, "", dep, conflictErr(edit)).UnblockHint; !strings.Contains(h, "kubectl kustomize 'https://git.example.com/acme/deploy.git//envs/dev?ref=main'") {
 		t.Errorf("conflictBlocker(git source).UnblockHint = %q", h)
 	}

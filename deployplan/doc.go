@@ -3,15 +3,15 @@
 // blocks it, and how do I undo it?", then applies inside a declared boundary
 // and only with explicit confirmation.
 //
-// An environment comes from a YAML config (LoadConfig, Config.Env): one
-// cluster, one namespace, a source (a local kustomize folder, or a git
-// repository, ref and path read with go-git), an artifact catalog, a
-// protected flag, an allowlist of suspended template Jobs and HTTP health
-// checks. docs/plan-and-apply.md documents the formats.
+// An environment comes from the environments file, read by package
+// envconfig (envconfig.LoadConfig, Config.Env): one cluster, one
+// namespace, a source (a local kustomize folder, or a git repository, ref
+// and path read with go-git), an artifact catalog, a protected flag, an
+// allowlist of suspended template Jobs and HTTP health checks. docs/plan-and-apply.md documents the formats.
 //
 // The API the console calls:
 //
-//	cfg, err := deployplan.LoadConfig("deploy.yaml")
+//	cfg, err := envconfig.LoadConfig("deploy.yaml")
 //	env, err := cfg.Env("sample-dev")
 //	rep, err := deployplan.Plan(ctx, env, deployplan.Options{Progress: func(step string) { ... }})
 //	rep.Status()      // "blocked" or "ready"

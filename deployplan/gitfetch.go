@@ -22,6 +22,7 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitsource"
 )
 
@@ -109,14 +110,14 @@ func planFetch(caps *capability.List, refs map[plumbing.ReferenceName]*plumbing.
 // not), so the fetch runs in its own goroutine and fetchRemote returns at
 // the deadline whatever the transport does; a late fetch is dropped and
 // its store removed.
-func fetchRemote(ctx context.Context, src Source, lim Limits) (*git.Repository, func(), error) {
+func fetchRemote(ctx context.Context, src envconfig.Source, lim envconfig.Limits) (*git.Repository, func(), error) {
 	return fetchRemoteDepth(ctx, src, lim, 1)
 }
 
 // fetchRemoteDepth is fetchRemote with depth commits of history (where a
 // shallow fetch is possible), for the release notes: the same limits.
-func fetchRemoteDepth(ctx context.Context, src Source, lim Limits, depth int) (*git.Repository, func(), error) {
-	timeout := lim.sourceTimeout()
+func fetchRemoteDepth(ctx context.Context, src envconfig.Source, lim envconfig.Limits, depth int) (*git.Repository, func(), error) {
+	timeout := lim.SourceTimeoutOrDefault()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {
@@ -135,19 +136,19 @@ func fetchRemoteDepth(ctx context.Context, src Source, lim Limits, depth int) (*
 	case <-ctx.Done():
 		go func() { (<-done).cleanup() }() // the late fetch's store
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, func() {}, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", RedactURL(src.Repo), timeout)
+			return nil, func() {}, fmt.Errorf("deployplan: fetch %s: no complete answer within %s (limits.sourceTimeout)", envconfig.RedactURL(src.Repo), timeout)
 		}
-		return nil, func() {}, fmt.Errorf("deployplan: fetch %s: %w", RedactURL(src.Repo), ctx.Err())
+		return nil, func() {}, fmt.Errorf("deployplan: fetch %s: %w", envconfig.RedactURL(src.Repo), ctx.Err())
 	}
 }
 
 // fetchRemoteCtx fetches into a new temporary folder; cleanup (never nil)
 // removes it, and is called here on error.
-func fetchRemoteCtx(ctx context.Context, src Source, lim Limits, depth int) (repo *git.Repository, cleanup func(), err error) {
+func fetchRemoteCtx(ctx context.Context, src envconfig.Source, lim envconfig.Limits, depth int) (repo *git.Repository, cleanup func(), err error) {
 	cleanup = func() {}
 	dir, err := os.MkdirTemp("", "deploy-web-fetch-")
 	if err != nil {
-		return nil, cleanup, fmt.Errorf("deployplan: fetch %s: temporary object store: %w", RedactURL(src.Repo), err)
+		return nil, cleanup, fmt.Errorf("deployplan: fetch %s: temporary object store: %w", envconfig.RedactURL(src.Repo), err)
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	repo, err = fetchInto(ctx, dir, src, lim, depth)
@@ -163,9 +164,9 @@ func fetchRemoteCtx(ctx context.Context, src Source, lim Limits, depth int) (rep
 // (gitsource's, with the names of this package's limits), a
 // *gitsource.StepError names its step, the rest names the step given,
 // with the URL's credentials redacted.
-func fetchFailure(ctx context.Context, src Source, lim Limits) func(step string, err error) error {
-	what := RedactURL(src.Repo)
-	timeout := lim.sourceTimeout()
+func fetchFailure(ctx context.Context, src envconfig.Source, lim envconfig.Limits) func(step string, err error) error {
+	what := envconfig.RedactURL(src.Repo)
+	timeout := lim.SourceTimeoutOrDefault()
 	return func(step string, err error) error {
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
@@ -190,7 +191,7 @@ func fetchFailure(ctx context.Context, src Source, lim Limits) func(step string,
 // openSource connects to src's repository for a fetch (or a read of its
 // refs) over a bounded transport, with src's token, and reads its
 // references; fail is fetchFailure's. The caller closes the session.
-func openSource(ctx context.Context, src Source, lim Limits) (sess *gitsource.Session, fail func(step string, err error) error, err error) {
+func openSource(ctx context.Context, src envconfig.Source, lim envconfig.Limits) (sess *gitsource.Session, fail func(step string, err error) error, err error) {
 	fail = fetchFailure(ctx, src, lim)
 	ep, err := transport.NewEndpoint(src.Repo)
 	if err != nil {
@@ -199,7 +200,7 @@ func openSource(ctx context.Context, src Source, lim Limits) (sess *gitsource.Se
 	var tr transport.Transport
 	switch ep.Protocol {
 	case "http", "https":
-		tr = githttp.NewClient(sourceHTTPClient(lim.sourceTimeout(), lim.maxRepoBytes(), RedactURL(src.Repo)))
+		tr = githttp.NewClient(sourceHTTPClient(lim.SourceTimeoutOrDefault(), lim.MaxRepoBytesOrDefault(), envconfig.RedactURL(src.Repo)))
 	case "ssh":
 		tr = gitssh.DefaultClient
 	case "git":
@@ -226,8 +227,8 @@ func openSource(ctx context.Context, src Source, lim Limits) (sess *gitsource.Se
 // deep when the fetch is shallow: the pack under limits.maxRepoBytes, its
 // objects under limits.maxInflatedBytes, the store under fetchDiskBytes
 // (gitsource).
-func fetchInto(ctx context.Context, dir string, src Source, lim Limits, depth int) (*git.Repository, error) {
-	what := RedactURL(src.Repo)
+func fetchInto(ctx context.Context, dir string, src envconfig.Source, lim envconfig.Limits, depth int) (*git.Repository, error) {
+	what := envconfig.RedactURL(src.Repo)
 	sess, fail, err := openSource(ctx, src, lim)
 	if err != nil {
 		return nil, err
@@ -237,14 +238,14 @@ func fetchInto(ctx context.Context, dir string, src Source, lim Limits, depth in
 	if err != nil {
 		return nil, fail(fmt.Sprintf("ref %q", src.Ref), err)
 	}
-	disk := gitsource.CapFS(osfs.New(dir), gitsource.Cap{Max: lim.fetchDiskBytes(), Limit: "limits.maxRepoBytes (x3 on disk)", What: "the object store of " + what})
+	disk := gitsource.CapFS(osfs.New(dir), gitsource.Cap{Max: lim.FetchDiskBytes(), Limit: "limits.maxRepoBytes (x3 on disk)", What: "the object store of " + what})
 	st := filesystem.NewStorage(disk, cache.NewObjectLRU(fetchCacheBytes))
 	if depth = max(depth, 1); !plan.Shallow {
 		depth = 0
 	}
 	err = sess.Fetch(ctx, st, plan.Wants, depth, gitsource.Limits{
-		Pack:     gitsource.Cap{Max: lim.maxRepoBytes(), Limit: "limits.maxRepoBytes", What: "the fetched pack of " + what},
-		Inflated: gitsource.Cap{Max: lim.maxInflatedBytes(), Limit: "limits.maxInflatedBytes", What: "the objects of the fetched pack of " + what},
+		Pack:     gitsource.Cap{Max: lim.MaxRepoBytesOrDefault(), Limit: "limits.maxRepoBytes", What: "the fetched pack of " + what},
+		Inflated: gitsource.Cap{Max: lim.MaxInflatedBytesOrDefault(), Limit: "limits.maxInflatedBytes", What: "the objects of the fetched pack of " + what},
 	})
 	if err != nil {
 		return nil, fail("fetch", err)

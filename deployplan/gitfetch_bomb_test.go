@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -135,16 +136,16 @@ func TestFetchZipBombOverGitDaemon(t *testing.T) {
 	url := gitDaemon(t, base)
 	for _, tc := range []struct {
 		name string
-		lim  Limits
+		lim  envconfig.Limits
 		ok   bool
 	}{
-		{"one blob of 200 MB", Limits{}, false},
-		{"40 near-identical blobs of 5 MB (deltas)", Limits{MaxInflatedBytes: 64 << 20}, false},
-		{"40 near-identical blobs of 5 MB (deltas)", Limits{MaxInflatedBytes: 256 << 20}, true},
+		{"one blob of 200 MB", envconfig.Limits{}, false},
+		{"40 near-identical blobs of 5 MB (deltas)", envconfig.Limits{MaxInflatedBytes: 64 << 20}, false},
+		{"40 near-identical blobs of 5 MB (deltas)", envconfig.Limits{MaxInflatedBytes: 256 << 20}, true},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.lim.MaxInflatedBytes), func(t *testing.T) {
-			env := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", Limits: tc.lim,
-				Source: Source{Repo: url + "/" + strings.ReplaceAll(tc.name, " ", "-") + ".git", Ref: "main", Path: "k"}}
+			env := &envconfig.Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", Limits: tc.lim,
+				Source: envconfig.Source{Repo: url + "/" + strings.ReplaceAll(tc.name, " ", "-") + ".git", Ref: "main", Path: "k"}}
 			var err error
 			peak := heapPeak(func() { _, err = Render(context.Background(), env) })
 			if tc.ok {
@@ -174,8 +175,8 @@ func TestFetchZipBombOverGitDaemon(t *testing.T) {
 func TestFetchStoreRemovedAfterDeadline(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	addr, accepted := hangListener(t)
-	env := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", Limits: Limits{SourceTimeout: metav1.Duration{Duration: 300 * time.Millisecond}},
-		Source: Source{Repo: "git://" + addr + "/x.git", Ref: "main", Path: "k"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", Limits: envconfig.Limits{SourceTimeout: metav1.Duration{Duration: 300 * time.Millisecond}},
+		Source: envconfig.Source{Repo: "git://" + addr + "/x.git", Ref: "main", Path: "k"}}
 	_, err := Render(context.Background(), env)
 	if err == nil || !strings.Contains(err.Error(), "no complete answer within 300ms") {
 		t.Fatalf("Render(hanging server) = %v, want the source timeout", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	"github.com/hanzoai/deploy-web/envconfig"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -88,7 +89,7 @@ func TestFetchRemote(t *testing.T) {
 	ts := gitHTTPServer(t, dir)
 
 	for _, ref := range []string{"master", head} {
-		env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: ts.URL + "/repo.git", Ref: ref, Path: "k"}, Catalog: "catalog.json"}
+		env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: ts.URL + "/repo.git", Ref: ref, Path: "k"}, Catalog: "catalog.json"}
 		r, err := Render(context.Background(), env)
 		if err != nil {
 			t.Fatalf("Render(http %s) = %v", ref, err)
@@ -98,8 +99,8 @@ func TestFetchRemote(t *testing.T) {
 		}
 	}
 
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: ts.URL + "/repo.git", Ref: "master", Path: "k"}, Catalog: "catalog.json",
-		Limits: Limits{MaxRepoBytes: 300}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: ts.URL + "/repo.git", Ref: "master", Path: "k"}, Catalog: "catalog.json",
+		Limits: envconfig.Limits{MaxRepoBytes: 300}}
 	_, err := Render(context.Background(), env)
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Max != 300 || tl.Unit != "bytes" {
@@ -107,8 +108,8 @@ func TestFetchRemote(t *testing.T) {
 	}
 
 	hang, accepted := hangListener(t)
-	env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "http://" + hang + "/repo.git", Ref: "main", Path: "k"}, Catalog: "catalog.json",
-		Limits: Limits{SourceTimeout: metav1.Duration{Duration: 200 * time.Millisecond}}}
+	env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "http://" + hang + "/repo.git", Ref: "main", Path: "k"}, Catalog: "catalog.json",
+		Limits: envconfig.Limits{SourceTimeout: metav1.Duration{Duration: 200 * time.Millisecond}}}
 	_, err = Render(context.Background(), env)
 	if err == nil || !strings.Contains(err.Error(), "no complete answer within 200ms (limits.sourceTimeout)") {
 		t.Errorf("Render(never-answering git server) = %v, want a source timeout", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/types"
 )
@@ -31,9 +32,9 @@ type treeReader struct {
 
 // repoFSForRender reads kdir's kustomizations and what they reference, and
 // the files named in extra (repository-relative paths), from tree.
-func repoFSForRender(ctx context.Context, tree *object.Tree, what string, lim Limits, kdir string, extra ...string) (*repoFS, error) {
+func repoFSForRender(ctx context.Context, tree *object.Tree, what string, lim envconfig.Limits, kdir string, extra ...string) (*repoFS, error) {
 	r := &treeReader{root: tree, rfs: newRepoFS(ctx, what, lim), dirs: map[string]bool{}, files: map[string]bool{},
-		b: &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}}
+		b: &repoBudget{what: what, maxBytes: lim.MaxRepoBytesOrDefault(), maxFiles: lim.MaxRepoFilesOrDefault()}}
 	for _, f := range extra {
 		if err := r.file(f); err != nil {
 			return nil, err
@@ -48,9 +49,9 @@ func repoFSForRender(ctx context.Context, tree *object.Tree, what string, lim Li
 // repoFSForChart reads the chart folder chartDir (every file under it) and
 // the values files (relative to it) from tree, with the files named in
 // extra.
-func repoFSForChart(ctx context.Context, tree *object.Tree, what string, lim Limits, chartDir string, valueFiles []string, extra ...string) (*repoFS, error) {
+func repoFSForChart(ctx context.Context, tree *object.Tree, what string, lim envconfig.Limits, chartDir string, valueFiles []string, extra ...string) (*repoFS, error) {
 	r := &treeReader{root: tree, rfs: newRepoFS(ctx, what, lim), dirs: map[string]bool{}, files: map[string]bool{},
-		b: &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}}
+		b: &repoBudget{what: what, maxBytes: lim.MaxRepoBytesOrDefault(), maxFiles: lim.MaxRepoFilesOrDefault()}}
 	for _, f := range extra {
 		if err := r.file(f); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // removeBlob deletes the loose object of file rel at HEAD from the
@@ -52,9 +53,9 @@ func TestRenderGitReadsOnlyWhatTheBuildNeeds(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"assets/big.bin": big})
 	commitAll(t, dir)
 	removeBlob(t, dir, "docs/notes.md")
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json",
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json",
 		// The files the build needs fit; the whole tree (big.bin) does not.
-		Limits: Limits{MaxRepoBytes: 1024, MaxRepoFiles: 6}}
+		Limits: envconfig.Limits{MaxRepoBytes: 1024, MaxRepoFiles: 6}}
 	r, err := Render(context.Background(), env)
 	if err != nil {
 		t.Fatalf("Render = %v, want the overlay rendered from the files it needs", err)
@@ -89,10 +90,10 @@ func TestRenderMessages(t *testing.T) {
 				writeFiles(t, dir, map[string]string{"k/kustomization.yaml": tt.kust, "k/cm.yaml": okCM, "catalog.json": `{"commit": "` + commitA + `", "services": []}`})
 				os.Symlink("/etc/hostname", filepath.Join(dir, "k/link.yaml"))
 				os.Symlink("/etc", filepath.Join(dir, "k/linkdir"))
-				env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+				env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 				if viaGit {
 					commitAll(t, dir)
-					env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json"}
+					env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json"}
 				}
 				_, err := Render(context.Background(), env)
 				if err == nil || !strings.Contains(err.Error(), tt.want) {

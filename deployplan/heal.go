@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -49,7 +50,7 @@ type DriftedObject struct {
 // another namespace and Secrets are skipped) and returns those with drift, sorted by Ref: the
 // drift model of a plan (objectDrift), so an object deploy-web never
 // applied has none. An object that does not exist has none either.
-func Drifted(ctx context.Context, env *Environment, rc *rest.Config, objs []*unstructured.Unstructured) ([]DriftedObject, error) {
+func Drifted(ctx context.Context, env *envconfig.Environment, rc *rest.Config, objs []*unstructured.Unstructured) ([]DriftedObject, error) {
 	cl, err := newClients(rc)
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func (h FieldHeal) Key() string {
 // rule) and says what a heal does with each: HealPutBack for a field the
 // rendered object sets, else HealRemove when prune, else HealCannot
 // ("owned by" its manager).
-func PlanHeal(ctx context.Context, env *Environment, rc *rest.Config, objs []*unstructured.Unstructured, refs []string, prune bool) ([]FieldHeal, error) {
+func PlanHeal(ctx context.Context, env *envconfig.Environment, rc *rest.Config, objs []*unstructured.Unstructured, refs []string, prune bool) ([]FieldHeal, error) {
 	drifted, err := Drifted(ctx, env, rc, objs)
 	if err != nil {
 		return nil, err
@@ -160,7 +161,7 @@ func PlanHeal(ctx context.Context, env *Environment, rc *rest.Config, objs []*un
 // cannot be removed (gone, moved, the write refused) comes back as
 // HealCannot, "owned by" its manager, with the reason. Others are
 // returned as they are.
-func RemoveFields(ctx context.Context, env *Environment, rc *rest.Config, objs []*unstructured.Unstructured, heals []FieldHeal) ([]FieldHeal, error) {
+func RemoveFields(ctx context.Context, env *envconfig.Environment, rc *rest.Config, objs []*unstructured.Unstructured, heals []FieldHeal) ([]FieldHeal, error) {
 	cl, err := newClients(rc)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func RemoveFields(ctx context.Context, env *Environment, rc *rest.Config, objs [
 // writes: a field still drifted (same path, manager and value) did not
 // change, and comes back HealCannot ("owned by" its manager) unless it
 // already was; the others are what the heal changed.
-func VerifyHeal(ctx context.Context, env *Environment, rc *rest.Config, objs []*unstructured.Unstructured, heals []FieldHeal) ([]FieldHeal, error) {
+func VerifyHeal(ctx context.Context, env *envconfig.Environment, rc *rest.Config, objs []*unstructured.Unstructured, heals []FieldHeal) ([]FieldHeal, error) {
 	drifted, err := Drifted(ctx, env, rc, objs)
 	if err != nil {
 		return nil, err

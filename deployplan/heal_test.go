@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 )
 
@@ -28,7 +29,7 @@ func TestSourceHead(t *testing.T) {
 		{"a folder", "", "", func() string { return "" }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := &Environment{Name: "dev", Source: Source{Repo: tc.repo, Ref: tc.ref, Path: "m"}}
+			env := &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: tc.repo, Ref: tc.ref, Path: "m"}}
 			for round := range 2 {
 				got, err := SourceHead(context.Background(), env)
 				if tc.wantErr != "" {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/boundedhttp"
 )
 
@@ -19,7 +20,7 @@ import (
 // followed, by this client or a given one. A nil client is one whose dial,
 // TLS handshake and headers are bounded by timeout and whose bodies are
 // capped.
-func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Client, timeout time.Duration) []HealthCheckResult {
+func runHealthChecks(ctx context.Context, checks []envconfig.HealthCheck, client *http.Client, timeout time.Duration) []HealthCheckResult {
 	if client == nil {
 		client = &http.Client{
 			Timeout:   timeout,
@@ -37,7 +38,7 @@ func runHealthChecks(ctx context.Context, checks []HealthCheck, client *http.Cli
 	return out
 }
 
-func runHealthCheck(ctx context.Context, hc HealthCheck, client *http.Client, timeout time.Duration) HealthCheckResult {
+func runHealthCheck(ctx context.Context, hc envconfig.HealthCheck, client *http.Client, timeout time.Duration) HealthCheckResult {
 	r := HealthCheckResult{Name: hc.Name, URL: hc.URL, Required: hc.Required}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -98,6 +99,10 @@ func healthCheckBlockers(rs []HealthCheckResult) ([]Blocker, []string) {
 	}
 	return bs, ws
 }
+
+// maxResponseBytes caps the body read from a health check, which answers
+// with a few kilobytes at most.
+const maxResponseBytes = 1 << 20
 
 // capAnswers is rt with every answer capped at maxResponseBytes (a
 // health check's): a *TooLargeError naming what.

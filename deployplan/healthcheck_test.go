@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"context"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -60,8 +61,8 @@ func TestHealthCheckOnly2xxPasses(t *testing.T) {
 		for _, tt := range tests {
 			landed.Store(0)
 			elsewhere.Store(0)
-			hc := HealthCheck{Name: "api", URL: srv.URL + tt.path, Required: true}
-			rs := runHealthChecks(context.Background(), []HealthCheck{hc}, client, 5*time.Second)
+			hc := envconfig.HealthCheck{Name: "api", URL: srv.URL + tt.path, Required: true}
+			rs := runHealthChecks(context.Background(), []envconfig.HealthCheck{hc}, client, 5*time.Second)
 			if len(rs) != 1 || rs[0].OK != tt.want {
 				t.Errorf("%s client: health check %s = %+v, want OK %v", cname, tt.path, rs, tt.want)
 				continue

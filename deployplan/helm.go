@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/deploy-web/deployplan/helmrender"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // BlockerHelmChart is the id of the blocker of a Helm chart refused
@@ -85,7 +86,7 @@ type helmUse struct {
 // version) and the cluster to ask which version charts render for.
 // Warnings collects what the charts' renders tell.
 type renderSeam struct {
-	env *Environment
+	env *envconfig.Environment
 	// cluster asks the target cluster's discovery; nil, or ok false,
 	// when there is no cluster to ask.
 	cluster func(context.Context) (helmrender.Capabilities, bool)
@@ -388,14 +389,14 @@ func valuesFile(rfs *repoFS, owner, dir, rel string) (helmrender.ValuesFile, err
 // renderFor renders env for a plan or an apply: Helm charts are rendered
 // for the Kubernetes version and API versions the target cluster's
 // discovery gives, when it answers.
-func renderFor(ctx context.Context, env *Environment, opts Options) (*Rendered, error) {
+func renderFor(ctx context.Context, env *envconfig.Environment, opts Options) (*Rendered, error) {
 	return renderWith(ctx, &renderSeam{env: env, cluster: clusterCapabilities(env, opts)})
 }
 
 // clusterCapabilities asks the environment's cluster, once a chart is
 // rendered, which Kubernetes version it runs and which API versions (and
 // kinds) it serves; ok is false when it does not answer.
-func clusterCapabilities(env *Environment, opts Options) func(context.Context) (helmrender.Capabilities, bool) {
+func clusterCapabilities(env *envconfig.Environment, opts Options) func(context.Context) (helmrender.Capabilities, bool) {
 	return func(ctx context.Context) (helmrender.Capabilities, bool) {
 		cfg := opts.RestConfig
 		if cfg == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"sigs.k8s.io/yaml"
 )
 
@@ -19,12 +20,12 @@ import (
 // Peak memory is measured per case in a process of its own (BENCHMARKS.md).
 func BenchmarkRenderHelm(b *testing.B) {
 	dir := helmRepo(b)
-	helm := &HelmSource{ReleaseName: "shop", ValueFiles: []string{"../../envs/dev/values.yaml"}}
-	chartEnv := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json",
-		Source: Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm, KubeVersion: "v1.37.2"}}
+	helm := &envconfig.HelmSource{ReleaseName: "shop", ValueFiles: []string{"../../envs/dev/values.yaml"}}
+	chartEnv := &envconfig.Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json",
+		Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm, KubeVersion: "v1.37.2"}}
 	// The same objects as plain manifests.
-	local := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", configDir: dir,
-		Source: Source{Path: "charts/webapp", Helm: helm, KubeVersion: "v1.37.2"}}
+	local := &envconfig.Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json", ConfigDir: dir,
+		Source: envconfig.Source{Path: "charts/webapp", Helm: helm, KubeVersion: "v1.37.2"}}
 	r, err := Render(context.Background(), local)
 	if err != nil {
 		b.Fatal(err)
@@ -45,11 +46,11 @@ func BenchmarkRenderHelm(b *testing.B) {
 	}
 	writeFiles(b, dir, files)
 	commitAll(b, dir)
-	plainEnv := &Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json",
-		Source: Source{Repo: "file://" + dir, Ref: "master", Path: "plain"}}
+	plainEnv := &envconfig.Environment{Name: "dev", Namespace: "dev", Catalog: "catalog.json",
+		Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "plain"}}
 	for _, c := range []struct {
 		name string
-		env  *Environment
+		env  *envconfig.Environment
 	}{{"chart", chartEnv}, {"plain", plainEnv}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -46,7 +47,7 @@ func TestHelmChartPlanApplyOnRealCluster(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"envs/dev/values.yaml": values("2.4.0", true), "catalog.json": catalog("2.4.0", d1)})
 	commitAll(t, dir)
 	cfgDir := t.TempDir()
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %s

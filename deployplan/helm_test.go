@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -83,11 +84,11 @@ patches:
 func TestRenderHelmChartFolder(t *testing.T) {
 	shimPATH(t)
 	dir := helmRepo(t)
-	helm := &HelmSource{ReleaseName: "shop", ValueFiles: []string{"../../envs/dev/values.yaml"}, Values: map[string]any{"replicaCount": 2}}
-	local := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "charts/webapp", Helm: helm, KubeVersion: "v1.33.1"}, Catalog: "catalog.json", configDir: dir}
+	helm := &envconfig.HelmSource{ReleaseName: "shop", ValueFiles: []string{"../../envs/dev/values.yaml"}, Values: map[string]any{"replicaCount": 2}}
+	local := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "charts/webapp", Helm: helm, KubeVersion: "v1.33.1"}, Catalog: "catalog.json", ConfigDir: dir}
 	commitAll(t, dir)
-	git := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json"}
-	for _, env := range []*Environment{local, git} {
+	git := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json"}
+	for _, env := range []*envconfig.Environment{local, git} {
 		r, err := Render(context.Background(), env)
 		if err != nil {
 			t.Fatalf("Render(chart, repo %q) = %v", env.Source.Repo, err)
@@ -137,10 +138,10 @@ func anyContains(lines []string, subs ...string) bool {
 func TestRenderHelmChartsInKustomization(t *testing.T) {
 	shimPATH(t)
 	dir := helmRepo(t)
-	local := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "overlays/dev"}, Catalog: "catalog.json", configDir: dir}
+	local := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "overlays/dev"}, Catalog: "catalog.json", ConfigDir: dir}
 	commitAll(t, dir)
-	git := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
-	for _, env := range []*Environment{local, git} {
+	git := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
+	for _, env := range []*envconfig.Environment{local, git} {
 		r, err := Render(context.Background(), env)
 		if err != nil {
 			t.Fatalf("Render(helmCharts, repo %q) = %v", env.Source.Repo, err)
@@ -215,11 +216,11 @@ func TestRenderHelmRefusals(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				helm := &HelmSource{ReleaseName: "shop", ValueFiles: tt.valueFiles}
-				env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json", configDir: dir}
+				helm := &envconfig.HelmSource{ReleaseName: "shop", ValueFiles: tt.valueFiles}
+				env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json", ConfigDir: dir}
 				if mode == "git" {
 					commitAll(t, dir)
-					env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json"}
+					env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "charts/webapp", Helm: helm}, Catalog: "catalog.json"}
 				}
 				_, err := Render(context.Background(), env)
 				var ce *ChartError
@@ -283,7 +284,7 @@ func TestConfigHelmSource(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, err := ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: c}, namespace: dev, catalog: catalog.json, source: "+tt.source+"}\n"), filepath.Join(dir, "cfg"))
+			_, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: c}, namespace: dev, catalog: catalog.json, source: "+tt.source+"}\n"), filepath.Join(dir, "cfg"))
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("ParseConfig = %v, want no error", err)

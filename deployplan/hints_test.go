@@ -1,6 +1,7 @@
 package deployplan
 
 import (
+	"github.com/hanzoai/deploy-web/envconfig"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // plan into a report of their own, never over the report just written,
 // and never repeat the restore.
 func TestCommandsAfterWrite(t *testing.T) {
-	env := &Environment{Name: "dev", Namespace: "dev"}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev"}
 	tests := []struct {
 		written, planTo string
 	}{
@@ -42,7 +43,7 @@ func TestCommandsAfterWrite(t *testing.T) {
 // of it (kubectl fails: "recognized file extensions are [.json .yaml
 // .yml]") or a restore of nothing.
 func TestCaptureHintsWithoutFiles(t *testing.T) {
-	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "dev"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Cluster: envconfig.ClusterRef{Context: "dev"}}
 	readme := captureReadme("reports/dev/pre-apply-x", captureInfo{Env: env, Time: time.Unix(0, 0)}, nil, []string{"token"}, []string{"Deployment/api"})
 	if strings.Contains(readme, "apply --server-side") || strings.Contains(readme, "deploy-web restore") || !strings.Contains(readme, "Nothing to re-apply") {
 		t.Errorf("captureReadme(no files) =\n%s\nwant no kubectl apply, no restore, and 'Nothing to re-apply'", readme)

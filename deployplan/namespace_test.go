@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -62,7 +63,7 @@ func TestWithNamespace(t *testing.T) {
 // TestManualCommandsKeepArgs: the printed next commands keep the flags
 // the command line was given (--audit-namespace).
 func TestManualCommandsKeepArgs(t *testing.T) {
-	cmds := manualCommands(&Environment{Name: "dev"}, Options{ConfigPath: "deploy.yaml", KeepArgs: []string{"--audit-namespace=ops"}}, true)
+	cmds := manualCommands(&envconfig.Environment{Name: "dev"}, Options{ConfigPath: "deploy.yaml", KeepArgs: []string{"--audit-namespace=ops"}}, true)
 	for _, c := range cmds[:1] {
 		if !strings.Contains(c, "--audit-namespace=ops") {
 			t.Errorf("next command %q drops --audit-namespace=ops", c)

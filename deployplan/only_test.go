@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -60,7 +61,7 @@ func TestAppObjects(t *testing.T) {
 }
 
 func TestApplyPruneWithOnlyRefused(t *testing.T) {
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "/nonexistent"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "/nonexistent"}}
 	_, err := Apply(context.Background(), env, ApplyOptions{Options: Options{Only: AppObjects("hanzo.ai", "App", "api")}, Prune: true,
 		Request: ApplyRequest{Env: "dev", ConfirmEnv: "dev", ConfirmedNonProduction: true}})
 	var ref *RefusalError
@@ -70,7 +71,7 @@ func TestApplyPruneWithOnlyRefused(t *testing.T) {
 }
 
 func TestRenderFS(t *testing.T) {
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "https://git.example/m.git", Ref: "main", Path: "overlays/dev"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "https://git.example/m.git", Ref: "main", Path: "overlays/dev"}}
 	tree := fstest.MapFS{
 		"base/kustomization.yaml":         {Data: []byte("resources: [cm.yaml]\n")},
 		"base/cm.yaml":                    {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n")},
@@ -99,7 +100,7 @@ func TestRenderFS(t *testing.T) {
 
 func TestApplyReviewedScope(t *testing.T) {
 	api := AppObjects("hanzo.ai", "App", "api")
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "/nonexistent"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "/nonexistent"}}
 	req := ApplyRequest{Env: "dev", ConfirmEnv: "dev", ConfirmedNonProduction: true}
 	tests := []struct {
 		name     string

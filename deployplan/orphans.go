@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,7 +96,7 @@ func appliedByEngine(mfs []metav1.ManagedFieldsEntry) bool {
 // environment's are skipped), that rendered does not hold (matched by group, kind and
 // name). Objects being deleted and reserved names are skipped; a kind the
 // cluster does not serve is skipped, one it may not list is a warning.
-func (c *clients) findOrphans(ctx context.Context, env *Environment, rendered []*unstructured.Unstructured, opts Options) ([]Orphan, []string) {
+func (c *clients) findOrphans(ctx context.Context, env *envconfig.Environment, rendered []*unstructured.Unstructured, opts Options) ([]Orphan, []string) {
 	want := map[string]bool{}
 	for _, o := range rendered {
 		want[o.GroupVersionKind().Group+"/"+o.GetKind()+"/"+o.GetName()] = true
@@ -180,7 +181,7 @@ func orphanObject(o Orphan, ns string) *unstructured.Unstructured {
 // pruneOne deletes one orphan if it is still the object the plan saw (same
 // uid, still applied by deploy-web): the deletion carries the uid as a
 // precondition. It returns the result and a message.
-func (c *clients) pruneOne(ctx context.Context, o Orphan, env *Environment) (string, string) {
+func (c *clients) pruneOne(ctx context.Context, o Orphan, env *envconfig.Environment) (string, string) {
 	ns := env.Namespace
 	u := orphanObject(o, ns)
 	ri, gvr, err := c.resource(u)
@@ -218,7 +219,7 @@ func (c *clients) pruneOne(ctx context.Context, o Orphan, env *Environment) (str
 // recording every result in the report. It returns a failure message when
 // an orphan could not be deleted, and the guard's error when the apply
 // must stop.
-func (ps *planState) prune(ctx context.Context, env *Environment, opts ApplyOptions) (string, error) {
+func (ps *planState) prune(ctx context.Context, env *envconfig.Environment, opts ApplyOptions) (string, error) {
 	d := &ps.report.DeployApply
 	var failed []string
 	for i := range d.Orphans {
@@ -275,7 +276,7 @@ func checkPruneCount(orphans []Orphan, rendered int) error {
 // manager, so a prune is refused. The environment marker already keeps a
 // prune to its own objects; this stays as a second guard (objects applied
 // before the markers carry none).
-func SharedNamespace(cfg *Config, env *Environment) []string {
+func SharedNamespace(cfg *envconfig.Config, env *envconfig.Environment) []string {
 	var out []string
 	for i := range cfg.Environments {
 		o := &cfg.Environments[i]

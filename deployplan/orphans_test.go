@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -26,11 +27,11 @@ func TestAppliedByEngine(t *testing.T) {
 }
 
 func TestSharedNamespace(t *testing.T) {
-	cfg := &Config{Environments: []Environment{
-		{Name: "dev", Namespace: "apps", Cluster: ClusterRef{Context: "c1"}},
-		{Name: "qa", Namespace: "apps", Cluster: ClusterRef{Context: "c1"}},
-		{Name: "other-cluster", Namespace: "apps", Cluster: ClusterRef{Context: "c2"}},
-		{Name: "other-ns", Namespace: "qa", Cluster: ClusterRef{Context: "c1"}},
+	cfg := &envconfig.Config{Environments: []envconfig.Environment{
+		{Name: "dev", Namespace: "apps", Cluster: envconfig.ClusterRef{Context: "c1"}},
+		{Name: "qa", Namespace: "apps", Cluster: envconfig.ClusterRef{Context: "c1"}},
+		{Name: "other-cluster", Namespace: "apps", Cluster: envconfig.ClusterRef{Context: "c2"}},
+		{Name: "other-ns", Namespace: "qa", Cluster: envconfig.ClusterRef{Context: "c1"}},
 	}}
 	if got := SharedNamespace(cfg, &cfg.Environments[0]); strings.Join(got, ",") != "qa" {
 		t.Errorf("SharedNamespace(dev) = %v, want [qa]", got)

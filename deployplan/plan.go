@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,11 +68,11 @@ func (o *Options) progress(format string, a ...any) {
 	}
 }
 
-func (o *Options) registryTimeout(env *Environment) time.Duration {
+func (o *Options) registryTimeout(env *envconfig.Environment) time.Duration {
 	if o.RegistryTimeout > 0 {
 		return o.RegistryTimeout
 	}
-	return env.Limits.registryTimeout()
+	return env.Limits.RegistryTimeoutOrDefault()
 }
 
 func (o *Options) now() time.Time {
@@ -102,7 +103,7 @@ const SourceDisclaimer = "This source plan checks only the manifests and the cat
 
 // SourcePlan renders the source and checks commit, image, tag, workload
 // image and env-mirror convergence, offline.
-func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceResult, error) {
+func SourcePlan(ctx context.Context, env *envconfig.Environment, opts Options) (*SourceResult, error) {
 	opts.progress("render %s", sourceLabel(env))
 	r, err := Render(ctx, env)
 	var tc *TooComplexError
@@ -129,7 +130,7 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	// What the artifact gates can see offline (unpublished services,
 	// placeholders, missing digests, the expected commit) is a divergence
 	// here too, with the same ids as in the dry-run.
-	_, gates := ArtifactGates(res.Workloads, r.Catalog, opts.ExpectCommit, env.skeletonPatterns())
+	_, gates := ArtifactGates(res.Workloads, r.Catalog, opts.ExpectCommit, env.SkeletonPatternsOrDefault())
 	res.Divergences = append(res.Divergences, gates...)
 	// The boundary, as far as it is known offline: an object in another
 	// namespace (a kustomize namespace: other than the environment's) or
@@ -141,11 +142,11 @@ func SourcePlan(ctx context.Context, env *Environment, opts Options) (*SourceRes
 	return res, nil
 }
 
-func sourceLabel(env *Environment) string {
+func sourceLabel(env *envconfig.Environment) string {
 	if env.Source.Repo == "" {
 		return env.Source.Path
 	}
-	return fmt.Sprintf("%s@%s:%s", RedactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
+	return fmt.Sprintf("%s@%s:%s", envconfig.RedactURL(env.Source.Repo), env.Source.Ref, env.Source.Path)
 }
 
 // planState is a plan plus what Apply needs to act on it.
@@ -175,7 +176,7 @@ type planState struct {
 // and the cluster (server-side dry-run apply of every object), and returns
 // the report; it writes nothing anywhere. An error means no plan could be
 // made (bad source, unreadable catalog); everything else is a blocker.
-func Plan(ctx context.Context, env *Environment, opts Options) (*Report, error) {
+func Plan(ctx context.Context, env *envconfig.Environment, opts Options) (*Report, error) {
 	ps, err := plan(ctx, env, opts)
 	if err != nil {
 		return nil, err
@@ -183,7 +184,7 @@ func Plan(ctx context.Context, env *Environment, opts Options) (*Report, error) 
 	return ps.report, nil
 }
 
-func plan(ctx context.Context, env *Environment, opts Options) (*planState, error) {
+func plan(ctx context.Context, env *envconfig.Environment, opts Options) (*planState, error) {
 	opts.progress("render %s", sourceLabel(env))
 	r, err := renderFor(ctx, env, opts)
 	if err != nil {
@@ -196,7 +197,7 @@ func plan(ctx context.Context, env *Environment, opts Options) (*planState, erro
 }
 
 // planRendered plans the objects r holds.
-func planRendered(ctx context.Context, env *Environment, opts Options, r *Rendered) (*planState, error) {
+func planRendered(ctx context.Context, env *envconfig.Environment, opts Options, r *Rendered) (*planState, error) {
 	var err error
 	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}}
 	rep := &Report{}
@@ -230,7 +231,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	if expected == "" {
 		expected = r.Catalog.Commit
 	}
-	ap, gates := ArtifactGates(workloads, r.Catalog, expected, env.skeletonPatterns())
+	ap, gates := ArtifactGates(workloads, r.Catalog, expected, env.SkeletonPatternsOrDefault())
 	blockers = append(blockers, gates...)
 	ap.SourceCommit = r.Commit
 	if !env.Registry.Skip && len(env.Registry.Hosts) > 0 {
@@ -309,7 +310,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 	d.ApplyBoundary.WriteScope.Kinds = append(sortedKeys(kinds), "Lease/"+LockName+" (the apply lock)", "ConfigMap/"+CaptureRecordName+" (the capture record)")
 
 	opts.progress("run the health checks")
-	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.healthCheckTimeout())
+	d.HealthChecks = runHealthChecks(ctx, env.HealthChecks, opts.HTTPClient, env.Limits.HealthCheckTimeoutOrDefault())
 	bs, ws = healthCheckBlockers(d.HealthChecks)
 	blockers, warnings = append(blockers, bs...), append(warnings, ws...)
 
@@ -323,7 +324,7 @@ func planRendered(ctx context.Context, env *Environment, opts Options, r *Render
 }
 
 // clusterChecks runs the namespace, boundary, dry-run and Job checks.
-func (ps *planState) clusterChecks(ctx context.Context, env *Environment, opts Options, actions map[string]string) ([]Blocker, []string) {
+func (ps *planState) clusterChecks(ctx context.Context, env *envconfig.Environment, opts Options, actions map[string]string) ([]Blocker, []string) {
 	var blockers []Blocker
 	var warnings []string
 	cl := ps.cl
@@ -456,7 +457,7 @@ var jobRules = []string{
 	"a replaced Job is deleted (with its uid as precondition) and re-created by server-side apply",
 }
 
-func boundary(env *Environment) ApplyBoundary {
+func boundary(env *envconfig.Environment) ApplyBoundary {
 	return ApplyBoundary{
 		DefaultMode:        "no-write",
 		RequiredApplyFlags: []string{"--apply", "--confirm-env=" + env.Name, "--confirmed-non-production"},
@@ -485,7 +486,7 @@ func quoteArg(s string) string {
 	return s
 }
 
-func manualCommands(env *Environment, opts Options, ready bool) []string {
+func manualCommands(env *envconfig.Environment, opts Options, ready bool) []string {
 	cfg := opts.ConfigPath
 	if cfg == "" {
 		cfg = "deploy.yaml"
@@ -514,7 +515,7 @@ func manualCommands(env *Environment, opts Options, ready bool) []string {
 // wrote reportPath: plan again (the source against what the cluster holds
 // now) into a report of its own, never over reportPath, and check it. A
 // restore's own command is never repeated.
-func commandsAfterWrite(env *Environment, opts Options, reportPath string) []string {
+func commandsAfterWrite(env *envconfig.Environment, opts Options, reportPath string) []string {
 	planPath := DefaultReportPath(env.Name)
 	if filepath.Clean(planPath) == filepath.Clean(reportPath) {
 		planPath = strings.TrimSuffix(reportPath, ".json") + ".plan.json"
@@ -524,7 +525,7 @@ func commandsAfterWrite(env *Environment, opts Options, reportPath string) []str
 	return manualCommands(env, o, false)
 }
 
-func rollbackHint(env *Environment, d *DeployApply, capture string, opts Options) RollbackHint {
+func rollbackHint(env *envconfig.Environment, d *DeployApply, capture string, opts Options) RollbackHint {
 	ns := env.Namespace
 	kc := kubectlPrefix(env, opts.Kubeconfig)
 	h := RollbackHint{PreApplyCapture: capture}
@@ -649,7 +650,7 @@ func selects(sel, labels map[string]string) bool {
 // (opts.RestConfig, else the environment's own), clients that stamp the
 // environment's marker, and one version call. The blocker says why not;
 // host is the API server's address whenever the config resolved.
-func connectCluster(env *Environment, opts Options) (cl *clients, host string, unreachable *Blocker) {
+func connectCluster(env *envconfig.Environment, opts Options) (cl *clients, host string, unreachable *Blocker) {
 	cfg := opts.RestConfig
 	if cfg == nil {
 		var err error

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // benchProject writes a 47-object kustomize project (the size of the large
@@ -94,7 +95,7 @@ func BenchmarkPlan47(b *testing.B) {
 	benchProject(b, dir)
 	// Through the kubeconfig file, as the command line does (client-go's
 	// default rate limits apply unless the engine sets its own).
-	cfg, err := ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: shop, cluster: {context: devcluster, kubeconfig: %q}, namespace: shop, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", c.Kubeconfig)), dir)
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: shop, cluster: {context: devcluster, kubeconfig: %q}, namespace: shop, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", c.Kubeconfig)), dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -87,7 +88,7 @@ spec:
   {"id": "api", "image": "%s/acme/api", "digest": "%s", "published": true}],
  "thirdParty": [{"image": "%s/library/redis@%s"}]}`, commitA, host, apiDigest, host, redisDigest)
 	writeFiles(t, dir, map[string]string{"version.json": versionCat, "commit.json": commitCat, "bad.json": `{"commit": "6.14.1", "services": []}`})
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - {name: v, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: version.json, envMirrors: {commit: [APP_VERSION]}, registry: {hosts: [%[1]q]}}
   - {name: c, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: commit.json, envMirrors: {commit: [APP_VERSION]}, registry: {hosts: [%[1]q]}}
   - {name: bad, cluster: {context: test}, namespace: modes, source: {path: m}, catalog: bad.json}
@@ -97,7 +98,7 @@ spec:
 	}
 	opts := Options{RestConfig: p.Cluster.Config}
 	ctx := context.Background()
-	env := func(n string) *Environment {
+	env := func(n string) *envconfig.Environment {
 		e, err := cfg.Env(n)
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +165,7 @@ spec:
 
 	t.Run("a version as the catalog commit is a config error", func(t *testing.T) {
 		_, err := Plan(ctx, env("bad"), opts)
-		var ce *ConfigError
+		var ce *envconfig.ConfigError
 		if !errors.As(err, &ce) || ce.Field != "catalog.commit" {
 			t.Errorf("Plan = %v, want a *ConfigError on catalog.commit", err)
 		}

@@ -2,6 +2,7 @@ package deployplan
 
 import (
 	"context"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,7 +48,7 @@ func TestRedactURL(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		got := RedactURL(tt.in)
+		got := envconfig.RedactURL(tt.in)
 		if got != tt.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
@@ -61,7 +62,7 @@ func TestRedactURL(t *testing.T) {
 // refuses is named in the error without its credentials.
 func TestConfigErrorsRedactTheRepository(t *testing.T) {
 	for _, repo := range []string{"htps://deploy:S3cret@git.example.com/m.git", "deploy S3cret@git.example.com/m.git"} {
-		_, err := ParseConfig([]byte("environments:\n  - {name: e, cluster: {context: c}, namespace: e, source: {repo: \""+repo+"\", ref: main, path: k}, catalog: c.json}\n"), t.TempDir())
+		_, err := envconfig.ParseConfig([]byte("environments:\n  - {name: e, cluster: {context: c}, namespace: e, source: {repo: \""+repo+"\", ref: main, path: k}, catalog: c.json}\n"), t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), "source.repo") || strings.Contains(err.Error(), "S3") {
 			t.Errorf("ParseConfig(repo %q) error = %v, want one naming source.repo without the secret", repo, err)
 		}
@@ -82,7 +83,7 @@ func TestFetchErrorsRedactTheRepository(t *testing.T) {
 		"http://S3user:S3cr@t@" + host + "/r.git",
 		"http://S3ghp_token@" + host + "/r.git",
 	} {
-		_, cleanup, err := fetchRemote(context.Background(), Source{Repo: repo, Ref: "main", Path: "k"}, Limits{})
+		_, cleanup, err := fetchRemote(context.Background(), envconfig.Source{Repo: repo, Ref: "main", Path: "k"}, envconfig.Limits{})
 		cleanup()
 		if err == nil || !strings.Contains(err.Error(), "deployplan: fetch http://"+host+"/r.git") || strings.Contains(err.Error(), "S3") {
 			t.Errorf("fetchRemote(%q) error = %v, want one naming http://%s/r.git and no credential", repo, err, host)

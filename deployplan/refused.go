@@ -1,13 +1,16 @@
 package deployplan
 
-import "time"
+import (
+	"github.com/hanzoai/deploy-web/envconfig"
+	"time"
+)
 
 // RefusedReport is the report of an apply (or restore) refused before it
 // touched anything: status refused, the reason as summary. When the
 // refusal came with a plan (a blocked plan), the plan's findings are kept;
 // otherwise the report holds the environment's target and boundary only
 // (nothing was rendered). mode is "apply" or "restore".
-func RefusedReport(env *Environment, opts Options, mode, reason string, plan *Report, now time.Time) *Report {
+func RefusedReport(env *envconfig.Environment, opts Options, mode, reason string, plan *Report, now time.Time) *Report {
 	var rep Report
 	if plan != nil {
 		rep = *plan

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/ociregistry"
 )
 
@@ -40,13 +41,13 @@ const (
 // registry that answers and does not have the digest is a blocker. Credentials come from the static
 // `auths` entries of the docker config file only (staticKeychain): no
 // credential helper is ever run.
-func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro RegistryOptions, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
+func RegistryCheck(ctx context.Context, plan *ArtifactPlan, ro envconfig.RegistryOptions, timeout time.Duration, rt http.RoundTripper) ([]Blocker, []string) {
 	if ro.Skip {
 		plan.RegistryStatus = RegistryNotChecked
 		return nil, []string{"registry checks are disabled (registry.skip): digests are not proven"}
 	}
 	if timeout <= 0 {
-		timeout = DefaultRegistryTimeout
+		timeout = envconfig.DefaultRegistryTimeout
 	}
 	// The lookups of the in-use services with a digest; the rest are not
 	// looked up.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/client-go/rest"
 )
 
@@ -88,7 +89,7 @@ func TestRegistryContactsListedHostsOnly(t *testing.T) {
  "thirdParty": [{"image": "docker.io/library/redis:7.4@%s"}]}`, commitA,
 			listed.host, commitA, apiDigest, unlisted.host, commitA, workerDigest, unlisted.host, commitA, jobDigest, redisDigest),
 	})
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - {name: listed, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {hosts: [%q]}}
   - {name: nolist, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json}
 `, listed.host)), dir)
@@ -259,7 +260,7 @@ func TestRegistryOptionsLists(t *testing.T) {
 		{[]string{"reg.example"}, "reg.example\x00", false},
 	}
 	for _, tt := range tests {
-		if got := (RegistryOptions{Hosts: tt.hosts}).Lists(tt.host); got != tt.want {
+		if got := (envconfig.RegistryOptions{Hosts: tt.hosts}).Lists(tt.host); got != tt.want {
 			t.Errorf("RegistryOptions{Hosts: %q}.Lists(%q) = %v, want %v", tt.hosts, tt.host, got, tt.want)
 		}
 	}
@@ -269,7 +270,7 @@ func TestRegistryOptionsLists(t *testing.T) {
 		"registry-1.docker.io/library/nginx": "registry-1.docker.io", "ghcr.io/acme/api": "ghcr.io", "127.0.0.1:5000/acme/api": "127.0.0.1:5000",
 	} {
 		plan := &ArtifactPlan{Services: []ArtifactService{{ID: "x", Image: image, Digest: "sha256:" + strings.Repeat("a", 64), InUse: true}}}
-		bs, _ := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{"listed.invalid"}}, 0, roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		bs, _ := RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{"listed.invalid"}}, 0, roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			t.Errorf("RegistryCheck(%s) sent a request to %s", image, r.URL.Host)
 			return nil, fmt.Errorf("no")
 		}))
@@ -315,7 +316,7 @@ func TestRegistryRedirectsAndRealmsStayListed(t *testing.T) {
 			{ID: "redirected", Image: redirectHost + "/acme/api", Digest: digest, InUse: true},
 			{ID: "realm", Image: realmHost + "/acme/worker", Digest: digest, InUse: true},
 		}}
-		RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: hosts}, 0, http.DefaultTransport)
+		RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: hosts}, 0, http.DefaultTransport)
 		return plan
 	}
 

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/ociregistry"
 )
 
@@ -69,7 +70,7 @@ func registryScenarios(t *testing.T, host string) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := &ArtifactPlan{Services: tt.services}
-			bs, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{host, closed}}, 5*time.Second, nil)
+			bs, ws := RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{host, closed}}, 5*time.Second, nil)
 			if plan.RegistryStatus != tt.wantStatus {
 				t.Errorf("RegistryStatus = %q, want %q (warnings %v)", plan.RegistryStatus, tt.wantStatus, ws)
 			}
@@ -98,14 +99,14 @@ func thirdPartyRegistryScenario(t *testing.T, host string) {
 			img := host + "/library/redis:7.4@" + tt.digest
 			cat := &Catalog{Mode: CatalogModeCommit, Commit: commitA, ThirdParty: []ThirdPartyImage{{Image: img}}}
 			ws := []Workload{{Kind: "StatefulSet", Name: "cache", Containers: []Container{{Name: "redis", Image: img}}}}
-			if bs := SourceChecks(ws, cat, EnvMirrors{}); len(bs) != 0 {
+			if bs := SourceChecks(ws, cat, envconfig.EnvMirrors{}); len(bs) != 0 {
 				t.Fatalf("SourceChecks = %+v, want none", bs)
 			}
 			plan, bs := ArtifactGates(ws, cat, commitA, nil)
 			if len(bs) != 0 || len(plan.Services) != 1 || !plan.Services[0].ThirdParty {
 				t.Fatalf("ArtifactGates = %+v, %+v", plan, bs)
 			}
-			bs, _ = RegistryCheck(context.Background(), &plan, RegistryOptions{Hosts: []string{host}}, 5*time.Second, nil)
+			bs, _ = RegistryCheck(context.Background(), &plan, envconfig.RegistryOptions{Hosts: []string{host}}, 5*time.Second, nil)
 			bs = dedupeBlockers(bs)
 			if got := plan.Services[0].Registry; got != tt.want {
 				t.Errorf("digest %s: registry %q, want %q", tt.digest, got, tt.want)
@@ -185,12 +186,12 @@ func TestNetworkStepsThatNeverAnswer(t *testing.T) {
 	hang, accepted := hangListener(t)
 	digest := "sha256:" + strings.Repeat("1", 64)
 	plan := &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: hang + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
-	_, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{hang}}, 200*time.Millisecond, nil)
+	_, ws := RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{hang}}, 200*time.Millisecond, nil)
 	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 || !strings.Contains(ws[0], "no answer within 200ms (limits.registryTimeout)") {
 		t.Errorf("RegistryCheck(never answers) = %q, %v; want unreachable, the registry timeout", plan.RegistryStatus, ws)
 	}
 
-	rs := runHealthChecks(context.Background(), []HealthCheck{{Name: "api", URL: "http://" + hang + "/healthz", Required: true}}, nil, 200*time.Millisecond)
+	rs := runHealthChecks(context.Background(), []envconfig.HealthCheck{{Name: "api", URL: "http://" + hang + "/healthz", Required: true}}, nil, 200*time.Millisecond)
 	if len(rs) != 1 || rs[0].OK || rs[0].Message != "no answer within 200ms (limits.healthCheckTimeout)" {
 		t.Errorf("health check (never answers) = %+v, want failed at the health-check timeout", rs)
 	}
@@ -213,7 +214,7 @@ func TestNetworkStepsThatNeverAnswer(t *testing.T) {
 	}))
 	endlessHost := strings.TrimPrefix(endless.URL, "http://")
 	plan = &ArtifactPlan{Services: []ArtifactService{{ID: "api", Image: endlessHost + "/acme/api:" + commitA, Digest: digest, InUse: true}}}
-	_, ws = RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{endlessHost}, Insecure: true}, 10*time.Second, nil)
+	_, ws = RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{endlessHost}, Insecure: true}, 10*time.Second, nil)
 	endless.Close() // waits for the handler
 	if plan.RegistryStatus != RegistryUnreachable || len(ws) != 1 {
 		t.Errorf("RegistryCheck(endless body) = %q, %v; want unreachable", plan.RegistryStatus, ws)
@@ -259,7 +260,7 @@ func TestRegistryCredentialsNeverRunHelpers(t *testing.T) {
 		{ID: "a", Image: static + "/acme/a:" + commitA, Digest: digest, InUse: true},
 		{ID: "b", Image: helped + "/acme/b:" + commitA, Digest: digest, InUse: true},
 	}}
-	RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{static, helped}, Insecure: true}, 10*time.Second, nil)
+	RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{static, helped}, Insecure: true}, 10*time.Second, nil)
 	if out, err := os.ReadFile(ran); err == nil {
 		t.Errorf("a registry check ran the credential helper: %q", out)
 	}
@@ -326,7 +327,7 @@ func TestRegistryRefusalIsPerRepository(t *testing.T) {
 
 			plan := &ArtifactPlan{Services: services}
 			armed.Store(true)
-			bs, ws := RegistryCheck(context.Background(), plan, RegistryOptions{Hosts: []string{host}}, 10*time.Second, nil)
+			bs, ws := RegistryCheck(context.Background(), plan, envconfig.RegistryOptions{Hosts: []string{host}}, 10*time.Second, nil)
 			got := map[string]string{}
 			for _, s := range plan.Services {
 				got[s.ID] = s.Registry

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // Bounds of the release notes between two commits.
@@ -49,7 +50,7 @@ type ReleaseNotes struct {
 // repository in place, or a remote one fetched at to, MaxNotesCommits+1
 // commits deep, under env's limits (the fetch's time, bytes and disk, as a
 // plan's). Nothing is rendered or run.
-func ReadReleaseNotes(ctx context.Context, env *Environment, from, to string) (ReleaseNotes, error) {
+func ReadReleaseNotes(ctx context.Context, env *envconfig.Environment, from, to string) (ReleaseNotes, error) {
 	notes := ReleaseNotes{From: from, To: to}
 	if !fullHashRE.MatchString(from) || !fullHashRE.MatchString(to) {
 		return notes, fmt.Errorf("deployplan: release notes: %q and %q are not both full commit hashes", truncateRef(from), truncateRef(to))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 )
 
@@ -41,7 +42,7 @@ func TestReadReleaseNotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := &Environment{Name: "dev", Source: Source{Repo: tt.dir, Ref: "master"}}
+			env := &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: tt.dir, Ref: "master"}}
 			got, err := ReadReleaseNotes(context.Background(), env, tt.from, tt.to)
 			if (tt.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("ReadReleaseNotes = %v, want an error containing %q", err, tt.err)
@@ -57,11 +58,11 @@ func TestReadReleaseNotes(t *testing.T) {
 		})
 	}
 	// Newest first, the messages as written (rendering is the page's).
-	got, _ := ReadReleaseNotes(context.Background(), &Environment{Name: "dev", Source: Source{Repo: dir}}, h[0], h[2])
+	got, _ := ReadReleaseNotes(context.Background(), &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: dir}}, h[0], h[2])
 	if len(got.Commits) != 2 || got.Commits[0].Hash != h[2] || !strings.HasPrefix(got.Commits[0].Message, "three") || got.Commits[1].Message != "two: <script>alert(1)</script>" {
 		t.Errorf("ReadReleaseNotes(one..three) = %+v, want three then two", got.Commits)
 	}
-	if cut, _ := ReadReleaseNotes(context.Background(), &Environment{Name: "dev", Source: Source{Repo: dir}}, h[2], h[3]); len(cut.Commits) != 1 || !cut.Commits[0].Cut {
+	if cut, _ := ReadReleaseNotes(context.Background(), &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: dir}}, h[2], h[3]); len(cut.Commits) != 1 || !cut.Commits[0].Cut {
 		t.Errorf("ReadReleaseNotes of a %d-byte message = %+v, want it cut", 2*MaxNotesMessageBytes, cut.Commits)
 	}
 }
@@ -74,7 +75,7 @@ func TestReadReleaseNotesRemote(t *testing.T) {
 	from := srv.Head("main")
 	srv.RemoteCommitFiles(map[string]string{"k/a.yaml": "a: 1\n"}, "add a\n\nSee https://ci.example/1")
 	to := srv.RemoteCommitFiles(map[string]string{"k/b.yaml": "b: 1\n"}, "add b")
-	env := &Environment{Name: "dev", Source: Source{Repo: srv.URL, Ref: "main", Path: "k"}}
+	env := &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: srv.URL, Ref: "main", Path: "k"}}
 	got, err := ReadReleaseNotes(context.Background(), env, from, to)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // shimPATH puts recording git, ssh, sh, bash, helm and kustomize programs
@@ -187,10 +188,10 @@ func TestRenderRefusesRemoteAndExec(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "overlays/dev"}, Catalog: "catalog.json", configDir: dir}
+				env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "overlays/dev"}, Catalog: "catalog.json", ConfigDir: dir}
 				if mode == "git" {
 					commitAll(t, dir)
-					env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
+					env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
 				}
 				_, err := Render(context.Background(), env)
 				var ke *KustomizationError
@@ -233,12 +234,12 @@ func TestRenderRefusesRemoteAndExec(t *testing.T) {
 		"overlays/dev/e.env":              "A=b\n",
 		"catalog.json":                    `{"commit": "` + commitA + `", "services": []}`,
 	})
-	local := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "overlays/dev"}, Catalog: "catalog.json", configDir: dir}
+	local := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "overlays/dev"}, Catalog: "catalog.json", ConfigDir: dir}
 	if r, err := Render(context.Background(), local); err != nil || len(r.Objects) != 2 {
 		t.Fatalf("Render(normal overlay, local) = %v, %v; want 2 objects", r, err)
 	}
 	commitAll(t, dir)
-	gitEnv := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
+	gitEnv := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "overlays/dev"}, Catalog: "catalog.json"}
 	if r, err := Render(context.Background(), gitEnv); err != nil || len(r.Objects) != 2 {
 		t.Fatalf("Render(normal overlay, git) = %v, %v; want 2 objects", r, err)
 	}
@@ -296,11 +297,11 @@ func TestRenderRepoLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 	_, err = Render(context.Background(), env)
 	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.Unit != "bytes" || tl.Max != DefaultMaxRepoBytes || !strings.Contains(err.Error(), "more than 67108864 bytes") {
-		t.Fatalf("Render(100 MiB folder) = %v, want a TooLargeError over %d bytes", err, DefaultMaxRepoBytes)
+	if !errors.As(err, &tl) || tl.Unit != "bytes" || tl.Max != envconfig.DefaultMaxRepoBytes || !strings.Contains(err.Error(), "more than 67108864 bytes") {
+		t.Fatalf("Render(100 MiB folder) = %v, want a TooLargeError over %d bytes", err, envconfig.DefaultMaxRepoBytes)
 	}
 	if err := os.Remove(big); err != nil {
 		t.Fatal(err)
@@ -309,19 +310,19 @@ func TestRenderRepoLimits(t *testing.T) {
 	commitAll(t, dir)
 	for _, tt := range []struct {
 		name  string
-		lim   Limits
+		lim   envconfig.Limits
 		local bool
 		unit  string
 	}{
-		{"files, local", Limits{MaxRepoFiles: 2}, true, "files"},
-		{"files, git", Limits{MaxRepoFiles: 2}, false, "files"},
-		{"bytes, local", Limits{MaxRepoBytes: 100}, true, "bytes"},
-		{"bytes, git", Limits{MaxRepoBytes: 100}, false, "bytes"},
+		{"files, local", envconfig.Limits{MaxRepoFiles: 2}, true, "files"},
+		{"files, git", envconfig.Limits{MaxRepoFiles: 2}, false, "files"},
+		{"bytes, local", envconfig.Limits{MaxRepoBytes: 100}, true, "bytes"},
+		{"bytes, git", envconfig.Limits{MaxRepoBytes: 100}, false, "bytes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: tt.lim}
+			env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: tt.lim}
 			if tt.local {
-				env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir, Limits: tt.lim}
+				env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir, Limits: tt.lim}
 			}
 			_, err := Render(context.Background(), env)
 			var tl *TooLargeError
@@ -331,7 +332,7 @@ func TestRenderRepoLimits(t *testing.T) {
 		})
 		// Within the limits the same repository renders.
 	}
-	env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: Limits{MaxRepoFiles: 3, MaxRepoBytes: 1000}}
+	env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: envconfig.Limits{MaxRepoFiles: 3, MaxRepoBytes: 1000}}
 	if _, err := Render(context.Background(), env); err != nil {
 		t.Errorf("Render(within limits) = %v", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/capread"
 )
 
@@ -57,7 +57,7 @@ func (b *repoBudget) add(size int64) error {
 	return nil
 }
 
-func newRepoFS(ctx context.Context, what string, lim Limits) *repoFS {
+func newRepoFS(ctx context.Context, what string, lim envconfig.Limits) *repoFS {
 	return &repoFS{fs: newBudgetFS(ctx, lim), links: map[string]string{}, linkTargets: map[string]string{}, what: what}
 }
 
@@ -72,9 +72,9 @@ func (r *repoFS) write(rel string, data []byte) error {
 // repoFSFromDir copies a folder on disk into memory (without .git). A
 // symbolic link to a file inside the folder is copied as that file; a link
 // that leaves the folder, or to a folder, is not followed.
-func repoFSFromDir(ctx context.Context, root string, lim Limits) (*repoFS, error) {
+func repoFSFromDir(ctx context.Context, root string, lim envconfig.Limits) (*repoFS, error) {
 	r := newRepoFS(ctx, root, lim)
-	b := &repoBudget{what: root, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
+	b := &repoBudget{what: root, maxBytes: lim.MaxRepoBytesOrDefault(), maxFiles: lim.MaxRepoFilesOrDefault()}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source folder: %w", err)
@@ -101,7 +101,7 @@ func repoFSFromDir(ctx context.Context, root string, lim Limits) (*repoFS, error
 				r.links[path.Join(memRoot, rel)] = "a broken symbolic link (symlinks are not followed)"
 				return nil
 			}
-			if !within(realRoot, target) {
+			if !envconfig.Within(realRoot, target) {
 				r.links[path.Join(memRoot, rel)] = "a symbolic link that leaves the repository (" + root + "): symlinks are not followed"
 				return nil
 			}
@@ -148,12 +148,6 @@ func repoFSFromDir(ctx context.Context, root string, lim Limits) (*repoFS, error
 	return r, nil
 }
 
-// within reports whether p is dir or inside it (both cleaned, absolute).
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
-}
-
 // readBounded reads at most max bytes of a file, refusing a larger one.
 func readBounded(name string, max int64) ([]byte, error) { return capread.File(name, max) }
 
@@ -161,9 +155,9 @@ func readBounded(name string, max int64) ([]byte, error) { return capread.File(n
 // root being the repository root) into memory under the limits. Symbolic
 // links and anything but regular files are not copied; a link is
 // remembered for a clear error when a kustomization needs it.
-func repoFSFromFS(ctx context.Context, fsys fs.FS, what string, lim Limits) (*repoFS, error) {
+func repoFSFromFS(ctx context.Context, fsys fs.FS, what string, lim envconfig.Limits) (*repoFS, error) {
 	r := newRepoFS(ctx, what, lim)
-	b := &repoBudget{what: what, maxBytes: lim.maxRepoBytes(), maxFiles: lim.maxRepoFiles()}
+	b := &repoBudget{what: what, maxBytes: lim.MaxRepoBytesOrDefault(), maxFiles: lim.MaxRepoFilesOrDefault()}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

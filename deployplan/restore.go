@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
@@ -302,7 +303,7 @@ func DefaultRestoreReportPath(env string) string {
 // (planRestore): with DryRun it is returned; otherwise a decision with
 // any blocker is refused whole, and a ready one applies exactly the
 // objects it marks appliable.
-func Restore(ctx context.Context, env *Environment, opts RestoreOptions) (*Report, error) {
+func Restore(ctx context.Context, env *envconfig.Environment, opts RestoreOptions) (*Report, error) {
 	if !opts.DryRun {
 		if err := CheckApplyRequest(env, opts.Request); err != nil {
 			return nil, err
@@ -358,7 +359,7 @@ var appliable = map[string]bool{ActionCreate: true, ActionUpdate: true, ActionUn
 // object it does not apply always comes with a blocker, so a run applies
 // all of ps.objs or nothing. No artifact or registry gates: a capture is
 // the state the cluster had, not a new artifact.
-func planRestore(ctx context.Context, env *Environment, opts RestoreOptions, c *capture) (*planState, error) {
+func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOptions, c *capture) (*planState, error) {
 	objs, secrets := c.objs, c.secrets
 	// Namespaces are normalised before anything is keyed by them: an
 	// object or an index entry without one is in the environment's, as
@@ -527,7 +528,7 @@ func restoreActions(objs, planned []*unstructured.Unstructured, actions map[stri
 
 // captureRecordCheck blocks a capture whose digest no apply of env
 // recorded (recordCapture): deploy-web restores only what it captured.
-func captureRecordCheck(ctx context.Context, cl *clients, env *Environment, dir, digest string) []Blocker {
+func captureRecordCheck(ctx context.Context, cl *clients, env *envconfig.Environment, dir, digest string) []Blocker {
 	rec, err := captureRecorded(ctx, cl.kube, env.Namespace, env.Name, digest)
 	if err != nil {
 		return []Blocker{{ID: captureUnrecorded, Message: fmt.Sprintf("the capture %s cannot be verified: %s", dir, shortErr(err)),
@@ -628,7 +629,7 @@ func captureChecks(objs []*unstructured.Unstructured, from map[*unstructured.Uns
 // only onto that object, or when it is absent (deleted since). An
 // allowlisted template Job is the exception: an apply replaces it (a new
 // uid) and a restore replaces it back.
-func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entries map[string]captureEntry, live map[string]*unstructured.Unstructured, actions map[string]string) []Blocker {
+func restoreUIDChecks(env *envconfig.Environment, objs []*unstructured.Unstructured, entries map[string]captureEntry, live map[string]*unstructured.Unstructured, actions map[string]string) []Blocker {
 	var blockers []Blocker
 	for _, o := range objs {
 		e, l := entries[key(o)], live[key(o)]
@@ -645,7 +646,7 @@ func restoreUIDChecks(env *Environment, objs []*unstructured.Unstructured, entri
 
 // restoreAnyUID: an allowlisted template Job may be restored onto another
 // uid (an apply replaced it).
-func restoreAnyUID(env *Environment, o *unstructured.Unstructured) bool {
+func restoreAnyUID(env *envconfig.Environment, o *unstructured.Unstructured) bool {
 	return o.GroupVersionKind().Group == "batch" && o.GetKind() == "Job" && env.Allowlisted(o.GetName())
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 )
@@ -130,7 +131,7 @@ func TestApplyRefusesAStalePlan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json}\n"), dir)
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json}\n"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -36,7 +37,7 @@ func BenchmarkRollbackGit47(b *testing.B) {
 	}
 	srv := gitservertest.New(b, benchFiles(), gitservertest.Options{})
 	dir := b.TempDir()
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: shop
     cluster: {context: devcluster, kubeconfig: %q}
     namespace: shop
@@ -73,10 +74,10 @@ func BenchmarkRollbackGit47(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		res, err := writeback.Commit(ctx, writeback.Request{
-			RepoURL: srv.URL, Branch: branch, Mode: writeback.ModePush,
+			RepoURL: srv.URL, Branch: branch, Mode: envconfig.ModePush,
 			Message: writeback.Message("rollback", "shop/svc00", tags[(i+1)%2], tags[i%2], "bench@example.invalid", "bench", "benchmark"),
 			Edits:   []writeback.Edit{writeback.SetKustomizeImage{File: "m/kustomization.yaml", Name: "registry.example.com/shop/svc00", NewTag: tags[i%2]}},
-			Limits:  env.WriteBackLimits(),
+			Limits:  writeback.EnvLimits(env),
 		})
 		if err != nil || res.NoChange {
 			b.Fatalf("commit: %+v, %v", res, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -81,7 +82,7 @@ func TestSecretMetadataKeepsNoValue(t *testing.T) {
 	full.SetUID("u-1")
 	full.SetLabels(map[string]string{"app": "api"})
 	dir := t.TempDir()
-	env := &Environment{Name: "dev", Namespace: "dev", Cluster: ClusterRef{Context: "devcluster"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Cluster: envconfig.ClusterRef{Context: "devcluster"}}
 	if _, err := writeCapture(dir, []*unstructured.Unstructured{like}, map[string]*unstructured.Unstructured{key(like): full}, captureInfo{Env: env}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -64,7 +65,7 @@ var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // Helm charts are rendered for the Kubernetes version of source.kubeVersion
 // (or helmrender.DefaultKubeVersion); a plan or an apply asks the target
 // cluster (renderWith).
-func Render(ctx context.Context, env *Environment) (*Rendered, error) {
+func Render(ctx context.Context, env *envconfig.Environment) (*Rendered, error) {
 	return renderWith(ctx, &renderSeam{env: env})
 }
 
@@ -90,7 +91,7 @@ func renderWith(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 // kustomize may read any file under the root into the rendered objects,
 // so a folder holding the config file's folder, or a root holding a file
 // deploy-web keeps secret (localSecrets), is refused with a *ConfigError.
-func localRoot(env *Environment, dir string) (root, commit string, err error) {
+func localRoot(env *envconfig.Environment, dir string) (root, commit string, err error) {
 	root = dir
 	found := false
 	if repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true}); err == nil {
@@ -98,27 +99,27 @@ func localRoot(env *Environment, dir string) (root, commit string, err error) {
 			if head, err := repo.Head(); err == nil {
 				commit = head.Hash().String()
 			}
-			if r, err := filepath.EvalSymlinks(wt.Filesystem.Root()); err == nil && within(r, dir) {
+			if r, err := filepath.EvalSymlinks(wt.Filesystem.Root()); err == nil && envconfig.Within(r, dir) {
 				root, found = r, true
 			}
 		}
 	}
-	if env.configDir != "" {
-		cd := realPath(env.configDir)
-		if within(dir, cd) {
-			return "", "", &ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own", dir, cd)}
+	if env.ConfigDir != "" {
+		cd := realPath(env.ConfigDir)
+		if envconfig.Within(dir, cd) {
+			return "", "", &envconfig.ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own", dir, cd)}
 		}
-		if !found && within(cd, dir) {
+		if !found && envconfig.Within(cd, dir) {
 			root = cd
 		}
 	}
-	for _, p := range env.localSecrets() {
+	for _, p := range env.LocalSecrets() {
 		rp := realPath(p)
 		if _, err := os.Lstat(rp); err != nil {
 			continue // nothing there to read
 		}
-		if within(root, rp) {
-			return "", "", &ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s is read from %s, which holds %s, a file deploy-web keeps secret: keep the manifests and the secrets in separate folders", dir, root, rp)}
+		if envconfig.Within(root, rp) {
+			return "", "", &envconfig.ConfigError{Field: "source.path", Message: fmt.Sprintf("the folder %s is read from %s, which holds %s, a file deploy-web keeps secret: keep the manifests and the secrets in separate folders", dir, root, rp)}
 		}
 	}
 	return root, commit, nil
@@ -138,7 +139,7 @@ func realPath(p string) string {
 
 func renderLocal(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 	env := rs.env
-	dir := env.resolve(env.Source.Path)
+	dir := env.Resolve(env.Source.Path)
 	real, err := filepath.Abs(dir)
 	if err == nil {
 		real, err = filepath.EvalSymlinks(real)
@@ -163,7 +164,7 @@ func renderLocal(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 		return nil, err
 	}
 	r := &Rendered{Objects: objs, Origin: dir, Commit: commit}
-	r.CatalogPath = env.resolve(env.Catalog)
+	r.CatalogPath = env.Resolve(env.Catalog)
 	data, err := readBounded(r.CatalogPath, maxCatalogBytes)
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: read catalog: %w", err)
@@ -184,7 +185,7 @@ func renderGit(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 	defer cleanup()
 	hash, err := resolveRef(repo, src.Ref)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", RedactURL(src.Repo), src.Ref, err)
+		return nil, fmt.Errorf("deployplan: source %s: ref %q: %w", envconfig.RedactURL(src.Repo), src.Ref, err)
 	}
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
@@ -194,7 +195,7 @@ func renderGit(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deployplan: source tree %s: %w", hash, err)
 	}
-	origin := fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), src.Ref, src.Path)
+	origin := fmt.Sprintf("%s@%s:%s", envconfig.RedactURL(src.Repo), src.Ref, src.Path)
 	kdir := path.Join(memRoot, path.Clean("/"+filepath.ToSlash(src.Path)))
 	// Only the kustomize folder, what it references and the catalog are
 	// read from the tree.
@@ -203,7 +204,7 @@ func renderGit(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 	if inRepo {
 		extra = append(extra, cp)
 	}
-	what := fmt.Sprintf("repository %s at %s", RedactURL(src.Repo), hash.String()[:12])
+	what := fmt.Sprintf("repository %s at %s", envconfig.RedactURL(src.Repo), hash.String()[:12])
 	var rfs *repoFS
 	if h := src.Helm; h != nil {
 		rfs, err = repoFSForChart(ctx, tree, what, env.Limits, relRepo(kdir), h.ValueFiles, extra...)
@@ -230,7 +231,7 @@ func renderGit(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 		}
 		return r, nil
 	}
-	r.CatalogPath = fmt.Sprintf("%s@%s:%s", RedactURL(src.Repo), hash.String()[:12], cp)
+	r.CatalogPath = fmt.Sprintf("%s@%s:%s", envconfig.RedactURL(src.Repo), hash.String()[:12], cp)
 	mp := path.Join(memRoot, cp)
 	if reason, ok := rfs.links[mp]; ok {
 		return nil, fmt.Errorf("deployplan: catalog %s is %s", cp, reason)
@@ -260,7 +261,7 @@ func renderFS(ctx context.Context, rfs *repoFS, dir string) ([]*unstructured.Uns
 // openRepo opens a local repository in place (read-only use), or fetches a
 // remote one into a temporary object store on disk (fetchRemote); cleanup
 // removes that store once the caller is done with the repository.
-func openRepo(ctx context.Context, env *Environment) (repo *git.Repository, cleanup func(), err error) {
+func openRepo(ctx context.Context, env *envconfig.Environment) (repo *git.Repository, cleanup func(), err error) {
 	src := env.Source
 	if local, ok := localRepoPath(src.Repo); ok {
 		repo, err := git.PlainOpen(local)
@@ -344,8 +345,8 @@ func kustomize(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured,
 // fsys, a repository tree whose root is the repository root (an edited
 // tree a write-back is about to push), with the same checks and limits as
 // Render. The catalog is not read: only the objects are returned.
-func RenderFS(ctx context.Context, env *Environment, fsys fs.FS) ([]*unstructured.Unstructured, error) {
-	rfs, err := repoFSFromFS(ctx, fsys, "the edited tree of "+RedactURL(env.Source.Repo), env.Limits)
+func RenderFS(ctx context.Context, env *envconfig.Environment, fsys fs.FS) ([]*unstructured.Unstructured, error) {
+	rfs, err := repoFSFromFS(ctx, fsys, "the edited tree of "+envconfig.RedactURL(env.Source.Repo), env.Limits)
 	if err != nil {
 		return nil, err
 	}

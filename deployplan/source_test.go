@@ -10,6 +10,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 func writeFiles(t testing.TB, dir string, files map[string]string) {
@@ -32,7 +33,7 @@ var renderFiles = map[string]string{
 func TestRenderLocalAndGit(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, renderFiles)
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 	r, err := Render(context.Background(), env)
 	if err != nil {
 		t.Fatalf("Render(local) = %v", err)
@@ -64,7 +65,7 @@ func TestRenderLocalAndGit(t *testing.T) {
 		{"v1", h.String(), "c"},
 		{h.String(), h.String(), "c"},
 	} {
-		env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: tt.ref, Path: "k"}, Catalog: "catalog.json"}
+		env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: tt.ref, Path: "k"}, Catalog: "catalog.json"}
 		r, err := Render(context.Background(), env)
 		if err != nil {
 			t.Fatalf("Render(git %s) = %v", tt.ref, err)
@@ -80,12 +81,12 @@ func TestRenderLocalAndGit(t *testing.T) {
 			t.Errorf("Render(git %s) objects = %v, want ConfigMap/%s", tt.ref, names, tt.wantCM)
 		}
 	}
-	env = &Environment{Name: "dev", Source: Source{Repo: "file://" + dir, Ref: "nope", Path: "k"}, Catalog: "catalog.json"}
+	env = &envconfig.Environment{Name: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "nope", Path: "k"}, Catalog: "catalog.json"}
 	if _, err := Render(context.Background(), env); err == nil {
 		t.Error("Render(unknown ref) = nil error")
 	}
 	// Local folder inside a repository: the commit is HEAD's.
-	env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+	env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 	if r, err := Render(context.Background(), env); err != nil || r.Commit != h2.String() {
 		t.Errorf("Render(local in git) commit = %v, %v; want %s", r, err, h2)
 	}

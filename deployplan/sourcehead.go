@@ -7,6 +7,7 @@ import (
 	"os"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // SourceHead returns the commit env's source ref names now (its branch
@@ -14,7 +15,7 @@ import (
 // place, a remote one answers one advertisement under
 // limits.sourceTimeout, capped like a fetch. An environment with a local
 // folder source has no head ("" and no error).
-func SourceHead(ctx context.Context, env *Environment) (string, error) {
+func SourceHead(ctx context.Context, env *envconfig.Environment) (string, error) {
 	src := env.Source
 	if src.Repo == "" {
 		return "", nil
@@ -30,7 +31,7 @@ func SourceHead(ctx context.Context, env *Environment) (string, error) {
 		}
 		return h.String(), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, env.Limits.sourceTimeout())
+	ctx, cancel := context.WithTimeout(ctx, env.Limits.SourceTimeoutOrDefault())
 	defer cancel()
 	sess, fail, err := openSource(ctx, src, env.Limits)
 	if err != nil {
@@ -52,11 +53,11 @@ func SourceHead(ctx context.Context, env *Environment) (string, error) {
 
 // checkedToken is the source's token (source.tokenEnv), checked; "" when
 // the source names none.
-func checkedToken(src Source) (string, error) {
+func checkedToken(src envconfig.Source) (string, error) {
 	if src.TokenEnv == "" {
 		return "", nil
 	}
-	if err := checkTokenEnv(src.TokenEnv, src.Repo); err != nil {
+	if err := envconfig.CheckTokenEnv(src.TokenEnv, src.Repo); err != nil {
 		return "", fmt.Errorf("deployplan: source.tokenEnv: %w", err)
 	}
 	tok := os.Getenv(src.TokenEnv)

@@ -3,6 +3,7 @@ package deployplan
 import (
 	"context"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestSourcePlanBoundary(t *testing.T) {
 				"k/kustomization.yaml": tt.kust, "k/d.yaml": deployment, "k/role.yaml": role,
 				"catalog.json": fmt.Sprintf(`{"mode": "version", "services": [{"id": "api", "image": "ghcr.io/acme/api", "tag": "6.14.1", "digest": %q, "published": true}]}`, digestA),
 			})
-			cfg, err := ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: nowhere}, namespace: dev, source: {path: k}, catalog: catalog.json}\n"), dir)
+			cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: nowhere}, namespace: dev, source: {path: k}, catalog: catalog.json}\n"), dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package deployplan
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 // sampleReport is a valid ready plan with one planned Job replacement.
 func sampleReport() *Report {
-	env := &Environment{Name: "sample-dev", Namespace: "sample-dev", Cluster: ClusterRef{Context: "dev"}, TemplateJobs: TemplateJobs{Allowlist: []string{"migrate"}}}
+	env := &envconfig.Environment{Name: "sample-dev", Namespace: "sample-dev", Cluster: envconfig.ClusterRef{Context: "dev"}, TemplateJobs: envconfig.TemplateJobs{Allowlist: []string{"migrate"}}}
 	r := &Report{}
 	d := &r.DeployApply
 	d.SchemaVersion, d.Environment, d.Mode, d.GeneratedAt = SchemaVersion, env.Name, "dry-run", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -52,7 +53,7 @@ func TestValidateReportValid(t *testing.T) {
 	r := sampleReport()
 	r.DeployApply.RemainingBlockers = []Blocker{{ID: "unpublished:api", Message: "m", UnblockHint: "h"}}
 	Conclude(&r.DeployApply)
-	r.DeployApply.ManualCommands = manualCommands(&Environment{Name: "sample-dev"}, Options{}, false)
+	r.DeployApply.ManualCommands = manualCommands(&envconfig.Environment{Name: "sample-dev"}, Options{}, false)
 	b, _ = r.JSON()
 	if vs := ValidateReport(b); len(vs) != 0 {
 		t.Fatalf("ValidateReport(blocked sample) = %v, want none", vs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -66,7 +67,7 @@ func TestImageGatesReadEveryPodTemplate(t *testing.T) {
 			if diff := cmp.Diff(tt.images, images); diff != "" {
 				t.Errorf("WorkloadOf(%s) images (-want +got):\n%s", tt.name, diff)
 			}
-			got := ids(dedupeBlockers(append(SourceChecks(workloads, testCatalog(true), EnvMirrors{}), WorkloadCheck([]*unstructured.Unstructured{o})...)))
+			got := ids(dedupeBlockers(append(SourceChecks(workloads, testCatalog(true), envconfig.EnvMirrors{}), WorkloadCheck([]*unstructured.Unstructured{o})...)))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("blockers of %s (-want +got):\n%s", tt.name, diff)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
@@ -72,8 +73,8 @@ type budgetFS struct {
 	err     error // the first budget error: kustomize may wrap it in text
 }
 
-func newBudgetFS(ctx context.Context, lim Limits) *budgetFS {
-	return &budgetFS{FileSystem: filesys.MakeFsInMemory(), ctx: ctx, maxNodes: lim.maxYAMLNodes(),
+func newBudgetFS(ctx context.Context, lim envconfig.Limits) *budgetFS {
+	return &budgetFS{FileSystem: filesys.MakeFsInMemory(), ctx: ctx, maxNodes: lim.MaxYAMLNodesOrDefault(),
 		checked: map[string]bool{}, raw: map[string]bool{}}
 }
 

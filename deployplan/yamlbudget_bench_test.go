@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
@@ -30,7 +31,7 @@ func budgetCases(tb testing.TB) []budgetCase {
 	tb.Helper()
 	dir := tb.TempDir()
 	benchProject(tb, dir)
-	rfs, err := repoFSFromDir(context.Background(), dir, Limits{})
+	rfs, err := repoFSFromDir(context.Background(), dir, envconfig.Limits{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func renderBudgeted(tb testing.TB, c budgetCase, budget bool) []*unstructured.Un
 
 // renderBudgetedFS is renderBudgeted, also returning the file system.
 func renderBudgetedFS(tb testing.TB, c budgetCase, budget bool) ([]*unstructured.Unstructured, *budgetFS) {
-	rfs := newRepoFS(context.Background(), "bench", Limits{})
+	rfs := newRepoFS(context.Background(), "bench", envconfig.Limits{})
 	for p, data := range c.files {
 		if err := rfs.fs.FileSystem.WriteFile(memRoot+"/"+p, []byte(data)); err != nil {
 			tb.Fatal(err)
@@ -156,8 +157,8 @@ func BenchmarkRenderBudget(b *testing.B) {
 		dir := b.TempDir()
 		writeFiles(b, dir, c.files)
 		commitAll(b, dir)
-		env := &Environment{Name: "dev", Namespace: "staging", Catalog: c.catalog,
-			Source: Source{Repo: "file://" + dir, Ref: "master", Path: c.dir}}
+		env := &envconfig.Environment{Name: "dev", Namespace: "staging", Catalog: c.catalog,
+			Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: c.dir}}
 		b.Run(c.name+"/share-of-Render", func(b *testing.B) {
 			budgetShare(b, read, true, func() {
 				if _, err := Render(context.Background(), env); err != nil {

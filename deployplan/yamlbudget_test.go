@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"io/fs"
 	"runtime"
 	"strings"
@@ -100,7 +101,7 @@ func TestRenderRefusesYAMLBombs(t *testing.T) {
 	tests := []struct {
 		name     string
 		files    map[string]string
-		lim      Limits
+		lim      envconfig.Limits
 		wantFile string
 		want     string
 	}{
@@ -118,7 +119,7 @@ func TestRenderRefusesYAMLBombs(t *testing.T) {
 			wantFile: "k/dense.yaml", want: "limits.maxYAMLNodes"},
 		{name: "a file over 2 MiB", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, large.yaml]\n", "k/large.yaml": large},
 			wantFile: "k/large.yaml", want: "the limit for a file read as YAML is 2,097,152"},
-		{name: "many files over limits.maxYAMLNodes together", lim: Limits{MaxYAMLNodes: 40},
+		{name: "many files over limits.maxYAMLNodes together", lim: envconfig.Limits{MaxYAMLNodes: 40},
 			files:    map[string]string{"k/kustomization.yaml": "resources: [cm.yaml, a.yaml, b.yaml]\n", "k/a.yaml": strings.ReplaceAll(okCM, "name: c", "name: a"), "k/b.yaml": strings.ReplaceAll(okCM, "name: c", "name: b")},
 			wantFile: "k/b.yaml", want: "more than 40 YAML nodes"},
 		{name: "the kustomization itself", files: map[string]string{"k/kustomization.yaml": "resources: [cm.yaml]\ncommonAnnotations:\n" + indent(strings.SplitN(bomb, "data:\n", 2)[1], 0)},
@@ -149,10 +150,10 @@ func TestRenderRefusesYAMLBombs(t *testing.T) {
 					files[p] = c
 				}
 				writeFiles(t, dir, files)
-				env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir, Limits: tt.lim}
+				env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir, Limits: tt.lim}
 				if mode == "git" {
 					commitAll(t, dir)
-					env = &Environment{Name: "dev", Namespace: "dev", Source: Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: tt.lim}
+					env = &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Repo: "file://" + dir, Ref: "master", Path: "k"}, Catalog: "catalog.json", Limits: tt.lim}
 				}
 				var err error
 				peak := heapPeak(func() { _, err = Render(context.Background(), env) })
@@ -194,7 +195,7 @@ func TestRenderKeepsGeneratorSourcesRaw(t *testing.T) {
 			dir := t.TempDir()
 			writeFiles(t, dir, map[string]string{"k/kustomization.yaml": tt.kust, "k/cm.yaml": okCM, "k/bomb.yaml": bomb,
 				"catalog.json": `{"commit": "` + commitA + `", "services": []}`})
-			env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+			env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 			r, err := Render(context.Background(), env)
 			var tc *TooComplexError
 			if got := errors.As(err, &tc); got != tt.refused {
@@ -214,7 +215,7 @@ func TestRenderUnderBudgetIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\n", "k/bomb.yaml": aliasBomb(4, 9),
 		"catalog.json": `{"commit": "` + commitA + `", "services": []}`})
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 	var err error
 	peak := heapPeak(func() { _, err = Render(context.Background(), env) })
 	if err != nil {
@@ -231,7 +232,7 @@ func TestSourcePlanShowsYAMLTooComplex(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"k/kustomization.yaml": "resources: [bomb.yaml]\n", "k/bomb.yaml": aliasBomb(5, 9),
 		"catalog.json": `{"commit": "` + commitA + `", "services": []}`})
-	env := &Environment{Name: "dev", Namespace: "dev", Source: Source{Path: "k"}, Catalog: "catalog.json", configDir: dir}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Source: envconfig.Source{Path: "k"}, Catalog: "catalog.json", ConfigDir: dir}
 	res, err := SourcePlan(context.Background(), env, Options{})
 	if err != nil {
 		t.Fatalf("SourcePlan = %v, want a result with the divergence", err)
@@ -249,7 +250,7 @@ func TestSourcePlanShowsYAMLTooComplex(t *testing.T) {
 // every read fails, so kustomize stops at its next file access.
 func TestBudgetFSStopsAnAbandonedRender(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	rfs := newRepoFS(ctx, "test", Limits{})
+	rfs := newRepoFS(ctx, "test", envconfig.Limits{})
 	if err := rfs.write("k/cm.yaml", []byte(okCM)); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestBudgetFSStopsAnAbandonedRender(t *testing.T) {
 			t.Errorf("%s after cancel = %v, want context.Canceled", name, err)
 		}
 	}
-	rfs2 := newRepoFS(ctx, "test", Limits{})
+	rfs2 := newRepoFS(ctx, "test", envconfig.Limits{})
 	rfs2.write("k/kustomization.yaml", []byte("resources: [cm.yaml]\n"))
 	rfs2.write("k/cm.yaml", []byte(okCM))
 	if _, err := kustomize(rfs2.fs, "/repo/k"); !errors.Is(rfs2.fs.live(), context.Canceled) || err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
@@ -125,7 +126,7 @@ func (d DeployRequest) only() *deployplan.ObjectFilter {
 	return deployplan.AppObjects(group, kind, d.Only)
 }
 
-func (r *Runner) deploy(ctx context.Context, env *deployplan.Environment, run *Run, d DeployRequest) {
+func (r *Runner) deploy(ctx context.Context, env *envconfig.Environment, run *Run, d DeployRequest) {
 	// The records are kept even when the run was interrupted.
 	rec, cancelRec := recordCtx(ctx)
 	defer cancelRec()

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -34,7 +35,7 @@ func TestDeployOnRealCluster(t *testing.T) {
 		"m/worker.yaml":        labelledCM("worker-config", "worker", "1"),
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
 	})
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {skip: true}}
   - {name: prod, cluster: {context: test}, namespace: prod, protected: true, source: {path: m}, catalog: catalog.json, registry: {skip: true}}
 `), dir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // DirectionLiveDesired is the Direction of an [ObjectDiff] read as
@@ -53,7 +54,7 @@ type ObjectDiff struct {
 // context, and returns the rendered objects inside the apply boundary
 // (what an apply of the report writes: its audit record's manifests). A
 // render at another commit than the report's gives no diffs.
-func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deployplan.Environment, rep *deployplan.Report) ([]ObjectDiff, []*unstructured.Unstructured, error) {
+func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *envconfig.Environment, rep *deployplan.Report) ([]ObjectDiff, []*unstructured.Unstructured, error) {
 	rendered, err := deployplan.Render(ctx, env)
 	if err != nil {
 		return nil, nil, err
@@ -132,7 +133,7 @@ func (r *Runner) objectDiffs(ctx context.Context, rc *rest.Config, env *deploypl
 
 // inBoundary says whether a rendered object (its namespace, its planned
 // action) is inside the apply boundary: what an apply writes.
-func inBoundary(env *deployplan.Environment, ns, action string) bool {
+func inBoundary(env *envconfig.Environment, ns, action string) bool {
 	return ns == env.Namespace && action != "blocked"
 }
 
@@ -140,7 +141,7 @@ func inBoundary(env *deployplan.Environment, ns, action string) bool {
 // rep wrote (inside the apply boundary, in the namespace the apply used:
 // deployplan.WithNamespace), for the apply's audit record; a
 // render at another commit than rep's is an error (the source moved).
-func AppliedManifests(ctx context.Context, env *deployplan.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
+func AppliedManifests(ctx context.Context, env *envconfig.Environment, rep *deployplan.Report) ([]*unstructured.Unstructured, error) {
 	rendered, err := deployplan.Render(ctx, env)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -48,7 +49,7 @@ func TestObjectDiffsStayInsideTheBoundary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - name: dev\n    cluster: {context: test}\n    namespace: dev\n    source: {path: m}\n    catalog: catalog.json\n"), dir)
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - name: dev\n    cluster: {context: test}\n    namespace: dev\n    source: {path: m}\n    catalog: catalog.json\n"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -34,7 +35,7 @@ func TestDrainOnRealCluster(t *testing.T) {
 		"m/worker.yaml":        labelledCM("worker-config", "worker", "1"),
 		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
 	})
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - {name: person, cluster: {context: test}, namespace: person, source: {path: m}, catalog: catalog.json, registry: {skip: true}}
   - {name: engine, cluster: {context: test}, namespace: engine, source: {path: m}, catalog: catalog.json, registry: {skip: true}}
   - {name: grace, cluster: {context: test}, namespace: grace, source: {path: m}, catalog: catalog.json, registry: {skip: true}}

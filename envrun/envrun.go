@@ -27,6 +27,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -64,7 +65,7 @@ type Options struct {
 	// audit Events goes there. An error ends the run with an error (never
 	// a fallback to another cluster). When set, RestConfig and Events are
 	// not used.
-	ClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
+	ClusterConfig func(env *envconfig.Environment) (*rest.Config, error)
 	// RestConfig reaches the cluster of every environment when
 	// ClusterConfig is nil (one cluster, tests).
 	RestConfig *rest.Config
@@ -107,7 +108,7 @@ type Options struct {
 
 // Runner starts and tracks runs.
 type Runner struct {
-	cfg  *deployplan.Config
+	cfg  *envconfig.Config
 	opts Options
 	log  *slog.Logger
 
@@ -126,7 +127,7 @@ type Runner struct {
 }
 
 // New returns a Runner over the environments of cfg.
-func New(cfg *deployplan.Config, log *slog.Logger, opts Options) *Runner {
+func New(cfg *envconfig.Config, log *slog.Logger, opts Options) *Runner {
 	if opts.ApplyTimeout <= 0 {
 		opts.ApplyTimeout = 5 * time.Minute
 	}
@@ -193,7 +194,7 @@ func (r *Runner) Idle() bool {
 }
 
 // Config returns the environments.
-func (r *Runner) Config() *deployplan.Config { return r.cfg }
+func (r *Runner) Config() *envconfig.Config { return r.cfg }
 
 // Store returns the history store.
 func (r *Runner) Store() *planstore.Store { return r.opts.Store }
@@ -415,7 +416,7 @@ func recordCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 }
 
-func (r *Runner) applyRequest(env *deployplan.Environment, confirm string) deployplan.ApplyRequest {
+func (r *Runner) applyRequest(env *envconfig.Environment, confirm string) deployplan.ApplyRequest {
 	return deployplan.ApplyRequest{Env: env.Name, ConfirmEnv: confirm, ConfirmedNonProduction: !env.Protected}
 }
 
@@ -425,7 +426,7 @@ var ErrNoCluster = errors.New("envrun: the environment's cluster could not be re
 
 // cluster returns the rest config and the audit Events client of env's
 // cluster.
-func (r *Runner) cluster(env *deployplan.Environment) (*rest.Config, typedcorev1.EventsGetter, error) {
+func (r *Runner) cluster(env *envconfig.Environment) (*rest.Config, typedcorev1.EventsGetter, error) {
 	if r.opts.ClusterConfig == nil {
 		return r.opts.RestConfig, r.opts.Events, nil
 	}
@@ -443,7 +444,7 @@ func (r *Runner) cluster(env *deployplan.Environment) (*rest.Config, typedcorev1
 	return rc, cs.CoreV1(), nil
 }
 
-func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *Run, confirm string, reviewed *deployplan.Reviewed) {
+func (r *Runner) execute(ctx context.Context, env *envconfig.Environment, run *Run, confirm string, reviewed *deployplan.Reviewed) {
 	// The records are kept even when the run was interrupted.
 	rec, cancelRec := recordCtx(ctx)
 	defer cancelRec()
@@ -495,7 +496,7 @@ func (r *Runner) execute(ctx context.Context, env *deployplan.Environment, run *
 // capture), and the environment keeps the newest deployplan.ReportsKeep,
 // none older than ReportsMaxAge, and the latest capture. Run folders are
 // named by their id, env-<time>-<hex>.
-func (r *Runner) pruneReports(env *deployplan.Environment) {
+func (r *Runner) pruneReports(env *envconfig.Environment) {
 	envDir := filepath.Join(r.opts.ReportsDir, env.Name)
 	isRun := func(name string) bool { return strings.HasPrefix(name, env.Name+"-") }
 	if removed, perr := deployplan.PruneReports(envDir, isRun, time.Now()); perr != nil {
@@ -512,7 +513,7 @@ func (r *Runner) pruneReports(env *deployplan.Environment) {
 // when set, starts the summary (a deploy run's "rollback: ..."). It
 // returns the saved entry, the outcome for the log and the metrics, and
 // the rendered objects in the apply's scope (for the audit record).
-func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string, []*unstructured.Unstructured) {
+func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *envconfig.Environment, run *Run, action string, started time.Time, rep *deployplan.Report, err error, trigger string) (planstore.Entry, string, []*unstructured.Unstructured) {
 	entry := planstore.Entry{Environment: env.Name, Action: action, User: run.User, Time: started}
 	outcome := "error"
 	var files map[string][]byte
@@ -577,7 +578,7 @@ func (r *Runner) keep(ctx context.Context, rc *rest.Config, env *deployplan.Envi
 }
 
 // refreshIndex re-reads env's desired state after a run.
-func (r *Runner) refreshIndex(ctx context.Context, env *deployplan.Environment) {
+func (r *Runner) refreshIndex(ctx context.Context, env *envconfig.Environment) {
 	if r.opts.Index == nil {
 		return
 	}
@@ -588,7 +589,7 @@ func (r *Runner) refreshIndex(ctx context.Context, env *deployplan.Environment) 
 
 // fail ends a run that could not start on its cluster: the history keeps
 // the failure (with a summary safe to show), the environment is freed.
-func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run, err error) {
+func (r *Runner) fail(ctx context.Context, env *envconfig.Environment, run *Run, err error) {
 	entry := planstore.Entry{Environment: env.Name, Action: run.Action, User: run.User, Time: run.Started,
 		Conclusion: "error", Summary: "the " + run.Action + " did not run (run " + run.ID + "): the cluster of environment " + env.Name + " could not be resolved; see the server log"}
 	if r.opts.Store != nil {
@@ -613,7 +614,7 @@ func (r *Runner) fail(ctx context.Context, env *deployplan.Environment, run *Run
 
 // record hands an apply's audit record to Options.Record, with the
 // break-glass that let it through a freeze, if one did.
-func (r *Runner) record(ctx context.Context, who audit.Actor, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured, o *freeze.Override) {
+func (r *Runner) record(ctx context.Context, who audit.Actor, env *envconfig.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured, o *freeze.Override) {
 	if r.opts.Record == nil {
 		return
 	}
@@ -630,7 +631,7 @@ func (r *Runner) baseContext() context.Context {
 }
 
 // audit records an Event on the environment's Namespace object.
-func (r *Runner) audit(ctx context.Context, events typedcorev1.EventsGetter, env *deployplan.Environment, reason, message string) {
+func (r *Runner) audit(ctx context.Context, events typedcorev1.EventsGetter, env *envconfig.Environment, reason, message string) {
 	if events == nil {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -40,7 +41,7 @@ func testRunner(t *testing.T) (*Runner, *fake.Clientset) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte(`
+	cfg, err := envconfig.ParseConfig([]byte(`
 environments:
   - name: dev
     cluster: {context: test}
@@ -184,7 +185,7 @@ func TestClusterConfigPerEnvironment(t *testing.T) {
 	r := New(base.Config(), slog.New(slog.DiscardHandler), Options{
 		RestConfig: &rest.Config{Host: home.URL, Timeout: 3 * time.Second}, ReportsDir: t.TempDir(),
 		Store: planstore.New(cs.CoreV1(), "deploy-web", 5), Events: cs.CoreV1(),
-		ClusterConfig: func(env *deployplan.Environment) (*rest.Config, error) {
+		ClusterConfig: func(env *envconfig.Environment) (*rest.Config, error) {
 			if env.Name == "dev" {
 				return &rest.Config{Host: eu.URL, Timeout: 3 * time.Second}, nil
 			}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 )
 
@@ -39,7 +39,7 @@ func freezeAction(action, trigger string) freeze.Action {
 
 // freezeTarget is where a run of env writes: its cluster (Options.Cluster),
 // environment and namespace, and the App of a run confined to one (only).
-func (r *Runner) freezeTarget(env *deployplan.Environment, only string) freeze.Target {
+func (r *Runner) freezeTarget(env *envconfig.Environment, only string) freeze.Target {
 	t := freeze.Target{Environment: env.Name, Namespace: env.Namespace, App: only}
 	if r.opts.Cluster != nil {
 		t.Cluster = r.opts.Cluster(env.Name)
@@ -50,7 +50,7 @@ func (r *Runner) freezeTarget(env *deployplan.Environment, only string) freeze.T
 // checkFreeze is the freeze decision of a run before it starts: nil (no
 // Freezes, a plan, nothing frozen), an Override to record (a superadmin's
 // break-glass), or the refusal.
-func (r *Runner) checkFreeze(env *deployplan.Environment, action, trigger, only string, bg *freeze.BreakGlass) (*freeze.Override, error) {
+func (r *Runner) checkFreeze(env *envconfig.Environment, action, trigger, only string, bg *freeze.BreakGlass) (*freeze.Override, error) {
 	a := freezeAction(action, trigger)
 	if r.opts.Freezes == nil || !a.Refused() {
 		return nil, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // ApplyRecord is the audit record of one apply (or restore, or prune:
@@ -22,7 +23,7 @@ import (
 // commit, the rendered digest and the blockers' ids, and the manifests:
 // applied, with Secrets stripped to name and hash (audit.StripSecrets).
 // The caller sets the actor and the cluster.
-func ApplyRecord(verb audit.Verb, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured) audit.Record {
+func ApplyRecord(verb audit.Verb, env *envconfig.Environment, start time.Time, rep *deployplan.Report, err error, applied []*unstructured.Unstructured) audit.Record {
 	rec := audit.Record{Time: start, Duration: audit.Duration(time.Since(start)), Verb: verb, Environment: env.Name,
 		Namespace: env.Namespace, Blockers: []string{}}
 	var ref *deployplan.RefusalError

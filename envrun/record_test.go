@@ -18,12 +18,13 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
 func TestApplyRecord(t *testing.T) {
-	env := &deployplan.Environment{Name: "dev", Namespace: "dev"}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev"}
 	report := func(status, summary string, blockers ...string) *deployplan.Report {
 		rep := &deployplan.Report{}
 		d := &rep.DeployApply
@@ -143,7 +144,7 @@ func TestConsoleApplyWritesOneRecordEach(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n"), dir)
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestConsoleApplyWritesOneRecordEach(t *testing.T) {
 	expect("apply of an unknown plan", 2, audit.OutcomeRefused, "")
 
 	unresolved := New(cfg, slog.New(slog.DiscardHandler), Options{
-		ClusterConfig: func(*deployplan.Environment) (*rest.Config, error) { return nil, errors.New("no such context") },
+		ClusterConfig: func(*envconfig.Environment) (*rest.Config, error) { return nil, errors.New("no such context") },
 		ReportsDir:    t.TempDir(), Store: history, Record: sink.record,
 	})
 	run, err := unresolved.StartAs(alice, "dev", ActionApply, "alice", "dev", ps.Entry.ID)

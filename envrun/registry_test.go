@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -88,7 +89,7 @@ func TestConsolePlanContactsListedRegistriesOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {hosts: [%q]}}\n", listed.host)), dir)
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: dev, cluster: {context: test}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {hosts: [%q]}}\n", listed.host)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

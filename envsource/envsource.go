@@ -50,6 +50,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // Desired is an environment's rendered manifest for one object.
@@ -105,8 +106,8 @@ type Index struct {
 	log      *slog.Logger
 	interval time.Duration
 	timeout  time.Duration // one render's deadline
-	render   func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error)
-	head     func(context.Context, *deployplan.Environment) (string, error)
+	render   func(context.Context, *envconfig.Environment) (*deployplan.Rendered, error)
+	head     func(context.Context, *envconfig.Environment) (string, error)
 	// slot holds one token while a render runs, until it returns (an
 	// abandoned render keeps it): one render at a time in the process.
 	slot chan struct{}
@@ -117,7 +118,7 @@ type Index struct {
 }
 
 type envState struct {
-	env  *deployplan.Environment
+	env  *envconfig.Environment
 	repo string // redacted
 
 	renderMu sync.Mutex // one render of this environment at a time
@@ -131,7 +132,7 @@ type objKey struct{ group, kind, namespace, name string }
 
 // New returns an index of cfg's environments; nothing is rendered until Run
 // or Refresh. A nil log discards; an interval <= 0 is DefaultInterval.
-func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Index {
+func New(cfg *envconfig.Config, log *slog.Logger, interval time.Duration) *Index {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -144,7 +145,7 @@ func New(cfg *deployplan.Config, log *slog.Logger, interval time.Duration) *Inde
 	}
 	for i := range cfg.Environments {
 		e := &cfg.Environments[i]
-		st := &envState{env: e, repo: deployplan.RedactURL(e.Source.Repo)}
+		st := &envState{env: e, repo: envconfig.RedactURL(e.Source.Repo)}
 		st.status = EnvStatus{Environment: e.Name, Namespace: e.Namespace, Repo: st.repo, Ref: e.Source.Ref, Path: e.Source.Path}
 		ix.envs = append(ix.envs, st)
 	}
@@ -223,7 +224,7 @@ func (ix *Index) refresh(ctx context.Context, st *envState) error {
 // deadline passes first it returns at once; the render, told through its
 // context, stops at its next file access and its result is dropped; it
 // holds the slot until then.
-func (ix *Index) renderBounded(ctx context.Context, env *deployplan.Environment) (*deployplan.Rendered, error) {
+func (ix *Index) renderBounded(ctx context.Context, env *envconfig.Environment) (*deployplan.Rendered, error) {
 	rctx, cancel := context.WithTimeout(ctx, ix.timeout)
 	defer cancel()
 	select {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -43,7 +44,7 @@ const catalog = `{"commit": "0123456789abcdef0123456789abcdef01234567", "service
 // alpha) and a git environment ("gitenv", namespace beta, a file://
 // repository on branch main), in that order.
 type fixture struct {
-	cfg     *deployplan.Config
+	cfg     *envconfig.Config
 	repoDir string
 	repo    *git.Repository
 	head    plumbing.Hash
@@ -96,7 +97,7 @@ func newFixture(t *testing.T) *fixture {
     source: {repo: "file://` + f.repoDir + `", ref: main, path: overlays/x}
     catalog: catalog.json
 `
-	f.cfg, err = deployplan.ParseConfig([]byte(conf), confDir)
+	f.cfg, err = envconfig.ParseConfig([]byte(conf), confDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,9 +368,9 @@ func TestRunAndConcurrentUse(t *testing.T) {
 }
 
 // TestRedaction: the status and the lookups show a repository through
-// deployplan.RedactURL; a password holding "@" leaves no byte behind.
+// envconfig.RedactURL; a password holding "@" leaves no byte behind.
 func TestRedaction(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - name: remote
     cluster: {context: test}
     namespace: beta
@@ -380,7 +381,7 @@ func TestRedaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := New(cfg, nil, time.Hour)
-	ix.render = func(context.Context, *deployplan.Environment) (*deployplan.Rendered, error) {
+	ix.render = func(context.Context, *envconfig.Environment) (*deployplan.Rendered, error) {
 		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
 		return &deployplan.Rendered{Commit: "abc", Objects: []*unstructured.Unstructured{cm}}, nil
 	}
@@ -423,7 +424,7 @@ func TestRefreshDeadlineFreesTheEnvironment(t *testing.T) {
 	ix.timeout = 50 * time.Millisecond
 	stuck := make(chan struct{})
 	var running, most atomic.Int32
-	ix.render = func(ctx context.Context, env *deployplan.Environment) (*deployplan.Rendered, error) {
+	ix.render = func(ctx context.Context, env *envconfig.Environment) (*deployplan.Rendered, error) {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {

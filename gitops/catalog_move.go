@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -24,7 +25,7 @@ import (
 // tagged with its commit, never a version. A catalog outside the
 // repository (an absolute path on disk) is not read here: the plan checks
 // it.
-func checkCatalogAdmits(tree fs.FS, env *deployplan.Environment, kind, name, image string) error {
+func checkCatalogAdmits(tree fs.FS, env *envconfig.Environment, kind, name, image string) error {
 	p, ok := env.CatalogInRepo()
 	if !ok {
 		return nil
@@ -37,7 +38,7 @@ func checkCatalogAdmits(tree fs.FS, env *deployplan.Environment, kind, name, ima
 	ref := kind + "/" + name
 	w := deployplan.Workload{Kind: kind, Name: name, Containers: []deployplan.Container{{Image: image}}}
 	var found []string
-	for _, b := range deployplan.SourceChecks([]deployplan.Workload{w}, cat, deployplan.EnvMirrors{}) {
+	for _, b := range deployplan.SourceChecks([]deployplan.Workload{w}, cat, envconfig.EnvMirrors{}) {
 		for _, a := range b.Affected {
 			if a == ref {
 				found = append(found, b.Message)
@@ -65,7 +66,7 @@ const catalogHistoryCommits = writeback.MaxHistory
 // renders may go to a commit tag: env writes back and its catalog is in
 // the repository, which decides on the tree whether it is in commit mode
 // (planCatalogMove).
-func CommitTagEnv(env *deployplan.Environment) bool {
+func CommitTagEnv(env *envconfig.Environment) bool {
 	_, inRepo := env.CatalogInRepo()
 	return inRepo && env.WriteBack != nil
 }
@@ -74,7 +75,7 @@ func CommitTagEnv(env *deployplan.Environment) bool {
 // commit-mode path: CommitTagEnv, and version is a commit tag (7 to 40
 // lowercase hex, never a clean semver). The app page's history asks the
 // same (templates.AppGitProps.TakesCommitTag).
-func CommitTagRollback(env *deployplan.Environment, version string) bool {
+func CommitTagRollback(env *envconfig.Environment, version string) bool {
 	return CommitTagEnv(env) && deployplan.ValidCommit(version)
 }
 
@@ -140,7 +141,7 @@ func (m *catalogMove) detail() []string {
 // an edit reads.
 type CatalogMoveRequest struct {
 	Tree              fs.FS
-	Env               *deployplan.Environment
+	Env               *envconfig.Environment
 	Branch            string
 	Group, Kind, Name string
 	Version           string
@@ -169,7 +170,7 @@ func planCatalogMove(ctx context.Context, req CatalogMoveRequest) (*catalogMove,
 	}
 	// The walk and the render under the write-back's deadline (Plan is
 	// given no context of its own).
-	ctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
+	ctx, cancel := context.WithTimeout(ctx, writeback.EnvLimits(env).Timeout)
 	defer cancel()
 	mv := &catalogMove{Path: p, From: cur.Commit, To: cur.Commit, to: cur}
 	if !cur.TaggedWith(req.Version) {
@@ -244,7 +245,7 @@ func planCatalogMove(ctx context.Context, req CatalogMoveRequest) (*catalogMove,
 // findRevision walks the history of the catalog file for the newest
 // revision in commit mode whose commit the tag version names, and makes it
 // the move's target (the catalog edit first among the edits).
-func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *deployplan.Environment, branch, version string) error {
+func (m *catalogMove) findRevision(ctx context.Context, tree fs.FS, env *envconfig.Environment, branch, version string) error {
 	h, ok := tree.(writeback.FileHistory)
 	if !ok {
 		return fmt.Errorf("gitops: the tree of %s's repository has no history to read the catalog's revisions from", env.Name)
@@ -317,7 +318,7 @@ func (m *catalogMove) target(name string, ref appcr.ImageRef, parsed deployplan.
 // pushed: it renders, each moved App renders at its target image, and the
 // plan's catalog rule (SourceChecks, on every rendered workload against the
 // catalog the tree now holds) finds nothing to block.
-func checkCatalogMove(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind string, mv *catalogMove) error {
+func checkCatalogMove(ctx context.Context, env *envconfig.Environment, tree fs.FS, group, kind string, mv *catalogMove) error {
 	cat, err := deployplan.ReadCatalogFS(tree, mv.Path)
 	if err != nil {
 		return &catalogError{fmt.Sprintf("after the edit, environment %s's catalog %s does not read (%v): nothing was pushed", env.Name, mv.Path, strings.TrimPrefix(err.Error(), "deployplan: "))}

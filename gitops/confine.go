@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -34,19 +35,19 @@ import (
 //     is refused the same way.
 
 // envDir is env's source path as a folder prefix ("overlays/dev/").
-func envDir(env *deployplan.Environment) string {
+func envDir(env *envconfig.Environment) string {
 	return strings.TrimSuffix(path.Clean(strings.TrimPrefix(env.Source.Path, "./")), "/") + "/"
 }
 
 // inEnv reports whether file is under env's source path.
-func inEnv(env *deployplan.Environment, file string) bool {
+func inEnv(env *envconfig.Environment, file string) bool {
 	return strings.HasPrefix(path.Clean(file), envDir(env))
 }
 
 // stayInEnv is edits (Locate's, for change ch) with every App file
 // outside env's folder replaced by the overlay's own override of the
 // App's image.
-func stayInEnv(tree fs.FS, env *deployplan.Environment, ch writeback.ImageChange, edits []writeback.Edit, maxFile int64) ([]writeback.Edit, error) {
+func stayInEnv(tree fs.FS, env *envconfig.Environment, ch writeback.ImageChange, edits []writeback.Edit, maxFile int64) ([]writeback.Edit, error) {
 	out := make([]writeback.Edit, 0, len(edits))
 	for _, e := range edits {
 		if inEnv(env, e.Target()) {
@@ -74,12 +75,12 @@ type renders map[string]map[string]string
 
 // neighbours are the environments other than env that read env's
 // repository and branch.
-func (s *Service) neighbours(env *deployplan.Environment) []*deployplan.Environment {
+func (s *Service) neighbours(env *envconfig.Environment) []*envconfig.Environment {
 	if s.opts.Runs == nil || env.Source.Repo == "" {
 		return nil
 	}
 	cfg := s.opts.Runs.Config()
-	var out []*deployplan.Environment
+	var out []*envconfig.Environment
 	for i := range cfg.Environments {
 		e := &cfg.Environments[i]
 		if e.Name != env.Name && e.Source.Repo == env.Source.Repo && e.Source.Ref == env.Source.Ref {
@@ -89,7 +90,7 @@ func (s *Service) neighbours(env *deployplan.Environment) []*deployplan.Environm
 	return out
 }
 
-func renderAll(ctx context.Context, envs []*deployplan.Environment, tree fs.FS) renders {
+func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) renders {
 	out := renders{}
 	for _, e := range envs {
 		objs, err := deployplan.RenderFS(ctx, e, tree)
@@ -116,7 +117,7 @@ func objectKey(o *unstructured.Unstructured, ns string) string {
 
 // reachError compares the renders before and after: nil when no other
 // environment's output changes.
-func reachError(env *deployplan.Environment, before, after renders) error {
+func reachError(env *envconfig.Environment, before, after renders) error {
 	var what []string
 	names := make([]string, 0, len(before))
 	for n := range before {
@@ -159,7 +160,7 @@ func reachError(env *deployplan.Environment, before, after renders) error {
 // confine wraps req's Plan and Check so that the write is refused, before
 // any push, when it changes the render of another environment that reads
 // the same repository and branch (the refusal is kept in *hookErr).
-func (s *Service) confine(ctx context.Context, env *deployplan.Environment, req *writeback.Request, hookErr *error) {
+func (s *Service) confine(ctx context.Context, env *envconfig.Environment, req *writeback.Request, hookErr *error) {
 	others := s.neighbours(env)
 	if len(others) == 0 {
 		return
@@ -174,7 +175,7 @@ func (s *Service) confine(ctx context.Context, env *deployplan.Environment, req 
 				return nil, err
 			}
 		}
-		rctx, cancel := context.WithTimeout(ctx, env.WriteBackLimits().Timeout)
+		rctx, cancel := context.WithTimeout(ctx, writeback.EnvLimits(env).Timeout)
 		defer cancel()
 		before = renderAll(rctx, others, tree)
 		return edits, nil

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -20,11 +20,11 @@ import (
 // memRunner is the environments' configuration, and runs that always
 // start (the last one's request kept in *last when set).
 type memRunner struct {
-	cfg  *deployplan.Config
+	cfg  *envconfig.Config
 	last *envrun.DeployRequest
 }
 
-func (m memRunner) Config() *deployplan.Config { return m.cfg }
+func (m memRunner) Config() *envconfig.Config { return m.cfg }
 func (m memRunner) Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error) {
 	if m.last != nil {
 		*m.last = d
@@ -119,7 +119,7 @@ func TestRollbackStaysInItsEnvironment(t *testing.T) {
 		{"dev renders the shared base", "base", "would change what other environments of the same repository and branch deploy: staging (hanzo.ai/App apps/api)", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(confineConfig, tt.devPath)), t.TempDir())
+			cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(confineConfig, tt.devPath)), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestRollbackStaysInItsEnvironment(t *testing.T) {
 // gets the whole environment's. A catalog move that changes another App
 // the caller may not roll back is refused naming it (mayMove).
 func TestRollbackReachIsTheRole(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(confineConfig, "overlays/dev")), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(confineConfig, "overlays/dev")), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
@@ -28,7 +28,7 @@ type RecordReader interface {
 // catalog, when the repository holds it) to their tree at the record's
 // commit, then the run that plans and applies it.
 type EnvRollbackRequest struct {
-	Env *deployplan.Environment
+	Env *envconfig.Environment
 	// Cluster is the cluster Env deploys to, as records name it.
 	Cluster string
 	// To is the id of the apply record to go back to.
@@ -97,7 +97,7 @@ func EnvRollbackRecord(env, id string, rec audit.Record, readErr error) error {
 // envRollbackPaths are the repository paths an environment rollback sets
 // back: env's source folder, and its catalog when the repository holds
 // it outside that folder.
-func envRollbackPaths(env *deployplan.Environment) ([]string, error) {
+func envRollbackPaths(env *envconfig.Environment) ([]string, error) {
 	dir := strings.TrimSuffix(envDir(env), "/")
 	if dir == "." || dir == "" || strings.HasPrefix(dir, "../") {
 		return nil, refuse(KindUnprocessable, "EditError", "environment %s renders the repository's root (source.path %q): a rollback of its folder would set the whole repository back; roll back in the repository instead, nothing was committed", env.Name, env.Source.Path)
@@ -112,7 +112,7 @@ func envRollbackPaths(env *deployplan.Environment) ([]string, error) {
 // sharedCatalog refuses a rollback whose catalog file another environment
 // of the same repository and branch reads: setting it back would change
 // what that environment deploys.
-func (s *Service) sharedCatalog(env *deployplan.Environment, paths []string) error {
+func (s *Service) sharedCatalog(env *envconfig.Environment, paths []string) error {
 	for _, o := range s.neighbours(env) {
 		p, ok := o.CatalogInRepo()
 		if !ok {
@@ -209,7 +209,7 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 	to := req.To + " (" + textfmt.ShortSHA(rec.Commit) + ")"
 	wreq := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  env.WriteBack.Author.Render(req.Who.author()),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.author()),
 		Message: writeback.Message("rollback", env.Name, "", "record "+to, req.Who.Actor.Email, req.Who.Actor.Subject, req.Reason),
 		Restore: restores,
 		Detail: func() []string {
@@ -224,7 +224,7 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 			return nil
 		},
 		Action: "rollback", App: env.Name, Version: req.To,
-		Limits: env.WriteBackLimits(),
+		Limits: writeback.EnvLimits(env),
 	}
 	s.confine(ctx, env, &wreq, &hookErr)
 	wres, err := s.commit(ctx, env.Name, wreq, &hookErr)
@@ -248,7 +248,7 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 // deployCommit starts the run that plans and applies a pushed commit of
 // env: a run already going, or a freeze that started after the check, is
 // said in the run error (the commit stays pushed).
-func (s *Service) deployCommit(env *deployplan.Environment, d envrun.DeployRequest) (*envrun.Run, string, error) {
+func (s *Service) deployCommit(env *envconfig.Environment, d envrun.DeployRequest) (*envrun.Run, string, error) {
 	run, err := s.opts.Runs.Deploy(env.Name, d)
 	var fe *Error
 	switch {

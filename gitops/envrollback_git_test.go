@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 )
@@ -40,7 +40,7 @@ func TestEnvRollbackThroughGitServer(t *testing.T) {
 	gitservertest.Run(t, s.Work, "push", "-q", "origin", "HEAD:main")
 	b := s.Head("main")
 
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`
 environments:
   - name: dev
     cluster: {context: test}

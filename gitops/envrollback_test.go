@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/writeback"
@@ -149,7 +149,7 @@ func (m *restoreCommit) commit(ctx context.Context, req writeback.Request) (writ
 	}
 	m.pushed = edited
 	branch := req.Branch
-	if req.Mode == writeback.ModeBranch {
+	if req.Mode == envconfig.ModeBranch {
 		branch = "deploy-web/rollback-" + req.App + "-" + req.Version
 	}
 	return writeback.Result{SHA: "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", Branch: branch, Message: req.Message}, nil
@@ -247,7 +247,7 @@ func TestEnvRollback(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sp := cmpOr(tt.stagingPath, "overlays/staging")
-			cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(envRollbackConfig, sp)), t.TempDir())
+			cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(envRollbackConfig, sp)), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

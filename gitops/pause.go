@@ -9,14 +9,14 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // PauseRequest is a pause of Env's auto-sync for Reason until Until (RFC
 // 3339) or For (a Go duration such as "8h"), exactly one of them, by Who;
 // Cluster names the cluster Env deploys to in the audit record.
 type PauseRequest struct {
-	Env        *deployplan.Environment
+	Env        *envconfig.Environment
 	Cluster    string
 	Reason     string
 	Until, For string
@@ -48,7 +48,7 @@ func (s *Service) Pause(ctx context.Context, req PauseRequest) (autosync.Pause, 
 
 // ResumeRequest is the end of a pause of Env's auto-sync, by Who.
 type ResumeRequest struct {
-	Env     *deployplan.Environment
+	Env     *envconfig.Environment
 	Cluster string
 	Who     Person
 }
@@ -113,7 +113,7 @@ func pauseError(err error) error {
 }
 
 // recordPause writes the audit record of a pause or resume.
-func (s *Service) recordPause(ctx context.Context, verb audit.Verb, env *deployplan.Environment, cluster string, who Person, start time.Time, reason string, p autosync.Pause, err error) {
+func (s *Service) recordPause(ctx context.Context, verb audit.Verb, env *envconfig.Environment, cluster string, who Person, start time.Time, reason string, p autosync.Pause, err error) {
 	rec := audit.Record{Time: start, Duration: audit.Duration(time.Since(start)), Actor: who.Actor, Verb: verb,
 		Cluster: cluster, Environment: env.Name, Namespace: env.Namespace, Blockers: []string{}, Outcome: audit.OutcomeSucceeded}
 	switch verb {

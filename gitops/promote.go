@@ -12,6 +12,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -33,7 +34,7 @@ type PromotionStore interface {
 // their caches).
 type PromotionView interface {
 	// Column is environment e as a column of the matrix, with its Apps.
-	Column(ctx context.Context, e *deployplan.Environment) (promotion.Column, []kubeview.AppRow)
+	Column(ctx context.Context, e *envconfig.Environment) (promotion.Column, []kubeview.AppRow)
 	// SoakHistory is App app's record in the source column col over the
 	// soak window [since, now] (cur its cell now).
 	SoakHistory(ctx context.Context, col promotion.Column, app string, cur promotion.Cell, since, now time.Time) promotion.History
@@ -43,14 +44,14 @@ type PromotionView interface {
 	MayView(ctx context.Context, env string) bool
 	// AppResource is the cluster environment e deploys to, and its App
 	// resource's group and kind (ok false: not a cluster deploy-web reads).
-	AppResource(e *deployplan.Environment) (cluster, group, kind string, ok bool)
+	AppResource(e *envconfig.Environment) (cluster, group, kind string, ok bool)
 }
 
 // Ask is one promotion asked for: into Target from Source, of the Apps
 // (one, or every App the source runs), each with its gates evaluated now,
 // and the decision they make.
 type Ask struct {
-	Target, Source *deployplan.Environment
+	Target, Source *envconfig.Environment
 	Column         promotion.Column
 	Apps           []AskedApp
 	Decision       promotion.Decision
@@ -484,11 +485,11 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 	for _, a := range ask.Apps {
 		from = append(from, textfmt.OrDash(a.Target.Version))
 	}
-	maxFile := env.WriteBackLimits().MaxFileBytes
+	maxFile := writeback.EnvLimits(env).MaxFileBytes
 	var hookErr error
 	req := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  env.WriteBack.Author.Render(who.author()),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, who.author()),
 		Message: writeback.Message("promote", ask.Source.Name+" -> "+env.Name+" "+app, strings.Join(from, ","), VersionsText(versions), who.Actor.Email, who.Actor.Subject, reason),
 		Plan: func(tree fs.FS) ([]writeback.Edit, error) {
 			var edits []writeback.Edit
@@ -531,7 +532,7 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 			return nil
 		},
 		Action: "promote", App: app, Version: version,
-		Limits: env.WriteBackLimits(),
+		Limits: writeback.EnvLimits(env),
 	}
 	if requester != nil {
 		// The two people of the two-person rule, both in the commit.

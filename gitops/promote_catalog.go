@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -25,7 +26,7 @@ type sourceCatalog func() (*deployplan.Catalog, string, error)
 // repository and src follows that branch, else through a render of src
 // (its repository at its ref, fetched under its limits, or its file on
 // disk). It says where the catalog was read.
-func readSourceCatalog(ctx context.Context, src *deployplan.Environment, repo, branch string, tree fs.FS) (*deployplan.Catalog, string, error) {
+func readSourceCatalog(ctx context.Context, src *envconfig.Environment, repo, branch string, tree fs.FS) (*deployplan.Catalog, string, error) {
 	if p, ok := src.CatalogInRepo(); ok && src.Source.Repo == repo && src.Source.Ref == branch {
 		cat, err := deployplan.ReadCatalogFS(tree, p)
 		return cat, p + " on " + branch, err
@@ -47,7 +48,7 @@ func readSourceCatalog(ctx context.Context, src *deployplan.Environment, repo, b
 // digest than the source declares, is refused: nothing is pushed. No
 // edit for a catalog outside the repository, in commit mode, or listing
 // every release already.
-func promotionCatalogEdits(tree fs.FS, target *deployplan.Environment, sourceEnv string, versions []promotion.AppVersion, source sourceCatalog) ([]writeback.Edit, error) {
+func promotionCatalogEdits(tree fs.FS, target *envconfig.Environment, sourceEnv string, versions []promotion.AppVersion, source sourceCatalog) ([]writeback.Edit, error) {
 	p, ok := target.CatalogInRepo()
 	if !ok {
 		return nil, nil

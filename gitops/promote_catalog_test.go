@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/promotion"
 )
 
@@ -75,7 +76,7 @@ func TestCatalogAppend(t *testing.T) {
 }
 
 func TestPromotionCatalogEdits(t *testing.T) {
-	target := &deployplan.Environment{Name: "staging", Source: deployplan.Source{Repo: "https://git.example/m.git", Path: "overlays/staging"}, Catalog: "artifacts/staging.json"}
+	target := &envconfig.Environment{Name: "staging", Source: envconfig.Source{Repo: "https://git.example/m.git", Path: "overlays/staging"}, Catalog: "artifacts/staging.json"}
 	onDisk := *target
 	onDisk.Catalog = "/etc/deploy-web/staging.json"
 	api := func(ref string) []promotion.AppVersion {
@@ -95,7 +96,7 @@ func TestPromotionCatalogEdits(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		env      *deployplan.Environment
+		env      *envconfig.Environment
 		tree     fstest.MapFS
 		versions []promotion.AppVersion
 		source   string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/release"
@@ -37,13 +38,13 @@ const (
 
 // DecideWrite is the one decision of where a rollback goes, given the
 // environment that renders the App (nil: none).
-func DecideWrite(env *deployplan.Environment) WritePath {
+func DecideWrite(env *envconfig.Environment) WritePath {
 	switch {
 	case env == nil:
 		return WritePatch
 	case env.WriteBack == nil:
 		return WriteRefused
-	case env.Protected || env.WriteBack.Mode == writeback.ModeBranch:
+	case env.Protected || env.WriteBack.Mode == envconfig.ModeBranch:
 		return WriteCommitOnly
 	}
 	return WriteCommitApply
@@ -65,7 +66,7 @@ type App struct {
 // RollbackRequest is a rollback of App to Version through the repository
 // of Env, the environment that renders it.
 type RollbackRequest struct {
-	Env *deployplan.Environment
+	Env *envconfig.Environment
 	App App
 	// Desired is the App as Env renders it (its spec.image names the
 	// image to roll back).
@@ -141,7 +142,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 		return res, err
 	}
 	change := writeback.ImageChange{Dir: env.Source.Path, Kind: a.Kind, Name: a.Name, Repository: repo, Tag: req.Version}
-	maxFile := env.WriteBackLimits().MaxFileBytes
+	maxFile := writeback.EnvLimits(env).MaxFileBytes
 	var (
 		hookErr error
 		// move is the last Plan's catalog move (a commit-mode rollback).
@@ -150,7 +151,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 	)
 	wreq := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  env.WriteBack.Author.Render(req.Who.author()),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.author()),
 		Message: writeback.Message("rollback", a.Namespace+"/"+a.Name, req.From, req.Version, req.Who.Actor.Email, req.Who.Actor.Subject, req.Reason),
 		// writeback.Commit returns its own typed errors only (redacted):
 		// the hooks keep theirs to answer with.
@@ -203,7 +204,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 			return move.detail()
 		},
 		Action: "rollback", App: a.Name, Version: req.Version,
-		Limits: env.WriteBackLimits(),
+		Limits: writeback.EnvLimits(env),
 	}
 	if commitTag {
 		wreq.History = catalogHistoryCommits
@@ -235,7 +236,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 // RollbackGate is the rollback gate of an App environment env renders
 // (nil: none): a version the App has run, a clean semver, or in a
 // CommitTagRollback a commit tag.
-func RollbackGate(env *deployplan.Environment, version string, history []string) error {
+func RollbackGate(env *envconfig.Environment, version string, history []string) error {
 	if env != nil && CommitTagRollback(env, version) {
 		return release.InHistory(version, history)
 	}
@@ -245,7 +246,7 @@ func RollbackGate(env *deployplan.Environment, version string, history []string)
 // checkRenderedImage renders the edited tree as the environment would and
 // checks that the App's spec.image is repo at tag: the edit Locate chose
 // reaches what is applied.
-func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree fs.FS, group, kind, name, repo, tag string) error {
+func checkRenderedImage(ctx context.Context, env *envconfig.Environment, tree fs.FS, group, kind, name, repo, tag string) error {
 	objs, err := renderEdited(ctx, env, tree)
 	if err != nil {
 		return err
@@ -255,7 +256,7 @@ func checkRenderedImage(ctx context.Context, env *deployplan.Environment, tree f
 
 // renderEdited renders an edited tree for the checks before a push; a
 // tree that does not render is a checkError.
-func renderEdited(ctx context.Context, env *deployplan.Environment, tree fs.FS) ([]*unstructured.Unstructured, error) {
+func renderEdited(ctx context.Context, env *envconfig.Environment, tree fs.FS) ([]*unstructured.Unstructured, error) {
 	objs, err := deployplan.RenderFS(ctx, env, tree)
 	if err != nil {
 		return nil, &checkError{fmt.Sprintf("the edited repository does not render (%v): nothing was pushed", err)}
@@ -265,7 +266,7 @@ func renderEdited(ctx context.Context, env *deployplan.Environment, tree fs.FS) 
 
 // checkRenderedObjs checks the objects of a render: the App's rendered
 // spec.image must be want's repository, tag and digest exactly.
-func checkRenderedObjs(env *deployplan.Environment, objs []*unstructured.Unstructured, group, kind, name string, want appcr.ImageRef) error {
+func checkRenderedObjs(env *envconfig.Environment, objs []*unstructured.Unstructured, group, kind, name string, want appcr.ImageRef) error {
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
 		if gvk.Group != group || gvk.Kind != kind || o.GetName() != name {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -50,9 +50,9 @@ const (
 
 // onDiskConfig: dev (push, catalog in the repository), plain (no
 // writeBack) and ondisk (push, catalog on disk).
-func onDiskConfig(t *testing.T) *deployplan.Config {
+func onDiskConfig(t *testing.T) *envconfig.Config {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`
 environments:
   - name: dev
     cluster: {context: test}
@@ -79,21 +79,21 @@ environments:
 }
 
 func TestDecideWrite(t *testing.T) {
-	push := &writeback.WriteBack{Mode: writeback.ModePush}
-	branch := &writeback.WriteBack{Mode: writeback.ModeBranch}
+	push := &envconfig.WriteBack{Mode: envconfig.ModePush}
+	branch := &envconfig.WriteBack{Mode: envconfig.ModeBranch}
 	tests := []struct {
 		name string
-		env  *deployplan.Environment
+		env  *envconfig.Environment
 		want WritePath
 	}{
 		{"not rendered", nil, WritePatch},
-		{"no writeBack", &deployplan.Environment{Name: "dev"}, WriteRefused},
-		{"push", &deployplan.Environment{Name: "dev", WriteBack: push}, WriteCommitApply},
-		{"branch", &deployplan.Environment{Name: "dev", WriteBack: branch}, WriteCommitOnly},
-		{"protected", &deployplan.Environment{Name: "prod", Protected: true, WriteBack: branch}, WriteCommitOnly},
+		{"no writeBack", &envconfig.Environment{Name: "dev"}, WriteRefused},
+		{"push", &envconfig.Environment{Name: "dev", WriteBack: push}, WriteCommitApply},
+		{"branch", &envconfig.Environment{Name: "dev", WriteBack: branch}, WriteCommitOnly},
+		{"protected", &envconfig.Environment{Name: "prod", Protected: true, WriteBack: branch}, WriteCommitOnly},
 		// Validation refuses push on a protected environment; the decision
 		// never applies one anyway.
-		{"protected push", &deployplan.Environment{Name: "prod", Protected: true, WriteBack: push}, WriteCommitOnly},
+		{"protected push", &envconfig.Environment{Name: "prod", Protected: true, WriteBack: push}, WriteCommitOnly},
 	}
 	for _, tt := range tests {
 		if got := DecideWrite(tt.env); got != tt.want {
@@ -131,7 +131,7 @@ func TestWriteBackError(t *testing.T) {
 }
 
 func TestCheckRenderedImage(t *testing.T) {
-	env := &deployplan.Environment{Name: "dev", Namespace: "apps", Source: deployplan.Source{Repo: "file:///m.git", Ref: "main", Path: "overlays/dev"}}
+	env := &envconfig.Environment{Name: "dev", Namespace: "apps", Source: envconfig.Source{Repo: "file:///m.git", Ref: "main", Path: "overlays/dev"}}
 	tests := []struct {
 		name, overlayExtra, want string // want: "" for no error, else a substring
 	}{
@@ -205,7 +205,7 @@ func TestCheckCatalogAdmits(t *testing.T) {
 
 func TestGitRollbackGate(t *testing.T) {
 	cfg := onDiskConfig(t)
-	env := func(name string) *deployplan.Environment {
+	env := func(name string) *envconfig.Environment {
 		e, err := cfg.Env(name)
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +215,7 @@ func TestGitRollbackGate(t *testing.T) {
 	history := []string{commitC[:12], commitA[:12], "1.1.0"}
 	tests := []struct {
 		name    string
-		env     *deployplan.Environment
+		env     *envconfig.Environment
 		version string
 		want    error // nil, release.ErrInvalidVersion or release.ErrNotInHistory
 	}{

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
@@ -20,7 +20,7 @@ type Committer func(ctx context.Context, req writeback.Request) (writeback.Resul
 // Runner is the environments' engine (implemented by *envrun.Runner): the
 // configuration, and the runs a write starts.
 type Runner interface {
-	Config() *deployplan.Config
+	Config() *envconfig.Config
 	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
 	StartAs(who audit.Actor, env, action, user, confirm, planID string) (*envrun.Run, error)
 }
@@ -155,12 +155,12 @@ func (s *Service) commit(ctx context.Context, env string, req writeback.Request,
 
 // credentials are the branch and token of env's write-back, or the
 // refusal.
-func credentials(env *deployplan.Environment) (string, writeback.Token, error) {
+func credentials(env *envconfig.Environment) (string, writeback.Token, error) {
 	branch, err := env.WriteBackBranch()
 	if err != nil {
 		return "", writeback.Token{}, &Error{Kind: KindConflict, Reason: "NoWriteBack", Public: "environment " + env.Name + ": " + err.Error()}
 	}
-	tok, err := env.WriteBackToken()
+	tok, err := writeback.EnvToken(env)
 	if err != nil {
 		return "", writeback.Token{}, &Error{Kind: KindUpstream, Reason: "WriteBackCredentials", Err: err,
 			Public: "deploy-web could not read the write-back credentials of environment " + env.Name + ": see the server log; nothing was committed"}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
@@ -13,7 +13,7 @@ import (
 // SyncRequest is a sync of App, which Env renders, from the head of Env's
 // branch; Commit is the commit the console last rendered of it.
 type SyncRequest struct {
-	Env        *deployplan.Environment
+	Env        *envconfig.Environment
 	App        App
 	Commit     string
 	Who        Person

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/auth"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -271,7 +271,7 @@ func (s *Server) rollbackConfirm(w http.ResponseWriter, r *http.Request) error {
 	}
 	var ref *release.RefusalError
 	g := s.renderedBy(app)
-	var env *deployplan.Environment
+	var env *envconfig.Environment
 	if g != nil {
 		env = g.env
 	}

@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/gitops"
@@ -10,7 +10,7 @@ import (
 
 // gitRendered is an App an environment renders from its manifests.
 type gitRendered struct {
-	env     *deployplan.Environment
+	env     *envconfig.Environment
 	desired envsource.Desired
 }
 

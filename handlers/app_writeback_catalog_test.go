@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -69,7 +70,7 @@ func TestRollbackThroughGitServer(t *testing.T) {
 		}
 	}
 	srv := gitservertest.New(t, files, gitservertest.Options{})
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, srv.URL)), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, srv.URL)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func commitModeRepo(t *testing.T, files map[string]string) string {
 // repository repo, its write-back fc (nil: writeback.Commit).
 func commitModeServer(t *testing.T, repo string, fc *fakeCommit, opts ...func(*Options)) (*testServer, *recordingReleaser) {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -198,7 +198,7 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 		files[p] = string(f.Data)
 	}
 	repo := "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), dir)
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func gitServer(t *testing.T, env string, fc *fakeCommit) (*testServer, *recordin
 
 // hangingRunner is the engine of cfg over a cluster that never answers:
 // a run it starts stays going until the test ends.
-func hangingRunner(t *testing.T, cfg *deployplan.Config) *envrun.Runner {
+func hangingRunner(t *testing.T, cfg *envconfig.Config) *envrun.Runner {
 	t.Helper()
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +258,7 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 			t.Fatalf("write-backs = %d, want 1", len(reqs))
 		}
 		req := reqs[0]
-		if !strings.HasPrefix(req.RepoURL, "file:///") || req.Branch != "main" || req.Mode != writeback.ModePush || req.Action != "rollback" || req.Version != "1.1.0" {
+		if !strings.HasPrefix(req.RepoURL, "file:///") || req.Branch != "main" || req.Mode != envconfig.ModePush || req.Action != "rollback" || req.Version != "1.1.0" {
 			t.Errorf("request = %+v, want dev's repository, main, push, rollback 1.1.0", req)
 		}
 		for _, want := range []string{"apps/api", "1.2.0", "1.1.0", testIdentity.Email, testIdentity.Subject, "5xx since 1.2.0"} {
@@ -340,7 +340,7 @@ func TestRollbackThroughGitAPI(t *testing.T) {
 		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || w.Code != http.StatusOK || res.Commit == nil || res.Run != nil {
 			t.Errorf("POST rollback (mode branch) = %d %s, want the commit and no run", w.Code, w.Body)
 		}
-		if reqs := fc.requests(); len(reqs) != 1 || reqs[0].Mode != writeback.ModeBranch {
+		if reqs := fc.requests(); len(reqs) != 1 || reqs[0].Mode != envconfig.ModeBranch {
 			t.Errorf("write-backs = %+v, want one in mode branch", reqs)
 		}
 	})

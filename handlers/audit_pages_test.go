@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -50,7 +50,7 @@ func historyIDs(t *testing.T, body string) []string {
 // environment's; each links to the rest on /audit.
 func TestHistorySections(t *testing.T) {
 	store, _ := newTestAudit(t)
-	cfg, err := deployplan.ParseConfig([]byte(testEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(testEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestHistorySections(t *testing.T) {
 // runner's Record hook.
 func TestConsoleApplyRefusalRecordsTheUser(t *testing.T) {
 	store, _ := newTestAudit(t)
-	cfg, err := deployplan.ParseConfig([]byte(testEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(testEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

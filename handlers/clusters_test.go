@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -277,7 +277,7 @@ func TestDecideReady(t *testing.T) {
 // TestEnvironmentsNameTheirCluster: the environments page shows the
 // configured cluster an environment deploys to, when it is one.
 func TestEnvironmentsNameTheirCluster(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(testEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(testEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
@@ -34,9 +34,9 @@ type sourceStatuses interface {
 // gitOpsOf is environment e's GitOps state: its source and branch head,
 // the commit live, write-back and auto-sync. A read that fails leaves its
 // part out and says so in Errors (the page shows the rest).
-func (s *Server) gitOpsOf(ctx context.Context, e *deployplan.Environment) templates.GitOpsProps {
+func (s *Server) gitOpsOf(ctx context.Context, e *envconfig.Environment) templates.GitOpsProps {
 	p := templates.GitOpsProps{Env: e.Name, Protected: e.Protected,
-		Repo: deployplan.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
+		Repo: envconfig.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
 	if ss, ok := s.opts.Desired.(sourceStatuses); ok {
 		for _, st := range ss.Status() {
 			if st.Environment == e.Name {
@@ -164,7 +164,7 @@ type lastRunJSON struct {
 }
 
 // gitOpsToJSON is p in the API's shape; namespace and cluster come from e.
-func gitOpsToJSON(e *deployplan.Environment, cluster string, p templates.GitOpsProps) gitOpsJSON {
+func gitOpsToJSON(e *envconfig.Environment, cluster string, p templates.GitOpsProps) gitOpsJSON {
 	out := gitOpsJSON{Name: e.Name, Namespace: e.Namespace, Cluster: cluster, Protected: e.Protected,
 		Source: sourceJSON{Repo: p.Repo, Ref: p.Ref, Path: p.Path, Head: p.Head}, Errors: p.Errors}
 	if p.Live != nil {

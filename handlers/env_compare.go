@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/revdiff"
 	"github.com/hanzoai/deploy-web/roles"
@@ -17,7 +17,7 @@ import (
 
 // envApp reads App name of environment e, live from its cluster: the
 // App's resource from the apiserver, its membership checked by the cache.
-func (s *Server) envApp(ctx context.Context, e *deployplan.Environment, name string) (*unstructured.Unstructured, error) {
+func (s *Server) envApp(ctx context.Context, e *envconfig.Environment, name string) (*unstructured.Unstructured, error) {
 	c := s.envCluster(e)
 	if c == nil || !slices.Contains(c.View.Namespaces(), e.Namespace) {
 		return nil, notFound("App " + name + " in environment " + e.Name + " (its namespace is not read)")

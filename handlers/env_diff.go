@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/revdiff"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -55,7 +56,7 @@ func diffSides(q url.Values) (from, to string) {
 // also "ref:REF"). A mistake in from or to is a 400 whose Public text says
 // what to give. The sides' commits (records' only) come back for the
 // release notes.
-func (s *Server) envDiff(ctx context.Context, env *deployplan.Environment, from, to string) (revdiff.Report, [2]string, error) {
+func (s *Server) envDiff(ctx context.Context, env *envconfig.Environment, from, to string) (revdiff.Report, [2]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, envDiffTimeout)
 	defer cancel()
 	fs, err := s.diffSide(ctx, env, "from", from, false)
@@ -71,7 +72,7 @@ func (s *Server) envDiff(ctx context.Context, env *deployplan.Environment, from,
 }
 
 // compareSides diffs two resolved sides of env.
-func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, fs, ts revdiff.Side) (revdiff.Report, error) {
+func (s *Server) compareSides(ctx context.Context, env *envconfig.Environment, fs, ts revdiff.Side) (revdiff.Report, error) {
 	var err error
 	var popts deployplan.Options
 	if s.opts.EnvClusterConfig != nil && (fs.Live || ts.Live) {
@@ -98,7 +99,7 @@ func (s *Server) compareSides(ctx context.Context, env *deployplan.Environment, 
 // objects deploy-web's field manager owns, the live objects a diff shows
 // values of. None when the history is not configured or cannot be read
 // (then the field manager alone decides: fewer values, never more).
-func (s *Server) lastAppliedKeys(ctx context.Context, env *deployplan.Environment) map[string]bool {
+func (s *Server) lastAppliedKeys(ctx context.Context, env *envconfig.Environment) map[string]bool {
 	if s.opts.Audit == nil || s.opts.RecordReader == nil {
 		return nil
 	}
@@ -130,7 +131,7 @@ func publicDiffError(err error) string {
 
 // diffSide resolves one side of a diff: "live", a record id of env, or
 // (when refOK) "ref:REF".
-func (s *Server) diffSide(ctx context.Context, env *deployplan.Environment, name, v string, refOK bool) (revdiff.Side, error) {
+func (s *Server) diffSide(ctx context.Context, env *envconfig.Environment, name, v string, refOK bool) (revdiff.Side, error) {
 	switch {
 	case v == "":
 		return revdiff.Side{}, badRequest("%s is required: a record id, live%s", name, map[bool]string{true: " or ref:REF", false: ""}[refOK])

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -94,7 +95,7 @@ func TestEnvCompareToBranchOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - name: dev
     cluster: {context: test}
     namespace: staging
@@ -107,7 +108,7 @@ func TestEnvCompareToBranchOnRealCluster(t *testing.T) {
 	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10)})
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
 		o.Environments = runner
-		o.EnvClusterConfig = func(*deployplan.Environment) (*rest.Config, error) { return rest.CopyConfig(p.Cluster.Config), nil }
+		o.EnvClusterConfig = func(*envconfig.Environment) (*rest.Config, error) { return rest.CopyConfig(p.Cluster.Config), nil }
 	})
 	versions := func() map[string]string {
 		out := map[string]string{}

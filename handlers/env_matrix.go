@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
@@ -18,7 +18,7 @@ import (
 
 // envCluster is the configured cluster environment e deploys to: the only
 // one, or the one Options.EnvClusters maps it to (nil: none).
-func (s *Server) envCluster(e *deployplan.Environment) *Cluster {
+func (s *Server) envCluster(e *envconfig.Environment) *Cluster {
 	if !s.multiCluster() {
 		if len(s.clusters) == 0 {
 			return nil
@@ -30,7 +30,7 @@ func (s *Server) envCluster(e *deployplan.Environment) *Cluster {
 
 // envColumn is environment e as a column of the matrix, and its Apps read
 // from its cluster's cache (none when Unavailable says why not).
-func (s *Server) envColumn(ctx context.Context, e *deployplan.Environment) (gitops.Column, []kubeview.AppRow) {
+func (s *Server) envColumn(ctx context.Context, e *envconfig.Environment) (gitops.Column, []kubeview.AppRow) {
 	col := gitops.Column{Env: e.Name, Namespace: e.Namespace, Protected: e.Protected, After: e.PromotedFrom()}
 	if e.Promotion != nil {
 		col.Soak = e.Promotion.SoakOrDefault()

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -70,7 +70,7 @@ func matrixRow(ns, name, version string, h kubeview.HealthStatus) kubeview.AppRo
 // matrixServer serves the three environments over rows.
 func matrixServer(t *testing.T, rows []kubeview.AppRow) *testServer {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(matrixEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(matrixEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

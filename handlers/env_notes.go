@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -16,7 +17,7 @@ const releaseNotesTimeout = 30 * time.Second
 // the to record's, rendered as Markdown safely, for the diff page; nil
 // when the diff is not between two records of different commits. A
 // failure to read them is said on the page, never the diff's failure.
-func (s *Server) releaseNotes(ctx context.Context, env *deployplan.Environment, from, to string) *templates.ReleaseNotesProps {
+func (s *Server) releaseNotes(ctx context.Context, env *envconfig.Environment, from, to string) *templates.ReleaseNotesProps {
 	if from == "" || to == "" || from == to {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -27,7 +27,7 @@ func TestEnvDiffReleaseNotes(t *testing.T) {
 		"first",
 		"**Bold** fix <script>alert('x')</script>\n\n[docs](https://docs.example/x) [evil](javascript:alert(1)) ![t](https://t.example/p.gif)\n\n<img src=x onerror=alert(2)>",
 		"third "+strings.Repeat("x", 200))
-	cfg, err := deployplan.ParseConfig([]byte(`
+	cfg, err := envconfig.ParseConfig([]byte(`
 environments:
   - name: dev
     cluster: {context: test}

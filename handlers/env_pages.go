@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/roles"
@@ -22,7 +23,7 @@ import (
 
 // EnvRunner runs the deploy engine for the console (implemented by envrun).
 type EnvRunner interface {
-	Config() *deployplan.Config
+	Config() *envconfig.Config
 	Store() *planstore.Store
 	Start(env, action, user, confirm, planID string) (*envrun.Run, error)
 	Deploy(env string, d envrun.DeployRequest) (*envrun.Run, error)
@@ -42,7 +43,7 @@ func (s *Server) envRunner() (EnvRunner, error) {
 
 // pathEnv is the configured environment the route's {env} names (404
 // when none is configured or it is not one of them).
-func (s *Server) pathEnv(r *http.Request) (*deployplan.Environment, error) {
+func (s *Server) pathEnv(r *http.Request) (*envconfig.Environment, error) {
 	er, err := s.envRunner()
 	if err != nil {
 		return nil, err
@@ -54,8 +55,8 @@ func (s *Server) pathEnv(r *http.Request) (*deployplan.Environment, error) {
 	return env, nil
 }
 
-func (s *Server) summaryOf(e *deployplan.Environment) templates.EnvSummary {
-	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: deployplan.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
+func (s *Server) summaryOf(e *envconfig.Environment) templates.EnvSummary {
+	return templates.EnvSummary{Name: e.Name, Cluster: s.opts.EnvClusters[e.Name], Namespace: e.Namespace, Protected: e.Protected, Repo: envconfig.RedactURL(e.Source.Repo), Ref: e.Source.Ref, Path: e.Source.Path}
 }
 
 // envList serves GET /environments.
@@ -127,7 +128,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) error {
 // envSections fills the sections every full environment page draws below
 // its plan (GitOps, audit trail, notifications), whatever the page shows
 // of its plans: a stored report or a run.
-func (s *Server) envSections(r *http.Request, env *deployplan.Environment, p *templates.EnvPage) {
+func (s *Server) envSections(r *http.Request, env *envconfig.Environment, p *templates.EnvPage) {
 	history := s.envHistory(r.Context(), env.Name)
 	history.Rollback = s.envRollbackOffers(r, env, history.Records)
 	p.Audit = &history
@@ -139,7 +140,7 @@ func (s *Server) envSections(r *http.Request, env *deployplan.Environment, p *te
 // only for an unprotected environment, a finished ready plan, and only the
 // environment's latest plan (the rule the runner enforces on the POST,
 // envrun.LatestPlan). The form then carries that plan's id.
-func applyOffer(env *deployplan.Environment, history []planstore.Entry, shown planstore.Entry, rep *deployplan.Report) *templates.ApplyOffer {
+func applyOffer(env *envconfig.Environment, history []planstore.Entry, shown planstore.Entry, rep *deployplan.Report) *templates.ApplyOffer {
 	if env.Protected || rep == nil || shown.ID == "" || shown.Action != envrun.ActionPlan ||
 		rep.DeployApply.Mode != "dry-run" || rep.Status() != deployplan.StatusReady {
 		return nil
@@ -273,7 +274,7 @@ func (s *Server) runView(ctx context.Context, run *envrun.Run) templates.RunPane
 // mistake as the engine words it (it names a field, never a secret), else a
 // fixed sentence; the whole error is in the server log with the run id.
 func publicRunError(err error, runID string) string {
-	var cfgErr *deployplan.ConfigError
+	var cfgErr *envconfig.ConfigError
 	if errors.As(err, &cfgErr) {
 		return cfgErr.Error()
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
 )
@@ -38,7 +39,7 @@ environments:
 // cluster's ConfigMaps.
 func envServer(t *testing.T, cs *fake.Clientset) *testServer {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(testEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(testEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func planServer(t *testing.T) (*testServer, *planstore.Store, func(conclusion st
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: staging, source: {path: m}, catalog: catalog.json}\n"), dir)
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: staging, source: {path: m}, catalog: catalog.json}\n"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func waitRunDone(t *testing.T, ts *testServer, panel string) string {
 // TestEnvPagesRedactTheRepository: the environment pages show a source
 // repository without its credentials, a password holding "@" included.
 func TestEnvPagesRedactTheRepository(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - name: dev
     cluster: {context: test}
     namespace: staging

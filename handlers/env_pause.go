@@ -7,7 +7,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -23,7 +23,7 @@ type pauseRequest struct {
 
 // autoSyncEnv resolves the environment of a pause or resume request: one
 // the auto-sync loop runs.
-func (s *Server) autoSyncEnv(r *http.Request) (*deployplan.Environment, error) {
+func (s *Server) autoSyncEnv(r *http.Request) (*envconfig.Environment, error) {
 	env, err := s.pathEnv(r)
 	if err != nil {
 		return nil, err
@@ -38,13 +38,13 @@ func (s *Server) autoSyncEnv(r *http.Request) (*deployplan.Environment, error) {
 }
 
 // doPause pauses env (gitops.Service.Pause), which records it.
-func (s *Server) doPause(r *http.Request, env *deployplan.Environment, reason, until, forText string) (autosync.Pause, error) {
+func (s *Server) doPause(r *http.Request, env *envconfig.Environment, reason, until, forText string) (autosync.Pause, error) {
 	p, err := s.ops.Pause(r.Context(), gitops.PauseRequest{Env: env, Cluster: env.ClusterName(s.opts.EnvClusters), Reason: reason, Until: until, For: forText, Who: s.person(r.Context())})
 	return p, errOrNil(err)
 }
 
 // doResume resumes env (gitops.Service.Resume), which records it.
-func (s *Server) doResume(r *http.Request, env *deployplan.Environment) (autosync.Pause, error) {
+func (s *Server) doResume(r *http.Request, env *envconfig.Environment) (autosync.Pause, error) {
 	p, err := s.ops.Resume(r.Context(), gitops.ResumeRequest{Env: env, Cluster: env.ClusterName(s.opts.EnvClusters), Who: s.person(r.Context())})
 	return p, errOrNil(err)
 }
@@ -113,12 +113,12 @@ func (s *Server) apiEnvResume(w http.ResponseWriter, r *http.Request) error {
 
 // gitOpsPanel renders env's GitOps panel (the fragment, or after a pause
 // or resume).
-func (s *Server) gitOpsPanel(w http.ResponseWriter, r *http.Request, env *deployplan.Environment) error {
+func (s *Server) gitOpsPanel(w http.ResponseWriter, r *http.Request, env *envconfig.Environment) error {
 	return s.render(w, r, http.StatusOK, templates.GitOpsPanel(s.gitOpsView(r, env)))
 }
 
 // gitOpsView is gitOpsOf with what the person may do.
-func (s *Server) gitOpsView(r *http.Request, env *deployplan.Environment) templates.GitOpsProps {
+func (s *Server) gitOpsView(r *http.Request, env *envconfig.Environment) templates.GitOpsProps {
 	p := s.gitOpsOf(r.Context(), env)
 	p.CanPause = s.allowed(r.Context(), roles.Pause, s.envTarget(env.Name))
 	p.CSRF, p.Now = auth.CSRFToken(r.Context()), s.opts.Now()

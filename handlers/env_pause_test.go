@@ -13,7 +13,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -70,7 +70,7 @@ environments:
 // store and an audit trail over fake clusters.
 func gitOpsServer(t *testing.T) (*testServer, *fakeAutoSync, *audit.Store, *planstore.Store) {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(gitOpsEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(gitOpsEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

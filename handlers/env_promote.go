@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
@@ -19,7 +19,7 @@ import (
 // history from the timeline, the freezes, and the person's view right.
 type promotionView struct{ s *Server }
 
-func (v promotionView) Column(ctx context.Context, e *deployplan.Environment) (gitops.Column, []kubeview.AppRow) {
+func (v promotionView) Column(ctx context.Context, e *envconfig.Environment) (gitops.Column, []kubeview.AppRow) {
 	return v.s.envColumn(ctx, e)
 }
 
@@ -35,7 +35,7 @@ func (v promotionView) MayView(ctx context.Context, env string) bool {
 	return v.s.allowed(ctx, roles.View, v.s.envTarget(env))
 }
 
-func (v promotionView) AppResource(e *deployplan.Environment) (cluster, group, kind string, ok bool) {
+func (v promotionView) AppResource(e *envconfig.Environment) (cluster, group, kind string, ok bool) {
 	c := v.s.envCluster(e)
 	if c == nil {
 		return "", "", "", false

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -107,7 +108,7 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 				}
 			}
 			srv := gitservertest.New(t, files, gitservertest.Options{})
-			cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(promoteCatalogConfig, srv.URL, devCatalog)), t.TempDir())
+			cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(promoteCatalogConfig, srv.URL, devCatalog)), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

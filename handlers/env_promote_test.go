@@ -14,7 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -163,7 +163,7 @@ func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.T
 		files[p] = string(f.Data)
 	}
 	repo := "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(promoteEnvConfig, repo)), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(promoteEnvConfig, repo)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

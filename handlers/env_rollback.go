@@ -9,7 +9,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -151,7 +151,7 @@ func (s *Server) envRollbackConfirm(w http.ResponseWriter, r *http.Request) erro
 
 // envRollbackRecord reads record id for the confirmation, refused as the
 // rollback would refuse it (gitops.EnvRollbackRecord).
-func (s *Server) envRollbackRecord(r *http.Request, env *deployplan.Environment, id string) (audit.Record, error) {
+func (s *Server) envRollbackRecord(r *http.Request, env *envconfig.Environment, id string) (audit.Record, error) {
 	if s.opts.RecordReader == nil {
 		return audit.Record{}, &gitops.Error{Kind: gitops.KindUnavailable, Public: "the audit records are not configured: there is no record to roll back to"}
 	}
@@ -168,7 +168,7 @@ func (s *Server) envRollbackRecord(r *http.Request, env *deployplan.Environment,
 // person may roll env back and it has a writeBack; a row offers it when
 // gitops.EnvRollbackRecord takes its record (the same decision as the
 // POST): the newest too, which the branch may have moved away from.
-func (s *Server) envRollbackOffers(r *http.Request, env *deployplan.Environment, recs []audit.Record) map[string]string {
+func (s *Server) envRollbackOffers(r *http.Request, env *envconfig.Environment, recs []audit.Record) map[string]string {
 	if s.opts.RecordReader == nil || gitops.DecideWrite(env) == gitops.WriteRefused || !s.allowed(r.Context(), roles.Rollback, s.envTarget(env.Name)) {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
@@ -36,7 +37,7 @@ func TestEnvRollbackOnRealCluster(t *testing.T) {
 		"catalog.json":                    `{"mode": "version", "services": []}` + "\n",
 	}, gitservertest.Options{})
 	a := srv.Head("main")
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %s

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -22,7 +22,7 @@ import (
 // environment page offers "Roll back to this" on the apply record with a
 // commit only, and its confirmation carries the CSRF token and the record.
 func TestEnvRollbackRoutes(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte(gitOpsEnvConfig), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(gitOpsEnvConfig), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

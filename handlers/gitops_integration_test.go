@@ -16,6 +16,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -84,7 +85,7 @@ func TestGitOpsOnRealCluster(t *testing.T) {
 	// The catalog is in the repository: a release commit lists the new
 	// release beside the earlier ones, so a rollback's commit need not
 	// touch it.
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %s

@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -73,7 +74,7 @@ func TestWriteReachOnRealCluster(t *testing.T) {
 		"catalog.json":                        releasesCatalog("2.0.0", "1.0.0", "1.1.0"),
 	}, gitservertest.Options{})
 	dir := t.TempDir()
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %[2]s

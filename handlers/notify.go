@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/roles"
 )
@@ -83,7 +84,7 @@ const maxShown = 20
 // the checked triggers, degraded's "for" in seconds, the provider, the
 // URL and the Secret key holding the credentials.
 func subscriptionForm(form url.Values, sc notify.Scope, author string) (notify.Subscription, error) {
-	sub := notify.Subscription{Scope: sc, Provider: notify.Provider(form.Get("provider")), URL: strings.TrimSpace(form.Get("url")), Author: author}
+	sub := notify.Subscription{Scope: sc, Provider: envconfig.Provider(form.Get("provider")), URL: strings.TrimSpace(form.Get("url")), Author: author}
 	for _, t := range form["trigger"] {
 		sub.Triggers = append(sub.Triggers, notify.Trigger{Type: notify.TriggerType(t)})
 	}
@@ -101,7 +102,7 @@ func subscriptionForm(form url.Values, sc notify.Scope, author string) (notify.S
 		}
 	}
 	if name := strings.TrimSpace(form.Get("secret_name")); name != "" || form.Get("secret_key") != "" {
-		sub.SecretRef = &notify.SecretRef{Name: name, Key: strings.TrimSpace(form.Get("secret_key"))}
+		sub.SecretRef = &envconfig.SecretRef{Name: name, Key: strings.TrimSpace(form.Get("secret_key"))}
 	}
 	return sub, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
 	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/roles"
@@ -39,12 +40,12 @@ type subscriptionResponse struct {
 // subscriptionRequest is the body of a create or an update: every field
 // a person sets (the author and creation time are the server's).
 type subscriptionRequest struct {
-	ID        string            `json:"id"`
-	Scope     notify.Scope      `json:"scope"`
-	Triggers  []notify.Trigger  `json:"triggers"`
-	Provider  notify.Provider   `json:"provider"`
-	URL       string            `json:"url"`
-	SecretRef *notify.SecretRef `json:"secretRef"`
+	ID        string               `json:"id"`
+	Scope     notify.Scope         `json:"scope"`
+	Triggers  []notify.Trigger     `json:"triggers"`
+	Provider  envconfig.Provider   `json:"provider"`
+	URL       string               `json:"url"`
+	SecretRef *envconfig.SecretRef `json:"secretRef"`
 }
 
 // readSubscriptionRequest decodes the body strictly (exact keys, one

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/roles"
@@ -73,12 +74,12 @@ func newTestNotify(t *testing.T, target func(notify.Scope) roles.Target) (*testN
 // testKeys are the tests' notifications.keys for a receiver at base:
 // "hook" for webhooks anywhere on it, "apps-hook" for webhooks to its
 // /hook about namespace apps, "infra-hook" the same about infra.
-func testKeys(base string) []notify.Key {
-	ref := func(k string) notify.SecretRef { return notify.SecretRef{Name: "deploy-web-notify", Key: k} }
-	return []notify.Key{
-		{SecretRef: ref("hook"), Provider: notify.ProviderWebhook, URLPrefix: base},
-		{SecretRef: ref("apps-hook"), Provider: notify.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"apps"}}},
-		{SecretRef: ref("infra-hook"), Provider: notify.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"infra"}}},
+func testKeys(base string) []envconfig.NotificationKey {
+	ref := func(k string) envconfig.SecretRef { return envconfig.SecretRef{Name: "deploy-web-notify", Key: k} }
+	return []envconfig.NotificationKey{
+		{SecretRef: ref("hook"), Provider: envconfig.ProviderWebhook, URLPrefix: base},
+		{SecretRef: ref("apps-hook"), Provider: envconfig.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"apps"}}},
+		{SecretRef: ref("infra-hook"), Provider: envconfig.ProviderWebhook, URLPrefix: base + "/hook", Scope: scope.Scope{Namespaces: []string{"infra"}}},
 	}
 }
 
@@ -130,7 +131,7 @@ func TestNotifyFormCreates(t *testing.T) {
 	}
 	sub := subs[0]
 	want := notify.Subscription{ID: sub.ID, Scope: webScope("apps"), Triggers: []notify.Trigger{{Type: notify.TriggerDegraded, For: 120}, {Type: notify.TriggerRecovered}},
-		Provider: notify.ProviderWebhook, URL: rcv.URL + "/hooks/T0SECRET/B1SECRET", SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "hook"},
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hooks/T0SECRET/B1SECRET", SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "hook"},
 		Author: "dee@example.com (sub dee)", Created: sub.Created}
 	if diff := cmp.Diff(want, sub); diff != "" {
 		t.Errorf("stored subscription mismatch (-want +got):\n%s", diff)
@@ -184,7 +185,7 @@ func TestNotifyPagesDeniedOutOfScope(t *testing.T) {
 func TestNotifyButtonsActOnTheirPageOnly(t *testing.T) {
 	ts, n, rcv, store := notifyServer(t, "deployer (scoped)")
 	other, err := n.Create(t.Context(), notify.Subscription{ID: "infra-web", Scope: webScope("infra"), Triggers: []notify.Trigger{{Type: notify.TriggerDrift}},
-		Provider: notify.ProviderWebhook, URL: rcv.URL + "/infra", SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "sam"})
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/infra", SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "sam"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestNotifyButtonsActOnTheirPageOnly(t *testing.T) {
 func TestNotifySendTestShowsLogRow(t *testing.T) {
 	ts, n, rcv, store := notifyServer(t, "deployer (scoped)")
 	sub, err := n.Create(t.Context(), notify.Subscription{ID: "apps-web", Scope: webScope("apps"), Triggers: []notify.Trigger{{Type: notify.TriggerDegraded}},
-		Provider: notify.ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "dee"})
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "dee"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestSubscriptionForm(t *testing.T) {
 		wantErr string
 	}{
 		{"webhook with degraded for", url.Values{"trigger": {"degraded", "drift"}, "degraded_for": {"60"}, "provider": {"webhook"}, "url": {" https://h.example/x "}, "secret_name": {"deploy-web-notify"}, "secret_key": {"k"}},
-			notify.Subscription{Scope: sc, Triggers: []notify.Trigger{{Type: "degraded", For: 60}, {Type: "drift"}}, Provider: "webhook", URL: "https://h.example/x", SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "k"}, Author: "ada"}, ""},
+			notify.Subscription{Scope: sc, Triggers: []notify.Trigger{{Type: "degraded", For: 60}, {Type: "drift"}}, Provider: "webhook", URL: "https://h.example/x", SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "k"}, Author: "ada"}, ""},
 		{"no secret", url.Values{"trigger": {"recovered"}, "provider": {"slack"}, "url": {"https://h.example/x"}, "degraded_for": {""}},
 			notify.Subscription{Scope: sc, Triggers: []notify.Trigger{{Type: "recovered"}}, Provider: "slack", URL: "https://h.example/x", Author: "ada"}, ""},
 		{"for without degraded", url.Values{"trigger": {"drift"}, "degraded_for": {"30"}}, notify.Subscription{}, "check degraded too"},
@@ -333,7 +334,7 @@ func TestNotifyHTMLInjection(t *testing.T) {
 		t.Run(payload, func(t *testing.T) {
 			ts, n, rcv, _ := notifyServer(t, "superadmin (group)")
 			sub, err := n.Create(t.Context(), notify.Subscription{ID: "apps-web", Scope: webScope("apps"), Triggers: []notify.Trigger{{Type: notify.TriggerDrift}},
-				Provider: notify.ProviderSlack, URL: rcv.URL + "/services/", Author: "sam"})
+				Provider: envconfig.ProviderSlack, URL: rcv.URL + "/services/", Author: "sam"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/auth"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -77,7 +77,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	setCatalog("dev", "1.1.0")
 	setCatalog("staging", "1.0.0")
 	setCatalog("prod", "1.0.0")
-	cfg, err := deployplan.ParseConfig([]byte(fmt.Sprintf(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
   - name: dev
     cluster: {context: test}
     namespace: %[2]s

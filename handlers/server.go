@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -121,7 +121,7 @@ type Options struct {
 	RecordReader RecordReader
 	// EnvClusterConfig reaches an environment's cluster for the live side
 	// of a diff (nil: the environment's own kubeconfig context).
-	EnvClusterConfig func(env *deployplan.Environment) (*rest.Config, error)
+	EnvClusterConfig func(env *envconfig.Environment) (*rest.Config, error)
 	// Audit keeps the audit trail: every rollback and sync (refused ones
 	// included) writes a record, and /audit and the history sections read
 	// it (nil: nothing is recorded, the pages say so).

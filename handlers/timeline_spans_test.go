@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"log/slog"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
@@ -176,7 +176,7 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 	}{{"App of the frozen environment", "apps", true}, {"App outside it", "elsewhere", false}} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts, _ := newTimelineServer(t, webEntries()...)
-			cfg, err := deployplan.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: "+tt.namespace+", source: {path: m}, catalog: catalog.json}\n"), t.TempDir())
+			cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: "+tt.namespace+", source: {path: m}, catalog: catalog.json}\n"), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 )
@@ -162,17 +163,6 @@ func metadataAddr(ip net.IP) bool {
 	return false
 }
 
-// urlListed reports whether u's host is listed: as the URL spells it, or,
-// for https on port 443 spelled out (Teams Workflows URLs are), as the
-// bare host, which dialAllowed lists on 443 too.
-func urlListed(hosts []string, u *url.URL) bool {
-	if hostlist.Lists(hosts, u.Host) {
-		return true
-	}
-	bare, _ := strings.CutSuffix(u.Host, ":443")
-	return u.Scheme == "https" && bare != u.Host && hostlist.Lists(hosts, bare)
-}
-
 // request is one message to one receiver.
 type request struct {
 	url       string // with the Secret's part: never logged
@@ -266,7 +256,7 @@ func tryOnce(ctx context.Context, c *http.Client, hosts []string, now func() tim
 	if u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname())) {
 		return attempt{err: fmt.Errorf("notify: %s: scheme %q refused: https only (plain http only to localhost)", r.publicURL, u.Scheme)}
 	}
-	if !urlListed(hosts, u) {
+	if !envconfig.URLListed(hosts, u) {
 		return attempt{err: fmt.Errorf("notify: %s: host %q is not in notifications.hosts: nothing was sent", r.publicURL, u.Host)}
 	}
 	actx, cancel := context.WithTimeout(ctx, RequestTimeout)

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"net"
 	"net/http"
 	"net/url"
@@ -338,7 +339,7 @@ func TestURLListed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := urlListed(tt.hosts, u); got != tt.want {
+		if got := envconfig.URLListed(tt.hosts, u); got != tt.want {
 			t.Errorf("urlListed(%q, %s) = %v, want %v", tt.hosts, tt.url, got, tt.want)
 		}
 	}

@@ -3,6 +3,7 @@ package notify
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"time"
 )
 
@@ -63,6 +64,6 @@ func (e Event) bounded() Event {
 	}
 	e.App, e.Cluster, e.Namespace, e.Environment = cut(e.App, maxNameLength), cut(e.Cluster, maxNameLength), cut(e.Namespace, maxNameLength), cut(e.Environment, maxNameLength)
 	e.Revision, e.From, e.To = cut(e.Revision, maxNameLength), cut(e.From, maxNameLength), cut(e.To, maxNameLength)
-	e.Message, e.Link = cut(e.Message, maxMessageLength), cut(e.Link, MaxURLLength)
+	e.Message, e.Link = cut(e.Message, maxMessageLength), cut(e.Link, envconfig.MaxURLLength)
 	return e
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -26,7 +27,7 @@ func TestSenderHandoverReplaysDegraded(t *testing.T) {
 	putSecret(t, kube, "notify-keys", map[string]string{"ops": key})
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "ops", Triggers: []Trigger{{Type: TriggerDegraded}, {Type: TriggerDrift}},
-		Provider: ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "ops"}, Author: "ada"})
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "ops"}, Author: "ada"})
 	at := time.Now().Add(-time.Minute)
 	degrade := func(app string, after time.Duration) timeline.Entry {
 		return timeline.Entry{Time: at.Add(after), App: timeline.App{Cluster: "c1", Namespace: "shop", Name: app},

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -32,7 +33,7 @@ func TestOnControlPlane(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					_, err := store.Create(context.Background(), Subscription{ID: fmt.Sprintf("w%d-%02d", w, i), Triggers: []Trigger{{Type: TriggerDrift}},
-						Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: fmt.Sprintf("writer-%d", w)})
+						Provider: envconfig.ProviderSlack, URL: "https://hooks.example/services/", Author: fmt.Sprintf("writer-%d", w)})
 					if err != nil {
 						errs <- err
 					}
@@ -66,8 +67,8 @@ func TestOnControlPlane(t *testing.T) {
 		admin := client()
 		putSecret(t, admin, "notify-keys", map[string]string{"checkout": key})
 		createSub(t, NewStore(admin, testNS, hosts), Subscription{ID: "checkout", Scope: Scope{App: "checkout"},
-			Triggers: []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}, Provider: ProviderWebhook, URL: rcv.URL + "/hook",
-			SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
+			Triggers: []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}, Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hook",
+			SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
 		r1, stop1 := startSender(t, client(), hosts, "replica-1", nil, nil)
 		r2, stop2 := startSender(t, client(), hosts, "replica-2", nil, nil)
 		waitFor(t, "a leader", func() bool { return r1.Leading() || r2.Leading() })

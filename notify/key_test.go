@@ -12,13 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
 
 // inboxKey is the declaration of the tests: the inbox's HMAC key, for a
 // webhook to http://127.0.0.1:8080/hook, about Apps of namespace shop in
 // dev.
-var inboxKey = Key{SecretRef: SecretRef{Name: "deploy-web-notify", Key: "inbox"}, Provider: ProviderWebhook,
+var inboxKey = envconfig.NotificationKey{SecretRef: envconfig.SecretRef{Name: "deploy-web-notify", Key: "inbox"}, Provider: envconfig.ProviderWebhook,
 	URLPrefix: "http://127.0.0.1:8080/hook", Scope: scope.Scope{Environments: []string{"dev"}, Namespaces: []string{"shop"}}}
 
 // TestCheckKey is the decision table of a subscription's Secret key:
@@ -27,7 +28,7 @@ var inboxKey = Key{SecretRef: SecretRef{Name: "deploy-web-notify", Key: "inbox"}
 func TestCheckKey(t *testing.T) {
 	inDev := scope.Target{Cluster: "c1", Environment: "dev", Namespace: "shop", App: "web"}
 	sub := func(edit func(*Subscription)) Subscription {
-		s := Subscription{Provider: ProviderWebhook, URL: "http://127.0.0.1:8080/hook", SecretRef: &SecretRef{Name: "deploy-web-notify", Key: "inbox"}}
+		s := Subscription{Provider: envconfig.ProviderWebhook, URL: "http://127.0.0.1:8080/hook", SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "inbox"}}
 		if edit != nil {
 			edit(&s)
 		}
@@ -35,29 +36,29 @@ func TestCheckKey(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		keys []Key
+		keys []envconfig.NotificationKey
 		sub  Subscription
 		t    scope.Target
 		// want: "" allowed, "forbidden" or "mismatch".
 		want, text string
 	}{
-		{"declared, in scope", []Key{inboxKey}, sub(nil), inDev, "", ""},
-		{"below the prefix", []Key{inboxKey}, sub(func(s *Subscription) { s.URL += "/team-a?x=1" }), inDev, "", ""},
-		{"no key named", nil, sub(func(s *Subscription) { s.Provider, s.SecretRef = ProviderSlack, nil }), inDev, "", ""},
+		{"declared, in scope", []envconfig.NotificationKey{inboxKey}, sub(nil), inDev, "", ""},
+		{"below the prefix", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL += "/team-a?x=1" }), inDev, "", ""},
+		{"no key named", nil, sub(func(s *Subscription) { s.Provider, s.SecretRef = envconfig.ProviderSlack, nil }), inDev, "", ""},
 		{"no declarations", nil, sub(nil), inDev, "forbidden", "is not declared"},
-		{"another key of the Secret", []Key{inboxKey}, sub(func(s *Subscription) { s.SecretRef.Key = "other" }), inDev, "forbidden", "Secret deploy-web-notify key other is not declared"},
-		{"another Secret", []Key{inboxKey}, sub(func(s *Subscription) { s.SecretRef.Name = "team-b" }), inDev, "forbidden", "is not declared"},
-		{"another environment", []Key{inboxKey}, sub(nil), scope.Target{Cluster: "c1", Environment: "prod", Namespace: "shop", App: "web"}, "forbidden", "may not be used for a subscription of cluster=c1 env=prod"},
-		{"environment unknown", []Key{inboxKey}, sub(nil), scope.Target{Cluster: "c1", Namespace: "shop", App: "web"}, "forbidden", "may not be used"},
-		{"fleet-wide", []Key{inboxKey}, sub(nil), scope.Target{}, "forbidden", "may not be used for a subscription of anywhere"},
-		{"out of scope beats a wrong URL", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/steal?k=" }), scope.Target{Environment: "prod"}, "forbidden", "may not be used"},
-		{"another provider", []Key{inboxKey}, sub(func(s *Subscription) { s.Provider = ProviderSlack }), inDev, "mismatch", `declared for provider webhook, not "slack"`},
-		{"another path", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/steal?k=" }), inDev, "mismatch", "sends only to URLs under http://127.0.0.1:8080/hook"},
-		{"a longer name", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hookx" }), inDev, "mismatch", "sends only"},
-		{"dot segments", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hook/../steal" }), inDev, "mismatch", "sends only"},
-		{"encoded dot segments", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hook/%2e%2e/steal" }), inDev, "mismatch", "sends only"},
-		{"another port", []Key{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8081/hook" }), inDev, "mismatch", "sends only"},
-		{"unrestricted key", []Key{{SecretRef: inboxKey.SecretRef, Provider: ProviderWebhook, URLPrefix: inboxKey.URLPrefix}}, sub(nil), scope.Target{}, "", ""},
+		{"another key of the Secret", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.SecretRef.Key = "other" }), inDev, "forbidden", "Secret deploy-web-notify key other is not declared"},
+		{"another Secret", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.SecretRef.Name = "team-b" }), inDev, "forbidden", "is not declared"},
+		{"another environment", []envconfig.NotificationKey{inboxKey}, sub(nil), scope.Target{Cluster: "c1", Environment: "prod", Namespace: "shop", App: "web"}, "forbidden", "may not be used for a subscription of cluster=c1 env=prod"},
+		{"environment unknown", []envconfig.NotificationKey{inboxKey}, sub(nil), scope.Target{Cluster: "c1", Namespace: "shop", App: "web"}, "forbidden", "may not be used"},
+		{"fleet-wide", []envconfig.NotificationKey{inboxKey}, sub(nil), scope.Target{}, "forbidden", "may not be used for a subscription of anywhere"},
+		{"out of scope beats a wrong URL", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/steal?k=" }), scope.Target{Environment: "prod"}, "forbidden", "may not be used"},
+		{"another provider", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.Provider = envconfig.ProviderSlack }), inDev, "mismatch", `declared for provider webhook, not "slack"`},
+		{"another path", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/steal?k=" }), inDev, "mismatch", "sends only to URLs under http://127.0.0.1:8080/hook"},
+		{"a longer name", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hookx" }), inDev, "mismatch", "sends only"},
+		{"dot segments", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hook/../steal" }), inDev, "mismatch", "sends only"},
+		{"encoded dot segments", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8080/hook/%2e%2e/steal" }), inDev, "mismatch", "sends only"},
+		{"another port", []envconfig.NotificationKey{inboxKey}, sub(func(s *Subscription) { s.URL = "http://127.0.0.1:8081/hook" }), inDev, "mismatch", "sends only"},
+		{"unrestricted key", []envconfig.NotificationKey{{SecretRef: inboxKey.SecretRef, Provider: envconfig.ProviderWebhook, URLPrefix: inboxKey.URLPrefix}}, sub(nil), scope.Target{}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,37 +115,14 @@ func TestURLHasPrefix(t *testing.T) {
 	}
 }
 
-// TestValidateKey: each mistake of a declaration names its field.
-func TestValidateKey(t *testing.T) {
-	hosts := []string{"127.0.0.1:8080", "hooks.example"}
-	if errs := ValidateKey(inboxKey, hosts); len(errs) != 0 {
-		t.Fatalf("ValidateKey(inboxKey) = %v, want none", errs)
-	}
-	bad := Key{SecretRef: SecretRef{Name: "Bad!", Key: "a/b"}, Provider: "pager", URLPrefix: "https://unlisted.example/x",
-		Scope: scope.Scope{Apps: []string{"we?b"}}}
-	var fields []string
-	for _, e := range ValidateKey(bad, hosts) {
-		fields = append(fields, e.Field)
-	}
-	want := []string{"secretRef.name", "secretRef.key", "provider", "urlPrefix", "scope.apps[0]"}
-	if strings.Join(fields, " ") != strings.Join(want, " ") {
-		t.Errorf("ValidateKey fields = %q, want %q", fields, want)
-	}
-	dots := inboxKey
-	dots.URLPrefix = "http://127.0.0.1:8080/hook/../x"
-	if errs := ValidateKey(dots, hosts); len(errs) != 1 || errs[0].Field != "urlPrefix" {
-		t.Errorf("ValidateKey(dot segments) = %v, want one urlPrefix error", errs)
-	}
-}
-
 // TestStoreRefusesKeys: Create and Update refuse a subscription its key
 // does not allow (a *KeyError), and nothing is stored or changed.
 func TestStoreRefusesKeys(t *testing.T) {
 	ctx := context.Background()
 	kube := fake.NewClientset()
-	store := NewStore(kube, testNS, []string{"127.0.0.1:8080"}).WithKeys([]Key{inboxKey}, nil)
+	store := NewStore(kube, testNS, []string{"127.0.0.1:8080"}).WithKeys([]envconfig.NotificationKey{inboxKey}, nil)
 	good := Subscription{ID: "inbox", Scope: Scope{Environment: "dev", Namespace: "shop", App: "web"}, Triggers: []Trigger{{Type: TriggerDrift}},
-		Provider: ProviderWebhook, URL: inboxKey.URLPrefix, SecretRef: &inboxKey.SecretRef, Author: "dee"}
+		Provider: envconfig.ProviderWebhook, URL: inboxKey.URLPrefix, SecretRef: &inboxKey.SecretRef, Author: "dee"}
 	steal := good
 	steal.ID, steal.URL = "steal", "http://127.0.0.1:8080/steal?k="
 	var ke *KeyError
@@ -180,10 +158,10 @@ func TestSenderChecksKeyAtDelivery(t *testing.T) {
 	hosts := []string{rcv.host(t)}
 	kube := fake.NewClientset()
 	putSecret(t, kube, "deploy-web-notify", map[string]string{"inbox": key})
-	decl := Key{SecretRef: SecretRef{Name: "deploy-web-notify", Key: "inbox"}, Provider: ProviderWebhook, URLPrefix: rcv.URL + "/hook"}
+	decl := envconfig.NotificationKey{SecretRef: envconfig.SecretRef{Name: "deploy-web-notify", Key: "inbox"}, Provider: envconfig.ProviderWebhook, URLPrefix: rcv.URL + "/hook"}
 	edited := []Subscription{
-		{ID: "good", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &decl.SecretRef, Author: "ada", Created: time.Now()},
-		{ID: "steal", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderWebhook, URL: rcv.URL + "/steal?k=", SecretRef: &decl.SecretRef, Author: "ada", Created: time.Now()},
+		{ID: "good", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &decl.SecretRef, Author: "ada", Created: time.Now()},
+		{ID: "steal", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/steal?k=", SecretRef: &decl.SecretRef, Author: "ada", Created: time.Now()},
 	}
 	b, err := json.Marshal(edited)
 	if err != nil {
@@ -193,7 +171,7 @@ func TestSenderChecksKeyAtDelivery(t *testing.T) {
 		Data: map[string]string{subscriptionsKey: string(b)}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSender(kube, NewStore(kube, testNS, hosts).WithKeys([]Key{decl}, nil), Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
+	s, err := NewSender(kube, NewStore(kube, testNS, hosts).WithKeys([]envconfig.NotificationKey{decl}, nil), Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"net/url"
 	"strings"
 	"time"
@@ -108,14 +109,14 @@ type webhookPayload struct {
 
 // Payload builds the body sent to a subscription's provider for ev;
 // delivery is the id receivers may deduplicate on.
-func Payload(p Provider, subID, delivery string, ev Event) ([]byte, error) {
+func Payload(p envconfig.Provider, subID, delivery string, ev Event) ([]byte, error) {
 	m := describe(ev)
 	switch p {
-	case ProviderWebhook:
+	case envconfig.ProviderWebhook:
 		return marshal(webhookPayload{Delivery: delivery, Subscription: subID, Summary: m.summary(), Event: ev.bounded()})
-	case ProviderSlack:
+	case envconfig.ProviderSlack:
 		return marshal(slackPayload(m))
-	case ProviderTeams:
+	case envconfig.ProviderTeams:
 		return marshal(teamsPayload(m))
 	}
 	return nil, fmt.Errorf("notify: provider %q: use webhook, slack or teams", p)

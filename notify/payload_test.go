@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ var hostileEvent = Event{
 }
 
 func TestPayloadGolden(t *testing.T) {
-	for _, p := range []Provider{ProviderWebhook, ProviderSlack, ProviderTeams} {
+	for _, p := range []envconfig.Provider{envconfig.ProviderWebhook, envconfig.ProviderSlack, envconfig.ProviderTeams} {
 		t.Run(string(p), func(t *testing.T) {
 			got, err := Payload(p, "s1", "d1", hostileEvent)
 			if err != nil {
@@ -61,7 +62,7 @@ func TestPayloadGolden(t *testing.T) {
 // TestPayloadEscapesHostileText checks, apart from the golden files, that
 // no markup from the event survives in a provider's text.
 func TestPayloadEscapesHostileText(t *testing.T) {
-	texts := func(t *testing.T, p Provider) []string {
+	texts := func(t *testing.T, p envconfig.Provider) []string {
 		t.Helper()
 		b, err := Payload(p, "s1", "d1", hostileEvent)
 		if err != nil {
@@ -92,7 +93,7 @@ func TestPayloadEscapesHostileText(t *testing.T) {
 		walk("", v)
 		return out
 	}
-	for _, s := range texts(t, ProviderSlack) {
+	for _, s := range texts(t, envconfig.ProviderSlack) {
 		// Only our own link may use <...|...>.
 		rest := strings.Replace(s, "|Open in deploy-web>", "", 1)
 		if strings.HasPrefix(rest, "<https://console.example/") {
@@ -105,7 +106,7 @@ func TestPayloadEscapesHostileText(t *testing.T) {
 			t.Errorf("Slack text %q has a raw &", s)
 		}
 	}
-	for _, s := range texts(t, ProviderTeams) {
+	for _, s := range texts(t, envconfig.ProviderTeams) {
 		for _, m := range []string{"*", "[", "](", "{{", "`", "<"} {
 			if i := strings.Index(s, m); i >= 0 && (i == 0 || s[i-1] != '\\') {
 				t.Errorf("Teams text %q has unescaped %q", s, m)
@@ -116,7 +117,7 @@ func TestPayloadEscapesHostileText(t *testing.T) {
 
 func TestPayloadDropsNonHTTPLink(t *testing.T) {
 	ev := Event{Trigger: TriggerDrift, App: "a", Link: "javascript:alert(1)"}
-	for _, p := range []Provider{ProviderSlack, ProviderTeams} {
+	for _, p := range []envconfig.Provider{envconfig.ProviderSlack, envconfig.ProviderTeams} {
 		b, err := Payload(p, "s1", "d1", ev)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/lease"
 )
@@ -450,7 +451,7 @@ func (s *Sender) send(ctx context.Context, sub Subscription, ev Event, delivery 
 // the Secret's part, the HMAC key for a webhook.
 func (s *Sender) request(ctx context.Context, sub Subscription, ev Event, delivery string) (request, error) {
 	r := request{publicURL: publicURL(sub.URL), delivery: delivery}
-	if err := checkURL(sub.URL, s.o.Hosts); err != nil {
+	if err := envconfig.CheckNotificationURL(sub.URL, s.o.Hosts); err != nil {
 		return r, fmt.Errorf("notify: subscription %q url: %v", sub.ID, err)
 	}
 	// The key is checked again here, not only when the subscription was
@@ -476,7 +477,7 @@ func (s *Sender) request(ctx context.Context, sub Subscription, ev Event, delive
 		return r, err
 	}
 	r.secret = secret
-	if sub.Provider == ProviderWebhook {
+	if sub.Provider == envconfig.ProviderWebhook {
 		if len(secret) < MinHMACKeyBytes {
 			return r, fmt.Errorf("notify: subscription %q: the HMAC key in Secret %s key %s is shorter than %d bytes: store a random one (openssl rand -hex 32)", sub.ID, sub.SecretRef.Name, sub.SecretRef.Key, MinHMACKeyBytes)
 		}

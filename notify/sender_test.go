@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -101,11 +102,11 @@ func createSub(t *testing.T, store *Store, sub Subscription) Subscription {
 // declare is the notifications.keys of a test whose subscriptions are
 // subs: each Secret key a subscription names declared for its provider
 // and URL, anywhere (the first subscription naming a key wins).
-func declare(subs ...Subscription) []Key {
-	var keys []Key
+func declare(subs ...Subscription) []envconfig.NotificationKey {
+	var keys []envconfig.NotificationKey
 	for _, sub := range subs {
-		if sub.SecretRef != nil && !slices.ContainsFunc(keys, func(k Key) bool { return k.SecretRef == *sub.SecretRef }) {
-			keys = append(keys, Key{SecretRef: *sub.SecretRef, Provider: sub.Provider, URLPrefix: sub.URL})
+		if sub.SecretRef != nil && !slices.ContainsFunc(keys, func(k envconfig.NotificationKey) bool { return k.SecretRef == *sub.SecretRef }) {
+			keys = append(keys, envconfig.NotificationKey{SecretRef: *sub.SecretRef, Provider: sub.Provider, URLPrefix: sub.URL})
 		}
 	}
 	return keys
@@ -132,7 +133,7 @@ func TestSenderDedupAcrossRestart(t *testing.T) {
 	putSecret(t, kube, "notify-keys", map[string]string{"checkout": key})
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "s1", Scope: Scope{App: "checkout"}, Triggers: []Trigger{{Type: TriggerApplyFailed}},
-		Provider: ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "checkout"}, Author: "ada"})
 
 	ev := Event{Trigger: TriggerApplyFailed, App: "checkout", Cluster: "c1", Namespace: "shop", Revision: "r1", Message: "apply failed"}
 	s1, stop1 := startSender(t, kube, hosts, "replica-a", nil, nil)
@@ -200,7 +201,7 @@ func TestSenderNotLeadingDrops(t *testing.T) {
 	hosts := []string{rcv.host(t)}
 	kube := fake.NewClientset()
 	store := NewStore(kube, testNS, hosts)
-	createSub(t, store, Subscription{ID: "s1", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: rcv.URL, Author: "ada"})
+	createSub(t, store, Subscription{ID: "s1", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack, URL: rcv.URL, Author: "ada"})
 	s, err := NewSender(kube, store, Options{Namespace: testNS, Hosts: hosts, Identity: "idle"})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestSenderDebounceAndRecovered(t *testing.T) {
 	kube := fake.NewClientset()
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "s1", Triggers: []Trigger{{Type: TriggerDegraded, For: 1}, {Type: TriggerRecovered}},
-		Provider: ProviderSlack, URL: rcv.URL, Author: "ada"})
+		Provider: envconfig.ProviderSlack, URL: rcv.URL, Author: "ada"})
 	s, _ := startSender(t, kube, hosts, "replica-a", nil, nil)
 	waitFor(t, "lead", s.Leading)
 	app := Event{App: "checkout", Cluster: "c1", Namespace: "shop", Revision: "r1"}
@@ -271,12 +272,12 @@ func TestSecretNeverShown(t *testing.T) {
 	putSecret(t, kube, "notify-keys", map[string]string{"slack": slackSecret + "\n", "hmac": hmacKey, "slack2": slackSecret, "hop": "@evil.example/" + slackSecret, "weak": "SECRETshort"})
 	store := NewStore(kube, testNS, hosts)
 	subs := []Subscription{
-		{ID: "rejected", Provider: ProviderSlack, URL: bad.URL + "/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack"}},
-		{ID: "refused", Provider: ProviderSlack, URL: "http://127.0.0.1:1/services/", SecretRef: &SecretRef{Name: "notify-keys", Key: "slack2"}},
-		{ID: "hop", Provider: ProviderSlack, URL: bad.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "hop"}},
-		{ID: "webhook", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "hmac"}},
-		{ID: "nokey", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "absent"}},
-		{ID: "weak", Provider: ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &SecretRef{Name: "notify-keys", Key: "weak"}},
+		{ID: "rejected", Provider: envconfig.ProviderSlack, URL: bad.URL + "/services/", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "slack"}},
+		{ID: "refused", Provider: envconfig.ProviderSlack, URL: "http://127.0.0.1:1/services/", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "slack2"}},
+		{ID: "hop", Provider: envconfig.ProviderSlack, URL: bad.URL, SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "hop"}},
+		{ID: "webhook", Provider: envconfig.ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "hmac"}},
+		{ID: "nokey", Provider: envconfig.ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "absent"}},
+		{ID: "weak", Provider: envconfig.ProviderWebhook, URL: bad.URL + "/hook", SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "weak"}},
 	}
 	for _, sub := range subs {
 		sub.Triggers, sub.Author = []Trigger{{Type: TriggerDrift}}, "ada"
@@ -356,7 +357,7 @@ func TestSendTest(t *testing.T) {
 	putSecret(t, kube, "notify-keys", map[string]string{"k": key})
 	store := NewStore(kube, testNS, hosts)
 	createSub(t, store, Subscription{ID: "s1", Scope: Scope{App: "checkout", Environment: "prod"}, Triggers: []Trigger{{Type: TriggerDrift}},
-		Provider: ProviderWebhook, URL: rcv.URL, SecretRef: &SecretRef{Name: "notify-keys", Key: "k"}, Author: "ada"})
+		Provider: envconfig.ProviderWebhook, URL: rcv.URL, SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "k"}, Author: "ada"})
 	s, err := NewSender(kube, declareStored(t, store), Options{Namespace: testNS, Hosts: hosts, Identity: "follower"})
 	if err != nil {
 		t.Fatal(err)
@@ -392,8 +393,8 @@ func TestSenderOneDegradedPerEpisode(t *testing.T) {
 	kube := fake.NewClientset()
 	store := NewStore(kube, testNS, hosts)
 	both := []Trigger{{Type: TriggerDegraded}, {Type: TriggerRecovered}}
-	createSub(t, store, Subscription{ID: "ok", Triggers: both, Provider: ProviderSlack, URL: rcv.URL, Author: "ada"})
-	createSub(t, store, Subscription{ID: "down", Triggers: both, Provider: ProviderSlack, URL: failing.URL, Author: "ada"})
+	createSub(t, store, Subscription{ID: "ok", Triggers: both, Provider: envconfig.ProviderSlack, URL: rcv.URL, Author: "ada"})
+	createSub(t, store, Subscription{ID: "down", Triggers: both, Provider: envconfig.ProviderSlack, URL: failing.URL, Author: "ada"})
 	s, _ := startSender(t, kube, hosts, "replica-a", nil, nil)
 	waitFor(t, "lead", s.Leading)
 	ev := func(tr TriggerType, rev string) Event {

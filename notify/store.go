@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/cmcas"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -68,7 +69,7 @@ type Store struct {
 	hosts []string
 	// keys are the Secret keys subscriptions may name (CheckKey), target
 	// the roles target of a subscription's scope.
-	keys   []Key
+	keys   []envconfig.NotificationKey
 	target func(Scope) scope.Target
 	now    func() time.Time
 }
@@ -83,7 +84,7 @@ func NewStore(kube kubernetes.Interface, namespace string, hosts []string) *Stor
 // keys (notifications.keys) and target, the roles target of a
 // subscription's scope (handlers.Server.SubscriptionTarget; nil: the
 // scope's own fields). Without it no key may be named.
-func (s *Store) WithKeys(keys []Key, target func(Scope) scope.Target) *Store {
+func (s *Store) WithKeys(keys []envconfig.NotificationKey, target func(Scope) scope.Target) *Store {
 	c := *s
 	c.keys, c.target = slices.Clone(keys), target
 	return &c

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ func TestStore(t *testing.T) {
 	ctx := context.Background()
 	kube := fake.NewClientset()
 	store := NewStore(kube, testNS, []string{"hooks.example"})
-	sub := Subscription{Scope: Scope{App: "checkout"}, Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: "ada"}
+	sub := Subscription{Scope: Scope{App: "checkout"}, Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack, URL: "https://hooks.example/services/", Author: "ada"}
 
 	got, err := store.Create(ctx, sub)
 	if err != nil {
@@ -71,7 +72,7 @@ func TestStoreBounds(t *testing.T) {
 	ctx := context.Background()
 	var full []Subscription
 	for i := range MaxSubscriptions {
-		full = append(full, Subscription{ID: fmt.Sprintf("s%03d", i), Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack,
+		full = append(full, Subscription{ID: fmt.Sprintf("s%03d", i), Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack,
 			URL: "https://hooks.example/services/", Author: "ada"})
 	}
 	b, err := marshal(full)
@@ -81,7 +82,7 @@ func TestStoreBounds(t *testing.T) {
 	kube := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SubscriptionsConfigMap, Namespace: testNS},
 		Data: map[string]string{subscriptionsKey: string(b)}})
 	store := NewStore(kube, testNS, []string{"hooks.example"})
-	_, err = store.Create(ctx, Subscription{ID: "one-more", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: "ada"})
+	_, err = store.Create(ctx, Subscription{ID: "one-more", Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack, URL: "https://hooks.example/services/", Author: "ada"})
 	if err == nil || !strings.Contains(err.Error(), "delete one first") {
 		t.Errorf("Create beyond %d = %v, want refused", MaxSubscriptions, err)
 	}
@@ -128,9 +129,9 @@ func TestDeliveryLogBounded(t *testing.T) {
 
 func TestStoreByteBound(t *testing.T) {
 	ctx := context.Background()
-	long := "https://hooks.example/" + strings.Repeat("a", MaxURLLength-len("https://hooks.example/"))
+	long := "https://hooks.example/" + strings.Repeat("a", envconfig.MaxURLLength-len("https://hooks.example/"))
 	one := func(i int) Subscription {
-		return Subscription{ID: fmt.Sprintf("s%03d", i), Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: long, Author: "ada"}
+		return Subscription{ID: fmt.Sprintf("s%03d", i), Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack, URL: long, Author: "ada"}
 	}
 	size, _ := marshal(one(0))
 	// Just under the bound: one more long subscription crosses it.
@@ -146,7 +147,7 @@ func TestStoreByteBound(t *testing.T) {
 		Data: map[string]string{subscriptionsKey: string(b)}})
 	// Another scope and author: the byte bound refuses it, not a cap.
 	_, err = NewStore(kube, testNS, []string{"hooks.example"}).Create(ctx, Subscription{ID: "one-more", Scope: Scope{App: "one-more"}, Triggers: []Trigger{{Type: TriggerDrift}},
-		Provider: ProviderSlack, URL: long, Author: "bea"})
+		Provider: envconfig.ProviderSlack, URL: long, Author: "bea"})
 	if err == nil || !strings.Contains(err.Error(), "bytes") {
 		t.Errorf("Create beyond %d bytes = %v, want refused", maxStoreBytes, err)
 	}
@@ -159,7 +160,7 @@ func TestStoreCapsPerScopeAndAuthor(t *testing.T) {
 	ctx := context.Background()
 	store := NewStore(fake.NewClientset(), testNS, []string{"hooks.example"})
 	sub := func(app, author string) Subscription {
-		return Subscription{Scope: Scope{App: app}, Triggers: []Trigger{{Type: TriggerDrift}}, Provider: ProviderSlack, URL: "https://hooks.example/services/", Author: author}
+		return Subscription{Scope: Scope{App: app}, Triggers: []Trigger{{Type: TriggerDrift}}, Provider: envconfig.ProviderSlack, URL: "https://hooks.example/services/", Author: author}
 	}
 	for i := range MaxPerScope {
 		if _, err := store.Create(ctx, sub("checkout", fmt.Sprint("p", i))); err != nil {

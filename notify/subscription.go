@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/hanzoai/deploy-web/internal/loopback"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // TriggerType names what happened to an App.
@@ -52,16 +51,6 @@ type Trigger struct {
 	For  int         `json:"for,omitempty"`
 }
 
-// Provider is the kind of receiver, which fixes the payload.
-type Provider string
-
-// The providers.
-const (
-	ProviderWebhook Provider = "webhook"
-	ProviderSlack   Provider = "slack"
-	ProviderTeams   Provider = "teams"
-)
-
 // Scope selects the Apps a subscription is about; an empty field matches
 // any value.
 type Scope struct {
@@ -77,25 +66,16 @@ func (s Scope) Matches(ev Event) bool {
 	return eq(s.Cluster, ev.Cluster) && eq(s.Namespace, ev.Namespace) && eq(s.App, ev.App) && eq(s.Environment, ev.Environment)
 }
 
-// SecretRef names a key of a Secret in deploy-web's own namespace. For a
-// webhook it holds the HMAC key; for Slack and Teams, the secret part of
-// the URL, appended to URL verbatim. Its value is never shown, logged or
-// returned; the reference itself is not secret.
-type SecretRef struct {
-	Name string `json:"name"`
-	Key  string `json:"key"`
-}
-
 // Subscription says who is told what, where and how.
 type Subscription struct {
-	ID        string     `json:"id"`
-	Scope     Scope      `json:"scope"`
-	Triggers  []Trigger  `json:"triggers"`
-	Provider  Provider   `json:"provider"`
-	URL       string     `json:"url"`
-	SecretRef *SecretRef `json:"secretRef,omitempty"`
-	Author    string     `json:"author"`
-	Created   time.Time  `json:"created"`
+	ID        string               `json:"id"`
+	Scope     Scope                `json:"scope"`
+	Triggers  []Trigger            `json:"triggers"`
+	Provider  envconfig.Provider   `json:"provider"`
+	URL       string               `json:"url"`
+	SecretRef *envconfig.SecretRef `json:"secretRef,omitempty"`
+	Author    string               `json:"author"`
+	Created   time.Time            `json:"created"`
 }
 
 // Describe is triggers in words, as pages and records show them:
@@ -123,7 +103,6 @@ func (s *Subscription) Wants(t TriggerType) (Trigger, bool) {
 
 // Limits of one subscription.
 const (
-	MaxURLLength    = 2048
 	MaxAuthorLength = 256
 	// MaxDegradedFor is the longest debounce of degraded: a day.
 	MaxDegradedFor = 86400
@@ -176,10 +155,10 @@ func (s *Subscription) Validate(hosts []string) error {
 			bad(field+".for", "%d is out of range: 0 to %d seconds", tr.For, MaxDegradedFor)
 		}
 	}
-	if !knownProvider(s.Provider) {
+	if !envconfig.KnownProvider(s.Provider) {
 		bad("provider", "%q is not a provider: webhook, slack or teams", s.Provider)
 	}
-	if err := checkURL(s.URL, hosts); err != nil {
+	if err := envconfig.CheckNotificationURL(s.URL, hosts); err != nil {
 		bad("url", "%v", err)
 	}
 	if s.SecretRef != nil {
@@ -189,7 +168,7 @@ func (s *Subscription) Validate(hosts []string) error {
 		if len(validation.IsConfigMapKey(s.SecretRef.Key)) > 0 {
 			bad("secretRef.key", "%q is not a Secret key (letters, digits, '-', '_' and '.')", s.SecretRef.Key)
 		}
-	} else if s.Provider == ProviderWebhook {
+	} else if s.Provider == envconfig.ProviderWebhook {
 		bad("secretRef", "a webhook needs the Secret key that holds its HMAC key")
 	}
 	if s.Author == "" || len(s.Author) > MaxAuthorLength {
@@ -199,34 +178,6 @@ func (s *Subscription) Validate(hosts []string) error {
 		bad("created", "missing")
 	}
 	return errors.Join(errs...)
-}
-
-// checkURL says what is wrong with a receiver URL: https (http only to a
-// loopback host), a listed host, no userinfo, no fragment.
-func checkURL(raw string, hosts []string) error {
-	if raw == "" {
-		return errors.New("empty: the receiver's https:// URL")
-	}
-	if len(raw) > MaxURLLength {
-		return fmt.Errorf("longer than %d bytes", MaxURLLength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("not a URL: %v", errors.Unwrap(err))
-	}
-	switch {
-	case u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname())):
-		return fmt.Errorf("scheme %q: use https:// (plain http:// only to localhost)", u.Scheme)
-	case u.Host == "":
-		return errors.New("no host")
-	case u.User != nil:
-		return errors.New("has userinfo: put credentials in the Secret (secretRef)")
-	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return errors.New("has a fragment (#...)")
-	case !urlListed(hosts, u):
-		return fmt.Errorf("host %q is not in notifications.hosts: ask an administrator to list it", u.Host)
-	}
-	return nil
 }
 
 func validID(id string) bool {

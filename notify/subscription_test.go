@@ -2,6 +2,7 @@ package notify
 
 import (
 	"errors"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,9 @@ func validSubscription() Subscription {
 		ID:        "checkout-prod",
 		Scope:     Scope{Cluster: "prod-1", Namespace: "shop", App: "checkout"},
 		Triggers:  []Trigger{{Type: TriggerDegraded, For: 60}, {Type: TriggerRecovered}},
-		Provider:  ProviderWebhook,
+		Provider:  envconfig.ProviderWebhook,
 		URL:       "https://hooks.example/deploy",
-		SecretRef: &SecretRef{Name: "notify-keys", Key: "checkout"},
+		SecretRef: &envconfig.SecretRef{Name: "notify-keys", Key: "checkout"},
 		Author:    "ada@example.com",
 		Created:   time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
@@ -29,7 +30,7 @@ func TestSubscriptionValidate(t *testing.T) {
 	}{
 		{"valid", func(*Subscription) {}, nil},
 		{"loopback http", func(s *Subscription) { s.URL = "http://127.0.0.1:8080/x" }, nil},
-		{"slack without secret", func(s *Subscription) { s.Provider, s.SecretRef = ProviderSlack, nil }, nil},
+		{"slack without secret", func(s *Subscription) { s.Provider, s.SecretRef = envconfig.ProviderSlack, nil }, nil},
 		{"bad id", func(s *Subscription) { s.ID = "Checkout_1" }, []string{"id"}},
 		{"empty id", func(s *Subscription) { s.ID = "" }, []string{"id"}},
 		{"bad scope", func(s *Subscription) { s.Scope.App, s.Scope.Namespace = "<script>", "Shop" }, []string{"scope.namespace", "scope.app"}},
@@ -45,9 +46,9 @@ func TestSubscriptionValidate(t *testing.T) {
 		{"http off loopback", func(s *Subscription) { s.URL = "http://hooks.example/x" }, []string{"url"}},
 		{"userinfo", func(s *Subscription) { s.URL = "https://user:pw@hooks.example/x" }, []string{"url"}},
 		{"fragment", func(s *Subscription) { s.URL = "https://hooks.example/x#y" }, []string{"url"}},
-		{"too long", func(s *Subscription) { s.URL = "https://hooks.example/" + strings.Repeat("a", MaxURLLength) }, []string{"url"}},
+		{"too long", func(s *Subscription) { s.URL = "https://hooks.example/" + strings.Repeat("a", envconfig.MaxURLLength) }, []string{"url"}},
 		{"webhook without key", func(s *Subscription) { s.SecretRef = nil }, []string{"secretRef"}},
-		{"bad secret ref", func(s *Subscription) { s.SecretRef = &SecretRef{Name: "Keys!", Key: "a/b"} }, []string{"secretRef.name", "secretRef.key"}},
+		{"bad secret ref", func(s *Subscription) { s.SecretRef = &envconfig.SecretRef{Name: "Keys!", Key: "a/b"} }, []string{"secretRef.name", "secretRef.key"}},
 		{"no author", func(s *Subscription) { s.Author = "" }, []string{"author"}},
 		{"no created", func(s *Subscription) { s.Created = time.Time{} }, []string{"created"}},
 	}

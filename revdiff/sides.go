@@ -10,6 +10,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // Side is one side of an environment's comparison: a record's manifests
@@ -55,7 +56,7 @@ var ErrBothLive = errors.New("revdiff: from and to are both live: compare live w
 // record as deployplan.LiveKey, nor owned by its field manager) is read
 // without values and shown as "exists, not managed here". Nothing is
 // written.
-func CompareEnvironment(ctx context.Context, env *deployplan.Environment, popts deployplan.Options, from, to Side, managed map[string]bool, opts Options) (Report, error) {
+func CompareEnvironment(ctx context.Context, env *envconfig.Environment, popts deployplan.Options, from, to Side, managed map[string]bool, opts Options) (Report, error) {
 	if from.Live && to.Live {
 		return Report{}, ErrBothLive
 	}

@@ -1,10 +1,10 @@
 package writeback
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -23,51 +23,27 @@ type Identity struct {
 	Email string
 }
 
-// templateFields are the only placeholders an AuthorTemplate may hold.
-var templateFields = []string{"{{.Name}}", "{{.Email}}", "{{.Subject}}"}
+// What a template that renders empty becomes.
+const (
+	fallbackName  = "deploy-web"
+	fallbackEmail = "deploy-web@localhost"
+)
 
 // maxIdentityRunes caps a rendered author name or email.
 const maxIdentityRunes = 200
 
-// checkTemplate refuses any "{{" that does not start one of
-// templateFields.
-func checkTemplate(t string) error {
-	rest := t
-	for {
-		i := strings.Index(rest, "{{")
-		if i < 0 {
-			break
-		}
-		rest = rest[i:]
-		ok := false
-		for _, f := range templateFields {
-			if strings.HasPrefix(rest, f) {
-				rest, ok = rest[len(f):], true
-				break
-			}
-		}
-		if !ok {
-			return fmt.Errorf("%q: only {{.Name}}, {{.Email}} and {{.Subject}} may appear between braces", t)
-		}
-	}
-	if strings.ContainsAny(t, "<>\r\n") {
-		return fmt.Errorf("%q: angle brackets and line breaks are not allowed", t)
-	}
-	return nil
-}
-
-// Render is the commit author for actor: each template with the actor's
+// RenderAuthor is the commit author for actor, rendered with a: each template with the actor's
 // sanitised fields substituted (the defaults for empty templates), then
 // sanitised as a whole. A name or an email that renders empty becomes
 // "deploy-web" or "deploy-web@localhost". Templates are assumed valid
 // (Validate); an invalid placeholder is left as text.
-func (a AuthorTemplate) Render(actor Actor) Identity {
+func RenderAuthor(a envconfig.AuthorTemplate, actor Actor) Identity {
 	name, email := a.Name, a.Email
 	if name == "" {
-		name = DefaultAuthorName
+		name = envconfig.DefaultAuthorName
 	}
 	if email == "" {
-		email = DefaultAuthorEmail
+		email = envconfig.DefaultAuthorEmail
 	}
 	r := strings.NewReplacer(
 		"{{.Name}}", identityPart(actor.Name),

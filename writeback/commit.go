@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -27,7 +28,7 @@ type Request struct {
 	// Branch is the branch the edits are made on: pushed to in ModePush,
 	// the base of the review branch in ModeBranch.
 	Branch string
-	Mode   Mode
+	Mode   envconfig.Mode
 	// Auth is the token (Credentials.Token); empty for anonymous or
 	// file:// access.
 	Auth Token
@@ -121,11 +122,11 @@ func Commit(ctx context.Context, req Request) (Result, error) {
 }
 
 func checkRequest(req Request) error {
-	if err := checkBranchName(req.Branch); err != nil {
+	if err := envconfig.CheckBranchName(req.Branch); err != nil {
 		return fmt.Errorf("writeback: branch: %v", err)
 	}
 	switch req.Mode {
-	case ModePush, ModeBranch:
+	case envconfig.ModePush, envconfig.ModeBranch:
 	default:
 		return fmt.Errorf("writeback: mode %q: want push or branch", req.Mode)
 	}
@@ -163,7 +164,7 @@ func commit(ctx context.Context, rem *remote, req Request) (Result, error) {
 	st := filesystem.NewStorage(osfs.New(tmp), cache.NewObjectLRUDefault())
 
 	target := req.Branch
-	if req.Mode == ModeBranch {
+	if req.Mode == envconfig.ModeBranch {
 		if target, err = ReviewBranch(req.Action, req.App, req.Version); err != nil {
 			return Result{}, err
 		}
@@ -285,14 +286,14 @@ func commitOnce(ctx context.Context, rem *remote, st *filesystem.Storage, tmp st
 		return Result{}, fmt.Errorf("writeback: store the commit: %w", err)
 	}
 	old := head
-	if req.Mode == ModeBranch {
+	if req.Mode == envconfig.ModeBranch {
 		old = plumbing.ZeroHash
 	}
 	if err := push(ctx, rem, st, target, old, sha, append(ed.objects, sha), lim); err != nil {
 		return Result{}, err
 	}
 	res.SHA, res.Message, res.Files = sha.String(), msg, ed.files
-	if req.Mode == ModeBranch {
+	if req.Mode == envconfig.ModeBranch {
 		res.CompareURL = CompareURL(rem.url, req.Branch, target)
 	}
 	return res, nil

@@ -3,6 +3,7 @@ package writeback
 import (
 	"context"
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func BenchmarkCommit47(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				req := Request{
-					RepoURL: url, Branch: "main", Mode: ModePush,
+					RepoURL: url, Branch: "main", Mode: envconfig.ModePush,
 					Author:  Identity{Name: "bench", Email: "bench@example.invalid"},
 					Message: Message("rollback", "svc03", "1.0.0", fmt.Sprintf("1.0.%d", i+1), "bench@example.invalid", "bench", "benchmark"),
 					Edits:   []Edit{SetKustomizeImage{File: "m/kustomization.yaml", Name: "registry.example.com/shop/svc03", NewTag: fmt.Sprintf("1.0.%d", i+1)}},

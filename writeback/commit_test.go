@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -50,8 +51,8 @@ func request(url, tag string) Request {
 	return Request{
 		RepoURL: url,
 		Branch:  "main",
-		Mode:    ModePush,
-		Author:  AuthorTemplate{}.Render(Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
+		Mode:    envconfig.ModePush,
+		Author:  RenderAuthor(envconfig.AuthorTemplate{}, Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
 		Message: Message("rollback", "staging/api", "1.4.2", tag, "ada@example.com", "u-1", "bad deploy"),
 		Edits:   []Edit{SetKustomizeImage{File: prodKust, Name: apiRepo, NewTag: tag}},
 		Action:  "rollback", App: "api", Version: tag,
@@ -104,7 +105,7 @@ func TestCommitBranchMode(t *testing.T) {
 	s := newGitServer(t, fixture(t), serverOptions{})
 	before := s.head("main")
 	req := request(s.url, "1.2.0")
-	req.Mode = ModeBranch
+	req.Mode = envconfig.ModeBranch
 	res, err := Commit(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Commit: %v", err)
@@ -133,7 +134,7 @@ func TestCommitHostileBranchParts(t *testing.T) {
 	s := newGitServer(t, fixture(t), serverOptions{})
 	before := s.head("main")
 	req := request(s.url, "1.2.0")
-	req.Mode = ModeBranch
+	req.Mode = envconfig.ModeBranch
 	req.Action, req.App, req.Version = "rollback", "../../heads/main", "1.2.0:refs/heads/main\n"
 	req.Author = Identity{Name: "Eve\nCommitter: root <root@x>", Email: "eve@x>\n"}
 	res, err := Commit(context.Background(), req)

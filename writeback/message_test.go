@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"github.com/hanzoai/deploy-web/envconfig"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -62,19 +63,19 @@ func TestMessageHostile(t *testing.T) {
 func TestAuthorRender(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		tmpl  AuthorTemplate
+		tmpl  envconfig.AuthorTemplate
 		actor Actor
 		want  Identity
 	}{
-		{"defaults", AuthorTemplate{}, Actor{Name: "Ada Lovelace", Email: "ada@example.com"}, Identity{"Ada Lovelace via deploy-web", "ada@example.com"}},
-		{"fields", AuthorTemplate{Name: "{{.Subject}} ({{.Name}})", Email: "bot+{{.Subject}}@example.com"}, Actor{Name: "Ada", Subject: "u1"}, Identity{"u1 (Ada)", "bot+u1@example.com"}},
-		{"hostile name and email", AuthorTemplate{}, Actor{Name: "Eve <eve@x>\nCommitter: root", Email: "eve@x>\n<root@x"}, Identity{"Eve eve@x Committer: root via deploy-web", "eve@x root@x"}},
-		{"empty actor", AuthorTemplate{}, Actor{}, Identity{"deploy-web", "deploy-web@localhost"}},
-		{"bidi and zero-width", AuthorTemplate{}, Actor{Name: "Ada \u202eecilA\u202c", Email: "a\u200bda@example.com"}, Identity{"Ada ecilA via deploy-web", "ada@example.com"}},
-		{"placeholder text is not a field", AuthorTemplate{Name: "{{.Name}}"}, Actor{Name: "{{.Email}}", Email: "e@x"}, Identity{"{{.Email}}", "e@x"}},
+		{"defaults", envconfig.AuthorTemplate{}, Actor{Name: "Ada Lovelace", Email: "ada@example.com"}, Identity{"Ada Lovelace via deploy-web", "ada@example.com"}},
+		{"fields", envconfig.AuthorTemplate{Name: "{{.Subject}} ({{.Name}})", Email: "bot+{{.Subject}}@example.com"}, Actor{Name: "Ada", Subject: "u1"}, Identity{"u1 (Ada)", "bot+u1@example.com"}},
+		{"hostile name and email", envconfig.AuthorTemplate{}, Actor{Name: "Eve <eve@x>\nCommitter: root", Email: "eve@x>\n<root@x"}, Identity{"Eve eve@x Committer: root via deploy-web", "eve@x root@x"}},
+		{"empty actor", envconfig.AuthorTemplate{}, Actor{}, Identity{"deploy-web", "deploy-web@localhost"}},
+		{"bidi and zero-width", envconfig.AuthorTemplate{}, Actor{Name: "Ada \u202eecilA\u202c", Email: "a\u200bda@example.com"}, Identity{"Ada ecilA via deploy-web", "ada@example.com"}},
+		{"placeholder text is not a field", envconfig.AuthorTemplate{Name: "{{.Name}}"}, Actor{Name: "{{.Email}}", Email: "e@x"}, Identity{"{{.Email}}", "e@x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.tmpl.Render(tc.actor)
+			got := RenderAuthor(tc.tmpl, tc.actor)
 			// An email with a space is no email: the fallback.
 			if strings.Contains(tc.want.Email, " ") {
 				tc.want.Email = "deploy-web@localhost"

@@ -3,6 +3,7 @@ package writeback
 import (
 	"context"
 	"errors"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"slices"
 	"testing"
 	"time"
@@ -11,8 +12,8 @@ import (
 // restoreRequest sets path back to its state at commit.
 func restoreRequest(url, path, commit string) Request {
 	return Request{
-		RepoURL: url, Branch: "main", Mode: ModePush,
-		Author:  AuthorTemplate{}.Render(Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
+		RepoURL: url, Branch: "main", Mode: envconfig.ModePush,
+		Author:  RenderAuthor(envconfig.AuthorTemplate{}, Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
 		Message: Message("rollback", "dev", "head", "record", "ada@example.com", "u-1", "bad deploy"),
 		Restore: []Restore{{Path: path, Commit: commit}},
 		Action:  "rollback", App: "dev", Version: "r1",

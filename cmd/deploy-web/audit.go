@@ -24,6 +24,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 )
@@ -103,7 +104,7 @@ func replicaIdentity(getenv func(string) string, hostname func() (string, error)
 // cluster it maps to (mapped, see envClusters), else its kubeconfig
 // context, else "in-cluster" or "kubeconfig" (the default context of the
 // kubeconfig it resolves to).
-func envCluster(env *deployplan.Environment, mapped map[string]string) string {
+func envCluster(env *envconfig.Environment, mapped map[string]string) string {
 	return env.ClusterName(mapped)
 }
 
@@ -130,7 +131,7 @@ func (a *cliAudit) register(fs *flag.FlagSet) {
 // environment's (ConsoleNS), where its freezes are read whatever the
 // flags say. A --audit-namespace naming another one is refused unless
 // breakGlass is given (then the records go there, said on stderr).
-func (a *cliAudit) resolve(env *deployplan.Environment, breakGlass string) error {
+func (a *cliAudit) resolve(env *envconfig.Environment, breakGlass string) error {
 	a.ns = env.ConsoleNS()
 	if !a.set || a.flag == a.ns {
 		return nil
@@ -161,7 +162,7 @@ func (a *cliAudit) keepArgs(fs *flag.FlagSet) []string {
 const cliAuditTimeout = 20 * time.Second
 
 // write stores recs (their actor and cluster filled in).
-func (a *cliAudit) write(ctx context.Context, env *deployplan.Environment, kubeconfig string, recs ...audit.Record) {
+func (a *cliAudit) write(ctx context.Context, env *envconfig.Environment, kubeconfig string, recs ...audit.Record) {
 	if len(recs) == 0 {
 		return
 	}
@@ -224,7 +225,7 @@ func cliActor(ctx context.Context, ssr authnv1client.SelfSubjectReviewInterface,
 // objects the report names), and, for --prune once the prune ran, the
 // prune's, naming the orphans with their results. Each carries the
 // break-glass o that let the run through a freeze, if one did.
-func applyRecords(ctx context.Context, env *deployplan.Environment, start time.Time, rep *deployplan.Report, err error, prune bool, o *freeze.Override) []audit.Record {
+func applyRecords(ctx context.Context, env *envconfig.Environment, start time.Time, rep *deployplan.Report, err error, prune bool, o *freeze.Override) []audit.Record {
 	var applied []*unstructured.Unstructured
 	if rep != nil && err == nil {
 		applied, _ = envrun.AppliedManifests(ctx, env, rep)
@@ -260,7 +261,7 @@ func applyRecords(ctx context.Context, env *deployplan.Environment, start time.T
 
 // cliClient is the command line's client of environment env's cluster,
 // with the kubeconfig's user (its audit records, its freeze check).
-func cliClient(env *deployplan.Environment, kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
+func cliClient(env *envconfig.Environment, kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
 	rc, err := deployplan.RestConfig(env, kubeconfig)
 	if err != nil {
 		return nil, nil, err

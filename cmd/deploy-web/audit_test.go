@@ -12,11 +12,12 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 )
 
 func TestApplyRecordsOfAPrune(t *testing.T) {
-	env := &deployplan.Environment{Name: "dev", Namespace: "dev"}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev"}
 	rep := func(results ...string) *deployplan.Report {
 		r := &deployplan.Report{}
 		r.DeployApply.Conclusion.Status = deployplan.StatusApplied
@@ -91,13 +92,13 @@ func TestReplicaIdentity(t *testing.T) {
 func TestEnvCluster(t *testing.T) {
 	mapped := map[string]string{"staging": "eu-1"}
 	for _, tt := range []struct {
-		env  deployplan.Environment
+		env  envconfig.Environment
 		want string
 	}{
-		{deployplan.Environment{Name: "staging", Cluster: deployplan.ClusterRef{Context: "ctx"}}, "eu-1"},
-		{deployplan.Environment{Name: "dev", Cluster: deployplan.ClusterRef{Context: "kind-dev"}}, "kind-dev"},
-		{deployplan.Environment{Name: "dev", Cluster: deployplan.ClusterRef{InCluster: true}}, "in-cluster"},
-		{deployplan.Environment{Name: "dev"}, "kubeconfig"},
+		{envconfig.Environment{Name: "staging", Cluster: envconfig.ClusterRef{Context: "ctx"}}, "eu-1"},
+		{envconfig.Environment{Name: "dev", Cluster: envconfig.ClusterRef{Context: "kind-dev"}}, "kind-dev"},
+		{envconfig.Environment{Name: "dev", Cluster: envconfig.ClusterRef{InCluster: true}}, "in-cluster"},
+		{envconfig.Environment{Name: "dev"}, "kubeconfig"},
 	} {
 		if got := envCluster(&tt.env, mapped); got != tt.want {
 			t.Errorf("envCluster(%s, %+v) = %q, want %q", tt.env.Name, tt.env.Cluster, got, tt.want)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -90,9 +90,9 @@ func (a *auditRecords) find(verb audit.Verb, commit string) []audit.Record {
 // autoSyncDevConfig is environment dev (namespace dev) rendered from m/
 // of the repository at repo, auto-synced with self-heal (interval 10s,
 // grace 1s).
-func autoSyncDevConfig(t *testing.T, repo string) *deployplan.Config {
+func autoSyncDevConfig(t *testing.T, repo string) *envconfig.Config {
 	t.Helper()
-	cfg, err := deployplan.ParseConfig([]byte(`environments:
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - name: dev
     cluster: {context: test}
     namespace: dev
@@ -111,7 +111,7 @@ func autoSyncDevConfig(t *testing.T, repo string) *deployplan.Config {
 // cluster until the stop it returns is called (at the test's end too):
 // its own index and runner (wrap, when set, wraps the runner), the plan
 // history store, records keeping the audit records, a Lease of 2 s.
-func runAutoSyncReplica(ctx context.Context, t *testing.T, p *platformtest.Env, cfg *deployplan.Config, store *planstore.Store, records *auditRecords,
+func runAutoSyncReplica(ctx context.Context, t *testing.T, p *platformtest.Env, cfg *envconfig.Config, store *planstore.Store, records *auditRecords,
 	id string, wrap func(*envrun.Runner) autoSyncRunner) (*autoSync, func()) {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
@@ -126,7 +126,7 @@ func runAutoSyncReplica(ctx context.Context, t *testing.T, p *platformtest.Env, 
 		r = wrap(runner)
 	}
 	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: r, store: store,
-		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
+		envConfig: func(*envconfig.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
 		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: id,
 		keys: signtest.Keys(), appendRecord: records.add, log: log,
 		leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})

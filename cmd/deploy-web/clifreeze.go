@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 )
@@ -47,7 +47,7 @@ const cliFreezeTimeout = 20 * time.Second
 // consoleNamespace is "" has none), the Override to record when
 // --break-glass let it through, else the refusal (a *cliFreezeError),
 // nothing having been written. The freezes are read from env.ConsoleNS().
-func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kubeconfig string) (*freeze.Override, error) {
+func (f *cliFreezes) check(ctx context.Context, env *envconfig.Environment, kubeconfig string) (*freeze.Override, error) {
 	ns := env.ConsoleNS()
 	if ns == "" {
 		fmt.Fprintf(f.stderr, "deploy-web: warning: no deploy freezes read (environment %s's consoleNamespace is empty: no deploy-web in its cluster), so none can refuse this write\n", env.Name)
@@ -66,7 +66,7 @@ func (f *cliFreezes) check(ctx context.Context, env *deployplan.Environment, kub
 
 // report says on stderr what a break-glass did: the freeze it overrode,
 // or that none held env (then nothing is overridden or recorded).
-func (f *cliFreezes) report(env *deployplan.Environment, o *freeze.Override) {
+func (f *cliFreezes) report(env *envconfig.Environment, o *freeze.Override) {
 	switch {
 	case o != nil:
 		fmt.Fprintf(f.stderr, "deploy-web: %s\n", o.Note())

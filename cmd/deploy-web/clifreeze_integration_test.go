@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -216,7 +216,7 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 // path.
 func impersonating(t *testing.T, cfgPath, user string) string {
 	t.Helper()
-	cfg, err := deployplan.LoadConfig(cfgPath)
+	cfg, err := envconfig.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/internal/sign"
@@ -155,7 +155,7 @@ func TestCLIFreezesWithoutNamespace(t *testing.T) {
 	var stderr strings.Builder
 	f := cliFreezes{breakGlass: "hotfix", stderr: &stderr}
 	none := ""
-	env := &deployplan.Environment{Name: "dev", Namespace: "dev", Cluster: deployplan.ClusterRef{Context: "nowhere"}, ConsoleNamespace: &none}
+	env := &envconfig.Environment{Name: "dev", Namespace: "dev", Cluster: envconfig.ClusterRef{Context: "nowhere"}, ConsoleNamespace: &none}
 	o, err := f.check(t.Context(), env, "/nonexistent/kubeconfig")
 	if o != nil || err != nil {
 		t.Errorf("check(consoleNamespace \"\") = %v, %v; want nothing read, nothing refused", o, err)
@@ -212,7 +212,7 @@ func TestCLIAuditNamespace(t *testing.T) {
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)
 			}
-			env := &deployplan.Environment{Name: "dev", Namespace: "dev", ConsoleNamespace: tt.console}
+			env := &envconfig.Environment{Name: "dev", Namespace: "dev", ConsoleNamespace: tt.console}
 			err := a.resolve(env, tt.breakGlass)
 			switch {
 			case tt.wantErr != "":

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
@@ -212,7 +213,7 @@ func homeCluster(targets []clusterTarget) int {
 // cluster it deploys to, when one matches: the in-cluster one for an
 // inCluster environment, else the cluster whose name or context is the
 // environment's context.
-func envClusters(cfg *deployplan.Config, targets []clusterTarget) map[string]string {
+func envClusters(cfg *envconfig.Config, targets []clusterTarget) map[string]string {
 	out := map[string]string{}
 	for _, e := range cfg.Environments {
 		for _, t := range targets {
@@ -234,13 +235,13 @@ func envClusters(cfg *deployplan.Config, targets []clusterTarget) map[string]str
 // kubeconfig and context; without a kubeconfig, serve's --kubeconfig,
 // then $KUBECONFIG, then ~/.kube/config) by deployplan.RestConfig. An environment that
 // cannot be resolved gets an error, never another cluster's config.
-func envRestConfigs(cfg *deployplan.Config, targets []clusterTarget, kubeconfig string) func(env *deployplan.Environment) (*rest.Config, error) {
+func envRestConfigs(cfg *envconfig.Config, targets []clusterTarget, kubeconfig string) func(env *envconfig.Environment) (*rest.Config, error) {
 	mapped := envClusters(cfg, targets)
 	byName := map[string]*rest.Config{}
 	for _, t := range targets {
 		byName[t.cfg.Name] = t.rc
 	}
-	return func(env *deployplan.Environment) (*rest.Config, error) {
+	return func(env *envconfig.Environment) (*rest.Config, error) {
 		if name, ok := mapped[env.Name]; ok {
 			if rc := byName[name]; rc != nil {
 				return rest.CopyConfig(rc), nil

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/fleetset"
 )
 
@@ -85,11 +85,11 @@ func TestEnvClusters(t *testing.T) {
 		{cfg: fleetset.Cluster{Name: "eu-west", Kubeconfig: "/k", Context: "admin@eu"}},
 		{cfg: fleetset.Cluster{Name: "devcluster", Kubeconfig: "/k"}},
 	}
-	cfg := &deployplan.Config{Environments: []deployplan.Environment{
-		{Name: "a", Cluster: deployplan.ClusterRef{InCluster: true}},
-		{Name: "b", Cluster: deployplan.ClusterRef{Context: "admin@eu"}},
-		{Name: "c", Cluster: deployplan.ClusterRef{Context: "devcluster"}},
-		{Name: "d", Cluster: deployplan.ClusterRef{Context: "elsewhere"}},
+	cfg := &envconfig.Config{Environments: []envconfig.Environment{
+		{Name: "a", Cluster: envconfig.ClusterRef{InCluster: true}},
+		{Name: "b", Cluster: envconfig.ClusterRef{Context: "admin@eu"}},
+		{Name: "c", Cluster: envconfig.ClusterRef{Context: "devcluster"}},
+		{Name: "d", Cluster: envconfig.ClusterRef{Context: "elsewhere"}},
 	}}
 	want := map[string]string{"a": "home", "b": "eu-west", "c": "devcluster"}
 	if diff := cmp.Diff(want, envClusters(cfg, targets)); diff != "" {
@@ -113,13 +113,13 @@ func TestEnvRestConfigs(t *testing.T) {
 		{cfg: fleetset.Cluster{Name: "eu-west", Kubeconfig: "/k", Context: "admin@eu"}, rc: &rest.Config{Host: "https://eu-west"}},
 		{cfg: fleetset.Cluster{Name: "devcluster", Kubeconfig: "/k"}, rc: &rest.Config{Host: "https://devcluster"}},
 	}
-	cfg := &deployplan.Config{Environments: []deployplan.Environment{
-		{Name: "a", Cluster: deployplan.ClusterRef{InCluster: true}},
-		{Name: "b", Cluster: deployplan.ClusterRef{Context: "admin@eu"}},
-		{Name: "c", Cluster: deployplan.ClusterRef{Context: "devcluster"}},
-		{Name: "d", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: own}},
-		{Name: "e", Cluster: deployplan.ClusterRef{Context: "nowhere", Kubeconfig: own}},
-		{Name: "f", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: filepath.Join(dir, "missing.kubeconfig")}},
+	cfg := &envconfig.Config{Environments: []envconfig.Environment{
+		{Name: "a", Cluster: envconfig.ClusterRef{InCluster: true}},
+		{Name: "b", Cluster: envconfig.ClusterRef{Context: "admin@eu"}},
+		{Name: "c", Cluster: envconfig.ClusterRef{Context: "devcluster"}},
+		{Name: "d", Cluster: envconfig.ClusterRef{Context: "admin@eu", Kubeconfig: own}},
+		{Name: "e", Cluster: envconfig.ClusterRef{Context: "nowhere", Kubeconfig: own}},
+		{Name: "f", Cluster: envconfig.ClusterRef{Context: "admin@eu", Kubeconfig: filepath.Join(dir, "missing.kubeconfig")}},
 	}}
 	// d names context admin@eu, which eu-west's is: it is mapped (and
 	// shown) as eu-west, so it is eu-west's config, not its own file's.
@@ -147,7 +147,7 @@ func TestEnvRestConfigs(t *testing.T) {
 		}
 	}
 	// Unmapped: resolved from the environment's own fields, or an error.
-	cfg.Environments = append(cfg.Environments, deployplan.Environment{Name: "g", Cluster: deployplan.ClusterRef{Context: "admin@eu", Kubeconfig: own}})
+	cfg.Environments = append(cfg.Environments, envconfig.Environment{Name: "g", Cluster: envconfig.ClusterRef{Context: "admin@eu", Kubeconfig: own}})
 	targets2 := targets[:1]
 	resolve = envRestConfigs(cfg, targets2, "")
 	if rc, err := resolve(&cfg.Environments[len(cfg.Environments)-1]); err != nil || rc.Host != "https://127.0.0.1:3" {

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/revdiff"
 )
 
@@ -48,7 +49,7 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := deployplan.ValidateRef(*ref); err != nil {
 		return exitWith(exitDiffTrouble, err)
 	}
-	cfg, err := deployplan.LoadConfig(*config)
+	cfg, err := envconfig.LoadConfig(*config)
 	if err != nil {
 		return exitWith(exitDiffTrouble, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/revdiff"
 )
 
@@ -51,7 +52,7 @@ func TestDiffOnRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := deployplan.LoadConfig(s.cfgPath)
+	cfg, err := envconfig.LoadConfig(s.cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
@@ -46,7 +47,7 @@ func TestConsoleWritesTheEnvironmentsCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: eu-west}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n"), dir)
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: eu-west}, namespace: dev, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

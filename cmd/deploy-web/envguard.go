@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // guardEnvironments checks the environments file against what serve
@@ -14,7 +14,7 @@ import (
 // client secret and session-key files, the clusters file and its
 // kubeconfigs). own is deploy-web's own namespace ("" outside a cluster)
 // and ownFrom where it was found.
-func guardEnvironments(envCfg *deployplan.Config, historyNS, own, ownFrom string, secrets []string) error {
+func guardEnvironments(envCfg *envconfig.Config, historyNS, own, ownFrom string, secrets []string) error {
 	if err := envCfg.CheckNamespace(historyNS, "the plan history's, --history-namespace"); err != nil {
 		return fmt.Errorf("--environments: %w", err)
 	}

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // TestGuardEnvironmentsNamespaces: an environment in deploy-web's own
 // namespace, or in its plan history's, stops serve's start-up, naming it.
 func TestGuardEnvironmentsNamespaces(t *testing.T) {
-	load := func(ns string) *deployplan.Config {
-		cfg, err := deployplan.ParseConfig([]byte(`environments:
+	load := func(ns string) *envconfig.Config {
+		cfg, err := envconfig.ParseConfig([]byte(`environments:
   - {name: dev, cluster: {context: c}, namespace: dev, source: {repo: "https://g.example/m.git", ref: main, path: k}, catalog: c.json}
   - {name: evil, cluster: {context: c}, namespace: `+ns+`, source: {repo: "https://g.example/m.git", ref: main, path: k}, catalog: c.json}
 `), "/etc/deploy")
@@ -47,7 +48,7 @@ func TestGuardEnvironmentsNamespaces(t *testing.T) {
 				}
 				return
 			}
-			var ce *deployplan.ConfigError
+			var ce *envconfig.ConfigError
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "--environments: ") || !errors.As(err, &ce) {
 				t.Errorf("guardEnvironments = %v\nwant a *ConfigError containing %q", err, tt.want)
 			}
@@ -74,7 +75,7 @@ func TestGuardEnvironmentsKeepsServeSecretsOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := deployplan.LoadConfig(filepath.Join(dir, "environments.yaml"))
+	cfg, err := envconfig.LoadConfig(filepath.Join(dir, "environments.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/notify"
@@ -113,8 +114,8 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	// replicas run with it removed.
 	// The hook key is declared for the listed host (the replicas'
 	// notifications.keys); the store of then declared it for each host.
-	hookKey := func(h *hookLog) []notify.Key {
-		return []notify.Key{{SecretRef: notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Provider: notify.ProviderWebhook, URLPrefix: h.URL}}
+	hookKey := func(h *hookLog) []envconfig.NotificationKey {
+		return []envconfig.NotificationKey{{SecretRef: envconfig.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Provider: envconfig.ProviderWebhook, URLPrefix: h.URL}}
 	}
 	then := notify.NewStore(p.Kube, own, []string{hostOf(listed), hostOf(unlisted)})
 	thenStore := func(sub notify.Subscription) *notify.Store {
@@ -125,8 +126,8 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	}
 	webhook := func(id, url string) notify.Subscription {
 		return notify.Subscription{ID: id, Scope: notify.Scope{Cluster: "in-cluster", Namespace: ns, App: app},
-			Triggers: []notify.Trigger{{Type: notify.TriggerDegraded}, {Type: notify.TriggerRecovered}}, Provider: notify.ProviderWebhook,
-			URL: url, SecretRef: &notify.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "ada"}
+			Triggers: []notify.Trigger{{Type: notify.TriggerDegraded}, {Type: notify.TriggerRecovered}}, Provider: envconfig.ProviderWebhook,
+			URL: url, SecretRef: &envconfig.SecretRef{Name: "deploy-web-notify", Key: "hook"}, Author: "ada"}
 	}
 	for _, sub := range []notify.Subscription{webhook("listed", listed.URL+"/hook"), webhook("unlisted", unlisted.URL+"/hook"), webhook("redirect", listed.URL+"/redirect")} {
 		if _, err := thenStore(sub).Create(ctx, sub); err != nil {

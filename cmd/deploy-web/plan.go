@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 )
 
@@ -124,7 +125,7 @@ func (p *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.progress, "progress", true, "print each step to stderr")
 }
 
-func (p *planFlags) load() (*deployplan.Environment, error) {
+func (p *planFlags) load() (*envconfig.Environment, error) {
 	if p.env == "" {
 		return nil, exitWith(exitRefused, errors.New("--env is required"))
 	}
@@ -136,7 +137,7 @@ func (p *planFlags) load() (*deployplan.Environment, error) {
 	if p.expectCommit != "" && !deployplan.ValidCommit(p.expectCommit) {
 		return nil, exitWith(exitRefused, fmt.Errorf("--expect-commit %q: want a commit (7 to 40 lowercase hex characters)", p.expectCommit))
 	}
-	cfg, err := deployplan.LoadConfig(p.config)
+	cfg, err := envconfig.LoadConfig(p.config)
 	if err != nil {
 		return nil, exitWith(exitRefused, err)
 	}
@@ -164,7 +165,7 @@ func writeFlags(name string, stderr io.Writer) (*flag.FlagSet, *planFlags, *cliA
 // dry-runs): the environment, checked flags and the engine's options, the
 // report going to --write-report's path, else to defaultPath(the
 // environment's name).
-func (p *planFlags) setup(stderr io.Writer, report reportFlag, defaultPath func(env string) string) (*deployplan.Environment, deployplan.Options, error) {
+func (p *planFlags) setup(stderr io.Writer, report reportFlag, defaultPath func(env string) string) (*envconfig.Environment, deployplan.Options, error) {
 	env, err := p.load()
 	if err != nil {
 		return nil, deployplan.Options{}, err
@@ -199,7 +200,7 @@ func (p *planFlags) options(stderr io.Writer) deployplan.Options {
 // configuration mistake (the catalog's fields included) is a usage error
 // (2), anything else (the source cannot be read or rendered) an error (1).
 func planErrCode(err error) int {
-	var ce *deployplan.ConfigError
+	var ce *envconfig.ConfigError
 	if errors.As(err, &ce) {
 		return exitRefused
 	}
@@ -406,7 +407,7 @@ func applyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // its plan, if any, on stderr and, when --write-report named a PATH, a
 // report saying refused and why (never over the default path, which an
 // apply holding the lock may be writing).
-func refuseWrite(stderr io.Writer, env *deployplan.Environment, opts deployplan.Options, mode, namedPath string, err error, plan *deployplan.Report) error {
+func refuseWrite(stderr io.Writer, env *envconfig.Environment, opts deployplan.Options, mode, namedPath string, err error, plan *deployplan.Report) error {
 	if plan != nil {
 		for _, b := range plan.DeployApply.RemainingBlockers {
 			fmt.Fprintf(stderr, "  BLOCKER %s: %s\n    fix: %s\n", b.ID, b.Message, b.UnblockHint)

@@ -41,6 +41,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
@@ -737,7 +738,7 @@ func TestPlanApplyScenarios(t *testing.T) {
 	})
 
 	t.Run("a stalled apply whose lock was taken over stops and never deletes the new holder's lock", func(t *testing.T) {
-		cfg, err := deployplan.LoadConfig(s.cfgPath)
+		cfg, err := envconfig.LoadConfig(s.cfgPath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
@@ -281,7 +282,7 @@ func TestPlainKustomizationLoop(t *testing.T) {
 // commit live read from store (the audit trail, as serve wires it).
 func runPlainAutoSync(ctx context.Context, t *testing.T, p *platformtest.Env, cfgPath string, store *audit.Store, records *auditRecords, calls *deployCalls) *autoSync {
 	t.Helper()
-	cfg, err := deployplan.LoadConfig(cfgPath)
+	cfg, err := envconfig.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func runPlainAutoSync(ctx context.Context, t *testing.T, p *platformtest.Env, cf
 	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(),
 		ReportsDir: t.TempDir(), Store: plans, ApplyTimeout: 2 * time.Minute, Index: index, Record: records.add})
 	as, err := newAutoSync(autoSyncDeps{cfg: cfg, index: index, runner: &countingRunner{runner, "replica-a", calls}, store: plans, records: store, keys: signtest.Keys(),
-		envConfig: func(*deployplan.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
+		envConfig: func(*envconfig.Environment) (*rest.Config, error) { return p.Cluster.Config, nil },
 		kube:      kubernetes.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), namespace: "deploy-web", identity: "replica-a",
 		appendRecord: records.add, log: log,
 		leaseDuration: 2 * time.Second, renewDeadline: time.Second, retryPeriod: 100 * time.Millisecond})
@@ -308,9 +309,9 @@ func runPlainAutoSync(ctx context.Context, t *testing.T, p *platformtest.Env, cf
 	return as
 }
 
-func mustEnv(t *testing.T, cfgPath string) *deployplan.Environment {
+func mustEnv(t *testing.T, cfgPath string) *envconfig.Environment {
 	t.Helper()
-	cfg, err := deployplan.LoadConfig(cfgPath)
+	cfg, err := envconfig.LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

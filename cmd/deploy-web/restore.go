@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 )
@@ -104,8 +105,8 @@ func restoreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // checkPrune refuses --prune when another environment of the config
 // writes the same namespace of the same cluster: their objects would look
 // like each other's orphans.
-func checkPrune(configPath string, env *deployplan.Environment) error {
-	cfg, err := deployplan.LoadConfig(configPath)
+func checkPrune(configPath string, env *envconfig.Environment) error {
+	cfg, err := envconfig.LoadConfig(configPath)
 	if err != nil {
 		return err
 	}

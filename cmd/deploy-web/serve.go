@@ -20,6 +20,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/fleetset"
@@ -27,7 +28,6 @@ import (
 	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
-	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
@@ -374,9 +374,9 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	// The notification allowlist is a key of the environments file.
 	var notifyHosts []string
-	var notifyKeys []notify.Key
+	var notifyKeys []envconfig.NotificationKey
 	if cfg.Environments != "" {
-		envCfg, err := deployplan.LoadConfig(cfg.Environments)
+		envCfg, err := envconfig.LoadConfig(cfg.Environments)
 		if err != nil {
 			return fmt.Errorf("--environments: %w", err)
 		}

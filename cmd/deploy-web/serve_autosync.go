@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/handlers"
 	"github.com/hanzoai/deploy-web/internal/sign"
@@ -26,7 +27,7 @@ import (
 
 // autoSyncDeps is what the auto-sync loop of serve is wired to.
 type autoSyncDeps struct {
-	cfg *deployplan.Config
+	cfg *envconfig.Config
 	// index reads the branch heads and the rendered objects.
 	index autoSyncIndex
 	// runner runs the guarded deploys; store is its plan history (the
@@ -34,7 +35,7 @@ type autoSyncDeps struct {
 	runner autoSyncRunner
 	store  *planstore.Store
 	// envConfig reaches an environment's cluster (the drift reads).
-	envConfig func(env *deployplan.Environment) (*rest.Config, error)
+	envConfig func(env *envconfig.Environment) (*rest.Config, error)
 	// kube holds the Lease and the pauses in namespace (deploy-web's
 	// own); identity is this replica's.
 	kube      kubernetes.Interface
@@ -76,7 +77,7 @@ type autoSync struct {
 // those with autoSync.enabled that are not protected (deployplan's
 // validation refuses auto-sync on a protected one; it is left out here
 // all the same).
-func autoSyncEnvironments(cfg *deployplan.Config) []autosync.Environment {
+func autoSyncEnvironments(cfg *envconfig.Config) []autosync.Environment {
 	var out []autosync.Environment
 	for _, e := range cfg.Environments {
 		if e.AutoSync == nil || !e.AutoSync.Enabled || e.Protected {
@@ -382,7 +383,7 @@ func (a *autoSyncAdapters) Record(ctx context.Context, r autosync.Record) error 
 }
 
 // record is the audit record of r, a run of environment e.
-func (a *autoSyncAdapters) record(e *deployplan.Environment, r autosync.Record) audit.Record {
+func (a *autoSyncAdapters) record(e *envconfig.Environment, r autosync.Record) audit.Record {
 	rec := audit.Record{Time: r.Time, Actor: audit.EngineActor(), Verb: audit.VerbAutoSync, Cluster: envCluster(e, a.d.clusters),
 		Environment: e.Name, Namespace: e.Namespace, Commit: r.Commit, Blockers: append([]string{}, r.Blockers...)}
 	switch r.Outcome {
@@ -431,7 +432,7 @@ func (a *autoSyncAdapters) record(e *deployplan.Environment, r autosync.Record) 
 
 // objectOf names the rendered object kind/name of environment e (its
 // group and version from the index).
-func (a *autoSyncAdapters) objectOf(e *deployplan.Environment, kind, name string) audit.Object {
+func (a *autoSyncAdapters) objectOf(e *envconfig.Environment, kind, name string) audit.Object {
 	for _, o := range a.d.index.Objects(e.Name) {
 		if o.GetKind() == kind && o.GetName() == name {
 			return audit.ObjectOf(o)

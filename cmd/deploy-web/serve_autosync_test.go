@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 )
 
@@ -57,7 +58,7 @@ func TestDeployResult(t *testing.T) {
 // outcome by trigger and result, actor auto-sync, the cluster named, and
 // for a heal the fields put back.
 func TestAutoSyncRecord(t *testing.T) {
-	cfg, err := deployplan.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: kind-dev}, namespace: staging, source: {path: m}, catalog: c.json}\n"), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: kind-dev}, namespace: staging, source: {path: m}, catalog: c.json}\n"), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

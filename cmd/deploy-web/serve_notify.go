@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
 	"github.com/hanzoai/deploy-web/notify/auditfeed"
@@ -43,7 +44,7 @@ func (n *notifications) target(sc notify.Scope) scope.Target {
 // serveNotifications builds serve's notifications in deploy-web's own
 // namespace (that of the audit trail); without one, none (logged), and the
 // pages say notifications are not configured.
-func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string, keys []notify.Key, log *slog.Logger) (*notifications, error) {
+func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string, keys []envconfig.NotificationKey, log *slog.Logger) (*notifications, error) {
 	ns, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile)
 	if err != nil {
 		log.Warn("no notifications: deploy-web has no namespace of its own", "err", err)
@@ -61,7 +62,7 @@ func serveNotifications(cfg serveConfig, cs kubernetes.Interface, hosts []string
 // sent, and the pages say so), with only the Secret keys of keys
 // (notifications.keys). The sender contends for its Lease once start runs
 // it.
-func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, keys []notify.Key, log *slog.Logger) (*notifications, error) {
+func newNotifications(cs kubernetes.Interface, ns, identity string, hosts []string, keys []envconfig.NotificationKey, log *slog.Logger) (*notifications, error) {
 	n := &notifications{}
 	n.Store = notify.NewStore(cs, ns, hosts).WithKeys(keys, n.target)
 	sender, err := notify.NewSender(cs, n.Store, notify.Options{Namespace: ns, Hosts: hosts, Identity: identity,

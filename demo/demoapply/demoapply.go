@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // Apply plans and applies environment env of the deploy config envFile
@@ -19,7 +20,7 @@ import (
 // workloads to be healthy. A report that does not end applied is an error
 // with the report's text.
 func Apply(ctx context.Context, envFile, env string) error {
-	cfg, err := deployplan.LoadConfig(envFile)
+	cfg, err := envconfig.LoadConfig(envFile)
 	if err != nil {
 		return fmt.Errorf("demoapply: %w", err)
 	}

@@ -1,20 +1,21 @@
-package deployplan
+package envconfig
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/hanzoai/deploy-web/internal/capread"
 	"github.com/hanzoai/deploy-web/internal/hostlist"
 	"github.com/hanzoai/deploy-web/internal/loopback"
 	"github.com/hanzoai/deploy-web/internal/strictyaml"
 	"github.com/hanzoai/deploy-web/ociregistry"
-	"github.com/hanzoai/deploy-web/writeback"
 )
 
 // Config is the environments file given to --config.
@@ -64,7 +65,7 @@ type Environment struct {
 	// rollback) to the source's branch, or to a review branch, instead of
 	// patching the live App: see package writeback. It needs a git source
 	// whose ref is a branch.
-	WriteBack *writeback.WriteBack `json:"writeBack,omitempty"`
+	WriteBack *WriteBack `json:"writeBack,omitempty"`
 	// AutoSync, when set and enabled, plans the environment when its
 	// branch moves and applies a ready plan; never on a protected
 	// environment.
@@ -81,8 +82,9 @@ type Environment struct {
 	// stderr). A caller's --audit-namespace cannot change it.
 	ConsoleNamespace *string `json:"consoleNamespace,omitempty"`
 
-	// configDir resolves relative paths.
-	configDir string
+	// ConfigDir is the config file's folder: it resolves relative paths
+	// (Resolve). ParseConfig sets it; never read from the file.
+	ConfigDir string `json:"-"`
 	// keepOut are files no local source may be read with (Config.KeepOut).
 	keepOut []string
 }
@@ -223,9 +225,9 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-// strictErrors turns strictyaml's mistakes into *ConfigErrors (so the
+// StrictErrors turns strictyaml's mistakes into *ConfigErrors (so the
 // command line exits 2 on them and the console shows them).
-func strictErrors(err error) error {
+func StrictErrors(err error) error {
 	var es strictyaml.Errors
 	if !errors.As(err, &es) {
 		return &ConfigError{Message: err.Error()}
@@ -244,17 +246,17 @@ const maxConfigBytes = 1 << 20
 // LoadConfig reads and validates an environments file. The error lists every
 // wrong field, each as a *ConfigError joined with errors.Join.
 func LoadConfig(path string) (*Config, error) {
-	data, err := readBounded(path, maxConfigBytes)
+	data, err := capread.File(path, maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: read config: %w", err)
+		return nil, fmt.Errorf("envconfig: read config: %w", err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: %w", err)
+		return nil, fmt.Errorf("envconfig: %w", err)
 	}
 	cfg, err := ParseConfig(data, filepath.Dir(abs))
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: config %s: %w", path, err)
+		return nil, fmt.Errorf("envconfig: config %s: %w", path, err)
 	}
 	cfg.Path = abs
 	return cfg, nil
@@ -267,10 +269,10 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(data []byte, dir string) (*Config, error) {
 	var cfg Config
 	if err := strictyaml.Unmarshal(data, &cfg, strictyaml.Options{}); err != nil {
-		return nil, strictErrors(err)
+		return nil, StrictErrors(err)
 	}
 	for i := range cfg.Environments {
-		cfg.Environments[i].configDir = dir
+		cfg.Environments[i].ConfigDir = dir
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -368,14 +370,14 @@ func (c *Config) Validate() error {
 				bad(p+".source.repo", "%v", err)
 			}
 			if e.Source.TokenEnv != "" {
-				if err := checkTokenEnv(e.Source.TokenEnv, e.Source.Repo); err != nil {
+				if err := CheckTokenEnv(e.Source.TokenEnv, e.Source.Repo); err != nil {
 					bad(p+".source.tokenEnv", "%v", err)
 				}
 			}
 		} else {
-			if e.Source.Path != "" && e.configDir != "" {
-				if dir := e.resolve(e.Source.Path); within(dir, e.configDir) {
-					bad(p+".source.path", "%s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own, beside or below the config file", dir, e.configDir)
+			if e.Source.Path != "" && e.ConfigDir != "" {
+				if dir := e.Resolve(e.Source.Path); Within(dir, e.ConfigDir) {
+					bad(p+".source.path", "%s holds the config file's folder %s (which may hold the kubeconfig, the OIDC client secret and the session keys): keep the manifests in a folder of their own, beside or below the config file", dir, e.ConfigDir)
 				}
 			}
 			if e.Source.Ref != "" {
@@ -448,6 +450,12 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Within reports whether p is dir or inside it (both cleaned, absolute).
+func Within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
 func escapes(p string) bool {
 	c := filepath.Clean(p)
 	return c == ".." || strings.HasPrefix(c, "../")
@@ -494,7 +502,7 @@ var tokenEnvRE = regexp.MustCompile(`^` + TokenEnvPrefix + `(_[A-Z0-9]+)*$`)
 // to repo: the name must be TokenEnvPrefix's, and the repository https
 // (the token is a password: never over plain http, and meaningless to
 // ssh, git:// and files).
-func checkTokenEnv(name, repo string) error {
+func CheckTokenEnv(name, repo string) error {
 	if !tokenEnvRE.MatchString(name) {
 		return fmt.Errorf("%q: name a variable %s or %s_<NAME> (upper-case letters, digits, '_'), set to the token only", name, TokenEnvPrefix, TokenEnvPrefix)
 	}
@@ -540,10 +548,10 @@ func (c *Config) KeepOut(paths ...string) {
 // localSecrets are the files a local source may not be read with: the
 // environment's kubeconfig, the pod's service account token and
 // KeepOut's files.
-func (e *Environment) localSecrets() []string {
+func (e *Environment) LocalSecrets() []string {
 	out := []string{inClusterSecrets}
 	if e.Cluster.Kubeconfig != "" {
-		out = append(out, e.resolve(e.Cluster.Kubeconfig))
+		out = append(out, e.Resolve(e.Cluster.Kubeconfig))
 	}
 	return append(out, e.keepOut...)
 }
@@ -557,15 +565,15 @@ func (c *Config) Env(name string) (*Environment, error) {
 		}
 		names = append(names, c.Environments[i].Name)
 	}
-	return nil, fmt.Errorf("deployplan: no environment %q in the config (have: %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("envconfig: no environment %q in the config (have: %s)", name, strings.Join(names, ", "))
 }
 
 // resolve makes a path relative to the config file's folder absolute.
-func (e *Environment) resolve(p string) string {
-	if filepath.IsAbs(p) || e.configDir == "" {
+func (e *Environment) Resolve(p string) string {
+	if filepath.IsAbs(p) || e.ConfigDir == "" {
 		return p
 	}
-	return filepath.Join(e.configDir, p)
+	return filepath.Join(e.ConfigDir, p)
 }
 
 // Allowlisted reports whether a Job name is in the template Job allowlist.
@@ -578,9 +586,19 @@ func (e *Environment) Allowlisted(job string) bool {
 	return false
 }
 
-func (e *Environment) skeletonPatterns() []string {
+func (e *Environment) SkeletonPatternsOrDefault() []string {
 	if len(e.SkeletonPatterns) > 0 {
 		return e.SkeletonPatterns
 	}
 	return []string{"skeleton", "placeholder"}
+}
+
+// CatalogInRepo is the path of e's catalog inside its source repository
+// (slash-separated, clean), and false when the catalog is not read from
+// the repository: no git source, or an absolute path on disk.
+func (e *Environment) CatalogInRepo() (string, bool) {
+	if e.Source.Repo == "" || e.Catalog == "" || filepath.IsAbs(e.Catalog) {
+		return "", false
+	}
+	return path.Clean(filepath.ToSlash(e.Catalog)), true
 }

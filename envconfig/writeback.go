@@ -1,13 +1,9 @@
-package writeback
+package envconfig
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -50,13 +46,10 @@ type AuthorTemplate struct {
 	Email string `json:"email,omitempty"`
 }
 
-// Defaults of AuthorTemplate, and what a template that renders empty
-// becomes.
+// Defaults of AuthorTemplate.
 const (
 	DefaultAuthorName  = "{{.Name}} via deploy-web"
 	DefaultAuthorEmail = "{{.Email}}"
-	fallbackName       = "deploy-web"
-	fallbackEmail      = "deploy-web@localhost"
 )
 
 // Credentials say where the push token is read from: one of TokenEnv (an
@@ -70,9 +63,6 @@ type Credentials struct {
 	// "x-access-token", which GitHub, Gitea and GitLab accept).
 	Username string `json:"username,omitempty"`
 }
-
-// maxTokenFileBytes caps a token file.
-const maxTokenFileBytes = 16 << 10
 
 // FieldError is a mistake in the writeBack configuration; Field is the path
 // below the environment ("writeBack.mode").
@@ -103,7 +93,7 @@ func (w WriteBack) Validate(protected bool) error {
 		bad("mode", "%q: want push or branch", w.Mode)
 	}
 	if w.Branch != "" {
-		if err := checkBranchName(w.Branch); err != nil {
+		if err := CheckBranchName(w.Branch); err != nil {
 			bad("branch", "%v", err)
 		}
 	}
@@ -135,13 +125,13 @@ func (w WriteBack) BranchFor(sourceRef string) (string, error) {
 	if sourceRef == "HEAD" || fullHashOK(sourceRef) {
 		return "", &FieldError{Field: "writeBack.branch", Message: fmt.Sprintf("required: source.ref %q is not a branch", sourceRef)}
 	}
-	if err := checkBranchName(sourceRef); err != nil {
+	if err := CheckBranchName(sourceRef); err != nil {
 		return "", &FieldError{Field: "writeBack.branch", Message: fmt.Sprintf("required: source.ref %q is not a branch name (%v)", sourceRef, err)}
 	}
 	return sourceRef, nil
 }
 
-func checkBranchName(b string) error {
+func CheckBranchName(b string) error {
 	if strings.HasPrefix(b, "refs/") {
 		return fmt.Errorf("%q: name the branch without refs/heads/", b)
 	}
@@ -172,79 +162,32 @@ func envNameOK(s string) bool {
 	return s != ""
 }
 
-// Token is a push token. It prints as "[redacted]" in every format, so a
-// Token that reaches a log or an error by mistake shows nothing.
-type Token struct {
-	user, secret string
-}
+// templateFields are the only placeholders an AuthorTemplate may hold.
+var templateFields = []string{"{{.Name}}", "{{.Email}}", "{{.Subject}}"}
 
-// NewToken makes a Token for HTTP basic auth (user "" means
-// "x-access-token").
-func NewToken(user, secret string) Token {
-	if user == "" {
-		user = "x-access-token"
+// checkTemplate refuses any "{{" that does not start one of
+// templateFields.
+func checkTemplate(t string) error {
+	rest := t
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		ok := false
+		for _, f := range templateFields {
+			if strings.HasPrefix(rest, f) {
+				rest, ok = rest[len(f):], true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%q: only {{.Name}}, {{.Email}} and {{.Subject}} may appear between braces", t)
+		}
 	}
-	return Token{user: user, secret: secret}
-}
-
-// Empty reports whether the token holds no secret (anonymous access).
-func (t Token) Empty() bool { return t.secret == "" }
-
-func (t Token) String() string { return "[redacted]" }
-
-// GoString keeps %#v from printing the fields.
-func (t Token) GoString() string { return "writeback.Token{[redacted]}" }
-
-// MarshalJSON keeps the secret out of JSON.
-func (t Token) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
-
-// redact replaces the secret in s.
-func (t Token) redact(s string) string {
-	if len(t.secret) < 4 {
-		// A secret this short would redact ordinary words; it is never
-		// a real token, and the error text never holds it anyway.
-		return s
+	if strings.ContainsAny(t, "<>\r\n") {
+		return fmt.Errorf("%q: angle brackets and line breaks are not allowed", t)
 	}
-	// The secret as written, and as an Authorization header carries it.
-	s = strings.ReplaceAll(s, t.secret, "[redacted]")
-	return strings.ReplaceAll(s, base64.StdEncoding.EncodeToString([]byte(t.user+":"+t.secret)), "[redacted]")
-}
-
-// Token reads the token the credentials name; no credentials mean an empty
-// Token (anonymous). Errors name the variable or the file, never a value.
-func (c Credentials) Token() (Token, error) {
-	switch {
-	case c.TokenEnv != "":
-		v := strings.TrimSpace(os.Getenv(c.TokenEnv))
-		if v == "" {
-			return Token{}, fmt.Errorf("writeback: credentials.tokenEnv: $%s is empty or unset: set it to the push token", c.TokenEnv)
-		}
-		return tokenOf(c.Username, v, "$"+c.TokenEnv)
-	case c.TokenFile != "":
-		f, err := os.Open(c.TokenFile)
-		if err != nil {
-			return Token{}, fmt.Errorf("writeback: credentials.tokenFile: %w", err)
-		}
-		defer f.Close()
-		buf, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
-		if err != nil {
-			return Token{}, fmt.Errorf("writeback: credentials.tokenFile %s: %w", c.TokenFile, err)
-		}
-		if len(buf) > maxTokenFileBytes {
-			return Token{}, fmt.Errorf("writeback: credentials.tokenFile %s: more than %d bytes: the file must hold the token alone", c.TokenFile, maxTokenFileBytes)
-		}
-		v := strings.TrimSpace(string(buf))
-		if v == "" {
-			return Token{}, fmt.Errorf("writeback: credentials.tokenFile %s is empty: write the push token into it", c.TokenFile)
-		}
-		return tokenOf(c.Username, v, c.TokenFile)
-	}
-	return Token{}, nil
-}
-
-func tokenOf(user, v, where string) (Token, error) {
-	if !utf8.ValidString(v) || strings.ContainsAny(v, "\r\n\x00") {
-		return Token{}, fmt.Errorf("writeback: credentials: the token in %s holds a line break or invalid bytes: it must be one line", where)
-	}
-	return NewToken(user, v), nil
+	return nil
 }

@@ -1,7 +1,6 @@
-package deployplan
+package envconfig
 
 import (
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,27 +50,21 @@ const (
 	DefaultSourceTimeout      = time.Minute
 	DefaultRegistryTimeout    = ociregistry.DefaultTimeout
 	DefaultHealthCheckTimeout = 5 * time.Second
-
-	// maxResponseBytes caps the body read from a health
-	// check, which answers with a few kilobytes at most.
-	maxResponseBytes = 1 << 20
-	// maxCatalogBytes caps an artifact catalog.
-	maxCatalogBytes = 8 << 20
 )
 
-func (l Limits) maxRepoBytes() int64 { return limit.Or(l.MaxRepoBytes, DefaultMaxRepoBytes) }
+func (l Limits) MaxRepoBytesOrDefault() int64 { return limit.Or(l.MaxRepoBytes, DefaultMaxRepoBytes) }
 
-func (l Limits) maxRepoFiles() int { return limit.Or(l.MaxRepoFiles, DefaultMaxRepoFiles) }
+func (l Limits) MaxRepoFilesOrDefault() int { return limit.Or(l.MaxRepoFiles, DefaultMaxRepoFiles) }
 
-func (l Limits) maxInflatedBytes() int64 {
+func (l Limits) MaxInflatedBytesOrDefault() int64 {
 	return limit.Or(l.MaxInflatedBytes, DefaultMaxInflatedBytes)
 }
 
 // fetchDiskBytes caps the bytes a fetch writes to its temporary object
 // store: the pack twice (as received, then stored) and its index.
-func (l Limits) fetchDiskBytes() int64 { return 3 * l.maxRepoBytes() }
+func (l Limits) FetchDiskBytes() int64 { return 3 * l.MaxRepoBytesOrDefault() }
 
-func (l Limits) maxYAMLNodes() int64 { return limit.Or(l.MaxYAMLNodes, DefaultMaxYAMLNodes) }
+func (l Limits) MaxYAMLNodesOrDefault() int64 { return limit.Or(l.MaxYAMLNodes, DefaultMaxYAMLNodes) }
 
 func orDefault(d metav1.Duration, def time.Duration) time.Duration {
 	if d.Duration > 0 {
@@ -80,15 +73,15 @@ func orDefault(d metav1.Duration, def time.Duration) time.Duration {
 	return def
 }
 
-func (l Limits) sourceTimeout() time.Duration {
+func (l Limits) SourceTimeoutOrDefault() time.Duration {
 	return orDefault(l.SourceTimeout, DefaultSourceTimeout)
 }
 
-func (l Limits) registryTimeout() time.Duration {
+func (l Limits) RegistryTimeoutOrDefault() time.Duration {
 	return orDefault(l.RegistryTimeout, DefaultRegistryTimeout)
 }
 
-func (l Limits) healthCheckTimeout() time.Duration {
+func (l Limits) HealthCheckTimeoutOrDefault() time.Duration {
 	return orDefault(l.HealthCheckTimeout, DefaultHealthCheckTimeout)
 }
 
@@ -114,20 +107,4 @@ func (l Limits) validate(field string, bad func(field, format string, a ...any))
 			bad(field+"."+d.name, "%s must not be negative", d.d.Duration)
 		}
 	}
-}
-
-// TooLargeError says a repository (or a fetched pack) is over a limit.
-type TooLargeError struct {
-	// What names the repository or the pack.
-	What string
-	// Limit names the limit ("limits.maxRepoBytes").
-	Limit string
-	// Max is the limit's value, Read what was read when it was crossed.
-	Max, Read int64
-	// Unit is "bytes" or "files".
-	Unit string
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("deployplan: %s is too large: more than %d %s (read %d; %s)", e.What, e.Max, e.Unit, e.Read, e.Limit)
 }

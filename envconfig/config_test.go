@@ -1,4 +1,4 @@
-package deployplan
+package envconfig
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("Allowlisted wrong for %v", env.TemplateJobs.Allowlist)
 	}
 	prod, _ := cfg.Env("prod")
-	if got := prod.resolve(prod.Source.Path); got != "/etc/deploy/deploy/prod" {
+	if got := prod.Resolve(prod.Source.Path); got != "/etc/deploy/deploy/prod" {
 		t.Errorf("resolve = %q, want /etc/deploy/deploy/prod", got)
 	}
 	if _, err := cfg.Env("nope"); err == nil || !strings.Contains(err.Error(), "sample-dev, prod") {
@@ -169,7 +169,7 @@ func TestParseConfigRegistryHosts(t *testing.T) {
 	}
 }
 
-func TestLoadConfigAndCatalog(t *testing.T) {
+func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "deploy.yaml")
 	os.WriteFile(p, []byte(goodConfig), 0o644)
@@ -182,16 +182,6 @@ func TestLoadConfigAndCatalog(t *testing.T) {
 	}
 	if _, err := LoadConfig(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("LoadConfig(missing) = nil error")
-	}
-	for _, tt := range []struct{ json, want string }{
-		{`{"services": []}`, "commit: required"},
-		{`{"commit": "c", "services": [{"image": "x"}, {"id": "a", "image": ""}, {"id": "a", "image": "UPPER CASE"}]}`, "services[0].id: required"},
-		{`not json`, "catalog"},
-	} {
-		_, err := ParseCatalog([]byte(tt.json))
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseCatalog(%s) = %v, want it to mention %q", tt.json, err, tt.want)
-		}
 	}
 }
 
@@ -206,11 +196,11 @@ environments:
 		t.Fatal(err)
 	}
 	a, b := cfg.Environments[0].Limits, cfg.Environments[1].Limits
-	if a.maxRepoBytes() != DefaultMaxRepoBytes || a.maxRepoFiles() != DefaultMaxRepoFiles || a.sourceTimeout() != DefaultSourceTimeout ||
-		a.registryTimeout() != DefaultRegistryTimeout || a.healthCheckTimeout() != DefaultHealthCheckTimeout {
+	if a.MaxRepoBytesOrDefault() != DefaultMaxRepoBytes || a.MaxRepoFilesOrDefault() != DefaultMaxRepoFiles || a.SourceTimeoutOrDefault() != DefaultSourceTimeout ||
+		a.RegistryTimeoutOrDefault() != DefaultRegistryTimeout || a.HealthCheckTimeoutOrDefault() != DefaultHealthCheckTimeout {
 		t.Errorf("default limits = %+v", a)
 	}
-	if b.maxRepoBytes() != 1000 || b.maxRepoFiles() != 10 || b.sourceTimeout() != 2*time.Minute || b.registryTimeout() != time.Second || b.healthCheckTimeout() != 3*time.Second {
+	if b.MaxRepoBytesOrDefault() != 1000 || b.MaxRepoFilesOrDefault() != 10 || b.SourceTimeoutOrDefault() != 2*time.Minute || b.RegistryTimeoutOrDefault() != time.Second || b.HealthCheckTimeoutOrDefault() != 3*time.Second {
 		t.Errorf("configured limits = %+v", b)
 	}
 }

@@ -1,4 +1,4 @@
-package deployplan
+package envconfig
 
 import (
 	"fmt"

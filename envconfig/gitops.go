@@ -1,4 +1,4 @@
-package deployplan
+package envconfig
 
 import (
 	"cmp"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hanzoai/deploy-web/writeback"
 )
 
 // AutoSync is an environment's `autoSync:`: plan when the source's branch
@@ -102,15 +100,9 @@ func (a AutoSync) GraceOrDefault() time.Duration {
 // the source's ref. It is an error for an environment without writeBack.
 func (e *Environment) WriteBackBranch() (string, error) {
 	if e.WriteBack == nil {
-		return "", errors.New("deployplan: environment " + e.Name + " has no writeBack")
+		return "", errors.New("envconfig: environment " + e.Name + " has no writeBack")
 	}
 	return e.WriteBack.BranchFor(e.Source.Ref)
-}
-
-// WriteBackLimits maps the environment's limits onto a write-back's: the
-// source timeout bounds the whole commit, maxRepoBytes the fetched pack.
-func (e *Environment) WriteBackLimits() writeback.Limits {
-	return writeback.Limits{Timeout: e.Limits.sourceTimeout(), MaxPackBytes: e.Limits.maxRepoBytes()}
 }
 
 // validateGitOps checks writeBack and autoSync of environment e (p is its
@@ -168,21 +160,7 @@ func writeBackScheme(repo string) bool {
 	return false
 }
 
-// WriteBackToken reads the write-back token (writeBack.credentials), a
-// relative tokenFile being resolved against the config file's folder. It
-// is empty without credentials.
-func (e *Environment) WriteBackToken() (writeback.Token, error) {
-	if e.WriteBack == nil {
-		return writeback.Token{}, nil
-	}
-	c := e.WriteBack.Credentials
-	if c.TokenFile != "" {
-		c.TokenFile = e.resolve(c.TokenFile)
-	}
-	return c.Token()
-}
-
-// reportFieldErrors reports writeback's *FieldErrors (joined) under the
+// reportFieldErrors reports WriteBack.Validate's *FieldErrors (joined) under the
 // environment's path p; any other error under p.writeBack.
 func reportFieldErrors(p string, err error, bad func(field, format string, a ...any)) {
 	if err == nil {
@@ -195,7 +173,7 @@ func reportFieldErrors(p string, err error, bad func(field, format string, a ...
 		errs = []error{err}
 	}
 	for _, e := range errs {
-		var fe *writeback.FieldError
+		var fe *FieldError
 		if errors.As(e, &fe) {
 			bad(p+"."+fe.Field, "%s", fe.Message)
 		} else {

@@ -1,12 +1,8 @@
-package writeback
+package envconfig
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -74,52 +70,5 @@ func TestBranchFor(t *testing.T) {
 		if got != tc.want || (err == nil) != tc.wantOK {
 			t.Errorf("BranchFor(%q) = %q, %v; want %q, ok %t", tc.ref, got, err, tc.want, tc.wantOK)
 		}
-	}
-}
-
-func TestToken(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "token")
-	if err := os.WriteFile(file, []byte(testToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("WB_TEST_TOKEN", testToken)
-	for _, c := range []Credentials{{TokenEnv: "WB_TEST_TOKEN"}, {TokenFile: file}} {
-		tok, err := c.Token()
-		if err != nil || tok.secret != testToken || tok.user != "x-access-token" {
-			t.Fatalf("Token(%+v) = %v, want the token for x-access-token", c, err)
-		}
-		js, _ := json.Marshal(struct{ T Token }{tok})
-		for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s %q", tok, tok, tok, tok, tok), string(js)} {
-			if strings.Contains(s, testToken) {
-				t.Errorf("a formatted Token shows the secret: %s", s)
-			}
-		}
-	}
-	multi := filepath.Join(dir, "multi")
-	if err := os.WriteFile(multi, []byte(testToken+"\nsecond-line-secret"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, []byte(strings.Repeat("a", maxTokenFileBytes+1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("WB_EMPTY", "")
-	for _, tc := range []struct {
-		c    Credentials
-		want string
-	}{
-		{Credentials{TokenEnv: "WB_EMPTY"}, "$WB_EMPTY is empty"},
-		{Credentials{TokenFile: filepath.Join(dir, "missing")}, "credentials.tokenFile"},
-		{Credentials{TokenFile: multi}, "must be one line"},
-		{Credentials{TokenFile: big}, "more than"},
-	} {
-		_, err := tc.c.Token()
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), "second-line-secret") {
-			t.Errorf("Token(%+v) = %v, want an error saying %q without the file's content", tc.c, err, tc.want)
-		}
-	}
-	if tok, err := (Credentials{}).Token(); err != nil || !tok.Empty() {
-		t.Errorf("Token(no credentials) = %v, %v; want an empty token", tok, err)
 	}
 }

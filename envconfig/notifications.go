@@ -1,11 +1,10 @@
-package deployplan
+package envconfig
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/hanzoai/deploy-web/internal/hostlist"
-	"github.com/hanzoai/deploy-web/notify"
 )
 
 // Notifications configures the console's notifications (package notify):
@@ -20,10 +19,10 @@ type Notifications struct {
 	// so. Operator-trusted: a subscription never adds one.
 	Hosts []string `json:"hosts"`
 	// Keys are the only Secret keys a subscription may name, each with
-	// the provider, URL prefix and scope it may be used for (notify.Key,
+	// the provider, URL prefix and scope it may be used for (NotificationKey,
 	// decided by notify.CheckKey when a subscription is saved and before
 	// every delivery). A key not listed cannot be named at all.
-	Keys []notify.Key `json:"keys"`
+	Keys []NotificationKey `json:"keys"`
 }
 
 // validate checks every host of n (hostlist.Check) and refuses
@@ -46,10 +45,10 @@ func (n *Notifications) validate(bad func(field, format string, a ...any)) {
 		}
 		seen[c] = i
 	}
-	keys := map[notify.SecretRef]int{}
+	keys := map[SecretRef]int{}
 	for i, k := range n.Keys {
 		f := fmt.Sprintf("notifications.keys[%d]", i)
-		for _, fe := range notify.ValidateKey(k, n.Hosts) {
+		for _, fe := range ValidateNotificationKey(k, n.Hosts) {
 			bad(f+"."+fe.Field, "%s", fe.Message)
 		}
 		if j, dup := keys[k.SecretRef]; dup {
@@ -62,7 +61,7 @@ func (n *Notifications) validate(bad func(field, format string, a ...any)) {
 
 // NotificationKeys returns the Secret keys subscriptions may name (nil
 // without a notifications key).
-func (c *Config) NotificationKeys() []notify.Key {
+func (c *Config) NotificationKeys() []NotificationKey {
 	if c == nil || c.Notifications == nil {
 		return nil
 	}

@@ -1,12 +1,8 @@
-package deployplan
+package envconfig
 
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/hanzoai/deploy-web/autosync"
-	"github.com/hanzoai/deploy-web/writeback"
 )
 
 // gitopsEnv is one environment of a config, its source and the lines given
@@ -104,40 +100,6 @@ func TestAutoSyncDefaults(t *testing.T) {
 	}
 	if got, err := e.WriteBackBranch(); got != "release/1" || err != nil {
 		t.Errorf("WriteBackBranch() = %q, %v, want release/1", got, err)
-	}
-	e.Limits.SourceTimeout.Duration, e.Limits.MaxRepoBytes = 7*time.Second, 1<<20
-	if got, want := e.WriteBackLimits(), (writeback.Limits{Timeout: 7 * time.Second, MaxPackBytes: 1 << 20}); got != want {
-		t.Errorf("WriteBackLimits() = %+v, want %+v", got, want)
-	}
-}
-
-func TestWriteBackTokenFileRelative(t *testing.T) {
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"token": "tok-1234\n"})
-	cfg, err := ParseConfig([]byte(gitopsEnv(`{repo: "https://git.example/m.git", ref: main, path: dev}`, "    writeBack: {mode: push, credentials: {tokenFile: token}}\n")), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := cfg.Environments[0].WriteBackToken()
-	if err != nil || tok.Empty() {
-		t.Fatalf("WriteBackToken() = %v, %v, want the token of %s/token", tok, err, dir)
-	}
-}
-
-// TestAutoSyncBoundsAreAutosyncs: the config's bounds and defaults are
-// the ones package autosync acts on.
-func TestAutoSyncBoundsAreAutosyncs(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		got, want time.Duration
-	}{
-		{"MinAutoSyncInterval", MinAutoSyncInterval, autosync.MinInterval},
-		{"DefaultAutoSyncInterval", DefaultAutoSyncInterval, autosync.DefaultInterval},
-		{"DefaultSelfHealGrace", DefaultSelfHealGrace, autosync.DefaultGrace},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s = %s, want autosync's %s", c.name, c.got, c.want)
-		}
 	}
 }
 

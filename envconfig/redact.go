@@ -1,10 +1,6 @@
-package deployplan
+package envconfig
 
 import (
-	"cmp"
-	"errors"
-	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -24,7 +20,7 @@ import (
 // "@" loses what comes before it, which is the price of never guessing.
 func RedactURL(repo string) string {
 	scheme, rest, ok := strings.Cut(repo, "://")
-	if !ok || !isURLScheme(scheme) {
+	if !ok || !IsURLScheme(scheme) {
 		// A local path or the scp-like form: no query or fragment.
 		if at := strings.LastIndex(repo, "@"); at >= 0 {
 			return repo[at+1:]
@@ -40,10 +36,10 @@ func RedactURL(repo string) string {
 	return scheme + "://" + rest
 }
 
-// isURLScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// IsURLScheme reports whether s is a URL scheme (RFC 3986: a letter, then
 // letters, digits, "+", "-" or "."), so that "user:p://w@host:repo" is not
 // taken for a URL whose scheme carries the credentials.
-func isURLScheme(s string) bool {
+func IsURLScheme(s string) bool {
 	for i, c := range s {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
@@ -53,36 +49,4 @@ func isURLScheme(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// redactErr returns err unchanged when repo carries no credentials, else
-// an error of the same text with every piece of them (the user
-// information, the user, the password; as written and URL-escaped)
-// replaced by "REDACTED": a library's error may quote the address it was
-// given (net/url's parse errors do, whole). The error chain is not kept
-// then.
-func redactErr(err error, repo string) error {
-	cut := RedactURL(repo)
-	if err == nil || len(cut) == len(repo) {
-		return err
-	}
-	userinfo := repo
-	if scheme, rest, ok := strings.Cut(repo, "://"); ok && isURLScheme(scheme) {
-		userinfo = rest
-	}
-	userinfo = userinfo[:strings.LastIndex(userinfo, "@")]
-	user, password, _ := strings.Cut(userinfo, ":")
-	var pieces []string
-	for _, p := range []string{userinfo, user, password} {
-		if p != "" {
-			pieces = append(pieces, p, url.PathEscape(p), url.QueryEscape(p))
-		}
-	}
-	// Longest first, so a piece inside another goes with it.
-	slices.SortFunc(pieces, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	msg := err.Error()
-	for _, p := range pieces {
-		msg = strings.ReplaceAll(msg, p, "REDACTED")
-	}
-	return errors.New(msg)
 }
