@@ -510,7 +510,7 @@ func TestRenderHelmignore(t *testing.T) {
 	files := chartWith(map[string]string{
 		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: files}\ndata:\n  notes: {{ .Files.Get \"notes.txt\" | quote }}\n  kept: {{ .Files.Get \"kept.txt\" | quote }}\n  scratch: {{ len (.Files.Glob \"scratch/**\") | quote }}\n",
 		// Would not render: ignored by name, by glob, by Helm's default.
-		"broken.yaml": "{{ fail \"broken.yaml was loaded\" }}\n",
+		"broken.yaml":  "{{ fail \"broken.yaml was loaded\" }}\n",
 		"old.yaml.bak": "{{ fail \"old.yaml.bak was loaded\" }}\n",
 		".draft.yaml":  "{{ fail \".draft.yaml was loaded\" }}\n",
 	})
