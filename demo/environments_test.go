@@ -75,14 +75,14 @@ func TestManifestsOffline(t *testing.T) {
 		// Every catalog is in version mode (its commit reported): dev at
 		// its first commit runs DevPreviousVersion, staging StagingVersion,
 		// prod ProdVersion; every image carries its release's tag.
-		tag := DevPreviousVersion
+		tag, chart := DevPreviousVersion, ChartDevVersion
 		switch e.Name {
 		case StagingEnvironment:
-			tag = StagingVersion
+			tag, chart = StagingVersion, ChartStagingVersion
 		case ProdEnvironment:
-			tag = ProdVersion
+			tag, chart = ProdVersion, ChartProdVersion
 		}
-		checkSourcePlan(t, &e, tag)
+		checkSourcePlan(t, &e, tag, chart)
 	}
 	// dev is the GitOps loop: write-back (push) and auto-sync with
 	// self-heal; staging follows its branch too and is promoted from dev;
@@ -152,6 +152,16 @@ func TestManifestsOffline(t *testing.T) {
 	if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != StagingEnvironment || img != manifestRegistry+"api:"+StagingVersion {
 		t.Errorf("Lookup(preprod/api) = %v %+v (image %q), want staging's at %s", ok, d, img, StagingVersion)
 	}
+	// The chart App: rendered from charts/web with each overlay's values
+	// file, in the overlay's namespace.
+	for _, c := range []struct{ ns, env, version string }{
+		{StagingNamespace, DevEnvironment, ChartDevVersion}, {PreprodNamespace, StagingEnvironment, ChartStagingVersion}, {ProductionNamespace, ProdEnvironment, ChartProdVersion},
+	} {
+		d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, c.ns, ChartApp)
+		if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != c.env || img != manifestRegistry+ChartApp+":"+c.version {
+			t.Errorf("Lookup(%s/%s) = %v %+v (image %q), want %s's at %s", c.ns, ChartApp, ok, d, img, c.env, c.version)
+		}
+	}
 	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, ProductionNamespace, "api")
 	if r, _, _ := unstructuredInt(d, "spec", "replicas"); !ok || d.Environment != ProdEnvironment || r != 4 {
 		t.Errorf("Lookup(production/api) = %v %+v (replicas %d), want prod's, 4 replicas", ok, d, r)
@@ -170,17 +180,18 @@ func TestManifestsOffline(t *testing.T) {
 	if oh, err := clone.Reference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), true); err != nil || oh.Hash().String() != head {
 		t.Errorf("the clone's origin/%s after the release = %v (%v), want %s", ManifestBranch, oh, err, head)
 	}
-	checkSourcePlan(t, &dev, DevVersion)
+	checkSourcePlan(t, &dev, DevVersion, ChartDevVersion)
 	// Each catalog lists its environment's release, dev's its rollback
 	// target too; a promotion copies the release it brings in from the
 	// catalog before (dev's lists DevVersion, staging's StagingVersion).
 	for _, c := range []struct {
 		file     string
 		releases []string
+		chart    string
 	}{
-		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}},
-		{"artifacts/catalog-staging.json", []string{StagingVersion}},
-		{"artifacts/catalog-prod.json", []string{ProdVersion}},
+		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}, ChartDevVersion},
+		{"artifacts/catalog-staging.json", []string{StagingVersion}, ChartStagingVersion},
+		{"artifacts/catalog-prod.json", []string{ProdVersion}, ChartProdVersion},
 	} {
 		cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()[c.file]))
 		if err != nil {
@@ -199,6 +210,7 @@ func TestManifestsOffline(t *testing.T) {
 				}
 			}
 		}
+		want = append(want, ChartApp+"-"+c.chart)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s lists %v, want %v", c.file, got, want)
 		}
@@ -215,8 +227,8 @@ func TestManifestsOffline(t *testing.T) {
 
 // checkSourcePlan plans e's source offline: it converges, its catalog is
 // in version mode with commit AppCommit, and every workload image is
-// tagged tag.
-func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag string) {
+// tagged tag, but the chart App's, tagged chart (its values file's).
+func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, chart string) {
 	t.Helper()
 	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
 	if err != nil {
@@ -228,14 +240,18 @@ func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag string) {
 	var got []string
 	for _, w := range res.Workloads {
 		got = append(got, w.Kind+"/"+w.Name)
+		want := tag
+		if w.Name == ChartApp {
+			want = chart
+		}
 		for _, ct := range w.Containers {
-			if !strings.HasSuffix(ct.Image, ":"+tag) {
-				t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, tag)
+			if !strings.HasSuffix(ct.Image, ":"+want) {
+				t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, want)
 			}
 		}
 	}
 	slices.Sort(got)
-	if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
+	if want := []string{"App/api", "App/web", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
 		t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
 	}
 }

@@ -1,0 +1,66 @@
+package gitops
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/writeback"
+)
+
+// TestDemoChartAppPromotes: the demo's chart App (charts/web, rendered by
+// each overlay's helmCharts entry) promoted dev -> staging is one edit of
+// staging's own values file, image.tag at dev's release; the chart, its
+// defaults and the other overlays are not written.
+func TestDemoChartAppPromotes(t *testing.T) {
+	tree := fstest.MapFS{}
+	for p, s := range demo.ManifestFiles() {
+		tree[p] = &fstest.MapFile{Data: []byte(s)}
+	}
+	cfg, err := deployplan.ParseConfig([]byte(`environments:
+  - name: staging
+    cluster: {context: test}
+    namespace: preprod
+    source: {repo: "file:///m.git", ref: main, path: overlays/staging}
+    catalog: artifacts/catalog-staging.json
+    writeBack: {mode: push}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &cfg.Environments[0]
+	repo := "registry.demo.local/inventory/" + demo.ChartApp
+	ch := writeback.ImageChange{Dir: env.Source.Path, Kind: "App", Name: demo.ChartApp, Repository: repo, Tag: demo.ChartDevVersion}
+	edits, err := versionEdits(context.Background(), tree, env, "hanzo.ai", ch, 0)
+	if err != nil {
+		t.Fatalf("versionEdits(web -> %s) = %v", demo.ChartDevVersion, err)
+	}
+	if len(edits) != 1 || edits[0].Target() != "overlays/staging/web-values.yaml" {
+		t.Fatalf("edits = %+v, want one of overlays/staging/web-values.yaml", edits)
+	}
+	edited := applyEdits(t, tree, edits)
+	if got := string(edited["overlays/staging/web-values.yaml"].Data); !strings.Contains(got, "tag: \""+demo.ChartDevVersion+"\"") || !strings.HasPrefix(got, "# staging's values") {
+		t.Errorf("staging's values file after the edit = %q, want image.tag %s and its comment", got, demo.ChartDevVersion)
+	}
+	if err := checkRenderedImage(context.Background(), env, edited, "hanzo.ai", "App", demo.ChartApp, repo, demo.ChartDevVersion); err != nil {
+		t.Errorf("the edited tree: %v", err)
+	}
+	if err := checkRenderedObjs(env, mustRender(t, env, tree), "hanzo.ai", "App", demo.ChartApp, appcr.ImageRef{Repository: repo, Tag: demo.ChartStagingVersion}); err != nil {
+		t.Errorf("staging before the promotion: %v, want web at %s", err, demo.ChartStagingVersion)
+	}
+}
+
+func mustRender(t *testing.T, env *deployplan.Environment, tree fstest.MapFS) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := deployplan.RenderFS(context.Background(), env, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
