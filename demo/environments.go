@@ -97,13 +97,10 @@ const (
 	// the manifest repository (charts/web), through each overlay's
 	// helmCharts entry with a values file per environment
 	// (overlays/<env>/web-values.yaml, image.tag: the key a promotion or
-	// a rollback edits). dev runs ChartDevVersion, staging
-	// ChartStagingVersion (one behind: promotable dev -> staging), prod
-	// ChartProdVersion.
-	ChartApp            = "web"
-	ChartDevVersion     = "2.1.0"
-	ChartStagingVersion = "2.0.0"
-	ChartProdVersion    = "1.9.0"
+	// a rollback edits). It follows the releases of the other Apps: dev
+	// at DevVersion, staging at StagingVersion (promotable dev ->
+	// staging), prod at ProdVersion.
+	ChartApp = "web"
 )
 
 // ImageTag is the tag of the images of base/ (the overlays set their
@@ -114,6 +111,11 @@ var ImageTag = AppCommit[:12]
 // overlay); DevEnvironment applies them to StagingNamespace,
 // StagingEnvironment to PreprodNamespace.
 func EnvironmentApps() []string { return []string{"api", "worker"} }
+
+// CatalogApps are the Apps of every environment's catalog: the
+// EnvironmentApps, whose versions the overlays' images: set, and the
+// chart App, whose version its values file sets.
+func CatalogApps() []string { return append(EnvironmentApps(), ChartApp) }
 
 // envLogApps gives the environments' Apps pod logs once they run (by
 // container name: api and worker in every namespace).
@@ -159,16 +161,15 @@ func manifestFiles() map[string]string {
 		// environment before (docs/promotion.md).
 		"overlays/staging/kustomization.yaml": releaseOverlay(PreprodNamespace, StagingVersion, ""),
 		"overlays/staging/app-image.yaml":     appImageConfig,
-		"overlays/staging/web-values.yaml":    chartValues(StagingEnvironment, ChartStagingVersion),
+		"overlays/staging/web-values.yaml":    chartValues(StagingEnvironment, StagingVersion),
 		"overlays/prod/kustomization.yaml": releaseOverlay(ProductionNamespace, ProdVersion,
 			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n"),
 		"overlays/prod/app-image.yaml":    appImageConfig,
-		"overlays/prod/web-values.yaml":   chartValues(ProdEnvironment, ChartProdVersion),
+		"overlays/prod/web-values.yaml":   chartValues(ProdEnvironment, ProdVersion),
 		"overlays/dev/app-image.yaml":     appImageConfig,
-		"overlays/dev/web-values.yaml":    chartValues(DevEnvironment, ChartDevVersion),
-		"artifacts/catalog-staging.json":  releaseCatalog(ChartStagingVersion, StagingVersion),
-		"artifacts/catalog-prod.json":     releaseCatalog(ChartProdVersion, ProdVersion),
-		"charts/web/Chart.yaml":           "apiVersion: v2\nname: web\ndescription: the inventory web front end (a chart vendored in the repository)\nversion: 0.3.0\nappVersion: \"" + ChartDevVersion + "\"\n",
+		"artifacts/catalog-staging.json":  releaseCatalog(StagingVersion),
+		"artifacts/catalog-prod.json":     releaseCatalog(ProdVersion),
+		"charts/web/Chart.yaml":           "apiVersion: v2\nname: web\ndescription: the inventory web front end (a chart vendored in the repository)\nversion: 0.3.0\nappVersion: \"" + DevVersion + "\"\n",
 		"charts/web/.helmignore":          "# not part of the chart when it renders\nREADME.md\n*.bak\n",
 		"charts/web/README.md":            "# web\n\nThe web front end's chart. Each environment sets `image.tag` in `overlays/<env>/web-values.yaml`.\n",
 		"charts/web/values.yaml":          chartDefaults,
@@ -225,9 +226,9 @@ func releaseDigest(svc, version string) string {
 }
 
 // releaseCatalog is a version-mode catalog listing each service at every
-// release of listed (one entry each, with its digest) and the chart App
-// at its release chart; the commit, AppCommit, is only reported.
-func releaseCatalog(chart string, listed ...string) string {
+// release of listed (one entry each, with its digest), the chart App
+// among them; the commit, AppCommit, is only reported.
+func releaseCatalog(listed ...string) string {
 	type release struct {
 		ID        string `json:"id"`
 		Image     string `json:"image"`
@@ -240,12 +241,11 @@ func releaseCatalog(chart string, listed ...string) string {
 		Commit   string    `json:"commit"`
 		Services []release `json:"services"`
 	}{Mode: "version", Commit: AppCommit}
-	for _, s := range EnvironmentApps() {
+	for _, s := range CatalogApps() {
 		for _, v := range listed {
 			cat.Services = append(cat.Services, release{ID: s + "-" + v, Image: manifestRegistry + s, Tag: v, Digest: releaseDigest(s, v), Published: true})
 		}
 	}
-	cat.Services = append(cat.Services, release{ID: ChartApp + "-" + chart, Image: manifestRegistry + ChartApp, Tag: chart, Digest: releaseDigest(ChartApp, chart), Published: true})
 	b, err := json.MarshalIndent(cat, "", "  ")
 	if err != nil {
 		panic(err) // static data
@@ -260,7 +260,8 @@ func releaseCatalog(chart string, listed ...string) string {
 func devRelease(version string, listed ...string) map[string]string {
 	return map[string]string{
 		"overlays/dev/kustomization.yaml": releaseOverlay(StagingNamespace, version, ""),
-		"artifacts/catalog.json":          releaseCatalog(ChartDevVersion, listed...),
+		"overlays/dev/web-values.yaml":    chartValues(DevEnvironment, version),
+		"artifacts/catalog.json":          releaseCatalog(listed...),
 	}
 }
 

@@ -75,14 +75,14 @@ func TestManifestsOffline(t *testing.T) {
 		// Every catalog is in version mode (its commit reported): dev at
 		// its first commit runs DevPreviousVersion, staging StagingVersion,
 		// prod ProdVersion; every image carries its release's tag.
-		tag, chart := DevPreviousVersion, ChartDevVersion
+		tag := DevPreviousVersion
 		switch e.Name {
 		case StagingEnvironment:
-			tag, chart = StagingVersion, ChartStagingVersion
+			tag = StagingVersion
 		case ProdEnvironment:
-			tag, chart = ProdVersion, ChartProdVersion
+			tag = ProdVersion
 		}
-		checkSourcePlan(t, &e, tag, chart)
+		checkSourcePlan(t, &e, tag)
 	}
 	// dev is the GitOps loop: write-back (push) and auto-sync with
 	// self-heal; staging follows its branch too and is promoted from dev;
@@ -155,7 +155,7 @@ func TestManifestsOffline(t *testing.T) {
 	// The chart App: rendered from charts/web with each overlay's values
 	// file, in the overlay's namespace.
 	for _, c := range []struct{ ns, env, version string }{
-		{StagingNamespace, DevEnvironment, ChartDevVersion}, {PreprodNamespace, StagingEnvironment, ChartStagingVersion}, {ProductionNamespace, ProdEnvironment, ChartProdVersion},
+		{StagingNamespace, DevEnvironment, DevPreviousVersion}, {PreprodNamespace, StagingEnvironment, StagingVersion}, {ProductionNamespace, ProdEnvironment, ProdVersion},
 	} {
 		d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, c.ns, ChartApp)
 		if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != c.env || img != manifestRegistry+ChartApp+":"+c.version {
@@ -180,18 +180,17 @@ func TestManifestsOffline(t *testing.T) {
 	if oh, err := clone.Reference(plumbing.NewRemoteReferenceName("origin", ManifestBranch), true); err != nil || oh.Hash().String() != head {
 		t.Errorf("the clone's origin/%s after the release = %v (%v), want %s", ManifestBranch, oh, err, head)
 	}
-	checkSourcePlan(t, &dev, DevVersion, ChartDevVersion)
+	checkSourcePlan(t, &dev, DevVersion)
 	// Each catalog lists its environment's release, dev's its rollback
 	// target too; a promotion copies the release it brings in from the
 	// catalog before (dev's lists DevVersion, staging's StagingVersion).
 	for _, c := range []struct {
 		file     string
 		releases []string
-		chart    string
 	}{
-		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}, ChartDevVersion},
-		{"artifacts/catalog-staging.json", []string{StagingVersion}, ChartStagingVersion},
-		{"artifacts/catalog-prod.json", []string{ProdVersion}, ChartProdVersion},
+		{"artifacts/catalog.json", []string{DevPreviousVersion, DevVersion}},
+		{"artifacts/catalog-staging.json", []string{StagingVersion}},
+		{"artifacts/catalog-prod.json", []string{ProdVersion}},
 	} {
 		cat, err := deployplan.ParseCatalog([]byte(ManifestFiles()[c.file]))
 		if err != nil {
@@ -202,7 +201,7 @@ func TestManifestsOffline(t *testing.T) {
 			got = append(got, s.ID)
 		}
 		var want []string
-		for _, app := range EnvironmentApps() {
+		for _, app := range CatalogApps() {
 			for _, v := range c.releases {
 				want = append(want, app+"-"+v)
 				if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + app, Tag: v}); !ok || s.Tag != v {
@@ -210,7 +209,6 @@ func TestManifestsOffline(t *testing.T) {
 				}
 			}
 		}
-		want = append(want, ChartApp+"-"+c.chart)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s lists %v, want %v", c.file, got, want)
 		}
@@ -227,8 +225,8 @@ func TestManifestsOffline(t *testing.T) {
 
 // checkSourcePlan plans e's source offline: it converges, its catalog is
 // in version mode with commit AppCommit, and every workload image is
-// tagged tag, but the chart App's, tagged chart (its values file's).
-func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, chart string) {
+// tagged tag (the chart App's by its values file).
+func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag string) {
 	t.Helper()
 	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
 	if err != nil {
@@ -240,13 +238,9 @@ func checkSourcePlan(t *testing.T, e *deployplan.Environment, tag, chart string)
 	var got []string
 	for _, w := range res.Workloads {
 		got = append(got, w.Kind+"/"+w.Name)
-		want := tag
-		if w.Name == ChartApp {
-			want = chart
-		}
 		for _, ct := range w.Containers {
-			if !strings.HasSuffix(ct.Image, ":"+want) {
-				t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, want)
+			if !strings.HasSuffix(ct.Image, ":"+tag) {
+				t.Errorf("%s: %s/%s runs %s, want tag %s", e.Name, w.Kind, w.Name, ct.Image, tag)
 			}
 		}
 	}
@@ -338,7 +332,7 @@ func TestEnvironments(t *testing.T) {
 		actions = append(actions, w.Kind+"/"+w.Name+"="+w.Action)
 	}
 	slices.Sort(actions)
-	if want := []string{"App/api=update", "App/worker=update", "Job/db-migrate=replace"}; !slices.Equal(actions, want) {
+	if want := []string{"App/api=update", "App/web=update", "App/worker=update", "Job/db-migrate=replace"}; !slices.Equal(actions, want) {
 		t.Errorf("dev workload plan = %v, want %v", actions, want)
 	}
 	if errs := deployplan.ValidateReport(mustJSON(t, rep)); len(errs) > 0 {
@@ -425,6 +419,7 @@ func TestEnvironments(t *testing.T) {
 		slices.Sort(got)
 		want := []string{
 			fmt.Sprintf("staging/api Healthy Synced %s (2)", DevVersion),
+			fmt.Sprintf("staging/%s Healthy Synced %s (1)", ChartApp, DevVersion),
 			fmt.Sprintf("staging/worker Healthy Synced %s (2)", DevVersion),
 		}
 		if slices.Equal(got, want) {

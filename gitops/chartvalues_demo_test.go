@@ -36,23 +36,23 @@ func TestDemoChartAppPromotes(t *testing.T) {
 	}
 	env := &cfg.Environments[0]
 	repo := "registry.demo.local/inventory/" + demo.ChartApp
-	ch := writeback.ImageChange{Dir: env.Source.Path, Kind: "App", Name: demo.ChartApp, Repository: repo, Tag: demo.ChartDevVersion}
+	ch := writeback.ImageChange{Dir: env.Source.Path, Kind: "App", Name: demo.ChartApp, Repository: repo, Tag: demo.DevVersion}
 	edits, err := versionEdits(context.Background(), tree, env, "hanzo.ai", ch, 0)
 	if err != nil {
-		t.Fatalf("versionEdits(web -> %s) = %v", demo.ChartDevVersion, err)
+		t.Fatalf("versionEdits(web -> %s) = %v", demo.DevVersion, err)
 	}
 	if len(edits) != 1 || edits[0].Target() != "overlays/staging/web-values.yaml" {
 		t.Fatalf("edits = %+v, want one of overlays/staging/web-values.yaml", edits)
 	}
 	edited := applyEdits(t, tree, edits)
-	if got := string(edited["overlays/staging/web-values.yaml"].Data); !strings.Contains(got, "tag: \""+demo.ChartDevVersion+"\"") || !strings.HasPrefix(got, "# staging's values") {
-		t.Errorf("staging's values file after the edit = %q, want image.tag %s and its comment", got, demo.ChartDevVersion)
+	if got := string(edited["overlays/staging/web-values.yaml"].Data); !strings.Contains(got, "tag: \""+demo.DevVersion+"\"") || !strings.HasPrefix(got, "# staging's values") {
+		t.Errorf("staging's values file after the edit = %q, want image.tag %s and its comment", got, demo.DevVersion)
 	}
-	if err := checkRenderedImage(context.Background(), env, edited, "hanzo.ai", "App", demo.ChartApp, repo, demo.ChartDevVersion); err != nil {
+	if err := checkRenderedImage(context.Background(), env, edited, "hanzo.ai", "App", demo.ChartApp, repo, demo.DevVersion); err != nil {
 		t.Errorf("the edited tree: %v", err)
 	}
-	if err := checkRenderedObjs(env, mustRender(t, env, tree), "hanzo.ai", "App", demo.ChartApp, appcr.ImageRef{Repository: repo, Tag: demo.ChartStagingVersion}); err != nil {
-		t.Errorf("staging before the promotion: %v, want web at %s", err, demo.ChartStagingVersion)
+	if err := checkRenderedObjs(env, mustRender(t, env, tree), "hanzo.ai", "App", demo.ChartApp, appcr.ImageRef{Repository: repo, Tag: demo.StagingVersion}); err != nil {
+		t.Errorf("staging before the promotion: %v, want web at %s", err, demo.StagingVersion)
 	}
 }
 
