@@ -90,6 +90,11 @@ func chartValuesEdits(ctx context.Context, tree fs.FS, env *deployplan.Environme
 	if err != nil {
 		return nil, true, err
 	}
+	if len(keys) == 0 && env.Source.Helm == nil {
+		// No chart of the overlay has a value of the App's image: the
+		// App is in its manifests (Locate's answer says why it failed).
+		return nil, false, nil
+	}
 	var (
 		held  []valueKey
 		edits []writeback.SetValues

@@ -252,3 +252,33 @@ func TestChartValuesEditsNoChart(t *testing.T) {
 		t.Fatalf("chartValuesEdits(plain manifests) = %v, %v, %v; want not ok", edits, ok, err)
 	}
 }
+
+// TestVersionEditsManifestsBesideAChart: an overlay that renders a chart
+// beside plain manifests: the App of the manifests is Locate's (a patch
+// that overrides it is refused with Locate's reason, not a chart's).
+func TestVersionEditsManifestsBesideAChart(t *testing.T) {
+	tree := manifestTree("helmGlobals: {chartHome: ../../charts}\nhelmCharts:\n  - {name: api, releaseName: other}\n" +
+		"patches:\n  - target: {kind: App, name: api}\n    path: pin.yaml\n")
+	for p, f := range chartTree(`"ghcr.io/acme/other:{{ .Values.tag }}"`, "tag: 3.0.0\n", nil) {
+		tree[p] = f
+	}
+	tree["charts/api/templates/app.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: other\nspec:\n  image: \"ghcr.io/acme/other:{{ .Values.tag }}\"\n")}
+	tree["overlays/dev/pin.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: api\nspec:\n  image: reg.example/acme/api:1.2.0\n")}
+	env := &deployplan.Environment{Name: "dev", Namespace: "apps", Source: deployplan.Source{Repo: "file:///m.git", Ref: "main", Path: "overlays/dev"}}
+	ch := writeback.ImageChange{Dir: "overlays/dev", Kind: "App", Name: "api", Repository: "reg.example/acme/api", Tag: "1.1.0"}
+	_, err := versionEdits(context.Background(), tree, env, "hanzo.ai", ch, 0)
+	var le *locateError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "a patch sets App api's spec.image") {
+		t.Fatalf("versionEdits = %v, want Locate's refusal of the patch", err)
+	}
+	// The chart's own App is found in its values: the tag is the chart's
+	// default, so the overlay's valuesInline overrides it.
+	ch = writeback.ImageChange{Dir: "overlays/dev", Kind: "App", Name: "other", Repository: "ghcr.io/acme/other", Tag: "2.0.0"}
+	edits, err := versionEdits(context.Background(), tree, env, "hanzo.ai", ch, 0)
+	if err != nil || len(edits) != 1 || edits[0].Target() != "overlays/dev/kustomization.yaml" {
+		t.Fatalf("versionEdits(other) = %+v, %v; want the overlay's valuesInline", edits, err)
+	}
+	if got := string(applyEdits(t, tree, edits)["overlays/dev/kustomization.yaml"].Data); !strings.Contains(got, "valuesInline: {tag: 2.0.0}") {
+		t.Errorf("the overlay after the edit = %q, want valuesInline with tag 2.0.0", got)
+	}
+}
