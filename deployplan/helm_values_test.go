@@ -53,7 +53,7 @@ func TestChartValuesOf(t *testing.T) {
 			}
 			var got []layer
 			for _, l := range cvs[0].Layers {
-				got = append(got, layer{File: l.File, Inline: l.Inline, Values: l.Values})
+				got = append(got, layer(l))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" || cvs[0].Chart != "charts/web" || cvs[0].Kustomization != tt.kust {
 				t.Errorf("ChartValuesOf = chart %s of %q, layers (-want +got):\n%s", cvs[0].Chart, cvs[0].Kustomization, diff)
