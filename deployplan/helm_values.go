@@ -64,17 +64,8 @@ func ChartValuesOf(ctx context.Context, env *Environment, fsys fs.FS) ([]ChartVa
 		if err != nil {
 			return nil, err
 		}
-		cv.Layers = append(cv.Layers, l)
-		for _, f := range h.ValueFiles {
-			vf, err := valuesFile(rfs, relRepo(dir), dir, f)
-			if err != nil {
-				return nil, err
-			}
-			l, err := valuesLayer(vf.Name, vf.Data)
-			if err != nil {
-				return nil, err
-			}
-			cv.Layers = append(cv.Layers, l)
+		if cv.Layers, err = fileLayers(rfs, relRepo(dir), dir, h.ValueFiles, l); err != nil {
+			return nil, err
 		}
 		cv.Layers = append(cv.Layers, ValuesLayer{Inline: InlineSource, Values: h.Values})
 		return []ChartValues{cv}, nil
@@ -92,26 +83,30 @@ func ChartValuesOf(ctx context.Context, env *Environment, fsys fs.FS) ([]ChartVa
 			if err != nil {
 				return nil, err
 			}
-			cv.Layers = append(cv.Layers, l)
-			if hc.ValuesMerge != "replace" {
-				for _, f := range append([]string{hc.ValuesFile}, hc.AdditionalValuesFiles...) {
-					if f == "" {
-						continue
-					}
-					vf, err := valuesFile(rfs, relRepo(u.kf), u.dir, f)
-					if err != nil {
-						return nil, err
-					}
-					l, err := valuesLayer(vf.Name, vf.Data)
-					if err != nil {
-						return nil, err
-					}
-					cv.Layers = append(cv.Layers, l)
-				}
+			if cv.Layers, err = fileLayers(rfs, relRepo(u.kf), u.dir, entryValuesFiles(hc), l); err != nil {
+				return nil, err
 			}
 			cv.Layers = append(cv.Layers, ValuesLayer{Inline: InlineHelmCharts, Values: hc.ValuesInline})
 			out = append(out, cv)
 		}
+	}
+	return out, nil
+}
+
+// fileLayers are defaults, then the values files names (of the chart
+// or kustomization owner, relative to dir), read and parsed.
+func fileLayers(rfs *repoFS, owner, dir string, names []string, defaults ValuesLayer) ([]ValuesLayer, error) {
+	vfs, err := valuesFiles(rfs, owner, dir, names)
+	if err != nil {
+		return nil, err
+	}
+	out := []ValuesLayer{defaults}
+	for _, vf := range vfs {
+		l, err := valuesLayer(vf.Name, vf.Data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
 	}
 	return out, nil
 }
