@@ -7,15 +7,12 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
 
 	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/envsource"
@@ -82,30 +79,14 @@ func TestHelmChartRollbackOnRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trail, err := audit.New(p.Kube.CoreV1(), metadata.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), audit.Options{Namespace: "deploy-web"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var last audit.Record
-	record := func(ctx context.Context, rec audit.Record) {
-		rec.Cluster = "in-cluster"
-		got, err := trail.Append(ctx, rec)
-		if err != nil {
-			t.Errorf("append the apply record: %v", err)
-		}
-		mu.Lock()
-		last = got
-		mu.Unlock()
-	}
-	lastRecord := func() string { mu.Lock(); defer mu.Unlock(); return last.ID }
+	rt := newRealTrail(t, p)
 	index := envsource.New(cfg, log, time.Hour)
 	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(), ReportsDir: t.TempDir(),
-		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), Index: index, ApplyTimeout: 2 * time.Minute, Record: record})
+		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), Index: index, ApplyTimeout: 2 * time.Minute, Record: rt.record(t)})
 	rel := release.New(p.Dyn, p.Kube.CoreV1(), appcr.Resource, view.HistoryImages, log).InCluster("in-cluster")
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
 		o.Clusters = []Cluster{{Name: "in-cluster", View: view, Release: rel}}
-		o.Environments, o.Desired, o.RecordReader = runner, index, trail
+		o.Environments, o.Desired, o.RecordReader = runner, index, rt.store
 	})
 
 	deployApplied(t, runner, "dev", envrun.TriggerSync)
@@ -113,7 +94,7 @@ func TestHelmChartRollbackOnRealCluster(t *testing.T) {
 	srv.RemoteCommitFiles(map[string]string{"envs/dev/values.yaml": chartAppFiles("1.1.0", "")["envs/dev/values.yaml"]}, "dev: api 1.1.0")
 	deployApplied(t, runner, "dev", envrun.TriggerAutoSync)
 	rc.waitSynced(t, "api", "1.1.0")
-	recB := lastRecord()
+	recB := rt.lastID()
 	if err := index.Refresh(ctx, "dev"); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +124,7 @@ func TestHelmChartRollbackOnRealCluster(t *testing.T) {
 	if err != nil || len(dep.Spec.Template.Spec.Containers) != 1 || dep.Spec.Template.Spec.Containers[0].Image != "ghcr.io/acme/api:1.0.0" {
 		t.Fatalf("live Deployment api = %v (%v), want its container at ghcr.io/acme/api:1.0.0", dep, err)
 	}
-	recA := lastRecord()
+	recA := rt.lastID()
 
 	// The diff of the two apply records: the App's image from B to A.
 	w = ts.get(t, paths.APIEnvDiff("dev", url.Values{"from": {recB}, "to": {recA}}), nil)
