@@ -92,6 +92,15 @@ const (
 	PromotionSoak = "30s"
 
 	manifestRegistry = "registry.demo.local/inventory/"
+
+	// ChartApp is the App the demo renders from a Helm chart vendored in
+	// the manifest repository (charts/web), through each overlay's
+	// helmCharts entry with a values file per environment
+	// (overlays/<env>/web-values.yaml, image.tag: the key a promotion or
+	// a rollback edits). It follows the releases of the other Apps: dev
+	// at DevVersion, staging at StagingVersion (promotable dev ->
+	// staging), prod at ProdVersion.
+	ChartApp = "web"
 )
 
 // ImageTag is the tag of the images of base/ (the overlays set their
@@ -102,6 +111,11 @@ var ImageTag = AppCommit[:12]
 // overlay); DevEnvironment applies them to StagingNamespace,
 // StagingEnvironment to PreprodNamespace.
 func EnvironmentApps() []string { return []string{"api", "worker"} }
+
+// CatalogApps are the Apps of every environment's catalog: the
+// EnvironmentApps, whose versions the overlays' images: set, and the
+// chart App, whose version its values file sets.
+func CatalogApps() []string { return append(EnvironmentApps(), ChartApp) }
 
 // envLogApps gives the environments' Apps pod logs once they run (by
 // container name: api and worker in every namespace).
@@ -122,6 +136,8 @@ func manifestFiles() map[string]string {
 			"`base/` declares the Apps (hanzo.ai/v1 App) and the suspended template Job `db-migrate`;\n" +
 			"`overlays/dev` deploys them to namespace `staging`, `overlays/staging` to `preprod`, `overlays/prod` to `production`,\n" +
 			"each at a release (kustomize's `images` field; `app-image.yaml` maps it onto an App's `spec/image`).\n" +
+			"The App `web` comes from the Helm chart `charts/web` (vendored here, rendered by deploy-web in-process): each overlay's\n" +
+			"`helmCharts` entry renders it with the overlay's `web-values.yaml`, whose `image.tag` is web's release there.\n" +
 			"`artifacts/catalog.json`, `artifacts/catalog-staging.json` and `artifacts/catalog-prod.json` are dev's, staging's and prod's\n" +
 			"artifact catalogs, in version mode: a tag and digest per service at each release the environment runs\n" +
 			"(a promotion adds the release it brings in, copied from the catalog of the environment before).\n",
@@ -145,16 +161,45 @@ func manifestFiles() map[string]string {
 		// environment before (docs/promotion.md).
 		"overlays/staging/kustomization.yaml": releaseOverlay(PreprodNamespace, StagingVersion, ""),
 		"overlays/staging/app-image.yaml":     appImageConfig,
+		"overlays/staging/web-values.yaml":    chartValues(StagingEnvironment, StagingVersion),
 		"overlays/prod/kustomization.yaml": releaseOverlay(ProductionNamespace, ProdVersion,
 			"patches:\n  - target: {group: hanzo.ai, kind: App, name: api}\n    patch: |\n      - {op: replace, path: /spec/replicas, value: 4}\n"),
-		"overlays/prod/app-image.yaml":   appImageConfig,
-		"overlays/dev/app-image.yaml":    appImageConfig,
-		"artifacts/catalog-staging.json": releaseCatalog(StagingVersion),
-		"artifacts/catalog-prod.json":    releaseCatalog(ProdVersion),
+		"overlays/prod/app-image.yaml":    appImageConfig,
+		"overlays/prod/web-values.yaml":   chartValues(ProdEnvironment, ProdVersion),
+		"overlays/dev/app-image.yaml":     appImageConfig,
+		"artifacts/catalog-staging.json":  releaseCatalog(StagingVersion),
+		"artifacts/catalog-prod.json":     releaseCatalog(ProdVersion),
+		"charts/web/Chart.yaml":           "apiVersion: v2\nname: web\ndescription: the inventory web front end (a chart vendored in the repository)\nversion: 0.3.0\nappVersion: \"" + DevVersion + "\"\n",
+		"charts/web/.helmignore":          "# not part of the chart when it renders\nREADME.md\n*.bak\n",
+		"charts/web/README.md":            "# web\n\nThe web front end's chart. Each environment sets `image.tag` in `overlays/<env>/web-values.yaml`.\n",
+		"charts/web/values.yaml":          chartDefaults,
+		"charts/web/templates/app.yaml":   chartAppTemplate,
+		"charts/web/templates/_names.tpl": "{{- define \"web.labels\" -}}\napp.kubernetes.io/name: {{ .Chart.Name }}\nhelm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}\n{{- end -}}\n",
 	}
 	maps.Copy(files, devRelease(DevVersion, DevPreviousVersion, DevVersion))
 	return files
 }
+
+// chartDefaults is charts/web/values.yaml: every environment's defaults
+// (an environment's web-values.yaml sets its release's image.tag).
+const chartDefaults = "# Defaults of every environment; overlays/<env>/web-values.yaml sets the release.\n" +
+	"image:\n  repository: " + manifestRegistry + ChartApp + "\n  tag: latest\nreplicas: 1\nport: 8080\n"
+
+// chartAppTemplate renders the chart's App.
+const chartAppTemplate = "apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n" +
+	"    {{- include \"web.labels\" . | nindent 4 }}\nspec:\n" +
+	"  image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"\n" +
+	"  replicas: {{ .Values.replicas }}\n  port: {{ .Values.port }}\n"
+
+// chartValues is overlays/<env>/web-values.yaml: the environment's
+// release of the chart App.
+func chartValues(env, version string) string {
+	return "# " + env + "'s values of charts/web: a promotion or a rollback of web edits image.tag here.\nimage:\n  tag: \"" + version + "\"\n"
+}
+
+// chartOverlay is the helmCharts entry every overlay closes with: the
+// chart App rendered from charts/web with the overlay's values file.
+const chartOverlay = "helmGlobals: {chartHome: ../../charts}\nhelmCharts:\n  - name: " + ChartApp + "\n    releaseName: " + ChartApp + "\n    valuesFile: web-values.yaml\n"
 
 // appImageConfig is every overlay's app-image.yaml: kustomize's images
 // field also sets an App's spec/image.
@@ -171,7 +216,7 @@ func releaseOverlay(ns, version, extra string) string {
 	for _, s := range EnvironmentApps() {
 		fmt.Fprintf(&b, "  - {name: %s, newTag: %q}\n", manifestRegistry+s, version)
 	}
-	return b.String() + extra
+	return b.String() + chartOverlay + extra
 }
 
 // releaseDigest is the (made-up) digest of service svc at version.
@@ -181,8 +226,8 @@ func releaseDigest(svc, version string) string {
 }
 
 // releaseCatalog is a version-mode catalog listing each service at every
-// release of listed (one entry each, with its digest); the commit,
-// AppCommit, is only reported.
+// release of listed (one entry each, with its digest), the chart App
+// among them; the commit, AppCommit, is only reported.
 func releaseCatalog(listed ...string) string {
 	type release struct {
 		ID        string `json:"id"`
@@ -196,7 +241,7 @@ func releaseCatalog(listed ...string) string {
 		Commit   string    `json:"commit"`
 		Services []release `json:"services"`
 	}{Mode: "version", Commit: AppCommit}
-	for _, s := range EnvironmentApps() {
+	for _, s := range CatalogApps() {
 		for _, v := range listed {
 			cat.Services = append(cat.Services, release{ID: s + "-" + v, Image: manifestRegistry + s, Tag: v, Digest: releaseDigest(s, v), Published: true})
 		}
@@ -215,6 +260,7 @@ func releaseCatalog(listed ...string) string {
 func devRelease(version string, listed ...string) map[string]string {
 	return map[string]string{
 		"overlays/dev/kustomization.yaml": releaseOverlay(StagingNamespace, version, ""),
+		"overlays/dev/web-values.yaml":    chartValues(DevEnvironment, version),
 		"artifacts/catalog.json":          releaseCatalog(listed...),
 	}
 }

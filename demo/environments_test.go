@@ -153,6 +153,16 @@ func TestManifestsOffline(t *testing.T) {
 	if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != StagingEnvironment || img != manifestRegistry+"api:"+StagingVersion {
 		t.Errorf("Lookup(preprod/api) = %v %+v (image %q), want staging's at %s", ok, d, img, StagingVersion)
 	}
+	// The chart App: rendered from charts/web with each overlay's values
+	// file, in the overlay's namespace.
+	for _, c := range []struct{ ns, env, version string }{
+		{StagingNamespace, DevEnvironment, DevPreviousVersion}, {PreprodNamespace, StagingEnvironment, StagingVersion}, {ProductionNamespace, ProdEnvironment, ProdVersion},
+	} {
+		d, ok := ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, c.ns, ChartApp)
+		if img, _, _ := unstructuredString(d, "spec", "image"); !ok || d.Environment != c.env || img != manifestRegistry+ChartApp+":"+c.version {
+			t.Errorf("Lookup(%s/%s) = %v %+v (image %q), want %s's at %s", c.ns, ChartApp, ok, d, img, c.env, c.version)
+		}
+	}
 	d, ok = ix.Lookup(appcr.GroupVersion.Group, appcr.Kind.Kind, ProductionNamespace, "api")
 	if r, _, _ := unstructuredInt(d, "spec", "replicas"); !ok || d.Environment != ProdEnvironment || r != 4 {
 		t.Errorf("Lookup(production/api) = %v %+v (replicas %d), want prod's, 4 replicas", ok, d, r)
@@ -192,7 +202,7 @@ func TestManifestsOffline(t *testing.T) {
 			got = append(got, s.ID)
 		}
 		var want []string
-		for _, app := range EnvironmentApps() {
+		for _, app := range CatalogApps() {
 			for _, v := range c.releases {
 				want = append(want, app+"-"+v)
 				if s, ok := cat.Lookup(deployplan.Image{Repository: manifestRegistry + app, Tag: v}); !ok || s.Tag != v {
@@ -216,7 +226,7 @@ func TestManifestsOffline(t *testing.T) {
 
 // checkSourcePlan plans e's source offline: it converges, its catalog is
 // in version mode with commit AppCommit, and every workload image is
-// tagged tag.
+// tagged tag (the chart App's by its values file).
 func checkSourcePlan(t *testing.T, e *envconfig.Environment, tag string) {
 	t.Helper()
 	res, err := deployplan.SourcePlan(context.Background(), e, deployplan.Options{})
@@ -236,7 +246,7 @@ func checkSourcePlan(t *testing.T, e *envconfig.Environment, tag string) {
 		}
 	}
 	slices.Sort(got)
-	if want := []string{"App/api", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
+	if want := []string{"App/api", "App/web", "App/worker", "Job/db-migrate"}; !slices.Equal(got, want) {
 		t.Errorf("%s workloads = %v, want %v", e.Name, got, want)
 	}
 }
@@ -323,7 +333,7 @@ func TestEnvironments(t *testing.T) {
 		actions = append(actions, w.Kind+"/"+w.Name+"="+w.Action)
 	}
 	slices.Sort(actions)
-	if want := []string{"App/api=update", "App/worker=update", "Job/db-migrate=replace"}; !slices.Equal(actions, want) {
+	if want := []string{"App/api=update", "App/web=update", "App/worker=update", "Job/db-migrate=replace"}; !slices.Equal(actions, want) {
 		t.Errorf("dev workload plan = %v, want %v", actions, want)
 	}
 	if errs := deployplan.ValidateReport(mustJSON(t, rep)); len(errs) > 0 {
@@ -410,6 +420,7 @@ func TestEnvironments(t *testing.T) {
 		slices.Sort(got)
 		want := []string{
 			fmt.Sprintf("staging/api Healthy Synced %s (2)", DevVersion),
+			fmt.Sprintf("staging/%s Healthy Synced %s (1)", ChartApp, DevVersion),
 			fmt.Sprintf("staging/worker Healthy Synced %s (2)", DevVersion),
 		}
 		if slices.Equal(got, want) {

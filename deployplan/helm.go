@@ -168,13 +168,9 @@ func (rs *renderSeam) renderChart(ctx context.Context, rfs *repoFS, dir string) 
 	if err != nil {
 		return nil, err
 	}
-	var vfs []helmrender.ValuesFile
-	for _, f := range h.ValueFiles {
-		vf, err := valuesFile(rfs, relRepo(dir), dir, f)
-		if err != nil {
-			return nil, err
-		}
-		vfs = append(vfs, vf)
+	vfs, err := valuesFiles(rfs, relRepo(dir), dir, h.ValueFiles)
+	if err != nil {
+		return nil, err
 	}
 	res, err := helmrender.Render(ctx, helmrender.Request{Chart: relRepo(dir), Files: files, ReleaseName: h.ReleaseName, Namespace: rs.env.Namespace,
 		ValuesFiles: vfs, Values: h.Values, Capabilities: rs.capabilities(ctx, relRepo(dir), "", nil)})
@@ -204,18 +200,9 @@ func (rs *renderSeam) inflate(ctx context.Context, rfs *repoFS, u helmUse) error
 		if err != nil {
 			return err
 		}
-		var vfs []helmrender.ValuesFile
-		if hc.ValuesMerge != "replace" {
-			for _, f := range append([]string{hc.ValuesFile}, hc.AdditionalValuesFiles...) {
-				if f == "" {
-					continue
-				}
-				vf, err := valuesFile(rfs, relRepo(u.kf), u.dir, f)
-				if err != nil {
-					return err
-				}
-				vfs = append(vfs, vf)
-			}
+		vfs, err := valuesFiles(rfs, relRepo(u.kf), u.dir, entryValuesFiles(hc))
+		if err != nil {
+			return err
 		}
 		release := cmpOr(hc.ReleaseName, defaultReleaseName)
 		res, err := helmrender.Render(ctx, helmrender.Request{Chart: relRepo(cdir), Files: files, ReleaseName: release,
@@ -353,6 +340,35 @@ func chartFiles(rfs *repoFS, cdir string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("deployplan: read Helm chart %s: %w", chart, err)
 	}
 	return files, nil
+}
+
+// entryValuesFiles are the values files of a helmCharts entry, in the
+// order Helm applies them: valuesFile, then additionalValuesFiles; none
+// with valuesMerge: replace (valuesInline alone).
+func entryValuesFiles(hc types.HelmChart) []string {
+	if hc.ValuesMerge == "replace" {
+		return nil
+	}
+	var out []string
+	for _, f := range append([]string{hc.ValuesFile}, hc.AdditionalValuesFiles...) {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// valuesFiles reads the values files names (valuesFile, in order).
+func valuesFiles(rfs *repoFS, owner, dir string, names []string) ([]helmrender.ValuesFile, error) {
+	var vfs []helmrender.ValuesFile
+	for _, f := range names {
+		vf, err := valuesFile(rfs, owner, dir, f)
+		if err != nil {
+			return nil, err
+		}
+		vfs = append(vfs, vf)
+	}
+	return vfs, nil
 }
 
 // valuesFile reads a values file named rel from folder dir (of the

@@ -88,6 +88,10 @@ type EnvStatus struct {
 	Attempted time.Time `json:"attempted"`
 	// Error is the last render's error; "" when it succeeded.
 	Error string `json:"error,omitempty"`
+	// Warnings are the last good render's warnings: a Helm chart rendered
+	// for the configured or default Kubernetes version (the index asks no
+	// cluster), a chart that calls lookup or draws random values.
+	Warnings []string `json:"warnings,omitempty"`
 	// Head is the branch head the last Head call read ("" before one),
 	// at HeadRead; it may be ahead of Commit until the next render.
 	Head     string    `json:"head,omitempty"`
@@ -205,9 +209,9 @@ func (ix *Index) refresh(ctx context.Context, st *envState) error {
 		ix.log.Warn("render environment", "env", st.env.Name, "source", st.sourceLabel(), "err", err)
 		return fmt.Errorf("envsource: %s: %w", st.env.Name, err)
 	}
-	changed := st.commit != r.Commit || len(st.objects) != len(objs)
+	changed := st.commit != r.Commit || len(st.objects) != len(objs) || !slices.Equal(st.status.Warnings, r.Warnings)
 	st.objects, st.commit = objs, r.Commit
-	st.status.Error = ""
+	st.status.Error, st.status.Warnings = "", slices.Clone(r.Warnings)
 	st.status.Rendered, st.status.Commit, st.status.Objects, st.status.Outside = now, r.Commit, len(objs), outside
 	ix.mu.Unlock()
 	if outside > 0 && changed {
@@ -215,6 +219,9 @@ func (ix *Index) refresh(ctx context.Context, st *envState) error {
 	}
 	if changed {
 		ix.log.Info("rendered environment", "env", st.env.Name, "source", st.sourceLabel(), "commit", r.Commit, "objects", len(objs))
+		for _, w := range r.Warnings {
+			ix.log.Warn("render environment", "env", st.env.Name, "warning", w)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/deployplan/helmrender"
 	"github.com/hanzoai/deploy-web/envconfig"
 )
 
@@ -589,5 +590,57 @@ func TestHeadAndObjects(t *testing.T) {
 	objs[0].SetName("changed")
 	if again := ix.Objects("gitenv"); again[0].GetName() != "both" {
 		t.Errorf("Objects returned the index's own object: a change to it shows as %q", again[0].GetName())
+	}
+}
+
+// TestChartRendersWithoutACluster: the index asks no cluster, so a Helm
+// chart renders for source.kubeVersion, else for the default version with
+// a warning in Status; the render does not fail.
+func TestChartRendersWithoutACluster(t *testing.T) {
+	confDir := t.TempDir()
+	writeFiles(t, confDir, map[string]string{
+		"chart/Chart.yaml":          "apiVersion: v2\nname: web\nversion: 0.1.0\nkubeVersion: \">=1.25.0-0\"\n",
+		"chart/templates/kube.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube}\ndata:\n  version: {{ .Capabilities.KubeVersion.Version | quote }}\n",
+		"catalog.json":              catalog,
+	})
+	cfg, err := envconfig.ParseConfig([]byte(`environments:
+  - name: dflt
+    cluster: {context: test}
+    namespace: alpha
+    source: {path: chart, helm: {releaseName: web}}
+    catalog: catalog.json
+  - name: pinned
+    cluster: {context: test}
+    namespace: beta
+    source: {path: chart, helm: {releaseName: web}, kubeVersion: v1.31.0}
+    catalog: catalog.json
+`), confDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := New(cfg, slog.New(slog.DiscardHandler), time.Hour)
+	for _, tt := range []struct{ env, ns, version, warning string }{
+		{"dflt", "alpha", helmrender.DefaultKubeVersion, "rendered for Kubernetes " + helmrender.DefaultKubeVersion + ": no cluster answered"},
+		{"pinned", "beta", "v1.31.0", ""},
+	} {
+		if err := ix.Refresh(context.Background(), tt.env); err != nil {
+			t.Fatalf("Refresh(%s) = %v, want the chart rendered", tt.env, err)
+		}
+		d, ok := ix.Lookup("", "ConfigMap", tt.ns, "kube")
+		if got, _, _ := unstructured.NestedString(d.Object.Object, "data", "version"); !ok || got != tt.version {
+			t.Errorf("%s: the chart saw Kubernetes %q (found %v), want %s", tt.env, got, ok, tt.version)
+		}
+		var st EnvStatus
+		for _, s := range ix.Status() {
+			if s.Environment == tt.env {
+				st = s
+			}
+		}
+		switch {
+		case tt.warning == "" && len(st.Warnings) > 0:
+			t.Errorf("%s: warnings %q, want none", tt.env, st.Warnings)
+		case tt.warning != "" && (len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], tt.warning)):
+			t.Errorf("%s: warnings %q, want one containing %q", tt.env, st.Warnings, tt.warning)
+		}
 	}
 }

@@ -494,12 +494,8 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 		Plan: func(tree fs.FS) ([]writeback.Edit, error) {
 			var edits []writeback.Edit
 			for _, ch := range changes {
-				e, err := writeback.Locate(tree, ch, maxFile)
+				e, err := versionEdits(ctx, tree, env, group, ch, maxFile)
 				if err != nil {
-					hookErr = &locateError{err}
-					return nil, hookErr
-				}
-				if e, err = stayInEnv(tree, env, ch, e, maxFile); err != nil {
 					hookErr = err
 					return nil, err
 				}

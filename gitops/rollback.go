@@ -169,12 +169,8 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 				move = mv
 				return mv.edits, nil
 			}
-			edits, err := writeback.Locate(tree, change, maxFile)
+			edits, err := versionEdits(ctx, tree, env, a.Group, change, maxFile)
 			if err != nil {
-				hookErr = &locateError{err}
-				return nil, hookErr
-			}
-			if edits, err = stayInEnv(tree, env, change, edits, maxFile); err != nil {
 				hookErr = err
 				return nil, err
 			}

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
 
-	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
@@ -49,24 +46,10 @@ func TestEnvRollbackOnRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trail, err := audit.New(p.Kube.CoreV1(), metadata.NewForConfigOrDie(platformtest.AdminConfig(p.Cluster.Config)), audit.Options{Namespace: "deploy-web"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var last audit.Record
-	record := func(ctx context.Context, rec audit.Record) {
-		rec.Cluster = "in-cluster"
-		got, err := trail.Append(ctx, rec)
-		if err != nil {
-			t.Errorf("append the apply record: %v", err)
-		}
-		mu.Lock()
-		last = got
-		mu.Unlock()
-	}
+	rt := newRealTrail(t, p)
+	trail := rt.store
 	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(), ReportsDir: t.TempDir(),
-		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), ApplyTimeout: 2 * time.Minute, Record: record})
+		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), ApplyTimeout: 2 * time.Minute, Record: rt.record(t)})
 	ts := newTestServer(t, newFakeView(nil), func(o *Options) { o.Environments, o.RecordReader = runner, trail })
 
 	waitRun := func(id string) {
@@ -93,9 +76,7 @@ func TestEnvRollbackOnRealCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitRun(run.ID)
-		mu.Lock()
-		defer mu.Unlock()
-		return last.ID
+		return rt.lastID()
 	}
 	live := func() string {
 		t.Helper()

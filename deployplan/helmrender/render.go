@@ -150,7 +150,11 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 	bad := func(file, reason, hint string) error {
 		return &Error{Chart: req.Chart, File: file, Reason: reason, Hint: hint}
 	}
-	files, err := unpackCharts(req.Chart, req.Files, lim.MaxChartBytes)
+	loaded, err := dropIgnored(req.Chart, req.Files)
+	if err != nil {
+		return nil, err
+	}
+	files, err := unpackCharts(req.Chart, loaded, lim.MaxChartBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -501,3 +501,40 @@ func TestHelmSchemeRegistrations(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderHelmignore: files the chart's .helmignore excludes (a file,
+// a folder, a glob) and hidden files under templates/ (Helm's default
+// rule) are not loaded: not rendered, not in .Files.
+func TestRenderHelmignore(t *testing.T) {
+	noExec(t)
+	files := chartWith(map[string]string{
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: files}\ndata:\n  notes: {{ .Files.Get \"notes.txt\" | quote }}\n  kept: {{ .Files.Get \"kept.txt\" | quote }}\n  scratch: {{ len (.Files.Glob \"scratch/**\") | quote }}\n",
+		// Would not render: ignored by name, by glob, by Helm's default.
+		"broken.yaml":  "{{ fail \"broken.yaml was loaded\" }}\n",
+		"old.yaml.bak": "{{ fail \"old.yaml.bak was loaded\" }}\n",
+		".draft.yaml":  "{{ fail \".draft.yaml was loaded\" }}\n",
+	})
+	files[".helmignore"] = []byte("# not for the chart\nnotes.txt\nscratch/\n*.bak\ntemplates/broken.yaml\n")
+	files["notes.txt"] = []byte("internal notes")
+	files["kept.txt"] = []byte("kept")
+	files["scratch/a.yaml"] = []byte("a: 1\n")
+	res, err := Render(context.Background(), Request{Chart: "c", Files: files, ReleaseName: "r", Namespace: "dev"})
+	if err != nil {
+		t.Fatalf("Render = %v, want the ignored templates left out", err)
+	}
+	cm := find(res.Objects, "ConfigMap", "files")
+	for key, want := range map[string]string{"notes": "", "kept": "kept", "scratch": "0"} {
+		if got, _, _ := unstructured.NestedString(cm.Object, "data", key); got != want {
+			t.Errorf("data.%s = %q, want %q", key, got, want)
+		}
+	}
+	if len(res.Objects) != 1 {
+		t.Errorf("rendered %d objects, want the ConfigMap alone", len(res.Objects))
+	}
+
+	files[".helmignore"] = bytes.Repeat([]byte("x\n"), maxHelmignoreBytes)
+	var he *Error
+	if _, err := Render(context.Background(), Request{Chart: "c", Files: files, ReleaseName: "r", Namespace: "dev"}); !errors.As(err, &he) || he.File != ".helmignore" {
+		t.Errorf("Render with a huge .helmignore = %v, want a refusal naming it", err)
+	}
+}
