@@ -231,7 +231,7 @@ func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) 
 	if opts.interrupted() {
 		return errInterrupted
 	}
-	return ps.lock.renew(ctx, opts.now())
+	return ps.lock.renewFresh(ctx, opts.now)
 }
 
 // apply runs under the lock.
@@ -250,8 +250,16 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	// and what the Job decisions must hold for.
 	opts.progress("capture the pre-apply state of %d object(s)", len(ps.objs))
 	live := map[string]*unstructured.Unstructured{}
-	for _, o := range ps.objs {
-		l, err := cl.get(ctx, o)
+	type read struct {
+		l   *unstructured.Unstructured
+		err error
+	}
+	reads := make([]read, len(ps.objs))
+	forEachBounded(len(ps.objs), dryRunParallelism, func(i int) {
+		reads[i].l, reads[i].err = cl.get(ctx, ps.objs[i])
+	})
+	for i, o := range ps.objs {
+		l, err := reads[i].l, reads[i].err
 		if err != nil {
 			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 		}
@@ -327,63 +335,11 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 		jobIdx[j.Job] = i
 	}
 
-	// Replace the planned template Jobs: delete (uid precondition), wait.
-	for _, o := range ps.objs {
-		j, ok := ps.jobs[key(o)]
-		if !ok || j.Result != JobPlanned {
-			continue
-		}
-		if err := ps.guard(ctx, opts, "delete Job/"+j.Job); err != nil {
-			return ps.stopped(opts, err)
-		}
-		opts.progress("delete template Job %s (image %s -> %s)", j.Job, j.OldImage, j.NewImage)
-		if err := deleteJob(ctx, cl, o, types.UID(j.OldUID)); err != nil {
-			d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + objErr(o, err)
-			byKey[key(o)].Result, byKey[key(o)].Message = "failed", objErr(o, err)
-			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, objErr(o, err)))
-		}
-	}
-
-	// Apply everything, in order; stop at the first failure.
-	opts.progress("server-side apply of %d object(s) as %s", len(ps.objs), FieldManager)
-	var failure string
-	for _, o := range ps.objs {
-		op := byKey[key(o)]
-		if failure != "" {
-			op.Result, op.Message = "skipped", "not applied: an earlier object failed"
-			continue
-		}
-		if err := ps.guard(ctx, opts, "apply "+o.GetKind()+"/"+o.GetName()); err != nil {
-			return ps.stopped(opts, err)
-		}
-		before := live[key(o)]
-		got, err := cl.apply(ctx, o, false)
-		j, isJob := ps.jobs[key(o)]
-		switch {
-		case err != nil:
-			op.Result, op.Message = "failed", objErr(o, err)
-			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
-			if isJob && j.Result == JobPlanned {
-				d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + objErr(o, err)
-			}
-		case isJob && j.Result == JobPlanned:
-			op.Result = "replaced"
-			jr := &d.TemplateJobReplacements[jobIdx[j.Job]]
-			jr.Result, jr.NewUID = JobReplaced, string(got.GetUID())
-			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
-		case before == nil:
-			op.Result = "created"
-		case ObjectAction(before, got) == ActionUnchanged:
-			// The plan's comparison, on what the apply did.
-			op.Result = "unchanged"
-		default:
-			op.Result = "configured"
-		}
-		if err := ps.report.WriteFile(opts.ReportPath); err != nil {
-			opts.progress("warning: %v", err)
-		}
+	// Write wave by wave (apply_waves.go); stop at the first failure.
+	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs)))
+	failure, err := ps.applyWaves(ctx, opts, applyTargets{live: live, byKey: byKey, jobIdx: jobIdx})
+	if err != nil {
+		return ps.stopped(opts, err)
 	}
 	if failure != "" {
 		return ps.finish(opts, failure)
@@ -405,6 +361,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	}
 	opts.progress("waiting for workload health of %d workload(s), up to %s", len(waitFor), opts.Timeout)
 	if msg := ps.waitHealthy(ctx, opts, waitFor, byKey); msg != "" {
+		if last := len(d.Waves) - 1; last >= 0 && !ps.interrupted {
+			d.Waves[last].Result, d.Waves[last].Message = WaveUnhealthy, msg
+		}
 		return ps.finish(opts, msg)
 	}
 	if len(env.HealthChecks) > 0 {
@@ -492,20 +451,21 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
+		healths := make([]kubeview.Health, len(objs))
+		forEachBounded(len(objs), dryRunParallelism, func(i int) {
+			cur, err := ps.cl.get(ctx, objs[i])
+			switch {
+			case err != nil:
+				healths[i] = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
+			case cur == nil:
+				healths[i] = kubeview.Health{Status: kubeview.HealthMissing, Message: "not found"}
+			default:
+				healths[i], _ = kubeview.HealthOf(cur)
+			}
+		})
 		var pending []string
-		for _, o := range objs {
-			ri, _, err := ps.cl.resource(o)
-			var h kubeview.Health
-			if err == nil {
-				var cur *unstructured.Unstructured
-				cur, err = ri.Get(ctx, o.GetName(), metav1.GetOptions{})
-				if err == nil {
-					h, _ = kubeview.HealthOf(cur)
-				}
-			}
-			if err != nil {
-				h = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
-			}
+		for i, o := range objs {
+			h := healths[i]
 			byKey[key(o)].Health = string(h.Status)
 			if h.Status != kubeview.HealthHealthy && h.Status != kubeview.HealthSuspended {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
