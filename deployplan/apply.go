@@ -250,16 +250,9 @@ func (ps *planState) apply(ctx context.Context, env *Environment, opts ApplyOpti
 	// and what the Job decisions must hold for.
 	opts.progress("capture the pre-apply state of %d object(s)", len(ps.objs))
 	live := map[string]*unstructured.Unstructured{}
-	type read struct {
-		l   *unstructured.Unstructured
-		err error
-	}
-	reads := make([]read, len(ps.objs))
-	forEachBounded(len(ps.objs), dryRunParallelism, func(i int) {
-		reads[i].l, reads[i].err = cl.get(ctx, ps.objs[i])
-	})
+	lives, errs := cl.readAll(ctx, ps.objs)
 	for i, o := range ps.objs {
-		l, err := reads[i].l, reads[i].err
+		l, err := lives[i], errs[i]
 		if err != nil {
 			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 		}
@@ -452,17 +445,17 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 	deadline := time.Now().Add(timeout)
 	for {
 		healths := make([]kubeview.Health, len(objs))
-		forEachBounded(len(objs), dryRunParallelism, func(i int) {
-			cur, err := ps.cl.get(ctx, objs[i])
+		lives, errs := ps.cl.readAll(ctx, objs)
+		for i := range objs {
 			switch {
-			case err != nil:
-				healths[i] = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
-			case cur == nil:
+			case errs[i] != nil:
+				healths[i] = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(errs[i])}
+			case lives[i] == nil:
 				healths[i] = kubeview.Health{Status: kubeview.HealthMissing, Message: "not found"}
 			default:
-				healths[i], _ = kubeview.HealthOf(cur)
+				healths[i], _ = kubeview.HealthOf(lives[i])
 			}
-		})
+		}
 		var pending []string
 		for i, o := range objs {
 			h := healths[i]

@@ -17,6 +17,7 @@ type applyTargets struct {
 
 // writeResult is one object's write in a step.
 type writeResult struct {
+	kept    bool // not written: it is as the plan saw it (unchangedSincePlan)
 	got     *unstructured.Unstructured
 	err     error // the write failed
 	stopErr error // the guard refused it: not written
@@ -73,6 +74,10 @@ func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyT
 			results := make([]writeResult, len(step))
 			forEachBounded(len(step), writeParallelism, func(i int) {
 				o := step[i]
+				if ps.unchangedSincePlan(o, t) {
+					results[i].kept = true
+					return
+				}
 				if err := ps.guard(ctx, opts, "apply "+o.GetKind()+"/"+o.GetName()); err != nil {
 					results[i].stopErr = err
 					return
@@ -102,6 +107,23 @@ func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyT
 		}
 	}
 	return "", nil
+}
+
+// unchangedSincePlan says whether o needs no write: the plan's dry-run
+// found its apply would change nothing, and the object read under the
+// lock is still the one the dry-run ran against (same resourceVersion),
+// so the apply would change nothing now either. A no-op apply then
+// writes nothing at all (as kapp applies only changes).
+func (ps *planState) unchangedSincePlan(o *unstructured.Unstructured, t applyTargets) bool {
+	k := key(o)
+	if op := t.byKey[k]; op == nil || op.Action != ActionUnchanged {
+		return false
+	}
+	if j, ok := ps.jobs[k]; ok && j.Result == JobPlanned {
+		return false
+	}
+	planned, now := ps.live[k], t.live[k]
+	return planned != nil && now != nil && planned.GetResourceVersion() != "" && planned.GetResourceVersion() == now.GetResourceVersion()
 }
 
 // skipRest marks every object not yet written skipped.
@@ -149,6 +171,8 @@ func (ps *planState) recordStep(step []*unstructured.Unstructured, results []wri
 		op := t.byKey[key(o)]
 		j, isJob := ps.jobs[key(o)]
 		switch {
+		case r.kept:
+			op.Result = "unchanged"
 		case r.stopErr != nil:
 			if stopErr == nil {
 				stopErr = r.stopErr
