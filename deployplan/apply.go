@@ -27,7 +27,8 @@ type ApplyOptions struct {
 	// ReportPath is where the report goes; its folder also receives the
 	// pre-apply capture. "" means DefaultReportPath(env).
 	ReportPath string
-	// Timeout bounds the wait for workload health (default 5 minutes).
+	// Timeout bounds each wait for workload health, between two waves
+	// and after the last (default 5 minutes).
 	Timeout time.Duration
 	// LockDuration is the Lease duration (default DefaultLockDuration).
 	LockDuration time.Duration
@@ -80,9 +81,11 @@ func (opts *ApplyOptions) setDefaults() {
 // Apply checks the request, plans, and, only if the plan is ready, takes
 // the environment's lock, captures the pre-apply state of every object it
 // will touch, writes a report that says "failed" until it finishes,
-// replaces the allowlisted suspended template Jobs whose image changed,
-// applies everything server-side (field manager deploy-web, never forced),
-// waits for workload health and runs the health checks. The report ends
+// applies everything server-side (field manager deploy-web, never forced)
+// in waves (applyWaves: kind order, then WaveAnnotation; each wave once
+// the workloads of the one before are healthy; an allowlisted suspended
+// template Job whose image changed is replaced in its turn), waits for
+// workload health and runs the health checks. The report ends
 // applied or failed and is written to ReportPath.
 //
 // A refusal (protected environment, forbidden flag, missing confirmation,
