@@ -47,7 +47,8 @@ type ApplyOptions struct {
 	Interrupt context.Context
 	// BeforeWrite, when set, is called just before each write to the
 	// cluster (a Job deletion or an object's apply), before the lock is
-	// checked; what names the write. Tests use it to stall an apply.
+	// checked; what names the write. Tests use it to stall an apply. The
+	// writes of one kind group of a wave call it concurrently.
 	BeforeWrite func(ctx context.Context, what string)
 	// Prune deletes, after every object applied, the plan's orphans
 	// (objects applied by deploy-web that the render no longer holds),
