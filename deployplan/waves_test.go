@@ -20,10 +20,7 @@ import (
 
 // waveObj is an object of kind named name, with the given annotations.
 func waveObj(apiVersion, kind, name string, ann map[string]string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	u.SetName(name)
+	u := labelled(apiVersion, kind, name, nil)
 	u.SetNamespace("shop")
 	if ann != nil {
 		u.SetAnnotations(ann)
