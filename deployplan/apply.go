@@ -28,7 +28,8 @@ type ApplyOptions struct {
 	// ReportPath is where the report goes; its folder also receives the
 	// pre-apply capture. "" means DefaultReportPath(env).
 	ReportPath string
-	// Timeout bounds the wait for workload health (default 5 minutes).
+	// Timeout bounds each wait for workload health, between two waves
+	// and after the last (default 5 minutes).
 	Timeout time.Duration
 	// LockDuration is the Lease duration (default DefaultLockDuration).
 	LockDuration time.Duration
@@ -47,7 +48,8 @@ type ApplyOptions struct {
 	Interrupt context.Context
 	// BeforeWrite, when set, is called just before each write to the
 	// cluster (a Job deletion or an object's apply), before the lock is
-	// checked; what names the write. Tests use it to stall an apply.
+	// checked; what names the write. Tests use it to stall an apply. The
+	// writes of one kind group of a wave call it concurrently.
 	BeforeWrite func(ctx context.Context, what string)
 	// Prune deletes, after every object applied, the plan's orphans
 	// (objects applied by deploy-web that the render no longer holds),
@@ -81,9 +83,11 @@ func (opts *ApplyOptions) setDefaults() {
 // Apply checks the request, plans, and, only if the plan is ready, takes
 // the environment's lock, captures the pre-apply state of every object it
 // will touch, writes a report that says "failed" until it finishes,
-// replaces the allowlisted suspended template Jobs whose image changed,
-// applies everything server-side (field manager deploy-web, never forced),
-// waits for workload health and runs the health checks. The report ends
+// applies everything server-side (field manager deploy-web, never forced)
+// in waves (applyWaves: kind order, then WaveAnnotation; each wave once
+// the workloads of the one before are healthy; an allowlisted suspended
+// template Job whose image changed is replaced in its turn), waits for
+// workload health and runs the health checks. The report ends
 // applied or failed and is written to ReportPath.
 //
 // A refusal (protected environment, forbidden flag, missing confirmation,
@@ -232,7 +236,7 @@ func (ps *planState) guard(ctx context.Context, opts ApplyOptions, what string) 
 	if opts.interrupted() {
 		return errInterrupted
 	}
-	return ps.lock.renew(ctx, opts.now())
+	return ps.lock.renewFresh(ctx, opts.now)
 }
 
 // apply runs under the lock.
@@ -251,8 +255,9 @@ func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts
 	// and what the Job decisions must hold for.
 	opts.progress("capture the pre-apply state of %d object(s)", len(ps.objs))
 	live := map[string]*unstructured.Unstructured{}
-	for _, o := range ps.objs {
-		l, err := cl.get(ctx, o)
+	lives, errs := cl.readAll(ctx, ps.objs)
+	for i, o := range ps.objs {
+		l, err := lives[i], errs[i]
 		if err != nil {
 			return ps.fail(opts, "nothing was changed: reading %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
 		}
@@ -328,63 +333,11 @@ func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts
 		jobIdx[j.Job] = i
 	}
 
-	// Replace the planned template Jobs: delete (uid precondition), wait.
-	for _, o := range ps.objs {
-		j, ok := ps.jobs[key(o)]
-		if !ok || j.Result != JobPlanned {
-			continue
-		}
-		if err := ps.guard(ctx, opts, "delete Job/"+j.Job); err != nil {
-			return ps.stopped(opts, err)
-		}
-		opts.progress("delete template Job %s (image %s -> %s)", j.Job, j.OldImage, j.NewImage)
-		if err := deleteJob(ctx, cl, o, types.UID(j.OldUID)); err != nil {
-			d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-			d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "delete failed: " + objErr(o, err)
-			byKey[key(o)].Result, byKey[key(o)].Message = "failed", objErr(o, err)
-			return ps.finish(opts, fmt.Sprintf("deleting template Job %s failed: %v", j.Job, objErr(o, err)))
-		}
-	}
-
-	// Apply everything, in order; stop at the first failure.
-	opts.progress("server-side apply of %d object(s) as %s", len(ps.objs), FieldManager)
-	var failure string
-	for _, o := range ps.objs {
-		op := byKey[key(o)]
-		if failure != "" {
-			op.Result, op.Message = "skipped", "not applied: an earlier object failed"
-			continue
-		}
-		if err := ps.guard(ctx, opts, "apply "+o.GetKind()+"/"+o.GetName()); err != nil {
-			return ps.stopped(opts, err)
-		}
-		before := live[key(o)]
-		got, err := cl.apply(ctx, o, false)
-		j, isJob := ps.jobs[key(o)]
-		switch {
-		case err != nil:
-			op.Result, op.Message = "failed", objErr(o, err)
-			failure = fmt.Sprintf("applying %s/%s failed: %v", o.GetKind(), o.GetName(), objErr(o, err))
-			if isJob && j.Result == JobPlanned {
-				d.TemplateJobReplacements[jobIdx[j.Job]].Result = JobFailed
-				d.TemplateJobReplacements[jobIdx[j.Job]].Reason = "deleted, but re-creating failed: " + objErr(o, err)
-			}
-		case isJob && j.Result == JobPlanned:
-			op.Result = "replaced"
-			jr := &d.TemplateJobReplacements[jobIdx[j.Job]]
-			jr.Result, jr.NewUID = JobReplaced, string(got.GetUID())
-			jr.Reason = fmt.Sprintf("deleted uid %s, re-created as uid %s", j.OldUID, got.GetUID())
-		case before == nil:
-			op.Result = "created"
-		case ObjectAction(before, got) == ActionUnchanged:
-			// The plan's comparison, on what the apply did.
-			op.Result = "unchanged"
-		default:
-			op.Result = "configured"
-		}
-		if err := ps.report.WriteFile(opts.ReportPath); err != nil {
-			opts.progress("warning: %v", err)
-		}
+	// Write wave by wave (apply_waves.go); stop at the first failure.
+	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs)))
+	failure, err := ps.applyWaves(ctx, opts, applyTargets{live: live, byKey: byKey, jobIdx: jobIdx})
+	if err != nil {
+		return ps.stopped(opts, err)
 	}
 	if failure != "" {
 		return ps.finish(opts, failure)
@@ -406,6 +359,9 @@ func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts
 	}
 	opts.progress("waiting for workload health of %d workload(s), up to %s", len(waitFor), opts.Timeout)
 	if msg := ps.waitHealthy(ctx, opts, waitFor, byKey); msg != "" {
+		if last := len(d.Waves) - 1; last >= 0 && !ps.interrupted {
+			d.Waves[last].Result, d.Waves[last].Message = WaveUnhealthy, msg
+		}
 		return ps.finish(opts, msg)
 	}
 	if len(env.HealthChecks) > 0 {
@@ -493,20 +449,21 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
+		healths := make([]kubeview.Health, len(objs))
+		lives, errs := ps.cl.readAll(ctx, objs)
+		for i := range objs {
+			switch {
+			case errs[i] != nil:
+				healths[i] = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(errs[i])}
+			case lives[i] == nil:
+				healths[i] = kubeview.Health{Status: kubeview.HealthMissing, Message: "not found"}
+			default:
+				healths[i], _ = kubeview.HealthOf(lives[i])
+			}
+		}
 		var pending []string
-		for _, o := range objs {
-			ri, _, err := ps.cl.resource(o)
-			var h kubeview.Health
-			if err == nil {
-				var cur *unstructured.Unstructured
-				cur, err = ri.Get(ctx, o.GetName(), metav1.GetOptions{})
-				if err == nil {
-					h, _ = kubeview.HealthOf(cur)
-				}
-			}
-			if err != nil {
-				h = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
-			}
+		for i, o := range objs {
+			h := healths[i]
 			byKey[key(o)].Health = string(h.Status)
 			if h.Status != kubeview.HealthHealthy && h.Status != kubeview.HealthSuspended {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)

@@ -232,9 +232,6 @@ func writeCapture(dir string, desired []*unstructured.Unstructured, live map[str
 			}
 			e.File = fmt.Sprintf("%03d-%s-%s.json", i, lower(d.GetKind()), d.GetName())
 			b = append(b, '\n')
-			if err := writeFileAtomic(filepath.Join(dir, e.File), b); err != nil {
-				return "", err
-			}
 			files = append(files, e.File)
 			written = append(written, captureFile{name: e.File, data: b})
 		}
@@ -243,6 +240,17 @@ func writeCapture(dir string, desired []*unstructured.Unstructured, live map[str
 			return "", err
 		}
 		index.Write(append(line, '\n'))
+	}
+	// The objects' files, in parallel, each synced; then the index,
+	// atomically, whose write syncs the folder: a capture without its
+	// index is no capture (a restore reads the index first), and no apply writes before
+	// writeCapture returns.
+	errs := make([]error, len(written))
+	forEachBounded(len(written), writeParallelism, func(i int) {
+		errs[i] = writeNewFileSynced(filepath.Join(dir, written[i].name), written[i].data)
+	})
+	if err := firstErr(errs...); err != nil {
+		return "", err
 	}
 	if err := writeFileAtomic(filepath.Join(dir, CaptureIndexFile), index.Bytes()); err != nil {
 		return "", err
@@ -318,4 +326,20 @@ func restoreCommand(env *envconfig.Environment, configPath, dir string) string {
 	}
 	return fmt.Sprintf("deploy-web restore --config %s --env %s --capture %s --confirm-env=%s --confirmed-non-production --write-report",
 		quoteArg(configPath), env.Name, quoteArg(dir), env.Name)
+}
+
+// writeNewFileSynced creates path (it must not exist: a capture's folder
+// is new, newCaptureDir) with data, synced to disk.
+func writeNewFileSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("deployplan: capture: %w", err)
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := firstErr(werr, serr, cerr); err != nil {
+		return fmt.Errorf("deployplan: capture: write %s: %w", path, err)
+	}
+	return nil
 }

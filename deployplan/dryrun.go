@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,32 +37,23 @@ type dryResult struct {
 // written (every apply is DryRunAll).
 func (c *clients) dryRunAll(ctx context.Context, objs []*unstructured.Unstructured) []dryResult {
 	results := make([]dryResult, len(objs))
-	sem := make(chan struct{}, dryRunParallelism)
-	var wg sync.WaitGroup
-	for i, o := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := &results[i]
-			for attempt := 0; ; attempt++ {
-				r.live, r.readErr = c.get(ctx, o)
-				if r.readErr != nil {
-					return
-				}
-				r.dry, r.dryErr = c.apply(ctx, o, true)
-				// A controller that wrote the object between the read and
-				// the dry-run (a Deployment's revision annotation right
-				// after an apply) would read as a change: compare against
-				// the object the dry-run saw, read again (twice at most).
-				if attempt == 2 || !movedBetween(r.live, r.dry, r.dryErr) {
-					return
-				}
+	forEachBounded(len(objs), dryRunParallelism, func(i int) {
+		o, r := objs[i], &results[i]
+		for attempt := 0; ; attempt++ {
+			r.live, r.readErr = c.get(ctx, o)
+			if r.readErr != nil {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			r.dry, r.dryErr = c.apply(ctx, o, true)
+			// A controller that wrote the object between the read and
+			// the dry-run (a Deployment's revision annotation right
+			// after an apply) would read as a change: compare against
+			// the object the dry-run saw, read again (twice at most).
+			if attempt == 2 || !movedBetween(r.live, r.dry, r.dryErr) {
+				return
+			}
+		}
+	})
 	return results
 }
 

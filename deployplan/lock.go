@@ -90,6 +90,12 @@ type lease struct {
 	cur      *coordinationv1.Lease // as this apply last wrote it
 	lost     *LockLostError
 	released bool
+
+	// The callers of renewFresh waiting for the next renewal, and
+	// whether one of them is renewing for all (shared).
+	sharedMu sync.Mutex
+	waiting  []chan error
+	renewing bool
 }
 
 // acquireLock creates the Lease, or takes over one that expired; a live one
@@ -193,6 +199,40 @@ func (l *lease) renew(ctx context.Context, now time.Time) error {
 	default:
 		return fmt.Errorf("deployplan: renew the lock: %w", err)
 	}
+}
+
+// renewFresh returns the result of a renewal that started after it was
+// called: the writes of one step of an apply, made in parallel, each wait
+// for such a renewal, and the callers waiting together share one. The
+// first caller renews for everyone queued, again and again until nobody
+// waits, so every write still follows a renewal made after it was asked
+// for (the fence of renew), at the cost of one renewal per round of
+// parallel writes instead of one per write.
+func (l *lease) renewFresh(ctx context.Context, now func() time.Time) error {
+	me := make(chan error, 1)
+	l.sharedMu.Lock()
+	l.waiting = append(l.waiting, me)
+	lead := !l.renewing
+	l.renewing = true
+	l.sharedMu.Unlock()
+	if lead {
+		for {
+			l.sharedMu.Lock()
+			batch := l.waiting
+			l.waiting = nil
+			if len(batch) == 0 {
+				l.renewing = false
+				l.sharedMu.Unlock()
+				break
+			}
+			l.sharedMu.Unlock()
+			err := l.renew(ctx, now())
+			for _, c := range batch {
+				c <- err
+			}
+		}
+	}
+	return <-me
 }
 
 // lostErr is the loss recorded by renew, nil while the lock is held.

@@ -222,7 +222,7 @@ func (c *clients) pruneOne(ctx context.Context, o Orphan, env *envconfig.Environ
 func (ps *planState) prune(ctx context.Context, env *envconfig.Environment, opts ApplyOptions) (string, error) {
 	d := &ps.report.DeployApply
 	var failed []string
-	for i := range d.Orphans {
+	for _, i := range pruneOrder(d.Orphans) { // the apply's kind order, reversed
 		o := &d.Orphans[i]
 		if o.Kind == "PersistentVolumeClaim" {
 			o.Result, o.Message = OrphanKept, "a PersistentVolumeClaim holds data: never deleted by --prune, delete it by hand once its data is safe"

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -227,6 +226,7 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 	opts.progress("check images, tags and env mirrors against the catalog")
 	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
 	blockers = append(blockers, WorkloadCheck(r.Objects)...)
+	blockers = append(blockers, WaveCheck(r.Objects)...)
 	expected := opts.ExpectCommit
 	if expected == "" {
 		expected = r.Catalog.Commit
@@ -265,8 +265,10 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 		d.CurrentHealth = ps.cl.namespaceHealth(ctx, env.Namespace)
 	} else {
 		d.CurrentHealth = NamespaceHealth{Status: string("Unknown"), Message: "cluster not reachable"}
-		ps.objs = r.Objects
+		ps.objs = append([]*unstructured.Unstructured(nil), r.Objects...)
+		sortForApply(ps.objs)
 	}
+	d.Waves = wavePlans(wavesOf(ps.objs))
 
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
@@ -422,31 +424,6 @@ func namespaceMissing(ns string, objs []*unstructured.Unstructured) Blocker {
 		b.Affected = append(b.Affected, o.GetKind()+"/"+o.GetName())
 	}
 	return b
-}
-
-// kindOrder applies configuration before what consumes it.
-var kindOrder = map[string]int{
-	"ServiceAccount": 1, "Role": 2, "RoleBinding": 3, "ConfigMap": 4, "Secret": 4,
-	"PersistentVolumeClaim": 5, "Service": 6, "Deployment": 7, "StatefulSet": 7, "DaemonSet": 7,
-	"Job": 8, "CronJob": 8, "Ingress": 9, "HorizontalPodAutoscaler": 9, "PodDisruptionBudget": 9,
-}
-
-// sortForApply orders objects for an apply: Helm's pre-install and
-// pre-upgrade hooks first, post- hooks last (each phase by hook weight),
-// and within a phase by kindOrder.
-func sortForApply(objs []*unstructured.Unstructured) {
-	rank := func(u *unstructured.Unstructured) int {
-		if r, ok := kindOrder[u.GetKind()]; ok {
-			return r
-		}
-		return 10
-	}
-	sort.SliceStable(objs, func(i, j int) bool {
-		if pi, pj := hookOrder(objs[i]), hookOrder(objs[j]); pi != pj {
-			return pi.less(pj)
-		}
-		return rank(objs[i]) < rank(objs[j])
-	})
 }
 
 var jobRules = []string{

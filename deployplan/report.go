@@ -88,6 +88,10 @@ type DeployApply struct {
 	// Orphans are objects an earlier apply wrote that the render no longer
 	// holds (orphans.go); an apply with prune records each one's result.
 	Orphans []Orphan `json:"orphans"`
+	// Waves are the apply's waves in order (waves.go): each one's objects
+	// and the workloads that must be healthy before the next starts; an
+	// apply records each one's result.
+	Waves []WavePlan `json:"waves"`
 }
 
 // Conclusion is the verdict: blocked or ready for a plan, applied or failed
@@ -356,6 +360,17 @@ func (d *DeployApply) normalize() {
 	if d.Orphans == nil {
 		d.Orphans = []Orphan{}
 	}
+	if d.Waves == nil {
+		d.Waves = []WavePlan{}
+	}
+	for i := range d.Waves {
+		if d.Waves[i].Objects == nil {
+			d.Waves[i].Objects = []string{}
+		}
+		if d.Waves[i].Workloads == nil {
+			d.Waves[i].Workloads = []string{}
+		}
+	}
 	d.RemainingBlockers = dedupeBlockers(d.RemainingBlockers)
 }
 
@@ -456,6 +471,9 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "; orphans: %d", n)
 	}
 	b.WriteString("\n")
+	for _, line := range waveLines(d.Waves) {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	for _, line := range changeLines(d.Objects, summaryChanges) {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}

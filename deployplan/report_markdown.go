@@ -93,6 +93,17 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(d.Waves) > 0 {
+		b.WriteString("## Waves\n\nEach wave starts once the workloads of the waves before it are healthy.\n\n| wave | objects, in write order | waits for | result |\n| --- | --- | --- | --- |\n")
+		for _, w := range d.Waves {
+			res := textfmt.OrDash(w.Result)
+			if w.Message != "" {
+				res += ": " + w.Message
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(waveName(w)), mdCell(strings.Join(w.Objects, ", ")), mdCell(textfmt.OrDash(strings.Join(w.Workloads, ", "))), mdCell(res))
+		}
+		b.WriteString("\n")
+	}
 	if len(d.Objects) > 0 {
 		b.WriteString("## Objects\n\n| kind | name | action | result | message |\n| --- | --- | --- | --- | --- |\n")
 		for _, o := range d.Objects {

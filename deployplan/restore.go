@@ -409,6 +409,7 @@ func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOp
 	entries, bs := captureChecks(inside, c.from, c.index)
 	blockers = append(blockers, bs...)
 	blockers = append(blockers, WorkloadCheck(inside)...)
+	blockers = append(blockers, WaveCheck(inside)...)
 	listed := inside[:0:0]
 	for _, o := range inside {
 		if _, ok := entries[key(o)]; ok {
@@ -451,6 +452,7 @@ func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOp
 	}
 	var final map[string]string
 	final, ps.objs, blockers = restoreActions(objs, ps.objs, actions, entries, unrecorded, blockers)
+	d.Waves = wavePlans(wavesOf(ps.objs))
 	for _, o := range objs {
 		a := final[key(o)]
 		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,

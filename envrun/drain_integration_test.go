@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,8 +33,10 @@ func TestDrainOnRealCluster(t *testing.T) {
 	gitservertest.WriteTree(t, dir, map[string]string{
 		"m/kustomization.yaml": "resources: [api.yaml, worker.yaml]\n",
 		"m/api.yaml":           labelledCM("api-config", "api", "1"),
-		"m/worker.yaml":        labelledCM("worker-config", "worker", "1"),
-		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
+		// A wave of its own: the objects of one kind group of a wave are
+		// written in parallel, so only a later wave is surely unwritten.
+		"m/worker.yaml": strings.Replace(labelledCM("worker-config", "worker", "1"), "\n  labels:", "\n  annotations: {"+deployplan.WaveAnnotation+": \"1\"}\n  labels:", 1),
+		"catalog.json":  `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
 	})
 	cfg, err := envconfig.ParseConfig([]byte(`environments:
   - {name: person, cluster: {context: test}, namespace: person, source: {path: m}, catalog: catalog.json, registry: {skip: true}}
