@@ -20,10 +20,13 @@ import (
 )
 
 // Spec is one serve process: its name (the log file's), the binary, the
-// working folder, the site's loopback address (host:port), the cluster,
-// the IdP and the files serve reads, and any further flags.
+// working folder, the site's loopback address (host:port) and, behind a
+// proxy, the public base URL (its OIDC callback; default http://Addr),
+// the cluster (Kubeconfig and Namespaces, or a clusters file), the IdP
+// and the files serve reads, and any further flags. Empty flags are left
+// out; MetricsAddr empty turns /metrics off.
 type Spec struct {
-	Name, Bin, Dir, Addr          string
+	Name, Bin, Dir, Addr, Public  string
 	Kubeconfig, Namespaces        string
 	Issuer, ClientID              string
 	SecretFile, KeyFile           string
@@ -33,21 +36,30 @@ type Spec struct {
 
 // Args are the serve flags of s.
 func (s Spec) Args() []string {
-	return append([]string{
+	public := s.Public
+	if public == "" {
+		public = "http://" + s.Addr
+	}
+	args := []string{
 		"serve",
 		"--addr", s.Addr,
-		"--kubeconfig", s.Kubeconfig,
-		"--namespaces", s.Namespaces,
 		"--oidc-issuer", s.Issuer,
 		"--oidc-client-id", s.ClientID,
 		"--oidc-client-secret-file", s.SecretFile,
-		"--oidc-redirect-url", "http://" + s.Addr + auth.CallbackPath,
+		"--oidc-redirect-url", public + auth.CallbackPath,
 		"--session-key-file", s.KeyFile,
 		"--insecure-cookies",
 		"--metrics-addr", s.MetricsAddr,
 		"--log-format", "json",
 		"--history-namespace", s.HistoryNamespace,
-	}, s.Extra...)
+	}
+	if s.Kubeconfig != "" {
+		args = append(args, "--kubeconfig", s.Kubeconfig)
+	}
+	if s.Namespaces != "" {
+		args = append(args, "--namespaces", s.Namespaces)
+	}
+	return append(args, s.Extra...)
 }
 
 // Start starts s's process (its log: Dir/Name.log).
