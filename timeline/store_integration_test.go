@@ -268,15 +268,14 @@ func TestStoreOnRealCluster(t *testing.T) {
 		defer stopChurn()
 		go churn(churnCtx, 300, a, b)
 		// Explicit signals, not windows: a writes twice while it leads,
-		// b twice once it took over, and b's writer is at rest after the
-		// churn stopped.
+		// then b twice once it took over. What follows checks the order
+		// and pace of the writes seen, whatever comes after.
 		waitUntil(t, "replica-a writes while it leads", time.Minute, func() bool { return len(a.writes.snapshot()) >= 2 })
 		stopA() // releases the Lease
 		handover := time.Now()
 		waitUntil(t, "replica-b leads", 30*time.Second, leB.IsLeader)
 		waitUntil(t, "replica-b writes while it leads", time.Minute, func() bool { return len(b.writes.snapshot()) >= 2 })
 		stopChurn()
-		waitIdle(t, b.store, b.store.Stats().IdleTicks)
 
 		wa, wb := a.writes.snapshot(), b.writes.snapshot()
 		t.Logf("replica-a wrote %d times, replica-b %d times", len(wa), len(wb))
