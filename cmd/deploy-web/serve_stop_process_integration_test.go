@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,25 +137,47 @@ func TestServeProcessSIGTERMMidApply(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dash.Tail(4000))
 	}
-	post := func(path string, form url.Values) {
+	do := func(method, path string, form url.Values) (int, string) {
 		t.Helper()
-		form.Set("csrf_token", csrf)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
+		var body io.Reader
+		if form != nil {
+			form.Set("csrf_token", csrf)
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
 		resp, err := client.Do(req)
 		if err != nil {
-			t.Fatalf("POST %s: %v", path, err)
+			t.Fatalf("%s %s: %v", method, path, err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s = %d, want 200\n%s", path, resp.StatusCode, dash.Tail(4000))
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
+	post := func(path string, form url.Values) string {
+		t.Helper()
+		code, body := do(http.MethodPost, path, form)
+		if code != http.StatusOK {
+			t.Fatalf("POST %s = %d, want 200\n%s", path, code, dash.Tail(4000))
 		}
+		return body
 	}
 	history := planstore.New(p.Kube.CoreV1(), "deploy-web", 20)
-	post(paths.EnvPlan("person"), url.Values{})
+	// The plan's run ends (its panel says done: the environment is free
+	// for the apply), then its entry is read from the history.
+	m := regexp.MustCompile(`data-run="([^"]+)"`).FindStringSubmatch(post(paths.EnvPlan("person"), url.Values{}))
+	if m == nil {
+		t.Fatal("the plan's answer names no run")
+	}
+	waitFor(t, "person's plan run done", func() bool {
+		code, body := do(http.MethodGet, paths.EnvRun("person", m[1]), nil)
+		return code == http.StatusOK && strings.Contains(body, `data-testid="run-done"`)
+	})
 	var planID string
 	waitFor(t, "person's plan in the history", func() bool {
 		entries, err := history.List(ctx, "person")
