@@ -63,6 +63,10 @@ BENCH_APPS ?= 2000,10000
 bench-cluster: cluster-bin build ## real-cluster scale benchmark: 2,000 then 10,000 Apps, dashboard as its own process; writes BENCHMARKS.md
 	$(GO) run -tags $(GO_TAGS) ./cmd/benchcluster --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --apps $(BENCH_APPS) --out BENCHMARKS.md
 
+.PHONY: bench-restart
+bench-restart: cluster-bin build ## rolling restart of 3 replicas under traffic, auto-sync and applies on the local control plane: requests failed, records missing, notifications duplicated; writes BENCHMARKS.md
+	$(GO) run -tags $(GO_TAGS) ./cmd/benchrestart --rounds 2 --bin-dir $(BIN) --deploy-web $(BIN)/deploy-web --out BENCHMARKS.md
+
 .PHONY: build
 build: generate ## build bin/deploy-web
 	$(GO) build -tags $(GO_TAGS) -o $(BIN)/deploy-web ./cmd/deploy-web

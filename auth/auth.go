@@ -42,6 +42,10 @@ const (
 	// ReasonRecheckUnavailable: the session is due for its re-check and the
 	// IdP could not be asked (503); the session is kept for the next try.
 	ReasonRecheckUnavailable = "the identity provider could not re-check your access: try again in a moment"
+	// ReasonSessionEnded: the session's re-check ended it (the IdP
+	// refused the refresh, or the person may enter no longer); a page
+	// request gets a 401 page saying so, not a silent redirect to the login.
+	ReasonSessionEnded = "signed out: the identity provider no longer vouches for this session"
 )
 
 // loginTTL bounds the login cookie (state, nonce, PKCE verifier).

@@ -195,8 +195,8 @@ func TestRecheckNoRoleLeft(t *testing.T) {
 			env.idp.set(func(p *testIdP) { p.claims = map[string]any{"groups": tt.now} })
 			env.clock.Advance(recheck + time.Second)
 			resp := env.get("/apps")
-			if got := resp.StatusCode == http.StatusFound && strings.HasPrefix(resp.location(), LoginPath); got != tt.signOut {
-				t.Fatalf("GET /apps at the re-check = %d (Location %q), signed out %v, want %v", resp.StatusCode, resp.location(), got, tt.signOut)
+			if got := resp.StatusCode == http.StatusUnauthorized && resp.denial().Reason == ReasonSessionEnded; got != tt.signOut {
+				t.Fatalf("GET /apps at the re-check = %d (reason %q), signed out %v, want %v", resp.StatusCode, resp.denial().Reason, got, tt.signOut)
 			}
 			if tt.signOut {
 				if !strings.Contains(env.logs.String(), reasonNoRoleLeft) {

@@ -194,8 +194,8 @@ func TestRecheckWithHydra(t *testing.T) {
 	}
 	e.clock.Advance(recheck + time.Second)
 	resp := e.status(admin, "/apps")
-	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), LoginPath) {
-		t.Errorf("re-check after removal from the group: status = %d, Location %q, want 302 to the login", resp.StatusCode, resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusUnauthorized || resp.denial().Reason != ReasonSessionEnded {
+		t.Errorf("re-check after removal from the group: status = %d, reason %q, want 401 %q", resp.StatusCode, resp.denial().Reason, ReasonSessionEnded)
 	}
 	if resp := e.status(admin, "/v1/deploy/applications"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("API after the sign-out: status = %d, want 401", resp.StatusCode)
@@ -211,8 +211,13 @@ func TestRecheckWithHydra(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(recheck + time.Second)
+	// Hydra refuses the refresh of a disabled user: a sign-out with a page
+	// saying so, never the 503 of an IdP that could not answer.
+	if resp := e.status(ops, "/apps"); resp.StatusCode != http.StatusUnauthorized || resp.denial().Reason != ReasonSessionEnded {
+		t.Errorf("re-check of a disabled user: status = %d, reason %q, want 401 %q: %s", resp.StatusCode, resp.denial().Reason, ReasonSessionEnded, resp.body)
+	}
 	if resp := e.status(ops, "/v1/deploy/applications"); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("re-check of a disabled user: status = %d, want 401: %s", resp.StatusCode, resp.body)
+		t.Errorf("a disabled user after the sign-out: status = %d, want 401: %s", resp.StatusCode, resp.body)
 	}
 	if !strings.Contains(e.logs.String(), "refused") {
 		t.Errorf("no sign-out line saying the IdP refused the refresh:\n%s", e.logs)

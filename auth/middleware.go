@@ -92,7 +92,8 @@ func CSRFToken(ctx context.Context) string {
 // re-check is re-checked with the IdP first (see recheck): a refused
 // refresh, another subject or a person who lost the right to enter
 // (mayEnter: the admin claim, or with a roles file any role) clears the
-// session and is answered like a request without one; an IdP that cannot be
+// session: a page request gets a 401 page saying so (ReasonSessionEnded),
+// any other is answered like a request without one; an IdP that cannot be
 // asked is a 503 (the session is kept for the next try); otherwise the
 // updated session (rotated refresh token, fresh claims) is stored and the
 // request goes on with it.
@@ -136,6 +137,10 @@ func (a *Auth) Require(next http.Handler) http.Handler {
 				a.clearCookie(w, a.cookieName(SessionCookie))
 				a.log.InfoContext(r.Context(), "auth: session ended at its re-check",
 					"subject", s.Subject, "email", s.Email, "reason", why)
+				if decideUnauthenticated(r) == answerRedirect {
+					a.deny(w, r, http.StatusUnauthorized, ReasonSessionEnded, "error", why)
+					return
+				}
 				a.unauthenticated(w, r, errors.New("auth: session ended: "+why))
 				return
 			case recheckUnavailable:

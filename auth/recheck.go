@@ -44,16 +44,16 @@ var (
 	// errNoRefreshToken: the session holds no refresh token, so the IdP
 	// cannot be asked; the session ends at its first re-check.
 	errNoRefreshToken = errors.New("auth: no refresh token to re-check the session with")
-	// errRefreshRefused: the IdP refused the refresh with invalid_grant
-	// or access_denied (revoked, expired, user disabled): access has ended.
+	// errRefreshRefused: the IdP's token endpoint answered the refresh
+	// with an error of its own (invalid_grant, access_denied,
+	// invalid_client, any 4xx but 408 and 429): access has ended.
 	errRefreshRefused = errors.New("auth: the identity provider refused the refresh")
 	// errRefreshInvalid: the IdP answered something unusable (an invalid
 	// ID token, no claims to re-check): fail closed, the session ends.
 	errRefreshInvalid = errors.New("auth: invalid refresh answer")
-	// errRefreshUnavailable: the IdP could not be reached, or answered
-	// anything but tokens or invalid_grant (429, 5xx, a timeout, a client
-	// error of its own): deny for now, keep the session and try again
-	// later (unavailableError says when).
+	// errRefreshUnavailable: the IdP could not answer: a network error, a
+	// timeout (of ours, or its 408), its 5xx or 429: deny for now, keep
+	// the session and try again later (unavailableError says when).
 	errRefreshUnavailable = errors.New("auth: identity provider unavailable")
 )
 
@@ -191,15 +191,26 @@ func (a *Auth) refresh(ctx context.Context, rt string) (refreshed, error) {
 	return out, nil
 }
 
-// refreshRefused reports whether the IdP's answer to a refresh ends the
-// grant: invalid_grant (RFC 6749 5.2) or access_denied (the IdP or its
-// login app denied the user: Hydra answers a refresh of a disabled user
-// so), with whatever 4xx status the IdP sends them. Any other answer (a
-// 429, a 5xx, a timeout, a firewall's 403) says nothing about the user.
-// The token endpoint's client authentication is fixed (tokenAuthStyle),
-// so the error read here is the IdP's answer to this refresh.
+// refreshRefused reports whether the token endpoint's answer to a
+// refresh ends the session: every answer but an outage's (idpOutage),
+// whatever its error code (invalid_grant, access_denied: Hydra's answer
+// for a disabled user, invalid_client, invalid_request, a proxy's or
+// firewall's 4xx). Only an IdP that could not answer keeps the session:
+// a refusal read as an outage would keep a revoked session alive on 503s
+// forever. The token endpoint's client authentication is fixed
+// (tokenAuthStyle), so the answer read here is the IdP's to this refresh.
 func refreshRefused(re *oauth2.RetrieveError) bool {
-	return re.ErrorCode == "invalid_grant" || re.ErrorCode == "access_denied"
+	if re.Response == nil {
+		return re.ErrorCode != ""
+	}
+	return !idpOutage(re.Response.StatusCode)
+}
+
+// idpOutage reports whether a token endpoint's HTTP status says the IdP
+// could not answer now: a 5xx, 408 (it timed out) or 429 (it sheds load;
+// signing everyone out then would send them all to its login at once).
+func idpOutage(status int) bool {
+	return status >= 500 || status == http.StatusRequestTimeout || status == http.StatusTooManyRequests
 }
 
 // unavailableError is errRefreshUnavailable with how long to wait before

@@ -97,6 +97,19 @@ func TestSessionRecheck(t *testing.T) {
 				writeJSON(w, http.StatusForbidden, map[string]string{"error": "access_denied"})
 			}
 		}, "refused"},
+		{"invalid_client with 401", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+			}
+		}, "refused"},
+		{"invalid_request with 400", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+			}
+		}, "refused"},
+		{"403 without an OAuth2 body (a proxy)", func(p *testIdP) {
+			p.refreshReply = func(w http.ResponseWriter) { http.Error(w, "denied", http.StatusForbidden) }
+		}, "refused"},
 		{"another subject", func(p *testIdP) { p.refreshSubject = "mallory-sub" }, "another subject"},
 		{"ID token for another audience", func(p *testIdP) { p.claims = map[string]any{"aud": "someone-else"} }, "invalid refresh answer"},
 		{"expired ID token", func(p *testIdP) { p.claims = map[string]any{"exp": time.Now().Add(-time.Hour).Unix()} }, "invalid refresh answer"},
@@ -112,8 +125,8 @@ func TestSessionRecheck(t *testing.T) {
 			}
 			due(env)
 			resp := env.get("/apps")
-			if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.location(), LoginPath) {
-				t.Errorf("GET /apps at the re-check: status = %d, Location %q, want 302 to the login", resp.StatusCode, resp.location())
+			if resp.StatusCode != http.StatusUnauthorized || resp.denial().Reason != ReasonSessionEnded {
+				t.Errorf("GET /apps at the re-check: status = %d, reason %q, want 401 %q (a page saying so)", resp.StatusCode, resp.denial().Reason, ReasonSessionEnded)
 			}
 			if c := resp.cookie(SessionCookie); c == nil || c.MaxAge >= 0 {
 				t.Errorf("GET /apps at the re-check: session cookie %v, want it cleared", c)
@@ -158,8 +171,8 @@ func TestSessionRecheck(t *testing.T) {
 		}
 	})
 
-	// An IdP that answers anything but tokens or invalid_grant has said
-	// nothing about the user: the session is kept (503 for now), the IdP
+	// An IdP that could not answer (a network error, 5xx, 408, 429) has
+	// said nothing about the user: the session is kept (503 for now), the IdP
 	// is asked again once its Retry-After (or refreshRetryMin) has passed,
 	// not at every request, and the session goes on once it answers.
 	kept := []struct {
@@ -177,10 +190,15 @@ func TestSessionRecheck(t *testing.T) {
 		{"408", func(w http.ResponseWriter) { http.Error(w, "timeout", http.StatusRequestTimeout) }, refreshRetryMin},
 		{"500", func(w http.ResponseWriter) { http.Error(w, "oops", http.StatusInternalServerError) }, refreshRetryMin},
 		{"502 from a proxy", func(w http.ResponseWriter) { http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway) }, refreshRetryMin},
-		{"401 invalid_client", func(w http.ResponseWriter) {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		{"503 as JSON", func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily_unavailable"})
 		}, refreshRetryMin},
-		{"403 from a firewall", func(w http.ResponseWriter) { http.Error(w, "denied", http.StatusForbidden) }, refreshRetryMin},
+		{"connection closed (a network error)", func(w http.ResponseWriter) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, refreshRetryMin},
 	}
 	for _, tt := range kept {
 		t.Run("kept: "+tt.name, func(t *testing.T) {

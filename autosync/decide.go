@@ -27,6 +27,10 @@ const (
 	OutcomeFailed  Outcome = "failed"
 	OutcomeRefused Outcome = "refused"
 	OutcomeError   Outcome = "error"
+	// OutcomeInterrupted: the replica stopped during the run, which
+	// stopped before its next write (recorded with what it wrote); the
+	// next leader checks the head again.
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // envState is what the loop remembers of one environment between checks

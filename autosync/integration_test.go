@@ -50,11 +50,17 @@ func TestOnControlPlane(t *testing.T) {
 	deployedOnce := func(head, by string) {
 		t.Helper()
 		waitFor(t, head+" deployed", func() bool { return len(byReplica()[head]) > 0 })
-		// Both replicas hear of every push; give the other time to act,
-		// if it (wrongly) would.
+		// Both replicas hear of every push; the leader checks dev once
+		// more (an explicit signal), and the other, if it (wrongly) would
+		// act, had the same wake.
+		lead := r1
+		if r2.Leading() {
+			lead = r2
+		}
+		before := nextCheck(t, lead)
 		r1.Wake("dev")
 		r2.Wake("dev")
-		time.Sleep(time.Second)
+		waitFor(t, "the leader's next check of dev", func() bool { return !nextCheck(t, lead).Equal(before) })
 		if got := byReplica()[head]; len(got) != 1 || got[by] != 1 {
 			t.Fatalf("Deploy calls of %s by replica = %v, want exactly one, by %s", head, got, by)
 		}
@@ -75,8 +81,9 @@ func TestOnControlPlane(t *testing.T) {
 	}
 	w.set(func(w *world) { w.heads["dev"] = "h3" })
 	waitFor(t, "the other replica to take over", follower.Leading)
+	before := nextCheck(t, follower)
 	follower.Wake("dev")
-	time.Sleep(time.Second)
+	waitFor(t, "the new leader's next check of dev", func() bool { return !nextCheck(t, follower).Equal(before) })
 	if got := byReplica()["h3"]; len(got) != 0 {
 		t.Fatalf("Deploy calls of h3 while paused = %v, want none", got)
 	}
@@ -92,4 +99,15 @@ func TestOnControlPlane(t *testing.T) {
 	}
 	follower.Wake("dev")
 	deployedOnce("h3", followerID)
+}
+
+// nextCheck is when l checks dev next (zero while it does not lead): it
+// moves once l has checked dev.
+func nextCheck(t *testing.T, l *Loop) time.Time {
+	t.Helper()
+	st, err := l.Status(context.Background(), "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.NextCheck
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/notify"
 )
 
@@ -54,6 +55,9 @@ type InboxMessage struct {
 	App         string    `json:"app"`
 	Summary     string    `json:"summary"`
 	SignatureOK bool      `json:"signatureOk"`
+	// Delivery is the message's delivery id (notify.HeaderDelivery): the
+	// same for a message sent twice.
+	Delivery string `json:"delivery"`
 }
 
 // startInbox stores a fresh HMAC key in the Secret NotifySecret of ns and
@@ -114,6 +118,7 @@ func (in *Inbox) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.Unmarshal(body, &p)
 	m := InboxMessage{Time: time.Now().UTC(), Trigger: string(p.Event.Trigger), App: p.Event.App, Summary: p.Summary,
+		Delivery:    textfmt.Cut(r.Header.Get(notify.HeaderDelivery), 200),
 		SignatureOK: notify.VerifySignature(in.key, body, r.Header.Get(notify.HeaderSignature), r.Header.Get(notify.HeaderTimestamp), time.Now(), notify.SignatureTolerance) == nil}
 	in.mu.Lock()
 	in.msgs = append(in.msgs, m)

@@ -70,13 +70,14 @@ func TestInbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post := func(key []byte) {
+	post := func(key []byte, delivery string) {
 		t.Helper()
 		body := []byte(`{"summary": "checkout is degraded", "event": {"trigger": "degraded", "app": "checkout"}}`)
 		sig, ts := notify.Sign(key, body, time.Now())
 		req, _ := http.NewRequest(http.MethodPost, in.URL()+"/hook", bytes.NewReader(body))
 		req.Header.Set(notify.HeaderSignature, sig)
 		req.Header.Set(notify.HeaderTimestamp, ts)
+		req.Header.Set(notify.HeaderDelivery, delivery)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -86,10 +87,13 @@ func TestInbox(t *testing.T) {
 			t.Fatalf("POST /hook = %d, want 204", resp.StatusCode)
 		}
 	}
-	post(sec.Data[NotifyKey])
-	post([]byte("another key, another key, another"))
+	post(sec.Data[NotifyKey], "d-1")
+	post([]byte("another key, another key, another"), "d-2")
 	got := in.Messages()
 	if len(got) != 2 || got[1].Trigger != "degraded" || got[1].App != "checkout" || !got[1].SignatureOK || got[0].SignatureOK {
 		t.Errorf("Messages() = %+v, want the signed one verified and the other not, newest first", got)
+	}
+	if len(got) == 2 && (got[1].Delivery != "d-1" || got[0].Delivery != "d-2") {
+		t.Errorf("Messages() deliveries = %q, %q; want d-2, d-1 (each message's %s)", got[0].Delivery, got[1].Delivery, notify.HeaderDelivery)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,9 +139,14 @@ func TestLogsViewer(t *testing.T) {
 	}
 	waitPanel(t, ctx, "case=1&filter=STATUS%3D200")
 	waitText(t, ctx, `[data-testid=log-state]`, func(s string) bool { return s == "streaming" }, 10*time.Second)
-	time.Sleep(2 * time.Second)
-	if rows := logRows(t, ctx); len(rows) != 0 {
-		t.Errorf("case-sensitive STATUS=200 shows %d rows, want none: %q", len(rows), rows[0])
+	// An explicit signal, not a window: a line that matches case-sensitively
+	// arrives, and it is the only row (the logs' own lines, written before
+	// and after it, have a lower-case status=200).
+	const caseMarker = "e2e-marker STATUS=200 case-sensitive"
+	appendDemoLog(t, "web", caseMarker)
+	waitFor(t, ctx, "the case-sensitive marker", func() bool { return slices.Contains(logRows(t, ctx), caseMarker) })
+	if rows := logRows(t, ctx); len(rows) != 1 {
+		t.Errorf("case-sensitive STATUS=200 shows %d rows, want the marker alone: %q", len(rows), rows)
 	}
 	// Negated: !status=200 (case toggle back off).
 	if err := chromedp.Do(ctx,
@@ -172,9 +178,17 @@ func TestLogsViewer(t *testing.T) {
 	if len(paused) == 0 {
 		t.Fatal("no rows with follow off")
 	}
-	time.Sleep(3 * time.Second)
-	if now := logRows(t, ctx); len(now) != len(paused) {
-		t.Errorf("rows went from %d to %d while paused", len(paused), len(now))
+	// A new line the server has (its logs API reads it: an explicit
+	// signal) and the paused view does not show.
+	const pausedMarker = "e2e-marker written while paused"
+	appendDemoLog(t, "web", pausedMarker)
+	waitFor(t, ctx, "the paused marker in the logs API", func() bool {
+		body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/v1/deploy/web/logs?namespace=storefront&tail=200").then(r => r.text())`,
+			chromedp.EvalAwaitPromise))
+		return err == nil && strings.Contains(body, pausedMarker)
+	})
+	if now := logRows(t, ctx); len(now) != len(paused) || slices.Contains(now, pausedMarker) {
+		t.Errorf("rows went from %d to %d while paused (the marker shown: %v)", len(paused), len(now), slices.Contains(now, pausedMarker))
 	}
 	screenshot(t, ctx, "paused")
 

@@ -99,8 +99,12 @@ func (s *Site) Deny(w http.ResponseWriter, r *http.Request, status int, reason s
 	public := reason
 	switch status {
 	case http.StatusUnauthorized:
-		public = "Sign in to use deploy-web."
-		if reason != auth.ReasonUnauthenticated {
+		switch reason {
+		case auth.ReasonUnauthenticated:
+			public = "Sign in to use deploy-web."
+		case auth.ReasonSessionEnded:
+			public = "You were signed out: the identity provider no longer accepts this session. Sign in again."
+		default:
 			public = "Sign-in failed: " + reason
 		}
 	case http.StatusForbidden:

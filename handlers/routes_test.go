@@ -7,7 +7,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
 )
 
@@ -393,5 +396,30 @@ func TestClientErrorsAreNotLoggedAsFailures(t *testing.T) {
 	}
 	if logs := ts.log.String(); strings.Contains(logs, "request failed") || strings.Contains(logs, "level=ERROR") {
 		t.Errorf("log after 4xx answers = %q, want no error lines", logs)
+	}
+}
+
+// TestDenySessionEnded: a session its re-check ended (auth.ReasonSessionEnded)
+// gets a 401 page that says the person was signed out and why, and the JSON
+// error says so too, not a bare "sign in".
+func TestDenySessionEnded(t *testing.T) {
+	site, err := NewSite(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "You were signed out: the identity provider no longer accepts this session. Sign in again."
+	w := httptest.NewRecorder()
+	site.Deny(w, httptest.NewRequest(http.MethodGet, "/apps", nil), http.StatusUnauthorized, auth.ReasonSessionEnded)
+	if w.Code != http.StatusUnauthorized {
+		t.Fatalf("status = %d, want 401", w.Code)
+	}
+	if got := text(oneByTestID(t, parseHTML(t, w.Body.String()), "error-message")); got != want {
+		t.Errorf("page message = %q, want %q", got, want)
+	}
+	w = httptest.NewRecorder()
+	site.Deny(w, httptest.NewRequest(http.MethodGet, "/v1/deploy/applications", nil), http.StatusUnauthorized, auth.ReasonSessionEnded)
+	var body map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body["error"] != want || body["reason"] != auth.ReasonSessionEnded {
+		t.Errorf("JSON = %s (%v), want error %q, reason %q", w.Body, err, want, auth.ReasonSessionEnded)
 	}
 }

@@ -95,6 +95,13 @@ type Sender struct {
 
 	leading atomic.Bool
 	queue   chan Event
+	// routed counts the events the leader took off the queue and routed
+	// (their messages handed to the workers, or held, or dropped);
+	// delivering counts the messages handed to the workers and not yet
+	// delivered. With the debouncer's held messages they tell when the
+	// sender is idle (idle), an explicit signal instead of a wait.
+	routed     atomic.Uint64
+	delivering atomic.Int64
 
 	mu      sync.Mutex // guards the fields below
 	dedup   *dedup
@@ -253,6 +260,7 @@ func (s *Sender) lead(ctx context.Context) {
 		wg.Go(func() {
 			for j := range jobs {
 				s.deliverJob(ctx, j)
+				s.delivering.Add(-1)
 			}
 		})
 	}
@@ -269,9 +277,11 @@ func (s *Sender) lead(ctx context.Context) {
 	}()
 	send := func(js []job) bool {
 		for _, j := range js {
+			s.delivering.Add(1)
 			select {
 			case jobs <- j:
 			case <-ctx.Done():
+				s.delivering.Add(-1)
 				return false
 			}
 		}
@@ -289,6 +299,7 @@ func (s *Sender) lead(ctx context.Context) {
 			if !send(js) {
 				return
 			}
+			s.routed.Add(1)
 		case <-tick.C:
 			if !send(s.due()) {
 				return
@@ -297,6 +308,16 @@ func (s *Sender) lead(ctx context.Context) {
 			s.flush(ctx)
 		}
 	}
+}
+
+// idle reports whether the sender has routed n events in all and has
+// no message held (a degraded one waiting for its "for") or being
+// delivered: nothing it was told can still be sent.
+func (s *Sender) idle(n uint64) bool {
+	s.mu.Lock()
+	held := s.debounc.Len()
+	s.mu.Unlock()
+	return s.routed.Load() >= n && s.delivering.Load() == 0 && held == 0
 }
 
 // job is one message for one subscription.

@@ -228,7 +228,9 @@ func TestSenderDebounceAndRecovered(t *testing.T) {
 	deg.Trigger, rec.Trigger = TriggerDegraded, TriggerRecovered
 	s.Notify(deg)
 	s.Notify(rec) // within the second: nothing at all
-	time.Sleep(2500 * time.Millisecond)
+	// Both routed, nothing held or on its way: the blip can send nothing
+	// any more (an explicit signal, not a wait).
+	waitFor(t, "the blip routed, nothing held", func() bool { return s.idle(2) })
 	if n := rcv.count(); n != 0 {
 		t.Fatalf("after a blip: receiver got %d requests, want 0", n)
 	}

@@ -267,13 +267,15 @@ func TestStoreOnRealCluster(t *testing.T) {
 		churnCtx, stopChurn := context.WithCancel(context.Background())
 		defer stopChurn()
 		go churn(churnCtx, 300, a, b)
-		time.Sleep(6 * time.Second)
+		// Explicit signals, not windows: a writes twice while it leads,
+		// then b twice once it took over. What follows checks the order
+		// and pace of the writes seen, whatever comes after.
+		waitUntil(t, "replica-a writes while it leads", time.Minute, func() bool { return len(a.writes.snapshot()) >= 2 })
 		stopA() // releases the Lease
 		handover := time.Now()
 		waitUntil(t, "replica-b leads", 30*time.Second, leB.IsLeader)
-		time.Sleep(6 * time.Second)
+		waitUntil(t, "replica-b writes while it leads", time.Minute, func() bool { return len(b.writes.snapshot()) >= 2 })
 		stopChurn()
-		time.Sleep(time.Second)
 
 		wa, wb := a.writes.snapshot(), b.writes.snapshot()
 		t.Logf("replica-a wrote %d times, replica-b %d times", len(wa), len(wb))

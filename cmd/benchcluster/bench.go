@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,6 +26,7 @@ import (
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/internal/proc"
+	"github.com/hanzoai/deploy-web/internal/serveproc"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -191,27 +190,15 @@ type dashboardEnv struct {
 }
 
 func startDashboard(cfg config, dir, base, metricsAddr string, env dashboardEnv, secretFile, keyFile string) (*proc.Process, error) {
-	return proc.Start(proc.Spec{Name: "deploy-web", Path: cfg.deployWeb, Dir: dir, Args: []string{
-		"serve",
-		"--addr", strings.TrimPrefix(base, "http://"),
-		"--kubeconfig", env.kubeconfig,
-		"--namespaces", strings.Join(env.namespaces, ","),
-		"--oidc-issuer", env.issuer,
-		"--oidc-client-id", env.clientID,
-		"--oidc-client-secret-file", secretFile,
-		"--oidc-redirect-url", base + auth.CallbackPath,
-		"--session-key-file", keyFile,
-		"--insecure-cookies",
-		"--metrics-addr", metricsAddr,
-		"--log-format", "json",
-		"--history-namespace", timelineNamespace,
-	}})
+	return serveproc.Start(serveproc.Spec{Name: "deploy-web", Bin: cfg.deployWeb, Dir: dir, Addr: strings.TrimPrefix(base, "http://"),
+		Kubeconfig: env.kubeconfig, Namespaces: strings.Join(env.namespaces, ","), Issuer: env.issuer, ClientID: env.clientID,
+		SecretFile: secretFile, KeyFile: keyFile, MetricsAddr: metricsAddr, HistoryNamespace: timelineNamespace})
 }
 
 // measure signs in and measures every route, the memory, a patch's
 // visibility and the cold browser.
 func measure(ctx context.Context, cfg config, r *result, base, metricsAddr string, pid int, user, pass string, dyn dynamic.Interface) error {
-	client, err := signIn(ctx, base, user, pass)
+	client, err := serveproc.SignIn(ctx, base, user, pass)
 	if err != nil {
 		return err
 	}
@@ -267,58 +254,6 @@ func measure(ctx context.Context, cfg config, r *result, base, metricsAddr strin
 	}
 	r.firstRow, r.firstRowNote = coldFirstRow(ctx, cfg.chromium, base, user, pass)
 	return nil
-}
-
-var challengeRE = regexp.MustCompile(`name="login_challenge" value="([^"]*)"`)
-
-// signIn runs the OIDC login as a browser would (the dashboard's login,
-// Hydra, the IdP's form, consent, the callback) and returns a client that
-// carries the session cookie.
-func signIn(ctx context.Context, base, user, pass string) (*http.Client, error) {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return nil, err
-	}
-	client := &http.Client{Jar: jar, Timeout: 60 * time.Second}
-	get := func(u string) (*http.Response, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return nil, "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, "", err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return resp, string(b), err
-	}
-	resp, body, err := get(base + auth.LoginPath)
-	if err != nil {
-		return nil, fmt.Errorf("sign in: %w", err)
-	}
-	m := challengeRE.FindStringSubmatch(body)
-	if m == nil {
-		return nil, fmt.Errorf("sign in: no login form at %s (status %d)", resp.Request.URL, resp.StatusCode)
-	}
-	form := url.Values{"login_challenge": {html.UnescapeString(m[1])}, "username": {user}, "password": {pass}}
-	action := resp.Request.URL.ResolveReference(&url.URL{Path: "/login"})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, action.String(), strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err = client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("sign in: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Request.URL.String(), base+"/") {
-		return nil, fmt.Errorf("sign in: ended at %s with status %d, want the dashboard", resp.Request.URL, resp.StatusCode)
-	}
-	client.Timeout = 30 * time.Second
-	return client, nil
 }
 
 // timeRoute GETs u runs times (after one warm-up) and returns the median and

@@ -301,7 +301,10 @@ func deployResult(id string, snap envrun.Snapshot) autosync.Result {
 		res.Commit = snap.Report.DeployApply.Source.Commit
 	}
 	var ref *deployplan.RefusalError
+	var interrupted *deployplan.InterruptedError
 	switch {
+	case errors.As(snap.Err, &interrupted):
+		res.Outcome = autosync.OutcomeInterrupted
 	case snap.Err == nil && snap.Report != nil && snap.Report.Status() == deployplan.StatusApplied:
 		res.Outcome = autosync.OutcomeApplied
 	case snap.Report != nil && snap.Report.Status() == deployplan.StatusBlocked:
@@ -391,6 +394,8 @@ func (a *autoSyncAdapters) record(e *envconfig.Environment, r autosync.Record) a
 		rec.Outcome = audit.OutcomeSucceeded
 	case autosync.OutcomeBlocked, autosync.OutcomeRefused:
 		rec.Outcome = audit.OutcomeRefused
+	case autosync.OutcomeInterrupted:
+		rec.Outcome = audit.OutcomeInterrupted
 	default:
 		rec.Outcome = audit.OutcomeFailed
 	}

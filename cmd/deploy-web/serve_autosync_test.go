@@ -43,6 +43,8 @@ func TestDeployResult(t *testing.T) {
 			autosync.Result{RunID: "r", Outcome: autosync.OutcomeRefused, Blockers: []string{"the lock is held"}}},
 		{"failed apply", envrun.Snapshot{Done: true, Report: report(deployplan.StatusFailed, "c3"), Err: errors.New("workloads unhealthy")},
 			autosync.Result{RunID: "r", Outcome: autosync.OutcomeFailed, Commit: "c3"}},
+		{"interrupted (the replica stopped)", envrun.Snapshot{Done: true, Report: report(deployplan.StatusFailed, "c4"), Err: &deployplan.InterruptedError{Written: 2}},
+			autosync.Result{RunID: "r", Outcome: autosync.OutcomeInterrupted, Commit: "c4"}},
 		{"no report", envrun.Snapshot{Done: true, Err: errors.New("cluster unreachable")},
 			autosync.Result{RunID: "r", Outcome: autosync.OutcomeFailed}},
 	} {
@@ -79,6 +81,8 @@ func TestAutoSyncRecord(t *testing.T) {
 			audit.VerbAutoSync, audit.OutcomeSucceeded, []string{"auto-sync of dev at 1234567890ab", "run dev-1", "applied"}, 0, 0},
 		{"blocked", autosync.Run{Trigger: autosync.TriggerAutoSync, Commit: "abc", Outcome: autosync.OutcomeBlocked, Blockers: []string{"boundary: x"}},
 			audit.VerbAutoSync, audit.OutcomeRefused, []string{"blocked", "not tried again"}, 0, 1},
+		{"interrupted", autosync.Run{Trigger: autosync.TriggerAutoSync, Commit: "abc", Outcome: autosync.OutcomeInterrupted, RunID: "dev-2"},
+			audit.VerbAutoSync, audit.OutcomeInterrupted, []string{"auto-sync of dev", "run dev-2", "interrupted"}, 0, 0},
 		{"error", autosync.Run{Trigger: autosync.TriggerAutoSync, Outcome: autosync.OutcomeError, Error: "busy"},
 			audit.VerbAutoSync, audit.OutcomeFailed, []string{"error: busy"}, 0, 0},
 		{"heal", autosync.Run{Trigger: autosync.TriggerSelfHeal, Commit: "abc", Outcome: autosync.OutcomeApplied, Objects: []string{"ConfigMap/api-config"}},
