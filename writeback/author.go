@@ -5,16 +5,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
-
-// Actor is the signed-in person a commit is made for. Every field is
-// hostile: it comes from an identity provider's claims.
-type Actor struct {
-	Name    string
-	Email   string
-	Subject string
-}
 
 // Identity is a commit author (or committer) after rendering: one line
 // each, no angle brackets.
@@ -61,7 +54,7 @@ func checkTemplate(t string) error {
 // sanitised as a whole. A name or an email that renders empty becomes
 // "deploy-web" or "deploy-web@localhost". Templates are assumed valid
 // (Validate); an invalid placeholder is left as text.
-func (a AuthorTemplate) Render(actor Actor) Identity {
+func (a AuthorTemplate) Render(who actor.Actor) Identity {
 	name, email := a.Name, a.Email
 	if name == "" {
 		name = DefaultAuthorName
@@ -70,9 +63,9 @@ func (a AuthorTemplate) Render(actor Actor) Identity {
 		email = DefaultAuthorEmail
 	}
 	r := strings.NewReplacer(
-		"{{.Name}}", identityPart(actor.Name),
-		"{{.Email}}", identityPart(actor.Email),
-		"{{.Subject}}", identityPart(actor.Subject))
+		"{{.Name}}", identityPart(who.Name),
+		"{{.Email}}", identityPart(who.Email),
+		"{{.Subject}}", identityPart(who.Subject))
 	id := Identity{Name: identityPart(r.Replace(name)), Email: identityPart(r.Replace(email))}
 	// A name made of the template's text alone ("via deploy-web") is as
 	// good as empty.

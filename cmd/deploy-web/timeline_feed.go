@@ -278,8 +278,8 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 		if r.Environment != "" {
 			msg += " of " + r.Environment
 		}
-		if who := r.Actor.Email; who != "" {
-			msg += " by " + who
+		if r.Actor.Email != "" || r.Actor.Subject != "" {
+			msg += " by " + r.Actor.String()
 		}
 		if r.Commit != "" {
 			msg += " at " + shortCommit(r.Commit)

@@ -11,9 +11,10 @@
 // of its message; the Watcher learns the keys on record from the one
 // feed of audit records (audit/recordfeed, which every replica's Watcher
 // subscribes to) and has it pass before writing, so a window's start and
-// end are each recorded once, whoever led when it happened (a replica that takes over waits Settle before its
-// first step, for its index to hold its predecessor's last records, and a
-// step stops writing once Active says no). A step looks back Lookback
+// end are each recorded once, whoever led when it happened (a replica
+// that takes over waits Settle before its first step, for its index to
+// hold its predecessor's last records, and a step stops writing once
+// Active says no). A step looks back Lookback
 // (15 minutes), so an edge that fell in a leader handover (at most the
 // Lease's 15 s) or while the console was down for less than that is
 // recorded late, not lost.
