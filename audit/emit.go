@@ -43,10 +43,7 @@ func (s *Store) emit(ctx context.Context, r *Record, cm *corev1.ConfigMap) {
 // eventMessage is one line about r, at most maxEventMessage bytes, with
 // control characters replaced (every field may come from hostile input).
 func eventMessage(r *Record) string {
-	who := r.Actor.Email
-	if who == "" {
-		who = r.Actor.Subject
-	}
+	who := r.Actor.String()
 	target := "environment " + r.Environment
 	if r.Environment == "" {
 		target = "App " + r.Namespace + "/" + r.App

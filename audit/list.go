@@ -47,7 +47,7 @@ type Page struct {
 func (f *Filter) match(e *entry) bool {
 	r := &e.env.Record
 	switch {
-	case f.Actor != "" && r.Actor.key() != f.Actor && r.Actor.key() != lowerASCII(f.Actor):
+	case f.Actor != "" && r.Actor.Key() != f.Actor && r.Actor.Key() != (Actor{Email: f.Actor}).Key(): // an email in any case
 		return false
 	case f.Verb != "" && r.Verb != f.Verb,
 		f.Outcome != "" && r.Outcome != f.Outcome,

@@ -38,11 +38,3 @@ func LastApplied(ctx context.Context, l Lister, env string) (rec Record, ok bool
 	}
 	return Record{}, false, nil
 }
-
-// Name is how an actor reads on a page: the email, else the subject.
-func (a Actor) Name() string {
-	if a.Email != "" {
-		return a.Email
-	}
-	return a.Subject
-}

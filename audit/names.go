@@ -161,20 +161,8 @@ func recordLabels(r *Record, stream string) map[string]string {
 		LabelCluster:     labelValue(r.Cluster),
 		LabelEnvironment: labelValue(r.Environment),
 		LabelApp:         labelValue(r.App),
-		LabelActor:       labelValue(r.Actor.key()),
+		LabelActor:       labelValue(r.Actor.Key()),
 	}
-}
-
-// lowerASCII lowers A-Z only: an email's case-insensitive form without
-// Unicode case folding surprises.
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // ValidID reports whether id has the form of a record id (a stream and a

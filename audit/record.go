@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 // Verb is the action a record describes.
@@ -117,21 +119,9 @@ const EngineSubject = "auto-sync"
 func EngineActor() Actor { return Actor{Subject: EngineSubject} }
 
 // Actor is who acted: the identity of the session or token, or
-// EngineActor.
-type Actor struct {
-	Email   string   `json:"email"`
-	Subject string   `json:"subject"`
-	Groups  []string `json:"groups"`
-}
-
-// key is what Filter.Actor matches and the actor label hashes: the email
-// in lower case, or the subject when there is no email.
-func (a Actor) key() string {
-	if a.Email != "" {
-		return lowerASCII(a.Email)
-	}
-	return a.Subject
-}
+// EngineActor. It is the one type for it, actor.Actor (its String is the
+// one way to print it, its Key what filters, labels and limits count).
+type Actor = actor.Actor
 
 // Object names one object a record touched.
 type Object struct {

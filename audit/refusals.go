@@ -72,7 +72,7 @@ func (l *Limiter) refill(b *budget, now time.Time) {
 func (l *Limiter) Wait(a Actor) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.people[a.key()]
+	b, ok := l.people[a.Key()]
 	if !ok {
 		return 0
 	}
@@ -89,7 +89,7 @@ func (l *Limiter) Refused(a Actor) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	k := a.key()
+	k := a.Key()
 	b, ok := l.people[k]
 	if !ok {
 		if len(l.people) >= l.lim.MaxPeople {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 // Identity is the authenticated user of a request that passed Require.
@@ -40,6 +42,14 @@ type Identity struct {
 	// a bearer token): a long-lived stream should end by then, so that its
 	// reconnect passes Require again.
 	Recheck time.Time
+}
+
+// Actor is who the identity is as every record, commit and log line
+// names them (actor.Actor, whose String is the one way to print it): the
+// email, subject, groups and display name; the session's role (Admin,
+// Bearer, expiry) stays here.
+func (id Identity) Actor() actor.Actor {
+	return actor.Actor{Email: id.Email, Subject: id.Subject, Groups: id.Groups.Slice(), Name: id.Name}
 }
 
 type ctxKey struct{}

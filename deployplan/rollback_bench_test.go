@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -75,7 +76,7 @@ func BenchmarkRollbackGit47(b *testing.B) {
 	for i := range b.N {
 		res, err := writeback.Commit(ctx, writeback.Request{
 			RepoURL: srv.URL, Branch: branch, Mode: envconfig.ModePush,
-			Message: writeback.Message("rollback", "shop/svc00", tags[(i+1)%2], tags[i%2], "bench@example.invalid", "bench", "benchmark"),
+			Message: writeback.Message("rollback", "shop/svc00", tags[(i+1)%2], tags[i%2], actor.Actor{Email: "bench@example.invalid", Subject: "bench"}, "benchmark"),
 			Edits:   []writeback.Edit{writeback.SetKustomizeImage{File: "m/kustomization.yaml", Name: "registry.example.com/shop/svc00", NewTag: tags[i%2]}},
 			Limits:  writeback.EnvLimits(env),
 		})

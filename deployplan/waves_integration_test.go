@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 )
 
@@ -65,8 +66,8 @@ func TestApplyWavesOnRealCluster(t *testing.T) {
 	happyDir, stuckDir := t.TempDir(), t.TempDir()
 	writeFiles(t, happyDir, wavesFiles(""))
 	writeFiles(t, stuckDir, wavesFiles("      nodeSelector: {no-such-node: \"true\"}\n"))
-	env := func(dir, name string) *Environment {
-		cfg, err := ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: %[1]s, cluster: {context: test}, namespace: %[1]s, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", name)), dir)
+	env := func(dir, name string) *envconfig.Environment {
+		cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: %[1]s, cluster: {context: test}, namespace: %[1]s, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", name)), dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestApplyWavesOnRealCluster(t *testing.T) {
 		return e
 	}
 	opts := Options{RestConfig: p.Cluster.Config}
-	apply := func(e *Environment, dir string, timeout time.Duration) *Report {
+	apply := func(e *envconfig.Environment, dir string, timeout time.Duration) *Report {
 		t.Helper()
 		rep, err := Apply(ctx, e, ApplyOptions{Options: opts, Request: ApplyRequest{Env: e.Name, ConfirmEnv: e.Name, ConfirmedNonProduction: true},
 			ReportPath: filepath.Join(dir, "reports", "r.json"), Timeout: timeout})

@@ -108,7 +108,7 @@ func TestFreezeOnControlPlane(t *testing.T) {
 	_, err = r.StartAs(alice, "dev", ActionApply, "alice", "dev", ps.Entry.ID)
 	frozen("apply of a ready plan", err)
 	rec := lastRecord("refused apply", 1)
-	if rec.Outcome != audit.OutcomeRefused || !strings.HasPrefix(rec.Message, "frozen until "+f.End.UTC().Format("2006-01-02 15:04")+" UTC by root@example.com: release week") {
+	if rec.Outcome != audit.OutcomeRefused || !strings.HasPrefix(rec.Message, "frozen until "+f.End.UTC().Format("2006-01-02 15:04")+" UTC by root@example.com (sub root): release week") {
 		t.Errorf("refused apply's record = %s %q, want refused with the freeze's reason and opening time", rec.Outcome, rec.Message)
 	}
 	for i, trig := range []string{TriggerRollback, TriggerSync, TriggerAutoSync} {
@@ -140,7 +140,7 @@ func TestFreezeOnControlPlane(t *testing.T) {
 	}
 	rec = lastRecord("break-glass apply", 6)
 	if rec.Outcome != audit.OutcomeSucceeded || rec.Actor.Email != root.Email ||
-		!strings.HasPrefix(rec.Message, "break-glass by root@example.com: CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") {
+		!strings.HasPrefix(rec.Message, "break-glass by root@example.com (sub root): CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") {
 		t.Errorf("break-glass apply record = %s %q by %v, want succeeded, the break-glass first, by root", rec.Outcome, rec.Message, rec.Actor)
 	}
 

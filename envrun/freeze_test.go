@@ -113,11 +113,11 @@ func TestDeployBreakGlass(t *testing.T) {
 		t.Errorf("run's override = %+v, want freeze %s with the reason", run.override, f.ID)
 	}
 	steps := strings.Join(run.Snapshot().Steps, "\n")
-	if !strings.Contains(steps, "break-glass: break-glass by root: CVE-2026-1 hotfix (overrode freeze "+f.ID) {
+	if !strings.Contains(steps, "break-glass: break-glass by sub root: CVE-2026-1 hotfix (overrode freeze "+f.ID) {
 		t.Errorf("run steps = %q, want the break-glass named", steps)
 	}
 	rec := WithBreakGlass(audit.Record{Message: "applied 1 object"}, run.override)
-	if !strings.HasPrefix(rec.Message, "break-glass by root: CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") || !strings.HasSuffix(rec.Message, "; applied 1 object") {
+	if !strings.HasPrefix(rec.Message, "break-glass by sub root: CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") || !strings.HasSuffix(rec.Message, "; applied 1 object") {
 		t.Errorf("WithBreakGlass(record) message = %q, want the break-glass first, then the outcome", rec.Message)
 	}
 	if rec.BreakGlass != "CVE-2026-1 hotfix" {

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
 
@@ -41,12 +42,9 @@ type Author struct {
 	Subject string `json:"subject"`
 }
 
-// String is the author for messages: the email, else the subject.
+// String is the author as every actor prints (actor.Actor.String).
 func (a Author) String() string {
-	if a.Email != "" {
-		return a.Email
-	}
-	return a.Subject
+	return actor.Actor{Email: a.Email, Subject: a.Subject}.String()
 }
 
 // Duration is a time.Duration written as text ("2h30m") in JSON.

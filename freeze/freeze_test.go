@@ -288,7 +288,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%s) = %v, want a *FrozenError", a, err)
 			continue
 		}
-		want := "frozen until 2026-12-03 18:00 UTC (19:00 Europe/Berlin) by alice@example.com: release week (https://tickets.example.com/CHG-1)"
+		want := "frozen until 2026-12-03 18:00 UTC (19:00 Europe/Berlin) by alice@example.com (sub alice): release week (https://tickets.example.com/CHG-1)"
 		if got := fe.Message(); got != want {
 			t.Errorf("Check(%s).Message() = %q, want %q", a, got, want)
 		}
@@ -304,7 +304,7 @@ func TestCheck(t *testing.T) {
 	}
 	f.Author.Email, f.Ticket, f.Zone = "", "", ""
 	err := List{f}.Check(during, Apply, target)
-	if got, want := err.(*FrozenError).Message(), "frozen until 2026-12-03 18:00 UTC by alice: release week"; got != want {
+	if got, want := err.(*FrozenError).Message(), "frozen until 2026-12-03 18:00 UTC by sub alice: release week"; got != want {
 		t.Errorf("Message() without email, ticket or zone = %q, want %q", got, want)
 	}
 }

@@ -209,8 +209,8 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 	to := req.To + " (" + textfmt.ShortSHA(rec.Commit) + ")"
 	wreq := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.author()),
-		Message: writeback.Message("rollback", env.Name, "", "record "+to, req.Who.Actor.Email, req.Who.Actor.Subject, req.Reason),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.Actor),
+		Message: writeback.Message("rollback", env.Name, "", "record "+to, req.Who.Actor, req.Reason),
 		Restore: restores,
 		Detail: func() []string {
 			return []string{fmt.Sprintf("Sets %s back to commit %s, which record %s applied (%s by %s).",
@@ -240,7 +240,7 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 	if wpath != WriteCommitApply || wres.NoChange {
 		return res, nil
 	}
-	res.Run, res.RunError, err = s.deployCommit(env, envrun.DeployRequest{User: req.Who.user(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback,
+	res.Run, res.RunError, err = s.deployCommit(env, envrun.DeployRequest{User: req.Who.Actor.String(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback,
 		Commit: wres.SHA, BreakGlass: req.BreakGlass})
 	return res, err
 }

@@ -62,7 +62,7 @@ environments:
 	var last envrun.DeployRequest
 	svc := New(Options{Runs: memRunner{cfg: cfg, last: &last}, Records: memRecords{id: applied("dev", a)}, Audit: &memAppend{}})
 	res, err := svc.EnvRollback(t.Context(), EnvRollbackRequest{Env: env, To: id, Reason: "B broke it",
-		Who: Person{Actor: audit.Actor{Email: "ada@example.com", Subject: "ada"}, Name: "Ada"}})
+		Who: Person{Actor: audit.Actor{Email: "ada@example.com", Subject: "ada", Name: "Ada"}}})
 	if err != nil {
 		t.Fatalf("EnvRollback: %v", err)
 	}

@@ -37,7 +37,7 @@ func (s *Service) Pause(ctx context.Context, req PauseRequest) (autosync.Pause, 
 	case s.opts.AutoSync == nil:
 		err = noAutoSync(req.Env.Name)
 	default:
-		p, err = s.opts.AutoSync.Pause(ctx, req.Env.Name, reason, until, req.Who.user())
+		p, err = s.opts.AutoSync.Pause(ctx, req.Env.Name, reason, until, req.Who.Actor.String())
 		if err != nil {
 			err = pauseError(err)
 		}
@@ -59,7 +59,7 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (autosync.Pause
 	if s.opts.AutoSync == nil {
 		return autosync.Pause{}, noAutoSync(req.Env.Name)
 	}
-	p, err := s.opts.AutoSync.Resume(ctx, req.Env.Name, req.Who.user())
+	p, err := s.opts.AutoSync.Resume(ctx, req.Env.Name, req.Who.Actor.String())
 	if err != nil {
 		err = pauseError(err)
 	}

@@ -3,7 +3,6 @@ package gitops
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
@@ -489,8 +488,8 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 	var hookErr error
 	req := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  writeback.RenderAuthor(env.WriteBack.Author, who.author()),
-		Message: writeback.Message("promote", ask.Source.Name+" -> "+env.Name+" "+app, strings.Join(from, ","), VersionsText(versions), who.Actor.Email, who.Actor.Subject, reason),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, who.Actor),
+		Message: writeback.Message("promote", ask.Source.Name+" -> "+env.Name+" "+app, strings.Join(from, ","), VersionsText(versions), who.Actor, reason),
 		Plan: func(tree fs.FS) ([]writeback.Edit, error) {
 			var edits []writeback.Edit
 			for _, ch := range changes {
@@ -533,8 +532,7 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 	if requester != nil {
 		// The two people of the two-person rule, both in the commit.
 		req.Detail = func() []string {
-			return []string{fmt.Sprintf("Requested by %s (subject %s) in request %s; approved by %s (subject %s).",
-				textfmt.OrDash(requester.Email), requester.Subject, requestID, textfmt.OrDash(who.Actor.Email), who.Actor.Subject)}
+			return []string{"Requested by " + requester.String() + " in request " + requestID + "; approved by " + who.Actor.String() + "."}
 		}
 	}
 	s.confine(ctx, env, &req, &hookErr)
@@ -546,7 +544,7 @@ func (s *Service) writePromotion(ctx context.Context, ask *Ask, who Person, requ
 	if wpath != WriteCommitApply {
 		return out, nil // a review branch: the target's branch is unchanged, nothing to plan
 	}
-	run, err := s.opts.Runs.StartAs(who.Actor, env.Name, envrun.ActionPlan, who.user(), "", "")
+	run, err := s.opts.Runs.StartAs(who.Actor, env.Name, envrun.ActionPlan, who.Actor.String(), "", "")
 	var ref *deployplan.RefusalError
 	switch {
 	case errors.Is(err, envrun.ErrBusy):

@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -10,51 +9,30 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/catalogtest"
 	"github.com/hanzoai/deploy-web/promotion"
 )
 
-var (
-	digestA = "sha256:" + strings.Repeat("a", 64)
-	digestB = "sha256:" + strings.Repeat("b", 64)
-	digestC = "sha256:" + strings.Repeat("c", 64)
-)
-
-// versionCatalog is a version-mode catalog of reg.example/acme/api, laid
-// out as json.MarshalIndent does, listing releases "id=tag=digest".
-func versionCatalog(releases ...string) string {
-	var b strings.Builder
-	b.WriteString("{\n  \"mode\": \"version\",\n  \"commit\": \"0123456789abcdef0123456789abcdef01234567\",\n  \"services\": [")
-	for i, r := range releases {
-		f := strings.Split(r, "=")
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "\n    {\n      \"id\": %q,\n      \"image\": \"reg.example/acme/api\",\n      \"tag\": %q,\n      \"digest\": %q,\n      \"published\": true\n    }", f[0], f[1], f[2])
-	}
-	b.WriteString("\n  ]\n}\n")
-	return b.String()
-}
-
 func TestCatalogAppend(t *testing.T) {
-	add := []deployplan.CatalogService{{ID: "api-1.5.0", Image: "reg.example/acme/api", Tag: "1.5.0", Digest: digestB, Published: true}}
+	add := []deployplan.CatalogService{{ID: "api-1.5.0", Image: "reg.example/acme/api", Tag: "1.5.0", Digest: catalogtest.DigestB, Published: true}}
 	tests := []struct {
 		name, cur, want, err string
 	}{
-		{"indented like MarshalIndent", versionCatalog("api=1.2.0=" + digestA), versionCatalog("api=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), ""},
-		{"one line", `{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true}]}`,
-			`{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true},` +
-				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}`, ""},
+		{"indented like MarshalIndent", catalogtest.Version("api=1.2.0=" + catalogtest.DigestA), catalogtest.Version("api=1.2.0="+catalogtest.DigestA, "api-1.5.0=1.5.0="+catalogtest.DigestB), ""},
+		{"one line", `{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + catalogtest.DigestA + `", "published": true}]}`,
+			`{"mode": "version", "services": [{"id": "api", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + catalogtest.DigestA + `", "published": true},` +
+				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + catalogtest.DigestB + `","published":true}]}`, ""},
 		{"an empty list", "{\"mode\": \"version\", \"services\": [ ]}\n",
-			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}` + "\n", ""},
-		{"keys after services are kept", `{"mode": "version", "services": [], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`,
-			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}], "thirdParty": [{"image": "redis:7@` + digestC + `"}]}`, ""},
-		{"brackets in a string are text, not the list's end", `{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true}]}`,
-			`{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + digestA + `", "published": true},` +
-				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + digestB + `","published":true}]}`, ""},
+			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + catalogtest.DigestB + `","published":true}]}` + "\n", ""},
+		{"keys after services are kept", `{"mode": "version", "services": [], "thirdParty": [{"image": "redis:7@` + catalogtest.DigestC + `"}]}`,
+			`{"mode": "version", "services": [{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + catalogtest.DigestB + `","published":true}], "thirdParty": [{"image": "redis:7@` + catalogtest.DigestC + `"}]}`, ""},
+		{"brackets in a string are text, not the list's end", `{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + catalogtest.DigestA + `", "published": true}]}`,
+			`{"mode": "version", "services": [{"id": "x] \"services\": [", "image": "reg.example/acme/api", "tag": "1.2.0", "digest": "` + catalogtest.DigestA + `", "published": true},` +
+				`{"id":"api-1.5.0","image":"reg.example/acme/api","tag":"1.5.0","digest":"` + catalogtest.DigestB + `","published":true}]}`, ""},
 		{"no services", `{"mode": "version"}`, "", "no services list"},
 		{"services is not a list", `{"mode": "version", "services": {"id": "x"}}`, "", "services is not a list"},
 		{"not JSON", `mode: version`, "", "not a JSON object"},
-		{"the result does not read: the release is listed already", versionCatalog("api-1.5.0=1.5.0=" + digestB), "", "does not read"},
+		{"the result does not read: the release is listed already", catalogtest.Version("api-1.5.0=1.5.0=" + catalogtest.DigestB), "", "does not read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,8 +61,8 @@ func TestPromotionCatalogEdits(t *testing.T) {
 		return []promotion.AppVersion{{App: "api", Image: "reg.example/acme/api:" + ref, Version: strings.Split(ref, "@")[0]}}
 	}
 	twoApps := append(api("1.5.0"), promotion.AppVersion{App: "api-canary", Image: "reg.example/acme/api:1.5.0", Version: "1.5.0"})
-	withDigest := api("1.5.0@" + digestC)
-	withDigest[0].Digest = digestC
+	withDigest := api("1.5.0@" + catalogtest.DigestC)
+	withDigest[0].Digest = catalogtest.DigestC
 	srcCatalog := func(doc string) sourceCatalog {
 		return func() (*deployplan.Catalog, string, error) {
 			c, err := deployplan.ParseCatalog([]byte(doc))
@@ -103,25 +81,25 @@ func TestPromotionCatalogEdits(t *testing.T) {
 		// want is the entry added ("" none), err a refusal.
 		want, err string
 	}{
-		{"copied from the source", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
-			versionCatalog("api-1.4.0=1.4.0="+digestC, "api-1.5.0=1.5.0="+digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
-		{"the source's id is taken", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
-			versionCatalog("api=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
-		{"two Apps of one release: one entry", target, tree(versionCatalog("api=1.2.0=" + digestA)), twoApps,
-			versionCatalog("api-1.5.0=1.5.0=" + digestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + digestB, ""},
-		{"listed already", target, tree(versionCatalog("api=1.2.0="+digestA, "x=1.5.0="+digestB)), api("1.5.0"), "{", "", ""},
-		{"the source does not list it", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"),
-			versionCatalog("api=1.4.0=" + digestB), "", "does not list reg.example/acme/api at 1.5.0, and neither does dev's catalog (dev.json)"},
-		{"the source's digest differs from the declared one", target, tree(versionCatalog("api=1.2.0=" + digestA)), withDigest,
-			versionCatalog("api=1.5.0=" + digestB), "", "dev declares api at digest " + digestC},
-		{"the source's catalog does not read", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("1.5.0"), "{nope", "",
+		{"copied from the source", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), api("1.5.0"),
+			catalogtest.Version("api-1.4.0=1.4.0="+catalogtest.DigestC, "api-1.5.0=1.5.0="+catalogtest.DigestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + catalogtest.DigestB, ""},
+		{"the source's id is taken", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), api("1.5.0"),
+			catalogtest.Version("api=1.5.0=" + catalogtest.DigestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + catalogtest.DigestB, ""},
+		{"two Apps of one release: one entry", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), twoApps,
+			catalogtest.Version("api-1.5.0=1.5.0=" + catalogtest.DigestB), "api-1.5.0 reg.example/acme/api 1.5.0 " + catalogtest.DigestB, ""},
+		{"listed already", target, tree(catalogtest.Version("api=1.2.0="+catalogtest.DigestA, "x=1.5.0="+catalogtest.DigestB)), api("1.5.0"), "{", "", ""},
+		{"the source does not list it", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), api("1.5.0"),
+			catalogtest.Version("api=1.4.0=" + catalogtest.DigestB), "", "does not list reg.example/acme/api at 1.5.0, and neither does dev's catalog (dev.json)"},
+		{"the source's digest differs from the declared one", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), withDigest,
+			catalogtest.Version("api=1.5.0=" + catalogtest.DigestB), "", "dev declares api at digest " + catalogtest.DigestC},
+		{"the source's catalog does not read", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), api("1.5.0"), "{nope", "",
 			"dev's catalog, to copy the release from, could not be read"},
-		{"the target's catalog does not read", target, tree("{nope"), api("1.5.0"), versionCatalog("api=1.5.0=" + digestB), "", "environment staging's catalog artifacts/staging.json does not read"},
+		{"the target's catalog does not read", target, tree("{nope"), api("1.5.0"), catalogtest.Version("api=1.5.0=" + catalogtest.DigestB), "", "environment staging's catalog artifacts/staging.json does not read"},
 		{"commit mode: not edited", target, tree(`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`), api("1.5.0"), "{", "", ""},
 		{"a catalog on disk: not edited", &onDisk, fstest.MapFS{}, api("1.5.0"), "{", "", ""},
-		{"from a commit-mode source", target, tree(versionCatalog("api=1.2.0=" + digestA)), api("0123456789ab"),
-			`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": [{"id": "api", "image": "reg.example/acme/api:0123456789ab", "digest": "` + digestB + `", "published": false}]}`,
-			"api-0123456789ab reg.example/acme/api 0123456789ab " + digestB, ""},
+		{"from a commit-mode source", target, tree(catalogtest.Version("api=1.2.0=" + catalogtest.DigestA)), api("0123456789ab"),
+			`{"commit": "0123456789abcdef0123456789abcdef01234567", "services": [{"id": "api", "image": "reg.example/acme/api:0123456789ab", "digest": "` + catalogtest.DigestB + `", "published": false}]}`,
+			"api-0123456789ab reg.example/acme/api 0123456789ab " + catalogtest.DigestB, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -151,8 +151,8 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 	)
 	wreq := writeback.Request{
 		RepoURL: env.Source.Repo, Branch: branch, Mode: env.WriteBack.Mode, Auth: tok,
-		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.author()),
-		Message: writeback.Message("rollback", a.Namespace+"/"+a.Name, req.From, req.Version, req.Who.Actor.Email, req.Who.Actor.Subject, req.Reason),
+		Author:  writeback.RenderAuthor(env.WriteBack.Author, req.Who.Actor),
+		Message: writeback.Message("rollback", a.Namespace+"/"+a.Name, req.From, req.Version, req.Who.Actor, req.Reason),
 		// writeback.Commit returns its own typed errors only (redacted):
 		// the hooks keep theirs to answer with.
 		Plan: func(tree fs.FS) ([]writeback.Edit, error) {
@@ -218,7 +218,7 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (RollbackRe
 	if path != WriteCommitApply {
 		return res, nil
 	}
-	d := envrun.DeployRequest{User: req.Who.user(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback, Commit: wres.SHA,
+	d := envrun.DeployRequest{User: req.Who.Actor.String(), Actor: req.Who.Actor, Trigger: envrun.TriggerRollback, Commit: wres.SHA,
 		BreakGlass: req.BreakGlass}
 	if !req.MayApplyEnv {
 		// A write's reach is its author's role: the App and its own

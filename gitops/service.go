@@ -103,25 +103,11 @@ func (s *Service) record(ctx context.Context, rec audit.Record) {
 	_, _ = s.opts.Audit.Append(ctx, rec)
 }
 
-// Person is who asks for a workflow: as the audit records name them, and
-// the name a commit's author takes.
+// Person is who asks for a workflow: the one type for who acted
+// (actor.Actor), as the audit records name them, with the display name a
+// commit's author takes (Actor.Name).
 type Person struct {
 	Actor audit.Actor
-	// Name is the display name (a commit author's name).
-	Name string
-}
-
-// user is the person as audit log lines name them: "email (sub s)", or
-// "sub s".
-func (p Person) user() string {
-	if p.Actor.Email != "" {
-		return p.Actor.Email + " (sub " + p.Actor.Subject + ")"
-	}
-	return "sub " + p.Actor.Subject
-}
-
-func (p Person) author() writeback.Actor {
-	return writeback.Actor{Name: p.Name, Email: p.Actor.Email, Subject: p.Actor.Subject}
 }
 
 // Commit is a write-back commit in an answer.

@@ -37,7 +37,7 @@ func (s *Service) Sync(ctx context.Context, req SyncRequest) (SyncResult, error)
 		return SyncResult{}, refuse(KindNotFound, "NoEnvironments", "no environments are configured (start deploy-web with --environments)")
 	}
 	env, a := req.Env, req.App
-	run, err := s.opts.Runs.Deploy(env.Name, envrun.DeployRequest{User: req.Who.user(), Actor: req.Who.Actor, Trigger: envrun.TriggerSync,
+	run, err := s.opts.Runs.Deploy(env.Name, envrun.DeployRequest{User: req.Who.Actor.String(), Actor: req.Who.Actor, Trigger: envrun.TriggerSync,
 		Only: a.Name, OnlyGroup: a.Group, OnlyKind: a.Kind, BreakGlass: req.BreakGlass})
 	if errors.Is(err, envrun.ErrBusy) {
 		return SyncResult{}, refuse(KindConflict, "Busy", "a plan or apply of environment %s is already running: sync once it ends; nothing was started", env.Name)

@@ -29,15 +29,7 @@ func actor(r *http.Request) string {
 	if !ok {
 		return "unknown"
 	}
-	return auditName(id)
-}
-
-// auditName is the user as audit records name them.
-func auditName(id auth.Identity) string {
-	if id.Email != "" {
-		return id.Email + " (sub " + id.Subject + ")"
-	}
-	return "sub " + id.Subject
+	return id.Actor().String()
 }
 
 // releaseError maps the release seam's errors to answers: a refusal keeps

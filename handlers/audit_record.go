@@ -35,7 +35,7 @@ func auditActor(ctx context.Context) audit.Actor {
 	if !ok {
 		return audit.Actor{Subject: "unknown"}
 	}
-	return audit.Actor{Email: id.Email, Subject: id.Subject, Groups: id.Groups.Slice()}
+	return id.Actor()
 }
 
 // appendRecord stores rec; a failure is logged by the store, with the

@@ -56,7 +56,7 @@ func (s *Server) gitOpsOf(ctx context.Context, e *envconfig.Environment) templat
 			s.log.Warn("audit trail unreadable", "environment", e.Name, "err", err)
 			p.Errors = append(p.Errors, "the audit trail could not be read: the commit live is not shown")
 		case ok:
-			p.Live = &planstore.Entry{Environment: e.Name, Action: "apply", Commit: rec.Commit, Time: rec.Time, User: rec.Actor.Name()}
+			p.Live = &planstore.Entry{Environment: e.Name, Action: "apply", Commit: rec.Commit, Time: rec.Time, User: rec.Actor.String()}
 		}
 	case s.opts.Environments != nil:
 		live, ok, err := s.opts.Environments.Store().LastApplied(ctx, e.Name)

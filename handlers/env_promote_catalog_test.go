@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/catalogtest"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -20,27 +21,6 @@ import (
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
-
-var (
-	digestA = "sha256:" + strings.Repeat("a", 64)
-	digestB = "sha256:" + strings.Repeat("b", 64)
-)
-
-// versionCatalog is a version-mode catalog of reg.example/acme/api, laid
-// out as json.MarshalIndent does, listing releases "id=tag=digest".
-func versionCatalog(releases ...string) string {
-	var b strings.Builder
-	b.WriteString("{\n  \"mode\": \"version\",\n  \"commit\": \"0123456789abcdef0123456789abcdef01234567\",\n  \"services\": [")
-	for i, r := range releases {
-		f := strings.Split(r, "=")
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, "\n    {\n      \"id\": %q,\n      \"image\": \"reg.example/acme/api\",\n      \"tag\": %q,\n      \"digest\": %q,\n      \"published\": true\n    }", f[0], f[1], f[2])
-	}
-	b.WriteString("\n  ]\n}\n")
-	return b.String()
-}
 
 // promoteCatalogConfig: dev -> staging (push), staging with a
 // version-mode catalog in the repository, dev with its catalog at %[2]s
@@ -77,15 +57,15 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 		// files are the files the commit changes; want is in the answer.
 		files, want string
 	}{
-		{"copied from dev", versionCatalog("api-1.2.0=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), versionCatalog("api=1.2.0=" + digestA),
+		{"copied from dev", catalogtest.Version("api-1.2.0=1.2.0="+catalogtest.DigestA, "api-1.5.0=1.5.0="+catalogtest.DigestB), catalogtest.Version("api=1.2.0=" + catalogtest.DigestA),
 			false, 200, "artifacts/staging.json overlays/staging/kustomization.yaml", ""},
-		{"copied from dev's catalog on disk", versionCatalog("api-1.2.0=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB), versionCatalog("api=1.2.0=" + digestA),
+		{"copied from dev's catalog on disk", catalogtest.Version("api-1.2.0=1.2.0="+catalogtest.DigestA, "api-1.5.0=1.5.0="+catalogtest.DigestB), catalogtest.Version("api=1.2.0=" + catalogtest.DigestA),
 			true, 200, "artifacts/staging.json overlays/staging/kustomization.yaml", ""},
-		{"listed already", versionCatalog("api-1.5.0=1.5.0=" + digestB), versionCatalog("api=1.2.0="+digestA, "api-1.5.0=1.5.0="+digestB),
+		{"listed already", catalogtest.Version("api-1.5.0=1.5.0=" + catalogtest.DigestB), catalogtest.Version("api=1.2.0="+catalogtest.DigestA, "api-1.5.0=1.5.0="+catalogtest.DigestB),
 			false, 200, "overlays/staging/kustomization.yaml", ""},
-		{"dev does not list it", versionCatalog("api-1.2.0=1.2.0=" + digestA), versionCatalog("api=1.2.0=" + digestA),
+		{"dev does not list it", catalogtest.Version("api-1.2.0=1.2.0=" + catalogtest.DigestA), catalogtest.Version("api=1.2.0=" + catalogtest.DigestA),
 			false, 422, "", "neither does dev's catalog"},
-		{"dev's catalog on disk does not list it", versionCatalog("api-1.2.0=1.2.0=" + digestA), versionCatalog("api=1.2.0=" + digestA),
+		{"dev's catalog on disk does not list it", catalogtest.Version("api-1.2.0=1.2.0=" + catalogtest.DigestA), catalogtest.Version("api=1.2.0=" + catalogtest.DigestA),
 			true, 422, "", "neither does dev's catalog"},
 	}
 	for _, tt := range tests {
@@ -94,7 +74,7 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 			devCatalog := "artifacts/dev.json"
 			if tt.onDisk {
 				// The repository's artifacts/dev.json would list nothing.
-				files[devCatalog] = versionCatalog()
+				files[devCatalog] = catalogtest.Version()
 				devCatalog = filepath.Join(t.TempDir(), "dev.json")
 				if err := os.WriteFile(devCatalog, []byte(tt.devCatalog), 0o644); err != nil {
 					t.Fatal(err)
@@ -155,7 +135,7 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 			for _, s := range cat.Services {
 				got = append(got, s.ID+" "+s.Tag+" "+s.Digest)
 			}
-			want := []string{"api 1.2.0 " + digestA, "api-1.5.0 1.5.0 " + digestB}
+			want := []string{"api 1.2.0 " + catalogtest.DigestA, "api-1.5.0 1.5.0 " + catalogtest.DigestB}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("staging's catalog after the promotion (-want +got):\n%s", d)
 			}

@@ -136,7 +136,7 @@ func (s *Server) envRollbackConfirm(w http.ResponseWriter, r *http.Request) erro
 	case err != nil:
 		p.Kind, p.Error = "error", gitops.PublicOf(err, "the record could not be read")
 	default:
-		p.RecordCommit, p.RecordTime, p.RecordBy = rec.Commit, rec.Time, rec.Actor.Name()
+		p.RecordCommit, p.RecordTime, p.RecordBy = rec.Commit, rec.Time, rec.Actor.String()
 		switch gitops.DecideWrite(env) {
 		case gitops.WriteRefused:
 			p.Kind, p.Error = "error", "environment "+env.Name+" has no writeBack: configure it (docs/gitops.md) so a rollback can commit to its repository"

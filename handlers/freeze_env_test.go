@@ -39,7 +39,7 @@ func TestFreezeEnvApply(t *testing.T) {
 	ts.handler = ts.srv.Handler()
 	plan := save("ready")
 	dee, ada := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)")
-	opens := "frozen until " + f.End.UTC().Format("2006-01-02 15:04") + " UTC by root@example.com: release week"
+	opens := "frozen until " + f.End.UTC().Format("2006-01-02 15:04") + " UTC by root@example.com (sub root): release week"
 
 	ts.auth.id = &ada
 	doc := parseHTML(t, ts.get(t, "/environments/dev", nil).Body.String())
@@ -69,7 +69,7 @@ func TestFreezeEnvApply(t *testing.T) {
 	}
 	ts.auth.id = &ada
 	code, body := apply(url.Values{"confirm": {"dev"}, "plan": {plan}, "breakGlassReason": {"CVE-2026-1 hotfix"}})
-	if code != http.StatusOK || !strings.Contains(body, "break-glass by ada@example.com: CVE-2026-1 hotfix (overrode freeze "+f.ID) {
+	if code != http.StatusOK || !strings.Contains(body, "break-glass by ada@example.com (sub ada): CVE-2026-1 hotfix (overrode freeze "+f.ID) {
 		t.Errorf("superadmin's break-glass apply = %d %.500s, want the run started, naming the break-glass", code, body)
 	}
 }

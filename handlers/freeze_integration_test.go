@@ -82,7 +82,7 @@ func TestFreezeOnRealCluster(t *testing.T) {
 		t.Fatalf("the freezes ConfigMap: %v", err)
 	}
 	before := image()
-	opens := "frozen until " + end.UTC().Format("2006-01-02 15:04") + " UTC by sam@example.com: release week (https://tickets.example.com/CHG-7)"
+	opens := "frozen until " + end.UTC().Format("2006-01-02 15:04") + " UTC by sam@example.com (sub sam): release week (https://tickets.example.com/CHG-7)"
 	for _, st := range []struct {
 		name, target, body string
 		id                 auth.Identity

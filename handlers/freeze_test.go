@@ -86,7 +86,7 @@ func TestFreezeRefusesReleaseWrites(t *testing.T) {
 	dee, ada := persona(t, "deployer (scoped)"), persona(t, "superadmin (admin claim)")
 	rollback := func(ns string) string { return "/v1/deploy/web/rollback?cluster=in-cluster&namespace=" + ns }
 	sync := func(ns string) string { return "/v1/deploy/web/sync?cluster=in-cluster&namespace=" + ns }
-	const opens = "frozen until 2026-07-01 13:00 UTC by root@example.com: release week (https://tickets.example.com/CHG-9)"
+	const opens = "frozen until 2026-07-01 13:00 UTC by root@example.com (sub root): release week (https://tickets.example.com/CHG-9)"
 
 	for _, tc := range []struct {
 		name         string
@@ -103,9 +103,9 @@ func TestFreezeRefusesReleaseWrites(t *testing.T) {
 		{"deployer's break-glass", dee, rollback("apps"), `{"version": "1.1.0", "breakGlass": {"reason": "hotfix"}}`, http.StatusConflict, "only a superadmin may break the glass: " + opens, "", audit.OutcomeRefused},
 		{"superadmin's break-glass with a blank reason", ada, sync("apps"), `{"breakGlass": {"reason": "  "}}`, http.StatusConflict, opens, "", audit.OutcomeRefused},
 		{"superadmin's break-glass rollback", ada, rollback("apps"), `{"version": "1.1.0", "breakGlass": {"reason": "CVE-2026-1 hotfix"}}`, http.StatusOK,
-			"break-glass by ada@example.com: CVE-2026-1 hotfix (overrode freeze " + f.ID + ", " + opens + "); rolled back", "rollback apps/web 1.1.0", audit.OutcomeSucceeded},
+			"break-glass by ada@example.com (sub ada): CVE-2026-1 hotfix (overrode freeze " + f.ID + ", " + opens + "); rolled back", "rollback apps/web 1.1.0", audit.OutcomeSucceeded},
 		{"superadmin's break-glass sync", ada, sync("apps"), `{"breakGlass": {"reason": "CVE-2026-1 hotfix"}}`, http.StatusOK,
-			"break-glass by ada@example.com: CVE-2026-1 hotfix", "sync apps/web", audit.OutcomeSucceeded},
+			"break-glass by ada@example.com (sub ada): CVE-2026-1 hotfix", "sync apps/web", audit.OutcomeSucceeded},
 		{"deployer's rollback outside the freeze", dee, rollback("infra"), `{"version": "1.1.0"}`, http.StatusForbidden, "", "", ""},
 		{"superadmin's rollback outside the freeze", ada, rollback("infra"), `{"version": "1.1.0"}`, http.StatusOK, "rolled back", "rollback infra/web 1.1.0", audit.OutcomeSucceeded},
 	} {

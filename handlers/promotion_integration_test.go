@@ -266,7 +266,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	}
 	// The two people of the two-person rule are both in the commit.
 	msg := gitservertest.Run(t, srv.Bare, "log", "-1", "--format=%B", out.Commit.SHA)
-	for _, want := range []string{"Requested by dee@example.com (subject dee) in request " + id, "approved by abe@example.com (subject abe)"} {
+	for _, want := range []string{"Requested by dee@example.com (sub dee) in request " + id + "; approved by abe@example.com (sub abe)."} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the approved promotion's commit message =\n%s\nwant it to say %q", msg, want)
 		}

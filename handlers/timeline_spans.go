@@ -122,7 +122,7 @@ func pauseSpans(recs []audit.Record, envs []string, since, until time.Time, limi
 			}
 			closeAt(r.Environment, r.Time, false)
 			open[r.Environment] = &templates.TimelineSpan{Kind: templates.SpanPause, Start: r.Time, End: pu, Reason: reason,
-				By: cmp.Or(r.Actor.Email, r.Actor.Subject), Ref: r.Environment, Scope: r.Environment}
+				By: r.Actor.String(), Ref: r.Environment, Scope: r.Environment}
 		case audit.VerbResume:
 			closeAt(r.Environment, r.Time, true)
 		}

@@ -68,26 +68,26 @@ func TestFreezeSpans(t *testing.T) {
 		cut    bool
 	}{
 		{name: "one-off freeze of the App's environment", list: freeze.List{fz("fz-a", prod, 2, 5)}, target: web,
-			want: []tlSpan{{"freeze", 2, 5, "fz-a", false, "release fz-a|alice@example.com|https://t.example/fz-a"}}},
+			want: []tlSpan{{"freeze", 2, 5, "fz-a", false, "release fz-a|alice@example.com (sub alice)|https://t.example/fz-a"}}},
 		{name: "recurring across both range edges: windows given whole", list: freeze.List{nightly("fz-n", -48, 72)}, target: web,
-			want: []tlSpan{{"freeze", -2, 6, "fz-n", false, "release fz-n|alice@example.com|https://t.example/fz-n"},
-				{"freeze", 22, 30, "fz-n", false, "release fz-n|alice@example.com|https://t.example/fz-n"}}},
+			want: []tlSpan{{"freeze", -2, 6, "fz-n", false, "release fz-n|alice@example.com (sub alice)|https://t.example/fz-n"},
+				{"freeze", 22, 30, "fz-n", false, "release fz-n|alice@example.com (sub alice)|https://t.example/fz-n"}}},
 		{name: "series ending mid-window: the window ends at the series' end", list: freeze.List{nightly("fz-e", -48, 23)}, target: web,
-			want: []tlSpan{{"freeze", -2, 6, "fz-e", false, "release fz-e|alice@example.com|https://t.example/fz-e"},
-				{"freeze", 22, 23, "fz-e", false, "release fz-e|alice@example.com|https://t.example/fz-e"}}},
+			want: []tlSpan{{"freeze", -2, 6, "fz-e", false, "release fz-e|alice@example.com (sub alice)|https://t.example/fz-e"},
+				{"freeze", 22, 23, "fz-e", false, "release fz-e|alice@example.com (sub alice)|https://t.example/fz-e"}}},
 		{name: "scope that does not cover the App", list: freeze.List{fz("fz-s", scope.Scope{Environments: []string{"staging"}}, 2, 5)}, target: web},
 		{name: "environment scope and an App no environment deploys", list: freeze.List{fz("fz-a", prod, 2, 5)},
 			target: freeze.Target{Cluster: "in-cluster", Environment: freeze.NoEnvironment, Namespace: "shop", App: "web"}},
 		{name: "every environment holds an App of none", list: freeze.List{fz("fz-all", scope.Scope{Environments: []string{"*"}}, 2, 5)},
 			target: freeze.Target{Cluster: "in-cluster", Environment: freeze.NoEnvironment, Namespace: "shop", App: "web"},
-			want:   []tlSpan{{"freeze", 2, 5, "fz-all", false, "release fz-all|alice@example.com|https://t.example/fz-all"}}},
+			want:   []tlSpan{{"freeze", 2, 5, "fz-all", false, "release fz-all|alice@example.com (sub alice)|https://t.example/fz-all"}}},
 		{name: "selector scope that matches", list: freeze.List{fz("fz-w", scope.Scope{Namespaces: []string{"sh*"}, Apps: []string{"w*"}}, 1, 2)}, target: web,
-			want: []tlSpan{{"freeze", 1, 2, "fz-w", false, "release fz-w|alice@example.com|https://t.example/fz-w"}}},
+			want: []tlSpan{{"freeze", 1, 2, "fz-w", false, "release fz-w|alice@example.com (sub alice)|https://t.example/fz-w"}}},
 		{name: "selector scope that does not match", list: freeze.List{fz("fz-x", scope.Scope{Apps: []string{"api-*"}}, 1, 2)}, target: web},
 		{name: "range with no window: before and after it", list: freeze.List{fz("fz-b", prod, -10, 0), fz("fz-f", prod, 24, 30)}, target: web},
 		{name: "bound: the newest kept", list: freeze.List{nightly("fz-n", -24*10, 24*10)}, target: web, max: 2, cut: true,
-			want: []tlSpan{{"freeze", -2, 6, "fz-n", false, "release fz-n|alice@example.com|https://t.example/fz-n"},
-				{"freeze", 22, 30, "fz-n", false, "release fz-n|alice@example.com|https://t.example/fz-n"}}},
+			want: []tlSpan{{"freeze", -2, 6, "fz-n", false, "release fz-n|alice@example.com (sub alice)|https://t.example/fz-n"},
+				{"freeze", 22, 30, "fz-n", false, "release fz-n|alice@example.com (sub alice)|https://t.example/fz-n"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			limit := tt.max
@@ -126,7 +126,7 @@ func TestPauseSpans(t *testing.T) {
 		return r
 	}
 	ok := audit.OutcomeSucceeded
-	by := "incident: 42|bob@example.com|"
+	by := "incident: 42|bob@example.com (sub bob)|"
 	for _, tt := range []struct {
 		name string
 		recs []audit.Record
@@ -254,11 +254,11 @@ func TestAppTimelineFreezeBand(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusOK {
 				t.Fatalf("GET API timeline = %d %s, %v; want 200", w.Code, w.Body, err)
 			}
-			ended := templates.TimelineSpan{Kind: "freeze", Start: early.Start, End: testNow.Add(-100 * time.Minute), Reason: "hotfix window", By: "root", Ref: early.ID, Scope: "app=web"}
+			ended := templates.TimelineSpan{Kind: "freeze", Start: early.Start, End: testNow.Add(-100 * time.Minute), Reason: "hotfix window", By: "sub root", Ref: early.ID, Scope: "app=web"}
 			wantSpans := []templates.TimelineSpan{ended}
 			if tt.want {
 				wantSpans = []templates.TimelineSpan{
-					{Kind: "freeze", Start: f.Start, End: f.End, Reason: f.Reason, By: "root@example.com", Ticket: f.Ticket, Ref: f.ID, Scope: "env=dev"},
+					{Kind: "freeze", Start: f.Start, End: f.End, Reason: f.Reason, By: "root@example.com (sub root)", Ticket: f.Ticket, Ref: f.ID, Scope: "env=dev"},
 					{Kind: "pause", Start: testNow.Add(-3 * time.Hour), End: testNow.Add(-150 * time.Minute), Reason: "incident 42", By: "bob@example.com", Ref: "dev", Scope: "dev", Ended: true},
 					ended,
 				}

@@ -145,7 +145,9 @@ func TestLimited(t *testing.T) {
 	}
 }
 
-func TestAuditName(t *testing.T) {
+// TestActorName: the request's person as logs and Events name them
+// (actor.Actor.String, which tests hostile names).
+func TestActorName(t *testing.T) {
 	for _, tt := range []struct {
 		id   auth.Identity
 		want string
@@ -153,8 +155,10 @@ func TestAuditName(t *testing.T) {
 		{auth.Identity{Subject: "u-1", Email: "ada@example.com"}, "ada@example.com (sub u-1)"},
 		{auth.Identity{Subject: "u-1"}, "sub u-1"},
 	} {
-		if got := auditName(tt.id); got != tt.want {
-			t.Errorf("auditName(%+v) = %q, want %q", tt.id, got, tt.want)
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r = r.WithContext(auth.NewContext(r.Context(), tt.id, ""))
+		if got := actor(r); got != tt.want {
+			t.Errorf("actor(a request of %+v) = %q, want %q", tt.id, got, tt.want)
 		}
 	}
 }

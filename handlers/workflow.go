@@ -5,14 +5,12 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/gitops"
 )
 
 // person is the request's person as the workflows name them.
 func (s *Server) person(ctx context.Context) gitops.Person {
-	id, _ := auth.FromContext(ctx)
-	return gitops.Person{Actor: auditActor(ctx), Name: id.Name}
+	return gitops.Person{Actor: auditActor(ctx)}
 }
 
 // kindStatus is the status of each kind of workflow error.

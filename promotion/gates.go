@@ -216,7 +216,7 @@ func secondPersonGate(in GateInput) Gate {
 	case SamePerson(*in.Approver, in.Requester):
 		return Gate{ID: GateSecondPerson, State: Failed, Message: "the requester cannot approve their own promotion: another approver must"}
 	}
-	return Gate{ID: GateSecondPerson, State: Passed, Message: "approved by " + actorName(*in.Approver)}
+	return Gate{ID: GateSecondPerson, State: Passed, Message: "approved by " + in.Approver.String()}
 }
 
 // Decision is what the gates allow.
@@ -253,12 +253,4 @@ func Decide(gates []Gate) Decision {
 // (folding more, never less, errs on the side of refusing).
 func SamePerson(a, b audit.Actor) bool {
 	return a.Subject != "" && a.Subject == b.Subject || a.Email != "" && strings.EqualFold(a.Email, b.Email)
-}
-
-// actorName is how a person reads in a gate: the email, else the subject.
-func actorName(a audit.Actor) string {
-	if a.Email != "" {
-		return a.Email
-	}
-	return a.Subject
 }

@@ -5,16 +5,9 @@ import (
 	"unicode"
 
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
-
-// Actor is the signed-in person a commit is made for. Every field is
-// hostile: it comes from an identity provider's claims.
-type Actor struct {
-	Name    string
-	Email   string
-	Subject string
-}
 
 // Identity is a commit author (or committer) after rendering: one line
 // each, no angle brackets.
@@ -37,7 +30,7 @@ const maxIdentityRunes = 200
 // sanitised as a whole. A name or an email that renders empty becomes
 // "deploy-web" or "deploy-web@localhost". Templates are assumed valid
 // (Validate); an invalid placeholder is left as text.
-func RenderAuthor(a envconfig.AuthorTemplate, actor Actor) Identity {
+func RenderAuthor(a envconfig.AuthorTemplate, who actor.Actor) Identity {
 	name, email := a.Name, a.Email
 	if name == "" {
 		name = envconfig.DefaultAuthorName
@@ -46,9 +39,9 @@ func RenderAuthor(a envconfig.AuthorTemplate, actor Actor) Identity {
 		email = envconfig.DefaultAuthorEmail
 	}
 	r := strings.NewReplacer(
-		"{{.Name}}", identityPart(actor.Name),
-		"{{.Email}}", identityPart(actor.Email),
-		"{{.Subject}}", identityPart(actor.Subject))
+		"{{.Name}}", identityPart(who.Name),
+		"{{.Email}}", identityPart(who.Email),
+		"{{.Subject}}", identityPart(who.Subject))
 	id := Identity{Name: identityPart(r.Replace(name)), Email: identityPart(r.Replace(email))}
 	// A name made of the template's text alone ("via deploy-web") is as
 	// good as empty.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 // benchProject is a 47-object kustomize project (the shape of deployplan's
@@ -73,7 +75,7 @@ func BenchmarkCommit47(b *testing.B) {
 				req := Request{
 					RepoURL: url, Branch: "main", Mode: envconfig.ModePush,
 					Author:  Identity{Name: "bench", Email: "bench@example.invalid"},
-					Message: Message("rollback", "svc03", "1.0.0", fmt.Sprintf("1.0.%d", i+1), "bench@example.invalid", "bench", "benchmark"),
+					Message: Message("rollback", "svc03", "1.0.0", fmt.Sprintf("1.0.%d", i+1), actor.Actor{Email: "bench@example.invalid", Subject: "bench"}, "benchmark"),
 					Edits:   []Edit{SetKustomizeImage{File: "m/kustomization.yaml", Name: "registry.example.com/shop/svc03", NewTag: fmt.Sprintf("1.0.%d", i+1)}},
 					Limits:  Limits{Timeout: time.Minute},
 				}

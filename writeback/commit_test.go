@@ -14,6 +14,8 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 const (
@@ -52,8 +54,8 @@ func request(url, tag string) Request {
 		RepoURL: url,
 		Branch:  "main",
 		Mode:    envconfig.ModePush,
-		Author:  RenderAuthor(envconfig.AuthorTemplate{}, Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
-		Message: Message("rollback", "staging/api", "1.4.2", tag, "ada@example.com", "u-1", "bad deploy"),
+		Author:  RenderAuthor(envconfig.AuthorTemplate{}, actor.Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
+		Message: Message("rollback", "staging/api", "1.4.2", tag, actor.Actor{Email: "ada@example.com", Subject: "u-1"}, "bad deploy"),
 		Edits:   []Edit{SetKustomizeImage{File: prodKust, Name: apiRepo, NewTag: tag}},
 		Action:  "rollback", App: "api", Version: tag,
 		Limits: Limits{Timeout: 30 * time.Second},

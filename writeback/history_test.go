@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 // errStop ends a Commit in its Plan hook, with nothing pushed.
@@ -140,7 +142,7 @@ func TestHistoryRequestBound(t *testing.T) {
 }
 
 func TestWithDetail(t *testing.T) {
-	msg := Message("rollback", "apps/api", "abc1234", "def5678", "a@example.com", "u-1", "")
+	msg := Message("rollback", "apps/api", "abc1234", "def5678", actor.Actor{Email: "a@example.com", Subject: "u-1"}, "")
 	got := withDetail(msg, []string{"Moves with it:", "", "- apps/worker\nInjected: yes", strings.Repeat("x", 500)})
 	want := msg + "\nMoves with it:\n- apps/worker Injected: yes\n" + strings.Repeat("x", maxFieldRunes) + "\n"
 	if got != want {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
@@ -18,11 +19,11 @@ const (
 
 // Message formats the commit message of a version change: a one-line
 // subject "deploy-web: <action> <app> <from> -> <to>", then who asked
-// (email and subject) and the reason, quoted line by line ("> "). Every
+// (who.String: "ada@example.com (sub u-1)") and the reason, quoted line by line ("> "). Every
 // value is hostile: fields are made one line (control characters become
 // spaces) and capped, the reason keeps its line breaks only inside the
 // quote and is capped in runes and lines. Empty values read "–".
-func Message(action, app, from, to, actorEmail, actorSubject, reason string) string {
+func Message(action, app, from, to string, who actor.Actor, reason string) string {
 	f := func(s string) string {
 		s = oneLine(s, maxFieldRunes)
 		if s == "" {
@@ -34,7 +35,7 @@ func Message(action, app, from, to, actorEmail, actorSubject, reason string) str
 	var b strings.Builder
 	b.WriteString(subject)
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "%s of %s from %s to %s, by %s (subject %s).\n", f(action), f(app), f(from), f(to), f(actorEmail), f(actorSubject))
+	fmt.Fprintf(&b, "%s of %s from %s to %s, by %s.\n", f(action), f(app), f(from), f(to), f(who.String()))
 	b.WriteString("\nReason:\n")
 	for _, l := range reasonLines(reason) {
 		b.WriteString("> ")

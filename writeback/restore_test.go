@@ -3,18 +3,21 @@ package writeback
 import (
 	"context"
 	"errors"
-	"github.com/hanzoai/deploy-web/envconfig"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/envconfig"
+
+	"github.com/hanzoai/deploy-web/internal/actor"
 )
 
 // restoreRequest sets path back to its state at commit.
 func restoreRequest(url, path, commit string) Request {
 	return Request{
 		RepoURL: url, Branch: "main", Mode: envconfig.ModePush,
-		Author:  RenderAuthor(envconfig.AuthorTemplate{}, Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
-		Message: Message("rollback", "dev", "head", "record", "ada@example.com", "u-1", "bad deploy"),
+		Author:  RenderAuthor(envconfig.AuthorTemplate{}, actor.Actor{Name: "Ada", Email: "ada@example.com", Subject: "u-1"}),
+		Message: Message("rollback", "dev", "head", "record", actor.Actor{Email: "ada@example.com", Subject: "u-1"}, "bad deploy"),
 		Restore: []Restore{{Path: path, Commit: commit}},
 		Action:  "rollback", App: "dev", Version: "r1",
 		Limits: Limits{Timeout: 30 * time.Second},

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
@@ -349,13 +350,20 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 		}
 		hopts.Audit, hopts.RecordReader, hopts.Refusals = store, store, refusals
 	}
+	// The one feed of the audit records (audit/recordfeed): the timeline,
+	// the notifications and the freeze watcher subscribe below; it runs
+	// once they have.
+	var records *recordfeed.Feed
+	if store != nil {
+		records = recordfeed.New(store, recordfeed.Options{Log: log.With("component", "recordfeed")})
+	}
 	// The timeline (docs/timeline.md) lives in the same namespace: every
 	// replica feeds it, the holder of its Lease writes it. tl is nil
 	// without that namespace; its live entries are tl.Subscribe.
 	var tl *timeline.Store
 	if tlNS, err := historyNamespace(cfg.HistoryNamespace, os.Getenv, os.ReadFile); err != nil {
 		log.Warn("no timeline: App timelines and the activity feed are off, and promotions fail their soak gate (no recorded history)", "err", err)
-	} else if tl, err = startTimeline(runCtx, leaseCtx, &held, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, store, log); err != nil {
+	} else if tl, err = startTimeline(runCtx, leaseCtx, &held, home.cs, tlNS, replicaIdentity(os.Getenv, os.Hostname, os.Getpid()), members, records, log); err != nil {
 		return err
 	}
 	if tl != nil {
@@ -454,9 +462,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	srv := handlers.New(site, a, hopts)
 	if ntf != nil {
 		feeds := notifyFeeds{environmentOf: srv.EnvironmentOf, target: srv.SubscriptionTarget, cluster: home.cfg.Name, base: consoleBase(cfg.RedirectURL)}
-		if store != nil {
-			feeds.records = store
-		}
+		feeds.records = records
 		// degraded, recovered and drift come from the timeline's entries
 		// (serve_timeline.go); without a timeline they are not sent, said
 		// at start.
@@ -465,7 +471,10 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	}
 	// Scheduled freeze windows on record, under the sender's Lease.
 	if ntf != nil {
-		startFreezeWatch(leaseCtx, freezes, store, ntf.Sender.Leading, log)
+		startFreezeWatch(leaseCtx, freezes, store, records, ntf.Sender.Leading, log)
+	}
+	if records != nil {
+		go records.Run(leaseCtx)
 	}
 	hs := &http.Server{
 		Handler: srv.Handler(),

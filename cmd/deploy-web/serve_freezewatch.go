@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/freeze/freezewatch"
 )
@@ -14,13 +15,15 @@ import (
 // starts and ends by itself, which the notifications (freeze-start,
 // freeze-end) and the timeline read. It runs on every replica and acts
 // only while active says so: the notification sender's Lease, the one
-// single-replica loop that needs these records (no third Lease). Nothing
-// without freezes or an audit trail.
-func startFreezeWatch(ctx context.Context, g *freeze.Gate, records *audit.Store, active func() bool, log *slog.Logger) {
-	if g == nil || records == nil {
+// single-replica loop that needs these records (no third Lease); it
+// subscribes to the records' feed on every replica, so the one that takes
+// over knows the windows on record. Nothing without freezes or an audit
+// trail.
+func startFreezeWatch(ctx context.Context, g *freeze.Gate, records *audit.Store, feed *recordfeed.Feed, active func() bool, log *slog.Logger) {
+	if g == nil || records == nil || feed == nil {
 		return
 	}
-	w := &freezewatch.Watcher{Freezes: gateSnapshot{g}, Records: records, Active: active, Log: log.With("component", "freezewatch")}
+	w := &freezewatch.Watcher{Freezes: gateSnapshot{g}, Records: records, Feed: feed, Active: active, Log: log.With("component", "freezewatch")}
 	go w.Run(ctx)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/notify"
@@ -85,11 +86,11 @@ func (n *notifications) replay(context.Context) {
 }
 
 // notifyFeeds are where events come from: the timeline's transitions
-// (degraded, recovered, drift) and the audit records (failed applies and
-// auto-syncs, promotion requests, freezes). Either may be nil.
+// (degraded, recovered, drift) and the audit records' feed (failed
+// applies and auto-syncs, promotion requests, freezes). Either may be nil.
 type notifyFeeds struct {
 	timeline *timeline.Store
-	records  auditfeed.RecordLister
+	records  *recordfeed.Feed
 	// environmentOf names an App's environment (handlers.Server's rule).
 	environmentOf func(cluster, namespace string) string
 	// target is the target of a subscription's scope (handlers.Server's
@@ -113,8 +114,7 @@ func (n *notifications) start(ctx context.Context, held *leaseHolders, f notifyF
 		}
 	})
 	if f.records != nil {
-		feed := &auditfeed.Feed{Records: f.records, Active: n.Sender.Leading, Link: func(ev notify.Event) string { return eventLink(f.base, ev) }}
-		go feed.Run(ctx, n.Sender.Notify)
+		f.records.Subscribe(auditfeed.Subscription(n.Sender.Leading, func(ev notify.Event) string { return eventLink(f.base, ev) }, n.Sender.Notify))
 	}
 	if f.timeline == nil {
 		log.Warn("notifications: no timeline: degraded, recovered and drift are not sent")

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/internal/lease"
 	"github.com/hanzoai/deploy-web/timeline"
 )
@@ -26,11 +26,11 @@ const (
 // cluster (cs), loads and runs it on ctx, contends for its Lease
 // (timeline.LeaseName) with identity in held until leaseCtx ends, and feeds it on this replica from
 // every member's caches and Warning Events and from the audit records
-// (records nil: no deploy markers). Every replica feeds and reads; only
+// (a subscriber of records, the one feed of them; nil: no deploy markers). Every replica feeds and reads; only
 // the Lease holder writes. The store is returned for its readers: the
 // handlers (Query, Fleet, Subscribe) and any other consumer of its live
 // entries (Subscribe).
-func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kubernetes.Interface, ns, identity string, members []*member, records *audit.Store, log *slog.Logger) (*timeline.Store, error) {
+func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kubernetes.Interface, ns, identity string, members []*member, records *recordfeed.Feed, log *slog.Logger) (*timeline.Store, error) {
 	log = log.With("component", "timeline")
 	var leading atomic.Bool
 	store, err := timeline.New(cs.CoreV1(), timeline.Options{Namespace: ns, IsLeader: leading.Load, Log: log})
@@ -62,8 +62,7 @@ func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kuberne
 		}
 	}
 	if records != nil {
-		feed := newAuditFeed(appResourceOf(members))
-		go feed.run(ctx, records, store, time.Now, log)
+		records.Subscribe(newAuditFeed(appResourceOf(members)).subscription(store))
 	}
 	log.Info("timeline", "namespace", ns, "lease", timeline.LeaseName, "identity", identity)
 	return store, nil

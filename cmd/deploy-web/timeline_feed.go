@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
 )
@@ -202,26 +203,30 @@ func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, 
 	return nil
 }
 
-// auditLister reads audit records (implemented by *audit.Store).
-type auditLister interface {
-	List(ctx context.Context, f audit.Filter) (audit.Page, error)
-}
-
 // auditFeed turns audit records into timeline entries: deploys (applies,
-// restores, syncs) and rollbacks, one per App the record names. It remembers, per record stream, the last deploy's
-// record id, so that a deploy entry names the record its diff starts from.
+// restores, syncs) and rollbacks, one per App the record names. It
+// subscribes to the one feed of records (audit/recordfeed), which hands it
+// each record once, oldest first. It remembers, per record stream, the
+// last deploy's record id, so that a deploy entry names the record its
+// diff starts from.
 type auditFeed struct {
 	// isApp says whether group/kind is the App resource of cluster.
 	isApp func(cluster, group, kind string) bool
 	// prev is the last succeeded deploy record of each stream.
 	prev map[string]string
-	// seen are the ids of records already turned into entries, with
-	// their time (forgotten past the window the feed re-reads).
-	seen map[string]time.Time
 }
 
 func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
-	return &auditFeed{isApp: isApp, prev: map[string]string{}, seen: map[string]time.Time{}}
+	return &auditFeed{isApp: isApp, prev: map[string]string{}}
+}
+
+// subscription is the timeline's subscription to the records feed: every
+// replica takes them (every replica feeds the timeline; its Lease holder
+// writes), from the timeline's whole age back at start (the store keeps
+// what it holds already and writes nothing for those).
+func (f *auditFeed) subscription(sink timelineSink) recordfeed.Subscription {
+	return recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
+		Deliver: func(recs []audit.Record) { sink.Record(f.entries(recs)...) }}
 }
 
 // streamOf is a record id's stream: ids are "<stream>-<sequence>".
@@ -234,8 +239,7 @@ func streamOf(id string) string {
 }
 
 // entries returns the entries of recs, oldest first (recs in any order).
-// A record seen before gives none; a refused one none (it changed
-// nothing). A deploy entry's Ref is its record id, From the id of the
+// A refused record gives none (it changed nothing). A deploy entry's Ref is its record id, From the id of the
 // stream's previous succeeded deploy ("" for the first), To the
 // environment applied ("" for a sync of one App).
 func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
@@ -249,10 +253,9 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 	var out []timeline.Entry
 	for i := range recs {
 		r := &recs[i]
-		if _, ok := f.seen[r.ID]; ok || r.ID == "" || r.Outcome == audit.OutcomeRefused {
+		if r.ID == "" || r.Outcome == audit.OutcomeRefused {
 			continue
 		}
-		f.seen[r.ID] = r.Time
 		var kind timeline.Kind
 		var from, to string
 		switch r.Verb {
@@ -275,8 +278,8 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 		if r.Environment != "" {
 			msg += " of " + r.Environment
 		}
-		if who := r.Actor.Email; who != "" {
-			msg += " by " + who
+		if r.Actor.Email != "" || r.Actor.Subject != "" {
+			msg += " by " + r.Actor.String()
 		}
 		if r.Commit != "" {
 			msg += " at " + shortCommit(r.Commit)
@@ -309,69 +312,5 @@ func (f *auditFeed) appsOf(r *audit.Record) []timeline.App {
 	return out
 }
 
-// forget drops the records seen before cutoff (the feed no longer reads
-// them), so seen stays bounded by the records of its window.
-func (f *auditFeed) forget(cutoff time.Time) {
-	for id, t := range f.seen {
-		if t.Before(cutoff) {
-			delete(f.seen, id)
-		}
-	}
-}
-
 // shortCommit is a commit as a revision shows it: its first 12 characters.
 func shortCommit(c string) string { return c[:min(len(c), 12)] }
-
-// Bounds of the audit feed: the records of the last MaxAge are read at
-// start, then every auditFeedEvery those since the last read (less
-// auditFeedSlack, for a record appended late), at most auditFeedMax per
-// pass.
-const (
-	auditFeedEvery = 10 * time.Second
-	auditFeedSlack = 5 * time.Minute
-	auditFeedMax   = 20 * audit.MaxLimit
-)
-
-// run feeds sink from the audit records until ctx ends.
-func (f *auditFeed) run(ctx context.Context, store auditLister, sink timelineSink, now func() time.Time, log *slog.Logger) {
-	since := now().Add(-timeline.DefaultMaxAge)
-	t := time.NewTicker(auditFeedEvery)
-	defer t.Stop()
-	for {
-		start := now()
-		recs, err := listSince(ctx, store, since)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("timeline: audit records not read; deploys are missing from the timeline until the next read", "err", err)
-		} else {
-			sink.Record(f.entries(recs)...)
-			since = start.Add(-auditFeedSlack)
-			f.forget(since)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// listSince reads the records since since, newest first, at most
-// auditFeedMax, each page within 30s.
-func listSince(ctx context.Context, store auditLister, since time.Time) ([]audit.Record, error) {
-	var out []audit.Record
-	flt := audit.Filter{Since: since, Limit: audit.MaxLimit}
-	for len(out) < auditFeedMax {
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		p, err := store.List(pctx, flt)
-		cancel()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, p.Records...)
-		if p.Continue == "" {
-			break
-		}
-		flt.Continue = p.Continue
-	}
-	return out, nil
-}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
 )
@@ -138,9 +139,6 @@ func TestAuditFeedEntries(t *testing.T) {
 	if diff := cmp.Diff(want, first); diff != "" {
 		t.Errorf("entries(three applies, one refused) mismatch (-want +got):\n%s", diff)
 	}
-	if again := f.entries([]audit.Record{apply("0000000002", t0.Add(time.Minute), audit.OutcomeSucceeded)}); len(again) != 0 {
-		t.Errorf("entries(a record seen before) = %+v, want none", again)
-	}
 	other := []audit.Record{
 		{ID: "aaaaaaaaaaaaaaaa-0000000001", Time: t0.Add(3 * time.Minute), Verb: audit.VerbRollback, Cluster: "prod", Namespace: "shop", App: "checkout",
 			Outcome: audit.OutcomeSucceeded, Message: "rolled back to 1.3.0"},
@@ -156,13 +154,6 @@ func TestAuditFeedEntries(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantOther, got); diff != "" {
 		t.Errorf("entries(rollback, pause, freeze, prune, apply in a cluster of no App, a scheduled freeze window's end) mismatch: only the rollback is an entry (freezes and pauses are drawn from their stores when a timeline is read) (-want +got):\n%s", diff)
-	}
-	f.forget(t0.Add(30 * time.Second))
-	if _, ok := f.seen[stream+"-0000000001"]; ok {
-		t.Errorf("forget(t0+30s) kept record 1 (t0), want it forgotten")
-	}
-	if _, ok := f.seen[stream+"-0000000002"]; !ok {
-		t.Errorf("forget(t0+30s) dropped record 2 (t0+1m), want it kept")
 	}
 }
 
@@ -243,33 +234,43 @@ func TestFeedApps(t *testing.T) {
 	}
 }
 
-// fakeLister pages records as audit.Store.List does, counting calls.
-type fakeLister struct {
-	recs  []audit.Record
-	calls int
-}
+// recordsOf is an audit index of recs (newest first) in one page.
+type recordsOf []audit.Record
 
-func (l *fakeLister) List(_ context.Context, f audit.Filter) (audit.Page, error) {
-	l.calls++
-	start := 0
-	if f.Continue != "" {
-		start = len(f.Continue)
-	}
-	end := min(start+f.Limit, len(l.recs))
-	p := audit.Page{Records: l.recs[start:end]}
-	if end < len(l.recs) {
-		p.Continue = strings.Repeat("c", end)
-	}
-	return p, nil
-}
-
-// TestListSince pages to the end, and no further than auditFeedMax.
-func TestListSince(t *testing.T) {
-	for _, n := range []int{0, audit.MaxLimit + 1, auditFeedMax + 3*audit.MaxLimit} {
-		l := &fakeLister{recs: make([]audit.Record, n)}
-		got, err := listSince(t.Context(), l, time.Time{})
-		if want := min(n, auditFeedMax); err != nil || len(got) != want {
-			t.Errorf("listSince(%d records) = %d, %v; want %d", n, len(got), err, want)
+func (l recordsOf) List(_ context.Context, f audit.Filter) (audit.Page, error) {
+	var out []audit.Record
+	for _, r := range l {
+		if !r.Time.Before(f.Since) {
+			out = append(out, r)
 		}
+	}
+	return audit.Page{Records: out}, nil
+}
+
+// TestAuditFeedSubscription: through the records feed, the timeline is
+// handed the deploys of its whole age at start (a week-old apply
+// included), once.
+func TestAuditFeedSubscription(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	recs := recordsOf{
+		{ID: "s-0000000002", Time: now.Add(-time.Minute), Verb: audit.VerbRollback, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
+		{ID: "s-0000000001", Time: now.Add(-7 * 24 * time.Hour), Verb: audit.VerbSync, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
+		{ID: "s-0000000000", Time: now.Add(-timeline.DefaultMaxAge - time.Hour), Verb: audit.VerbSync, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
+	}
+	feed := recordfeed.New(recs, recordfeed.Options{Now: func() time.Time { return now }})
+	sink := &fakeSink{done: make(chan struct{}, 1)}
+	feed.Subscribe(newAuditFeed(func(string, string, string) bool { return false }).subscription(sink))
+	for range 2 {
+		if err := feed.Pass(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, e := range sink.recorded {
+		got = append(got, e.Ref+" "+string(e.Kind))
+	}
+	want := []string{"s-0000000001 " + string(timeline.KindDeploy), "s-0000000002 " + string(timeline.KindRollback)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries recorded (-want +got):\n%s", diff)
 	}
 }

@@ -8,11 +8,13 @@
 // One replica records: the Watcher acts only while Active says so (the
 // notification sender's Lease). Each record carries its window's key
 // (freeze.Edge.Key: the freeze's id and the window's start) at the start
-// of its message, and the Watcher looks for it in the audit index before
-// writing, so a window's start and end are each recorded once, whoever
-// led when it happened (a replica that takes over waits Settle before its
-// first step, for its index to hold its predecessor's last records, and a
-// step stops writing once Active says no). A step looks back Lookback
+// of its message; the Watcher learns the keys on record from the one
+// feed of audit records (audit/recordfeed, which every replica's Watcher
+// subscribes to) and has it pass before writing, so a window's start and
+// end are each recorded once, whoever led when it happened (a replica
+// that takes over waits Settle before its first step, for its index to
+// hold its predecessor's last records, and a step stops writing once
+// Active says no). A step looks back Lookback
 // (15 minutes), so an edge that fell in a leader handover (at most the
 // Lease's 15 s) or while the console was down for less than that is
 // recorded late, not lost.
@@ -24,9 +26,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/limit"
 )
@@ -36,11 +40,18 @@ type FreezeLister interface {
 	List(ctx context.Context) (freeze.List, error)
 }
 
-// Records reads and appends audit records (implemented by *audit.Store,
-// whose index every replica keeps).
+// Records appends audit records (implemented by *audit.Store).
 type Records interface {
-	List(ctx context.Context, f audit.Filter) (audit.Page, error)
 	Append(ctx context.Context, r audit.Record) (audit.Record, error)
+}
+
+// Feed is the one feed of audit records (implemented by
+// *recordfeed.Feed): the Watcher learns from it which windows are on
+// record, whichever replica wrote them, and has it pass before a step, so
+// that a step acts on the index as it is.
+type Feed interface {
+	Subscribe(s recordfeed.Subscription)
+	Pass(ctx context.Context) error
 }
 
 // Subject is the actor subject of the records: the schedule, not a person.
@@ -52,14 +63,16 @@ const (
 	DefaultLookback = 15 * time.Minute
 	// stepTimeout bounds one step's reads and writes.
 	stepTimeout = 30 * time.Second
-	// maxPages bounds the pages of the freezes' records one step reads.
-	maxPages = 30
 )
 
 // Watcher records scheduled freeze windows starting and ending.
 type Watcher struct {
 	Freezes FreezeLister
 	Records Records
+	// Feed is the records feed it subscribes to (on its first Run or
+	// Step; every replica's Watcher subscribes, active or not, so that
+	// the one that takes over knows its predecessor's records).
+	Feed Feed
 	// Active says whether this replica records (nil: always).
 	Active func() bool
 	// Every is the period of a step (DefaultEvery); Lookback how far
@@ -72,6 +85,12 @@ type Watcher struct {
 	Settle time.Duration
 	Now    func() time.Time
 	Log    *slog.Logger
+
+	subscribe sync.Once
+	mu        sync.Mutex
+	// held are the windows on record: verb -> window key -> the record's
+	// time (forgotten past Lookback).
+	held map[audit.Verb]map[string]time.Time
 }
 
 // DefaultSettle is a Watcher's default Settle.
@@ -80,6 +99,7 @@ const DefaultSettle = 5 * time.Second
 // Run steps every Every until ctx ends, while Active says so, starting
 // Settle after Active turned to yes.
 func (w *Watcher) Run(ctx context.Context) {
+	w.subscribeOnce()
 	t := time.NewTicker(limit.Or(w.Every, DefaultEvery))
 	defer t.Stop()
 	var activeSince time.Time // zero while not active
@@ -108,6 +128,7 @@ func (w *Watcher) Run(ctx context.Context) {
 // Step records the window starts and ends of the last Lookback that are
 // not on record yet, oldest first, and returns how many it recorded.
 func (w *Watcher) Step(ctx context.Context) (int, error) {
+	w.subscribeOnce()
 	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	now := time.Now
@@ -124,56 +145,79 @@ func (w *Watcher) Step(ctx context.Context) (int, error) {
 	if len(edges) == 0 {
 		return 0, nil
 	}
-	held, err := w.recorded(ctx, since, at)
-	if err != nil {
-		return 0, err
+	if err := w.Feed.Pass(ctx); err != nil {
+		return 0, fmt.Errorf("freezewatch: read the freeze records: %w", err)
 	}
+	w.forget(since)
 	n := 0
 	for _, e := range edges {
 		verb := Verb(e)
-		if held[verb][e.Key()] {
+		if w.isHeld(verb, e.Key()) {
 			continue
 		}
 		if !w.active() {
 			return n, nil // the Lease moved on meanwhile: the next holder records the rest
 		}
-		if _, err := w.Records.Append(ctx, Record(e)); err != nil {
+		rec, err := w.Records.Append(ctx, Record(e))
+		if err != nil {
 			return n, fmt.Errorf("freezewatch: record %s of freeze window %s: %w", verb, e.Key(), err)
 		}
+		w.observe([]audit.Record{rec})
 		n++
 		w.log().Info("freezewatch: recorded", "verb", verb, "window", e.Key())
 	}
 	return n, nil
 }
 
-// recorded returns the window keys on record per verb in [since, until]:
-// an unfreeze record's key (a window ended by hand, freeze.Store.End)
-// counts as its freeze-end, so the end of a window a person ended is not
-// recorded a second time by the schedule.
-func (w *Watcher) recorded(ctx context.Context, since, until time.Time) (map[audit.Verb]map[string]bool, error) {
-	out := map[audit.Verb]map[string]bool{audit.VerbFreezeStart: {}, audit.VerbFreezeEnd: {}}
-	// One read of the freezes' stream; KeyOf keeps the window records.
-	f := audit.Filter{Cluster: freeze.RecordCluster, Environment: freeze.RecordEnvironment, Since: since, Until: until, Limit: audit.MaxLimit}
-	for range maxPages {
-		page, err := w.Records.List(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("freezewatch: read the freeze records: %w", err)
+// subscribeOnce subscribes the Watcher to its Feed, with a backfill of
+// its Lookback.
+func (w *Watcher) subscribeOnce() {
+	w.subscribe.Do(func() {
+		w.Feed.Subscribe(recordfeed.Subscription{Name: "freezewatch", Backfill: limit.Or(w.Lookback, DefaultLookback), Deliver: w.observe})
+	})
+}
+
+// observe notes the windows on record in recs: an unfreeze record's key
+// (a window ended by hand, freeze.Store.End) counts as its freeze-end, so
+// the end of a window a person ended is not recorded a second time by the
+// schedule.
+func (w *Watcher) observe(recs []audit.Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held == nil {
+		w.held = map[audit.Verb]map[string]time.Time{audit.VerbFreezeStart: {}, audit.VerbFreezeEnd: {}}
+	}
+	for _, r := range recs {
+		if k, ok := KeyOf(r); ok {
+			v := r.Verb
+			if v == audit.VerbUnfreeze {
+				v = audit.VerbFreezeEnd
+			}
+			w.held[v][k] = r.Time
 		}
-		for _, r := range page.Records {
-			if k, ok := KeyOf(r); ok {
-				v := r.Verb
-				if v == audit.VerbUnfreeze {
-					v = audit.VerbFreezeEnd
-				}
-				out[v][k] = true
+	}
+}
+
+// isHeld says whether the window key is on record with verb.
+func (w *Watcher) isHeld(verb audit.Verb, key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.held[verb][key]
+	return ok
+}
+
+// forget drops the windows recorded before since (no step looks at their
+// edges again), so held stays bounded by the windows of a Lookback.
+func (w *Watcher) forget(since time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, keys := range w.held {
+		for k, at := range keys {
+			if at.Before(since) {
+				delete(keys, k)
 			}
 		}
-		if page.Continue == "" {
-			break
-		}
-		f.Continue = page.Continue
 	}
-	return out, nil
 }
 
 func (w *Watcher) active() bool { return w.Active == nil || w.Active() }

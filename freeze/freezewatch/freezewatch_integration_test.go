@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/lease"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
@@ -85,7 +86,9 @@ func TestWatcherOnRealCluster(t *testing.T) {
 	for _, id := range []string{"replica-a", "replica-b"} {
 		cfg := platformtest.AdminConfig(env.Cluster.Config)
 		r := &replica{id: id, leases: kubernetes.NewForConfigOrDie(cfg)}
-		w := &Watcher{Freezes: freeze.NewStore(r.leases.CoreV1(), ns, signtest.Keys()), Records: newTrail(wctx), Active: r.leading.Load,
+		trail := newTrail(wctx)
+		w := &Watcher{Freezes: freeze.NewStore(r.leases.CoreV1(), ns, signtest.Keys()), Records: trail,
+			Feed: recordfeed.New(trail, recordfeed.Options{Now: now}), Active: r.leading.Load,
 			Every: 20 * time.Millisecond, Settle: 300 * time.Millisecond, Lookback: 24 * time.Hour, Now: now}
 		wg.Go(func() { w.Run(wctx) })
 		contend(r)

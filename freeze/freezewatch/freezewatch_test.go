@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
@@ -59,6 +60,11 @@ func (f *fakeTrail) Append(_ context.Context, r audit.Record) (audit.Record, err
 	return r, nil
 }
 
+// feedOf is a replica's feed of the records of l, on clock.
+func feedOf(l audit.Lister, clock func() time.Time) *recordfeed.Feed {
+	return recordfeed.New(l, recordfeed.Options{Now: clock})
+}
+
 // windows lists the records as "verb time key" in the order appended.
 func (f *fakeTrail) windows() []string {
 	f.mu.Lock()
@@ -100,7 +106,8 @@ func TestWatcherWalk(t *testing.T) {
 	ctx := context.Background()
 	now := utc("2026-12-01T00:00")
 	trail := &fakeTrail{}
-	w := &Watcher{Freezes: &fakeFreezes{freeze.List{daily()}}, Records: trail, Now: func() time.Time { return now }}
+	clock := func() time.Time { return now }
+	w := &Watcher{Freezes: &fakeFreezes{freeze.List{daily()}}, Records: trail, Feed: feedOf(trail, clock), Now: clock}
 	for ; now.Before(utc("2026-12-04T01:00")); now = now.Add(10 * time.Second) {
 		if now.Equal(utc("2026-12-02T18:00")) {
 			trail.failAppend = errors.New("apiserver unavailable")
@@ -131,8 +138,8 @@ func TestWatcherTwoReplicas(t *testing.T) {
 	trail := &fakeTrail{}
 	fr := &fakeFreezes{freeze.List{daily()}}
 	leader := 0 // 0: a, 1: b, -1: nobody, 2: both
-	a := &Watcher{Freezes: fr, Records: trail, Now: clock, Active: func() bool { return leader == 0 || leader == 2 }}
-	b := &Watcher{Freezes: fr, Records: trail, Now: clock, Active: func() bool { return leader == 1 || leader == 2 }}
+	a := &Watcher{Freezes: fr, Records: trail, Feed: feedOf(trail, clock), Now: clock, Active: func() bool { return leader == 0 || leader == 2 }}
+	b := &Watcher{Freezes: fr, Records: trail, Feed: feedOf(trail, clock), Now: clock, Active: func() bool { return leader == 1 || leader == 2 }}
 	for ; now.Before(utc("2026-12-04T01:00")); now = now.Add(10 * time.Second) {
 		switch {
 		case now.Equal(utc("2026-12-01T19:00")):
@@ -202,7 +209,8 @@ func TestWatcherEndedByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	trail := &fakeTrail{}
-	w := &Watcher{Freezes: store, Records: trail, Now: func() time.Time { return now }}
+	clock := func() time.Time { return now }
+	w := &Watcher{Freezes: store, Records: trail, Feed: feedOf(trail, clock), Now: clock}
 	for ; now.Before(utc("2026-12-04T01:00")); now = now.Add(10 * time.Second) {
 		if now.Equal(utc("2026-12-02T19:00")) {
 			_, ended, err := store.End(ctx, f.ID, now)

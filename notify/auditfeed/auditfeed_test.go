@@ -2,7 +2,6 @@ package auditfeed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/notify"
 )
@@ -73,22 +73,13 @@ func TestEvent(t *testing.T) {
 	}
 }
 
-// fakeRecords serves records newest first in pages of pageSize; err
-// fails the next List.
+// fakeRecords serves records newest first in pages of pageSize.
 type fakeRecords struct {
 	recs     []audit.Record // newest first
 	pageSize int
-	err      error
-	filters  []audit.Filter
 }
 
 func (f *fakeRecords) List(_ context.Context, flt audit.Filter) (audit.Page, error) {
-	f.filters = append(f.filters, flt)
-	if f.err != nil {
-		err := f.err
-		f.err = nil
-		return audit.Page{}, err
-	}
 	start := 0
 	if flt.Continue != "" {
 		fmt.Sscan(flt.Continue, &start)
@@ -107,20 +98,31 @@ func (f *fakeRecords) List(_ context.Context, flt audit.Filter) (audit.Page, err
 	return p, nil
 }
 
-// TestFeedLook: the first look announces nothing; later looks
-// announce each new record's event once, oldest first, across pages; a
-// failed read marks nothing seen.
-func TestFeedLook(t *testing.T) {
+// TestSubscription: through the records feed, the first pass announces
+// nothing; later passes announce each new record's event once, oldest
+// first, with its link; nothing while the sender does not lead, and what
+// appeared meanwhile once it does.
+func TestSubscription(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	failed := func(id string, ago time.Duration) audit.Record {
 		return audit.Record{ID: id, Time: now.Add(-ago), Verb: audit.VerbApply, Outcome: audit.OutcomeFailed, Environment: "dev"}
 	}
 	src := &fakeRecords{pageSize: 2, recs: []audit.Record{failed("old-2", 2*time.Minute), failed("old-1", 3*time.Minute)}}
-	f := Feed{Records: src, Now: func() time.Time { return now }, Link: func(ev notify.Event) string { return "https://deploy.example/environments/" + ev.Environment }}
+	feed := recordfeed.New(src, recordfeed.Options{Now: func() time.Time { return now }})
+	leading := false
 	var got []string
 	send := func(ev notify.Event) { got = append(got, ev.Revision+" "+ev.Link) }
-	f.look(context.Background(), nil) // the priming look of Run
-	f.look(context.Background(), send)
+	feed.Subscribe(Subscription(func() bool { return leading }, func(ev notify.Event) string { return "https://deploy.example/environments/" + ev.Environment }, send))
+	pass := func() {
+		t.Helper()
+		now = now.Add(10 * time.Second)
+		if err := feed.Pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass()
+	leading = true
+	pass()
 	if len(got) != 0 {
 		t.Fatalf("priming announced %v, want nothing", got)
 	}
@@ -129,24 +131,16 @@ func TestFeedLook(t *testing.T) {
 	ok := failed("ok-1", time.Minute)
 	ok.Outcome = audit.OutcomeSucceeded
 	src.recs = append([]audit.Record{failed("new-2", 0), ok, failed("new-1", 20*time.Minute)}, src.recs...)
-	src.err = errors.New("apiserver down")
-	f.look(context.Background(), send)
+	leading = false
+	pass()
 	if len(got) != 0 {
-		t.Fatalf("a failed read announced %v, want nothing", got)
+		t.Fatalf("a sender not leading announced %v, want nothing", got)
 	}
-	f.look(context.Background(), send)
-	f.look(context.Background(), send)
+	leading = true
+	pass()
+	pass()
 	want := []string{"new-1 https://deploy.example/environments/dev", "new-2 https://deploy.example/environments/dev"}
 	if !slices.Equal(got, want) {
 		t.Errorf("announced %v, want %v (each once, oldest first)", got, want)
-	}
-	if last := src.filters[len(src.filters)-1]; !last.Since.Equal(now.Add(-time.Hour)) || last.Limit != audit.MaxLimit {
-		t.Errorf("List(%+v), want Since an hour ago and Limit %d", last, audit.MaxLimit)
-	}
-	// Past the lookback, ids are forgotten: the seen set stays bounded.
-	now = now.Add(2 * time.Hour)
-	f.look(context.Background(), send)
-	if len(f.seen) != 0 {
-		t.Errorf("seen holds %d ids after the lookback, want 0", len(f.seen))
 	}
 }
