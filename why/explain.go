@@ -267,8 +267,8 @@ func (s *Service) notAppliedReasons(ctx context.Context, app App, fail func(stri
 	} else {
 		msg += ": nothing was applied to " + app.Env + " yet"
 	}
-	if last := s.lastRun(ctx, app.Env); last != nil && (e == nil || last.ID != e.ID) {
-		msg += fmt.Sprintf("; the last run (%s) %s: %s", last.Action, textfmt.OrDash(last.Conclusion), textfmt.OrDash(last.Summary))
+	if last := s.lastAttempt(ctx, app.Env, e); last != nil {
+		msg += fmt.Sprintf("; the last %s %s: %s", last.Action, textfmt.OrDash(last.Conclusion), textfmt.OrDash(firstLine(last.Summary)))
 		r.By, r.Link = last.User, paths.EnvReport(app.Env, last.ID)
 	}
 	r.Message = msg
@@ -286,6 +286,38 @@ func declaredReasons(app App) []Reason {
 		msg += ": " + app.Row.Sync.Message
 	}
 	return []Reason{{Kind: NotApplied, Message: msg, Link: paths.App(app.Cluster, app.Namespace, app.Name)}}
+}
+
+// lastAttempt is env's newest run since live (every run when nil): its
+// newest apply, else its newest plan; nil when there is none.
+func (s *Service) lastAttempt(ctx context.Context, env string, live *planstore.Entry) *planstore.Entry {
+	if s.o.Runs == nil {
+		return nil
+	}
+	entries, err := s.o.Runs.List(ctx, env)
+	if err != nil {
+		return nil
+	}
+	var plan *planstore.Entry
+	for i := range entries {
+		e := &entries[i]
+		if live != nil && (e.ID == live.ID || !e.Time.After(live.Time)) {
+			continue
+		}
+		if e.Action == "apply" {
+			return e
+		}
+		if plan == nil {
+			plan = e
+		}
+	}
+	return plan
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
 }
 
 // lastRun is env's newest plan or apply (nil: none, or unreadable).
@@ -318,7 +350,7 @@ func (s *Service) blockedReasons(ctx context.Context, app App, fail func(string)
 		if err != nil {
 			fail("the report of run " + last.ID)
 		}
-		return []Reason{{Kind: Blocked, Message: fmt.Sprintf("the last %s of %s is blocked: %s", last.Action, app.Env, textfmt.OrDash(last.Summary)),
+		return []Reason{{Kind: Blocked, Message: fmt.Sprintf("the last %s of %s is blocked: %s", last.Action, app.Env, textfmt.OrDash(firstLine(last.Summary))),
 			Since: at(last.Time), By: last.User, Link: link}}
 	}
 	var out []Reason

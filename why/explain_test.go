@@ -185,7 +185,7 @@ func TestExplain(t *testing.T) {
 				Freeze:     "frozen until 2026-12-05 14:00 UTC by sam@example.com: release week",
 				Paused:     "the auto-sync of staging is paused until 2026-12-05T20:00:00Z by pat@example.com: incident 42",
 				Promotion:  "promotion pr-1 of 1.3.0 from dev to staging waits",
-				NotApplied: "commit c2c2c2c2c2c2 of staging is not applied: staging runs c1c1c1c1c1c1, applied by ann@example.com; the last run (plan) blocked: 1 blocker",
+				NotApplied: "commit c2c2c2c2c2c2 of staging is not applied: staging runs c1c1c1c1c1c1, applied by ann@example.com; the last plan blocked: 1 blocker",
 				Blocked:    "blocked by field-conflict: spec.replicas is owned by kubectl; fix: kubectl apply --server-side",
 				Locked:     "holder ci@runner [apply 1]",
 				Health:     "Deployment web is Degraded: Deployment exceeded its progress deadline; latest event: Warning ProgressDeadlineExceeded: ReplicaSet web-2 has timed out",
