@@ -12,7 +12,8 @@ import (
 // keeps serving; its page shows "Why isn't checkout live?" above the
 // tree, naming the release not running (not applied) and the Degraded
 // Deployment with a link that opens it, at desktop and phone sizes (not
-// wider than the screen, no text squeezed); the fleet's "Not live" filter
+// wider than the screen, no text squeezed); the environment page has its
+// "Not live" panel; the fleet's "Not live" filter
 // is a URL that lists checkout and leaves out web (live and healthy).
 func TestWhyPanel(t *testing.T) {
 	ctx := browser(t)
@@ -60,6 +61,10 @@ func TestWhyPanel(t *testing.T) {
 		screenshot(t, ctx, size.name)
 	}
 	emulateScreen(t, ctx, screenSizes()[0])
+
+	// The environment page lists its Apps that are not live, compact.
+	navigate(t, ctx, "/environments/dev", `[data-testid=env-why-panel]`)
+	screenshot(t, ctx, "env")
 
 	navigate(t, ctx, "/?why=true", `[data-testid=apps-table]`)
 	names := texts(t, ctx, `[data-testid=app-row][data-cluster=devcluster] .app-name a`)

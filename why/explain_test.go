@@ -289,3 +289,29 @@ func TestCached(t *testing.T) {
 		}
 	}
 }
+
+// countingApplied counts its reads.
+type countingApplied struct{ n *int }
+
+func (c countingApplied) LastApplied(context.Context, string) (*planstore.Entry, error) {
+	*c.n++
+	return liveEntry, nil
+}
+
+// TestBatch: a batch answers several Apps of one environment with one read
+// of an environment-wide source, and the same answers as one by one.
+func TestBatch(t *testing.T) {
+	n := 0
+	s := New(Options{Applied: countingApplied{&n}, AutoSync: fakeAutoSync{st: pausedSt, ok: true}})
+	b := s.Batch()
+	for i := 0; i < 3; i++ {
+		a := unapplied(app())
+		one, many := s.Explain(context.Background(), a, nil, false), b.Explain(context.Background(), a, nil, false)
+		if diff := cmp.Diff(one, many); diff != "" {
+			t.Errorf("batch answer (-one +batch):\n%s", diff)
+		}
+	}
+	if n != 3+1 {
+		t.Errorf("reads of the live commit = %d, want 3 one by one and 1 for the batch", n)
+	}
+}
