@@ -124,7 +124,7 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 		return nil, fmt.Errorf("deployplan: read the lock: %w", err)
 	}
 	held := heldBy(cur, ns)
-	if now.Before(held.Expires) {
+	if held.HeldAt(now) {
 		return nil, held
 	}
 	// Expired: take it over. The update carries the resourceVersion just
@@ -142,6 +142,28 @@ func acquireLock(ctx context.Context, kube kubernetes.Interface, ns, holder stri
 		return nil, fmt.Errorf("deployplan: take over the expired lock: %w", err)
 	}
 	return &lease{kube: kube, ns: ns, holder: holder, duration: d, cur: got}, nil
+}
+
+// HeldAt reports whether the lock is still held at now: its last renewal
+// plus its duration has not passed. An expired lock is taken over by the
+// next apply (acquireLock), so it holds nobody back.
+func (e *LockHeldError) HeldAt(now time.Time) bool { return now.Before(e.Expires) }
+
+// LockStatus reads the apply lock of namespace ns: who holds it, since
+// when and until when; nil when nobody holds it at now (no Lease, or one
+// that expired).
+func LockStatus(ctx context.Context, kube kubernetes.Interface, ns string, now time.Time) (*LockHeldError, error) {
+	cur, err := kube.CoordinationV1().Leases(ns).Get(ctx, LockName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deployplan: read the lock: %w", err)
+	}
+	if held := heldBy(cur, ns); held.HeldAt(now) {
+		return held, nil
+	}
+	return nil, nil
 }
 
 func heldBy(l *coordinationv1.Lease, ns string) *LockHeldError {

@@ -70,6 +70,9 @@ func parseListRequest(v url.Values, clusters map[string][]string) (listRequest, 
 	if q.Frozen, err = boolParam(v, "frozen"); err != nil {
 		return lr, err
 	}
+	if q.Why, err = boolParam(v, "why"); err != nil {
+		return lr, err
+	}
 	q.Sort = v.Get("sort")
 	if q.Sort != "" && q.Sort != kubeview.SortName && q.Sort != kubeview.SortHealth && q.Sort != kubeview.SortDeployed {
 		return lr, badRequest("sort: %q is not one of name, health, deployed", q.Sort)
@@ -191,7 +194,7 @@ func (s *Server) appList(w http.ResponseWriter, r *http.Request) error {
 	page := max(lr.query.Page, 1)
 	kq.Offset, kq.Limit = (page-1)*s.opts.PerPage, s.opts.PerPage
 	frozen := s.frozenRows(r.Context())
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, frozen.filter(lr.query.Frozen))
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, bothFilters(frozen.filter(lr.query.Frozen), whyFilter(lr.query.Why)))
 	if err != nil {
 		return err
 	}
@@ -240,7 +243,7 @@ func (s *Server) apiApplications(w http.ResponseWriter, r *http.Request) error {
 	}
 	kq := lr.kubeQuery()
 	kq.Limit, kq.After = lr.limit, lr.after
-	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, s.frozenRows(r.Context()).filter(lr.query.Frozen))
+	res, err := s.applicationsFor(r.Context(), lr.query.Cluster, kq, bothFilters(s.frozenRows(r.Context()).filter(lr.query.Frozen), whyFilter(lr.query.Why)))
 	if errors.Is(err, kubeview.ErrBadContinue) {
 		return badRequest("continue: not a token this server issued")
 	}

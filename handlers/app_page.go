@@ -42,7 +42,11 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", name), Live: live, History: &history,
+	whyPanel, err := s.appWhyPanel(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", name), Live: live, History: &history, Why: &whyPanel,
 		Notifications: s.notificationsSection(r.Context(), appNotifyPlace(a)),
 		Freeze:        s.freezeBanner(r.Context(), s.appTarget(a))}))
 }

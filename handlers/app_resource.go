@@ -166,7 +166,11 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel}))
+	whyPanel, err := s.appWhyPanel(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel, Why: &whyPanel}))
 }
 
 // resourcePanel builds the panel's props for the requested tab.

@@ -47,27 +47,12 @@ func (s *Server) gitOpsOf(ctx context.Context, e *envconfig.Environment) templat
 			}
 		}
 	}
-	switch {
-	case s.opts.Audit != nil:
-		// The audit trail holds every apply, the command line's too.
-		rec, ok, err := audit.LastApplied(ctx, s.opts.Audit, e.Name)
-		switch {
-		case err != nil:
-			s.log.Warn("audit trail unreadable", "environment", e.Name, "err", err)
-			p.Errors = append(p.Errors, "the audit trail could not be read: the commit live is not shown")
-		case ok:
-			p.Live = &planstore.Entry{Environment: e.Name, Action: "apply", Commit: rec.Commit, Time: rec.Time, User: rec.Actor.String()}
-		}
-	case s.opts.Environments != nil:
-		live, ok, err := s.opts.Environments.Store().LastApplied(ctx, e.Name)
-		switch {
-		case err != nil:
-			s.log.Warn("plan history unreadable", "environment", e.Name, "err", err)
-			p.Errors = append(p.Errors, "the plan history could not be read: the commit live is not shown")
-		case ok:
-			p.Live = &live
-		}
+	live, from, err := s.liveEntry(ctx, e.Name)
+	if err != nil {
+		s.log.Warn(from+" unreadable", "environment", e.Name, "err", err)
+		p.Errors = append(p.Errors, "the "+from+" could not be read: the commit live is not shown")
 	}
+	p.Live = live
 	if wb := e.WriteBack; wb != nil {
 		branch, _ := e.WriteBackBranch()
 		p.WriteBack = &templates.WriteBackProps{Mode: string(wb.Mode), Branch: branch}
@@ -99,6 +84,28 @@ func (s *Server) gitOpsOf(ctx context.Context, e *envconfig.Environment) templat
 		}
 	}
 	return p
+}
+
+// liveEntry is what is live in env: its newest apply that applied, from
+// the audit trail when one is kept (it holds every apply, the command
+// line's too), else from the plan history; nil when none. from names the
+// one read ("" when neither is kept).
+func (s *Server) liveEntry(ctx context.Context, env string) (live *planstore.Entry, from string, err error) {
+	switch {
+	case s.opts.Audit != nil:
+		rec, ok, err := audit.LastApplied(ctx, s.opts.Audit, env)
+		if err != nil || !ok {
+			return nil, "audit trail", err
+		}
+		return &planstore.Entry{Environment: env, Action: "apply", Commit: rec.Commit, Time: rec.Time, User: rec.Actor.String()}, "audit trail", nil
+	case s.opts.Environments != nil:
+		e, ok, err := s.opts.Environments.Store().LastApplied(ctx, env)
+		if err != nil || !ok {
+			return nil, "plan history", err
+		}
+		return &e, "plan history", nil
+	}
+	return nil, "", nil
 }
 
 // gitOpsJSON is an environment's GitOps state in the API.

@@ -134,6 +134,8 @@ func (s *Server) envSections(r *http.Request, env *envconfig.Environment, p *tem
 	p.Audit = &history
 	p.GitOps = s.gitOpsView(r, env)
 	p.Notifications = s.notificationsSection(r.Context(), envNotifyPlace(env.Name))
+	whyPanel := s.envWhyPanel(r.Context(), env)
+	p.Why = &whyPanel
 }
 
 // applyOffer decides whether the page offers Apply for the report shown:

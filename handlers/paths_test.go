@@ -91,6 +91,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"FleetCluster", "GET", paths.FleetCluster(cl), "GET /{$}", map[string]string{}, url.Values{"cluster": {cl}}},
 			tc{"APIEnvHistory", "GET", paths.APIEnvHistory(env), "GET /v1/deploy/environments/{env}/history", map[string]string{"env": env}, nil},
 			tc{"EnvGitOps", "GET", paths.EnvGitOps(env), "GET /environments/{env}/gitops", map[string]string{"env": env}, nil},
+			tc{"EnvWhy", "GET", paths.EnvWhy(env), "GET /environments/{env}/why", map[string]string{"env": env}, nil},
 			tc{"EnvPause", "POST", paths.EnvPause(env), "POST /environments/{env}/pause", map[string]string{"env": env}, nil},
 			tc{"EnvResume", "POST", paths.EnvResume(env), "POST /environments/{env}/resume", map[string]string{"env": env}, nil},
 			tc{"EnvRollbackTo", "GET", paths.EnvRollbackTo(env, "0123456789abcdef-0000000001"), "GET /environments/{env}/rollback", map[string]string{"env": env}, url.Values{"to": {"0123456789abcdef-0000000001"}}},
@@ -116,6 +117,8 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"WithQuery", "GET", paths.WithQuery(paths.APILogs(name), url.Values{"namespace": {ns}, "pod": {h}}), "GET /v1/deploy/{name}/logs", map[string]string{"name": name}, url.Values{"namespace": {ns}, "pod": {h}}},
 			tc{"AppTimeline", "GET", paths.AppTimeline(cl, ns, name, url.Values{"range": {h}}), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", app, url.Values{"range": {h}}},
 			tc{"AppTimelineStream", "GET", paths.AppTimelineStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", app, nil},
+			tc{"AppWhy", "GET", paths.AppWhy(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/why", app, nil},
+			tc{"APIWhy", "GET", paths.APIWhy(name, url.Values{"cluster": {cl}}), "GET /v1/deploy/{name}/why", map[string]string{"name": name}, url.Values{"cluster": {cl}}},
 			tc{"APITimeline", "GET", paths.APITimeline(name, url.Values{"since": {h}, "cluster": {cl}}), "GET /v1/deploy/{name}/timeline", map[string]string{"name": name}, url.Values{"since": {h}, "cluster": {cl}}},
 		)
 	}
@@ -191,6 +194,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"POST", paths.APIEnvPromotionReject("e", "i")},
 		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
 		{"GET", paths.Activity(nil)},
+		{"GET", paths.AppWhy("c", "n", "a")}, {"GET", paths.EnvWhy("e")}, {"GET", paths.APIWhy("a", nil)},
 		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},
 		{"GET", paths.APIFreezes()}, {"POST", paths.APIFreezes()}, {"DELETE", paths.APIFreeze("f")},
 	} {

@@ -43,6 +43,9 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/actions/clear", roles.View, s.clearActions)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", roles.View, s.appTimeline)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", roles.View, limited(s.timelineStreams, s.appTimelineStream))
+	// "Why isn't it live?": the app and environment pages' panels (app_why.go).
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/why", roles.View, s.appWhy)
+	s.protect(m, "GET /environments/{env}/why", roles.View, s.envWhy)
 	// The single-cluster app URLs (bookmarks): redirected (legacyApp).
 	s.protect(m, "/apps/{namespace}/{name}", roles.View, s.legacyApp)
 	s.protect(m, "/apps/{namespace}/{name}/{rest...}", roles.View, s.legacyApp)
@@ -104,6 +107,7 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/{name}/{sub}/{ref}", roles.View, s.apiDeploySub)
 	s.protect(m, "GET /v1/deploy/{name}/logs", roles.Logs, s.apiLogs)
 	s.protect(m, "GET /v1/deploy/{name}/timeline", roles.View, s.apiTimeline)
+	s.protect(m, "GET /v1/deploy/{name}/why", roles.View, s.apiWhy)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", roles.Rollback, s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", roles.Sync, s.apiSync)
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))

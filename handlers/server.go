@@ -30,6 +30,7 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/markdown"
+	"github.com/hanzoai/deploy-web/why"
 )
 
 // Fleet is what the handlers read from one cluster's caches (implemented
@@ -200,6 +201,8 @@ type Server struct {
 	// ops runs the workflows that write: rollback and sync through git,
 	// promotion, catalog moves, pauses.
 	ops *gitops.Service
+	// why answers "why isn't this App live?" (app_why.go).
+	why *why.Service
 }
 
 // New wires the handlers for the clusters of opts.Clusters. Cluster names
@@ -238,6 +241,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 	}
 	slices.SortFunc(s.clusters, func(a, b *Cluster) int { return cmp.Compare(a.Name, b.Name) })
 	s.ops = s.newWorkflows()
+	s.why = s.newWhy()
 	return s
 }
 

@@ -330,3 +330,24 @@ func liveReadError(ref string, err error) error {
 	}
 	return fmt.Errorf("kubeview: get %s: %w", ref, err)
 }
+
+// Culprits returns the nodes of an App's tree that cause its health st,
+// as AggregateHealth names them: the App's children (depth 1), then the
+// App itself (depth 0), whose status is st; at most max of them, and how
+// many more there are. None for a healthy App.
+func (t Tree) Culprits(st HealthStatus, max int) ([]*TreeNode, int) {
+	var items []*TreeNode
+	for _, depth := range []int{1, 0} {
+		for i := range t.Nodes {
+			if t.Nodes[i].Depth == depth {
+				items = append(items, &t.Nodes[i])
+			}
+		}
+	}
+	return HealthCulprits(st, items, func(n *TreeNode) HealthStatus {
+		if n.Health == nil {
+			return ""
+		}
+		return n.Health.Status
+	}, max)
+}

@@ -230,3 +230,16 @@ func APIFreezes() string { return "/v1/deploy/freezes" }
 
 // APIFreeze is one freeze (DELETE: end it now).
 func APIFreeze(id string) string { return join("/v1/deploy/freezes/", id) }
+
+// AppWhy is an App's "Why isn't it live?" panel (the app page's fragment).
+func AppWhy(cluster, ns, name string) string { return App(cluster, ns, name) + "/why" }
+
+// EnvWhy is an environment's "Not live" panel (the environment page's
+// fragment).
+func EnvWhy(env string) string { return Env(env) + "/why" }
+
+// APIWhy is an App's reasons not to be live as JSON (?cluster=,
+// ?namespace= in q).
+func APIWhy(name string, q url.Values) string {
+	return WithQuery(join("/v1/deploy/", name, "/why"), q)
+}

@@ -53,6 +53,8 @@ type EnvPage struct {
 	GitOps GitOpsProps
 	// Freeze is the environment's freeze banner.
 	Freeze FreezeBannerProps
+	// Why is the environment's "Not live" panel (nil: not shown).
+	Why *EnvWhyProps
 }
 
 // ApplyOffer is a finished ready plan shown on the page that Apply applies.

@@ -40,7 +40,10 @@ type FleetQuery struct {
 	Drift bool
 	// Frozen selects the Apps a deploy freeze holds now.
 	Frozen bool
-	Page   int
+	// Why selects the Apps that have a reason not to be live (why.Cached:
+	// the reasons the cached rows decide).
+	Why  bool
+	Page int
 }
 
 // Values encodes the query as URL parameters, omitting defaults.
@@ -61,6 +64,9 @@ func (q FleetQuery) Values() url.Values {
 	}
 	if q.Frozen {
 		v.Set("frozen", "true")
+	}
+	if q.Why {
+		v.Set("why", "true")
 	}
 	if q.Sort != "" && q.Sort != kubeview.SortName {
 		v.Set("sort", q.Sort)
@@ -89,12 +95,16 @@ func (q FleetQuery) WithDrift(d bool) FleetQuery { q.Drift = d; q.Page = 0; retu
 // reset).
 func (q FleetQuery) WithFrozen(f bool) FleetQuery { q.Frozen = f; q.Page = 0; return q }
 
+// WithWhy returns the query filtered (or not) to the Apps that have a
+// reason not to be live (page reset).
+func (q FleetQuery) WithWhy(w bool) FleetQuery { q.Why = w; q.Page = 0; return q }
+
 // WithSync returns the query filtered by a sync status (page reset).
 func (q FleetQuery) WithSync(s string) FleetQuery { q.Sync = s; q.Page = 0; return q }
 
 // Filtered reports whether any filter or search is set.
 func (q FleetQuery) Filtered() bool {
-	return q.Search != "" || q.Cluster != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift || q.Frozen
+	return q.Search != "" || q.Cluster != "" || q.Namespace != "" || q.Health != "" || q.Sync != "" || q.Drift || q.Frozen || q.Why
 }
 
 // FleetPage is the home page.
@@ -207,6 +217,8 @@ type AppViewProps struct {
 	Notifications *NotificationsProps
 	// Freeze is the App's freeze banner.
 	Freeze FreezeBannerProps
+	// Why is "Why isn't it live?" (nil: not shown).
+	Why *WhyPanelProps
 }
 
 // AppLive is the self-refreshing part of the app page.

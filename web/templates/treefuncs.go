@@ -257,21 +257,7 @@ func culprits(l AppLive) ([]Culprit, int) {
 	if !l.HasRow {
 		return nil, 0
 	}
-	// The App's children, then the App itself.
-	var items []*kubeview.TreeNode
-	for _, depth := range []int{1, 0} {
-		for i := range l.Tree.Nodes {
-			if l.Tree.Nodes[i].Depth == depth {
-				items = append(items, &l.Tree.Nodes[i])
-			}
-		}
-	}
-	nodes, more := kubeview.HealthCulprits(l.Row.Health.Status, items, func(n *kubeview.TreeNode) kubeview.HealthStatus {
-		if n.Health == nil {
-			return ""
-		}
-		return n.Health.Status
-	}, maxCulprits)
+	nodes, more := l.Tree.Culprits(l.Row.Health.Status, maxCulprits)
 	var out []Culprit
 	for _, n := range nodes {
 		out = append(out, Culprit{Kind: n.Kind, Name: n.Name, Ref: n.Ref, Href: paths.AppResource(l.Cluster, l.Namespace, l.Name, n.Ref), Status: n.Health.Status, Message: n.Health.Message})
