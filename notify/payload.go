@@ -46,6 +46,8 @@ func describe(e Event) message {
 		title = "Freeze ended for " + app
 	case TriggerPromotionRequested:
 		title = "Promotion of " + app + " requested"
+	case TriggerOperated:
+		title = "Day-2 action on " + app
 	case TriggerTest:
 		title = "Test message from deploy-web"
 	default:
