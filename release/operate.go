@@ -94,10 +94,12 @@ func (t Target) GroupKind() string {
 	return t.Group + "/" + t.Kind
 }
 
-// Operation is one day-2 action asked for: Op on Target, Replicas for a
+// Operation is one day-2 action asked for: Op on Target, an object of
+// App's tree (App names the App, in Target's namespace), Replicas for a
 // scale, and the person's Reason (optional; see CleanReason).
 type Operation struct {
 	Op       Op
+	App      string
 	Target   Target
 	Replicas int
 	Reason   string
