@@ -23,6 +23,7 @@ import (
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // TestDecideOperate: the decision on a day-2 action apart from the role
@@ -199,9 +200,14 @@ func operateServer(t *testing.T, frozen bool) (*testServer, *recordingOperator, 
 	return ts, ops, store
 }
 
-// apiAction is the API URL of action on ref of App web in namespace ns.
-func apiAction(ns, ref, action string) string {
-	return "/v1/deploy/web/resource/" + url.PathEscape(ref) + "/actions/" + action + "?" + url.Values{"cluster": {"in-cluster"}, "namespace": {ns}}.Encode()
+// apiAction is the API URL of action on ref of App web in namespace ns
+// of cluster in-cluster.
+func apiAction(ns, ref, action string) string { return apiActionIn("in-cluster", ns, ref, action) }
+
+// apiActionIn is the API URL of action on ref of App web in namespace ns
+// of cluster.
+func apiActionIn(cluster, ns, ref, action string) string {
+	return paths.WithQuery(paths.APIResourceAction("web", ref, action), url.Values{"cluster": {cluster}, "namespace": {ns}})
 }
 
 // TestOperateAPI: who may act (operate, not deployer nor viewer, and only
