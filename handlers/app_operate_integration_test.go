@@ -183,9 +183,9 @@ func TestOperateOnRealCluster(t *testing.T) {
 	if err := json.Unmarshal(act(operator, workerRef, "restart", `{"reason": "stuck workers"}`, http.StatusOK), &res); err != nil {
 		t.Fatal(err)
 	}
-	at := worker().Spec.Template.Annotations[release.RestartedAtAnnotation]
+	at := worker().Spec.Template.Annotations[appcr.RestartedAtAnnotation]
 	if at == "" || res.After != at {
-		t.Fatalf("after a restart the template's %s = %q, answer's after %q, want the same time", release.RestartedAtAnnotation, at, res.After)
+		t.Fatalf("after a restart the template's %s = %q, answer's after %q, want the same time", appcr.RestartedAtAnnotation, at, res.After)
 	}
 	if r := records(t, store)[0]; r.Reason != "stuck workers" || r.After != at || r.Action != "restart" {
 		t.Errorf("restart record = %s %q -> %q (reason %q), want restart to %s, reason stuck workers", r.Action, r.Before, r.After, r.Reason, at)
@@ -196,7 +196,7 @@ func TestOperateOnRealCluster(t *testing.T) {
 			return false
 		}
 		for _, p := range pods {
-			if before[p.UID] || p.Annotations[release.RestartedAtAnnotation] != at {
+			if before[p.UID] || p.Annotations[appcr.RestartedAtAnnotation] != at {
 				return false
 			}
 		}
@@ -244,6 +244,6 @@ func TestOperateOnRealCluster(t *testing.T) {
 	act(operator, depRef, "restart", ``, http.StatusOK)
 	eventually("web's template restartedAt kept through the operator's reconcile", func() bool {
 		d, err := kube.AppsV1().Deployments(realNS).Get(ctx, "web", metav1.GetOptions{})
-		return err == nil && d.Spec.Template.Annotations[release.RestartedAtAnnotation] != ""
+		return err == nil && d.Spec.Template.Annotations[appcr.RestartedAtAnnotation] != ""
 	})
 }

@@ -25,7 +25,7 @@ type Op string
 
 // The operations.
 const (
-	// OpRestart bumps the pod template's RestartedAtAnnotation (as
+	// OpRestart bumps the pod template's appcr.RestartedAtAnnotation (as
 	// `kubectl rollout restart` does) of a Deployment, StatefulSet or
 	// DaemonSet.
 	OpRestart Op = "restart"
@@ -50,10 +50,6 @@ const (
 	// MaxReasonBytes bounds an operation's reason (after cleaning).
 	MaxReasonBytes = 1 << 10
 )
-
-// RestartedAtAnnotation is the pod template annotation a restart sets to
-// the time, the one `kubectl rollout restart` sets.
-const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 
 // ReasonOperate is the reason of the Event an operation writes on the
 // object it changed.
@@ -255,17 +251,17 @@ func (r *Releaser) Operate(ctx context.Context, o Operation, user string) (res O
 	return res, nil
 }
 
-// restart sets the pod template's RestartedAtAnnotation to now.
+// restart sets the pod template's appcr.RestartedAtAnnotation to now.
 func (r *Releaser) restart(ctx context.Context, t Target, res *OperationResult) (*unstructured.Unstructured, error) {
 	client := r.dyn.Resource(t.GVR()).Namespace(t.Namespace)
 	cur, err := client.Get(ctx, t.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
-	before, _, _ := unstructured.NestedString(cur.Object, "spec", "template", "metadata", "annotations", RestartedAtAnnotation)
+	before, _, _ := unstructured.NestedString(cur.Object, "spec", "template", "metadata", "annotations", appcr.RestartedAtAnnotation)
 	now := r.now().UTC().Format(time.RFC3339)
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
-		"annotations": map[string]any{RestartedAtAnnotation: now}}}}})
+		"annotations": map[string]any{appcr.RestartedAtAnnotation: now}}}}})
 	if err != nil {
 		return nil, err
 	}
