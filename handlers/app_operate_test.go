@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,10 +19,15 @@ import (
 
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/autosync"
+	"github.com/hanzoai/deploy-web/deployplan"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -396,5 +403,72 @@ func TestOperatePanel(t *testing.T) {
 	}
 	if got := ops.got(); len(got) != 1 {
 		t.Errorf("operations = %q, want the one scale", got)
+	}
+}
+
+// desiredWeb renders App apps/web in environment dev.
+type desiredWeb struct{}
+
+func (desiredWeb) Lookup(group, kind, namespace, name string) (envsource.Desired, bool) {
+	if group != "hanzo.ai" || kind != "App" || namespace != "apps" || name != "web" {
+		return envsource.Desired{}, false
+	}
+	return envsource.Desired{Object: appObject("web", "reg.example/acme/web:1.2.0"), Environment: "dev", Path: "overlays/dev"}, true
+}
+
+// TestOperateSelfHeal: App web is rendered from git by dev, whose
+// auto-sync self-heals: a scale is refused with the reason (nothing
+// written, a refused record) until dev's auto-sync is paused; a restart
+// is allowed all along; the scale confirmation says so before the click.
+func TestOperateSelfHeal(t *testing.T) {
+	cfg, err := deployplan.ParseConfig([]byte(`
+environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: apps
+    source: {repo: "https://git.example.com/shop/manifests.git", ref: main, path: overlays/dev}
+    catalog: catalog.json
+    writeBack: {mode: push, author: {name: "deploy-web", email: "deploy-web@example.com"}}
+    autoSync: {enabled: true, selfHeal: true, interval: 15s}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset()
+	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{Store: planstore.New(cs.CoreV1(), "deploy-web", 10)})
+	as := &fakeAutoSync{pauses: autosync.NewPauses(cs.CoreV1(), "deploy-web", signtest.Keys(), func() time.Time { return testNow })}
+	ops := &recordingOperator{}
+	trail, _ := newTestAudit(t)
+	ts := newTestServer(t, newFakeView(nil), withAudit(trail), func(o *Options) {
+		o.Environments, o.AutoSync, o.Desired = runner, as, desiredWeb{}
+		o.Clusters[0].Operations = ops
+	})
+	ts.srv.clusters[0].View = opsView{walkView{ts.view}}
+	ts.handler = ts.srv.Handler()
+	post := func(ref, action, body string) *httptest.ResponseRecorder {
+		return ts.do(t, request{method: http.MethodPost, target: apiAction("apps", ref, action), admin: true, body: body, header: map[string]string{"Content-Type": "application/json"}})
+	}
+	w := post("hanzo.ai:App:apps:web", "scale", `{"replicas": 3}`)
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "self-heal would put the replicas back") || !strings.Contains(w.Body.String(), `"SelfHeal"`) {
+		t.Fatalf("scale of a self-healed App = %d %s, want 422 SelfHeal", w.Code, w.Body)
+	}
+	if r := records(t, trail)[0]; r.Verb != audit.VerbOperate || r.Outcome != audit.OutcomeRefused || !strings.Contains(r.Message, "self-heal") {
+		t.Errorf("record = %s %s %q, want a refused operate naming self-heal", r.Verb, r.Outcome, r.Message)
+	}
+	doc := parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/hanzo.ai:App:apps:web/actions/scale", htmxHeader).Body.String())
+	if !strings.Contains(text(oneByTestID(t, doc, "operation-error")), "self-heal") {
+		t.Errorf("the scale confirmation does not say self-heal refuses it")
+	}
+	if w := post("apps:Deployment:apps:web", "restart", ``); w.Code != http.StatusOK {
+		t.Errorf("restart of a self-healed App's Deployment = %d %s, want 200", w.Code, w.Body)
+	}
+	if _, err := as.pauses.Pause(t.Context(), "dev", "spike", testNow.Add(time.Hour), "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if w := post("hanzo.ai:App:apps:web", "scale", `{"replicas": 3}`); w.Code != http.StatusOK {
+		t.Errorf("scale with dev's auto-sync paused = %d %s, want 200", w.Code, w.Body)
+	}
+	if got := ops.got(); !slices.Equal(got, []string{"restart Deployment apps/web", "scale App apps/web"}) {
+		t.Errorf("operations = %q, want the restart and the scale after the pause", got)
 	}
 }
