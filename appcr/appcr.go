@@ -30,6 +30,10 @@ const (
 	SyncRequestedAnnotation = "hanzo.ai/sync-requested-at"
 	// LastAppliedAnnotation carries the rendered (desired) manifest of a child.
 	LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+	// RestartedAtAnnotation on a pod template asks for its pods to be
+	// replaced (its value is a time): the one `kubectl rollout restart`
+	// and deploy-web's restart set. A restart request, never drift.
+	RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 )
 
 // Field managers of the contract: the names under which deploy-web and the

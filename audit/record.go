@@ -42,13 +42,18 @@ const (
 	// VerbFreeze and VerbUnfreeze are a person creating or ending one.
 	VerbFreezeStart Verb = "freeze-start"
 	VerbFreezeEnd   Verb = "freeze-end"
+	// VerbOperate is a day-2 action on an object of an App's tree
+	// (restart, scale, suspend, resume, delete a pod): Objects names the
+	// object, Action the operation, Before and After what it changed,
+	// Reason the person's reason.
+	VerbOperate Verb = "operate"
 )
 
 // Verbs lists every verb, in the order above.
 func Verbs() []Verb {
 	return []Verb{VerbApply, VerbRestore, VerbPrune, VerbRollback, VerbSync, VerbAutoSync, VerbSelfHeal,
 		VerbFreeze, VerbUnfreeze, VerbPause, VerbResume, VerbPromoteRequest, VerbPromoteApprove,
-		VerbPromoteReject, VerbPromote, VerbSubscription, VerbFreezeStart, VerbFreezeEnd}
+		VerbPromoteReject, VerbPromote, VerbSubscription, VerbFreezeStart, VerbFreezeEnd, VerbOperate}
 }
 
 // verbLabels are the words the audit page's verb filter shows.
@@ -71,6 +76,7 @@ var verbLabels = map[Verb]string{
 	VerbSubscription:   "Subscription change",
 	VerbFreezeStart:    "Freeze window started",
 	VerbFreezeEnd:      "Freeze window ended",
+	VerbOperate:        "Day-2 action",
 }
 
 // Label is v in words, for a filter or a heading; an unknown verb is
@@ -198,8 +204,17 @@ type Record struct {
 	// BreakGlass is the reason given to act through a guard that would
 	// have refused (a freeze's break-glass); "" when none was broken. At
 	// most MaxBreakGlassBytes are kept.
-	BreakGlass string   `json:"breakGlass,omitempty"`
-	Blockers   []string `json:"blockers"`
+	BreakGlass string `json:"breakGlass,omitempty"`
+	// Action, Before, After and Reason are a day-2 action's (VerbOperate):
+	// the operation ("scale"), the value it changed before and after
+	// ("2 replicas", "3 replicas"), and the reason its person gave. At most
+	// MaxFieldBytes (Action, Before, After) and MaxBreakGlassBytes
+	// (Reason) are kept.
+	Action   string   `json:"action,omitempty"`
+	Before   string   `json:"before,omitempty"`
+	After    string   `json:"after,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Blockers []string `json:"blockers"`
 	// Objects are the objects touched; Append fills them from
 	// Manifests when empty.
 	Objects []Object `json:"objects"`

@@ -219,6 +219,8 @@ func (s *Store) prepare(r *Record) error {
 	// words, without format characters (bidi controls, zero-width).
 	r.Message = cutUTF8(textfmt.Clean(r.Message, true), MaxMessageBytes)
 	r.BreakGlass = cutUTF8(textfmt.Clean(r.BreakGlass, true), MaxBreakGlassBytes)
+	r.Reason = cutUTF8(textfmt.Clean(r.Reason, true), MaxBreakGlassBytes)
+	r.Action, r.Before, r.After = cutUTF8(textfmt.Clean(r.Action, false), MaxFieldBytes), cutUTF8(textfmt.Clean(r.Before, false), MaxFieldBytes), cutUTF8(textfmt.Clean(r.After, false), MaxFieldBytes)
 	r.Actor.Email, r.Actor.Subject = textfmt.Clean(r.Actor.Email, false), textfmt.Clean(r.Actor.Subject, false)
 	// Clones: the caller's slices are not changed.
 	r.Actor.Groups = slices.Clone(cutList(r.Actor.Groups, MaxGroups))

@@ -26,6 +26,9 @@ const (
 	Rollback Action = "rollback"
 	Promote  Action = "promote"
 	AutoSync Action = "auto-sync"
+	// Operate is a day-2 action on an object of an App's tree (restart,
+	// scale, suspend, resume, delete a pod), refused as a rollback is.
+	Operate Action = "operate"
 )
 
 // Refused reports whether a freeze refuses a: every write does (apply,

@@ -42,7 +42,8 @@
 // A [List] is the freezes in force. [List.Active] says whether a target is
 // frozen at an instant and when it opens (chained: a freeze that starts as
 // another ends keeps it frozen). [List.Check] is the decision for an
-// [Action]: apply, sync, rollback, promote and auto-sync are refused with a
+// [Action]: apply, sync, rollback, promote, auto-sync and operate (a day-2
+// action) are refused with a
 // [*FrozenError] ("frozen until 2026-12-03 18:00 UTC by alice@example.com:
 // release week"); plan is always allowed. A target field left empty means
 // "all of them" here ([scope.Scope.Touches]): applying a whole environment

@@ -178,7 +178,7 @@ func (s *Server) resourcePanel(r *http.Request, a appRef, d resourceDetail) (tem
 	q := r.URL.Query()
 	p := templates.ResourcePanel{
 		AppCluster: a.Cluster(), AppNamespace: a.Namespace, AppName: a.Name, Node: d.Node, Tab: q.Get("tab"), DesiredSource: d.DesiredSource, Now: s.opts.Now(),
-		Drift: d.Drift, DriftInDiff: d.DriftInDiff,
+		Drift: d.Drift, DriftInDiff: d.DriftInDiff, Operations: s.panelOperations(r.Context(), a, d.ref),
 	}
 	if d.Git != nil {
 		p.GitOrigin = d.Git.Environment + ": " + d.Git.Repo + "@" + d.Git.Ref + ":" + d.Git.Path + " (" + textfmt.ShortSHA(d.Git.Commit) + ")"

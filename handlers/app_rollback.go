@@ -62,6 +62,10 @@ func refusalStatus(ref *release.RefusalError) (int, string) {
 		return http.StatusConflict, "Conflict"
 	case errors.Is(ref, release.ErrNotFound):
 		return http.StatusNotFound, "NotFound"
+	case errors.Is(ref, release.ErrBadInput):
+		return http.StatusBadRequest, "InvalidInput"
+	case errors.Is(ref, release.ErrNotOperable):
+		return http.StatusUnprocessableEntity, "NotOperable"
 	}
 	return http.StatusBadRequest, "Refused"
 }

@@ -106,6 +106,45 @@ func (rr auditingReleaser) record(ctx context.Context, verb audit.Verb, namespac
 	return rec
 }
 
+// auditingOperator records every day-2 action that reaches a cluster's
+// write seam (succeeded, refused or failed): VerbOperate, the App it
+// belongs to (Operation.App), the object, the action, before, after and the
+// reason.
+type auditingOperator struct {
+	Operator
+	cluster string
+	log     AuditLog
+}
+
+func (ao auditingOperator) Operate(ctx context.Context, o release.Operation, user string) (release.OperationResult, error) {
+	start := time.Now()
+	res, err := ao.Operator.Operate(ctx, o, user)
+	t := o.Target
+	rr := auditingReleaser{cluster: ao.cluster, appGroup: t.Group, appKind: t.Kind}
+	rec := rr.record(ctx, audit.VerbOperate, t.Namespace, o.App, start, err)
+	rec.Objects = []audit.Object{{Group: t.Group, Version: t.Version, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}}
+	rec.Action, rec.Before, rec.After = string(o.Op), res.Before, res.After
+	rec.Reason, _ = release.CleanReason(o.Reason)
+	if err == nil {
+		rec.Message = operationText(o, res)
+	}
+	appendRecord(ctx, ao.log, withOverride(ctx, rec))
+	return res, err
+}
+
+// operationText says what a day-2 action did, for its record and its
+// result line: "scale of Deployment web: 1 replica → 3 replicas".
+func operationText(o release.Operation, res release.OperationResult) string {
+	msg := string(o.Op) + " of " + o.Target.Kind + " " + o.Target.Name
+	switch {
+	case !res.Changed:
+		msg += ": already " + res.After + ", nothing changed"
+	default:
+		msg += ": " + res.Before + " → " + res.After
+	}
+	return msg
+}
+
 // withOverride records the break-glass that let a write through a freeze
 // (the request's, breakGlassOf) as every write records one
 // (envrun.WithBreakGlass): first in the message, its reason in breakGlass.

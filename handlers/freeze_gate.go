@@ -21,7 +21,10 @@ import (
 //     refused one commits nothing);
 //   - a rollback or sync of an App CR (the release seam): freezingReleaser,
 //     which wraps every cluster's Release in New, so no handler reaches a
-//     cluster's release seam around it.
+//     cluster's release seam around it;
+//   - a day-2 action (restart, scale, ...): freezingOperator, which wraps
+//     every cluster's Operations the same way, with the same check
+//     (freeze.Operate, refused as a rollback is, break-glass as there).
 //
 // A break-glass (a superadmin's typed reason, JSON breakGlass: {reason},
 // form field breakGlassReason) travels in the request's context
@@ -100,13 +103,36 @@ type freezingReleaser struct {
 }
 
 func (fr freezingReleaser) check(ctx context.Context, a freeze.Action, namespace, name string) error {
+	return checkFreeze(ctx, fr.gate, a, fr.target(namespace, name))
+}
+
+// checkFreeze asks gate about a at t with the request's break-glass, and
+// keeps the Override it grants for the action's record: the one freeze
+// check of the release seam's writes.
+func checkFreeze(ctx context.Context, gate Freezes, a freeze.Action, t roles.Target) error {
 	slot := breakGlassOf(ctx)
-	o, err := fr.gate.Check(ctx, a, fr.target(namespace, name), slot.bg)
+	o, err := gate.Check(ctx, a, t, slot.bg)
 	if err != nil {
 		return err
 	}
 	slot.override = o
 	return nil
+}
+
+// freezingOperator asks the freezes before every day-2 action that
+// reaches a cluster's write seam, at the App the action's object belongs
+// to (Operation.App).
+type freezingOperator struct {
+	Operator
+	gate   Freezes
+	target func(namespace, name string) roles.Target
+}
+
+func (fo freezingOperator) Operate(ctx context.Context, o release.Operation, user string) (release.OperationResult, error) {
+	if err := checkFreeze(ctx, fo.gate, freeze.Operate, fo.target(o.Target.Namespace, o.App)); err != nil {
+		return release.OperationResult{Op: o.Op, Kind: o.Target.Kind, Namespace: o.Target.Namespace, Name: o.Target.Name}, err
+	}
+	return fo.Operator.Operate(ctx, o, user)
 }
 
 func (fr freezingReleaser) Rollback(ctx context.Context, namespace, name, version, user string) (release.Result, error) {
@@ -133,6 +159,24 @@ func (s *Server) withFreezes(c *Cluster) {
 	c.Release = freezingReleaser{Releaser: c.Release, gate: s.opts.Freezes, target: func(namespace, app string) roles.Target {
 		return s.freezeTarget(roles.Target{Cluster: name, Environment: s.appEnv(name, namespace), Namespace: namespace, App: app})
 	}}
+}
+
+// withOperationGuards makes c's day-2 actions ask the freezes first,
+// then records each in the audit trail (as withFreezes and
+// withAuditTrail do for rollback and sync).
+func (s *Server) withOperationGuards(c *Cluster) {
+	if c.Operations == nil {
+		return
+	}
+	if s.opts.Freezes != nil {
+		name := c.Name
+		c.Operations = freezingOperator{Operator: c.Operations, gate: s.opts.Freezes, target: func(namespace, app string) roles.Target {
+			return s.freezeTarget(roles.Target{Cluster: name, Environment: s.appEnv(name, namespace), Namespace: namespace, App: app})
+		}}
+	}
+	if s.opts.Audit != nil {
+		c.Operations = auditingOperator{Operator: c.Operations, cluster: c.Name, log: s.opts.Audit}
+	}
 }
 
 // Freezes is the freeze gate the handlers ask and show (implemented by

@@ -62,6 +62,9 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		cases = append(cases,
 			tc{"App", "GET", paths.App(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}", app, nil},
 			tc{"AppResource", "GET", paths.AppResource(cl, ns, name, ref), "GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}", map[string]string{"cluster": cl, "namespace": ns, "name": name, "ref": ref}, nil},
+			tc{"AppResourceAction GET", "GET", paths.AppResourceAction(cl, ns, name, ref, "a"+h), "GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}/actions/{action}", map[string]string{"cluster": cl, "namespace": ns, "name": name, "ref": ref, "action": "a" + h}, nil},
+			tc{"AppResourceAction POST", "POST", paths.AppResourceAction(cl, ns, name, ref, "a"+h), "POST /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}/actions/{action}", map[string]string{"cluster": cl, "namespace": ns, "name": name, "ref": ref, "action": "a" + h}, nil},
+			tc{"APIResourceAction", "POST", paths.APIResourceAction(name, ref, "a"+h), "POST /v1/deploy/{name}/{sub}/{ref}/{verb}/{action}", map[string]string{"name": name, "sub": "resource", "ref": ref, "verb": "actions", "action": "a" + h}, nil},
 			tc{"AppLogs", "GET", paths.AppLogs(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/logs", app, nil},
 			tc{"AppLogsStream", "GET", paths.AppLogsStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/logs/stream", app, nil},
 			tc{"AppRollback GET", "GET", paths.AppRollback(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/rollback", app, nil},
@@ -171,6 +174,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 	rr := newRouteRecorder(t, ts.srv.routes)
 	for _, c := range []struct{ method, path string }{
 		{"GET", paths.Fleet(nil)}, {"GET", paths.App("c", "n", "a")}, {"GET", paths.AppResource("c", "n", "a", "r")},
+		{"GET", paths.AppResourceAction("c", "n", "a", "r", "x")}, {"POST", paths.AppResourceAction("c", "n", "a", "r", "x")}, {"POST", paths.APIResourceAction("a", "r", "x")},
 		{"GET", paths.AppLogs("c", "n", "a")}, {"GET", paths.AppLogsStream("c", "n", "a")}, {"GET", paths.AppRollback("c", "n", "a")},
 		{"POST", paths.AppRollback("c", "n", "a")}, {"POST", paths.AppSync("c", "n", "a")}, {"GET", paths.AppActionsClear("c", "n", "a")},
 		{"GET", paths.LegacyApp("n", "a", "")}, {"GET", paths.LegacyApp("n", "a", "/logs")},

@@ -35,6 +35,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /{$}", roles.View, s.appList)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}", roles.View, s.appPage)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}", roles.View, s.appResource)
+	// Day-2 actions on the panel's object (app_operate.go): the
+	// confirmation and the form.
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}/actions/{action}", roles.Operate, s.appOperateConfirm)
+	s.protect(m, "POST /clusters/{cluster}/apps/{namespace}/{name}/resource/{ref}/actions/{action}", roles.Operate, s.appOperate)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/logs", roles.Logs, s.logsPage)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/logs/stream", roles.Logs, s.logsStream)
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/rollback", roles.Rollback, s.rollbackConfirm)
@@ -110,6 +114,10 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/{name}/why", roles.View, s.apiWhy)
 	s.protect(m, "POST /v1/deploy/{name}/rollback", roles.Rollback, s.apiRollback)
 	s.protect(m, "POST /v1/deploy/{name}/sync", roles.Sync, s.apiSync)
+	// A day-2 action, /v1/deploy/{name}/resource/{ref}/actions/{action},
+	// through a pattern the promotions' routes are more specific than
+	// (apiDeployAction).
+	s.protect(m, "POST /v1/deploy/{name}/{sub}/{ref}/{verb}/{action}", roles.Operate, s.apiDeployAction)
 	s.protect(m, "GET /v1/deploy/environments/{env}/diff", roles.View, limited(s.diffs, s.apiEnvDiff))
 	s.protect(m, "GET /v1/deploy/audit", roles.Admin, s.apiAudit)
 	s.protect(m, "GET /v1/deploy/environments/{env}/history", roles.View, s.apiEnvHistory)

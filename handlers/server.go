@@ -57,6 +57,13 @@ type Releaser interface {
 	Sync(ctx context.Context, namespace, name, user string) (release.SyncResult, error)
 }
 
+// Operator is the write seam's day-2 operations on the objects of an App's
+// tree: restart, scale, suspend, resume, delete a pod (implemented by
+// package release).
+type Operator interface {
+	Operate(ctx context.Context, o release.Operation, user string) (release.OperationResult, error)
+}
+
 // Authenticator is the auth boundary: the fail-closed middleware and the
 // login routes (implemented by package auth).
 type Authenticator interface {
@@ -76,6 +83,9 @@ type Cluster struct {
 	// Release performs rollbacks and syncs in this cluster only (nil: the
 	// write routes answer 503).
 	Release Releaser
+	// Operations performs the day-2 actions in this cluster only, through
+	// the same write seam (nil: the action routes answer 503).
+	Operations Operator
 	// Logs reads this cluster's pod logs (nil: logs are not configured).
 	Logs LogSource
 	// AppGroup and AppKind name this cluster's App resource (default
@@ -236,6 +246,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 		}
 		s.withFreezes(c)
 		withAuditTrail(c, opts.Audit)
+		s.withOperationGuards(c)
 		s.clusters = append(s.clusters, c)
 		s.byName[c.Name] = c
 	}

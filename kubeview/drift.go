@@ -69,7 +69,10 @@ const controllerManager = "kube-controller-manager"
 //   - finalizers and ownerReferences written by kube-controller-manager;
 //   - spec.replicas written through the scale subresource by
 //     kube-controller-manager: the HorizontalPodAutoscaler (a person's
-//     `kubectl scale` is a different manager and is drift).
+//     `kubectl scale` is a different manager and is drift);
+//   - the pod template's appcr.RestartedAtAnnotation, by anyone: a
+//     restart request (kubectl rollout restart, deploy-web's restart), not
+//     a change of the desired state, so self-heal leaves it too.
 //
 // Fields the API server defaults are in no manager's set, so they never
 // appear in the first place.
@@ -81,6 +84,9 @@ func systemOwned(p []string, manager, subresource string) bool {
 		return true
 	}
 	if len(p) == 3 && p[0] == "metadata" && p[1] == "labels" && p[2] == "pod-template-hash" {
+		return true
+	}
+	if len(p) == 5 && p[0] == "spec" && p[1] == "template" && p[2] == "metadata" && p[3] == "annotations" && p[4] == appcr.RestartedAtAnnotation {
 		return true
 	}
 	if manager == controllerManager && len(p) >= 2 && p[0] == "metadata" && (p[1] == "finalizers" || p[1] == "ownerReferences") {

@@ -29,7 +29,8 @@ func driftObject() map[string]any {
 		},
 		"spec": map[string]any{
 			"replicas": int64(5),
-			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+			"template": map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+				"kubectl.kubernetes.io/restartedAt": "2026-12-05T02:00:00Z", "kubectl.kubernetes.io/other": "x"}}, "spec": map[string]any{"containers": []any{map[string]any{
 				"name": "web", "image": "registry/web:1.2.0",
 				"env":  []any{map[string]any{"name": "EXTRA_FLAG", "value": "1"}},
 				"args": []any{"--a", "--b"},
@@ -92,6 +93,11 @@ func TestDrift(t *testing.T) {
 			[]DriftField{{Path: `metadata.finalizers["example.com/keep"]`, Manager: "kubectl-patch", Operation: "Update", Time: &when, Live: `"example.com/keep"`}}},
 		{"pod-template-hash label", "Deployment", []metav1.ManagedFieldsEntry{operator,
 			mf("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:pod-template-hash":{}}}}`)}, nil},
+		{"a restart request is no drift", "Deployment", []metav1.ManagedFieldsEntry{operator,
+			mf("deploy-web", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/restartedAt":{}}}}}}`)}, nil},
+		{"another template annotation by hand is", "Deployment", []metav1.ManagedFieldsEntry{operator,
+			mf("kubectl-patch", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{"f:template":{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/other":{}}}}}}`)},
+			[]DriftField{{Path: `spec.template.metadata.annotations["kubectl.kubernetes.io/other"]`, Manager: "kubectl-patch", Operation: "Update", Time: &when, Live: `"x"`}}},
 		{"pods are derived", "Pod", []metav1.ManagedFieldsEntry{mf("kubectl-label", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)}, nil},
 		{"replicasets are derived", "ReplicaSet", []metav1.ManagedFieldsEntry{mf("kubectl-label", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)}, nil},
 		{"malformed fields are skipped", "Deployment", []metav1.ManagedFieldsEntry{operator,

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/hanzoai/deploy-web/envconfig"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
 // fact is one labelled value of a message (cluster, namespace, ...).
@@ -47,6 +48,8 @@ func describe(e Event) message {
 		title = "Freeze ended for " + app
 	case TriggerPromotionRequested:
 		title = "Promotion of " + app + " requested"
+	case TriggerOperated:
+		title = "Day-2 action on " + app
 	case TriggerTest:
 		title = "Test message from deploy-web"
 	default:

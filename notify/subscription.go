@@ -27,6 +27,9 @@ const (
 	TriggerFreezeStart        TriggerType = "freeze-start"
 	TriggerFreezeEnd          TriggerType = "freeze-end"
 	TriggerPromotionRequested TriggerType = "promotion-requested"
+	// TriggerOperated is a day-2 action someone took on an object of
+	// the App (restart, scale, suspend, resume, delete a pod).
+	TriggerOperated TriggerType = "operated"
 	// TriggerTest is the "send test" message; no subscription lists it.
 	TriggerTest TriggerType = "test"
 	// triggerSettled is an App leaving Degraded for another state than
@@ -37,7 +40,7 @@ const (
 
 // triggerTypes are the types a subscription may list, in display order.
 var triggerTypes = []TriggerType{TriggerDegraded, TriggerRecovered, TriggerApplyFailed, TriggerAutoSyncFailed,
-	TriggerDrift, TriggerFreezeStart, TriggerFreezeEnd, TriggerPromotionRequested}
+	TriggerDrift, TriggerFreezeStart, TriggerFreezeEnd, TriggerPromotionRequested, TriggerOperated}
 
 // TriggerTypes returns the triggers a subscription may list, in display
 // order (for a form's choices).

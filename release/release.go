@@ -1,5 +1,7 @@
 // Package release is the one seam that turns "pin app X to version V" into a
-// patch of the App CR, and "sync app X" into the sync-request annotation. The
+// patch of the App CR, "sync app X" into the sync-request annotation, and
+// a day-2 operation (restart, scale, suspend, resume, delete a pod; see
+// Operate) into the one patch or delete of an object of the App's tree. The
 // HTTP handlers and the plan engine both go through it, so the gate, the
 // idempotence, the optimistic concurrency and the audit trail are the same
 // everywhere.
@@ -103,7 +105,10 @@ type HistorySource func(namespace, name string) ([]string, error)
 
 // Releaser patches Apps and records what it did.
 type Releaser struct {
-	apps    dynamic.NamespaceableResourceInterface
+	apps dynamic.NamespaceableResourceInterface
+	// dyn and appGVR reach the objects of an App's tree (Operate).
+	dyn     dynamic.Interface
+	appGVR  schema.GroupVersionResource
 	events  typedcorev1.EventsGetter
 	history HistorySource
 	log     *slog.Logger
@@ -115,7 +120,7 @@ type Releaser struct {
 
 // New returns a Releaser for the App resource gvr.
 func New(dyn dynamic.Interface, events typedcorev1.EventsGetter, gvr schema.GroupVersionResource, history HistorySource, log *slog.Logger) *Releaser {
-	return &Releaser{apps: dyn.Resource(gvr), events: events, history: history, log: log.With("component", "release"), now: time.Now}
+	return &Releaser{apps: dyn.Resource(gvr), dyn: dyn, appGVR: gvr, events: events, history: history, log: log.With("component", "release"), now: time.Now}
 }
 
 // InCluster returns a Releaser like r whose audit Events and log lines
@@ -243,7 +248,8 @@ func (r *Releaser) Sync(ctx context.Context, namespace, name, user string) (res 
 	return res, nil
 }
 
-// event records an audit Event on the App. A failure to record is logged,
+// event records an audit Event on the App (or, for an operation, the
+// object it changed). A failure to record is logged,
 // not returned: the change itself already happened.
 func (r *Releaser) event(ctx context.Context, app *unstructured.Unstructured, reason, message string) {
 	now := metav1.NewTime(r.now())

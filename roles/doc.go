@@ -20,6 +20,7 @@
 //	    groups: [team-shop]
 //	    scope: {environments: [dev, staging], apps: ["shop-*"]}
 //	    logs: true
+//	    operate: true
 //	  - role: approver
 //	    emails: [lead@example.com]
 //	    scope: {environments: [prod]}
@@ -73,12 +74,16 @@
 //	notify        -       scope     -         yes
 //	freeze        -       -         -         yes
 //	pause         -       -         -         yes
+//	operate       operate: operate: operate:  yes
 //	break-glass   -       -         -         yes
 //	admin         -       -         -         yes
 //	secret-values -       -         -         -
 //
 // "scope" is allowed inside the binding's scope; "logs:" is allowed inside
-// the scope only when the binding says logs: true.
+// the scope only when the binding says logs: true, and "operate:" only
+// when it says operate: true (day-2 actions on an App's objects: restart,
+// scale, suspend, resume, delete a pod). No role implies operate: a
+// deployer without operate: true may roll back but not scale.
 //
 // Secrets: [SecretValues] is never allowed, for anyone, superadmins
 // included (DESIGN invariant 2). Secret objects are not in kubeview's kind

@@ -34,13 +34,15 @@ const (
 )
 
 // Binding grants Role to the people it names (by group or email), inside
-// Scope. Logs lets a viewer, deployer or approver read logs inside Scope.
+// Scope. Logs lets a viewer, deployer or approver read logs inside Scope;
+// Operate lets it take day-2 actions (roles.Operate) inside Scope.
 type Binding struct {
-	Role   Role        `json:"role"`
-	Groups []string    `json:"groups,omitempty"`
-	Emails []string    `json:"emails,omitempty"`
-	Scope  scope.Scope `json:"scope,omitzero"`
-	Logs   bool        `json:"logs,omitempty"`
+	Role    Role        `json:"role"`
+	Groups  []string    `json:"groups,omitempty"`
+	Emails  []string    `json:"emails,omitempty"`
+	Scope   scope.Scope `json:"scope,omitzero"`
+	Logs    bool        `json:"logs,omitempty"`
+	Operate bool        `json:"operate,omitempty"`
 }
 
 // file is the roles file.
@@ -55,7 +57,7 @@ type fileKeys struct{ top, binding, scope []string }
 func knownKeys() fileKeys {
 	return fileKeys{
 		top:     []string{"bindings"},
-		binding: []string{"role", "groups", "emails", "scope", "logs"},
+		binding: []string{"role", "groups", "emails", "scope", "logs", "operate"},
 		scope:   []string{"clusters", "environments", "namespaces", "apps"},
 	}
 }

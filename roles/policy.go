@@ -174,7 +174,7 @@ func (g Grants) decide(a Action, inScope func(scope.Scope) bool, where string) D
 	}
 	for _, m := range g.matches {
 		b := p.bindings[m.binding]
-		if grants(b.Role, b.Logs, a) && inScope(b.Scope) {
+		if grants(b.Role, b.Logs, b.Operate, a) && inScope(b.Scope) {
 			because := fmt.Sprintf("%s through %s (%s)", b.Role, p.bindingName(m.binding), m.via)
 			if !b.Scope.IsZero() {
 				because += " in " + b.Scope.String()
@@ -192,8 +192,11 @@ func (p *Policy) denial(a Action, where string, matches []match) string {
 		need = append(need, string(r))
 	}
 	msg := fmt.Sprintf("%s %s needs %s", a, where, strings.Join(need, " or "))
-	if a == Logs {
+	switch a {
+	case Logs:
 		msg += " with logs: true"
+	case Operate:
+		msg += " with operate: true"
 	}
 	if !p.HasFile() {
 		return msg + "; without a roles file only superadmins (" + p.adminSource() + ") may use deploy-web"
@@ -237,6 +240,9 @@ type Grant struct {
 	Scope scope.Scope `json:"scope,omitzero"`
 	// Logs: the role may read logs inside Scope.
 	Logs bool `json:"logs"`
+	// Operate: the role may take day-2 actions (restart, scale, ...)
+	// inside Scope.
+	Operate bool `json:"operate"`
 	// Source is the binding ("roles.yaml bindings[2]") or the admin claim.
 	Source string `json:"source"`
 	// Via is what matched: `group "team-shop"`, `email "a@example.com"`,
@@ -251,11 +257,11 @@ func (g Grants) Explain() []Grant {
 	p := g.policy.orDefault()
 	var out []Grant
 	if g.admin {
-		out = append(out, Grant{Role: Superadmin, Logs: true, Source: p.adminSource()})
+		out = append(out, Grant{Role: Superadmin, Logs: true, Operate: true, Source: p.adminSource()})
 	}
 	for _, m := range g.matches {
 		b := p.bindings[m.binding]
-		out = append(out, Grant{Role: b.Role, Scope: b.Scope, Logs: b.Logs || b.Role == Superadmin, Source: p.bindingName(m.binding), Via: m.via})
+		out = append(out, Grant{Role: b.Role, Scope: b.Scope, Logs: b.Logs || b.Role == Superadmin, Operate: b.Operate || b.Role == Superadmin, Source: p.bindingName(m.binding), Via: m.via})
 	}
 	return out
 }

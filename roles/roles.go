@@ -51,6 +51,10 @@ const (
 	Freeze Action = "freeze"
 	// Pause pauses or resumes auto-sync.
 	Pause Action = "pause"
+	// Operate is a day-2 action on an object of an App's tree: restart,
+	// scale, suspend or resume a CronJob, delete a Pod. Only a binding
+	// with operate: true grants it (no role implies it) besides superadmin.
+	Operate Action = "operate"
 	// BreakGlass overrides a freeze for one action, with a recorded reason.
 	BreakGlass Action = "break-glass"
 	// Admin is everything else reserved to superadmins (settings, the
@@ -60,14 +64,15 @@ const (
 
 // Actions returns every action, for tests that walk each one.
 func Actions() []Action {
-	return []Action{View, Logs, SecretValues, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, BreakGlass, Admin}
+	return []Action{View, Logs, SecretValues, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, Operate, BreakGlass, Admin}
 }
 
 // Known reports whether a is one of Actions.
 func (a Action) Known() bool { return slices.Contains(Actions(), a) }
 
 // roleActions is what each role may do inside its scope (Logs needs the
-// binding's logs: true besides). Superadmin is handled apart: everything
+// binding's logs: true besides; Operate is the binding's operate: true
+// alone). Superadmin is handled apart: everything
 // but SecretValues, everywhere.
 func roleActions(r Role) []Action {
 	switch r {
@@ -81,9 +86,9 @@ func roleActions(r Role) []Action {
 	return nil
 }
 
-// grants reports whether a binding with role r and logs flag grants a
-// (scope aside).
-func grants(r Role, logs bool, a Action) bool {
+// grants reports whether a binding with role r and the logs and operate
+// flags grants a (scope aside).
+func grants(r Role, logs, operate bool, a Action) bool {
 	switch {
 	case a == SecretValues || !a.Known():
 		return false
@@ -91,6 +96,8 @@ func grants(r Role, logs bool, a Action) bool {
 		return true
 	case a == Logs && !logs:
 		return false
+	case a == Operate:
+		return operate
 	}
 	return slices.Contains(roleActions(r), a)
 }
@@ -99,7 +106,7 @@ func grants(r Role, logs bool, a Action) bool {
 func rolesFor(a Action) []Role {
 	var out []Role
 	for _, r := range Roles() {
-		if grants(r, true, a) {
+		if grants(r, true, a == Operate, a) {
 			out = append(out, r)
 		}
 	}

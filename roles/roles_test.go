@@ -35,6 +35,10 @@ bindings:
   - role: deployer
     emails: [dana@example.com]
     scope: {clusters: [eu-1]}
+  - role: deployer
+    groups: [operators]
+    scope: {environments: [prod]}
+    operate: true
 `
 
 func mustParse(t *testing.T, data string, opts Options) *Policy {
@@ -62,10 +66,12 @@ func TestAllowEveryRoleActionScope(t *testing.T) {
 		"log-viewers": {View, Logs},
 		"deployers":   {View, Plan, Apply, Sync, Rollback, Promote, Notify},
 		"approvers":   {View, Approve},
-		"admins":      {View, Logs, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, BreakGlass, Admin},
-		"nobody":      {},
+		"admins":      {View, Logs, Plan, Apply, Sync, Rollback, Promote, Approve, Notify, Freeze, Pause, Operate, BreakGlass, Admin},
+		// A deployer has no operate unless its binding says operate: true.
+		"operators": {View, Plan, Apply, Sync, Rollback, Promote, Notify, Operate},
+		"nobody":    {},
 	}
-	wantRole := map[string]Role{"viewers": Viewer, "log-viewers": Viewer, "deployers": Deployer, "approvers": Approver, "admins": Superadmin}
+	wantRole := map[string]Role{"operators": Deployer, "viewers": Viewer, "log-viewers": Viewer, "deployers": Deployer, "approvers": Approver, "admins": Superadmin}
 	for group, allowed := range allowedInside {
 		pr := Principal{Subject: "s-" + group, Groups: []string{group}}
 		for _, a := range Actions() {
@@ -150,6 +156,10 @@ func TestAllowBecause(t *testing.T) {
 			Decision{Because: `apply at env=prod app=web-1 needs deployer or superadmin; you have viewer in env=prod (roles.yaml bindings[0])`}},
 		{"logs need the flag", Principal{Groups: []string{"viewers"}}, Logs, Target{Environment: "prod"},
 			Decision{Because: `logs at env=prod needs viewer or deployer or approver or superadmin with logs: true; you have viewer in env=prod (roles.yaml bindings[0])`}},
+		{"operate needs the flag, not the deployer role", Principal{Groups: []string{"deployers"}}, Operate, Target{Environment: "prod", App: "web-1"},
+			Decision{Because: `operate at env=prod app=web-1 needs viewer or deployer or approver or superadmin with operate: true; you have deployer in env=prod app=web-* (roles.yaml bindings[2])`}},
+		{"operate through operate: true", Principal{Groups: []string{"operators"}}, Operate, Target{Environment: "prod", App: "web-1"},
+			Decision{Allowed: true, Role: Deployer, Because: `deployer through roles.yaml bindings[6] (group "operators") in env=prod`}},
 		{"no role", Principal{Groups: []string{"strangers"}}, View, Target{Environment: "prod"},
 			Decision{Because: `view at env=prod needs viewer or deployer or approver or superadmin; you have no role in roles.yaml`}},
 		{"secret values", Principal{Admin: true}, SecretValues, Target{},
@@ -257,7 +267,7 @@ func TestExplain(t *testing.T) {
 	p := mustParse(t, testFile, Options{AdminSource: "the admin claim"})
 	got := p.Explain(Principal{Admin: true, Email: "dana@example.com", EmailVerified: true, Groups: []string{"approvers", "log-viewers", "nope"}})
 	want := []Grant{
-		{Role: Superadmin, Logs: true, Source: "the admin claim"},
+		{Role: Superadmin, Logs: true, Operate: true, Source: "the admin claim"},
 		{Role: Viewer, Scope: scope.Scope{Environments: []string{"prod"}}, Logs: true, Source: "roles.yaml bindings[1]", Via: `group "log-viewers"`},
 		{Role: Approver, Scope: scope.Scope{Environments: []string{"prod"}}, Source: "roles.yaml bindings[3]", Via: `group "approvers"`},
 		{Role: Deployer, Scope: scope.Scope{Clusters: []string{"eu-1"}}, Source: "roles.yaml bindings[5]", Via: `email "dana@example.com"`},

@@ -48,6 +48,10 @@ const (
 	KindDeploy Kind = "deploy"
 	// KindRollback is a rollback (Ref the history record id).
 	KindRollback Kind = "rollback"
+	// KindOperate is a day-2 action on an object of the App's tree (Ref
+	// the audit record id, From and To the value it changed, Message who,
+	// what and why).
+	KindOperate Kind = "operate"
 	// KindFreeze is a freeze starting (To "start") or ending (To "end").
 	KindFreeze Kind = "freeze"
 	// KindPause is auto-sync paused (To "paused") or resumed (To "resumed").
@@ -56,7 +60,7 @@ const (
 
 // kinds is the closed set, in the order the model lists them.
 var kinds = [...]Kind{KindHealth, KindSync, KindDrift, KindRestart, KindOOM, KindCrashLoop,
-	KindWarning, KindDeploy, KindRollback, KindFreeze, KindPause}
+	KindWarning, KindDeploy, KindRollback, KindOperate, KindFreeze, KindPause}
 
 // Kinds returns every kind of entry.
 func Kinds() []Kind { return kinds[:] }

@@ -374,7 +374,7 @@ func serve(ctx context.Context, cfg serveConfig, rc *rest.Config, clientSecret s
 	for _, m := range members {
 		rel := release.New(m.dyn, m.cs.CoreV1(), m.cfg.GVR(), m.view.HistoryImages, log).InCluster(m.cfg.Name)
 		c := handlers.Cluster{Name: m.cfg.Name, View: m.view,
-			Release: met.Releaser(rel), Logs: kubeview.NewLogs(m.view, m.cs.CoreV1())}
+			Release: met.Releaser(rel), Operations: rel, Logs: kubeview.NewLogs(m.view, m.cs.CoreV1())}
 		if m.appKind != "" {
 			c.AppGroup, c.AppKind = m.cfg.GVR().Group, m.appKind
 		}

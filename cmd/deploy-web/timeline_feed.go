@@ -266,6 +266,9 @@ func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
 			}
 		case audit.VerbRollback:
 			kind = timeline.KindRollback
+		case audit.VerbOperate:
+			// A day-2 action: the value it changed, before and after.
+			kind, from, to = timeline.KindOperate, r.Before, r.After
 		default:
 			// Freezes and auto-sync pauses are no entries: the handlers
 			// draw each App's from the freezes and the pause records when

@@ -147,13 +147,21 @@ func TestAuditFeedEntries(t *testing.T) {
 		{ID: "aaaaaaaaaaaaaaaa-0000000004", Time: t0.Add(6 * time.Minute), Verb: audit.VerbPrune, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
 		{ID: "bbbbbbbbbbbbbbbb-0000000001", Time: t0.Add(7 * time.Minute), Verb: audit.VerbApply, Cluster: "staging", Environment: "staging", Outcome: audit.OutcomeSucceeded, Objects: objs},
 		{ID: "aaaaaaaaaaaaaaaa-0000000005", Time: t0.Add(8 * time.Minute), Verb: audit.VerbFreezeEnd, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded},
+		{ID: "aaaaaaaaaaaaaaaa-0000000006", Time: t0.Add(9 * time.Minute), Verb: audit.VerbOperate, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeSucceeded,
+			Action: "scale", Before: "1 replica", After: "3 replicas", Actor: audit.Actor{Email: "bob@example.com"}, Message: "scale of Deployment checkout"},
+		{ID: "aaaaaaaaaaaaaaaa-0000000007", Time: t0.Add(10 * time.Minute), Verb: audit.VerbOperate, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeRefused,
+			Action: "scale", Message: "frozen"},
 	}
 	got := f.entries(other)
 	wantOther := []timeline.Entry{
 		{Time: t0.Add(3 * time.Minute), App: checkout, Kind: timeline.KindRollback, Ref: "aaaaaaaaaaaaaaaa-0000000001", Message: "rollback: succeeded: rolled back to 1.3.0"},
+		// A day-2 action is an entry with the value it changed; a refused
+		// one is none (it changed nothing).
+		{Time: t0.Add(9 * time.Minute), App: checkout, Kind: timeline.KindOperate, From: "1 replica", To: "3 replicas", Ref: "aaaaaaaaaaaaaaaa-0000000006",
+			Message: "operate by bob@example.com: succeeded: scale of Deployment checkout"},
 	}
 	if diff := cmp.Diff(wantOther, got); diff != "" {
-		t.Errorf("entries(rollback, pause, freeze, prune, apply in a cluster of no App, a scheduled freeze window's end) mismatch: only the rollback is an entry (freezes and pauses are drawn from their stores when a timeline is read) (-want +got):\n%s", diff)
+		t.Errorf("entries(rollback, pause, freeze, prune, apply in a cluster of no App, a scheduled freeze window's end) mismatch: only the rollback and the day-2 action are entries (freezes and pauses are drawn from their stores when a timeline is read) (-want +got):\n%s", diff)
 	}
 }
 

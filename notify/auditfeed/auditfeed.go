@@ -20,7 +20,8 @@ import (
 // or was refused (a blocked plan nobody watched) is auto-sync-failed; a
 // promotion request, promotion-requested; a freeze created or a scheduled
 // window of one starting (freeze/freezewatch's records), freeze-start; a
-// freeze ended early or a window ending, freeze-end. Everything else,
+// freeze ended early or a window ending, freeze-end; a day-2 action that
+// was done (restart, scale, ...), operated. Everything else,
 // refused console actions included (their user saw the refusal), is
 // none. The revision
 // deduplicated on is the record's commit, else a scheduled window's key
@@ -39,6 +40,8 @@ func Event(r audit.Record) (notify.Event, bool) {
 		t = notify.TriggerFreezeStart
 	case (r.Verb == audit.VerbUnfreeze || r.Verb == audit.VerbFreezeEnd) && ok:
 		t = notify.TriggerFreezeEnd
+	case r.Verb == audit.VerbOperate && ok:
+		t = notify.TriggerOperated
 	default:
 		return notify.Event{}, false
 	}
@@ -46,7 +49,7 @@ func Event(r audit.Record) (notify.Event, bool) {
 	// so that a window is announced once even if two replicas recorded it.
 	window, _ := freezewatch.KeyOf(r)
 	return notify.Event{Trigger: t, App: r.App, Cluster: r.Cluster, Namespace: r.Namespace, Environment: r.Environment,
-		Revision: cmp.Or(r.Commit, window, r.ID), Message: r.Message, Time: r.Time}, true
+		Revision: cmp.Or(r.Commit, window, r.ID), From: r.Before, To: r.After, Message: r.Message, Time: r.Time}, true
 }
 
 // Subscription is the notifications' subscription to the records feed

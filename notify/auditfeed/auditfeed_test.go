@@ -40,6 +40,8 @@ func TestEvent(t *testing.T) {
 		{rec(audit.VerbUnfreeze, audit.OutcomeSucceeded), notify.TriggerFreezeEnd, "r-1"},
 		{rec(audit.VerbRollback, audit.OutcomeFailed), "", ""},
 		{rec(audit.VerbSync, audit.OutcomeSucceeded), "", ""},
+		{rec(audit.VerbOperate, audit.OutcomeSucceeded), notify.TriggerOperated, "r-1"},
+		{rec(audit.VerbOperate, audit.OutcomeRefused), "", ""},
 	}
 	for _, tt := range tests {
 		got, ok := Event(tt.rec)
@@ -65,6 +67,12 @@ func TestEvent(t *testing.T) {
 		if !ok || got.Trigger != wantT || got.Revision != "fz-1@2026-12-01T10:00:00Z" {
 			t.Errorf("Event(%s of a window) = %v, %v (revision %q), want %v with revision fz-1@2026-12-01T10:00:00Z", v, got.Trigger, ok, got.Revision, wantT)
 		}
+	}
+	// A day-2 action's event carries the value it changed.
+	op := rec(audit.VerbOperate, audit.OutcomeSucceeded)
+	op.Before, op.After = "1 replica", "3 replicas"
+	if got, _ := Event(op); got.From != "1 replica" || got.To != "3 replicas" {
+		t.Errorf("Event(operate).From, To = %q, %q, want 1 replica, 3 replicas", got.From, got.To)
 	}
 	withCommit := rec(audit.VerbApply, audit.OutcomeFailed)
 	withCommit.Commit = "abc123"

@@ -76,6 +76,12 @@ func AppResource(cluster, ns, name, ref string) string {
 	return App(cluster, ns, name) + join("/resource/", ref)
 }
 
+// AppResourceAction is a day-2 action on an object of an App's tree
+// (restart, scale, ...): GET is its confirmation, POST the action (form).
+func AppResourceAction(cluster, ns, name, ref, action string) string {
+	return AppResource(cluster, ns, name, ref) + join("/actions/", action)
+}
+
 // AppLogs is an App's log viewer.
 func AppLogs(cluster, ns, name string) string { return App(cluster, ns, name) + "/logs" }
 
@@ -166,6 +172,12 @@ func APITree(name string) string { return join("/v1/deploy/", name, "/tree") }
 
 // APIResource is a resource of an App's tree as JSON.
 func APIResource(name, ref string) string { return join("/v1/deploy/", name, "/resource/", ref) }
+
+// APIResourceAction is a day-2 action on an object of an App's tree
+// (POST; ?cluster= ?namespace= as the other App routes).
+func APIResourceAction(name, ref, action string) string {
+	return join("/v1/deploy/", name, "/resource/", ref, "/actions/", action)
+}
 
 // APILogs is an App's logs (JSON, or text with format=text).
 func APILogs(name string) string { return join("/v1/deploy/", name, "/logs") }

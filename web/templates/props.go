@@ -346,6 +346,40 @@ type ResourcePanel struct {
 	EventsCapped     bool
 	EventsIncomplete bool
 	Now              time.Time
+	// Operations are the day-2 actions the person may take on the object
+	// (roles.Operate there, and the ones that apply to its kind), in
+	// order; none draws no action bar.
+	Operations []PanelOperation
+}
+
+// PanelOperation is one day-2 action button of the resource panel: Op
+// ("restart", "scale", ...), its label, and ConfirmURL, the confirmation
+// it opens in #panel-operation.
+type PanelOperation struct {
+	Op, Label, ConfirmURL string
+}
+
+// OperationProps is the resource panel's day-2 action area
+// (#panel-operation): Kind "confirm" asks before the action, "success",
+// "info" and "error" are its result line.
+type OperationProps struct {
+	AppCluster, AppNamespace, AppName string
+	Ref                               string
+	// Op is the action ("restart", "scale", ...), Label its button's text.
+	Op, Label string
+	// Object names the object ("Deployment web").
+	Object string
+	Kind   string
+	// Replicas is the current replica count, the scale form's default.
+	Replicas int
+	// Detail says what the action does, on a confirmation.
+	Detail  string
+	Message string
+	Error   string
+	CSRF    string
+	// Freeze is the App's freeze state (the break-glass field, or the
+	// refusal).
+	Freeze BreakGlassProps
 }
 
 // DiffTableProps is a diff ready to draw, in the one direction of every diff

@@ -277,6 +277,10 @@ func BuildTimelineChart(entries []timeline.Entry, since, until time.Time, cur Ti
 			m.Y, m.Class, m.Href = lanePods*LaneHeight, "tl-"+string(e.Kind), "#"+EntryID(e)
 		case timeline.KindWarning:
 			m.Y, m.Class, m.Href = laneWarnings*LaneHeight, "tl-warning", "#"+EntryID(e)
+		case timeline.KindOperate:
+			// A day-2 action sits with the deploys (a person's write),
+			// linking to its row.
+			m.Y, m.Class, m.Href = laneDeploy*LaneHeight, "tl-operate", "#"+EntryID(e)
 		default:
 			continue
 		}
@@ -389,6 +393,8 @@ func EntryKindText(k timeline.Kind) string {
 		return "crash loop"
 	case timeline.KindPause:
 		return "auto-sync"
+	case timeline.KindOperate:
+		return "action"
 	}
 	return string(k)
 }

@@ -6,11 +6,10 @@ package templates
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-	"github.com/hanzoai/deploy-web/why"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
+
+import "github.com/hanzoai/deploy-web/why"
 
 // WhyPanel is "Why isn't X live?" on the app page, above the tree: every
 // reason the desired version is not running healthy now, in the order to
