@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hanzoai/deploy-web/envconfig"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // ApplyOptions tune an apply.
@@ -496,19 +496,19 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 		var pending []string
 		for _, o := range objs {
 			ri, _, err := ps.cl.resource(o)
-			var h kubeview.Health
+			var h objrules.Health
 			if err == nil {
 				var cur *unstructured.Unstructured
 				cur, err = ri.Get(ctx, o.GetName(), metav1.GetOptions{})
 				if err == nil {
-					h, _ = kubeview.HealthOf(cur)
+					h, _ = objrules.HealthOf(cur)
 				}
 			}
 			if err != nil {
-				h = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(err)}
+				h = objrules.Health{Status: objrules.HealthUnknown, Message: shortErr(err)}
 			}
 			byKey[key(o)].Health = string(h.Status)
-			if h.Status != kubeview.HealthHealthy && h.Status != kubeview.HealthSuspended {
+			if h.Status != objrules.HealthHealthy && h.Status != objrules.HealthSuspended {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
 				if h.Message != "" {
 					msg += " (" + h.Message + ")"
