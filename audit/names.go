@@ -113,11 +113,11 @@ func parseID(id string) (stream string, seq int64, err error) {
 		if len(id) > 64 {
 			id = id[:64] + "…"
 		}
-		return "", 0, fmt.Errorf("audit: record id %q is not <16 hex>-<10 digits>", id)
+		return "", 0, &IDError{ID: id, problem: " is not <16 hex>-<10 digits>"}
 	}
 	seq, err = strconv.ParseInt(m[2], 10, 64)
 	if err != nil || seq < 1 {
-		return "", 0, fmt.Errorf("audit: record id %q: sequence number must be 1 or more", id)
+		return "", 0, &IDError{ID: id, problem: ": sequence number must be 1 or more"}
 	}
 	return m[1], seq, nil
 }
@@ -172,3 +172,12 @@ func ValidID(id string) bool {
 	_, _, err := parseID(id)
 	return err == nil
 }
+
+// IDError is a record id that is not one: the caller's mistake, not the
+// store's failure.
+type IDError struct {
+	ID      string
+	problem string
+}
+
+func (e *IDError) Error() string { return "audit: record id " + strconv.Quote(e.ID) + e.problem }

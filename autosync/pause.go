@@ -51,23 +51,36 @@ func activePause(ps []Pause, env string, now time.Time) (Pause, bool) {
 func (p Pause) validate(now time.Time) error {
 	switch {
 	case p.Env == "":
-		return fmt.Errorf("autosync: pause: the environment is empty")
+		return pauseErrorf("pause: the environment is empty")
 	case strings.TrimSpace(p.Reason) == "":
-		return fmt.Errorf("autosync: pause %q: the reason is empty: say why auto-sync stops", p.Env)
+		return pauseErrorf("pause %q: the reason is empty: say why auto-sync stops", p.Env)
 	case len(p.Reason) > MaxReasonBytes:
-		return fmt.Errorf("autosync: pause %q: the reason has %d bytes, at most %d", p.Env, len(p.Reason), MaxReasonBytes)
+		return pauseErrorf("pause %q: the reason has %d bytes, at most %d", p.Env, len(p.Reason), MaxReasonBytes)
 	case !oneLine(p.Reason):
-		return fmt.Errorf("autosync: pause %q: the reason must be one line of printable text", p.Env)
+		return pauseErrorf("pause %q: the reason must be one line of printable text", p.Env)
 	case p.By == "" || len(p.By) > maxByBytes || !oneLine(p.By):
-		return fmt.Errorf("autosync: pause %q: who pauses must be named (one line, at most %d bytes)", p.Env, maxByBytes)
+		return pauseErrorf("pause %q: who pauses must be named (one line, at most %d bytes)", p.Env, maxByBytes)
 	case p.Until.IsZero():
-		return fmt.Errorf("autosync: pause %q: the end (until) is required", p.Env)
+		return pauseErrorf("pause %q: the end (until) is required", p.Env)
 	case !p.Until.After(now):
-		return fmt.Errorf("autosync: pause %q: until %s is not in the future", p.Env, p.Until.UTC().Format(time.RFC3339))
+		return pauseErrorf("pause %q: until %s is not in the future", p.Env, p.Until.UTC().Format(time.RFC3339))
 	case p.Until.Sub(now) > MaxPause:
-		return fmt.Errorf("autosync: pause %q: until %s is more than %s from now: pause for at most 7 days, then pause again", p.Env, p.Until.UTC().Format(time.RFC3339), MaxPause)
+		return pauseErrorf("pause %q: until %s is more than %s from now: pause for at most 7 days, then pause again", p.Env, p.Until.UTC().Format(time.RFC3339), MaxPause)
 	}
 	return nil
+}
+
+// PauseError is a pause refused for its own fields (validate): Public says
+// which and why, in words a user may read.
+type PauseError struct{ public string }
+
+func (e *PauseError) Error() string { return "autosync: " + e.public }
+
+// Public is the refusal in words a user may read.
+func (e *PauseError) Public() string { return e.public }
+
+func pauseErrorf(format string, a ...any) error {
+	return &PauseError{public: fmt.Sprintf(format, a...)}
 }
 
 // oneLine reports whether s is valid UTF-8 with no control or format

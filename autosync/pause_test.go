@@ -205,3 +205,17 @@ func TestPausesCleanText(t *testing.T) {
 		t.Error("Pause(reason with a line break) = nil error, want a refusal")
 	}
 }
+
+// TestPauseErrorPublic: validate's refusal is a *PauseError whose public
+// text names the field without the package's prefix.
+func TestPauseErrorPublic(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	err := Pause{Env: "dev", Reason: " ", By: "ada", Until: now.Add(time.Hour)}.validate(now)
+	var pe *PauseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("validate(empty reason) = %v, want a *PauseError", err)
+	}
+	if got := pe.Public(); !strings.Contains(got, "the reason is empty") || strings.Contains(got, "autosync:") {
+		t.Errorf("Public() = %q, want the reason named without the package prefix", got)
+	}
+}

@@ -92,7 +92,7 @@ func (s *Pauses) Pause(ctx context.Context, env, reason string, until time.Time,
 // ErrNotPaused when env has none.
 func (s *Pauses) Resume(ctx context.Context, env, by string) (Pause, error) {
 	if by == "" || len(by) > maxByBytes || !oneLine(by) {
-		return Pause{}, fmt.Errorf("autosync: resume %q: who resumes must be named (one line, at most %d bytes)", env, maxByBytes)
+		return Pause{}, pauseErrorf("resume %q: who resumes must be named (one line, at most %d bytes)", env, maxByBytes)
 	}
 	var resumed Pause
 	err := s.update(ctx, func(ps []Pause) ([]Pause, error) {

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hanzoai/deploy-web/envconfig"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // ApplyOptions tune an apply.
@@ -449,23 +449,23 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
-		healths := make([]kubeview.Health, len(objs))
+		healths := make([]objrules.Health, len(objs))
 		lives, errs := ps.cl.readAll(ctx, objs)
 		for i := range objs {
 			switch {
 			case errs[i] != nil:
-				healths[i] = kubeview.Health{Status: kubeview.HealthUnknown, Message: shortErr(errs[i])}
+				healths[i] = objrules.Health{Status: objrules.HealthUnknown, Message: shortErr(errs[i])}
 			case lives[i] == nil:
-				healths[i] = kubeview.Health{Status: kubeview.HealthMissing, Message: "not found"}
+				healths[i] = objrules.Health{Status: objrules.HealthMissing, Message: "not found"}
 			default:
-				healths[i], _ = kubeview.HealthOf(lives[i])
+				healths[i], _ = objrules.HealthOf(lives[i])
 			}
 		}
 		var pending []string
 		for i, o := range objs {
 			h := healths[i]
 			byKey[key(o)].Health = string(h.Status)
-			if h.Status != kubeview.HealthHealthy && h.Status != kubeview.HealthSuspended {
+			if h.Status != objrules.HealthHealthy && h.Status != objrules.HealthSuspended {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
 				if h.Message != "" {
 					msg += " (" + h.Message + ")"

@@ -93,7 +93,7 @@ const maxCatalogNodes = 12*maxCatalogEntries + 100
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var c Catalog
 	if err := strictyaml.UnmarshalJSON(data, &c, strictyaml.Options{Root: "catalog", MaxNodes: maxCatalogNodes}); err != nil {
-		return nil, fmt.Errorf("deployplan: catalog: %w", envconfig.StrictErrors(err))
+		return nil, catalogError("catalog: ", envconfig.StrictErrors(err))
 	}
 	var errs []error
 	bad := func(field, format string, a ...any) {
@@ -101,7 +101,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	}
 	if len(c.Services)+len(c.ThirdParty) > maxCatalogEntries {
 		bad("services", "%d entries, more than %d", len(c.Services)+len(c.ThirdParty), maxCatalogEntries)
-		return nil, fmt.Errorf("deployplan: %w", errors.Join(errs...))
+		return nil, catalogError("", errors.Join(errs...))
 	}
 	switch c.Mode {
 	case "", CatalogModeCommit:
@@ -178,7 +178,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("deployplan: %w", err)
+		return nil, catalogError("", err)
 	}
 	return &c, nil
 }

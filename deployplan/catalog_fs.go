@@ -1,7 +1,11 @@
 package deployplan
 
 import (
+	"errors"
+	"strings"
+
 	"fmt"
+	"github.com/hanzoai/deploy-web/envconfig"
 	"io"
 	"io/fs"
 )
@@ -12,15 +16,15 @@ import (
 func ReadCatalogFS(fsys fs.FS, name string) (*Catalog, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: catalog %s: %w", name, err)
+		return nil, &CatalogError{public: "catalog " + name + " cannot be opened", Err: err}
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("deployplan: catalog %s is not a regular file", name)
+		return nil, &CatalogError{public: "catalog " + name + " is not a regular file"}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxCatalogBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("deployplan: read catalog %s: %w", name, err)
+		return nil, &CatalogError{public: "catalog " + name + " cannot be read", Err: err}
 	}
 	return ParseCatalogFile(name, data)
 }
@@ -37,7 +41,42 @@ const maxCatalogBytes = 8 << 20
 // decoding under its node budget.
 func ParseCatalogFile(name string, data []byte) (*Catalog, error) {
 	if len(data) > MaxCatalogBytes {
-		return nil, fmt.Errorf("deployplan: catalog %s is larger than %d bytes", name, MaxCatalogBytes)
+		return nil, &CatalogError{public: fmt.Sprintf("catalog %s is larger than %d bytes", name, MaxCatalogBytes)}
 	}
 	return ParseCatalog(data)
+}
+
+// CatalogError is a catalog that does not read. Public is what a user may
+// read of it: the file, or each mistake as its *envconfig.ConfigError
+// names it (field, line, message), never a cause from the server (Err,
+// for the log).
+type CatalogError struct {
+	public string
+	Err    error
+}
+
+func (e *CatalogError) Error() string { return "deployplan: " + e.public }
+
+// Public is the catalog's mistake in words a user may read.
+func (e *CatalogError) Public() string { return e.public }
+
+func (e *CatalogError) Unwrap() error { return e.Err }
+
+// catalogError is the *CatalogError of err, a *envconfig.ConfigError or
+// several joined, its public text prefix and their texts one a line.
+func catalogError(prefix string, err error) *CatalogError {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	lines := make([]string, 0, len(errs))
+	for _, e := range errs {
+		var ce *envconfig.ConfigError
+		if errors.As(e, &ce) {
+			lines = append(lines, ce.Public())
+		} else {
+			lines = append(lines, "unreadable")
+		}
+	}
+	return &CatalogError{public: prefix + strings.Join(lines, "\n"), Err: err}
 }

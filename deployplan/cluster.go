@@ -24,7 +24,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/envconfig"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // RestConfig resolves the environment's cluster: the in-cluster config, or
@@ -250,7 +250,7 @@ func (c *clients) namespaceHealth(ctx context.Context, ns string) NamespaceHealt
 		{Group: "batch", Version: "v1", Resource: "cronjobs"},
 		appcr.Resource,
 	}
-	var items []kubeview.HealthItem
+	var items []objrules.HealthItem
 	out := NamespaceHealth{}
 	for _, gvr := range gvrs {
 		list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -259,16 +259,16 @@ func (c *clients) namespaceHealth(ctx context.Context, ns string) NamespaceHealt
 		}
 		if err != nil {
 			out.Message = fmt.Sprintf("could not list %s: %v", gvr.Resource, err)
-			out.Status = string(kubeview.HealthUnknown)
+			out.Status = string(objrules.HealthUnknown)
 			continue
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
-			h, ok := kubeview.HealthOf(u)
+			h, ok := objrules.HealthOf(u)
 			if !ok {
 				continue
 			}
-			items = append(items, kubeview.HealthItem{Group: gvr.Group, Kind: u.GetKind(), Namespace: ns, Name: u.GetName(), Health: h})
+			items = append(items, objrules.HealthItem{Group: gvr.Group, Kind: u.GetKind(), Namespace: ns, Name: u.GetName(), Health: h})
 			out.Workloads = append(out.Workloads, WorkloadHealth{Kind: u.GetKind(), Name: u.GetName(), Status: string(h.Status), Message: h.Message})
 		}
 	}
@@ -280,7 +280,7 @@ func (c *clients) namespaceHealth(ctx context.Context, ns string) NamespaceHealt
 		return a.Name < b.Name
 	})
 	if out.Status == "" {
-		agg := kubeview.AggregateHealth(items, true, "")
+		agg := objrules.AggregateHealth(items, true, "")
 		out.Status, out.Message = string(agg.Status), agg.Message
 		if len(items) == 0 {
 			out.Message = "no workloads in the namespace yet"

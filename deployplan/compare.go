@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // ObjectAction is the one comparison of a live object with what a
@@ -227,10 +227,10 @@ func unionKeys[V any](a, b map[string]V) []string {
 	return keys
 }
 
-// joinField appends a field name to a path as kubeview.FormatPath writes
+// joinField appends a field name to a path as objrules.FormatPath writes
 // it (a name that is not plain goes in brackets, quoted).
 func joinField(path, name string) string {
-	f := kubeview.FormatPath(fieldpath.MakePathOrDie(name))
+	f := objrules.FormatPath(fieldpath.MakePathOrDie(name))
 	if path == "" || strings.HasPrefix(f, "[") {
 		return path + f
 	}
@@ -315,7 +315,7 @@ func ownershipChanges(before, after map[string]string, values []Change) []Change
 func withoutChanged(s *fieldpath.Set, values []Change) *fieldpath.Set {
 	out := &fieldpath.Set{}
 	for p := range s.Leaves().All() {
-		fp := kubeview.FormatPath(p)
+		fp := objrules.FormatPath(p)
 		under := false
 		for _, c := range values {
 			if fp == c.Path || strings.HasPrefix(fp, c.Path+".") || strings.HasPrefix(fp, c.Path+"[") {
@@ -344,7 +344,7 @@ func fieldSet(raw string) *fieldpath.Set {
 func fieldList(s *fieldpath.Set) string {
 	var ps []string
 	for p := range s.Leaves().All() {
-		ps = append(ps, safeText(kubeview.FormatPath(p)))
+		ps = append(ps, safeText(objrules.FormatPath(p)))
 	}
 	sort.Strings(ps)
 	return textfmt.Cut(strings.Join(ps, ", "), MaxChangeValue)

@@ -36,7 +36,7 @@ func pullHead(ref string) (string, bool) {
 // ref that starts with "pull/" must be pull/N with N digits only.
 func ValidateRef(ref string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("deployplan: ref %q: %s; give a branch, a tag, a full commit hash or pull/N", truncateRef(ref), why)
+		return &RefError{public: fmt.Sprintf("ref %q: %s; give a branch, a tag, a full commit hash or pull/N", truncateRef(ref), why)}
 	}
 	switch {
 	case ref == "":
@@ -94,7 +94,7 @@ func AtRef(env *envconfig.Environment, ref string) (*envconfig.Environment, erro
 		return nil, err
 	}
 	if env.Source.Repo == "" {
-		return nil, fmt.Errorf("deployplan: environment %s: its source is the local folder %s, which has no refs: set source.repo to compare to a ref", env.Name, env.Source.Path)
+		return nil, &RefError{public: fmt.Sprintf("environment %s: its source is a local folder, which has no refs: set source.repo to compare to a ref", env.Name)}
 	}
 	c := *env
 	c.Source.Ref = ref
@@ -213,3 +213,12 @@ func stub(u *unstructured.Unstructured) *unstructured.Unstructured {
 // LiveKey is the key Read and LiveRead use for an object:
 // group/Kind/namespace/name.
 func LiveKey(o *unstructured.Unstructured) string { return key(o) }
+
+// RefError is a ref ValidateRef refuses; Public says why, in words a user
+// may read.
+type RefError struct{ public string }
+
+func (e *RefError) Error() string { return "deployplan: " + e.public }
+
+// Public is the refusal in words a user may read.
+func (e *RefError) Public() string { return e.public }

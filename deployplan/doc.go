@@ -48,7 +48,7 @@
 // (RegistryCheck), and, on the cluster, checks that every object is inside
 // the namespace (BoundaryCheck), runs a server-side dry-run apply of each
 // with field manager "deploy-web", decides for each Job (JobDecision) and
-// reads the namespace's health (kubeview.HealthOf). Everything that stands
+// reads the namespace's health (objrules.HealthOf). Everything that stands
 // in the way is a Blocker with an unblock hint; the report is blocked if and
 // only if there are blockers (Conclude).
 //

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // Client rate limits of the engine (client-go's defaults, 5 QPS and a
@@ -68,15 +68,15 @@ func movedBetween(live, dry *unstructured.Unstructured, dryErr error) bool {
 
 // objectDrift is the drift of a live object that deploy-web applied: the
 // fields that managers other than deploy-web set and deploy-web does not
-// own (kubeview.Drift, the console's model: Kubernetes' own writes are not
+// own (objrules.Drift, the console's model: Kubernetes' own writes are not
 // drift). An object deploy-web never applied has none (it is not yet
 // managed: everything on it was set by someone else), and neither has a
 // Secret (its managed fields are never kept).
 //
 // A Deployment or StatefulSet scaled through the scale subresource while
-// no one owned its count has no manager to show (kubeview.UnrecordedScale):
+// no one owned its count has no manager to show (objrules.UnrecordedScale):
 // it is drift too, unless autoscaled (an HPA the render holds targets it).
-func objectDrift(live *unstructured.Unstructured, autoscaled bool) []kubeview.DriftField {
+func objectDrift(live *unstructured.Unstructured, autoscaled bool) []objrules.DriftField {
 	if live == nil || isSecret(live) {
 		return nil
 	}
@@ -90,9 +90,9 @@ func objectDrift(live *unstructured.Unstructured, autoscaled bool) []kubeview.Dr
 	if !applied {
 		return nil
 	}
-	drift := kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
-		kubeview.DriftRules{OperatorManagers: []string{FieldManager}})
-	if d, ok := kubeview.UnrecordedScale(live.GetKind(), live.GetManagedFields(), live.Object, autoscaled); ok {
+	drift := objrules.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
+		objrules.DriftRules{OperatorManagers: []string{FieldManager}})
+	if d, ok := objrules.UnrecordedScale(live.GetKind(), live.GetManagedFields(), live.Object, autoscaled); ok {
 		drift = append(drift, d)
 	}
 	return drift

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/envconfig"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // ObjectRef names a rendered object of an environment as the blockers and
@@ -42,7 +42,7 @@ func ForceObjects(refs []string) *ObjectFilter {
 type DriftedObject struct {
 	// Ref is ObjectRef of the object.
 	Ref    string
-	Fields []kubeview.DriftField
+	Fields []objrules.DriftField
 }
 
 // Drifted reads, from the cluster of rc, the live object of each of objs
@@ -94,7 +94,7 @@ const (
 type FieldHeal struct {
 	// Ref is ObjectRef of the object.
 	Ref    string
-	Field  kubeview.DriftField
+	Field  objrules.DriftField
 	Action string
 	// Why says why a field cannot be healed ("owned by kubectl-set").
 	Why string

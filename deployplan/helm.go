@@ -38,15 +38,19 @@ type ChartError struct {
 	Reason, Hint string
 }
 
-func (e *ChartError) Error() string {
+func (e *ChartError) Error() string { return "deployplan: " + e.Public() }
+
+// Public is the refusal in words a user may read: the chart, the file and
+// the reason (the repository's own names).
+func (e *ChartError) Public() string {
 	where := e.Chart
 	if e.File != "" {
 		where = e.File
 	}
 	if e.Hint == "" {
-		return fmt.Sprintf("deployplan: Helm chart %s: %s: %s", e.Chart, where, e.Reason)
+		return fmt.Sprintf("Helm chart %s: %s: %s", e.Chart, where, e.Reason)
 	}
-	return fmt.Sprintf("deployplan: Helm chart %s: %s: %s: %s", e.Chart, where, e.Reason, e.Hint)
+	return fmt.Sprintf("Helm chart %s: %s: %s: %s", e.Chart, where, e.Reason, e.Hint)
 }
 
 // Blocker is the error as the plan's blocker.

@@ -22,11 +22,15 @@ type KustomizationError struct {
 	Reason string
 }
 
-func (e *KustomizationError) Error() string {
+func (e *KustomizationError) Error() string { return "deployplan: " + e.Public() }
+
+// Public is the refusal in words a user may read: the file, the field,
+// the entry and the reason.
+func (e *KustomizationError) Public() string {
 	if e.Entry == "" {
-		return fmt.Sprintf("deployplan: %s: %s: %s", e.File, e.Field, e.Reason)
+		return fmt.Sprintf("%s: %s: %s", e.File, e.Field, e.Reason)
 	}
-	return fmt.Sprintf("deployplan: %s: %s entry %q: %s", e.File, e.Field, e.Entry, e.Reason)
+	return fmt.Sprintf("%s: %s entry %q: %s", e.File, e.Field, e.Entry, e.Reason)
 }
 
 // Reasons of a KustomizationError.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 
 	"github.com/hanzoai/deploy-web/appcr"
 )
@@ -270,7 +270,7 @@ type ObjectPlan struct {
 	// Drift lists, for a live object, the fields that managers other than
 	// deploy-web changed and deploy-web does not own (kubectl edit, scale,
 	// set, annotate, another tool's apply); absent when there are none.
-	Drift []kubeview.DriftField `json:"drift,omitempty"`
+	Drift []objrules.DriftField `json:"drift,omitempty"`
 	// Changes lists, for an update, each changed field with its live value
 	// and the value after the apply (Changes: the same comparison as the
 	// action; a Secret's values by hash only); at most MaxChanges, and

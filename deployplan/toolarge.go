@@ -14,6 +14,9 @@ type TooLargeError struct {
 	Unit string
 }
 
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("deployplan: %s is too large: more than %d %s (read %d; %s)", e.What, e.Max, e.Unit, e.Read, e.Limit)
+func (e *TooLargeError) Error() string { return "deployplan: " + e.Public() }
+
+// Public is the limit crossed, in words a user may read.
+func (e *TooLargeError) Public() string {
+	return fmt.Sprintf("%s is too large: more than %d %s (read %d; %s)", e.What, e.Max, e.Unit, e.Read, e.Limit)
 }

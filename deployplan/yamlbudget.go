@@ -30,8 +30,11 @@ type TooComplexError struct {
 	Reason string
 }
 
-func (e *TooComplexError) Error() string {
-	return fmt.Sprintf("deployplan: %s is too complex to decode (%s): %s", e.File, BlockerYAMLTooComplex, e.Reason)
+func (e *TooComplexError) Error() string { return "deployplan: " + e.Public() }
+
+// Public is the refusal in words a user may read.
+func (e *TooComplexError) Public() string {
+	return fmt.Sprintf("%s is too complex to decode (%s): %s", e.File, BlockerYAMLTooComplex, e.Reason)
 }
 
 // Blocker is the error as the plan's blocker.

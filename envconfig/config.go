@@ -213,6 +213,10 @@ type ConfigError struct {
 	Message string
 }
 
+// Public is the mistake in words a user may read: the line, the field and
+// the message, nothing of the server.
+func (e *ConfigError) Public() string { return e.Error() }
+
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	if e.Line > 0 {

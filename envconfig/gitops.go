@@ -100,7 +100,7 @@ func (a AutoSync) GraceOrDefault() time.Duration {
 // the source's ref. It is an error for an environment without writeBack.
 func (e *Environment) WriteBackBranch() (string, error) {
 	if e.WriteBack == nil {
-		return "", errors.New("envconfig: environment " + e.Name + " has no writeBack")
+		return "", &FieldError{Field: "writeBack", Message: "not configured: environment " + e.Name + " has no writeBack"}
 	}
 	return e.WriteBack.BranchFor(e.Source.Ref)
 }

@@ -71,7 +71,10 @@ type FieldError struct {
 	Message string
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+func (e *FieldError) Error() string { return e.Field + ": " + e.Public() }
+
+// Public is the mistake in words a user may read (Field is beside it).
+func (e *FieldError) Public() string { return e.Message }
 
 // Validate checks the configuration; protected is the environment's
 // protected flag (which refuses ModePush). It returns every mistake, each a

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // Lister is one cluster's application list (implemented by
@@ -66,7 +67,7 @@ func Applications(members []Member, cluster string, q kubeview.Query) (kubeview.
 	if q.Limit > 0 {
 		all.Limit = offset + q.Limit
 	}
-	out := kubeview.Page{Counts: kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
+	out := kubeview.Page{Counts: kubeview.Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
 	// Each row keeps its cached JSON (kubeview.Page.Encoded), which
 	// serves it whatever its cluster.
 	type row struct {

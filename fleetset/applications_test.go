@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // fakeLister answers a query over fixed rows like kubeview does: filters,
@@ -27,7 +28,7 @@ func (f *fakeLister) Applications(q kubeview.Query) (kubeview.Page, error) {
 	if f.err != nil {
 		return kubeview.Page{}, f.err
 	}
-	p := kubeview.Page{Version: f.version, Counts: kubeview.Counts{Fleet: len(f.rows), Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}}
+	p := kubeview.Page{Version: f.version, Counts: kubeview.Counts{Fleet: len(f.rows), Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}}
 	var matched []kubeview.AppRow
 	for _, r := range f.rows {
 		if q.Namespace != "" && r.Namespace != q.Namespace {
@@ -70,8 +71,8 @@ func (f *fakeLister) Applications(q kubeview.Query) (kubeview.Page, error) {
 	return p, nil
 }
 
-func row(ns, name string, h kubeview.HealthStatus, deployed int) kubeview.AppRow {
-	return kubeview.AppRow{Namespace: ns, Name: name, Health: kubeview.Health{Status: h}, Sync: kubeview.Sync{Status: kubeview.SyncSynced},
+func row(ns, name string, h objrules.HealthStatus, deployed int) kubeview.AppRow {
+	return kubeview.AppRow{Namespace: ns, Name: name, Health: objrules.Health{Status: h}, Sync: kubeview.Sync{Status: kubeview.SyncSynced},
 		LastDeployed: time.Unix(int64(deployed), 0)}
 }
 
@@ -85,10 +86,10 @@ func keys(rows []kubeview.AppRow) []string {
 
 func TestApplications(t *testing.T) {
 	us := &fakeLister{version: 5, rows: []kubeview.AppRow{
-		row("shop", "web", kubeview.HealthHealthy, 3), row("shop", "cart", kubeview.HealthDegraded, 1), row("pay", "ledger", kubeview.HealthHealthy, 2),
+		row("shop", "web", objrules.HealthHealthy, 3), row("shop", "cart", objrules.HealthDegraded, 1), row("pay", "ledger", objrules.HealthHealthy, 2),
 	}}
 	eu := &fakeLister{version: 7, rows: []kubeview.AppRow{
-		row("shop", "web", kubeview.HealthProgressing, 4), row("shop", "search", kubeview.HealthHealthy, 0),
+		row("shop", "web", objrules.HealthProgressing, 4), row("shop", "search", objrules.HealthHealthy, 0),
 	}}
 	members := []Member{{"eu-west", eu}, {"us", us}}
 	for _, tt := range []struct {
@@ -103,19 +104,19 @@ func TestApplications(t *testing.T) {
 		{
 			name:     "everything, by namespace, name, cluster",
 			wantKeys: []string{"us/pay/ledger", "us/shop/cart", "eu-west/shop/search", "eu-west/shop/web", "us/shop/web"}, wantMatched: 5,
-			wantCounts: kubeview.Counts{Fleet: 5, Total: 5, Health: map[kubeview.HealthStatus]int{"Healthy": 3, "Degraded": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 5},
+			wantCounts: kubeview.Counts{Fleet: 5, Total: 5, Health: map[objrules.HealthStatus]int{"Healthy": 3, "Degraded": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 5},
 				Cluster: map[string]int{"eu-west": 2, "us": 3}},
 		},
 		{
 			name: "one cluster: its rows, every cluster counted", cluster: "eu-west",
 			wantKeys: []string{"eu-west/shop/search", "eu-west/shop/web"}, wantMatched: 2,
-			wantCounts: kubeview.Counts{Fleet: 5, Total: 2, Health: map[kubeview.HealthStatus]int{"Healthy": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 2},
+			wantCounts: kubeview.Counts{Fleet: 5, Total: 2, Health: map[objrules.HealthStatus]int{"Healthy": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 2},
 				Cluster: map[string]int{"eu-west": 2, "us": 3}},
 		},
 		{
-			name: "a facet counts per cluster the rows of the other filters", q: kubeview.Query{Health: kubeview.HealthHealthy},
+			name: "a facet counts per cluster the rows of the other filters", q: kubeview.Query{Health: objrules.HealthHealthy},
 			wantKeys: []string{"us/pay/ledger", "eu-west/shop/search", "us/shop/web"}, wantMatched: 3,
-			wantCounts: kubeview.Counts{Fleet: 5, Total: 5, Health: map[kubeview.HealthStatus]int{"Healthy": 3, "Degraded": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 3},
+			wantCounts: kubeview.Counts{Fleet: 5, Total: 5, Health: map[objrules.HealthStatus]int{"Healthy": 3, "Degraded": 1, "Progressing": 1}, Sync: map[kubeview.SyncStatus]int{"Synced": 3},
 				Cluster: map[string]int{"eu-west": 1, "us": 2}},
 		},
 		{
@@ -194,7 +195,7 @@ func TestApplications(t *testing.T) {
 // TestApplicationsOneCluster: one member's own page passes through (its
 // paging and tokens), rows named, the member's rows not modified.
 func TestApplicationsOneCluster(t *testing.T) {
-	us := &fakeLister{version: 3, rows: []kubeview.AppRow{row("shop", "web", kubeview.HealthHealthy, 1), row("shop", "cart", kubeview.HealthHealthy, 1)}}
+	us := &fakeLister{version: 3, rows: []kubeview.AppRow{row("shop", "web", objrules.HealthHealthy, 1), row("shop", "cart", objrules.HealthHealthy, 1)}}
 	q := kubeview.Query{Limit: 1, After: "their-token"}
 	got, err := Applications([]Member{{"us", us}}, "", q)
 	if err != nil {

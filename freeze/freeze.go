@@ -92,12 +92,26 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 func (f *Freeze) Validate() error {
 	if err := f.validate(); err != nil {
 		if f.ID != "" {
-			return fmt.Errorf("freeze: %s: %w", f.ID, err)
+			return &InvalidError{public: fmt.Sprintf("freeze: %s: %v", f.ID, err), err: err}
 		}
-		return fmt.Errorf("freeze: %w", err)
+		return &InvalidError{public: fmt.Sprintf("freeze: %v", err), err: err}
 	}
 	return nil
 }
+
+// InvalidError is a freeze Validate refuses; Public names the field and
+// the mistake, in words a user may read.
+type InvalidError struct {
+	public string
+	err    error
+}
+
+func (e *InvalidError) Error() string { return e.public }
+
+// Public is the mistake in words a user may read.
+func (e *InvalidError) Public() string { return e.public }
+
+func (e *InvalidError) Unwrap() error { return e.err }
 
 func (f *Freeze) validate() error {
 	if f.ID != "" && !idPattern.MatchString(f.ID) {

@@ -352,3 +352,13 @@ func TestBreakGlass(t *testing.T) {
 		t.Errorf("BreakGlass(superadmin) (-want +got):\n%s", diff)
 	}
 }
+
+// TestValidateInvalidError: Validate's refusal is an *InvalidError whose
+// public text names the field.
+func TestValidateInvalidError(t *testing.T) {
+	f := Freeze{Reason: "release week"}
+	var ie *InvalidError
+	if err := f.Validate(); !errors.As(err, &ie) || !strings.HasPrefix(ie.Public(), "freeze: scope: ") {
+		t.Errorf("Validate(no scope) = %v, want an *InvalidError naming scope", err)
+	}
+}

@@ -33,7 +33,7 @@ func checkCatalogAdmits(tree fs.FS, env *envconfig.Environment, kind, name, imag
 	cat, err := deployplan.ReadCatalogFS(tree, p)
 	if err != nil {
 		return &catalogError{fmt.Sprintf("environment %s's catalog %s does not read (%v): fix it in the repository; nothing was pushed",
-			env.Name, p, strings.TrimPrefix(err.Error(), "deployplan: "))}
+			env.Name, p, publicText(err, "see the server log"))}
 	}
 	ref := kind + "/" + name
 	w := deployplan.Workload{Kind: kind, Name: name, Containers: []deployplan.Container{{Image: image}}}
@@ -162,7 +162,7 @@ func planCatalogMove(ctx context.Context, req CatalogMoveRequest) (*catalogMove,
 	cur, err := deployplan.ReadCatalogFS(req.Tree, p)
 	if err != nil {
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s does not read (%v): fix it in the repository; nothing was pushed",
-			env.Name, p, strings.TrimPrefix(err.Error(), "deployplan: "))}
+			env.Name, p, publicText(err, "see the server log"))}
 	}
 	if cur.Mode != deployplan.CatalogModeCommit {
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s is in version mode: a rollback takes a release it lists (MAJOR.MINOR.PATCH), not the commit tag %s; nothing was pushed",
@@ -321,7 +321,7 @@ func (m *catalogMove) target(name string, ref appcr.ImageRef, parsed deployplan.
 func checkCatalogMove(ctx context.Context, env *envconfig.Environment, tree fs.FS, group, kind string, mv *catalogMove) error {
 	cat, err := deployplan.ReadCatalogFS(tree, mv.Path)
 	if err != nil {
-		return &catalogError{fmt.Sprintf("after the edit, environment %s's catalog %s does not read (%v): nothing was pushed", env.Name, mv.Path, strings.TrimPrefix(err.Error(), "deployplan: "))}
+		return &catalogError{fmt.Sprintf("after the edit, environment %s's catalog %s does not read (%v): nothing was pushed", env.Name, mv.Path, publicText(err, "see the server log"))}
 	}
 	objs, err := renderEdited(ctx, env, tree)
 	if err != nil {

@@ -118,6 +118,18 @@ func PublicOf(err error, fallback string) string {
 	return fallback
 }
 
+// publicText is what a user may read of err: the Public text of the
+// first error in its chain that carries one (a typed error of deployplan,
+// writeback, autosync, promotion, envconfig), else fallback. The text of
+// any other error is for the log only.
+func publicText(err error, fallback string) string {
+	var p interface{ Public() string }
+	if errors.As(err, &p) {
+		return p.Public()
+	}
+	return fallback
+}
+
 // locateError is Locate's refusal to find the edit (the App is in no file,
 // a patch would override the edit): the repository's layout, not a
 // failure of the server.
@@ -185,10 +197,10 @@ func writeBackError(env string, err error) *Error {
 		e.Public = fmt.Sprintf("the edit of %s cannot be made: %s; nothing was pushed", edit.File, edit.Reason)
 	case errors.As(err, &large):
 		e.Kind, e.Reason = KindUnprocessable, "TooLarge"
-		e.Public = "the repository is over a write-back limit: " + strings.TrimPrefix(large.Error(), "writeback: ") + "; nothing was pushed"
+		e.Public = "the repository is over a write-back limit: " + large.Public() + "; nothing was pushed"
 	case errors.As(err, &loc):
 		e.Kind, e.Reason = KindUnprocessable, "EditError"
-		e.Public = strings.TrimPrefix(loc.Error(), "writeback: ") + "; nothing was pushed"
+		e.Public = publicText(loc.err, "the App's image could not be located in the repository (see the server log)") + "; nothing was pushed"
 	case errors.As(err, &chk):
 		e.Kind, e.Reason = KindUnprocessable, "EditError"
 		e.Public = chk.msg

@@ -32,8 +32,7 @@ func (s *Service) Pause(ctx context.Context, req PauseRequest) (autosync.Pause, 
 	var p autosync.Pause
 	until, err := PauseUntil(req.Until, req.For, s.opts.Now())
 	switch {
-	case err != nil:
-		err = &Error{Kind: KindInvalid, Reason: "BadRequest", Public: err.Error()}
+	case err != nil: // PauseUntil's *Error: the request's own fields
 	case s.opts.AutoSync == nil:
 		err = noAutoSync(req.Env.Name)
 	default:
@@ -83,31 +82,31 @@ func PauseUntil(until, forText string, now time.Time) (time.Time, error) {
 	until, forText = strings.TrimSpace(until), strings.TrimSpace(forText)
 	switch {
 	case until != "" && forText != "":
-		return time.Time{}, errors.New("give until or for, not both")
+		return time.Time{}, refuse(KindInvalid, "BadRequest", "give until or for, not both")
 	case until != "":
 		t, err := time.Parse(time.RFC3339, until)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("until %q: want a time such as 2026-12-02T18:00:00Z", until)
+			return time.Time{}, refuse(KindInvalid, "BadRequest", "until %q: want a time such as 2026-12-02T18:00:00Z", until)
 		}
 		return t, nil
 	case forText != "":
 		d, err := time.ParseDuration(forText)
 		if err != nil || d <= 0 {
-			return time.Time{}, fmt.Errorf("for %q: want a duration such as 8h (at most %s)", forText, autosync.MaxPause)
+			return time.Time{}, refuse(KindInvalid, "BadRequest", "for %q: want a duration such as 8h (at most %s)", forText, autosync.MaxPause)
 		}
 		return now.Add(d), nil
 	}
-	return time.Time{}, errors.New("give the pause's end: until (RFC 3339) or for (a duration such as 8h, at most 168h)")
+	return time.Time{}, refuse(KindInvalid, "BadRequest", "give the pause's end: until (RFC 3339) or for (a duration such as 8h, at most 168h)")
 }
 
 // pauseError maps the store's refusal of a pause or resume.
 func pauseError(err error) error {
 	switch {
 	case errors.Is(err, autosync.ErrNotPaused):
-		return &Error{Kind: KindConflict, Reason: "NotPaused", Public: strings.TrimPrefix(err.Error(), "autosync: ")}
-	case strings.HasPrefix(err.Error(), "autosync: pause") || strings.HasPrefix(err.Error(), "autosync: resume"):
+		return &Error{Kind: KindConflict, Reason: "NotPaused", Public: "the environment is not paused", Err: err}
+	case errors.As(err, new(*autosync.PauseError)):
 		// validate's refusals: the request's own fields.
-		return &Error{Kind: KindUnprocessable, Reason: "BadPause", Public: strings.TrimPrefix(err.Error(), "autosync: ")}
+		return &Error{Kind: KindUnprocessable, Reason: "BadPause", Public: publicText(err, "the pause is refused"), Err: err}
 	}
 	return &Error{Kind: KindUpstream, Reason: "ClusterError", Public: "the pauses could not be written to the cluster; nothing changed", Err: err}
 }

@@ -1,9 +1,13 @@
 package gitops
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/autosync"
 )
 
 // TestPauseUntil is the decision of a pause's end.
@@ -31,5 +35,29 @@ func TestPauseUntil(t *testing.T) {
 		if err != nil || !got.Equal(tc.want) {
 			t.Errorf("PauseUntil(%q, %q) = %s, %v; want %s", tc.until, tc.forText, got, err, tc.want)
 		}
+	}
+}
+
+// TestPauseErrorPublic: the store's refusals reach the caller as their
+// public text; any other failure as a fixed sentence, never its text.
+func TestPauseErrorPublic(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		reason string
+		public string
+	}{
+		{"not paused", fmt.Errorf("resume: %w", autosync.ErrNotPaused), "NotPaused", "the environment is not paused"},
+		{"cluster", errors.New("autosync: write configmap: dial tcp 10.0.0.1:443: refused"), "ClusterError", "the pauses could not be written to the cluster; nothing changed"},
+	}
+	for _, tt := range tests {
+		var e *Error
+		if !errors.As(pauseError(tt.err), &e) || e.Reason != tt.reason || e.Public != tt.public {
+			t.Errorf("pauseError(%s) = %v, want reason %s, public %q", tt.name, e, tt.reason, tt.public)
+		}
+	}
+	var e *Error
+	if _, err := PauseUntil("", "eight hours", time.Now()); !errors.As(err, &e) || e.Kind != KindInvalid || !strings.HasPrefix(e.Public, `for "eight hours"`) {
+		t.Errorf("PauseUntil(bad for) = %v, want an invalid *Error naming for", err)
 	}
 }

@@ -367,7 +367,7 @@ func decideError(err error) error {
 	var de *promotion.DecidedError
 	switch {
 	case errors.As(err, &de):
-		return &Error{Kind: KindConflict, Reason: "AlreadyDecided", Public: strings.TrimPrefix(de.Error(), "promotion: "), Err: err}
+		return &Error{Kind: KindConflict, Reason: "AlreadyDecided", Public: de.Public(), Err: err}
 	case errors.Is(err, promotion.ErrNotFound):
 		return notFound("promotion request")
 	}

@@ -56,7 +56,7 @@ func promotionCatalogEdits(tree fs.FS, target *envconfig.Environment, sourceEnv 
 	cat, err := deployplan.ReadCatalogFS(tree, p)
 	if err != nil {
 		return nil, &catalogError{fmt.Sprintf("environment %s's catalog %s does not read (%v): fix it in the repository; nothing was pushed",
-			target.Name, p, strings.TrimPrefix(err.Error(), "deployplan: "))}
+			target.Name, p, publicText(err, "see the server log"))}
 	}
 	if cat.Mode != deployplan.CatalogModeVersion {
 		return nil, nil
@@ -87,7 +87,7 @@ func promotionCatalogEdits(tree fs.FS, target *envconfig.Environment, sourceEnv 
 		}
 		if srcErr != nil {
 			return nil, &catalogError{fmt.Sprintf("environment %s's catalog does not list %s at %s, and %s's catalog, to copy the release from, could not be read (%s): nothing was pushed",
-				target.Name, img.Repository, img.Tag, sourceEnv, strings.TrimPrefix(srcErr.Error(), "deployplan: "))}
+				target.Name, img.Repository, img.Tag, sourceEnv, publicText(srcErr, "see the server log"))}
 		}
 		e, ok := findRelease(src, img.Repository, img.Tag)
 		switch {
@@ -215,7 +215,7 @@ func (e catalogAppend) Apply(cur []byte) ([]byte, error) {
 		out = append(out, cur[at:]...)
 	}
 	if _, err := deployplan.ParseCatalog(out); err != nil {
-		return nil, fail("the catalog with the promoted releases does not read: %v", strings.TrimPrefix(err.Error(), "deployplan: "))
+		return nil, fail("the catalog with the promoted releases does not read: %v", publicText(err, "see the server log"))
 	}
 	return out, nil
 }

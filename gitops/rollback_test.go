@@ -103,6 +103,13 @@ func TestDecideWrite(t *testing.T) {
 }
 
 func TestWriteBackError(t *testing.T) {
+	// A real refusal of Locate (a typed *writeback.LocateError): the
+	// overlay declares no App api.
+	_, locErr := writeback.Locate(fstest.MapFS{"dev/kustomization.yaml": {Data: []byte("resources: []\n")}},
+		writeback.ImageChange{Dir: "dev", Kind: "App", Name: "api", Repository: "reg.example/api", Tag: "1.0.0"}, 1<<20)
+	if locErr == nil {
+		t.Fatal("Locate(no App) = nil error, want a refusal")
+	}
 	tests := []struct {
 		name   string
 		err    error
@@ -115,7 +122,10 @@ func TestWriteBackError(t *testing.T) {
 		{"conflict", &writeback.ConflictError{Repo: "r", Branch: "main", Reason: "fetch first"}, KindConflict, "PushConflict", "branch main moved during the push twice"},
 		{"branch exists", &writeback.BranchExistsError{Repo: "r", Branch: "deploy-web/rollback-api-1.0.0"}, KindConflict, "BranchExists", "deploy-web/rollback-api-1.0.0 already exists"},
 		{"edit", &writeback.EditError{File: "overlays/dev/kustomization.yaml", Reason: "not YAML"}, KindUnprocessable, "EditError", "the edit of overlays/dev/kustomization.yaml cannot be made: not YAML"},
-		{"locate", &locateError{errors.New("writeback: locate: a patch sets App api's spec.image")}, KindUnprocessable, "EditError", "locate: a patch sets App api's spec.image; nothing was pushed"},
+		{"locate", &locateError{locErr}, KindUnprocessable, "EditError", "locate: no App api in the files"},
+		// An untyped cause of a locate refusal is for the log only.
+		{"locate untyped", &locateError{errors.New("writeback: dial tcp: open /srv/secret")}, KindUnprocessable, "EditError", "could not be located in the repository (see the server log); nothing was pushed"},
+		{"too large", &writeback.TooLargeError{What: "file dev/app.yaml", Limit: "MaxFileBytes", Max: 10}, KindUnprocessable, "TooLarge", "over a write-back limit: file dev/app.yaml is larger than 10 bytes (Limits.MaxFileBytes)"},
 		{"check", &checkError{"after the edit, dev renders App api with image x"}, KindUnprocessable, "EditError", "after the edit"},
 		{"other", errors.New("writeback: dial tcp: refused"), KindUpstream, "WriteBackFailed", "see the server log"},
 	}
@@ -124,7 +134,7 @@ func TestWriteBackError(t *testing.T) {
 		if he.Kind != tt.kind || he.Reason != tt.reason || !strings.Contains(he.Public, tt.public) {
 			t.Errorf("writeBackError(%s) = %d %s %q, want %d %s containing %q", tt.name, he.Kind, he.Reason, he.Public, tt.kind, tt.reason, tt.public)
 		}
-		if strings.Contains(he.Public, "dial tcp") {
+		if strings.Contains(he.Public, "dial tcp") || strings.Contains(he.Public, "writeback:") {
 			t.Errorf("writeBackError(%s) = %q: an untyped error's text reaches the answer", tt.name, he.Public)
 		}
 	}
@@ -233,6 +243,27 @@ func TestGitRollbackGate(t *testing.T) {
 		err := RollbackGate(tt.env, tt.version, history)
 		if (tt.want == nil) != (err == nil) || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("RollbackGate(%s: %q) = %v, want %v", tt.name, tt.version, err, tt.want)
+		}
+	}
+}
+
+// TestCredentialsPublic: an environment without a usable writeBack is
+// refused in the config's own words (field and message), with no
+// package prefix.
+func TestCredentialsPublic(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  *envconfig.Environment
+		want string
+	}{
+		{"none", &envconfig.Environment{Name: "dev"}, "environment dev: writeBack: not configured"},
+		{"commit ref", &envconfig.Environment{Name: "dev", Source: envconfig.Source{Ref: strings.Repeat("a", 40)}, WriteBack: &envconfig.WriteBack{Mode: envconfig.ModePush}},
+			"environment dev: writeBack.branch: required: source.ref"},
+	} {
+		_, _, err := credentials(tt.env)
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != "NoWriteBack" || !strings.HasPrefix(e.Public, tt.want) || strings.Contains(e.Public, "envconfig:") {
+			t.Errorf("credentials(%s) = %v, want NoWriteBack, public starting %q", tt.name, err, tt.want)
 		}
 	}
 }

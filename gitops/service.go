@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
@@ -144,7 +145,12 @@ func (s *Service) commit(ctx context.Context, env string, req writeback.Request,
 func credentials(env *envconfig.Environment) (string, writeback.Token, error) {
 	branch, err := env.WriteBackBranch()
 	if err != nil {
-		return "", writeback.Token{}, &Error{Kind: KindConflict, Reason: "NoWriteBack", Public: "environment " + env.Name + ": " + err.Error()}
+		var fe *envconfig.FieldError
+		public := "environment " + env.Name + ": its writeBack is not usable"
+		if errors.As(err, &fe) {
+			public = "environment " + env.Name + ": " + fe.Field + ": " + fe.Public()
+		}
+		return "", writeback.Token{}, &Error{Kind: KindConflict, Reason: "NoWriteBack", Public: public, Err: err}
 	}
 	tok, err := writeback.EnvToken(env)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -110,8 +111,8 @@ func boolParam(v url.Values, name string) (bool, error) {
 }
 
 func validHealth(h string) bool {
-	switch kubeview.HealthStatus(h) {
-	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing, kubeview.HealthUnknown:
+	switch objrules.HealthStatus(h) {
+	case objrules.HealthHealthy, objrules.HealthProgressing, objrules.HealthDegraded, objrules.HealthSuspended, objrules.HealthMissing, objrules.HealthUnknown:
 		return true
 	}
 	return false
@@ -120,7 +121,7 @@ func validHealth(h string) bool {
 func (lr listRequest) kubeQuery() kubeview.Query {
 	q := lr.query
 	return kubeview.Query{
-		Namespace: q.Namespace, Health: kubeview.HealthStatus(q.Health), Sync: kubeview.SyncStatus(q.Sync),
+		Namespace: q.Namespace, Health: objrules.HealthStatus(q.Health), Sync: kubeview.SyncStatus(q.Sync),
 		Search: q.Search, Sort: q.Sort, Drift: q.Drift,
 	}
 }

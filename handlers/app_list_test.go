@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -28,7 +29,7 @@ func testRows() []kubeview.AppRow {
 		{
 			Name: "api", Namespace: "apps", Image: "ghcr.io/hanzoai/api:2.0.0", Version: "2.0.0",
 			Running:  []kubeview.VersionCount{{Version: "2.0.0", Image: "ghcr.io/hanzoai/api:2.0.0", Ready: 2}},
-			Health:   kubeview.Health{Status: kubeview.HealthHealthy},
+			Health:   objrules.Health{Status: objrules.HealthHealthy},
 			Sync:     kubeview.Sync{Status: kubeview.SyncSynced},
 			Replicas: kubeview.Replicas{Desired: 2, Ready: 2, Updated: 2, Available: 2}, HasDeployment: true,
 			LastDeployed: testNow.Add(-3 * time.Hour), Created: testNow.Add(-72 * time.Hour),
@@ -39,14 +40,14 @@ func testRows() []kubeview.AppRow {
 				{Version: "1.1.0", Image: "ghcr.io/hanzoai/web:1.1.0", Ready: 2, Revision: 3},
 				{Version: "1.2.0", Image: "ghcr.io/hanzoai/web:1.2.0", Ready: 1, Revision: 4},
 			},
-			Health:   kubeview.Health{Status: kubeview.HealthProgressing, Message: "Deployment web: 1 of 3 updated replicas are available"},
+			Health:   objrules.Health{Status: objrules.HealthProgressing, Message: "Deployment web: 1 of 3 updated replicas are available"},
 			Sync:     kubeview.Sync{Status: kubeview.SyncOutOfSync, Message: "running 1.1.0, declared 1.2.0"},
 			Replicas: kubeview.Replicas{Desired: 3, Ready: 1, Updated: 1, Available: 1}, HasDeployment: true,
 			LastDeployed: testNow.Add(-5 * time.Minute), Created: testNow.Add(-48 * time.Hour),
 		},
 		{
 			Name: "cron", Namespace: "infra",
-			Health:  kubeview.Health{Status: kubeview.HealthMissing, Message: "Deployment cron not found"},
+			Health:  objrules.Health{Status: objrules.HealthMissing, Message: "Deployment cron not found"},
 			Sync:    kubeview.Sync{Status: kubeview.SyncUnknown},
 			Created: testNow.Add(-time.Hour),
 		},
@@ -303,7 +304,7 @@ func TestAppListQuery(t *testing.T) {
 		{"/?page=3", kubeview.Query{Offset: 20, Limit: 10}},
 		{
 			"/?q=web&namespace=apps&health=Degraded&sync=OutOfSync&sort=health&page=2",
-			kubeview.Query{Namespace: "apps", Health: kubeview.HealthDegraded, Sync: kubeview.SyncOutOfSync, Search: "web", Sort: "health", Offset: 10, Limit: 10},
+			kubeview.Query{Namespace: "apps", Health: objrules.HealthDegraded, Sync: kubeview.SyncOutOfSync, Search: "web", Sort: "health", Offset: 10, Limit: 10},
 		},
 		// The page pages by number; the API's limit and continue do not apply.
 		{"/?limit=5&continue=abc", kubeview.Query{Offset: 0, Limit: 10}},
@@ -537,7 +538,7 @@ func TestAPIApplications(t *testing.T) {
 		t.Errorf("GET %s: body mismatch (-want +got):\n%s", target, diff)
 	}
 	q, _ := view.lastQuery()
-	wantQ := kubeview.Query{Namespace: "apps", Health: kubeview.HealthHealthy, Sync: kubeview.SyncSynced, Search: "a", Sort: "name", Limit: 3, After: "tok"}
+	wantQ := kubeview.Query{Namespace: "apps", Health: objrules.HealthHealthy, Sync: kubeview.SyncSynced, Search: "a", Sort: "name", Limit: 3, After: "tok"}
 	if diff := cmp.Diff(wantQ, q); diff != "" {
 		t.Errorf("GET %s: Applications query mismatch (-want +got):\n%s", target, diff)
 	}

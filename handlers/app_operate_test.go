@@ -27,6 +27,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
@@ -157,7 +158,7 @@ func (v opsView) Object(ctx context.Context, ns, app string, ref kubeview.Ref) (
 	return nil, kubeview.TreeNode{}, kubeview.ErrNotInTree
 }
 
-func (v opsView) DriftOf(string) []kubeview.DriftField { return nil }
+func (v opsView) DriftOf(string) []objrules.DriftField { return nil }
 
 // recordingOperator is an Operator that records the operations it got.
 type recordingOperator struct {

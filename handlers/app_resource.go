@@ -9,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -71,7 +72,7 @@ type resourceDetail struct {
 	Git           *GitSource
 	Diff          diffrender.ManifestDiff
 	// Drift lists the fields changed outside the App's operator (never nil).
-	Drift []kubeview.DriftField
+	Drift []objrules.DriftField
 	// DriftInDiff: Diff shows the drifted fields on the live side too.
 	DriftInDiff bool
 }
@@ -103,7 +104,7 @@ func (s *Server) loadResource(ctx context.Context, a appRef, ref kubeview.Ref, w
 	}
 	d := resourceDetail{ref: ref, Node: node, Live: obj.Object, DesiredSource: desiredNone, Drift: a.c.View.DriftOf(node.UID)}
 	if d.Drift == nil {
-		d.Drift = []kubeview.DriftField{}
+		d.Drift = []objrules.DriftField{}
 	}
 	// The desired state: an environment's git source first, then the
 	// last-applied annotation, else none. The diff has the same shape.
@@ -124,7 +125,7 @@ func (s *Server) loadResource(ctx context.Context, a appRef, ref kubeview.Ref, w
 	}
 	var extra map[string]any
 	if d.DriftInDiff = withDrift(len(d.Drift) > 0) && d.Desired != nil; d.DriftInDiff {
-		extra = kubeview.DriftValues(obj.Object, d.Drift)
+		extra = objrules.DriftValues(obj.Object, d.Drift)
 	}
 	d.Diff, err = diffrender.ManifestsIncluding(d.Desired, obj.Object, extra)
 	if errors.Is(err, diffrender.ErrSecret) {
@@ -239,7 +240,7 @@ type resourceResponse struct {
 	Diff          diffJSON       `json:"diff"`
 	// Drift lists the fields changed outside the App's operator (empty
 	// when none).
-	Drift []kubeview.DriftField `json:"drift"`
+	Drift []objrules.DriftField `json:"drift"`
 }
 
 // diffJSON reads as every diff does, from the live object to the desired

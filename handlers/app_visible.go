@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/hanzoai/deploy-web/fleetset"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/roles"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview
 	if err != nil {
 		return kubeview.Page{}, err
 	}
-	out := kubeview.Page{Version: all.Version, Counts: kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
+	out := kubeview.Page{Version: all.Version, Counts: kubeview.Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}, Cluster: map[string]int{}}}
 	if base.Namespace == "" && base.Search == "" {
 		out.Counts.Fleet = countVisible(all.Rows, visible)
 	} else {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/why"
 )
 
@@ -34,7 +35,7 @@ func (v whyView) LookupApp(ns, name string) (*unstructured.Unstructured, error) 
 
 func (v whyView) Row(ns, name string) (kubeview.AppRow, bool) {
 	return kubeview.AppRow{Name: "web", Namespace: "apps", Version: "1.2.0", Running: []kubeview.VersionCount{{Version: "1.2.0", Ready: 1}},
-		Health: kubeview.Health{Status: kubeview.HealthDegraded, Message: v.msg}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}, Drift: 1}, true
+		Health: objrules.Health{Status: objrules.HealthDegraded, Message: v.msg}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}, Drift: 1}, true
 }
 
 func (v whyView) Tree(ns, name string) (kubeview.Tree, error) {
@@ -42,9 +43,9 @@ func (v whyView) Tree(ns, name string) (kubeview.Tree, error) {
 		return kubeview.Tree{}, err
 	}
 	return kubeview.Tree{Nodes: []kubeview.TreeNode{
-		{Ref: "hanzo.ai:App:apps:web", Kind: "App", Namespace: "apps", Name: "web", UID: "u-app", Health: &kubeview.Health{Status: kubeview.HealthHealthy}},
+		{Ref: "hanzo.ai:App:apps:web", Kind: "App", Namespace: "apps", Name: "web", UID: "u-app", Health: &objrules.Health{Status: objrules.HealthHealthy}},
 		{Ref: "apps:Deployment:apps:web", Kind: "Deployment", Namespace: "apps", Name: "web", UID: "u-dep", Depth: 1, Drift: 1,
-			Health: &kubeview.Health{Status: kubeview.HealthDegraded, Message: v.msg}},
+			Health: &objrules.Health{Status: objrules.HealthDegraded, Message: v.msg}},
 	}}, nil
 }
 
@@ -57,11 +58,11 @@ func (v whyView) Events(ctx context.Context, ns, uid string) (kubeview.EventList
 
 func (v whyView) History(ns, name string) ([]kubeview.Release, error) { return nil, nil }
 
-func (v whyView) DriftOf(uid string) []kubeview.DriftField {
+func (v whyView) DriftOf(uid string) []objrules.DriftField {
 	if uid != "u-dep" {
 		return nil
 	}
-	return []kubeview.DriftField{{Path: "spec.replicas", Manager: "kubectl-" + v.msg}}
+	return []objrules.DriftField{{Path: "spec.replicas", Manager: "kubectl-" + v.msg}}
 }
 
 func newWhyServer(t *testing.T, msg string) *testServer {

@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -32,7 +33,7 @@ func (v pageView) Tree(ns, name string) (kubeview.Tree, error) { return kubeview
 
 func (v pageView) History(ns, name string) ([]kubeview.Release, error) { return nil, nil }
 
-func (v pageView) DriftOf(uid string) []kubeview.DriftField { return nil }
+func (v pageView) DriftOf(uid string) []objrules.DriftField { return nil }
 
 func historyIDs(t *testing.T, body string) []string {
 	t.Helper()

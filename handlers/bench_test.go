@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // benchRows is a fleet of n apps in a mix of states, two versions running
 // in every fifth.
 func benchRows(n int) []kubeview.AppRow {
-	healths := []kubeview.HealthStatus{kubeview.HealthHealthy, kubeview.HealthHealthy, kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded}
+	healths := []objrules.HealthStatus{objrules.HealthHealthy, objrules.HealthHealthy, objrules.HealthHealthy, objrules.HealthProgressing, objrules.HealthDegraded}
 	syncs := []kubeview.SyncStatus{kubeview.SyncSynced, kubeview.SyncSynced, kubeview.SyncSynced, kubeview.SyncOutOfSync, kubeview.SyncUnknown}
 	rows := make([]kubeview.AppRow, n)
 	for i := range rows {
@@ -23,13 +24,13 @@ func benchRows(n int) []kubeview.AppRow {
 			Name: name, Namespace: []string{"apps", "infra"}[i%2],
 			Image: "ghcr.io/hanzoai/" + name + ":" + version, Version: version,
 			Running:  []kubeview.VersionCount{{Version: version, Image: "ghcr.io/hanzoai/" + name + ":" + version, Ready: 3}},
-			Health:   kubeview.Health{Status: healths[i%len(healths)]},
+			Health:   objrules.Health{Status: healths[i%len(healths)]},
 			Sync:     kubeview.Sync{Status: syncs[i%len(syncs)]},
 			Replicas: kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, HasDeployment: true,
 			LastDeployed: testNow.Add(-time.Duration(i) * time.Minute),
 			Created:      testNow.Add(-time.Duration(i) * time.Hour),
 		}
-		if r.Health.Status != kubeview.HealthHealthy {
+		if r.Health.Status != objrules.HealthHealthy {
 			r.Health.Message = "Deployment " + name + ": 1 of 3 updated replicas are available"
 			r.Sync.Message = "running 1.0.0, declared " + version
 		}

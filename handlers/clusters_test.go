@@ -17,6 +17,7 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 )
@@ -53,12 +54,12 @@ func (r *recordingReleaser) got() []string {
 func twoClusters(t *testing.T) (ts *testServer, us, eu *recordingReleaser) {
 	t.Helper()
 	usView := newFakeView([]kubeview.AppRow{
-		{Name: "cart", Namespace: "apps", Health: kubeview.Health{Status: kubeview.HealthDegraded}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
-		{Name: "web", Namespace: "apps", Health: kubeview.Health{Status: kubeview.HealthHealthy}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
+		{Name: "cart", Namespace: "apps", Health: objrules.Health{Status: objrules.HealthDegraded}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
+		{Name: "web", Namespace: "apps", Health: objrules.Health{Status: objrules.HealthHealthy}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
 	})
 	usView.namespaces = []string{"apps", "shop"}
 	euView := newFakeView([]kubeview.AppRow{
-		{Name: "twin", Namespace: "apps", Health: kubeview.Health{Status: kubeview.HealthHealthy}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
+		{Name: "twin", Namespace: "apps", Health: objrules.Health{Status: objrules.HealthHealthy}, Sync: kubeview.Sync{Status: kubeview.SyncSynced}},
 	})
 	euView.status = kubeview.Status{Synced: true, Reachable: false, LastContact: testNow.Add(-2 * time.Minute), Error: "dial tcp 127.0.0.1:1: connection refused"}
 	us, eu = &recordingReleaser{}, &recordingReleaser{}

@@ -19,7 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/diffrender"
 	"github.com/hanzoai/deploy-web/envrun"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
 
@@ -74,7 +74,7 @@ func driftedServer(t *testing.T) *testServer {
 			Labels:          map[string]string{"app": "web", "tier": "front"},
 			Annotations:     map[string]string{appcr.LastAppliedAnnotation: string(lastApplied), "note": "<script>alert(1)</script>"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
-				{Manager: kubeview.DefaultOperatorManager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &when, FieldsType: "FieldsV1",
+				{Manager: objrules.DefaultOperatorManager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &when, FieldsType: "FieldsV1",
 					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{"f:app":{}}},"f:spec":{"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)},
 				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "scale", Time: &when, FieldsType: "FieldsV1",
 					FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},

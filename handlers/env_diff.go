@@ -118,11 +118,17 @@ func (s *Server) lastAppliedKeys(ctx context.Context, env *envconfig.Environment
 	return out
 }
 
-// publicDiffError is what a user may read of a failed diff: the
-// deployplan or revdiff error (which name the ref, the file or the object
-// at fault and never a credential), cut to one line of at most 300 bytes.
+// publicDiffError is what a user may read of a failed diff: the public
+// text of the typed error that explains it (a deployplan refusal of the
+// source: a kustomization, a chart, a file too large or too complex, the
+// catalog, a ref), cut to one line of at most 300 bytes; any other
+// error's text (a cluster's, a fetch's) stays in the log.
 func publicDiffError(err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	var p interface{ Public() string }
+	if !errors.As(err, &p) {
+		return "see the server log"
+	}
+	msg := strings.ReplaceAll(p.Public(), "\n", " ")
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}
@@ -145,7 +151,7 @@ func (s *Server) diffSide(ctx context.Context, env *envconfig.Environment, name,
 		}
 		ref := strings.TrimPrefix(v, "ref:")
 		if err := deployplan.ValidateRef(ref); err != nil {
-			return revdiff.Side{}, badRequest("%s: %s", name, strings.TrimPrefix(err.Error(), "deployplan: "))
+			return revdiff.Side{}, badRequest("%s: %s", name, publicDiffError(err))
 		}
 		return revdiff.RefSide(ref), nil
 	}
@@ -157,7 +163,7 @@ func (s *Server) diffSide(ctx context.Context, env *envconfig.Environment, name,
 		return revdiff.Side{}, notFound("record " + strconv.Quote(v) + " of environment " + env.Name)
 	}
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "audit: record id ") { // audit's malformed id: the user's mistake
+		if errors.As(err, new(*audit.IDError)) { // audit's malformed id: the user's mistake
 			return revdiff.Side{}, badRequest("%s: %q is not a record id, live or ref:REF", name, v)
 		}
 		return revdiff.Side{}, &httpError{Status: http.StatusBadGateway, Reason: "ClusterError", Public: "could not read record " + v, Err: err}

@@ -11,6 +11,7 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -104,7 +105,7 @@ func matrixQuery(q url.Values) (gitops.MatrixQuery, error) {
 		if !validHealth(h) {
 			return mq, badRequest("health: %q is not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", h)
 		}
-		mq.Health = kubeview.HealthStatus(h)
+		mq.Health = objrules.HealthStatus(h)
 	}
 	switch d := q.Get("differs"); d {
 	case "", "0", "false":

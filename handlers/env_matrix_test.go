@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -62,9 +63,9 @@ func (v *nsView) Applications(q kubeview.Query) (kubeview.Page, error) {
 	return p, nil
 }
 
-func matrixRow(ns, name, version string, h kubeview.HealthStatus) kubeview.AppRow {
+func matrixRow(ns, name, version string, h objrules.HealthStatus) kubeview.AppRow {
 	return kubeview.AppRow{Name: name, Namespace: ns, Image: "reg.example/" + name + ":" + version, Version: version,
-		Health: kubeview.Health{Status: h}, LastDeployed: testNow.Add(-time.Hour)}
+		Health: objrules.Health{Status: h}, LastDeployed: testNow.Add(-time.Hour)}
 }
 
 // matrixServer serves the three environments over rows.
@@ -84,10 +85,10 @@ func matrixServer(t *testing.T, rows []kubeview.AppRow) *testServer {
 
 func TestEnvMatrixPage(t *testing.T) {
 	ts := matrixServer(t, []kubeview.AppRow{
-		matrixRow("apps", "api", "1.5.0", kubeview.HealthHealthy),
-		matrixRow("apps", "worker", "1.5.0", kubeview.HealthHealthy),
-		matrixRow("infra", "api", "1.4.2", kubeview.HealthHealthy),
-		matrixRow("infra", "worker", "1.5.0", kubeview.HealthDegraded),
+		matrixRow("apps", "api", "1.5.0", objrules.HealthHealthy),
+		matrixRow("apps", "worker", "1.5.0", objrules.HealthHealthy),
+		matrixRow("infra", "api", "1.4.2", objrules.HealthHealthy),
+		matrixRow("infra", "worker", "1.5.0", objrules.HealthDegraded),
 	})
 	w := ts.get(t, paths.Environments(), nil)
 	if w.Code != 200 {
@@ -152,10 +153,10 @@ func TestEnvMatrixPage(t *testing.T) {
 
 func TestEnvMatrixFilters(t *testing.T) {
 	ts := matrixServer(t, []kubeview.AppRow{
-		matrixRow("apps", "api", "1.5.0", kubeview.HealthHealthy),
-		matrixRow("apps", "worker", "1.5.0", kubeview.HealthHealthy),
-		matrixRow("infra", "api", "1.4.2", kubeview.HealthHealthy),
-		matrixRow("infra", "worker", "1.5.0", kubeview.HealthDegraded),
+		matrixRow("apps", "api", "1.5.0", objrules.HealthHealthy),
+		matrixRow("apps", "worker", "1.5.0", objrules.HealthHealthy),
+		matrixRow("infra", "api", "1.4.2", objrules.HealthHealthy),
+		matrixRow("infra", "worker", "1.5.0", objrules.HealthDegraded),
 	})
 	tests := []struct {
 		q    url.Values
@@ -207,7 +208,7 @@ func TestEnvMatrixFilters(t *testing.T) {
 // back escaped.
 func TestEnvMatrixInjection(t *testing.T) {
 	const evil = `<script>alert(1)</script>`
-	ts := matrixServer(t, []kubeview.AppRow{matrixRow("apps", evil, evil, kubeview.HealthHealthy), matrixRow("infra", evil, "1", kubeview.HealthHealthy)})
+	ts := matrixServer(t, []kubeview.AppRow{matrixRow("apps", evil, evil, objrules.HealthHealthy), matrixRow("infra", evil, "1", objrules.HealthHealthy)})
 	body := ts.get(t, paths.Environments(), nil).Body.String()
 	if strings.Contains(body, evil) {
 		t.Errorf("GET /environments shows %s unescaped", evil)

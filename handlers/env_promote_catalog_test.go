@@ -16,7 +16,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/catalogtest"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -96,7 +96,7 @@ func TestPromoteWritesTheCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)[:2]
+			rows := promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy)[:2]
 			view := newFakeView(nil)
 			view.namespaces = []string{"dev-ns", "staging-ns"}
 			f := &promoteFixture{store: promotion.NewStore(fake.NewClientset().CoreV1(), "deploy-web", signtest.Keys()), audit: &memAudit{}}

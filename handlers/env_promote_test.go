@@ -18,6 +18,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/timeline"
@@ -92,14 +93,14 @@ func promoteTree() fstest.MapFS {
 
 // promoteRows: dev runs api 1.5.0 (deployed at deployed), the others
 // 1.2.0 for a day.
-func promoteRows(deployed time.Time, health kubeview.HealthStatus) []kubeview.AppRow {
-	row := func(ns, version string, at time.Time, h kubeview.HealthStatus) kubeview.AppRow {
+func promoteRows(deployed time.Time, health objrules.HealthStatus) []kubeview.AppRow {
+	row := func(ns, version string, at time.Time, h objrules.HealthStatus) kubeview.AppRow {
 		r := matrixRow(ns, "api", version, h)
 		r.Image, r.LastDeployed = "reg.example/acme/api:"+version, at
 		return r
 	}
-	return []kubeview.AppRow{row("dev-ns", "1.5.0", deployed, health), row("staging-ns", "1.2.0", testNow.Add(-24*time.Hour), kubeview.HealthHealthy),
-		row("prod-ns", "1.2.0", testNow.Add(-24*time.Hour), kubeview.HealthHealthy), row("qa-ns", "1.2.0", testNow.Add(-24*time.Hour), kubeview.HealthHealthy)}
+	return []kubeview.AppRow{row("dev-ns", "1.5.0", deployed, health), row("staging-ns", "1.2.0", testNow.Add(-24*time.Hour), objrules.HealthHealthy),
+		row("prod-ns", "1.2.0", testNow.Add(-24*time.Hour), objrules.HealthHealthy), row("qa-ns", "1.2.0", testNow.Add(-24*time.Hour), objrules.HealthHealthy)}
 }
 
 type promoteFixture struct {
@@ -206,7 +207,7 @@ func (f *promoteFixture) post(t *testing.T, target, body string) (int, promotion
 // exact version is committed to staging's own overlay (nothing else) and a
 // plan of staging starts; the record names the promoter.
 func TestPromoteIntoStaging(t *testing.T) {
-	f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy))
+	f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy))
 	f.as("dee", "deployers")
 	code, out, body := f.post(t, paths.APIEnvPromotions("staging"), `{"from": "dev", "app": "api", "reason": "ship it"}`)
 	if code != 200 || out.Decision != promotion.Perform || out.Commit == nil {
@@ -235,19 +236,19 @@ func TestPromoteRefusals(t *testing.T) {
 		// entries are dev's api's timeline (none: Healthy throughout).
 		entries []timeline.Entry
 	}{
-		{"younger than the soak", "dee", "deployers", promoteRows(testNow.Add(-5*time.Minute), kubeview.HealthHealthy),
+		{"younger than the soak", "dee", "deployers", promoteRows(testNow.Add(-5*time.Minute), objrules.HealthHealthy),
 			"staging", `{"from": "dev", "app": "api"}`, 422, "for 5m0s of the 10m0s soak", nil},
-		{"degraded source", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthDegraded),
+		{"degraded source", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), objrules.HealthDegraded),
 			"staging", `{"from": "dev", "app": "api"}`, 422, "1.5.0 is Degraded in dev", nil},
-		{"Degraded two minutes ago, recovered", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
+		{"Degraded two minutes ago, recovered", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy),
 			"staging", `{"from": "dev", "app": "api"}`, 422, "1.5.0 was Degraded in dev at 11:58:00 UTC for 40s: promotable at 12:08:40 UTC", degradedBand(testNow.Add(-2*time.Minute), 40*time.Second)},
-		{"a viewer", "vera", "viewers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
+		{"a viewer", "vera", "viewers", promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy),
 			"staging", `{"from": "dev", "app": "api"}`, 403, "", nil},
-		{"a deployer of another environment", "stan", "staging-deployers", promoteRows(testNow.Add(-25*time.Hour), kubeview.HealthHealthy),
+		{"a deployer of another environment", "stan", "staging-deployers", promoteRows(testNow.Add(-25*time.Hour), objrules.HealthHealthy),
 			"prod", `{"from": "staging", "app": "api"}`, 403, "", nil},
-		{"not the environment before", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
+		{"not the environment before", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy),
 			"prod", `{"from": "dev", "app": "api"}`, 400, "prod is promoted from staging", nil},
-		{"unknown field", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy),
+		{"unknown field", "dee", "deployers", promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy),
 			"staging", `{"from": "dev", "force": true}`, 400, "body:", nil},
 	}
 	for _, tt := range tests {
@@ -281,7 +282,7 @@ func degradedBand(from time.Time, d time.Duration) []timeline.Entry {
 // approval writes a review branch (never prod's own branch) and plans
 // nothing; each step is an audit record.
 func TestPromoteProtectedTwoPerson(t *testing.T) {
-	rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)
+	rows := promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy)
 	rows[1].Version, rows[1].Image = "1.5.0", "reg.example/acme/api:1.5.0" // staging runs 1.5.0 for a day
 	f := promoteServer(t, rows)
 	f.as("dee", "deployers")
@@ -367,7 +368,7 @@ func TestPromoteDialogGates(t *testing.T) {
 			if observed.IsZero() {
 				observed = testNow.Add(-48 * time.Hour)
 			}
-			f := promoteServerObserved(t, promoteRows(tt.deployed, kubeview.HealthHealthy), observed, tt.entries...)
+			f := promoteServerObserved(t, promoteRows(tt.deployed, objrules.HealthHealthy), observed, tt.entries...)
 			f.as(tt.sub, tt.group)
 			w := f.ts.get(t, paths.EnvPromote("staging", "dev", "api"), nil)
 			doc := parseHTML(t, w.Body.String())
@@ -395,7 +396,7 @@ func TestPromoteDialogGates(t *testing.T) {
 // TestPromoteReject: another approver rejects a request: nothing is
 // written, and the request cannot be approved afterwards.
 func TestPromoteReject(t *testing.T) {
-	rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)
+	rows := promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy)
 	rows[1].Version, rows[1].Image = "1.5.0", "reg.example/acme/api:1.5.0"
 	f := promoteServer(t, rows)
 	f.as("dee", "deployers")
@@ -434,7 +435,7 @@ func TestMatrixPromoteButtonsFollowRoles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.group, func(t *testing.T) {
-			f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy))
+			f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy))
 			f.as(tt.sub, tt.group)
 			targets := map[string]bool{}
 			for _, a := range byTestID(parseHTML(t, f.ts.get(t, paths.Environments(), nil).Body.String()), "matrix-promote") {
@@ -464,7 +465,7 @@ func TestMatrixPromoteButtonsFollowRoles(t *testing.T) {
 // the promotion commits an override in overlays/qa alone (gitops's
 // stayInEnv), and no other environment's render changes.
 func TestPromoteOverridesABase(t *testing.T) {
-	f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy))
+	f := promoteServer(t, promoteRows(testNow.Add(-time.Hour), objrules.HealthHealthy))
 	f.as("dee", "deployers")
 	code, _, body := f.post(t, paths.APIEnvPromotions("qa"), `{"from": "dev", "app": "api"}`)
 	if code != 200 {

@@ -290,7 +290,11 @@ func jsonProblem(err error) string {
 func (s *Server) addFreeze(ctx context.Context, g Freezes, q freezeRequest) (freeze.Freeze, error) {
 	f := q.freeze(ctx)
 	if err := f.Validate(); err != nil {
-		return f, badRequest("%s", err.Error())
+		var ie *freeze.InvalidError
+		if !errors.As(err, &ie) {
+			return f, err
+		}
+		return f, badRequest("%s", ie.Public())
 	}
 	if !f.End.After(g.Now()) {
 		return f, badRequest("freeze: end: %s is in the past", freezeTime(f.End))

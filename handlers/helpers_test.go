@@ -18,6 +18,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // testNow is the pinned clock of every test server.
@@ -135,7 +136,7 @@ func newFakeView(rows []kubeview.AppRow) *fakeView {
 }
 
 func countsOf(rows []kubeview.AppRow) kubeview.Counts {
-	c := kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
+	c := kubeview.Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
 	for _, r := range rows {
 		c.Fleet++
 		c.Total++

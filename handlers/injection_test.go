@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // injectionPayloads are strings an attacker who can name a cluster object,
@@ -64,7 +65,7 @@ func TestHTMLInjection(t *testing.T) {
 			row := kubeview.AppRow{
 				Name: p, Namespace: "apps", Image: "ghcr.io/x/y:" + p, Version: p,
 				Running:  []kubeview.VersionCount{{Version: p, Image: "ghcr.io/x/y:" + p, Ready: 1}},
-				Health:   kubeview.Health{Status: kubeview.HealthDegraded, Message: p},
+				Health:   objrules.Health{Status: objrules.HealthDegraded, Message: p},
 				Sync:     kubeview.Sync{Status: kubeview.SyncOutOfSync, Message: p},
 				Replicas: kubeview.Replicas{Desired: 1}, HasDeployment: true,
 			}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/gitops"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -35,7 +35,7 @@ func (s *Server) soakHistory(ctx context.Context, col gitops.Column, app string,
 // than Healthy included) or was drifted; cur is its cell now, the state
 // held where no entry says otherwise.
 func unsettled(entries []timeline.Entry, cur gitops.Cell, since, now time.Time) []gitops.Interval {
-	healthy := string(kubeview.HealthHealthy)
+	healthy := string(objrules.HealthHealthy)
 	var out []gitops.Interval
 	for _, sp := range timeline.Spans(entries, timeline.KindHealth, string(cur.Health.Status), since, now) {
 		switch {

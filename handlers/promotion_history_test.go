@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/timeline"
 )
@@ -23,7 +23,7 @@ func TestUnsettled(t *testing.T) {
 	flap.Count, flap.Last = 5, at(6)
 	flap.To = "Healthy" // Degraded -> Healthy folded: ends Healthy
 	flap.From = "Degraded"
-	healthy := promotion.Cell{Health: kubeview.Health{Status: kubeview.HealthHealthy}}
+	healthy := promotion.Cell{Health: objrules.Health{Status: objrules.HealthHealthy}}
 	tests := []struct {
 		name    string
 		entries []timeline.Entry
@@ -39,7 +39,7 @@ func TestUnsettled(t *testing.T) {
 			[]promotion.Interval{{From: at(0), To: at(4), State: "Degraded"}, {From: at(4), To: at(6), State: "flapping Degraded/Healthy"}}},
 		{"drift and back", []timeline.Entry{e(7, timeline.KindDrift, timeline.DriftClean, timeline.DriftDrifted), e(8, timeline.KindDrift, timeline.DriftDrifted, timeline.DriftClean)}, healthy,
 			[]promotion.Interval{{From: at(7), To: at(8), State: "drifted"}}},
-		{"no entry: the cell now", nil, promotion.Cell{Health: kubeview.Health{Status: kubeview.HealthDegraded}, Drift: 1},
+		{"no entry: the cell now", nil, promotion.Cell{Health: objrules.Health{Status: objrules.HealthDegraded}, Drift: 1},
 			[]promotion.Interval{{From: at(0), To: at(10), State: "Degraded"}, {From: at(0), To: at(10), State: "drifted"}}},
 		{"sync changes are not counted", []timeline.Entry{e(1, timeline.KindSync, "Synced", "OutOfSync")}, healthy, nil},
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/roles"
@@ -151,7 +152,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 		deadline := time.Now().Add(3 * time.Minute)
 		for {
 			row, ok := view.Row(ns, "api")
-			if ok && row.Version == tag && row.Health.Status == kubeview.HealthHealthy && !row.LastDeployed.IsZero() {
+			if ok && row.Version == tag && row.Health.Status == objrules.HealthHealthy && !row.LastDeployed.IsZero() {
 				return row
 			}
 			if time.Now().After(deadline) {
@@ -182,7 +183,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 		}
 		image, _, _ := unstructured.NestedString(live.Object, "spec", "image")
 		cell, ok := m.Cell("api", env.name)
-		if !ok || cell.Image != image || cell.Version != appcr.ParseImageRef(image).Tag || cell.Health.Status != kubeview.HealthHealthy {
+		if !ok || cell.Image != image || cell.Version != appcr.ParseImageRef(image).Tag || cell.Health.Status != objrules.HealthHealthy {
 			t.Errorf("matrix cell (api, %s) = %+v, want the live image %s, Healthy", env.name, cell, image)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
@@ -47,14 +48,14 @@ func TestFleetShowsOnlyVisibleApps(t *testing.T) {
 		wantItems      []string
 		wantTotal      int
 		wantContinue   string
-		wantCounts     map[kubeview.HealthStatus]int
+		wantCounts     map[objrules.HealthStatus]int
 		wantFleet      int
 	}{
-		{"deployer (scoped)", "", []string{"api", "web"}, 2, "", map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthProgressing: 1}, 2},
-		{"deployer (scoped)", "?health=Healthy", []string{"api"}, 1, "", map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthProgressing: 1}, 2},
-		{"deployer (scoped)", "?limit=1", []string{"api"}, 2, "vis.1", map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthProgressing: 1}, 2},
-		{"deployer (scoped)", "?limit=1&continue=vis.1", []string{"web"}, 2, "", map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthProgressing: 1}, 2},
-		{"viewer", "", []string{"api", "web", "cron"}, 3, "", map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthProgressing: 1, kubeview.HealthMissing: 1}, 3},
+		{"deployer (scoped)", "", []string{"api", "web"}, 2, "", map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthProgressing: 1}, 2},
+		{"deployer (scoped)", "?health=Healthy", []string{"api"}, 1, "", map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthProgressing: 1}, 2},
+		{"deployer (scoped)", "?limit=1", []string{"api"}, 2, "vis.1", map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthProgressing: 1}, 2},
+		{"deployer (scoped)", "?limit=1&continue=vis.1", []string{"web"}, 2, "", map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthProgressing: 1}, 2},
+		{"viewer", "", []string{"api", "web", "cron"}, 3, "", map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthProgressing: 1, objrules.HealthMissing: 1}, 3},
 	} {
 		ts := rolesServer(t, tt.persona)
 		w := ts.get(t, paths.APIApplications()+tt.query, nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/roles"
 )
 
@@ -87,7 +88,7 @@ func (v walkView) Row(ns, name string) (kubeview.AppRow, bool) {
 	if _, err := v.LookupApp(ns, name); err != nil {
 		return kubeview.AppRow{}, false
 	}
-	return kubeview.AppRow{Name: name, Namespace: ns, Version: "1.2.0", Health: kubeview.Health{Status: kubeview.HealthHealthy}}, true
+	return kubeview.AppRow{Name: name, Namespace: ns, Version: "1.2.0", Health: objrules.Health{Status: objrules.HealthHealthy}}, true
 }
 
 func (v walkView) Tree(ns, name string) (kubeview.Tree, error) {
@@ -107,7 +108,7 @@ func (v walkView) History(ns, name string) ([]kubeview.Release, error) {
 	}, nil
 }
 
-func (v walkView) DriftOf(uid string) []kubeview.DriftField { return nil }
+func (v walkView) DriftOf(uid string) []objrules.DriftField { return nil }
 
 // walkServer is a test server over walkView with rollback, sync and logs
 // configured and the walk's roles.

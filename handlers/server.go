@@ -27,6 +27,7 @@ import (
 	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/markdown"
@@ -47,7 +48,7 @@ type Fleet interface {
 	Events(ctx context.Context, namespace, uid string) (kubeview.EventList, error)
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
-	DriftOf(uid string) []kubeview.DriftField
+	DriftOf(uid string) []objrules.DriftField
 }
 
 // Releaser is the write seam: rollback and sync (implemented by package

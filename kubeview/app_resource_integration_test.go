@@ -17,6 +17,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // widgetResource is a second App CRD, of another group, version and kind
@@ -122,7 +123,7 @@ func TestAnotherAppResourceOnRealCluster(t *testing.T) {
 	}
 	key := ns + "/shop"
 	row := waitRow(ctx, t, view, key, "a row for the Widget", func(kubeview.AppRow) bool { return true })
-	if row.HasDeployment || row.Health.Status != kubeview.HealthMissing || row.Version != "1.2.0" {
+	if row.HasDeployment || row.Health.Status != objrules.HealthMissing || row.Version != "1.2.0" {
 		t.Errorf("row before the Deployment = health %s, HasDeployment %t, version %q; want Missing, false, 1.2.0", row.Health.Status, row.HasDeployment, row.Version)
 	}
 
@@ -139,7 +140,7 @@ func TestAnotherAppResourceOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	row = waitRow(ctx, t, view, key, "Healthy with its Deployment", func(r kubeview.AppRow) bool {
-		return r.HasDeployment && r.Health.Status == kubeview.HealthHealthy
+		return r.HasDeployment && r.Health.Status == objrules.HealthHealthy
 	})
 	if row.Sync.Status != kubeview.SyncSynced || row.Replicas.Ready != 1 {
 		t.Errorf("row = sync %s (%s), %d ready; want Synced, 1 ready", row.Sync.Status, row.Sync.Message, row.Replicas.Ready)
@@ -150,7 +151,7 @@ func TestAnotherAppResourceOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := tree.Nodes[0]
-	if root.Group != "example.com" || root.Kind != "Widget" || root.Health == nil || root.Health.Status != kubeview.HealthHealthy || root.Health.Message != "widget is ready" {
+	if root.Group != "example.com" || root.Kind != "Widget" || root.Health == nil || root.Health.Status != objrules.HealthHealthy || root.Health.Message != "widget is ready" {
 		t.Errorf("tree root = %s %s health %+v, want example.com Widget Healthy (widget is ready)", root.Group, root.Kind, root.Health)
 	}
 	var kinds []string

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"errors"
+	"github.com/hanzoai/deploy-web/objrules"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ const (
 // sorted by namespace and name.
 type Query struct {
 	Namespace string
-	Health    HealthStatus
+	Health    objrules.HealthStatus
 	Sync      SyncStatus
 	// Drift, when true, selects the Apps with drifted objects.
 	Drift bool
@@ -78,7 +79,7 @@ func (c *Cache) Applications(q Query) (Page, error) {
 		matched = make([]*fleetRow, 0, min(len(all), 1024))
 	}
 	if faceted {
-		counts = Counts{Fleet: counts.Fleet, Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}}
+		counts = Counts{Fleet: counts.Fleet, Health: map[objrules.HealthStatus]int{}, Sync: map[SyncStatus]int{}}
 	}
 	for _, r := range all {
 		if !faceted {
@@ -161,7 +162,7 @@ func (c *Counts) Add(o Counts) {
 	c.Total += o.Total
 	c.Drift += o.Drift
 	if c.Health == nil {
-		c.Health = map[HealthStatus]int{}
+		c.Health = map[objrules.HealthStatus]int{}
 	}
 	for h, n := range o.Health {
 		c.Health[h] += n
@@ -182,7 +183,7 @@ func CompareRows(sort string, a, b *AppRow) int {
 	first := 0
 	switch sort {
 	case SortHealth:
-		first = cmp.Compare(b.Health.Status.healthRank(), a.Health.Status.healthRank())
+		first = cmp.Compare(b.Health.Status.Rank(), a.Health.Status.Rank())
 	case SortDeployed:
 		first = b.LastDeployed.Compare(a.LastDeployed)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // checkRowJSON checks that every row of p written from its cached JSON is
@@ -92,7 +93,7 @@ func TestRowJSONFollowsChanges(t *testing.T) {
 	})
 	checkRowJSON(t, p)
 	// Pages of a filter and of a sort carry the same bytes.
-	for _, q := range []kubeview.Query{{Search: "W"}, {Sort: kubeview.SortHealth, Limit: 2}, {Namespace: "prod", Health: kubeview.HealthDegraded}} {
+	for _, q := range []kubeview.Query{{Search: "W"}, {Sort: kubeview.SortHealth, Limit: 2}, {Namespace: "prod", Health: objrules.HealthDegraded}} {
 		p, err := c.Applications(q)
 		if err != nil {
 			t.Fatal(err)

@@ -17,12 +17,13 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // genApp is a generated App with the row the cache should compute for it.
 type genApp struct {
 	fix      fixApp
-	health   kubeview.HealthStatus
+	health   objrules.HealthStatus
 	sync     kubeview.SyncStatus
 	deployed time.Time // zero without a Deployment
 }
@@ -46,24 +47,24 @@ func genFleet(n int) []genApp {
 		g := genApp{fix: f}
 		switch i % 5 {
 		case 0:
-			g.health, g.sync = kubeview.HealthHealthy, kubeview.SyncSynced
+			g.health, g.sync = objrules.HealthHealthy, kubeview.SyncSynced
 		case 1:
 			g.fix.replicas = 3
 			g.fix.versions = []fixVersion{{image: img(name, "1.1.0"), ready: 2}, {image: img(name, "1.2.0"), ready: 1}}
-			g.health, g.sync = kubeview.HealthProgressing, kubeview.SyncOutOfSync
+			g.health, g.sync = objrules.HealthProgressing, kubeview.SyncOutOfSync
 		case 2:
 			g.fix.dep = func(d *appsv1.Deployment) { d.Spec.Paused = true }
-			g.health, g.sync = kubeview.HealthSuspended, kubeview.SyncSynced
+			g.health, g.sync = objrules.HealthSuspended, kubeview.SyncSynced
 		case 3:
 			g.fix.noDeployment = true
-			g.health, g.sync = kubeview.HealthMissing, kubeview.SyncUnknown
+			g.health, g.sync = objrules.HealthMissing, kubeview.SyncUnknown
 		case 4:
 			g.fix.replicas = 3
 			g.fix.versions = []fixVersion{{image: img(name, "1.1.0"), ready: 3}, {image: img(name, "1.2.0"), notReady: 1}}
 			g.fix.dep = func(d *appsv1.Deployment) {
 				d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}
 			}
-			g.health, g.sync = kubeview.HealthDegraded, kubeview.SyncOutOfSync
+			g.health, g.sync = objrules.HealthDegraded, kubeview.SyncOutOfSync
 		}
 		if !g.fix.noDeployment {
 			g.deployed = g.fix.deployed
@@ -82,9 +83,9 @@ func genFixtures(gen []genApp) []fixApp {
 }
 
 // healthRankTest is HEALTH.md's order, best to worst.
-var healthRankTest = map[kubeview.HealthStatus]int{
-	kubeview.HealthHealthy: 0, kubeview.HealthSuspended: 1, kubeview.HealthProgressing: 2,
-	kubeview.HealthMissing: 3, kubeview.HealthDegraded: 4, kubeview.HealthUnknown: 5,
+var healthRankTest = map[objrules.HealthStatus]int{
+	objrules.HealthHealthy: 0, objrules.HealthSuspended: 1, objrules.HealthProgressing: 2,
+	objrules.HealthMissing: 3, objrules.HealthDegraded: 4, objrules.HealthUnknown: 5,
 }
 
 // wantQuery is the model of Applications: the keys of the apps q selects,
@@ -155,13 +156,13 @@ func TestApplicationsQuery(t *testing.T) {
 		{name: "everything by namespace then name", q: kubeview.Query{}, wantLen: -1},
 		{name: "namespace", q: kubeview.Query{Namespace: "stage"}, wantLen: -1},
 		{name: "unknown namespace", q: kubeview.Query{Namespace: "nope"}, wantLen: -1, empty: true},
-		{name: "health", q: kubeview.Query{Health: kubeview.HealthDegraded}, wantLen: -1},
+		{name: "health", q: kubeview.Query{Health: objrules.HealthDegraded}, wantLen: -1},
 		{name: "sync", q: kubeview.Query{Sync: kubeview.SyncOutOfSync}, wantLen: -1},
-		{name: "health and namespace", q: kubeview.Query{Health: kubeview.HealthMissing, Namespace: "dev"}, wantLen: -1},
+		{name: "health and namespace", q: kubeview.Query{Health: objrules.HealthMissing, Namespace: "dev"}, wantLen: -1},
 		{name: "search is case-insensitive", q: kubeview.Query{Search: "WEB"}, wantLen: -1},
 		{name: "search is a substring", q: kubeview.Query{Search: "er-00"}, wantLen: -1},
 		{name: "search matching nothing", q: kubeview.Query{Search: "zzz"}, wantLen: -1, empty: true},
-		{name: "all filters", q: kubeview.Query{Namespace: "prod", Health: kubeview.HealthHealthy, Sync: kubeview.SyncSynced, Search: "Api"}, wantLen: -1},
+		{name: "all filters", q: kubeview.Query{Namespace: "prod", Health: objrules.HealthHealthy, Sync: kubeview.SyncSynced, Search: "Api"}, wantLen: -1},
 		{name: "sort name", q: kubeview.Query{Sort: kubeview.SortName}, wantLen: -1},
 		{name: "sort health, worst first", q: kubeview.Query{Sort: kubeview.SortHealth}, wantLen: -1},
 		{name: "sort deployed, newest first", q: kubeview.Query{Sort: kubeview.SortDeployed}, wantLen: -1},
@@ -371,18 +372,18 @@ func TestApplicationsContinue(t *testing.T) {
 // that the fleet and package fleetset share.
 func TestListHelpers(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := func(cluster, ns, name string, h kubeview.HealthStatus, deployed int) *kubeview.AppRow {
-		return &kubeview.AppRow{Cluster: cluster, Namespace: ns, Name: name, Health: kubeview.Health{Status: h}, LastDeployed: t0.Add(time.Duration(deployed) * time.Hour)}
+	r := func(cluster, ns, name string, h objrules.HealthStatus, deployed int) *kubeview.AppRow {
+		return &kubeview.AppRow{Cluster: cluster, Namespace: ns, Name: name, Health: objrules.Health{Status: h}, LastDeployed: t0.Add(time.Duration(deployed) * time.Hour)}
 	}
 	order := []struct {
 		sort string
 		a, b *kubeview.AppRow
 		want int
 	}{
-		{kubeview.SortName, r("", "a", "z", kubeview.HealthDegraded, 0), r("", "b", "a", kubeview.HealthHealthy, 0), -1},
+		{kubeview.SortName, r("", "a", "z", objrules.HealthDegraded, 0), r("", "b", "a", objrules.HealthHealthy, 0), -1},
 		{kubeview.SortName, r("us", "a", "x", "", 0), r("eu", "a", "x", "", 0), 1},
-		{kubeview.SortHealth, r("", "b", "b", kubeview.HealthDegraded, 0), r("", "a", "a", kubeview.HealthHealthy, 0), -1},
-		{kubeview.SortHealth, r("", "b", "b", kubeview.HealthHealthy, 0), r("", "a", "a", kubeview.HealthHealthy, 0), 1},
+		{kubeview.SortHealth, r("", "b", "b", objrules.HealthDegraded, 0), r("", "a", "a", objrules.HealthHealthy, 0), -1},
+		{kubeview.SortHealth, r("", "b", "b", objrules.HealthHealthy, 0), r("", "a", "a", objrules.HealthHealthy, 0), 1},
 		{kubeview.SortDeployed, r("", "b", "b", "", 2), r("", "a", "a", "", 1), -1},
 		{kubeview.SortDeployed, r("", "a", "a", "", 1), r("", "a", "a", "", 1), 0},
 	}
@@ -400,9 +401,9 @@ func TestListHelpers(t *testing.T) {
 		}
 	}
 	var c kubeview.Counts
-	c.Add(kubeview.Counts{Fleet: 9, Total: 3, Drift: 1, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 2}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}})
-	c.Add(kubeview.Counts{Fleet: 9, Total: 2, Drift: 2, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 1, kubeview.HealthDegraded: 1}})
-	want := kubeview.Counts{Total: 5, Drift: 3, Health: map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3, kubeview.HealthDegraded: 1}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}}
+	c.Add(kubeview.Counts{Fleet: 9, Total: 3, Drift: 1, Health: map[objrules.HealthStatus]int{objrules.HealthHealthy: 2}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}})
+	c.Add(kubeview.Counts{Fleet: 9, Total: 2, Drift: 2, Health: map[objrules.HealthStatus]int{objrules.HealthHealthy: 1, objrules.HealthDegraded: 1}})
+	want := kubeview.Counts{Total: 5, Drift: 3, Health: map[objrules.HealthStatus]int{objrules.HealthHealthy: 3, objrules.HealthDegraded: 1}, Sync: map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3}}
 	if diff := gocmp.Diff(want, c); diff != "" {
 		t.Errorf("Counts.Add (-want +got):\n%s", diff)
 	}

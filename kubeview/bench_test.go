@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // benchNamespaces are the platform namespaces of the benchmark fleets.
@@ -165,7 +166,7 @@ func measureCacheMemory(n int, realistic bool) cacheMemory {
 	}
 	took := time.Since(start)
 	h2 := heapInUse()
-	p, err := c.Applications(kubeview.Query{Health: kubeview.HealthHealthy})
+	p, err := c.Applications(kubeview.Query{Health: objrules.HealthHealthy})
 	if err == nil && (p.Counts.Total != n || p.Matched != n*8/10) {
 		err = fmt.Errorf("Applications() = %d rows, %d Healthy, want %d, %d", p.Counts.Total, p.Matched, n, n*8/10)
 	}
@@ -262,7 +263,7 @@ func BenchmarkApplicationsFiltered(b *testing.B) {
 	b.Run("apps=10000", func(b *testing.B) {
 		// App i is Degraded when i%10 == 2 and a "web-" when i%4 == 0:
 		// both hold for i%20 == 12, 500 Apps of 10,000.
-		benchQuery(b, 10000, kubeview.Query{Health: kubeview.HealthDegraded, Search: "WEB"}, 500)
+		benchQuery(b, 10000, kubeview.Query{Health: objrules.HealthDegraded, Search: "WEB"}, 500)
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // Index names of every cached kind.
@@ -105,13 +106,13 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		opts.ProbeInterval = 5 * time.Second
 	}
 	if len(opts.OperatorManagers) == 0 {
-		opts.OperatorManagers = []string{DefaultOperatorManager}
+		opts.OperatorManagers = []string{objrules.DefaultOperatorManager}
 	}
 	c := &Cache{
 		opts: opts, log: log.With("component", "kubeview"), cs: cs, dyn: dyn,
 		ns: map[string]*nsCache{}, forbidden: map[string]string{},
 		lastEvent: map[string]*atomic.Int64{},
-		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
+		drift:     &driftStore{byUID: map[types.UID][]objrules.DriftField{}},
 		intern:    newInterner(),
 	}
 	c.fleet = newFleet(c)
@@ -348,7 +349,7 @@ func (c *Cache) transform(obj any) (any, error) {
 			}
 			return u
 		}
-		c.drift.set(m.GetUID(), Drift(kindName(obj), m.GetManagedFields(), content, DriftRules{OperatorManagers: c.opts.OperatorManagers}))
+		c.drift.set(m.GetUID(), objrules.Drift(kindName(obj), m.GetManagedFields(), content, objrules.DriftRules{OperatorManagers: c.opts.OperatorManagers}))
 	}
 	return c.strip(obj)
 }
@@ -370,10 +371,10 @@ func (c *Cache) strip(obj any) (any, error) {
 // have none.
 func (c *Cache) appTransform(obj any) (any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		var d []DriftField
+		var d []objrules.DriftField
 		entries := u.GetManagedFields()
 		if engineApplied(entries) {
-			d = Drift("App", entries, func() map[string]any { return u.Object }, DriftRules{OperatorManagers: []string{appcr.FieldManager}})
+			d = objrules.Drift("App", entries, func() map[string]any { return u.Object }, objrules.DriftRules{OperatorManagers: []string{appcr.FieldManager}})
 		}
 		c.drift.set(u.GetUID(), d)
 	}
@@ -394,7 +395,7 @@ func engineApplied(entries []metav1.ManagedFieldsEntry) bool {
 // driftKind reports whether obj is of a registry kind that can drift (not
 // a derived Pod or ReplicaSet).
 func driftKind(obj any) bool {
-	return !derivedKind(kindName(obj))
+	return !objrules.DerivedKind(kindName(obj))
 }
 
 // kindName is the Go type name of a typed object: its kind.
@@ -410,10 +411,10 @@ func kindName(obj any) string {
 // object without drift has no entry.
 type driftStore struct {
 	mu    sync.RWMutex
-	byUID map[types.UID][]DriftField
+	byUID map[types.UID][]objrules.DriftField
 }
 
-func (s *driftStore) set(uid types.UID, d []DriftField) {
+func (s *driftStore) set(uid types.UID, d []objrules.DriftField) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(d) == 0 {
@@ -423,7 +424,7 @@ func (s *driftStore) set(uid types.UID, d []DriftField) {
 	s.byUID[uid] = d
 }
 
-func (s *driftStore) get(uid types.UID) []DriftField {
+func (s *driftStore) get(uid types.UID) []objrules.DriftField {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.byUID[uid]
@@ -439,7 +440,7 @@ func (s *driftStore) forget(obj any) {
 }
 
 // driftOf returns the drift summary of a cached object (nil when none).
-func (c *Cache) driftOf(uid types.UID) []DriftField { return c.drift.get(uid) }
+func (c *Cache) driftOf(uid types.UID) []objrules.DriftField { return c.drift.get(uid) }
 
 func kindOf(groupKind string) string {
 	for i := len(groupKind) - 1; i >= 0; i-- {
@@ -466,4 +467,4 @@ func isNilInterface(v any) bool {
 // DriftOf returns the drift summary of a cached object of the kind
 // registry by UID, sorted by path (nil when none). The App CR itself has
 // none: it is the desired state.
-func (c *Cache) DriftOf(uid string) []DriftField { return c.drift.get(types.UID(uid)) }
+func (c *Cache) DriftOf(uid string) []objrules.DriftField { return c.drift.get(types.UID(uid)) }

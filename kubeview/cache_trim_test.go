@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 var trimT0 = metav1.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
@@ -198,7 +199,7 @@ func TestStripApp(t *testing.T) {
 	gv := schema.GroupVersion{Group: "hanzo.ai", Version: "v1"}
 	u.SetDeletionTimestamp(nil)
 	lean := leanApp(u)
-	if got, want := AppCRHealth(lean, gv), AppCRHealth(u, gv); got != want {
+	if got, want := objrules.AppCRHealth(lean, gv), objrules.AppCRHealth(u, gv); got != want {
 		t.Errorf("AppCRHealth(stripped) = %+v, want %+v", got, want)
 	}
 }
@@ -267,8 +268,8 @@ func TestStripKeepsWhatPagesRead(t *testing.T) {
 				t.Errorf("stripped HPA keeps metrics: spec %v, status %v", hpa.Spec.Metrics, hpa.Status.CurrentMetrics)
 			}
 			k, _ := LookupKind(kindGroup(kind), kind)
-			wantH, wantOK := HealthOf(full)
-			gotH, gotOK := HealthOf(lean)
+			wantH, wantOK := objrules.HealthOf(full)
+			gotH, gotOK := objrules.HealthOf(lean)
 			if gotH != wantH || gotOK != wantOK {
 				t.Errorf("HealthOf(stripped) = %+v, %v, want %+v, %v", gotH, gotOK, wantH, wantOK)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/operator"
 )
 
@@ -140,7 +141,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	}
 	// expect waits until every object's drift is exactly want (paths,
 	// managers, operations and live values; times are the server's).
-	expect := func(step string, want map[string][]kubeview.DriftField) {
+	expect := func(step string, want map[string][]objrules.DriftField) {
 		t.Helper()
 		n := 0 // drifted objects of web
 		for key := range want {
@@ -153,7 +154,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 		for {
 			diff = ""
 			for key, id := range objects {
-				if d := cmp.Diff(want[key], view.DriftOf(id), cmpopts.IgnoreFields(kubeview.DriftField{}, "Time"), cmpopts.IgnoreUnexported(kubeview.DriftField{}), cmpopts.EquateEmpty()); d != "" {
+				if d := cmp.Diff(want[key], view.DriftOf(id), cmpopts.IgnoreFields(objrules.DriftField{}, "Time"), cmpopts.IgnoreUnexported(objrules.DriftField{}), cmpopts.EquateEmpty()); d != "" {
 					diff += key + ": " + d
 				}
 			}
@@ -181,20 +182,20 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	}
 
 	kubectl("set", "env", "deployment/web", "EXTRA_FLAG=1")
-	expect("kubectl set env", map[string][]kubeview.DriftField{"Deployment/web": {{
+	expect("kubectl set env", map[string][]objrules.DriftField{"Deployment/web": {{
 		Path: "spec.template.spec.containers[name=web].env[name=EXTRA_FLAG]", Manager: "kubectl-set", Operation: "Update", Live: `{"name":"EXTRA_FLAG","value":"1"}`}}})
 	kubectl("set", "env", "deployment/web", "EXTRA_FLAG-")
 	expect("kubectl set env undone", nil)
 
 	kubectl("scale", "deployment/web", "--replicas=4")
-	expect("kubectl scale", map[string][]kubeview.DriftField{"Deployment/web": {{
+	expect("kubectl scale", map[string][]objrules.DriftField{"Deployment/web": {{
 		Path: "spec.replicas", Manager: "kubectl", Operation: "Update", Live: "4"}}})
 	render(web) // the operator's next apply takes spec.replicas back
 	expect("kubectl scale undone by the operator", nil)
 
 	kubectl("annotate", "deployment/web", "team.example.com/owner=ops")
 	kubectl("label", "service/web", "tier=front")
-	expect("kubectl annotate and label", map[string][]kubeview.DriftField{
+	expect("kubectl annotate and label", map[string][]objrules.DriftField{
 		"Deployment/web": {{Path: `metadata.annotations["team.example.com/owner"]`, Manager: "kubectl-annotate", Operation: "Update", Live: `"ops"`}},
 		"Service/web":    {{Path: "metadata.labels.tier", Manager: "kubectl-label", Operation: "Update", Live: `"front"`}},
 	})
@@ -208,7 +209,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	}
 	t.Setenv("KUBE_EDITOR", editor)
 	kubectl("edit", "deployment/web")
-	expect("kubectl edit", map[string][]kubeview.DriftField{"Deployment/web": {{
+	expect("kubectl edit", map[string][]objrules.DriftField{"Deployment/web": {{
 		Path: "spec.revisionHistoryLimit", Manager: "kubectl-edit", Operation: "Update", Live: "5"}}})
 	render(web)
 	expect("kubectl edit undone by the operator", nil)
@@ -217,7 +218,7 @@ func TestHandDriftOnRealCluster(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Apply(ctx, corev1ac.ConfigMap("web", ns).WithData(map[string]string{"extra": "yes"}), other); err != nil {
 		t.Fatal(err)
 	}
-	expect("server-side apply by another manager", map[string][]kubeview.DriftField{"ConfigMap/web": {{
+	expect("server-side apply by another manager", map[string][]objrules.DriftField{"ConfigMap/web": {{
 		Path: "data.extra", Manager: "other-tool", Operation: "Apply", Live: `"yes"`}}})
 	if _, err := cs.CoreV1().ConfigMaps(ns).Apply(ctx, corev1ac.ConfigMap("web", ns), other); err != nil {
 		t.Fatal(err)

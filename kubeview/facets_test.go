@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // facetFleet returns a cache whose application list holds rows, as the
@@ -21,7 +22,7 @@ func facetFleet(rows []AppRow) *Cache {
 }
 
 func nonZeroCounts(c Counts) Counts {
-	out := Counts{Fleet: c.Fleet, Total: c.Total, Drift: c.Drift, Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}}
+	out := Counts{Fleet: c.Fleet, Total: c.Total, Drift: c.Drift, Health: map[objrules.HealthStatus]int{}, Sync: map[SyncStatus]int{}}
 	for k, v := range c.Health {
 		if v != 0 {
 			out.Health[k] = v
@@ -38,11 +39,11 @@ func nonZeroCounts(c Counts) Counts {
 // TestApplicationsFacetCounts checks that each facet counts the Apps that
 // match every other active filter: namespace, search and the other facets.
 func TestApplicationsFacetCounts(t *testing.T) {
-	row := func(ns, name string, h HealthStatus, s SyncStatus, drift int) AppRow {
-		return AppRow{Namespace: ns, Name: name, Health: Health{Status: h}, Sync: Sync{Status: s, Drifted: drift > 0}, Drift: drift}
+	row := func(ns, name string, h objrules.HealthStatus, s SyncStatus, drift int) AppRow {
+		return AppRow{Namespace: ns, Name: name, Health: objrules.Health{Status: h}, Sync: Sync{Status: s, Drifted: drift > 0}, Drift: drift}
 	}
 	const (
-		H, P, D, M = HealthHealthy, HealthProgressing, HealthDegraded, HealthMissing
+		H, P, D, M = objrules.HealthHealthy, objrules.HealthProgressing, objrules.HealthDegraded, objrules.HealthMissing
 		S, O, U    = SyncSynced, SyncOutOfSync, SyncUnknown
 	)
 	c := facetFleet([]AppRow{
@@ -54,7 +55,7 @@ func TestApplicationsFacetCounts(t *testing.T) {
 		row("payments", "ledger", D, O, 1),
 		row("payments", "reports", M, U, 0),
 	})
-	type hm = map[HealthStatus]int
+	type hm = map[objrules.HealthStatus]int
 	type sm = map[SyncStatus]int
 	tests := []struct {
 		name        string

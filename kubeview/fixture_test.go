@@ -31,6 +31,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // fixT0 is the creation time of every fixture unless a fixture says otherwise.
@@ -415,7 +416,7 @@ func findRow(p kubeview.Page, key string) (kubeview.AppRow, bool) {
 
 // recount counts rows by health and sync, as the fleet counts should be.
 func recount(rows []kubeview.AppRow) kubeview.Counts {
-	c := kubeview.Counts{Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
+	c := kubeview.Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
 	for _, r := range rows {
 		c.Total++
 		c.Health[r.Health.Status]++
@@ -427,7 +428,7 @@ func recount(rows []kubeview.AppRow) kubeview.Counts {
 // nonZero drops the zero entries of counts, which the fleet keeps after a
 // bucket empties, so that counts compare by value.
 func nonZero(c kubeview.Counts) kubeview.Counts {
-	out := kubeview.Counts{Total: c.Total, Health: map[kubeview.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
+	out := kubeview.Counts{Total: c.Total, Health: map[objrules.HealthStatus]int{}, Sync: map[kubeview.SyncStatus]int{}}
 	for k, v := range c.Health {
 		if v != 0 {
 			out.Health[k] = v

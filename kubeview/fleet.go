@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/appcr"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // SyncStatus is the sync verdict of an App.
@@ -64,17 +65,17 @@ type AppRow struct {
 	// Cluster names the cluster the App lives in; kubeview reads one
 	// cluster and leaves it empty, the layer over several clusters
 	// (package fleetset) sets it.
-	Cluster      string         `json:"cluster"`
-	Name         string         `json:"name"`
-	Namespace    string         `json:"namespace"`
-	Image        string         `json:"image"`
-	Version      string         `json:"version"`
-	Running      []VersionCount `json:"running"`
-	Health       Health         `json:"health"`
-	Sync         Sync           `json:"sync"`
-	Replicas     Replicas       `json:"replicas"`
-	LastDeployed time.Time      `json:"lastDeployedAt,omitzero"`
-	Created      time.Time      `json:"createdAt"`
+	Cluster      string          `json:"cluster"`
+	Name         string          `json:"name"`
+	Namespace    string          `json:"namespace"`
+	Image        string          `json:"image"`
+	Version      string          `json:"version"`
+	Running      []VersionCount  `json:"running"`
+	Health       objrules.Health `json:"health"`
+	Sync         Sync            `json:"sync"`
+	Replicas     Replicas        `json:"replicas"`
+	LastDeployed time.Time       `json:"lastDeployedAt,omitzero"`
+	Created      time.Time       `json:"createdAt"`
 	// Drift is the number of the App's objects with fields changed outside
 	// its operator (see Drift); Sync.Drifted says the same as a flag.
 	Drift         int  `json:"drift"`
@@ -107,7 +108,7 @@ type Counts struct {
 	Total int `json:"total"`
 	// Health counts per health status the Apps in scope that match the sync
 	// and drift filters.
-	Health map[HealthStatus]int `json:"health"`
+	Health map[objrules.HealthStatus]int `json:"health"`
 	// Sync counts per sync status the Apps in scope that match the health
 	// and drift filters.
 	Sync map[SyncStatus]int `json:"sync"`
@@ -120,7 +121,7 @@ type Counts struct {
 }
 
 func (c Counts) clone() Counts {
-	out := Counts{Fleet: c.Fleet, Total: c.Total, Drift: c.Drift, Health: make(map[HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
+	out := Counts{Fleet: c.Fleet, Total: c.Total, Drift: c.Drift, Health: make(map[objrules.HealthStatus]int, len(c.Health)), Sync: make(map[SyncStatus]int, len(c.Sync))}
 	for k, v := range c.Health {
 		out.Health[k] = v
 	}
@@ -176,7 +177,7 @@ func newFleet(c *Cache) *fleet {
 	return &fleet{
 		c: c, dirty: map[string]struct{}{}, notify: make(chan struct{}, 1),
 		rows:    map[string]*fleetRow{},
-		counts:  Counts{Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}},
+		counts:  Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[SyncStatus]int{}},
 		changed: make(chan struct{}),
 		touched: touchedApps{c: make(chan struct{}, 1), keys: map[string]struct{}{}},
 	}
@@ -431,7 +432,7 @@ func rowEqual(a, b *AppRow) bool {
 type objectSource interface {
 	byIndex(ns, groupKind, index, value string) []any
 	get(ns, groupKind, name string) any
-	driftOf(uid types.UID) []DriftField
+	driftOf(uid types.UID) []objrules.DriftField
 }
 
 // child is a depth-1 child of an App with its registry kind.
@@ -489,7 +490,7 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 	}
 	// The App CR goes last, so that the message names the workload first
 	// (its reason is the more useful one; the CR usually echoes it).
-	var items []HealthItem
+	var items []objrules.HealthItem
 	kids := children(app, src)
 	dep := appDeployment(kids, row.Name)
 	if len(src.driftOf(app.GetUID())) > 0 {
@@ -503,15 +504,15 @@ func buildRow(app *unstructured.Unstructured, src objectSource, appGV schema.Gro
 		if !ok {
 			continue
 		}
-		h, ok := HealthOf(obj)
+		h, ok := objrules.HealthOf(obj)
 		if !ok {
 			continue
 		}
-		items = append(items, HealthItem{Group: ch.kind.Group, Kind: ch.kind.Kind, Namespace: ch.obj.GetNamespace(), Name: ch.obj.GetName(), Health: h})
+		items = append(items, objrules.HealthItem{Group: ch.kind.Group, Kind: ch.kind.Kind, Namespace: ch.obj.GetNamespace(), Name: ch.obj.GetName(), Health: h})
 	}
-	items = append(items, HealthItem{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: AppCRHealth(app, appGV)})
+	items = append(items, objrules.HealthItem{Group: app.GroupVersionKind().Group, Kind: app.GetKind(), Namespace: row.Namespace, Name: row.Name, Health: objrules.AppCRHealth(app, appGV)})
 	row.HasDeployment = dep != nil
-	row.Health = AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
+	row.Health = objrules.AggregateHealth(items, dep != nil, "apps/Deployment:"+row.Namespace+"/"+row.Name)
 	if dep == nil {
 		row.Sync = Sync{Status: SyncUnknown, Message: "the App has no Deployment", Drifted: row.Drift > 0}
 		row.Running = []VersionCount{}

@@ -1,6 +1,7 @@
 package kubeview
 
 import (
+	"github.com/hanzoai/deploy-web/objrules"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ func TestMergeRowsMatchesFullSort(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 17))
 			f := newFleet(&Cache{})
 			namespaces := []string{"a", "a-b", "b", "payments"}
-			healths := []HealthStatus{HealthHealthy, HealthDegraded, HealthProgressing}
+			healths := []objrules.HealthStatus{objrules.HealthHealthy, objrules.HealthDegraded, objrules.HealthProgressing}
 			for step := range 200 {
 				before := f.sorted
 				kept := slices.Clone(before)
@@ -57,7 +58,7 @@ func TestMergeRowsMatchesFullSort(t *testing.T) {
 				if !slices.Equal(before, kept) {
 					t.Fatalf("step %d: the snapshot taken before the batch changed", step)
 				}
-				recount := Counts{Health: map[HealthStatus]int{}, Sync: map[SyncStatus]int{}}
+				recount := Counts{Health: map[objrules.HealthStatus]int{}, Sync: map[SyncStatus]int{}}
 				for _, r := range f.rows {
 					recount.add(&r.AppRow, 1)
 				}

@@ -16,11 +16,12 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // rowView is the part of a row the fleet tests compare.
 type rowView struct {
-	Health        kubeview.HealthStatus
+	Health        objrules.HealthStatus
 	Sync          kubeview.SyncStatus
 	Version       string
 	Running       string
@@ -46,12 +47,12 @@ func TestApplicationsRows(t *testing.T) {
 		{
 			name: "healthy and synced",
 			fix:  fixApp{ns: "prod", name: "web", extras: true},
-			want: rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want: rowView{objrules.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 		},
 		{
 			name: "same name in another platform namespace is another row",
 			fix:  fixApp{ns: "stage", name: "web", image: img("web", "1.3.0")},
-			want: rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.3.0", "1.3.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want: rowView{objrules.HealthHealthy, kubeview.SyncSynced, "1.3.0", "1.3.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 		},
 		{
 			name: "rollout in progress runs two versions",
@@ -60,7 +61,7 @@ func TestApplicationsRows(t *testing.T) {
 				dep: func(d *appsv1.Deployment) {
 					d.Status.Conditions[1].Reason = "ReplicaSetUpdated"
 				}},
-			want:       rowView{kubeview.HealthProgressing, kubeview.SyncOutOfSync, "1.2.0", "1.1.0 (2) -> 1.2.0 (1)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 1, Available: 3}, true},
+			want:       rowView{objrules.HealthProgressing, kubeview.SyncOutOfSync, "1.2.0", "1.1.0 (2) -> 1.2.0 (1)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 1, Available: 3}, true},
 			wantHealth: "apps/Deployment:prod/api",
 			wantSync:   "1 of 3 replicas updated",
 		},
@@ -68,19 +69,19 @@ func TestApplicationsRows(t *testing.T) {
 			name: "declared image differs from the template",
 			fix: fixApp{ns: "prod", name: "billing", image: img("billing", "1.3.0"),
 				versions: []fixVersion{{image: img("billing", "1.2.0"), ready: 3}}},
-			want:     rowView{kubeview.HealthHealthy, kubeview.SyncOutOfSync, "1.3.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:     rowView{objrules.HealthHealthy, kubeview.SyncOutOfSync, "1.3.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantSync: "the App declares registry.test/billing:1.3.0",
 		},
 		{
 			name:       "paused Deployment",
 			fix:        fixApp{ns: "prod", name: "batch", dep: func(d *appsv1.Deployment) { d.Spec.Paused = true }},
-			want:       rowView{kubeview.HealthSuspended, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:       rowView{objrules.HealthSuspended, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantHealth: "apps/Deployment:prod/batch",
 		},
 		{
 			name:       "no Deployment",
 			fix:        fixApp{ns: "prod", name: "ghost", noDeployment: true},
-			want:       rowView{kubeview.HealthMissing, kubeview.SyncUnknown, "1.2.0", "", kubeview.Replicas{}, false},
+			want:       rowView{objrules.HealthMissing, kubeview.SyncUnknown, "1.2.0", "", kubeview.Replicas{}, false},
 			wantHealth: "apps/Deployment:prod/ghost does not exist",
 			wantSync:   "no Deployment",
 		},
@@ -92,13 +93,13 @@ func TestApplicationsRows(t *testing.T) {
 					d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 						Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "stuck" has timed out progressing.`}
 				}},
-			want:       rowView{kubeview.HealthDegraded, kubeview.SyncOutOfSync, "1.2.0", "1.1.0 (3) -> 1.2.0 (0)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 1, Available: 3}, true},
+			want:       rowView{objrules.HealthDegraded, kubeview.SyncOutOfSync, "1.2.0", "1.1.0 (3) -> 1.2.0 (0)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 1, Available: 3}, true},
 			wantHealth: "apps/Deployment:prod/stuck",
 		},
 		{
 			name:        "children without ownerReference matched by name",
 			fix:         fixApp{ns: "prod", name: "legacy", orphan: true},
-			want:        rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:        rowView{objrules.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantDeploys: fixT0,
 		},
 		{
@@ -108,7 +109,7 @@ func TestApplicationsRows(t *testing.T) {
 					d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Name: "hijacked", UID: "uid-rollout", Controller: new(true)}}
 				}
 			}},
-			want:       rowView{kubeview.HealthMissing, kubeview.SyncUnknown, "1.2.0", "", kubeview.Replicas{}, false},
+			want:       rowView{objrules.HealthMissing, kubeview.SyncUnknown, "1.2.0", "", kubeview.Replicas{}, false},
 			wantHealth: "does not exist",
 		},
 		{
@@ -118,13 +119,13 @@ func TestApplicationsRows(t *testing.T) {
 					"type": "Ready", "status": "False", "reason": "ReconcileFailed", "message": "quota exceeded",
 				}}, "status", "conditions")
 			}},
-			want:       rowView{kubeview.HealthDegraded, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:       rowView{objrules.HealthDegraded, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantHealth: "hanzo.ai/App:prod/broken",
 		},
 		{
 			name:       "App CR generation not observed",
 			fix:        fixApp{ns: "prod", name: "pending", app: func(u *unstructured.Unstructured) { u.SetGeneration(2) }},
-			want:       rowView{kubeview.HealthProgressing, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:       rowView{objrules.HealthProgressing, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantHealth: "operator has not observed generation 2",
 		},
 		{
@@ -135,7 +136,7 @@ func TestApplicationsRows(t *testing.T) {
 						Status: corev1.ConditionFalse, Reason: "FailedGetResourceMetric", Message: "no metrics"}
 				}
 			}},
-			want:       rowView{kubeview.HealthDegraded, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want:       rowView{objrules.HealthDegraded, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 			wantHealth: "autoscaling/HorizontalPodAutoscaler:prod/scaler (no metrics)",
 		},
 		{
@@ -159,7 +160,7 @@ func TestApplicationsRows(t *testing.T) {
 				}},
 			// The fixture's Deployment status still says 3 ready: only the
 			// pod changed, and the row counts ready pods for the version.
-			want: rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (2)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
+			want: rowView{objrules.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (2)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true},
 		},
 	}
 
@@ -242,7 +243,7 @@ func crashLoop(p *corev1.Pod) {
 	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	p.Status.Conditions[0].Status = corev1.ConditionFalse
 	p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s"}}
-	if h, _ := kubeview.HealthOf(p); h.Status != kubeview.HealthDegraded {
+	if h, _ := objrules.HealthOf(p); h.Status != objrules.HealthDegraded {
 		panic("crashLoop: pod health " + string(h.Status))
 	}
 }
@@ -275,12 +276,12 @@ func TestApplicationsFollowEvents(t *testing.T) {
 			t.Errorf("Page.Counts differ from a recount of the rows (-recount +counts):\n%s", diff)
 		}
 	}
-	counts := func(total int, health map[kubeview.HealthStatus]int, sync map[kubeview.SyncStatus]int) kubeview.Counts {
+	counts := func(total int, health map[objrules.HealthStatus]int, sync map[kubeview.SyncStatus]int) kubeview.Counts {
 		return kubeview.Counts{Total: total, Health: health, Sync: sync}
 	}
 
 	checkCounts(t, page(t), counts(4,
-		map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3, kubeview.HealthMissing: 1},
+		map[objrules.HealthStatus]int{objrules.HealthHealthy: 3, objrules.HealthMissing: 1},
 		map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3, kubeview.SyncUnknown: 1}))
 
 	t.Run("Deployment status update changes one row", func(t *testing.T) {
@@ -302,7 +303,7 @@ func TestApplicationsFollowEvents(t *testing.T) {
 		}
 		p := waitPage(t, c, kubeview.Query{}, "web Degraded", func(p kubeview.Page) bool {
 			r, ok := findRow(p, web.key())
-			return ok && r.Health.Status == kubeview.HealthDegraded
+			return ok && r.Health.Status == objrules.HealthDegraded
 		})
 		if got, want := p.Version, before.Version+1; got != want {
 			t.Errorf("Page.Version = %d, want %d (one row changed, nothing recomputed else)", got, want)
@@ -325,7 +326,7 @@ func TestApplicationsFollowEvents(t *testing.T) {
 			}
 		}
 		checkCounts(t, p, counts(4,
-			map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 2, kubeview.HealthDegraded: 1, kubeview.HealthMissing: 1},
+			map[objrules.HealthStatus]int{objrules.HealthHealthy: 2, objrules.HealthDegraded: 1, objrules.HealthMissing: 1},
 			map[kubeview.SyncStatus]int{kubeview.SyncSynced: 2, kubeview.SyncOutOfSync: 1, kubeview.SyncUnknown: 1}))
 	})
 
@@ -364,14 +365,14 @@ func TestApplicationsFollowEvents(t *testing.T) {
 		}
 		p := waitPage(t, c, kubeview.Query{}, "ghost Healthy with 3 ready pods", func(p kubeview.Page) bool {
 			r, ok := findRow(p, ghost.key())
-			return ok && r.Health.Status == kubeview.HealthHealthy && r.RunningSummary() == "1.2.0 (3)"
+			return ok && r.Health.Status == objrules.HealthHealthy && r.RunningSummary() == "1.2.0 (3)"
 		})
 		r, _ := findRow(p, ghost.key())
-		if diff := cmp.Diff(rowView{kubeview.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true}, viewOf(r)); diff != "" {
+		if diff := cmp.Diff(rowView{objrules.HealthHealthy, kubeview.SyncSynced, "1.2.0", "1.2.0 (3)", kubeview.Replicas{Desired: 3, Ready: 3, Updated: 3, Available: 3}, true}, viewOf(r)); diff != "" {
 			t.Errorf("row %s mismatch (-want +got):\n%s", ghost.key(), diff)
 		}
 		checkCounts(t, p, counts(4,
-			map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3, kubeview.HealthDegraded: 1},
+			map[objrules.HealthStatus]int{objrules.HealthHealthy: 3, objrules.HealthDegraded: 1},
 			map[kubeview.SyncStatus]int{kubeview.SyncSynced: 3, kubeview.SyncOutOfSync: 1}))
 	})
 
@@ -418,7 +419,7 @@ func TestApplicationsFollowEvents(t *testing.T) {
 		all := page(t)
 		queries := []kubeview.Query{
 			{Namespace: "stage"},
-			{Health: kubeview.HealthDegraded},
+			{Health: objrules.HealthDegraded},
 			{Sync: kubeview.SyncSynced, Limit: 1},
 			{Search: "nothing-matches"},
 			{Sort: kubeview.SortHealth, Offset: 3, Limit: 1},
@@ -455,7 +456,7 @@ func TestApplicationsFollowEvents(t *testing.T) {
 			return !ok
 		})
 		checkCounts(t, p, counts(3,
-			map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3},
+			map[objrules.HealthStatus]int{objrules.HealthHealthy: 3},
 			map[kubeview.SyncStatus]int{kubeview.SyncSynced: 2, kubeview.SyncOutOfSync: 1}))
 	})
 
@@ -469,7 +470,7 @@ func TestApplicationsFollowEvents(t *testing.T) {
 			return ok
 		})
 		checkCounts(t, p, counts(4,
-			map[kubeview.HealthStatus]int{kubeview.HealthHealthy: 3, kubeview.HealthMissing: 1},
+			map[objrules.HealthStatus]int{objrules.HealthHealthy: 3, objrules.HealthMissing: 1},
 			map[kubeview.SyncStatus]int{kubeview.SyncSynced: 2, kubeview.SyncOutOfSync: 1, kubeview.SyncUnknown: 1}))
 	})
 }

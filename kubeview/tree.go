@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hanzoai/deploy-web/objrules"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,17 +35,17 @@ type NodeInfo struct {
 
 // TreeNode is one object of an app's tree (ArgoCD's ResourceNode shape).
 type TreeNode struct {
-	Ref        string    `json:"ref"`
-	Group      string    `json:"group"`
-	Version    string    `json:"version"`
-	Kind       string    `json:"kind"`
-	Namespace  string    `json:"namespace"`
-	Name       string    `json:"name"`
-	UID        string    `json:"uid"`
-	ParentRefs []string  `json:"parentRefs,omitempty"`
-	Health     *Health   `json:"health,omitempty"`
-	Info       NodeInfo  `json:"info"`
-	CreatedAt  time.Time `json:"createdAt"`
+	Ref        string           `json:"ref"`
+	Group      string           `json:"group"`
+	Version    string           `json:"version"`
+	Kind       string           `json:"kind"`
+	Namespace  string           `json:"namespace"`
+	Name       string           `json:"name"`
+	UID        string           `json:"uid"`
+	ParentRefs []string         `json:"parentRefs,omitempty"`
+	Health     *objrules.Health `json:"health,omitempty"`
+	Info       NodeInfo         `json:"info"`
+	CreatedAt  time.Time        `json:"createdAt"`
 	// Drift is the number of the object's fields changed outside the
 	// App's operator (see Drift); the resource lists them.
 	Drift int `json:"drift"`
@@ -138,7 +139,7 @@ func buildTree(app *unstructured.Unstructured, src objectSource, appGV schema.Gr
 		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: app.GetNamespace(), Name: app.GetName(),
 		UID: string(app.GetUID()), CreatedAt: app.GetCreationTimestamp().Time,
 	}
-	h := AppCRHealth(app, appGV)
+	h := objrules.AppCRHealth(app, appGV)
 	root.Health = &h
 	if img, _, _ := unstructured.NestedString(app.Object, "spec", "image"); img != "" {
 		root.Info.Images = []string{img}
@@ -189,7 +190,7 @@ func nodeOf(k Kind, obj metav1.Object, parentRef string, depth int) TreeNode {
 		Depth: depth,
 	}
 	if ro, ok := obj.(runtime.Object); ok {
-		if h, ok := HealthOf(ro); ok {
+		if h, ok := objrules.HealthOf(ro); ok {
 			n.Health = &h
 		}
 	}
@@ -335,7 +336,7 @@ func liveReadError(ref string, err error) error {
 // as AggregateHealth names them: the App's children (depth 1), then the
 // App itself (depth 0), whose status is st; at most max of them, and how
 // many more there are. None for a healthy App.
-func (t Tree) Culprits(st HealthStatus, max int) ([]*TreeNode, int) {
+func (t Tree) Culprits(st objrules.HealthStatus, max int) ([]*TreeNode, int) {
 	var items []*TreeNode
 	for _, depth := range []int{1, 0} {
 		for i := range t.Nodes {
@@ -344,7 +345,7 @@ func (t Tree) Culprits(st HealthStatus, max int) ([]*TreeNode, int) {
 			}
 		}
 	}
-	return HealthCulprits(st, items, func(n *TreeNode) HealthStatus {
+	return objrules.HealthCulprits(st, items, func(n *TreeNode) objrules.HealthStatus {
 		if n.Health == nil {
 			return ""
 		}

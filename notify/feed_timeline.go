@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -64,18 +64,18 @@ func (f *TimelineFeed) Events(e timeline.Entry) []Event {
 	key := appKey{e.App.Cluster, e.App.Namespace, e.App.Name}
 	var t TriggerType
 	switch {
-	case e.Kind == timeline.KindHealth && e.To == string(kubeview.HealthDegraded):
+	case e.Kind == timeline.KindHealth && e.To == string(objrules.HealthDegraded):
 		if len(f.degraded) < MaxTracked {
 			f.degraded[key] = true
 		}
 		t = TriggerDegraded
-	case e.Kind == timeline.KindHealth && e.To == string(kubeview.HealthHealthy):
-		if !f.degraded[key] && e.From != string(kubeview.HealthDegraded) {
+	case e.Kind == timeline.KindHealth && e.To == string(objrules.HealthHealthy):
+		if !f.degraded[key] && e.From != string(objrules.HealthDegraded) {
 			return nil
 		}
 		delete(f.degraded, key)
 		t = TriggerRecovered
-	case e.Kind == timeline.KindHealth && e.From == string(kubeview.HealthDegraded):
+	case e.Kind == timeline.KindHealth && e.From == string(objrules.HealthDegraded):
 		// Degraded no longer, not recovered yet: a degraded message held
 		// for "for N seconds" is dropped (the Sender's Debouncer).
 		t = triggerSettled

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/objrules"
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
-	"github.com/hanzoai/deploy-web/kubeview"
 )
 
 // GateID names a gate.
@@ -125,7 +125,7 @@ func soakGate(in GateInput) Gate {
 	switch {
 	case !s.Present:
 		g.Message = fmt.Sprintf("%s does not run this App: there is nothing to promote", in.SourceEnv)
-	case s.Health.Status != kubeview.HealthHealthy:
+	case s.Health.Status != objrules.HealthHealthy:
 		g.Message = fmt.Sprintf("%s is %s in %s: only a Healthy source is promoted", s.Version, s.Health.Status, in.SourceEnv)
 	case s.Drift > 0:
 		g.Message = fmt.Sprintf("%s has %d drifted object(s) in %s: what runs is not what was deployed; put it back first", s.Version, s.Drift, in.SourceEnv)

@@ -9,11 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 func TestGates(t *testing.T) {
-	healthy := Cell{Present: true, Version: "1.5.0", Health: kubeview.Health{Status: kubeview.HealthHealthy}, DeployedAt: t0}
+	healthy := Cell{Present: true, Version: "1.5.0", Health: objrules.Health{Status: objrules.HealthHealthy}, DeployedAt: t0}
 	staging := Column{Env: "staging", After: "dev", Soak: 10 * time.Minute}
 	prod := Column{Env: "prod", After: "staging", Soak: 10 * time.Minute, Protected: true}
 	alice := audit.Actor{Email: "alice@example.com", Subject: "a1"}
@@ -42,7 +42,7 @@ func TestGates(t *testing.T) {
 			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "for 9m0s of the 10m0s soak: promotable at 12:10:00 UTC"},
 		{"exactly the soak", base(func(in *GateInput) { in.Now = t0.Add(10 * time.Minute) }),
 			[]State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
-		{"degraded source", base(func(in *GateInput) { in.Source.Health.Status = kubeview.HealthDegraded }),
+		{"degraded source", base(func(in *GateInput) { in.Source.Health.Status = objrules.HealthDegraded }),
 			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "1.5.0 is Degraded in dev"},
 		{"drifted source", base(func(in *GateInput) { in.Source.Drift = 2 }),
 			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "2 drifted object(s)"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // Column is one environment of the matrix, in promotion order.
@@ -41,7 +42,7 @@ type Cell struct {
 	Digest  string `json:"digest,omitempty"`
 	// Running are the versions the pods run, oldest first.
 	Running    []kubeview.VersionCount `json:"running,omitempty"`
-	Health     kubeview.Health         `json:"health"`
+	Health     objrules.Health         `json:"health"`
 	Sync       kubeview.SyncStatus     `json:"sync,omitempty"`
 	Drift      int                     `json:"drift"`
 	DeployedAt time.Time               `json:"deployedAt,omitzero"`
@@ -134,7 +135,7 @@ type Query struct {
 	// Differs keeps the rows with at least one marked cell.
 	Differs bool
 	// Health keeps the rows with at least one cell of that health.
-	Health kubeview.HealthStatus
+	Health objrules.HealthStatus
 }
 
 // Filter returns m with the rows q selects.

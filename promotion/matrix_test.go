@@ -7,13 +7,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
-func app(name, version string, health kubeview.HealthStatus) kubeview.AppRow {
+func app(name, version string, health objrules.HealthStatus) kubeview.AppRow {
 	return kubeview.AppRow{Name: name, Namespace: "ns", Version: version, Image: "reg.example/" + name + ":" + version,
-		Health: kubeview.Health{Status: health}, LastDeployed: t0}
+		Health: objrules.Health{Status: health}, LastDeployed: t0}
 }
 
 func threeColumns() []Column {
@@ -43,7 +44,7 @@ func versions(m Matrix) []string {
 }
 
 func TestBuild(t *testing.T) {
-	const h = kubeview.HealthHealthy
+	const h = objrules.HealthHealthy
 	tests := []struct {
 		name string
 		cols []Column
@@ -102,7 +103,7 @@ func TestSameRelease(t *testing.T) {
 }
 
 func TestBuildDigest(t *testing.T) {
-	r := app("api", "1.0", kubeview.HealthHealthy)
+	r := app("api", "1.0", objrules.HealthHealthy)
 	r.Image = "reg.example/api:1.0@sha256:0123"
 	m := Build([]Column{{Env: "dev"}}, map[string][]kubeview.AppRow{"dev": {r}})
 	if got, _ := m.Cell("api", "dev"); got.Digest != "sha256:0123" {
@@ -114,9 +115,9 @@ func TestBuildDigest(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
-	const h = kubeview.HealthHealthy
+	const h = objrules.HealthHealthy
 	m := Build(threeColumns(), map[string][]kubeview.AppRow{
-		"dev":     {app("api", "1.5.0", h), app("worker", "1.4.2", kubeview.HealthDegraded), app("web", "1.0", h)},
+		"dev":     {app("api", "1.5.0", h), app("worker", "1.4.2", objrules.HealthDegraded), app("web", "1.0", h)},
 		"staging": {app("api", "1.4.2", h), app("worker", "1.4.2", h), app("web", "1.0", h)},
 		"prod":    {app("api", "1.4.2", h), app("worker", "1.4.2", h), app("web", "1.0", h)},
 	})
@@ -127,8 +128,8 @@ func TestFilter(t *testing.T) {
 		{Query{}, []string{"api", "web", "worker"}},
 		{Query{Search: "W"}, []string{"web", "worker"}},
 		{Query{Differs: true}, []string{"api"}},
-		{Query{Health: kubeview.HealthDegraded}, []string{"worker"}},
-		{Query{Search: "api", Health: kubeview.HealthDegraded}, nil},
+		{Query{Health: objrules.HealthDegraded}, []string{"worker"}},
+		{Query{Search: "api", Health: objrules.HealthDegraded}, nil},
 	}
 	for _, tt := range tests {
 		var got []string

@@ -97,11 +97,14 @@ var ErrNotFound = errors.New("promotion: no such request")
 // DecidedError refuses a decision on a request that is no longer pending.
 type DecidedError struct{ State RequestState }
 
-func (e *DecidedError) Error() string {
+func (e *DecidedError) Error() string { return "promotion: " + e.Public() }
+
+// Public is the refusal's text for people.
+func (e *DecidedError) Public() string {
 	if e.State == StateExpired {
-		return fmt.Sprintf("promotion: the request expired (pending for more than %d days): ask again", int(PendingTTL/(24*time.Hour)))
+		return fmt.Sprintf("the request expired (pending for more than %d days): ask again", int(PendingTTL/(24*time.Hour)))
 	}
-	return "promotion: the request is already " + string(e.State) + ": another person decided it first"
+	return "the request is already " + string(e.State) + ": another person decided it first"
 }
 
 // LimitError refuses a new request past MaxPendingPerTarget (Per

@@ -13,6 +13,7 @@ import (
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -59,7 +60,7 @@ type Locks interface {
 // (implemented by kubeview.Cache).
 type Cluster interface {
 	Events(ctx context.Context, namespace, uid string) (kubeview.EventList, error)
-	DriftOf(uid string) []kubeview.DriftField
+	DriftOf(uid string) []objrules.DriftField
 }
 
 // Options are the sources; each may be nil, and its reasons are then
@@ -385,7 +386,7 @@ func (s *Service) lockReasons(ctx context.Context, app App, fail func(string)) [
 // healthReasons: the first resource that makes the App's health what it
 // is (kubeview's culprits), its message and, in detail, its latest event.
 func healthReasons(ctx context.Context, app App, c Cluster, detail Detail) []Reason {
-	if !app.HasRow || app.Row.Health.Status == kubeview.HealthHealthy || app.Row.Health.Status == "" {
+	if !app.HasRow || app.Row.Health.Status == objrules.HealthHealthy || app.Row.Health.Status == "" {
 		return nil
 	}
 	st := app.Row.Health.Status

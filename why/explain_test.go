@@ -16,6 +16,7 @@ import (
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 )
@@ -84,26 +85,26 @@ func (f fakeLocks) Held(context.Context, string) (*deployplan.LockHeldError, err
 
 type fakeCluster struct {
 	events map[string]kubeview.EventList
-	drift  map[string][]kubeview.DriftField
+	drift  map[string][]objrules.DriftField
 }
 
 func (f fakeCluster) Events(_ context.Context, _, uid string) (kubeview.EventList, error) {
 	return f.events[uid], nil
 }
 
-func (f fakeCluster) DriftOf(uid string) []kubeview.DriftField { return f.drift[uid] }
+func (f fakeCluster) DriftOf(uid string) []objrules.DriftField { return f.drift[uid] }
 
 // app is a live, healthy App "web" of shop, rendered by staging from git
 // at commit c1 (live).
 func app() App {
 	return App{Cluster: "eu", Namespace: "shop", Name: "web",
-		Row: kubeview.AppRow{Name: "web", Namespace: "shop", Version: "1.2.0", Health: kubeview.Health{Status: kubeview.HealthHealthy},
+		Row: kubeview.AppRow{Name: "web", Namespace: "shop", Version: "1.2.0", Health: objrules.Health{Status: objrules.HealthHealthy},
 			Sync: kubeview.Sync{Status: kubeview.SyncSynced}, Running: []kubeview.VersionCount{{Version: "1.2.0", Ready: 1}}},
 		HasRow: true,
 		Tree: kubeview.Tree{Nodes: []kubeview.TreeNode{
-			{Ref: "hanzo.ai:App:shop:web", Kind: "App", Namespace: "shop", Name: "web", UID: "u-app", Depth: 0, Health: &kubeview.Health{Status: kubeview.HealthHealthy}},
-			{Ref: "apps:Deployment:shop:web", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "u-dep", Depth: 1, Health: &kubeview.Health{Status: kubeview.HealthHealthy}},
-			{Ref: ":Service:shop:web", Kind: "Service", Namespace: "shop", Name: "web", UID: "u-svc", Depth: 1, Health: &kubeview.Health{Status: kubeview.HealthHealthy}},
+			{Ref: "hanzo.ai:App:shop:web", Kind: "App", Namespace: "shop", Name: "web", UID: "u-app", Depth: 0, Health: &objrules.Health{Status: objrules.HealthHealthy}},
+			{Ref: "apps:Deployment:shop:web", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "u-dep", Depth: 1, Health: &objrules.Health{Status: objrules.HealthHealthy}},
+			{Ref: ":Service:shop:web", Kind: "Service", Namespace: "shop", Name: "web", UID: "u-svc", Depth: 1, Health: &objrules.Health{Status: objrules.HealthHealthy}},
 		}},
 		FreezeTarget: freeze.Target{Cluster: "eu", Environment: "staging", Namespace: "shop", App: "web"},
 		Env:          "staging",
@@ -112,8 +113,8 @@ func app() App {
 }
 
 func degraded(a App) App {
-	a.Row.Health = kubeview.Health{Status: kubeview.HealthDegraded, Message: "Caused by apps/Deployment:shop/web"}
-	a.Tree.Nodes[1].Health = &kubeview.Health{Status: kubeview.HealthDegraded, Message: "Deployment exceeded its progress deadline"}
+	a.Row.Health = objrules.Health{Status: objrules.HealthDegraded, Message: "Caused by apps/Deployment:shop/web"}
+	a.Tree.Nodes[1].Health = &objrules.Health{Status: objrules.HealthDegraded, Message: "Deployment exceeded its progress deadline"}
 	return a
 }
 
@@ -167,7 +168,7 @@ func TestExplain(t *testing.T) {
 		Runs: fakeRuns{entries: []planstore.Entry{blocked, *liveEntry}, files: reportFiles(t)}, Applied: fakeApplied{liveEntry}, Locks: fakeLocks{lock}}
 	cluster := fakeCluster{
 		events: map[string]kubeview.EventList{"u-dep": {Items: []kubeview.Event{{Type: "Warning", Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet web-2 has timed out", Last: now.Add(-time.Minute)}}}},
-		drift:  map[string][]kubeview.DriftField{"u-dep": {{Path: "spec.replicas", Manager: "kubectl-scale"}, {Path: "spec.template.spec.containers[name=web].env[name=X]", Manager: "kubectl-edit"}}},
+		drift:  map[string][]objrules.DriftField{"u-dep": {{Path: "spec.replicas", Manager: "kubectl-scale"}, {Path: "spec.template.spec.containers[name=web].env[name=X]", Manager: "kubectl-edit"}}},
 	}
 	for _, tc := range []struct {
 		name     string
@@ -280,7 +281,7 @@ func TestCached(t *testing.T) {
 		{"degraded", degraded(app()), true},
 		{"drifted", drifted(app()), true},
 		{"out of sync", func() App { a := app(); a.Row.Sync.Status = kubeview.SyncOutOfSync; return a }(), true},
-		{"progressing", func() App { a := app(); a.Row.Health.Status = kubeview.HealthProgressing; return a }(), true},
+		{"progressing", func() App { a := app(); a.Row.Health.Status = objrules.HealthProgressing; return a }(), true},
 	} {
 		a := tc.app
 		a.Tree = kubeview.Tree{} // the fleet has rows only

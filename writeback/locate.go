@@ -78,13 +78,13 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	}
 	dir := path.Clean(strings.TrimPrefix(c.Dir, "./"))
 	if !fs.ValidPath(dir) {
-		return nil, fmt.Errorf("writeback: locate: folder %q is not inside the repository", c.Dir)
+		return nil, locateErrorf("folder %q is not inside the repository", c.Dir)
 	}
 	switch {
 	case c.Kind == "" || c.Name == "":
-		return nil, errors.New("writeback: locate: the App's kind and name are required")
+		return nil, locateErrorf("the App's kind and name are required")
 	case c.Tag == "" && c.Digest == "":
-		return nil, errors.New("writeback: locate: give a tag or a digest")
+		return nil, locateErrorf("give a tag or a digest")
 	}
 	w := &locator{fsys: fsys, c: c, maxFile: maxFile, seen: map[string]bool{}}
 	kf, k, err := w.kustomization(dir)
@@ -92,7 +92,7 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 		return nil, err
 	}
 	if kf == "" {
-		return nil, fmt.Errorf("writeback: locate: %s has no kustomization", dir)
+		return nil, locateErrorf("%s has no kustomization", dir)
 	}
 	// The environment's own override (SetOverlayImage) is edited where it
 	// is, unless the overlay also has an images: entry of the repository
@@ -129,14 +129,14 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	}
 	switch len(w.found) {
 	case 0:
-		msg := fmt.Sprintf("writeback: locate: no %s %s in the files %s reaches", c.Kind, c.Name, kf)
+		msg := fmt.Sprintf("no %s %s in the files %s reaches", c.Kind, c.Name, kf)
 		if len(w.links) > 0 {
 			msg += fmt.Sprintf(" (symbolic links skipped: %s)", strings.Join(w.links, ", "))
 		}
-		return nil, errors.New(msg)
+		return nil, &LocateError{public: "locate: " + msg}
 	case 1:
 	default:
-		return nil, fmt.Errorf("writeback: locate: %s %s is declared in %s: keep one declaration", c.Kind, c.Name, strings.Join(w.found, ", "))
+		return nil, locateErrorf("%s %s is declared in %s: keep one declaration", c.Kind, c.Name, strings.Join(w.found, ", "))
 	}
 	if w.image == "" && c.Repository != "" && slices.ContainsFunc(w.containers, func(img string) bool { return appcr.ParseImageRef(img).Repository == c.Repository }) {
 		// A workload's container image (a Deployment of no App): the
@@ -151,7 +151,7 @@ func Locate(fsys fs.FS, c ImageChange, maxFile int64) ([]Edit, error) {
 	}
 	ref := appcr.ParseImageRef(w.image)
 	if c.Repository != "" && ref.Repository != c.Repository {
-		return nil, fmt.Errorf("writeback: locate: %s %s in %s has image %q, not of %s", c.Kind, c.Name, w.found[0], w.image, c.Repository)
+		return nil, locateErrorf("%s %s in %s has image %q, not of %s", c.Kind, c.Name, w.found[0], w.image, c.Repository)
 	}
 	ref.Tag, ref.Digest = c.Tag, c.Digest
 	return append(edits, SetAppImage{File: w.found[0], Kind: c.Kind, Name: c.Name, Image: ref.String()}), nil
@@ -178,7 +178,7 @@ func (w *locator) imagesReachSpecImage(kf string, k *types.Kustomization) (bool,
 			} `json:"images"`
 		}
 		if err := yaml.Unmarshal(b, &tc); err != nil {
-			return false, fmt.Errorf("writeback: locate: %s: %v", p, err)
+			return false, locateErrorf("%s: %v", p, err)
 		}
 		for _, fsp := range tc.Images {
 			if strings.Trim(fsp.Path, "/") == "spec/image" && (fsp.Kind == "" || fsp.Kind == w.c.Kind) {
@@ -212,7 +212,7 @@ func (w *locator) read(p string) ([]byte, bool, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false, nil
 		}
-		return nil, false, fmt.Errorf("writeback: locate: %s: %w", p, err)
+		return nil, false, locateErrorf("%s: %w", p, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		w.links = append(w.links, p)
@@ -227,17 +227,17 @@ func (w *locator) read(p string) ([]byte, bool, error) {
 	case fi.Size() > w.maxFile:
 		return nil, false, &TooLargeError{What: "file " + p, Limit: "MaxFileBytes", Max: w.maxFile}
 	case w.files > maxLocateFiles:
-		return nil, false, fmt.Errorf("writeback: locate: more than %d files reached from %s", maxLocateFiles, w.c.Dir)
+		return nil, false, locateErrorf("more than %d files reached from %s", maxLocateFiles, w.c.Dir)
 	case w.bytes > maxLocateBytes:
-		return nil, false, fmt.Errorf("writeback: locate: more than %d bytes reached from %s", maxLocateBytes, w.c.Dir)
+		return nil, false, locateErrorf("more than %d bytes reached from %s", maxLocateBytes, w.c.Dir)
 	}
 	b, err := fs.ReadFile(w.fsys, p)
 	if err != nil {
-		return nil, false, fmt.Errorf("writeback: locate: %s: %w", p, err)
+		return nil, false, locateErrorf("%s: %w", p, err)
 	}
 	// Every file read here is YAML, and sigs.k8s.io/yaml expands aliases.
 	if _, err := yamlbudget.Check(p, b, yamlbudget.Budget{MaxBytes: int(w.maxFile)}); err != nil {
-		return nil, false, fmt.Errorf("writeback: locate: %w", err)
+		return nil, false, locateErrorf("%w", err)
 	}
 	return b, true, nil
 }
@@ -255,11 +255,11 @@ func (w *locator) kustomization(dir string) (string, *types.Kustomization, error
 		}
 		w.kusts++
 		if w.kusts > maxLocateKustomizations {
-			return "", nil, fmt.Errorf("writeback: locate: more than %d kustomizations reached from %s", maxLocateKustomizations, w.c.Dir)
+			return "", nil, locateErrorf("more than %d kustomizations reached from %s", maxLocateKustomizations, w.c.Dir)
 		}
 		var k types.Kustomization
 		if err := yaml.Unmarshal(b, &k); err != nil {
-			return "", nil, fmt.Errorf("writeback: locate: %s: %v", p, err)
+			return "", nil, locateErrorf("%s: %v", p, err)
 		}
 		return p, &k, nil
 	}
@@ -279,7 +279,7 @@ func (w *locator) walk(dir, kf string, k *types.Kustomization) error {
 		}
 		p := path.Join(dir, e)
 		if !fs.ValidPath(p) {
-			return fmt.Errorf("writeback: locate: %s: resource %q leaves the repository", kf, e)
+			return locateErrorf("%s: resource %q leaves the repository", kf, e)
 		}
 		if w.seen[p] {
 			continue
@@ -318,7 +318,7 @@ func (w *locator) resourceFile(p string) error {
 	}
 	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(b), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		return fmt.Errorf("writeback: locate: %s is not YAML: %v", p, err)
+		return locateErrorf("%s is not YAML: %v", p, err)
 	}
 	for _, d := range docs {
 		if m, err := d.GetMeta(); err == nil && m.Kind == w.c.Kind && m.Name == w.c.Name {
@@ -395,7 +395,7 @@ func (w *locator) patches(kf string, k *types.Kustomization) error {
 			continue
 		}
 		if w.patchSetsImage(p.text, p.kind != "") {
-			return fmt.Errorf("writeback: locate: %s: a patch sets %s %s's spec.image, and would override the edit: move the version into the images: entry or the App's file", kf, w.c.Kind, w.c.Name)
+			return locateErrorf("%s: a patch sets %s %s's spec.image, and would override the edit: move the version into the images: entry or the App's file", kf, w.c.Kind, w.c.Name)
 		}
 	}
 	return nil
@@ -435,4 +435,26 @@ func isRemote(s string) bool {
 	}
 	first, _, _ := strings.Cut(l, "/")
 	return strings.ContainsAny(first, "@:")
+}
+
+// LocateError is Locate's refusal to find the edit: the App's image is in
+// no file or in several, behind a patch, or in a file that cannot be
+// read. Public names the App, the files and the reason, in words a user
+// may read; Err is the cause, if any.
+type LocateError struct {
+	public string
+	Err    error
+}
+
+func (e *LocateError) Error() string { return "writeback: " + e.public }
+
+// Public is the refusal in words a user may read.
+func (e *LocateError) Public() string { return e.public }
+
+func (e *LocateError) Unwrap() error { return e.Err }
+
+// locateErrorf is the *LocateError of a message (%w keeps its cause).
+func locateErrorf(format string, a ...any) error {
+	w := fmt.Errorf(format, a...)
+	return &LocateError{public: "locate: " + w.Error(), Err: errors.Unwrap(w)}
 }

@@ -117,7 +117,7 @@ func OverlayOverride(fsys fs.FS, c ImageChange, maxFile int64) (Edit, error) {
 	}
 	dir := path.Clean(strings.TrimPrefix(c.Dir, "./"))
 	if !fs.ValidPath(dir) {
-		return nil, fmt.Errorf("writeback: locate: folder %q is not inside the repository", c.Dir)
+		return nil, locateErrorf("folder %q is not inside the repository", c.Dir)
 	}
 	w := &locator{fsys: fsys, c: c, maxFile: maxFile, seen: map[string]bool{}}
 	kf, _, err := w.kustomization(dir)
@@ -125,7 +125,7 @@ func OverlayOverride(fsys fs.FS, c ImageChange, maxFile int64) (Edit, error) {
 		return nil, err
 	}
 	if kf == "" {
-		return nil, fmt.Errorf("writeback: locate: %s has no kustomization", dir)
+		return nil, locateErrorf("%s has no kustomization", dir)
 	}
 	return SetOverlayImage{File: kf, Kind: c.Kind, Name: c.Name, Image: appcr.ImageRef{Repository: c.Repository, Tag: c.Tag, Digest: c.Digest}.String()}, nil
 }

@@ -131,8 +131,11 @@ type TooLargeError struct {
 	Max         int64
 }
 
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("writeback: %s is larger than %d bytes (Limits.%s)", e.What, e.Max, e.Limit)
+func (e *TooLargeError) Error() string { return "writeback: " + e.Public() }
+
+// Public is the limit crossed, in words a user may read.
+func (e *TooLargeError) Public() string {
+	return fmt.Sprintf("%s is larger than %d bytes (Limits.%s)", e.What, e.Max, e.Limit)
 }
 
 // statusOf is the HTTP status of a transport error that says the

@@ -15,7 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 )
 
@@ -91,8 +91,8 @@ func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drift := kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
-		kubeview.DriftRules{OperatorManagers: []string{deployplan.FieldManager}})
+	drift := objrules.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
+		objrules.DriftRules{OperatorManagers: []string{deployplan.FieldManager}})
 	if len(drift) != 1 || drift[0].Path != "spec.replicas" || drift[0].Manager != "kubectl" || drift[0].Live != "5" {
 		t.Errorf("drift of App api after kubectl scale = %+v, want spec.replicas = 5 by kubectl", drift)
 	}
@@ -109,8 +109,8 @@ func TestSelfHealPutsBackKubectlScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := kubeview.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
-		kubeview.DriftRules{OperatorManagers: []string{deployplan.FieldManager}}); len(d) != 0 {
+	if d := objrules.Drift(live.GetKind(), live.GetManagedFields(), func() map[string]any { return live.Object },
+		objrules.DriftRules{OperatorManagers: []string{deployplan.FieldManager}}); len(d) != 0 {
 		t.Errorf("drift of App api after the self-heal = %+v, want none", d)
 	}
 	if n := succeeded(audit.VerbSelfHeal); n != 1 {

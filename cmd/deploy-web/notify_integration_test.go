@@ -25,6 +25,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/notify"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -200,8 +201,8 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	if _, err := apps.Create(ctx, u, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	health := func() kubeview.HealthStatus { row, _ := view.Row(ns, app); return row.Health.Status }
-	waitUntil(t, 2*time.Minute, "checkout Healthy", func() bool { return health() == kubeview.HealthHealthy })
+	health := func() objrules.HealthStatus { row, _ := view.Row(ns, app); return row.Health.Status }
+	waitUntil(t, 2*time.Minute, "checkout Healthy", func() bool { return health() == objrules.HealthHealthy })
 
 	patch := func(s map[string]any) {
 		t.Helper()
@@ -213,7 +214,7 @@ func TestNotifyOnRealCluster(t *testing.T) {
 	// A rollout that fails: 1.3.0 crashes on start.
 	patch(spec("1.3.0", true))
 	waitUntil(t, 3*time.Minute, "degraded at the listed receiver", func() bool { return len(listed.triggers("/hook")) >= 1 })
-	if got := health(); got != kubeview.HealthDegraded {
+	if got := health(); got != objrules.HealthDegraded {
 		t.Errorf("health when degraded was sent = %s, want Degraded", got)
 	}
 	// The recovery: back to 1.2.0.

@@ -43,7 +43,7 @@ import (
 	"github.com/hanzoai/deploy-web/devcluster"
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/internal/buildtags"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 func TestJoinOptionalValue(t *testing.T) {
@@ -416,7 +416,7 @@ func (s *sample) waitDeploymentHealthy(name string) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		d, err := s.kube.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil && kubeview.DeploymentHealth(d).Status == kubeview.HealthHealthy {
+		if err == nil && objrules.DeploymentHealth(d).Status == objrules.HealthHealthy {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/devcluster"
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // replayNS is the namespace of the replay's environment.
@@ -207,7 +207,7 @@ func TestReplayTrialOnRealCluster(t *testing.T) {
 		t.Helper()
 		waitFor(t, "Deployment "+name+" to be healthy", func() bool {
 			dep, err := s.kube.AppsV1().Deployments(replayNS).Get(ctx, name, metav1.GetOptions{})
-			return err == nil && kubeview.DeploymentHealth(dep).Status == kubeview.HealthHealthy
+			return err == nil && objrules.DeploymentHealth(dep).Status == objrules.HealthHealthy
 		})
 	}
 
@@ -313,7 +313,7 @@ func TestReplayTrialOnRealCluster(t *testing.T) {
 	kubectl("patch", "service", "podinfo", "-p", `{"spec":{"type":"ClusterIP"}}`)
 	d, _ = plan(0)
 	rd := obj(d, "Deployment", "redis").Drift
-	if len(rd) != 1 || rd[0].Path != "spec.replicas" || rd[0].Live != "2" || rd[0].Manager != kubeview.UnrecordedScaleManager {
+	if len(rd) != 1 || rd[0].Path != "spec.replicas" || rd[0].Live != "2" || rd[0].Manager != objrules.UnrecordedScaleManager {
 		t.Errorf("redis after kubectl scale: drift %+v, want spec.replicas = 2 with no manager recorded", rd)
 	}
 	for _, f := range obj(d, "Service", "podinfo").Drift {

@@ -29,6 +29,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/buildtags"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/metrics"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/release"
@@ -110,7 +111,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Context, "context", "", "kubeconfig context (default: current)")
 	fs.StringVar(&c.Namespaces, "namespaces", "", "comma-separated platform namespaces: the only ones read or written (required)")
 	fs.StringVar(&c.AppResource, "app-resource", "apps.v1.hanzo.ai", "the App custom resource, as resource.version.group")
-	fs.StringVar(&c.OperatorManagers, "operator-managers", kubeview.DefaultOperatorManager, "comma-separated field managers of the App operator: fields any other manager set are shown as drift")
+	fs.StringVar(&c.OperatorManagers, "operator-managers", objrules.DefaultOperatorManager, "comma-separated field managers of the App operator: fields any other manager set are shown as drift")
 	fs.StringVar(&c.IssuerURL, "oidc-issuer", "", "OIDC issuer URL (required)")
 	fs.StringVar(&c.ClientID, "oidc-client-id", "deploy-web", "OIDC client id registered at the identity provider")
 	fs.StringVar(&c.ClientSecretFile, "oidc-client-secret-file", "", "file holding the OIDC client secret (or $DEPLOY_WEB_OIDC_CLIENT_SECRET)")

@@ -14,12 +14,13 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
 func TestStateOf(t *testing.T) {
 	row := kubeview.AppRow{Name: "checkout", Namespace: "shop", Version: "1.4.0",
-		Health: kubeview.Health{Status: kubeview.HealthDegraded, Message: "0 of 2 replicas available"},
+		Health: objrules.Health{Status: objrules.HealthDegraded, Message: "0 of 2 replicas available"},
 		Sync:   kubeview.Sync{Status: kubeview.SyncOutOfSync, Message: "declared 1.4.0, running 1.3.0", Drifted: true}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-abc"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "app", RestartCount: 3,
@@ -219,7 +220,7 @@ func (s *fakeSink) step() { s.done <- struct{}{} }
 
 func TestFeedApps(t *testing.T) {
 	v := &fakeView{touched: make(chan struct{}, 1), keys: []string{"shop/checkout", "shop/gone", "malformed"},
-		rows: map[string]kubeview.AppRow{"shop/checkout": {Health: kubeview.Health{Status: kubeview.HealthDegraded}}}}
+		rows: map[string]kubeview.AppRow{"shop/checkout": {Health: objrules.Health{Status: objrules.HealthDegraded}}}}
 	sink := &fakeSink{done: make(chan struct{}, 8)}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -1008,7 +1008,7 @@ func CulpritList(l AppLive) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if l.Row.Health.Message != "" && l.Row.Health.Status != kubeview.HealthHealthy {
+		} else if l.Row.Health.Message != "" && l.Row.Health.Status != objrules.HealthHealthy {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "<div class=\"culprits\" data-testid=\"health-message\"><span class=\"culprit-msg\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 func lower(s string) string { return strings.ToLower(s) }
@@ -214,9 +215,9 @@ func driftText(n int) string {
 // healthIconID and syncIconID name a status's icon (the si-health-* and
 // si-sync-* classes of app.css); an unexpected status gets the "unknown"
 // shape.
-func healthIconID(s kubeview.HealthStatus) string {
+func healthIconID(s objrules.HealthStatus) string {
 	switch s {
-	case kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing:
+	case objrules.HealthHealthy, objrules.HealthProgressing, objrules.HealthDegraded, objrules.HealthSuspended, objrules.HealthMissing:
 		return lower(string(s))
 	}
 	return "unknown"

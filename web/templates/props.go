@@ -10,6 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -197,8 +198,8 @@ type Allowed struct {
 }
 
 // healthStatuses and syncStatuses are the orders badges and filters use.
-func healthStatuses() []kubeview.HealthStatus {
-	return []kubeview.HealthStatus{kubeview.HealthHealthy, kubeview.HealthProgressing, kubeview.HealthDegraded, kubeview.HealthSuspended, kubeview.HealthMissing, kubeview.HealthUnknown}
+func healthStatuses() []objrules.HealthStatus {
+	return []objrules.HealthStatus{objrules.HealthHealthy, objrules.HealthProgressing, objrules.HealthDegraded, objrules.HealthSuspended, objrules.HealthMissing, objrules.HealthUnknown}
 }
 
 func syncStatuses() []kubeview.SyncStatus {
@@ -333,7 +334,7 @@ type ResourcePanel struct {
 	GitOrigin string
 	Diff      DiffTableProps
 	// Drift lists the fields changed outside the App's operator.
-	Drift []kubeview.DriftField
+	Drift []objrules.DriftField
 	// DriftInDiff: the diff shows the drifted fields on the live side
 	// (?drift=1, the default when there is drift).
 	DriftInDiff bool

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -242,7 +243,7 @@ func desiredSourceText(s string) string {
 type Culprit struct {
 	Kind, Name, Ref string
 	Href            string
-	Status          kubeview.HealthStatus
+	Status          objrules.HealthStatus
 	Message         string
 }
 
@@ -250,7 +251,7 @@ type Culprit struct {
 const maxCulprits = 6
 
 // culprits returns the objects of the tree that cause the App's health, as
-// kubeview.AggregateHealth names them: the App's children (depth 1) and
+// objrules.AggregateHealth names them: the App's children (depth 1) and
 // the App (depth 0, last) whose health is the App's, up to maxCulprits,
 // and how many more there are. None for a healthy App.
 func culprits(l AppLive) ([]Culprit, int) {

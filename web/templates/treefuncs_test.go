@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 func TestInfoLineImage(t *testing.T) {
@@ -31,7 +32,7 @@ func TestInfoLineImage(t *testing.T) {
 // TestTabQuery: the tab links keep the diff view's options that differ
 // from the defaults, so Summary -> Diff shows the same diff (issue #18).
 func TestTabQuery(t *testing.T) {
-	drift := []kubeview.DriftField{{Path: "spec.replicas"}}
+	drift := []objrules.DriftField{{Path: "spec.replicas"}}
 	tests := []struct {
 		name string
 		p    ResourcePanel

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // Tree layout constants (SVG user units).
@@ -48,7 +49,7 @@ type NodeGroup struct {
 
 // HealthCount is a number of objects with one health.
 type HealthCount struct {
-	Status kubeview.HealthStatus
+	Status objrules.HealthStatus
 	Count  int
 }
 
@@ -199,9 +200,9 @@ func groupNode(parent kubeview.TreeNode, kind string, n int) kubeview.TreeNode {
 }
 
 func podGroup(pods []kubeview.TreeNode) *NodeGroup {
-	counts := map[kubeview.HealthStatus]int{}
+	counts := map[objrules.HealthStatus]int{}
 	for _, p := range pods {
-		st := kubeview.HealthUnknown
+		st := objrules.HealthUnknown
 		if p.Health != nil {
 			st = p.Health.Status
 		}

@@ -9,32 +9,33 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/objrules"
 )
 
 // bigTree is an App with a Deployment, an old ReplicaSet scaled to zero,
 // two more scaled to zero, a current ReplicaSet with pods pods and a Service.
 func bigTree(pods int) kubeview.Tree {
-	h := func(s kubeview.HealthStatus) *kubeview.Health { return &kubeview.Health{Status: s} }
+	h := func(s objrules.HealthStatus) *objrules.Health { return &objrules.Health{Status: s} }
 	zero, n := int32(0), int32(pods)
 	nodes := []kubeview.TreeNode{
-		{Ref: "hanzo.ai:App:ns:web", Kind: "App", Name: "web", Health: h(kubeview.HealthHealthy)},
-		{Ref: "apps:Deployment:ns:web", Kind: "Deployment", Name: "web", ParentRefs: []string{"hanzo.ai:App:ns:web"}, Health: h(kubeview.HealthHealthy), Depth: 1},
+		{Ref: "hanzo.ai:App:ns:web", Kind: "App", Name: "web", Health: h(objrules.HealthHealthy)},
+		{Ref: "apps:Deployment:ns:web", Kind: "Deployment", Name: "web", ParentRefs: []string{"hanzo.ai:App:ns:web"}, Health: h(objrules.HealthHealthy), Depth: 1},
 	}
 	for i := 1; i <= 3; i++ {
 		nodes = append(nodes, kubeview.TreeNode{Ref: fmt.Sprintf("apps:ReplicaSet:ns:web-old%d", i), Kind: "ReplicaSet", Name: fmt.Sprintf("web-old%d", i),
 			ParentRefs: []string{"apps:Deployment:ns:web"}, Info: kubeview.NodeInfo{Replicas: &zero, Revision: fmt.Sprint(i)}, Depth: 2})
 	}
 	nodes = append(nodes, kubeview.TreeNode{Ref: "apps:ReplicaSet:ns:web-new", Kind: "ReplicaSet", Name: "web-new",
-		ParentRefs: []string{"apps:Deployment:ns:web"}, Info: kubeview.NodeInfo{Replicas: &n, Revision: "4"}, Health: h(kubeview.HealthHealthy), Depth: 2})
+		ParentRefs: []string{"apps:Deployment:ns:web"}, Info: kubeview.NodeInfo{Replicas: &n, Revision: "4"}, Health: h(objrules.HealthHealthy), Depth: 2})
 	for i := range pods {
-		st := kubeview.HealthHealthy
+		st := objrules.HealthHealthy
 		if i%10 == 0 {
-			st = kubeview.HealthDegraded
+			st = objrules.HealthDegraded
 		}
 		nodes = append(nodes, kubeview.TreeNode{Ref: fmt.Sprintf(":Pod:ns:web-new-%d", i), Kind: "Pod", Name: fmt.Sprintf("web-new-%d", i),
 			ParentRefs: []string{"apps:ReplicaSet:ns:web-new"}, Health: h(st), Depth: 3})
 	}
-	nodes = append(nodes, kubeview.TreeNode{Ref: ":Service:ns:web", Kind: "Service", Name: "web", ParentRefs: []string{"hanzo.ai:App:ns:web"}, Health: h(kubeview.HealthHealthy), Depth: 1})
+	nodes = append(nodes, kubeview.TreeNode{Ref: ":Service:ns:web", Kind: "Service", Name: "web", ParentRefs: []string{"hanzo.ai:App:ns:web"}, Health: h(objrules.HealthHealthy), Depth: 1})
 	return kubeview.Tree{Nodes: nodes}
 }
 
@@ -79,7 +80,7 @@ func TestLayoutTreeGroups(t *testing.T) {
 			if tt.pods == 500 {
 				for _, n := range l.Nodes {
 					if n.Group != nil && n.Group.Count == 500 {
-						want := []HealthCount{{kubeview.HealthHealthy, 450}, {kubeview.HealthDegraded, 50}}
+						want := []HealthCount{{objrules.HealthHealthy, 450}, {objrules.HealthDegraded, 50}}
 						if fmt.Sprint(n.Group.Health) != fmt.Sprint(want) {
 							t.Errorf("pod group health = %v, want %v", n.Group.Health, want)
 						}
@@ -109,7 +110,7 @@ func TestLayoutTreeGroups(t *testing.T) {
 func TestTreeGraphEscapes(t *testing.T) {
 	evil := `<script>alert(1)</script>`
 	tree := kubeview.Tree{Nodes: []kubeview.TreeNode{
-		{Ref: "hanzo.ai:App:ns:web", Kind: "App", Name: "web" + evil, Health: &kubeview.Health{Status: kubeview.HealthDegraded, Message: evil}},
+		{Ref: "hanzo.ai:App:ns:web", Kind: "App", Name: "web" + evil, Health: &objrules.Health{Status: objrules.HealthDegraded, Message: evil}},
 	}}
 	live := AppLive{Namespace: "ns", Name: "web", Tree: tree, Now: time.Now(), PollURL: "/x"}
 	live.Graph = LayoutTree(tree, func(n kubeview.TreeNode) string { return "/r/" + n.Ref })

@@ -1,4 +1,4 @@
-package kubeview
+package objrules
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"

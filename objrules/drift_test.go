@@ -1,4 +1,4 @@
-package kubeview
+package objrules
 
 import (
 	"fmt"

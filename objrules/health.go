@@ -1,4 +1,4 @@
-package kubeview
+package objrules
 
 // Health of live objects, matching ArgoCD's gitops-engine rules as written
 // down in HEALTH.md. Every rule is a pure function of one object: no client,
@@ -42,10 +42,10 @@ const (
 	HealthUnknown HealthStatus = "Unknown"
 )
 
-// healthRank places a code in the order Healthy < Suspended < Progressing <
+// Rank places a code in the order Healthy < Suspended < Progressing <
 // Missing < Degraded < Unknown. The empty code (no health) ranks below
 // Healthy; a code outside the list ranks as Unknown.
-func (a HealthStatus) healthRank() int {
+func (a HealthStatus) Rank() int {
 	switch a {
 	case "":
 		return -1
@@ -68,7 +68,7 @@ func (a HealthStatus) healthRank() int {
 // The empty code (an object with no health) is better than every code;
 // an unrecognised code counts as Unknown.
 func (a HealthStatus) Worse(b HealthStatus) bool {
-	return a.healthRank() > b.healthRank()
+	return a.Rank() > b.Rank()
 }
 
 // Health is the health of one object or of an application: a code and a

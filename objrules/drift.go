@@ -1,4 +1,4 @@
-package kubeview
+package objrules
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/managedfields"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // DriftField is one field of a live object that a manager other than the
@@ -101,7 +102,7 @@ func systemOwned(p []string, manager, subresource string) bool {
 // derivedKind reports kinds whose objects are written by controllers from a
 // template (ReplicaSets, Pods): they have no drift of their own; a hand
 // change shows on the Deployment or StatefulSet that owns them.
-func derivedKind(kind string) bool {
+func DerivedKind(kind string) bool {
 	return kind == "Pod" || kind == "ReplicaSet"
 }
 
@@ -111,7 +112,7 @@ func derivedKind(kind string) bool {
 // is read only when there is drift. Malformed managedFields entries are
 // skipped: drift is a report, never a reason to fail a page.
 func Drift(kind string, entries []metav1.ManagedFieldsEntry, content func() map[string]any, rules DriftRules) []DriftField {
-	if derivedKind(kind) || len(entries) == 0 {
+	if DerivedKind(kind) || len(entries) == 0 {
 		return nil
 	}
 	foreign := false
@@ -376,5 +377,5 @@ func compactValue(v any, present bool) string {
 	if err != nil {
 		return ""
 	}
-	return cutText(string(b), maxDriftValue)
+	return textfmt.Cut(string(b), maxDriftValue)
 }

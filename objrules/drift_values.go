@@ -1,4 +1,4 @@
-package kubeview
+package objrules
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
