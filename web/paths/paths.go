@@ -230,3 +230,9 @@ func APIFreezes() string { return "/v1/deploy/freezes" }
 
 // APIFreeze is one freeze (DELETE: end it now).
 func APIFreeze(id string) string { return join("/v1/deploy/freezes/", id) }
+
+// Search is the fleet-wide search page with its query (?q=, ?offset=).
+func Search(q url.Values) string { return WithQuery("/search", q) }
+
+// APISearch is the fleet-wide search of the JSON API.
+func APISearch(q url.Values) string { return WithQuery("/v1/deploy/search", q) }
