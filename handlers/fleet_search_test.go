@@ -280,5 +280,3 @@ func TestThemeCookie(t *testing.T) {
 		}
 	}
 }
-
-

@@ -91,7 +91,7 @@ func TestSearchApps(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-settings",
-		Labels: map[string]string{"tier": "frontend", appcr.InstanceLabel: "web"},
+		Labels:          map[string]string{"tier": "frontend", appcr.InstanceLabel: "web"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: appcr.GroupVersion.String(), Kind: appcr.Kind.Kind, Name: "web", UID: app.GetUID()}}},
 		Data: map[string]string{"k": "v"}}
 	if _, err := env.cs.CoreV1().ConfigMaps("shop").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
