@@ -21,8 +21,12 @@ type Object struct {
 // MatchApp reports whether the cluster and namespace terms allow an App in
 // cluster and namespace (checked once per App, before its objects).
 func (q *Query) MatchApp(cluster, namespace string) bool {
-	return anyOf(q.Clusters, func(c string) bool { return strings.EqualFold(c, cluster) }) &&
-		anyOf(q.Namespaces, func(n string) bool { return n == namespace })
+	return q.matchCluster(cluster) && anyOf(q.Namespaces, func(n string) bool { return n == namespace })
+}
+
+// matchCluster reports whether the cluster terms allow cluster.
+func (q *Query) matchCluster(cluster string) bool {
+	return anyOf(q.Clusters, func(c string) bool { return strings.EqualFold(c, cluster) })
 }
 
 // Match reports whether o matches the object terms: its kind, name,

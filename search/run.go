@@ -68,6 +68,9 @@ func Run(members []Member, q Query, visible Visible, offset, limit int) Page {
 	p := Page{Offset: offset, Groups: []Group{}}
 	seen := 0 // results before this one
 	for _, m := range members {
+		if !q.matchCluster(m.Cluster) {
+			continue // a cluster: term rules the whole member out
+		}
 		done := false
 		m.Source.SearchApps(func(a App) bool {
 			if !q.MatchApp(m.Cluster, a.Namespace) || !visible(m.Cluster, a.Namespace, a.Name) {

@@ -101,9 +101,13 @@ func TestRunVisibleAndScope(t *testing.T) {
 	if d := cmp.Diff([]string{"eu-1/web/web-cfg", "us-1/web/web-cfg"}, names(p)); d != "" {
 		t.Errorf("visible (-want +got):\n%s", d)
 	}
+	src.yielded = 0
 	p = Run(members, mustParse(t, "cfg cluster:us-1"), all, 0, 50)
 	if d := cmp.Diff([]string{"us-1/web/web-cfg"}, names(p)); d != "" {
 		t.Errorf("cluster:us-1 (-want +got):\n%s", d)
+	}
+	if src.yielded != 0 {
+		t.Errorf("cluster:us-1 walked %d Apps of eu-1, want none", src.yielded)
 	}
 	p = Run(members, mustParse(t, "cfg ns:pay"), all, 0, 50)
 	if d := cmp.Diff([]string{"eu-1/ledger/ledger-cfg"}, names(p)); d != "" {

@@ -1,0 +1,71 @@
+package kubeview_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/search"
+)
+
+// searchBenchCases are the queries of BenchmarkSearchFirstPage at 10,000
+// Apps (10 objects each: the App, a Deployment, 2 ReplicaSets, 3 pods, a
+// Service, an HPA, a PDB). The ones that match little walk every App: the
+// worst case of a first page.
+var searchBenchCases = []struct {
+	name, q string
+	want    int // results on the first page (search.DefaultLimit at most)
+}{
+	{"kind=Pod (matches at once)", "kind:Pod", search.DefaultLimit},
+	{"no match (walks every App)", "zzz-nothing", 0},
+	{"glob near the end", "kind:Service name:*-09999", 1},
+	{"label near the end", "label:app.kubernetes.io/instance=" + benchLastApp, 9},
+	{"image and kind, all Apps", "image:1.1.0 kind:ReplicaSet", search.DefaultLimit},
+	{"namespace term, no match", "ns:team-a zzz-nothing", 0},
+}
+
+// benchLastApp is the name of the last App of benchFixtures(10000).
+const benchLastApp = "billing-09999"
+
+// BenchmarkSearchFirstPage: the first page of a fleet-wide search over a
+// synced cache of 10,000 Apps, as the handler runs it (search.Run over
+// the cache's index, everything visible).
+func BenchmarkSearchFirstPage(b *testing.B) {
+	c := benchCache(b, 10000)
+	members := []search.Member{{Cluster: "in-cluster", Source: c}}
+	all := func(string, string, string) bool { return true }
+	for _, tc := range searchBenchCases {
+		b.Run(tc.name, func(b *testing.B) {
+			q, err := search.Parse(tc.q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p := search.Run(members, q, all, 0, search.DefaultLimit); p.Count != tc.want {
+				b.Fatalf("search %q = %d results, want %d", tc.q, p.Count, tc.want)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				search.Run(members, q, all, 0, search.DefaultLimit)
+			}
+		})
+	}
+}
+
+// BenchmarkSearchIndexMemory: the heap the search's index and label store
+// hold at 10,000 Apps (measured by dropping them from a synced cache).
+func BenchmarkSearchIndexMemory(b *testing.B) {
+	const n = 10000
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cs, dyn := benchClients(n, false)
+	decodeLists(cs, dyn)
+	env := startCache(ctx, b, cs, dyn, benchNamespaces)
+	for b.Loop() {
+	}
+	before := heapInUse()
+	kubeview.DropSearchIndex(env.cache)
+	after := heapInUse()
+	b.ReportMetric(float64(before-after)/1e6, "MB-index")
+	b.ReportMetric(float64(before-after)/float64(n)*1000/1e6, "MB-index/1000apps")
+}
