@@ -38,7 +38,7 @@ func TestSearchTwoRealClusters(t *testing.T) {
 		}
 	}
 
-	search := func(q string) templates.SearchResultsProps {
+	find := func(q string) templates.SearchResultsProps {
 		t.Helper()
 		w := ts.get(t, paths.APISearch(url.Values{"q": {q}}), nil)
 		var res templates.SearchResultsProps
@@ -64,7 +64,7 @@ func TestSearchTwoRealClusters(t *testing.T) {
 	// (generously; no timing is asserted).
 	var got templates.SearchResultsProps
 	for deadline := time.Now().Add(2 * time.Minute); ; {
-		got = search("kind:ConfigMap name:web-settings")
+		got = find("kind:ConfigMap name:web-settings")
 		if slices.Equal(where(got), want) {
 			break
 		}
@@ -82,16 +82,16 @@ func TestSearchTwoRealClusters(t *testing.T) {
 			t.Errorf("GET %s = %d, want the App page with the ConfigMap's panel", hit.URL, w.Code)
 		}
 	}
-	if r := where(search("label:team=storefront")); !slices.Equal(r, want) {
+	if r := where(find("label:team=storefront")); !slices.Equal(r, want) {
 		t.Errorf("search label:team=storefront = %q, want %q (labels the cache strips are kept for the search)", r, want)
 	}
-	if r := where(search("web-settings cluster:eu-west")); !slices.Equal(r, want[1:]) {
+	if r := where(find("web-settings cluster:eu-west")); !slices.Equal(r, want[1:]) {
 		t.Errorf("search web-settings cluster:eu-west = %q, want %q", r, want[1:])
 	}
-	if r := where(search("name:web-settings ns:other")); len(r) != 0 {
+	if r := where(find("name:web-settings ns:other")); len(r) != 0 {
 		t.Errorf("search in another namespace = %q, want nothing", r)
 	}
-	if r := where(search("kind:App image:acme/cart")); !slices.Equal(r, []string{"us-east/shop/cart App cart"}) {
+	if r := where(find("kind:App image:acme/cart")); !slices.Equal(r, []string{"us-east/shop/cart App cart"}) {
 		t.Errorf("search kind:App image:acme/cart = %q, want us-east's cart", r)
 	}
 }

@@ -1,6 +1,10 @@
 package templates
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/hanzoai/deploy-web/search"
+)
 
 // SearchPage is the fleet-wide search page (/search): the query, and its
 // results or the reason there are none.
@@ -63,3 +67,7 @@ func searchSummary(p SearchResultsProps) string {
 	}
 	return "results " + s
 }
+
+// searchMaxLen is the top bar's search box's maxlength
+// (search.MaxQueryLen; the server refuses longer queries anyway).
+func searchMaxLen() string { return strconv.Itoa(search.MaxQueryLen) }

@@ -1,12 +1,6 @@
 package templates
 
-import (
-	"strconv"
-
-	"github.com/a-h/templ"
-
-	"github.com/hanzoai/deploy-web/search"
-)
+import "github.com/a-h/templ"
 
 // The theme choices, kept in the ThemeCookie cookie: light and dark set
 // <html data-theme>, system (or no cookie) follows prefers-color-scheme.
@@ -44,7 +38,3 @@ func themeAttrs(theme string) templ.Attributes {
 	}
 	return nil
 }
-
-// searchMaxLen is the search box's maxlength (search.MaxQueryLen; the
-// server refuses longer queries anyway).
-func searchMaxLen() string { return strconv.Itoa(search.MaxQueryLen) }
