@@ -54,18 +54,10 @@ func searchServer(t *testing.T, persona string, apps []search.App) *testServer {
 		o.Roles = walkPolicy(t)
 		o.Clusters[0].View = searchView{fakeView: fv, apps: apps}
 	})
-	if persona == "" {
-		return ts
+	if persona != "" {
+		signIn(t, ts, persona)
 	}
-	for _, p := range walkPersonas() {
-		if p.name == persona {
-			id := p.id
-			ts.auth.id = &id
-			return ts
-		}
-	}
-	t.Fatalf("no persona %q", persona)
-	return nil
+	return ts
 }
 
 func apiSearchResults(t *testing.T, ts *testServer, q url.Values) templates.SearchResultsProps {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hanzoai/deploy-web/internal/scope"
 )
 
 // Bounds of a query: what a person types into a search box, never more.
@@ -19,8 +21,7 @@ const (
 	MaxQueryLen = 256
 	// MaxTerms is the most terms (words and field:value pairs) of a query.
 	MaxTerms = 8
-	// maxGlobStars bounds the stars of a name glob (the matcher is linear
-	// per star; names are at most 253 bytes).
+	// maxGlobStars bounds the stars of a name glob.
 	maxGlobStars = 4
 )
 
@@ -145,8 +146,9 @@ func shown(field string) string {
 	return field
 }
 
-// Glob is a name pattern: a prefix when it has no wildcard, else a glob of
-// '*' (any run of bytes) and '?' (one byte) that must match the whole name.
+// Glob is a name pattern: a prefix when it has no '*', else a glob whose
+// '*' matches any run of bytes and which must match the whole name
+// (scope.Match: the roles' selectors' matcher, linear, no regexp).
 type Glob struct {
 	Pattern string
 	glob    bool
@@ -157,7 +159,7 @@ func ParseGlob(p string) (Glob, error) {
 	if n := strings.Count(p, "*"); n > maxGlobStars {
 		return Glob{}, errorf("name: at most %d '*' in a pattern", maxGlobStars)
 	}
-	return Glob{Pattern: p, glob: strings.ContainsAny(p, "*?")}, nil
+	return Glob{Pattern: p, glob: strings.Contains(p, "*")}, nil
 }
 
 // Match reports whether name matches the pattern.
@@ -165,32 +167,5 @@ func (g Glob) Match(name string) bool {
 	if !g.glob {
 		return strings.HasPrefix(name, g.Pattern)
 	}
-	return globMatch(g.Pattern, name)
-}
-
-// globMatch matches '*' and '?' over bytes with one backtrack point (the
-// last star): O(len(p) * len(s)) at worst, no recursion, no regexp.
-func globMatch(p, s string) bool {
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
+	return scope.Match(g.Pattern, name)
 }
