@@ -44,7 +44,7 @@ type Group struct {
 }
 
 // Page is one page of results, grouped by App in the walk's order
-// (clusters in the order given, then namespace and App name).
+// (members in the order given, then namespace and App name).
 type Page struct {
 	Groups []Group `json:"groups"`
 	// Offset is the page's first result; Count the results on it.
