@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/hanzoai/deploy-web/appcr"
-	"github.com/hanzoai/deploy-web/search"
 )
 
 // Index names of every cached kind.
@@ -119,7 +118,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		drift:     &driftStore{byUID: map[types.UID][]DriftField{}},
 		intern:    newInterner(),
 		labels:    newLabelStore(),
-		search:    &searchIndex{apps: map[string][]search.Object{}},
+		search:    &searchIndex{apps: map[string]searchEntry{}},
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner}

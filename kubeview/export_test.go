@@ -1,10 +1,6 @@
 package kubeview
 
-import (
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/hanzoai/deploy-web/search"
-)
+import "k8s.io/apimachinery/pkg/types"
 
 // ComputeAllRows computes the row of every cached App into a new fleet, as
 // Start does once the informers have synced, and returns how many rows it
@@ -38,7 +34,7 @@ func ChangeRow(c *Cache, i int) {
 // cache kept none: the memory benchmark measures what they hold.
 func DropSearchIndex(c *Cache) {
 	c.search.mu.Lock()
-	c.search.apps = map[string][]search.Object{}
+	c.search.apps = map[string]searchEntry{}
 	c.search.mu.Unlock()
 	c.labels.mu.Lock()
 	c.labels.byUID, c.labels.sets = map[types.UID]*labelSet{}, map[string]*labelSet{}

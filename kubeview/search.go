@@ -159,7 +159,13 @@ func labelKey(labels map[string]string) string {
 // Each App's slice is replaced, never modified.
 type searchIndex struct {
 	mu   sync.RWMutex
-	apps map[string][]search.Object
+	apps map[string]searchEntry
+}
+
+// searchEntry is one App's objects and their digest.
+type searchEntry struct {
+	objs   []search.Object
+	digest *search.Digest
 }
 
 // indexApps rebuilds the search objects of the Apps at keys from the
@@ -169,7 +175,7 @@ func (c *Cache) indexApps(keys []string) {
 	if c.search == nil { // a Cache built by hand in a test
 		return
 	}
-	built := make(map[string][]search.Object, len(keys))
+	built := make(map[string]*searchEntry, len(keys))
 	for _, key := range keys {
 		ns, name, _ := strings.Cut(key, "/")
 		if _, ok := c.ns[ns]; !ok {
@@ -185,15 +191,15 @@ func (c *Cache) indexApps(keys []string) {
 		for i, n := range t.Nodes {
 			objs[i] = search.Object{Ref: n.Ref, Group: n.Group, Kind: n.Kind, Name: n.Name, Images: n.Info.Images, Labels: c.labels.get(types.UID(n.UID))}
 		}
-		built[key] = objs
+		built[key] = &searchEntry{objs: objs, digest: search.NewDigest(objs)}
 	}
 	c.search.mu.Lock()
 	defer c.search.mu.Unlock()
-	for key, objs := range built {
-		if objs == nil {
+	for key, e := range built {
+		if e == nil {
 			delete(c.search.apps, key)
 		} else {
-			c.search.apps[key] = objs
+			c.search.apps[key] = *e
 		}
 	}
 }
@@ -206,11 +212,11 @@ func (c *Cache) SearchApps(yield func(search.App) bool) {
 	c.search.mu.RLock()
 	defer c.search.mu.RUnlock()
 	for _, r := range rows {
-		objs, ok := c.search.apps[r.Namespace+"/"+r.Name]
+		e, ok := c.search.apps[r.Namespace+"/"+r.Name]
 		if !ok {
 			continue
 		}
-		if !yield(search.App{Namespace: r.Namespace, Name: r.Name, Objects: objs}) {
+		if !yield(search.App{Namespace: r.Namespace, Name: r.Name, Objects: e.objs, Digest: e.digest}) {
 			return
 		}
 	}

@@ -60,11 +60,18 @@ func BenchmarkSearchIndexMemory(b *testing.B) {
 	defer cancel()
 	cs, dyn := benchClients(n, false)
 	decodeLists(cs, dyn)
-	env := startCache(ctx, b, cs, dyn, benchNamespaces)
+	c, err := kubeview.New(cs, dyn, discardLogger(), kubeview.Options{Namespaces: benchNamespaces, ProbeInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.Start(ctx)
+	if err := c.WaitForSync(ctx); err != nil { // up to 5 minutes: a loaded machine
+		b.Fatal(err)
+	}
 	for b.Loop() {
 	}
 	before := heapInUse()
-	kubeview.DropSearchIndex(env.cache)
+	kubeview.DropSearchIndex(c)
 	after := heapInUse()
 	b.ReportMetric(float64(before-after)/1e6, "MB-index")
 	b.ReportMetric(float64(before-after)/float64(n)*1000/1e6, "MB-index/1000apps")

@@ -18,6 +18,9 @@ func searchApps(c *kubeview.Cache) (order []string, objs map[string][]search.Obj
 	objs = map[string][]search.Object{}
 	c.SearchApps(func(a search.App) bool {
 		k := a.Namespace + "/" + a.Name
+		if a.Digest == nil {
+			k += " (no digest)"
+		}
 		order = append(order, k)
 		objs[k] = a.Objects
 		return true

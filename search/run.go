@@ -16,6 +16,9 @@ const (
 type App struct {
 	Namespace, Name string
 	Objects         []Object
+	// Digest, when set, lets a search skip the App without testing each
+	// object (NewDigest of Objects).
+	Digest *Digest
 }
 
 // Source is one cluster's cached Apps (implemented by kubeview.Cache).
@@ -73,7 +76,7 @@ func Run(members []Member, q Query, visible Visible, offset, limit int) Page {
 		}
 		done := false
 		m.Source.SearchApps(func(a App) bool {
-			if !q.MatchApp(m.Cluster, a.Namespace) || !visible(m.Cluster, a.Namespace, a.Name) {
+			if !q.MatchApp(m.Cluster, a.Namespace) || !q.mayMatch(a.Digest) || !visible(m.Cluster, a.Namespace, a.Name) {
 				return true
 			}
 			var g *Group
