@@ -37,6 +37,35 @@ func NewDigest(objs []Object) *Digest {
 	return &Digest{names: join(names), kinds: join(kinds), labels: join(labels), images: join(images)}
 }
 
+// digestNeedles are the substrings a digest must hold for an App to
+// match q, computed once per query (Parse): per kind term, per name term
+// (the literal runs of a glob), per label term.
+type digestNeedles struct {
+	kinds  []string
+	names  [][]string
+	labels []string
+}
+
+func (q *Query) needles() digestNeedles {
+	var n digestNeedles
+	for _, k := range q.Kinds {
+		n.kinds = append(n.kinds, "\n"+strings.ToLower(k)+"\n")
+	}
+	for _, g := range q.Names {
+		runs := strings.Split(g.Pattern, "*")
+		runs[0] = "\n" + runs[0] // the part before the first '*' starts a name
+		n.names = append(n.names, slices.DeleteFunc(runs, func(r string) bool { return r == "" }))
+	}
+	for _, l := range q.Labels {
+		if l.HasValue {
+			n.labels = append(n.labels, "\n"+l.Key+"="+l.Value+"\n")
+		} else {
+			n.labels = append(n.labels, "\n"+l.Key+"=")
+		}
+	}
+	return n
+}
+
 // mayMatch reports whether some object digested in d may match q: false
 // only when none can.
 func (q *Query) mayMatch(d *Digest) bool {
@@ -48,16 +77,9 @@ func (q *Query) mayMatch(d *Digest) bool {
 			return false
 		}
 	}
-	return anyOf(q.Kinds, func(k string) bool { return strings.Contains(d.kinds, "\n"+strings.ToLower(k)+"\n") }) &&
-		anyOf(q.Names, func(g Glob) bool {
-			lit, _, _ := strings.Cut(g.Pattern, "*") // the part before the first '*' is a prefix
-			return strings.Contains(d.names, "\n"+lit)
-		}) &&
-		anyOf(q.Labels, func(l Label) bool {
-			if l.HasValue {
-				return strings.Contains(d.labels, "\n"+l.Key+"="+l.Value+"\n")
-			}
-			return strings.Contains(d.labels, "\n"+l.Key+"=")
-		}) &&
-		anyOf(q.Images, func(sub string) bool { return strings.Contains(d.images, sub) })
+	in := func(s string) func(string) bool { return func(n string) bool { return strings.Contains(s, n) } }
+	return anyOf(q.digest.kinds, in(d.kinds)) &&
+		anyOf(q.digest.names, func(runs []string) bool { return !slices.ContainsFunc(runs, func(r string) bool { return !strings.Contains(d.names, r) }) }) &&
+		anyOf(q.digest.labels, in(d.labels)) &&
+		anyOf(q.Images, in(d.images))
 }

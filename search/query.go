@@ -65,6 +65,9 @@ type Query struct {
 	Images     []string
 	// Words are plain words: each is a substring of the object's name.
 	Words []string
+
+	// digest is what an App's Digest must hold to match (Parse).
+	digest digestNeedles
 }
 
 // Label is a label:key=value term; a Value of "" with HasValue false
@@ -135,6 +138,7 @@ func Parse(s string) (Query, error) {
 			return q, errorf("%s: is not a search term (use kind:, name:, ns:, cluster:, label:, image: or plain words)", shown(field))
 		}
 	}
+	q.digest = q.needles()
 	return q, nil
 }
 
