@@ -79,7 +79,9 @@ func (q *Query) mayMatch(d *Digest) bool {
 	}
 	in := func(s string) func(string) bool { return func(n string) bool { return strings.Contains(s, n) } }
 	return anyOf(q.digest.kinds, in(d.kinds)) &&
-		anyOf(q.digest.names, func(runs []string) bool { return !slices.ContainsFunc(runs, func(r string) bool { return !strings.Contains(d.names, r) }) }) &&
+		anyOf(q.digest.names, func(runs []string) bool {
+			return !slices.ContainsFunc(runs, func(r string) bool { return !strings.Contains(d.names, r) })
+		}) &&
 		anyOf(q.digest.labels, in(d.labels)) &&
 		anyOf(q.Images, in(d.images))
 }

@@ -89,7 +89,7 @@ func TestGlob(t *testing.T) {
 		{"web-*", "web", false},
 		{"*-cfg", "web-cfg", true},
 		{"*-cfg", "web-cfg-2", false}, // a glob matches the whole name
-		{"w?b", "web", false}, // '?' is a byte, not a wildcard
+		{"w?b", "web", false},         // '?' is a byte, not a wildcard
 		{"*", "x", true},
 		{"a*b*c", "aXbYc", true},
 		{"a*b*c", "aXbY", false},
