@@ -26,7 +26,7 @@ func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview
 		return s.applications(cluster, q)
 	}
 	visible := func(r kubeview.AppRow) bool {
-		return (keep == nil || keep(r)) && g.Allow(roles.View, roles.Target{Cluster: r.Cluster, Environment: s.appEnv(r.Cluster, r.Namespace), Namespace: r.Namespace, App: r.Name}).Allowed
+		return (keep == nil || keep(r)) && s.mayView(g, r.Cluster, r.Namespace, r.Name)
 	}
 	offset := max(q.Offset, 0)
 	if q.After != "" {
@@ -92,6 +92,12 @@ func (s *Server) applicationsFor(ctx context.Context, cluster string, q kubeview
 		out.Continue = fleetset.OffsetToken(visibleContinuePrefix, end)
 	}
 	return out, nil
+}
+
+// mayView is the fleet's visibility rule, of the list and the search
+// alike: whether g allows viewing the App name in namespace of cluster.
+func (s *Server) mayView(g roles.Grants, cluster, namespace, name string) bool {
+	return g.Allow(roles.View, roles.Target{Cluster: cluster, Environment: s.appEnv(cluster, namespace), Namespace: namespace, App: name}).Allowed
 }
 
 // countVisible counts the rows visible allows.

@@ -11,6 +11,11 @@ import (
 // layout fills the frame's props from the request's identity.
 func (s *Site) layout(r *http.Request, nav, title string) templates.LayoutProps {
 	p := templates.LayoutProps{Title: title, Nav: nav, Assets: s.assets.url, Style: s.assets.style}
+	// The theme the person picked (app.js writes the cookie), drawn on
+	// <html> so the first paint has it; anything else follows the system.
+	if c, err := r.Cookie(templates.ThemeCookie); err == nil {
+		p.Theme = c.Value
+	}
 	if id, ok := auth.FromContext(r.Context()); ok {
 		p.User = displayName(id)
 		p.CSRF = auth.CSRFToken(r.Context())

@@ -137,6 +137,8 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"APIMe", "GET", paths.APIMe(), "GET /v1/deploy/me", map[string]string{}, url.Values{}},
 		tc{"APIEnvironments", "GET", paths.APIEnvironments(nil), "GET /v1/deploy/environments", map[string]string{}, url.Values{}},
 		tc{"Activity", "GET", paths.Activity(url.Values{"namespace": {"a b"}, "kind": {"deploy"}}), "GET /activity", map[string]string{}, url.Values{"namespace": {"a b"}, "kind": {"deploy"}}},
+		tc{"Search", "GET", paths.Search(url.Values{"q": {"name:a/b* %"}, "offset": {"50"}}), "GET /search", map[string]string{}, url.Values{"q": {"name:a/b* %"}, "offset": {"50"}}},
+		tc{"APISearch", "GET", paths.APISearch(url.Values{"q": {"label:k=v&x"}}), "GET /v1/deploy/search", map[string]string{}, url.Values{"q": {"label:k=v&x"}}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -199,6 +201,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
 		{"GET", paths.Activity(nil)},
 		{"GET", paths.AppWhy("c", "n", "a")}, {"GET", paths.EnvWhy("e")}, {"GET", paths.APIWhy("a", nil)},
+		{"GET", paths.Activity(nil)}, {"GET", paths.Search(nil)}, {"GET", paths.APISearch(nil)},
 		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},
 		{"GET", paths.APIFreezes()}, {"POST", paths.APIFreezes()}, {"DELETE", paths.APIFreeze("f")},
 	} {

@@ -21,15 +21,21 @@ import (
 func rolesServer(t *testing.T, name string) *testServer {
 	t.Helper()
 	ts := newTestServer(t, newFakeView(testRows()), func(o *Options) { o.Roles = walkPolicy(t) })
+	signIn(t, ts, name)
+	return ts
+}
+
+// signIn signs ts's requests in as the walk's persona name.
+func signIn(t *testing.T, ts *testServer, name string) {
+	t.Helper()
 	for _, p := range walkPersonas() {
 		if p.name == name {
 			id := p.id
 			ts.auth.id = &id
-			return ts
+			return
 		}
 	}
 	t.Fatalf("no persona %q", name)
-	return nil
 }
 
 // TestFleetShowsOnlyVisibleApps: a person who may view only some Apps gets

@@ -100,10 +100,13 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /v1/deploy/notifications/subscriptions/{id}/log", roles.View, s.apiSubscriptionLog)
 	// The fleet's timeline entries, of the Apps the person may view.
 	s.protect(m, "GET /activity", roles.View, s.activityPage)
+	// Search every cluster's cached objects (fleet_search.go).
+	s.protect(m, "GET /search", roles.View, s.searchPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/me", roles.View, s.apiMe)
 	s.protect(m, "GET /v1/deploy/applications", roles.View, s.apiApplications)
+	s.protect(m, "GET /v1/deploy/search", roles.View, s.apiSearch)
 	s.protect(m, "GET /v1/deploy/{name}/tree", roles.View, s.apiTree)
 	// An App's resource, /v1/deploy/{name}/resource/{ref}, through a
 	// pattern the environments' routes below are more specific than

@@ -30,6 +30,7 @@ import (
 	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/search"
 	"github.com/hanzoai/deploy-web/web/markdown"
 	"github.com/hanzoai/deploy-web/why"
 )
@@ -49,6 +50,9 @@ type Fleet interface {
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
 	DriftOf(uid string) []objrules.DriftField
+	// SearchApps yields each App with its tree's objects (the search's
+	// source, fleet_search.go).
+	SearchApps(yield func(search.App) bool)
 }
 
 // Releaser is the write seam: rollback and sync (implemented by package

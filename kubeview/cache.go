@@ -73,6 +73,10 @@ type Cache struct {
 	// intern shares the repeated strings of the cached objects.
 	intern *interner
 
+	// labels and search are the fleet-wide search's index (search.go).
+	labels *labelStore
+	search *searchIndex
+
 	// lastEvent is when each informer ("ns/Kind") last delivered an
 	// event, in Unix nanoseconds; filled by New, read by InformerStates.
 	lastEvent map[string]*atomic.Int64
@@ -114,6 +118,8 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		lastEvent: map[string]*atomic.Int64{},
 		drift:     &driftStore{byUID: map[types.UID][]objrules.DriftField{}},
 		intern:    newInterner(),
+		labels:    newLabelStore(),
+		search:    &searchIndex{apps: map[string]searchEntry{}},
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner}
@@ -357,6 +363,7 @@ func (c *Cache) transform(obj any) (any, error) {
 // strip is stripObject, then the object's repeated strings shared
 // through the cache's interner.
 func (c *Cache) strip(obj any) (any, error) {
+	c.labels.set(obj) // before the strip drops them (search.go)
 	obj, err := stripObject(obj)
 	if err == nil {
 		c.intern.object(obj)

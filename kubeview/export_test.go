@@ -1,5 +1,7 @@
 package kubeview
 
+import "k8s.io/apimachinery/pkg/types"
+
 // ComputeAllRows computes the row of every cached App into a new fleet, as
 // Start does once the informers have synced, and returns how many rows it
 // made. The benchmarks time the initial computation with it.
@@ -26,4 +28,15 @@ func ChangeRow(c *Cache, i int) {
 	defer f.mu.Unlock()
 	f.apply([]rowChange{{key: old.Key(), row: row}})
 	f.bump()
+}
+
+// DropSearchIndex empties the search's index and label store, as if the
+// cache kept none: the memory benchmark measures what they hold.
+func DropSearchIndex(c *Cache) {
+	c.search.mu.Lock()
+	c.search.apps = map[string]searchEntry{}
+	c.search.mu.Unlock()
+	c.labels.mu.Lock()
+	c.labels.byUID, c.labels.sets = map[types.UID]*labelSet{}, map[string]*labelSet{}
+	c.labels.mu.Unlock()
 }

@@ -295,6 +295,7 @@ type rowChange struct {
 // ones that changed in one step. Only run (one goroutine) writes the
 // fleet, so the rows read before the lock is taken are still current.
 func (f *fleet) recompute(keys []string) {
+	f.c.indexApps(keys)
 	changes := make([]rowChange, 0, len(keys))
 	var apps []string
 	f.mu.RLock()

@@ -76,6 +76,7 @@ func (c *Cache) eventHandler(ns, kind string) cache.ResourceEventHandler {
 		DeleteFunc: func(obj any) {
 			clock()
 			c.drift.forget(obj)
+			c.labels.forget(obj)
 			fleet.OnDelete(obj)
 		},
 	}

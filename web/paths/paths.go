@@ -255,3 +255,9 @@ func EnvWhy(env string) string { return Env(env) + "/why" }
 func APIWhy(name string, q url.Values) string {
 	return WithQuery(join("/v1/deploy/", name, "/why"), q)
 }
+
+// Search is the fleet-wide search page with its query (?q=, ?offset=).
+func Search(q url.Values) string { return WithQuery("/search", q) }
+
+// APISearch is the fleet-wide search of the JSON API.
+func APISearch(q url.Values) string { return WithQuery("/v1/deploy/search", q) }

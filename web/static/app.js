@@ -70,3 +70,26 @@ document.addEventListener("htmx:afterSettle", function () {
     if (d && d.tagName === "DETAILS" && d.open !== open) d.open = open;
   });
 });
+// "/" focuses the top bar's search box, unless the person is typing in a
+// field (or holds a modifier).
+document.addEventListener("keydown", function (e) {
+  if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+  var t = e.target;
+  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  var box = document.querySelector("[data-testid=topbar-search-input]");
+  if (!box) return;
+  e.preventDefault();
+  box.focus();
+  box.select();
+});
+// The theme picker: the choice goes into the "theme" cookie (the server
+// draws it on <html data-theme> at the next load, so there is no flash)
+// and onto this page at once; "system" follows prefers-color-scheme.
+document.addEventListener("change", function (e) {
+  var t = e.target;
+  if (!t || t.getAttribute("data-testid") !== "theme-toggle") return;
+  var v = t.value === "light" || t.value === "dark" ? t.value : "system";
+  document.cookie = "theme=" + v + "; Path=/; Max-Age=31536000; SameSite=Lax" + (location.protocol === "https:" ? "; Secure" : "");
+  if (v === "system") document.documentElement.removeAttribute("data-theme");
+  else document.documentElement.setAttribute("data-theme", v);
+});

@@ -32,6 +32,11 @@ type LayoutProps struct {
 	// Content-Security-Policy allows by its hash), so the first paint waits
 	// for no stylesheet request.
 	Style templ.Component
+	// Search is the query the top bar's search box shows (on /search).
+	Search string
+	// Theme is the person's theme choice (theme.go): ThemeLight or
+	// ThemeDark set <html data-theme>, anything else follows the system.
+	Theme string
 }
 
 // FleetQuery is the application list's view state, all of it in the URL.
