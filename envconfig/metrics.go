@@ -195,8 +195,8 @@ var Placeholders = []string{"app", "namespace", "environment", "version"}
 // checkQueryPlaceholders refuses a query with a {{...}} outside a string
 // literal, an unknown placeholder, or an unterminated string.
 func checkQueryPlaceholders(q string) error {
-	return ScanQuery(q, func(name string, inString bool) error {
-		if !inString {
+	return ScanQuery(q, func(name string, lit Literal) error {
+		if lit.Quote == 0 {
 			return fmt.Errorf("{{%s}} outside a string literal: write it inside quotes (app=\"{{%s}}\"), where its value is escaped", name, name)
 		}
 		for _, p := range Placeholders {
@@ -208,20 +208,27 @@ func checkQueryPlaceholders(q string) error {
 	}, nil)
 }
 
-// ScanQuery walks PromQL q: for every {{name}} it calls ph with whether
-// it stands inside a "..." or '...' string literal; text, when not nil,
-// receives every other piece of q with its position (inside a string or
-// not), in order. Backtick strings hold no placeholders (they have no
+// Literal is where a placeholder stands: Quote is the string literal's
+// quote ('"' or '\''; 0 outside a "..." or '...' literal) and Regex says
+// the literal follows =~ or !~ (a regular expression's text).
+type Literal struct {
+	Quote byte
+	Regex bool
+}
+
+// ScanQuery walks PromQL q: for every {{name}} it calls ph with the
+// literal it stands in; text, when not nil, receives every other piece of
+// q, in order. Backtick strings hold no placeholders (they have no
 // escapes: a placeholder in one is refused as outside a string). An
-// unterminated string is an error. The one scanner of promcheck.Render
-// and the config's check.
-func ScanQuery(q string, ph func(name string, inString bool) error, text func(s string, inString bool)) error {
-	emit := func(s string, in bool) {
+// unterminated string or a # comment is an error. The one scanner of
+// promcheck.Render and the config's check.
+func ScanQuery(q string, ph func(name string, lit Literal) error, text func(s string)) error {
+	emit := func(s string) {
 		if text != nil && s != "" {
-			text(s, in)
+			text(s)
 		}
 	}
-	var quote byte // 0 outside a string; '"', '\'' or '`' inside one
+	var lit Literal // Quote: 0 outside a string; '"', '\'' or '`' inside one
 	start := 0
 	for i := 0; i < len(q); {
 		c := q[i]
@@ -230,9 +237,12 @@ func ScanQuery(q string, ph func(name string, inString bool) error, text func(s 
 			if end < 0 {
 				return errors.New("a {{ without }}")
 			}
-			emit(q[start:i], quote != 0)
-			name := strings.TrimSpace(q[i+2 : i+2+end])
-			if err := ph(name, quote == '"' || quote == '\''); err != nil {
+			emit(q[start:i])
+			at := lit
+			if at.Quote == '`' {
+				at = Literal{}
+			}
+			if err := ph(strings.TrimSpace(q[i+2:i+2+end]), at); err != nil {
 				return err
 			}
 			i += 2 + end + 2
@@ -240,21 +250,22 @@ func ScanQuery(q string, ph func(name string, inString bool) error, text func(s 
 			continue
 		}
 		switch {
-		case quote == 0 && (c == '"' || c == '\'' || c == '`'):
-			quote = c
-		case quote != 0 && quote != '`' && c == '\\':
+		case lit.Quote == 0 && (c == '"' || c == '\'' || c == '`'):
+			before := strings.TrimRight(q[:i], " \t\r\n")
+			lit = Literal{Quote: c, Regex: strings.HasSuffix(before, "=~") || strings.HasSuffix(before, "!~")}
+		case lit.Quote != 0 && lit.Quote != '`' && c == '\\':
 			i += 2
 			continue
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == 0 && c == '#':
+		case lit.Quote != 0 && c == lit.Quote:
+			lit = Literal{}
+		case lit.Quote == 0 && c == '#':
 			return errors.New("a # comment: drop it (a comment could hide the rest of the query)")
 		}
 		i++
 	}
-	if quote != 0 {
+	if lit.Quote != 0 {
 		return errors.New("an unterminated string literal")
 	}
-	emit(q[start:], false)
+	emit(q[start:])
 	return nil
 }
