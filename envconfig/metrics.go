@@ -209,7 +209,7 @@ func checkQueryPlaceholders(q string) error {
 }
 
 // Literal is where a placeholder stands: Quote is the string literal's
-// quote ('"' or '\''; 0 outside a "..." or '...' literal) and Regex says
+// quote (a double or single quote; 0 outside a "..." or '...' literal) and Regex says
 // the literal follows =~ or !~ (a regular expression's text).
 type Literal struct {
 	Quote byte

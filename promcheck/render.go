@@ -72,7 +72,7 @@ func Render(q string, v Vars) (string, error) {
 }
 
 // Escape is s as the contents of a PromQL string literal opened by quote
-// ('"' or '\''): the backslash and that quote escaped, and every control
+// (a double or single quote): the backslash and that quote escaped, and every control
 // character as \xNN (PromQL's escapes are Go's), so the literal ends only
 // where the query's own quote ends it.
 func Escape(s string, quote byte) string {
