@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/hanzoai/deploy-web/envconfig"
 )
 
@@ -141,3 +143,5 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+func durationOf(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }

@@ -1,0 +1,196 @@
+package promcheck
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hanzoai/deploy-web/envconfig"
+)
+
+// prometheusBin is Debian's prometheus package's binary (.ci/run installs it).
+const prometheusBin = "/usr/bin/prometheus"
+
+// exporter is the /metrics endpoint Prometheus scrapes: gauges the test
+// sets.
+type exporter struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (x *exporter) set(lines ...string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.lines = lines
+}
+
+func (x *exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	io.WriteString(w, "# TYPE demo_error_ratio gauge\n"+strings.Join(x.lines, "\n")+"\n")
+}
+
+// startPrometheus runs the real Prometheus on a loopback port, scraping
+// target every second, and returns its URL once it has scraped a sample
+// of metric (waited for with a deadline).
+func startPrometheus(t *testing.T, target, metric string) string {
+	t.Helper()
+	if _, err := os.Stat(prometheusBin); err != nil {
+		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", prometheusBin, err)
+	}
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: demo\n    static_configs: [{targets: [%q]}]\n", target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, prometheusBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", logs.String())
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(metric))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), `"value"`) {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus at %s scraped no %s within 90s (last error %v)", base, metric, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// countingTransport counts the requests that reach Prometheus.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+// TestChecksAgainstPrometheus evaluates checks against a real Prometheus
+// scraping a gauge the test serves: api's 1% errors pass `max: 0.05`,
+// worker's 8% fail it with the value, the query as run and the
+// threshold; hostile App names match nothing (the query is not
+// changed); too many series are refused; an unreachable Prometheus is a
+// problem, not a pass; results are cached for the minute.
+func TestChecksAgainstPrometheus(t *testing.T) {
+	x := &exporter{}
+	lines := []string{`demo_error_ratio{app="api"} 0.01`, `demo_error_ratio{app="worker"} 0.08`}
+	for i := 0; i <= MaxSeries; i++ {
+		lines = append(lines, fmt.Sprintf(`demo_many{i="%d"} 1`, i))
+	}
+	x.set(lines...)
+	target := httptest.NewServer(x)
+	defer target.Close()
+	base := startPrometheus(t, strings.TrimPrefix(target.URL, "http://"), "demo_error_ratio")
+
+	max := 0.05
+	check := envconfig.Check{Name: "error-rate", Query: `max(demo_error_ratio{app="{{app}}"})`,
+		Threshold: envconfig.Threshold{Max: &max}, For: durationOf(time.Minute)}
+	m := envconfig.Metrics{URL: base}
+	ctx := context.Background()
+	e := New(Options{})
+
+	pass := e.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{})
+	if !pass.Held || pass.Value != 0.01 || pass.Problem != "" {
+		t.Errorf("api (0.01 <= 0.05) = %+v, want held at 0.01", pass)
+	}
+	fail := e.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	if fail.Held || fail.Value != 0.08 || fail.Problem != "" {
+		t.Errorf("worker (0.08 > 0.05) = %+v, want failed at 0.08", fail)
+	}
+	for _, w := range []string{"check error-rate failed", "0.08", "<= 0.05", `max(demo_error_ratio{app="worker"})`} {
+		if !strings.Contains(fail.Message(), w) {
+			t.Errorf("worker's message %q lacks %q", fail.Message(), w)
+		}
+	}
+
+	// Hostile App names: escaped, they match no series (the query would
+	// answer every series, or a vector(0) that passes, if spliced raw).
+	for _, q := range []string{`max(demo_error_ratio{app="{{app}}"})`, `max(demo_error_ratio{app=~"{{app}}"})`} {
+		for _, app := range []string{`x"} or vector(0) or demo_error_ratio{app="`, `.*`, `api|worker`, `x'} or vector(0)`} {
+			c := check
+			c.Query = q
+			r := e.Evaluate(ctx, m, c, Vars{App: app}, time.Time{})
+			if r.Held || r.HasValue || !strings.Contains(r.Problem, "no samples") {
+				t.Errorf("query %s with hostile app %q = %+v, want no samples (not held)", q, app, r)
+			}
+		}
+	}
+
+	many := check
+	many.Query = `demo_many`
+	if r := e.Evaluate(ctx, m, many, Vars{}, time.Time{}); r.Held || !strings.Contains(r.Problem, fmt.Sprintf("more than %d series", MaxSeries)) {
+		t.Errorf("%d series = %+v, want refused over MaxSeries", MaxSeries+1, r)
+	}
+
+	down := envconfig.Metrics{URL: "http://" + freePort(t)}
+	r := e.Evaluate(ctx, down, check, Vars{App: "api"}, time.Time{})
+	if r.Held || !strings.Contains(r.Problem, "unreachable") || !strings.Contains(r.Message(), "could not be evaluated") {
+		t.Errorf("unreachable Prometheus = %+v (%s), want a problem naming it unreachable", r, r.Message())
+	}
+
+	// The cache: one request per query and minute, on an injected clock.
+	now := time.Now()
+	ct := &countingTransport{rt: http.DefaultTransport}
+	c := New(Options{Now: func() time.Time { return now }, Transport: ct})
+	a := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	b := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	if ct.n.Load() != 1 || a.Value != b.Value || a.Held != b.Held {
+		t.Errorf("two evaluations in one minute made %d requests (%+v, %+v), want 1 and one result", ct.n.Load(), a, b)
+	}
+	c.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{})
+	if ct.n.Load() != 2 {
+		t.Errorf("another App's query made %d requests in all, want 2", ct.n.Load())
+	}
+	now = now.Add(time.Minute)
+	c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	if ct.n.Load() != 3 {
+		t.Errorf("the next minute's evaluation made %d requests in all, want 3 (the cache is per minute)", ct.n.Load())
+	}
+}
