@@ -3,103 +3,15 @@ package promcheck
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/promtest"
 )
-
-// prometheusBin is Debian's prometheus package's binary (.ci/run installs it).
-const prometheusBin = "/usr/bin/prometheus"
-
-// exporter is the /metrics endpoint Prometheus scrapes: gauges the test
-// sets.
-type exporter struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (x *exporter) set(lines ...string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.lines = lines
-}
-
-func (x *exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	io.WriteString(w, "# TYPE demo_error_ratio gauge\n"+strings.Join(x.lines, "\n")+"\n")
-}
-
-// startPrometheus runs the real Prometheus on a loopback port, scraping
-// target every second, and returns its URL once it has scraped a sample
-// of metric (waited for with a deadline).
-func startPrometheus(t *testing.T, target, metric string) string {
-	t.Helper()
-	if _, err := os.Stat(prometheusBin); err != nil {
-		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", prometheusBin, err)
-	}
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: demo\n    static_configs: [{targets: [%q]}]\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, prometheusBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start prometheus: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", logs.String())
-		}
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(metric))
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if strings.Contains(string(b), `"value"`) {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus at %s scraped no %s within 90s (last error %v)", base, metric, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // countingTransport counts the requests that reach Prometheus.
 type countingTransport struct {
@@ -119,15 +31,13 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // changed); too many series are refused; an unreachable Prometheus is a
 // problem, not a pass; results are cached for the minute.
 func TestChecksAgainstPrometheus(t *testing.T) {
-	x := &exporter{}
+	x := &promtest.Exporter{}
 	lines := []string{`demo_error_ratio{app="api"} 0.01`, `demo_error_ratio{app="worker"} 0.08`}
 	for i := 0; i <= MaxSeries; i++ {
 		lines = append(lines, fmt.Sprintf(`demo_many{i="%d"} 1`, i))
 	}
-	x.set(lines...)
-	target := httptest.NewServer(x)
-	defer target.Close()
-	base := startPrometheus(t, strings.TrimPrefix(target.URL, "http://"), "demo_error_ratio")
+	x.Set(lines...)
+	base := promtest.Start(t, x, "demo_error_ratio").URL
 
 	max := 0.05
 	check := envconfig.Check{Name: "error-rate", Query: `max(demo_error_ratio{app="{{app}}"})`,
@@ -169,7 +79,7 @@ func TestChecksAgainstPrometheus(t *testing.T) {
 		t.Errorf("%d series = %+v, want refused over MaxSeries", MaxSeries+1, r)
 	}
 
-	down := envconfig.Metrics{URL: "http://" + freePort(t)}
+	down := envconfig.Metrics{URL: "http://" + promtest.FreeAddr(t)}
 	r := e.Evaluate(ctx, down, check, Vars{App: "api"}, time.Time{})
 	if r.Held || !strings.Contains(r.Problem, "unreachable") || !strings.Contains(r.Message(), "could not be evaluated") {
 		t.Errorf("unreachable Prometheus = %+v (%s), want a problem naming it unreachable", r, r.Message())
