@@ -23,6 +23,9 @@ import (
 // Bin is Debian's prometheus package's binary (.ci/run installs it).
 const Bin = "/usr/bin/prometheus"
 
+// RequireEnv, set, makes a missing Bin a failure rather than a skip.
+const RequireEnv = "DEPLOY_WEB_REQUIRE_PROMETHEUS"
+
 // Exporter is the /metrics endpoint Prometheus scrapes: sample lines the
 // test sets (`name{label="v"} 0.5`), all of gauges.
 type Exporter struct {
@@ -53,10 +56,14 @@ type Prometheus struct {
 // Start serves x and runs Prometheus on a loopback port scraping it every
 // second, with its storage in a t.TempDir(); it returns once an instant
 // query of ready answers a sample (waited for with a generous deadline).
-// Without Bin the test is skipped, saying so.
+// Without Bin the test is skipped, saying so, unless RequireEnv is set
+// (CI): then it fails.
 func Start(t *testing.T, x *Exporter, ready string) *Prometheus {
 	t.Helper()
 	if _, err := os.Stat(Bin); err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("%s is missing and %s is set: install Debian's prometheus package: %v", Bin, RequireEnv, err)
+		}
 		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", Bin, err)
 	}
 	target := httptest.NewServer(x)
