@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,5 +70,46 @@ func TestPromoteChecksAgainstPrometheus(t *testing.T) {
 	f.as("dee", "deployers")
 	if code, _, body := f.post(t, paths.APIEnvPromotions("staging"), `{"from": "dev", "app": "api"}`); code != 422 || !strings.Contains(body, "check error-rate could not be evaluated") || !strings.Contains(body, "unreachable") {
 		t.Errorf("POST promotions with Prometheus unreachable = %d %s, want 422 naming the check unreachable", code, body)
+	}
+}
+
+// TestPromoteApprovalRerunsChecks: a request into protected prod passes
+// its check when asked; the error ratio in staging then rises to 8%, and
+// the approval, evaluating the gates again, is refused naming the check:
+// nothing is written.
+func TestPromoteApprovalRerunsChecks(t *testing.T) {
+	x := &promtest.Exporter{}
+	x.Set(`demo_error_ratio{app="api",namespace="staging-ns"} 0.01`)
+	prom := promtest.Start(t, x, "demo_error_ratio")
+	s := strings.Replace(promoteEnvConfig, "    namespace: staging-ns\n", "    namespace: staging-ns\n    metrics: {url: \""+prom.URL+"\"}\n", 1)
+	s = strings.Replace(s, "    promotion: {after: staging, soak: 1h}\n",
+		"    promotion: {after: staging, soak: 1h, checks: [{name: error-rate, query: 'max(demo_error_ratio{app=\"{{app}}\", namespace=\"{{namespace}}\"})', threshold: {max: 0.05}, for: 1m}]}\n", 1)
+	rows := promoteRows(testNow.Add(-time.Hour), kubeview.HealthHealthy)
+	rows[1].Version, rows[1].Image = "1.5.0", "reg.example/acme/api:1.5.0"
+	var mu sync.Mutex
+	offset := time.Duration(0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(offset)
+	}
+	f := promoteServerConfig(t, rows, testNow.Add(-48*time.Hour), s, promcheck.New(promcheck.Options{Now: clock}))
+	f.as("dee", "deployers")
+	code, out, body := f.post(t, paths.APIEnvPromotions("prod"), `{"from": "staging", "app": "api"}`)
+	if code != 202 || out.Request == nil {
+		t.Fatalf("POST promotions (prod) at 1%% errors = %d %s, want 202 and a request", code, body)
+	}
+	x.Set(`demo_error_ratio{app="api",namespace="staging-ns"} 0.08`)
+	prom.WaitFor(t, "demo_error_ratio", func(v string) bool { return v == "0.08" })
+	mu.Lock()
+	offset = time.Minute // past the cached minute
+	mu.Unlock()
+	f.as("abe", "approvers")
+	code, _, body = f.post(t, paths.APIEnvPromotionApprove("prod", out.Request.ID), ``)
+	if code != 422 || !strings.Contains(body, "check error-rate failed") || !strings.Contains(body, "0.08") {
+		t.Errorf("approval at 8%% errors = %d %s, want 422 naming check error-rate and 0.08", code, body)
+	}
+	if len(f.fc.requests()) != 0 {
+		t.Errorf("an approval refused by its check wrote %+v", f.fc.requests())
 	}
 }
