@@ -51,7 +51,7 @@ type PromotionView interface {
 // MetricChecks evaluates one promotion check against an environment's
 // metrics (implemented by *promcheck.Evaluator).
 type MetricChecks interface {
-	Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v promcheck.Vars, wentLive time.Time) promcheck.Result
+	Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v promcheck.Vars, wentLive time.Time, fresh bool) promcheck.Result
 }
 
 // Ask is one promotion asked for: into Target from Source, of the Apps
@@ -187,7 +187,7 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 		}
 		a.Gates = promotion.Gates(promotion.GateInput{Now: now, Source: a.Source, SourceEnv: source.Name, Target: tcol, Freeze: freeze,
 			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history,
-			Checks: s.checks(ctx, target, source, r.App, a.Source)})
+			Checks: s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)})
 		ask.Apps = append(ask.Apps, a)
 	}
 	if len(ask.Apps) == 0 {
@@ -208,8 +208,9 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 // checks evaluates target's promotion checks for App app against
 // source's metrics, app's version there and the time it went live. A
 // source that does not run the App gets no results (the gate fails
-// closed, beside the soak gate saying why).
-func (s *Service) checks(ctx context.Context, target, source *envconfig.Environment, app string, cur promotion.Cell) promotion.Checks {
+// closed, beside the soak gate saying why). fresh (an approval) skips the
+// per-minute cache.
+func (s *Service) checks(ctx context.Context, target, source *envconfig.Environment, app string, cur promotion.Cell, fresh bool) promotion.Checks {
 	cs := target.Promotion.Checks
 	if len(cs) == 0 {
 		return promotion.Checks{}
@@ -220,7 +221,7 @@ func (s *Service) checks(ctx context.Context, target, source *envconfig.Environm
 	}
 	v := promcheck.Vars{App: app, Namespace: source.Namespace, Environment: source.Name, Version: cur.Version}
 	for _, c := range cs {
-		r := s.opts.Checks.Evaluate(ctx, *source.Metrics, c, v, cur.DeployedAt)
+		r := s.opts.Checks.Evaluate(ctx, *source.Metrics, c, v, cur.DeployedAt, fresh)
 		out.Results = append(out.Results, promotion.CheckResult{Name: c.Name, Held: r.Held && r.Problem == "", Message: r.Message()})
 	}
 	return out

@@ -115,8 +115,9 @@ func New(o Options) *Evaluator {
 // now-for), now]: it holds when the range query answered samples and
 // every one holds the threshold. A result that was evaluated is cached
 // for the rest of the minute (per metrics URL, query as run, threshold
-// and window start); a problem is not cached.
-func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v Vars, wentLive time.Time) Result {
+// and window start); a problem is not cached. fresh skips the cache
+// (an approval's evaluation: what it decides on is asked now).
+func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v Vars, wentLive time.Time, fresh bool) Result {
 	now := e.now()
 	r := Result{Name: c.Name, Threshold: c.Threshold.String(), To: now, From: now.Add(-c.ForOrDefault())}
 	if wentLive.After(r.From) && wentLive.Before(now) {
@@ -131,7 +132,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconf
 	r.Query = q
 	key := cacheKey{url: m.URL, query: q, threshold: r.Threshold, from: r.From.Truncate(time.Minute).Unix(), minute: now.Truncate(time.Minute).Unix()}
 	e.mu.Lock()
-	if hit, ok := e.cache[key]; ok {
+	if hit, ok := e.cache[key]; ok && !fresh {
 		e.mu.Unlock()
 		return hit
 	}

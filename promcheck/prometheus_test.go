@@ -46,11 +46,11 @@ func TestChecksAgainstPrometheus(t *testing.T) {
 	ctx := context.Background()
 	e := New(Options{})
 
-	pass := e.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{})
+	pass := e.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{}, false)
 	if !pass.Held || pass.Value != 0.01 || pass.Problem != "" {
 		t.Errorf("api (0.01 <= 0.05) = %+v, want held at 0.01", pass)
 	}
-	fail := e.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	fail := e.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{}, false)
 	if fail.Held || fail.Value != 0.08 || fail.Problem != "" {
 		t.Errorf("worker (0.08 > 0.05) = %+v, want failed at 0.08", fail)
 	}
@@ -66,7 +66,7 @@ func TestChecksAgainstPrometheus(t *testing.T) {
 		for _, app := range []string{`x"} or vector(0) or demo_error_ratio{app="`, `.*`, `api|worker`, `x'} or vector(0)`} {
 			c := check
 			c.Query = q
-			r := e.Evaluate(ctx, m, c, Vars{App: app}, time.Time{})
+			r := e.Evaluate(ctx, m, c, Vars{App: app}, time.Time{}, false)
 			if r.Held || r.HasValue || !strings.Contains(r.Problem, "no samples") {
 				t.Errorf("query %s with hostile app %q = %+v, want no samples (not held)", q, app, r)
 			}
@@ -75,12 +75,12 @@ func TestChecksAgainstPrometheus(t *testing.T) {
 
 	many := check
 	many.Query = `demo_many`
-	if r := e.Evaluate(ctx, m, many, Vars{}, time.Time{}); r.Held || !strings.Contains(r.Problem, fmt.Sprintf("more than %d series", MaxSeries)) {
+	if r := e.Evaluate(ctx, m, many, Vars{}, time.Time{}, false); r.Held || !strings.Contains(r.Problem, fmt.Sprintf("more than %d series", MaxSeries)) {
 		t.Errorf("%d series = %+v, want refused over MaxSeries", MaxSeries+1, r)
 	}
 
 	down := envconfig.Metrics{URL: "http://" + promtest.FreeAddr(t)}
-	r := e.Evaluate(ctx, down, check, Vars{App: "api"}, time.Time{})
+	r := e.Evaluate(ctx, down, check, Vars{App: "api"}, time.Time{}, false)
 	if r.Held || !strings.Contains(r.Problem, "unreachable") || !strings.Contains(r.Message(), "could not be evaluated") {
 		t.Errorf("unreachable Prometheus = %+v (%s), want a problem naming it unreachable", r, r.Message())
 	}
@@ -89,18 +89,22 @@ func TestChecksAgainstPrometheus(t *testing.T) {
 	now := time.Now()
 	ct := &countingTransport{rt: http.DefaultTransport}
 	c := New(Options{Now: func() time.Time { return now }, Transport: ct})
-	a := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
-	b := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	a := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{}, false)
+	b := c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{}, false)
 	if ct.n.Load() != 1 || a.Value != b.Value || a.Held != b.Held {
 		t.Errorf("two evaluations in one minute made %d requests (%+v, %+v), want 1 and one result", ct.n.Load(), a, b)
 	}
-	c.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{})
+	c.Evaluate(ctx, m, check, Vars{App: "api"}, time.Time{}, false)
 	if ct.n.Load() != 2 {
 		t.Errorf("another App's query made %d requests in all, want 2", ct.n.Load())
 	}
-	now = now.Add(time.Minute)
-	c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{})
+	c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{}, true)
 	if ct.n.Load() != 3 {
-		t.Errorf("the next minute's evaluation made %d requests in all, want 3 (the cache is per minute)", ct.n.Load())
+		t.Errorf("a fresh evaluation made %d requests in all, want 3 (fresh skips the cache)", ct.n.Load())
+	}
+	now = now.Add(time.Minute)
+	c.Evaluate(ctx, m, check, Vars{App: "worker"}, time.Time{}, false)
+	if ct.n.Load() != 4 {
+		t.Errorf("the next minute's evaluation made %d requests in all, want 4 (the cache is per minute)", ct.n.Load())
 	}
 }
