@@ -73,6 +73,9 @@ type Environment struct {
 	// Promotion, when set, names the environment this one is promoted
 	// from and the soak time (the matrix's column order, promotion.go).
 	Promotion *Promotion `json:"promotion,omitempty"`
+	// Metrics, when set, is the Prometheus API the promotion checks of
+	// the environments promoted from this one run against (metrics.go).
+	Metrics *Metrics `json:"metrics,omitempty"`
 	// ConsoleNamespace is deploy-web's own namespace in the environment's
 	// cluster, where its freezes and audit records live: the command
 	// line reads the freezes there before a write (apply, prune,
@@ -444,6 +447,7 @@ func (c *Config) Validate() error {
 		}
 		e.Limits.validate(p+".limits", bad)
 		e.validateGitOps(p, bad)
+		e.validateMetrics(p, bad)
 		for k, s := range e.SkeletonPatterns {
 			if strings.TrimSpace(s) == "" {
 				bad(fmt.Sprintf("%s.skeletonPatterns[%d]", p, k), "empty pattern")
@@ -451,6 +455,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validatePromotion(bad)
+	c.validateCheckSources(bad)
 	return errors.Join(errs...)
 }
 

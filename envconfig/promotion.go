@@ -18,6 +18,10 @@ type Promotion struct {
 	// Soak is how long the source must have been Healthy and not drifted
 	// (default DefaultPromotionSoak).
 	Soak metav1.Duration `json:"soak"`
+	// Checks are metrics the source must have held over each check's
+	// window for a promotion here (metrics.go, package promcheck): run
+	// against the source environment's metrics.
+	Checks []Check `json:"checks,omitempty"`
 }
 
 // DefaultPromotionSoak is the soak time of a promotion without soak.

@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/promcheck"
 	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/writeback"
 )
@@ -44,6 +45,12 @@ type PromotionView interface {
 	// AppResource is the cluster environment e deploys to, and its App
 	// resource's group and kind (ok false: not a cluster deploy-web reads).
 	AppResource(e *envconfig.Environment) (cluster, group, kind string, ok bool)
+}
+
+// MetricChecks evaluates one promotion check against an environment's
+// metrics (implemented by *promcheck.Evaluator).
+type MetricChecks interface {
+	Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v promcheck.Vars, wentLive time.Time, fresh bool) promcheck.Result
 }
 
 // Ask is one promotion asked for: into Target from Source, of the Apps
@@ -178,7 +185,8 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 			history = v.SoakHistory(ctx, scol, r.App, a.Source, now.Add(-tcol.Soak), now)
 		}
 		a.Gates = promotion.Gates(promotion.GateInput{Now: now, Source: a.Source, SourceEnv: source.Name, Target: tcol, Freeze: freeze,
-			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history})
+			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history,
+			Checks: s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)})
 		ask.Apps = append(ask.Apps, a)
 	}
 	if len(ask.Apps) == 0 {
@@ -194,6 +202,28 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 	}
 	ask.Decision = promotion.Decide(all)
 	return ask, nil
+}
+
+// checks evaluates target's promotion checks for App app against
+// source's metrics, app's version there and the time it went live. A
+// source that does not run the App gets no results (the gate fails
+// closed, beside the soak gate saying why). fresh (an approval) skips the
+// per-minute cache.
+func (s *Service) checks(ctx context.Context, target, source *envconfig.Environment, app string, cur promotion.Cell, fresh bool) promotion.Checks {
+	cs := target.Promotion.Checks
+	if len(cs) == 0 {
+		return promotion.Checks{}
+	}
+	out := promotion.Checks{Configured: true}
+	if !cur.Present || source.Metrics == nil {
+		return out
+	}
+	v := promcheck.Vars{App: app, Namespace: source.Namespace, Environment: source.Name, Version: cur.Version}
+	for _, c := range cs {
+		r := s.opts.Checks.Evaluate(ctx, *source.Metrics, c, v, cur.DeployedAt, fresh)
+		out.Results = append(out.Results, promotion.CheckResult{Name: c.Name, Held: r.Held && r.Problem == "", Message: r.Message()})
+	}
+	return out
 }
 
 // versions are the exact versions the Apps of ask promote.

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/hanzoai/deploy-web/audit"
@@ -11,6 +12,7 @@ import (
 	"github.com/hanzoai/deploy-web/envrun"
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
+	"github.com/hanzoai/deploy-web/promcheck"
 	"github.com/hanzoai/deploy-web/writeback"
 )
 
@@ -66,6 +68,10 @@ type Options struct {
 	// AutoSync pauses and resumes the auto-sync loop (nil: nothing to
 	// pause).
 	AutoSync Pauser
+	// Checks evaluates promotion checks against the source's metrics
+	// (default: a promcheck.Evaluator on Now, tokens from the process
+	// environment).
+	Checks MetricChecks
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -85,6 +91,9 @@ func New(o Options) *Service {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Checks == nil {
+		o.Checks = promcheck.New(promcheck.Options{Now: o.Now, Getenv: os.Getenv})
 	}
 	return &Service{opts: o}
 }

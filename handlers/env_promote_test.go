@@ -15,6 +15,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
@@ -158,13 +159,21 @@ func promoteServer(t *testing.T, rows []kubeview.AppRow, entries ...timeline.Ent
 // recorded the Apps since observed.
 func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.Time, entries ...timeline.Entry) *promoteFixture {
 	t.Helper()
+	return promoteServerConfig(t, rows, observed, promoteEnvConfig, nil, entries...)
+}
+
+// promoteServerConfig is promoteServerObserved with the environments file
+// envConfig (its %[1]q the repository) and the promotion checks'
+// evaluator checks (nil: the default).
+func promoteServerConfig(t *testing.T, rows []kubeview.AppRow, observed time.Time, envConfig string, checks gitops.MetricChecks, entries ...timeline.Entry) *promoteFixture {
+	t.Helper()
 	tl := promoteTimeline(t, rows, observed, entries...)
 	files := map[string]string{}
 	for p, f := range promoteTree() {
 		files[p] = string(f.Data)
 	}
 	repo := "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
-	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(promoteEnvConfig, repo)), t.TempDir())
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(envConfig, repo)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +193,7 @@ func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.T
 		o.Audit = f.audit
 		o.Roles = policy
 		o.Timeline = tl
+		o.Checks = checks
 	})
 	return f
 }
@@ -352,14 +362,14 @@ func TestPromoteDialogGates(t *testing.T) {
 		// msg is in the soak gate's text.
 		msg string
 	}{
-		{"soaked", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured passed not-configured", true, time.Time{}, nil, ""},
-		{"too young", testNow.Add(-time.Minute), "dee", "deployers", "failed not-configured passed not-configured", false, time.Time{}, nil, "promotable at 12:09:00 UTC"},
-		{"a viewer", testNow.Add(-time.Hour), "vera", "viewers", "passed not-configured failed not-configured", false, time.Time{}, nil, ""},
-		{"Degraded inside the soak", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured passed not-configured", false,
+		{"soaked", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured not-configured passed not-configured", true, time.Time{}, nil, ""},
+		{"too young", testNow.Add(-time.Minute), "dee", "deployers", "failed not-configured not-configured passed not-configured", false, time.Time{}, nil, "promotable at 12:09:00 UTC"},
+		{"a viewer", testNow.Add(-time.Hour), "vera", "viewers", "passed not-configured not-configured failed not-configured", false, time.Time{}, nil, ""},
+		{"Degraded inside the soak", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured not-configured passed not-configured", false,
 			time.Time{}, degradedBand(testNow.Add(-5*time.Minute), time.Minute), "Degraded in dev at 11:55:00 UTC for 1m0s: promotable at 12:06:00 UTC"},
-		{"Degraded before the soak", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured passed not-configured", true,
+		{"Degraded before the soak", testNow.Add(-time.Hour), "dee", "deployers", "passed not-configured not-configured passed not-configured", true,
 			time.Time{}, degradedBand(testNow.Add(-20*time.Minute), time.Minute), "has run Healthy and undrifted in dev"},
-		{"history missing: the console started 3 minutes ago", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured passed not-configured", false,
+		{"history missing: the console started 3 minutes ago", testNow.Add(-time.Hour), "dee", "deployers", "failed not-configured not-configured passed not-configured", false,
 			testNow.Add(-3 * time.Minute), nil, "history is missing: the timeline has recorded 1.5.0 in dev only since 11:57:00 UTC"},
 	}
 	for _, tt := range tests {

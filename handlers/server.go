@@ -158,6 +158,9 @@ type Options struct {
 	// Promotions keeps the two-person rule's promotion requests (nil: a
 	// promotion into a protected environment is refused).
 	Promotions gitops.PromotionStore
+	// Checks evaluates promotion checks (nil: promcheck's, on the real
+	// clock).
+	Checks gitops.MetricChecks
 	// Timeline is what happened to each App (nil: the timeline pages
 	// and API say it is off).
 	Timeline Timeline
@@ -265,7 +268,7 @@ func New(site *Site, auth Authenticator, opts Options) *Server {
 func (s *Server) newWorkflows() *gitops.Service {
 	o := s.opts
 	return gitops.New(gitops.Options{Commit: o.GitCommit, Runs: o.Environments, Freezes: o.Freezes, Promotions: o.Promotions,
-		View: promotionView{s}, Audit: o.Audit, Records: o.RecordReader, AutoSync: o.AutoSync, Now: o.Now})
+		View: promotionView{s}, Audit: o.Audit, Records: o.RecordReader, AutoSync: o.AutoSync, Checks: o.Checks, Now: o.Now})
 }
 
 // cluster finds a configured cluster by name (nil for an unknown one).

@@ -20,6 +20,9 @@ const (
 	// version was deployed at least the soak time ago, and the timeline
 	// shows it Healthy and undrifted over the whole soak window.
 	GateSoak GateID = "source-soaked"
+	// GateChecks: every promotion check (metrics) held over its window
+	// in the source.
+	GateChecks GateID = "source-checks"
 	// GateNotFrozen: no freeze covers the target.
 	GateNotFrozen GateID = "target-not-frozen"
 	// GateRole: the promoter is a deployer of the target.
@@ -80,6 +83,28 @@ type GateInput struct {
 	// History is the timeline's record of the source App over the soak
 	// window.
 	History History
+	// Checks are the target's promotion checks, evaluated against the
+	// source.
+	Checks Checks
+}
+
+// Checks are the promotion checks' outcomes for the checks gate: the
+// caller evaluates them (package promcheck), this package decides.
+type Checks struct {
+	// Configured is false when the target has no promotion.checks.
+	Configured bool
+	// Results has one entry per check, in the file's order.
+	Results []CheckResult
+}
+
+// CheckResult is one check's outcome.
+type CheckResult struct {
+	Name string
+	// Held: every sample over the window held the threshold.
+	Held bool
+	// Message says the check, the query as run, the value and the
+	// threshold (promcheck.Result.Message).
+	Message string
 }
 
 // History is what the timeline recorded of the source App, for the soak
@@ -109,7 +134,7 @@ type Interval struct {
 
 // Gates evaluates every gate of a promotion of one App, in order.
 func Gates(in GateInput) []Gate {
-	return []Gate{soakGate(in), freezeGate(in), roleGate(in), secondPersonGate(in)}
+	return []Gate{soakGate(in), checksGate(in), freezeGate(in), roleGate(in), secondPersonGate(in)}
 }
 
 // soakGate: the soak window is [Now-soak, Now]. The source passes when it
@@ -184,6 +209,31 @@ func clock(t, now time.Time) string {
 		return t.Format("15:04:05 UTC")
 	}
 	return t.Format("2006-01-02 15:04:05 UTC")
+}
+
+// checksGate passes when every check held; a check that failed or could
+// not be evaluated fails it, and the message names each such check.
+// Configured checks without results (none evaluated) fail closed.
+func checksGate(in GateInput) Gate {
+	c := in.Checks
+	if !c.Configured {
+		return Gate{ID: GateChecks, State: NotConfigured, Message: in.Target.Env + " has no promotion checks"}
+	}
+	if len(c.Results) == 0 {
+		return Gate{ID: GateChecks, State: Failed, Message: "the promotion checks of " + in.Target.Env + " were not evaluated: refused until they are"}
+	}
+	var failed, held []string
+	for _, r := range c.Results {
+		if r.Held {
+			held = append(held, r.Message)
+		} else {
+			failed = append(failed, r.Message)
+		}
+	}
+	if len(failed) > 0 {
+		return Gate{ID: GateChecks, State: Failed, Message: strings.Join(failed, "; ")}
+	}
+	return Gate{ID: GateChecks, State: Passed, Message: strings.Join(held, "; ")}
 }
 
 func freezeGate(in GateInput) Gate {

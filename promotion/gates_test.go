@@ -31,67 +31,79 @@ func TestGates(t *testing.T) {
 	tests := []struct {
 		name string
 		in   GateInput
-		// states are the gates' states in order: soak, freeze, role, second person.
+		// states are the gates' states in order: soak, checks, freeze, role, second person.
 		states   []State
 		decision Decision
 		// msg is a substring of the first gate not passed.
 		msg string
 	}{
-		{"all pass", base(nil), []State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+		{"all pass", base(nil), []State{Passed, NotConfigured, Passed, Passed, NotConfigured}, Perform, ""},
 		{"younger than the soak", base(func(in *GateInput) { in.Now = t0.Add(9 * time.Minute) }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "for 9m0s of the 10m0s soak: promotable at 12:10:00 UTC"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "for 9m0s of the 10m0s soak: promotable at 12:10:00 UTC"},
 		{"exactly the soak", base(func(in *GateInput) { in.Now = t0.Add(10 * time.Minute) }),
-			[]State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+			[]State{Passed, NotConfigured, Passed, Passed, NotConfigured}, Perform, ""},
 		{"degraded source", base(func(in *GateInput) { in.Source.Health.Status = objrules.HealthDegraded }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "1.5.0 is Degraded in dev"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "1.5.0 is Degraded in dev"},
 		{"drifted source", base(func(in *GateInput) { in.Source.Drift = 2 }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "2 drifted object(s)"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "2 drifted object(s)"},
 		{"absent source", base(func(in *GateInput) { in.Source = Cell{} }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "dev does not run this App"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "dev does not run this App"},
 		{"unknown deploy time", base(func(in *GateInput) { in.Source.DeployedAt = time.Time{} }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "cannot be proven"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "cannot be proven"},
 		// The soak window is [12:01, 12:11]: the history of it decides.
 		{"Degraded two minutes ago, recovered", base(func(in *GateInput) {
 			in.History.Unsettled = []Interval{{From: t0.Add(8*time.Minute + 20*time.Second), To: t0.Add(9 * time.Minute), State: "Degraded"}}
-		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "1.5.0 was Degraded in dev at 12:08:20 UTC for 40s: promotable at 12:19:00 UTC (soak 10m0s)"},
+		}), []State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "1.5.0 was Degraded in dev at 12:08:20 UTC for 40s: promotable at 12:19:00 UTC (soak 10m0s)"},
 		{"the band that ends last sets the time", base(func(in *GateInput) {
 			in.History.Unsettled = []Interval{{From: t0.Add(5 * time.Minute), To: t0.Add(6 * time.Minute), State: "drifted"},
 				{From: t0.Add(2 * time.Minute), To: t0.Add(3 * time.Minute), State: "Progressing"}}
-		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "was drifted in dev at 12:05:00 UTC for 1m0s: promotable at 12:16:00 UTC"},
+		}), []State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "was drifted in dev at 12:05:00 UTC for 1m0s: promotable at 12:16:00 UTC"},
 		{"a band across the window's start counts from it", base(func(in *GateInput) {
 			in.History.Unsettled = []Interval{{From: t0.Add(30 * time.Second), To: t0.Add(90 * time.Second), State: "flapping Healthy/Degraded"}}
-		}), []State{Failed, Passed, Passed, NotConfigured}, Refuse, "was flapping Healthy/Degraded in dev at 12:01:00 UTC for 30s: promotable at 12:11:30 UTC"},
+		}), []State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "was flapping Healthy/Degraded in dev at 12:01:00 UTC for 30s: promotable at 12:11:30 UTC"},
 		{"a band before the window", base(func(in *GateInput) {
 			in.History.Unsettled = []Interval{{From: t0.Add(-time.Minute), To: t0.Add(time.Minute), State: "Degraded"}}
-		}), []State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+		}), []State{Passed, NotConfigured, Passed, Passed, NotConfigured}, Perform, ""},
 		{"history from the window's start", base(func(in *GateInput) { in.History.CoveredSince = t0.Add(time.Minute) }),
-			[]State{Passed, Passed, Passed, NotConfigured}, Perform, ""},
+			[]State{Passed, NotConfigured, Passed, Passed, NotConfigured}, Perform, ""},
 		{"history missing: recorded for 8 minutes only", base(func(in *GateInput) { in.History.CoveredSince = t0.Add(3 * time.Minute) }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse,
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse,
 			"history is missing: the timeline has recorded 1.5.0 in dev only since 12:03:00 UTC, not the whole 10m0s soak (since 12:01:00 UTC): promotable at 12:13:00 UTC at the earliest"},
 		{"history missing: not recorded at all", base(func(in *GateInput) { in.History.CoveredSince = time.Time{} }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "the timeline has not recorded 1.5.0 in dev yet"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "the timeline has not recorded 1.5.0 in dev yet"},
 		{"no timeline", base(func(in *GateInput) { in.History = History{} }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "deploy-web keeps no timeline"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "deploy-web keeps no timeline"},
 		{"timeline unreadable", base(func(in *GateInput) { in.History.Err = errors.New("not loaded") }),
-			[]State{Failed, Passed, Passed, NotConfigured}, Refuse, "could not be read, so its soak cannot be proven"},
+			[]State{Failed, NotConfigured, Passed, Passed, NotConfigured}, Refuse, "could not be read, so its soak cannot be proven"},
 		{"no freezes configured", base(func(in *GateInput) { in.Freeze = Freeze{} }),
-			[]State{Passed, NotConfigured, Passed, NotConfigured}, Perform, ""},
+			[]State{Passed, NotConfigured, NotConfigured, Passed, NotConfigured}, Perform, ""},
 		{"frozen", base(func(in *GateInput) {
 			in.Freeze = Freeze{Configured: true, Frozen: true, Reason: "<b>release week</b>", Until: t0.Add(48 * time.Hour)}
-		}), []State{Passed, Failed, Passed, NotConfigured}, Refuse, "staging is frozen until 2026-12-03T12:00:00Z: <b>release week</b>"},
+		}), []State{Passed, NotConfigured, Failed, Passed, NotConfigured}, Refuse, "staging is frozen until 2026-12-03T12:00:00Z: <b>release week</b>"},
 		{"freezes unreadable", base(func(in *GateInput) { in.Freeze = Freeze{Configured: true, Err: errors.New("boom")} }),
-			[]State{Passed, Failed, Passed, NotConfigured}, Refuse, "could not be read"},
+			[]State{Passed, NotConfigured, Failed, Passed, NotConfigured}, Refuse, "could not be read"},
 		{"not a deployer", base(func(in *GateInput) { in.MayPromote, in.Because = false, "viewer of staging only" }),
-			[]State{Passed, Passed, Failed, NotConfigured}, Refuse, "viewer of staging only"},
+			[]State{Passed, NotConfigured, Passed, Failed, NotConfigured}, Refuse, "viewer of staging only"},
 		{"protected: a request", base(func(in *GateInput) { in.Target = prod }),
-			[]State{Passed, Passed, Passed, Pending}, NeedsApproval, "the promotion is a request"},
+			[]State{Passed, NotConfigured, Passed, Passed, Pending}, NeedsApproval, "the promotion is a request"},
 		{"protected: approved by another", base(func(in *GateInput) { in.Target, in.Approver = prod, &bob }),
-			[]State{Passed, Passed, Passed, Passed}, Perform, ""},
+			[]State{Passed, NotConfigured, Passed, Passed, Passed}, Perform, ""},
 		{"protected: approved by the requester", base(func(in *GateInput) { in.Target, in.Approver = prod, &alice }),
-			[]State{Passed, Passed, Passed, Failed}, Refuse, "cannot approve their own"},
+			[]State{Passed, NotConfigured, Passed, Passed, Failed}, Refuse, "cannot approve their own"},
+		{"checks held", base(func(in *GateInput) {
+			in.Checks = Checks{Configured: true, Results: []CheckResult{{Name: "error-rate", Held: true, Message: "check error-rate held"}, {Name: "p99", Held: true, Message: "check p99 held"}}}
+		}), []State{Passed, Passed, Passed, Passed, NotConfigured}, Perform, ""},
+		{"a check failed", base(func(in *GateInput) {
+			in.Checks = Checks{Configured: true, Results: []CheckResult{{Name: "p99", Held: true, Message: "check p99 held"},
+				{Name: "error-rate", Message: `check error-rate failed: 0.08 at 12:10:00 UTC breaks the threshold <= 0.05 (query max(e{app="api"}))`}}}
+		}), []State{Passed, Failed, Passed, Passed, NotConfigured}, Refuse, `check error-rate failed: 0.08 at 12:10:00 UTC breaks the threshold <= 0.05 (query max(e{app="api"}))`},
+		{"a check not evaluated", base(func(in *GateInput) {
+			in.Checks = Checks{Configured: true, Results: []CheckResult{{Name: "error-rate", Message: "check error-rate could not be evaluated: Prometheus at https://p is unreachable"}}}
+		}), []State{Passed, Failed, Passed, Passed, NotConfigured}, Refuse, "Prometheus at https://p is unreachable"},
+		{"checks configured, none evaluated", base(func(in *GateInput) { in.Checks = Checks{Configured: true} }),
+			[]State{Passed, Failed, Passed, Passed, NotConfigured}, Refuse, "were not evaluated"},
 		{"protected: the requester's email in capitals", base(func(in *GateInput) { in.Target, in.Approver = prod, &aliceUpper }),
-			[]State{Passed, Passed, Passed, Failed}, Refuse, "cannot approve their own"},
+			[]State{Passed, NotConfigured, Passed, Passed, Failed}, Refuse, "cannot approve their own"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,6 +85,8 @@ func gateName(id promotion.GateID) string {
 	switch id {
 	case promotion.GateSoak:
 		return "Source healthy and soaked"
+	case promotion.GateChecks:
+		return "Metrics checks held"
 	case promotion.GateNotFrozen:
 		return "Target not frozen"
 	case promotion.GateRole:

@@ -1,0 +1,139 @@
+// Package promtest runs the real Prometheus (Debian's prometheus
+// package, /usr/bin/prometheus) for tests, scraping a /metrics endpoint
+// the test serves with gauges it sets.
+package promtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Bin is Debian's prometheus package's binary (.ci/run installs it).
+const Bin = "/usr/bin/prometheus"
+
+// RequireEnv, set, makes a missing Bin a failure rather than a skip.
+const RequireEnv = "DEPLOY_WEB_REQUIRE_PROMETHEUS"
+
+// Exporter is the /metrics endpoint Prometheus scrapes: sample lines the
+// test sets (`name{label="v"} 0.5`), all of gauges.
+type Exporter struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Set replaces the samples served.
+func (x *Exporter) Set(lines ...string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.lines = lines
+}
+
+func (x *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	io.WriteString(w, strings.Join(x.lines, "\n")+"\n")
+}
+
+// Prometheus is a running Prometheus.
+type Prometheus struct {
+	// URL is its API's base (http://127.0.0.1:port).
+	URL string
+}
+
+// Start serves x and runs Prometheus on a loopback port scraping it every
+// second, with its storage in a t.TempDir(); it returns once an instant
+// query of ready answers a sample (waited for with a generous deadline).
+// Without Bin the test is skipped, saying so, unless RequireEnv is set
+// (CI): then it fails.
+func Start(t *testing.T, x *Exporter, ready string) *Prometheus {
+	t.Helper()
+	if _, err := os.Stat(Bin); err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("%s is missing and %s is set: install Debian's prometheus package: %v", Bin, RequireEnv, err)
+		}
+		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", Bin, err)
+	}
+	target := httptest.NewServer(x)
+	t.Cleanup(target.Close)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: test\n    static_configs: [{targets: [%q]}]\n",
+		strings.TrimPrefix(target.URL, "http://"))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, Bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", logs.String())
+		}
+	})
+	p := &Prometheus{URL: "http://" + addr}
+	p.WaitFor(t, ready, func(string) bool { return true })
+	return p
+}
+
+// WaitFor waits (90 s at most) until an instant query q answers a sample
+// whose value ok accepts.
+func (p *Prometheus) WaitFor(t *testing.T, q string, ok func(value string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for {
+		resp, err := http.Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			last = string(b)
+			if i := strings.Index(last, `"value":[`); i >= 0 {
+				v := last[i+len(`"value":[`):]
+				if j := strings.Index(v, `,"`); j >= 0 {
+					v = v[j+2:]
+					if k := strings.Index(v, `"`); k >= 0 && ok(v[:k]) {
+						return
+					}
+				}
+			}
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus at %s: %s answered no accepted sample within 90s (last: %s)", p.URL, q, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// FreeAddr is a loopback address nothing listens on (just now).
+func FreeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
