@@ -89,7 +89,7 @@ func TestFreezeOnControlPlane(t *testing.T) {
 	frozen := func(step string, err error) {
 		t.Helper()
 		var fe *freeze.FrozenError
-		if !errors.As(err, &fe) || fe.Freeze.ID != f.ID || !fe.OpensAt.Equal(f.End) || !strings.Contains(fe.Message(), "by root@example.com: release week") {
+		if !errors.As(err, &fe) || fe.Freeze.ID != f.ID || !fe.OpensAt.Equal(f.End) || !strings.Contains(fe.Message(), "by root@example.com (sub root): release week") {
 			t.Fatalf("%s = %v, want refused by %s until %s", step, err, f.ID, f.End)
 		}
 	}

@@ -193,7 +193,7 @@ func TestWhyOnRealCluster(t *testing.T) {
 		t.Errorf("answer = desired %q live %q, want 1.1.0 and 1.0.0", a.Desired, a.Live)
 	}
 	for i, want := range []struct{ text, link string }{
-		{"by sam@example.com: release week", "/environments/dev"},
+		{"by sam@example.com (sub sam): release week", "/environments/dev"},
 		{"the auto-sync of dev is paused", "/environments/dev"},
 		{"promotion " + req.ID + " of 1.2.0 from ci to dev waits", "/environments/dev/promote?app=api&from=ci"},
 		{"of dev is not applied: dev runs", "/environments/dev"},

@@ -105,7 +105,7 @@ func TestCLIHonoursFreezesOnRealCluster(t *testing.T) {
 		if code != exitRefused {
 			t.Errorf("%s in a freeze = %d, want %d", tt.name, code, exitRefused)
 		}
-		for _, want := range []string{"frozen by freeze " + fz.ID, "frozen until " + opens, "by alice@example.com: release week (https://tickets.example.com/CHG-1001)", "nothing was touched", "--break-glass"} {
+		for _, want := range []string{"frozen by freeze " + fz.ID, "frozen until " + opens, "by alice@example.com (sub alice): release week (https://tickets.example.com/CHG-1001)", "nothing was touched", "--break-glass"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s in a freeze: stderr lacks %q", tt.name, want)
 			}

@@ -81,7 +81,7 @@ func TestCLIFreezeDecision(t *testing.T) {
 		{name: "no ConfigMap"},
 		{name: "a freeze of another environment", freezes: []freeze.Freeze{elsewhere}},
 		{name: "a freeze of the environment", freezes: []freeze.Freeze{elsewhere, frozen}, want: &freeze.FrozenError{},
-			wantText: []string{"environment dev is frozen by freeze fz-", "frozen until ", "by alice@example.com: release week (https://tickets.example.com/CHG-7)", "nothing was touched", "--break-glass"}},
+			wantText: []string{"environment dev is frozen by freeze fz-", "frozen until ", "by alice@example.com (sub alice): release week (https://tickets.example.com/CHG-7)", "nothing was touched", "--break-glass"}},
 		{name: "garbled freezes", setup: garble, want: freeze.ErrUnreadable,
 			wantText: []string{"could not be read", "ConfigMap deploy-web/deploy-web-freezes", "changed outside deploy-web", "kubectl -n deploy-web delete configmap deploy-web-freezes", "nothing was touched"}},
 		{name: "a freeze whose reason holds a terminal escape", setup: hostile, want: freeze.ErrUnreadable,
