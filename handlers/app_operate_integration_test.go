@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/autosync"
 	"github.com/hanzoai/deploy-web/envconfig"
@@ -36,6 +38,7 @@ import (
 	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
 // operateIntegrationRoles: a viewer, a deployer without operate, an
@@ -57,8 +60,9 @@ const operateIntegrationRoles = `bindings:
 // App's through its scale subresource (the operator then scales its
 // Deployment); a suspend stops a CronJob; a delete removes one pod; a
 // viewer, a deployer without operate and a frozen namespace are refused
-// with nothing changed; each action leaves one record, with what the
-// timeline's entry is made of; a scale of the App that environment dev
+// with nothing changed; each action leaves one record and, through the
+// records feed, an operate entry on web's timeline (its record id, the
+// value before and after); a scale of the App that environment dev
 // renders from git with self-heal is refused with nothing changed until
 // dev's auto-sync is paused.
 func TestOperateOnRealCluster(t *testing.T) {
@@ -75,6 +79,22 @@ func TestOperateOnRealCluster(t *testing.T) {
 	if err := store.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The timeline as serve feeds it from the records: the one feed of
+	// records (audit/recordfeed) through timeline.RecordEntries into a
+	// real timeline store, which the handlers serve.
+	tl, err := timeline.New(kube.CoreV1(), timeline.Options{Namespace: testAuditNS, IsLeader: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if err := tl.Run(ctx); err != nil && ctx.Err() == nil {
+			t.Errorf("timeline: %v", err)
+		}
+	}()
+	feed := recordfeed.New(store, recordfeed.Options{})
+	toEntries := timeline.NewRecordEntries(func(string, string, string) bool { return false })
+	feed.Subscribe(recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
+		Deliver: func(recs []audit.Record) { tl.Record(toEntries.Entries(recs)...) }})
 	gate := freeze.NewGate(freeze.NewStore(kube.CoreV1(), testAuditNS, signtest.Keys()))
 	policy, err := roles.Parse("roles.yaml", []byte(operateIntegrationRoles), roles.Options{})
 	if err != nil {
@@ -85,6 +105,7 @@ func TestOperateOnRealCluster(t *testing.T) {
 		o.Clusters = []Cluster{cl}
 		o.Roles = policy
 		o.Freezes = gate
+		o.Timeline = tl
 	})
 	operator := auth.Identity{Subject: "otto", Email: "otto@example.com", Groups: auth.NewGroupList([]string{"operators"}), Expires: testNow.Add(time.Hour)}
 	viewer := auth.Identity{Subject: "vera", Email: "vera@example.com", Groups: auth.NewGroupList([]string{"viewers"}), Expires: testNow.Add(time.Hour)}
@@ -165,6 +186,35 @@ func TestOperateOnRealCluster(t *testing.T) {
 		// the value changed, before and after.
 		if status == http.StatusOK && (r.ID == "" || r.Namespace != realNS || r.Action != action || r.Before == "" || r.After == "") {
 			t.Errorf("record of %s %s = id %q, namespace %q, action %q, %q -> %q, want an id, %s, %s and the value before and after", action, ref, r.ID, r.Namespace, r.Action, r.Before, r.After, realNS, action)
+		}
+		if status == http.StatusOK {
+			// Its timeline entry, as web's timeline API answers it once
+			// the feed has passed.
+			var last string
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				if err := feed.Pass(ctx); err != nil {
+					t.Fatal(err)
+				}
+				// The test server's clock is testNow: the window is the
+				// real clock's last hour.
+				q := url.Values{"cluster": {"eu"}, "namespace": {realNS},
+					"since": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}, "until": {time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}
+				tw := ts.do(t, request{method: http.MethodGet, target: "/v1/deploy/web/timeline?" + q.Encode(), admin: true})
+				var page struct{ Entries []timeline.Entry }
+				if tw.Code != http.StatusOK || json.Unmarshal(tw.Body.Bytes(), &page) != nil {
+					t.Fatalf("GET web's timeline = %d %s", tw.Code, tw.Body)
+				}
+				if slices.ContainsFunc(page.Entries, func(e timeline.Entry) bool {
+					return e.Ref == r.ID && e.Kind == timeline.KindOperate && e.From == r.Before && e.To == r.After
+				}) {
+					break
+				}
+				if last = tw.Body.String(); time.Now().After(deadline) {
+					t.Fatalf("web's timeline has no operate entry of record %s (%s -> %s) within 2 minutes: %s", r.ID, r.Before, r.After, last)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
 		}
 		return w.Body.Bytes()
 	}
