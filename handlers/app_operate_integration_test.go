@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -20,18 +23,29 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/auth"
+	"github.com/hanzoai/deploy-web/autosync"
+	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/freeze"
+	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/internal/scope"
 	"github.com/hanzoai/deploy-web/internal/sign/signtest"
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/planstore"
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
-// operateIntegrationRoles: a deployer without operate, an operator.
+// operateIntegrationRoles: a viewer, a deployer without operate, an
+// operator.
 const operateIntegrationRoles = `bindings:
+  - role: viewer
+    groups: [viewers]
   - role: deployer
     groups: [deployers]
   - role: deployer
@@ -45,8 +59,12 @@ const operateIntegrationRoles = `bindings:
 // replaces the pods; a scale changes a Deployment's replicas and the
 // App's through its scale subresource (the operator then scales its
 // Deployment); a suspend stops a CronJob; a delete removes one pod; a
-// deployer without operate and a frozen namespace are refused with
-// nothing changed; each action leaves one record.
+// viewer, a deployer without operate and a frozen namespace are refused
+// with nothing changed; each action leaves one record and, through the
+// records feed, an operate entry on web's timeline (its record id, the
+// value before and after); a scale of the App that environment dev
+// renders from git with self-heal is refused with nothing changed until
+// dev's auto-sync is paused.
 func TestOperateOnRealCluster(t *testing.T) {
 	rc, cl := startRealCluster(t, "eu", map[string][]string{"web": {"1.0.0"}})
 	ctx := t.Context()
@@ -61,6 +79,22 @@ func TestOperateOnRealCluster(t *testing.T) {
 	if err := store.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The timeline as serve feeds it from the records: the one feed of
+	// records (audit/recordfeed) through timeline.RecordEntries into a
+	// real timeline store, which the handlers serve.
+	tl, err := timeline.New(kube.CoreV1(), timeline.Options{Namespace: testAuditNS, IsLeader: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if err := tl.Run(ctx); err != nil && ctx.Err() == nil {
+			t.Errorf("timeline: %v", err)
+		}
+	}()
+	feed := recordfeed.New(store, recordfeed.Options{})
+	toEntries := timeline.NewRecordEntries(func(string, string, string) bool { return false })
+	feed.Subscribe(recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
+		Deliver: func(recs []audit.Record) { tl.Record(toEntries.Entries(recs)...) }})
 	gate := freeze.NewGate(freeze.NewStore(kube.CoreV1(), testAuditNS, signtest.Keys()))
 	policy, err := roles.Parse("roles.yaml", []byte(operateIntegrationRoles), roles.Options{})
 	if err != nil {
@@ -71,8 +105,10 @@ func TestOperateOnRealCluster(t *testing.T) {
 		o.Clusters = []Cluster{cl}
 		o.Roles = policy
 		o.Freezes = gate
+		o.Timeline = tl
 	})
 	operator := auth.Identity{Subject: "otto", Email: "otto@example.com", Groups: auth.NewGroupList([]string{"operators"}), Expires: testNow.Add(time.Hour)}
+	viewer := auth.Identity{Subject: "vera", Email: "vera@example.com", Groups: auth.NewGroupList([]string{"viewers"}), Expires: testNow.Add(time.Hour)}
 	deployer := auth.Identity{Subject: "dee", Email: "dee@example.com", Groups: auth.NewGroupList([]string{"deployers"}), Expires: testNow.Add(time.Hour)}
 
 	// Children of App web the operator does not manage: a worker
@@ -144,6 +180,42 @@ func TestOperateOnRealCluster(t *testing.T) {
 		if r.Verb != audit.VerbOperate || r.Outcome != want || r.Cluster != "eu" || r.App != "web" || r.Actor.Email != who.Email {
 			t.Errorf("record of %s %s = %s %s in %s of %s by %s, want operate %s in eu of web by %s", action, ref, r.Verb, r.Outcome, r.Cluster, r.App, r.Actor.Email, want, who.Email)
 		}
+		// The timeline's entry of a record (cmd/deploy-web's auditFeed,
+		// fed by audit/recordfeed) is keyed on these fields of the record
+		// read back from the store: an id, the App and its namespace, and
+		// the value changed, before and after.
+		if status == http.StatusOK && (r.ID == "" || r.Namespace != realNS || r.Action != action || r.Before == "" || r.After == "") {
+			t.Errorf("record of %s %s = id %q, namespace %q, action %q, %q -> %q, want an id, %s, %s and the value before and after", action, ref, r.ID, r.Namespace, r.Action, r.Before, r.After, realNS, action)
+		}
+		if status == http.StatusOK {
+			// Its timeline entry, as web's timeline API answers it once
+			// the feed has passed.
+			var last string
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				if err := feed.Pass(ctx); err != nil {
+					t.Fatal(err)
+				}
+				// The test server's clock is testNow: the window is the
+				// real clock's last hour.
+				q := url.Values{"cluster": {"eu"}, "namespace": {realNS},
+					"since": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}, "until": {time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}
+				tw := ts.do(t, request{method: http.MethodGet, target: "/v1/deploy/web/timeline?" + q.Encode(), admin: true})
+				var page struct{ Entries []timeline.Entry }
+				if tw.Code != http.StatusOK || json.Unmarshal(tw.Body.Bytes(), &page) != nil {
+					t.Fatalf("GET web's timeline = %d %s", tw.Code, tw.Body)
+				}
+				if slices.ContainsFunc(page.Entries, func(e timeline.Entry) bool {
+					return e.Ref == r.ID && e.Kind == timeline.KindOperate && e.From == r.Before && e.To == r.After
+				}) {
+					break
+				}
+				if last = tw.Body.String(); time.Now().After(deadline) {
+					t.Fatalf("web's timeline has no operate entry of record %s (%s -> %s) within 2 minutes: %s", r.ID, r.Before, r.After, last)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
 		return w.Body.Bytes()
 	}
 	worker := func() *appsv1.Deployment {
@@ -154,8 +226,14 @@ func TestOperateOnRealCluster(t *testing.T) {
 		return d
 	}
 
-	// Refused with nothing changed: a deployer without operate, a frozen
-	// namespace.
+	// Refused with nothing changed: a viewer, a deployer without operate,
+	// a frozen namespace.
+	act(viewer, workerRef, "scale", `{"replicas": 2}`, http.StatusForbidden)
+	act(viewer, workerRef, "restart", ``, http.StatusForbidden)
+	if d := worker(); *d.Spec.Replicas != 1 || d.Spec.Template.Annotations[appcr.RestartedAtAnnotation] != "" {
+		t.Errorf("after a viewer's scale and restart the worker declares %d replicas, restartedAt %q, want 1 and none (nothing changed)",
+			*d.Spec.Replicas, d.Spec.Template.Annotations[appcr.RestartedAtAnnotation])
+	}
 	act(deployer, workerRef, "scale", `{"replicas": 2}`, http.StatusForbidden)
 	f, err := gate.Store().Add(ctx, freeze.Freeze{Scope: scope.Scope{Namespaces: []string{realNS}}, Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour),
 		Reason: "release week", Author: freeze.Author{Email: "root@example.com", Subject: "root"}})
@@ -246,4 +324,68 @@ func TestOperateOnRealCluster(t *testing.T) {
 		d, err := kube.AppsV1().Deployments(realNS).Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && d.Spec.Template.Annotations[appcr.RestartedAtAnnotation] != ""
 	})
+
+	// Self-heal: environment dev renders App web from a real git server
+	// with autoSync.selfHeal. A scale of the App is refused (422, a
+	// refused record, the replicas unchanged) until dev's auto-sync is
+	// paused (a real pause record); then it is allowed.
+	srv := gitservertest.New(t, map[string]string{
+		"base/kustomization.yaml":         "resources: [web.yaml]\n",
+		"base/web.yaml":                   gitopsApp("web", "1.0.0", 2),
+		"overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: " + realNS + "\n",
+		"catalog.json":                    releasesCatalog("1.0.0", "1.0.0"),
+	}, gitservertest.Options{})
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
+  - name: dev
+    cluster: {context: test}
+    namespace: %s
+    source: {repo: %q, ref: main, path: overlays/dev}
+    catalog: catalog.json
+    registry: {skip: true}
+    autoSync: {enabled: true, selfHeal: true, interval: 15s}
+`, realNS, srv.URL)), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	index := envsource.New(cfg, log, time.Hour)
+	if err := index.Refresh(ctx, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, log, envrun.Options{RestConfig: rc.p.Cluster.Config, Events: kube.CoreV1(), ReportsDir: t.TempDir(),
+		Store: planstore.New(kube.CoreV1(), testAuditNS, 50), Index: index, ApplyTimeout: 2 * time.Minute})
+	pauses := autosync.NewPauses(kube.CoreV1(), testAuditNS, signtest.Keys(), time.Now)
+	healed := newTestServer(t, newFakeView(nil), withAudit(store), func(o *Options) {
+		o.Clusters = []Cluster{cl}
+		o.Roles = policy
+		o.Freezes = gate
+		o.Environments, o.Desired, o.EnvClusters, o.AutoSync = runner, index, map[string]string{"dev": "eu"}, whyAutoSync{pauses}
+	})
+	appReplicas := func() int64 {
+		n, _, _ := unstructured.NestedInt64(rc.app(t, "web").Object, "spec", "replicas")
+		return n
+	}
+	healed.auth.id = &operator
+	w := healed.do(t, request{method: http.MethodPost, target: apiActionIn("eu", realNS, appRef, "scale"), admin: true, body: `{"replicas": 3}`, header: map[string]string{"Content-Type": "application/json"}})
+	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "self-heal would put the replicas back") {
+		t.Fatalf("scale of an App dev heals from git = %d %s, want 422 naming self-heal", w.Code, w.Body)
+	}
+	nRecords++
+	eventually("the refused scale's record", func() bool { return len(records(t, store)) == nRecords })
+	if r := records(t, store)[0]; r.Verb != audit.VerbOperate || r.Outcome != audit.OutcomeRefused || !strings.Contains(r.Message, "self-heal") {
+		t.Errorf("record of the refused scale = %s %s %q, want a refused operate naming self-heal", r.Verb, r.Outcome, r.Message)
+	}
+	if n := appReplicas(); n != 2 {
+		t.Errorf("after the refused scale the App declares %d replicas, want 2 (nothing changed)", n)
+	}
+	if _, err := pauses.Pause(ctx, "dev", "traffic spike", time.Now().Add(time.Hour), "otto@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	w = healed.do(t, request{method: http.MethodPost, target: apiActionIn("eu", realNS, appRef, "scale"), admin: true, body: `{"replicas": 3}`, header: map[string]string{"Content-Type": "application/json"}})
+	if w.Code != http.StatusOK {
+		t.Fatalf("scale with dev's auto-sync paused = %d %s, want 200", w.Code, w.Body)
+	}
+	if n := appReplicas(); n != 3 {
+		t.Errorf("after the scale with auto-sync paused the App declares %d replicas, want 3", n)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -203,21 +202,14 @@ func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, 
 	return nil
 }
 
-// auditFeed turns audit records into timeline entries: deploys (applies,
-// restores, syncs) and rollbacks, one per App the record names. It
-// subscribes to the one feed of records (audit/recordfeed), which hands it
-// each record once, oldest first. It remembers, per record stream, the
-// last deploy's record id, so that a deploy entry names the record its
-// diff starts from.
-type auditFeed struct {
-	// isApp says whether group/kind is the App resource of cluster.
-	isApp func(cluster, group, kind string) bool
-	// prev is the last succeeded deploy record of each stream.
-	prev map[string]string
-}
+// auditFeed turns audit records into timeline entries
+// (timeline.RecordEntries) as the timeline's subscriber to the one feed
+// of records (audit/recordfeed), which hands it each record once, oldest
+// first.
+type auditFeed struct{ *timeline.RecordEntries }
 
 func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
-	return &auditFeed{isApp: isApp, prev: map[string]string{}}
+	return &auditFeed{timeline.NewRecordEntries(isApp)}
 }
 
 // subscription is the timeline's subscription to the records feed: every
@@ -226,94 +218,5 @@ func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
 // what it holds already and writes nothing for those).
 func (f *auditFeed) subscription(sink timelineSink) recordfeed.Subscription {
 	return recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
-		Deliver: func(recs []audit.Record) { sink.Record(f.entries(recs)...) }}
+		Deliver: func(recs []audit.Record) { sink.Record(f.Entries(recs)...) }}
 }
-
-// streamOf is a record id's stream: ids are "<stream>-<sequence>".
-func streamOf(id string) string {
-	i := strings.LastIndexByte(id, '-')
-	if i < 0 {
-		return id
-	}
-	return id[:i]
-}
-
-// entries returns the entries of recs, oldest first (recs in any order).
-// A refused record gives none (it changed nothing). A deploy entry's Ref is its record id, From the id of the
-// stream's previous succeeded deploy ("" for the first), To the
-// environment applied ("" for a sync of one App).
-func (f *auditFeed) entries(recs []audit.Record) []timeline.Entry {
-	recs = slices.Clone(recs)
-	slices.SortStableFunc(recs, func(a, b audit.Record) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	var out []timeline.Entry
-	for i := range recs {
-		r := &recs[i]
-		if r.ID == "" || r.Outcome == audit.OutcomeRefused {
-			continue
-		}
-		var kind timeline.Kind
-		var from, to string
-		switch r.Verb {
-		case audit.VerbApply, audit.VerbRestore, audit.VerbSync, audit.VerbAutoSync, audit.VerbSelfHeal:
-			kind, from, to = timeline.KindDeploy, f.prev[streamOf(r.ID)], r.Environment
-			if r.Outcome == audit.OutcomeSucceeded && (r.Verb == audit.VerbApply || r.Verb == audit.VerbRestore) {
-				f.prev[streamOf(r.ID)] = r.ID
-			}
-		case audit.VerbRollback:
-			kind = timeline.KindRollback
-		case audit.VerbOperate:
-			// A day-2 action: the value it changed, before and after.
-			kind, from, to = timeline.KindOperate, r.Before, r.After
-		default:
-			// Freezes and auto-sync pauses are no entries: the handlers
-			// draw each App's from the freezes and the pause records when
-			// its timeline is read (handlers/timeline_spans.go), so one
-			// freeze of a whole environment costs no write per App, and
-			// a record naming an App draws no second band.
-			continue
-		}
-		msg := string(r.Verb)
-		if r.Environment != "" {
-			msg += " of " + r.Environment
-		}
-		if r.Actor.Email != "" || r.Actor.Subject != "" {
-			msg += " by " + r.Actor.String()
-		}
-		if r.Commit != "" {
-			msg += " at " + shortCommit(r.Commit)
-		}
-		msg += ": " + string(r.Outcome)
-		if r.Message != "" {
-			msg += ": " + r.Message
-		}
-		// No Revision: an entry's revision is the App's declared version,
-		// which the App feed records (and compares after a restart).
-		for _, app := range f.appsOf(r) {
-			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
-		}
-	}
-	return out
-}
-
-// appsOf are the Apps a record is about: the App it names, else the App
-// objects it touched (an apply of an environment), in its cluster.
-func (f *auditFeed) appsOf(r *audit.Record) []timeline.App {
-	if r.App != "" && r.Namespace != "" {
-		return []timeline.App{{Cluster: r.Cluster, Namespace: r.Namespace, Name: r.App}}
-	}
-	var out []timeline.App
-	for _, o := range r.Objects {
-		if o.Namespace != "" && f.isApp(r.Cluster, o.Group, o.Kind) {
-			out = append(out, timeline.App{Cluster: r.Cluster, Namespace: o.Namespace, Name: o.Name})
-		}
-	}
-	return out
-}
-
-// shortCommit is a commit as a revision shows it: its first 12 characters.
-func shortCommit(c string) string { return c[:min(len(c), 12)] }

@@ -125,7 +125,7 @@ func TestAuditFeedEntries(t *testing.T) {
 	cart := timeline.App{Cluster: "prod", Namespace: "shop", Name: "cart"}
 	f := newAuditFeed(isApp)
 	// Newest first, as List gives them.
-	first := f.entries([]audit.Record{
+	first := f.Entries([]audit.Record{
 		apply("0000000003", t0.Add(2*time.Minute), audit.OutcomeRefused),
 		apply("0000000002", t0.Add(time.Minute), audit.OutcomeSucceeded),
 		apply("0000000001", t0, audit.OutcomeSucceeded),
@@ -153,7 +153,7 @@ func TestAuditFeedEntries(t *testing.T) {
 		{ID: "aaaaaaaaaaaaaaaa-0000000007", Time: t0.Add(10 * time.Minute), Verb: audit.VerbOperate, Cluster: "prod", Namespace: "shop", App: "checkout", Outcome: audit.OutcomeRefused,
 			Action: "scale", Message: "frozen"},
 	}
-	got := f.entries(other)
+	got := f.Entries(other)
 	wantOther := []timeline.Entry{
 		{Time: t0.Add(3 * time.Minute), App: checkout, Kind: timeline.KindRollback, Ref: "aaaaaaaaaaaaaaaa-0000000001", Message: "rollback: succeeded: rolled back to 1.3.0"},
 		// A day-2 action is an entry with the value it changed; a refused
