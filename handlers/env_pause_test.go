@@ -182,8 +182,8 @@ func TestEnvironmentsJSON(t *testing.T) {
 	if got.Source.Repo != "https://git.example.com/shop/manifests.git" || got.Source.Ref != "main" || got.Source.Path != "overlays/dev" {
 		t.Errorf("source = %+v, want the repository, main, overlays/dev", got.Source)
 	}
-	if got.Live == nil || got.Live.Commit != "1111111111111111111111111111111111111111" || !got.Live.AppliedAt.Equal(applied) || got.Live.Actor != "auto-sync" {
-		t.Errorf("live = %+v, want commit 1111… applied at %s by auto-sync", got.Live, applied)
+	if got.Live == nil || got.Live.Commit != "1111111111111111111111111111111111111111" || !got.Live.AppliedAt.Equal(applied) || got.Live.Actor != "sub auto-sync" {
+		t.Errorf("live = %+v, want commit 1111… applied at %s by sub auto-sync (actor.Actor.String)", got.Live, applied)
 	}
 	if got.WriteBack == nil || got.WriteBack.Mode != "push" || got.WriteBack.Branch != "main" {
 		t.Errorf("writeBack = %+v, want push to main", got.WriteBack)
@@ -322,7 +322,7 @@ func TestCommitLiveFromAnyApply(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("GET /v1/deploy/environments/dev = %d %s: %v", w.Code, w.Body, err)
 	}
-	if got.Live == nil || !strings.HasPrefix(got.Live.Commit, "4444") || got.Live.Actor != "local:alice" {
-		t.Errorf("live = %+v, want the CLI's apply of 4444… by local:alice", got.Live)
+	if got.Live == nil || !strings.HasPrefix(got.Live.Commit, "4444") || got.Live.Actor != "sub local:alice" {
+		t.Errorf("live = %+v, want the CLI's apply of 4444… by sub local:alice", got.Live)
 	}
 }
