@@ -39,6 +39,7 @@ import (
 	"github.com/hanzoai/deploy-web/release"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/timeline"
+	"github.com/hanzoai/deploy-web/timeline/recordentries"
 )
 
 // operateIntegrationRoles: a viewer, a deployer without operate, an
@@ -80,7 +81,7 @@ func TestOperateOnRealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The timeline as serve feeds it from the records: the one feed of
-	// records (audit/recordfeed) through timeline.RecordEntries into a
+	// records (audit/recordfeed) through recordentries.RecordEntries into a
 	// real timeline store, which the handlers serve.
 	tl, err := timeline.New(kube.CoreV1(), timeline.Options{Namespace: testAuditNS, IsLeader: func() bool { return true }})
 	if err != nil {
@@ -92,7 +93,7 @@ func TestOperateOnRealCluster(t *testing.T) {
 		}
 	}()
 	feed := recordfeed.New(store, recordfeed.Options{})
-	toEntries := timeline.NewRecordEntries(func(string, string, string) bool { return false })
+	toEntries := recordentries.NewRecordEntries(func(string, string, string) bool { return false })
 	feed.Subscribe(recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
 		Deliver: func(recs []audit.Record) { tl.Record(toEntries.Entries(recs)...) }})
 	gate := freeze.NewGate(freeze.NewStore(kube.CoreV1(), testAuditNS, signtest.Keys()))

@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
+	"github.com/hanzoai/deploy-web/timeline/recordentries"
 )
 
 // The timeline's feeds: what every replica observes and hands to the
@@ -203,13 +204,13 @@ func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, 
 }
 
 // auditFeed turns audit records into timeline entries
-// (timeline.RecordEntries) as the timeline's subscriber to the one feed
+// (recordentries.RecordEntries) as the timeline's subscriber to the one feed
 // of records (audit/recordfeed), which hands it each record once, oldest
 // first.
-type auditFeed struct{ *timeline.RecordEntries }
+type auditFeed struct{ *recordentries.RecordEntries }
 
 func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
-	return &auditFeed{timeline.NewRecordEntries(isApp)}
+	return &auditFeed{recordentries.NewRecordEntries(isApp)}
 }
 
 // subscription is the timeline's subscription to the records feed: every

@@ -1,10 +1,14 @@
-package timeline
+// Package recordentries turns audit records into timeline entries. It
+// sits beside timeline, not in it, because the audit package is above the
+// timeline (notify imports the timeline; audit imports deployplan).
+package recordentries
 
 import (
 	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
 // RecordEntries turns audit records into timeline entries: deploys
@@ -42,7 +46,7 @@ func streamOf(id string) string {
 // is its record id, From the id of the stream's previous succeeded deploy
 // ("" for the first), To the environment applied ("" for a sync of one
 // App); an operate entry's From and To are the value it changed.
-func (f *RecordEntries) Entries(recs []audit.Record) []Entry {
+func (f *RecordEntries) Entries(recs []audit.Record) []timeline.Entry {
 	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b audit.Record) int {
 		if c := a.Time.Compare(b.Time); c != 0 {
@@ -50,25 +54,25 @@ func (f *RecordEntries) Entries(recs []audit.Record) []Entry {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	var out []Entry
+	var out []timeline.Entry
 	for i := range recs {
 		r := &recs[i]
 		if r.ID == "" || r.Outcome == audit.OutcomeRefused {
 			continue
 		}
-		var kind Kind
+		var kind timeline.Kind
 		var from, to string
 		switch r.Verb {
 		case audit.VerbApply, audit.VerbRestore, audit.VerbSync, audit.VerbAutoSync, audit.VerbSelfHeal:
-			kind, from, to = KindDeploy, f.prev[streamOf(r.ID)], r.Environment
+			kind, from, to = timeline.KindDeploy, f.prev[streamOf(r.ID)], r.Environment
 			if r.Outcome == audit.OutcomeSucceeded && (r.Verb == audit.VerbApply || r.Verb == audit.VerbRestore) {
 				f.prev[streamOf(r.ID)] = r.ID
 			}
 		case audit.VerbRollback:
-			kind = KindRollback
+			kind = timeline.KindRollback
 		case audit.VerbOperate:
 			// A day-2 action: the value it changed, before and after.
-			kind, from, to = KindOperate, r.Before, r.After
+			kind, from, to = timeline.KindOperate, r.Before, r.After
 		default:
 			// Freezes and auto-sync pauses are no entries: the handlers
 			// draw each App's from the freezes and the pause records when
@@ -94,7 +98,7 @@ func (f *RecordEntries) Entries(recs []audit.Record) []Entry {
 		// No Revision: an entry's revision is the App's declared version,
 		// which the App feed records (and compares after a restart).
 		for _, app := range f.appsOf(r) {
-			out = append(out, Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
+			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
 		}
 	}
 	return out
@@ -102,14 +106,14 @@ func (f *RecordEntries) Entries(recs []audit.Record) []Entry {
 
 // appsOf are the Apps a record is about: the App it names, else the App
 // objects it touched (an apply of an environment), in its cluster.
-func (f *RecordEntries) appsOf(r *audit.Record) []App {
+func (f *RecordEntries) appsOf(r *audit.Record) []timeline.App {
 	if r.App != "" && r.Namespace != "" {
-		return []App{{Cluster: r.Cluster, Namespace: r.Namespace, Name: r.App}}
+		return []timeline.App{{Cluster: r.Cluster, Namespace: r.Namespace, Name: r.App}}
 	}
-	var out []App
+	var out []timeline.App
 	for _, o := range r.Objects {
 		if o.Namespace != "" && f.isApp(r.Cluster, o.Group, o.Kind) {
-			out = append(out, App{Cluster: r.Cluster, Namespace: o.Namespace, Name: o.Name})
+			out = append(out, timeline.App{Cluster: r.Cluster, Namespace: o.Namespace, Name: o.Name})
 		}
 	}
 	return out
