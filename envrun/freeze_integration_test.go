@@ -140,7 +140,7 @@ func TestFreezeOnControlPlane(t *testing.T) {
 	}
 	rec = lastRecord("break-glass apply", 6)
 	if rec.Outcome != audit.OutcomeSucceeded || rec.Actor.Email != root.Email ||
-		!strings.HasPrefix(rec.Message, "break-glass by root@example.com (sub root): CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") {
+		!strings.HasPrefix(rec.Message, "break-glass by root@example.com (sub u-root): CVE-2026-1 hotfix (overrode freeze "+f.ID+", frozen until ") {
 		t.Errorf("break-glass apply record = %s %q by %v, want succeeded, the break-glass first, by root", rec.Outcome, rec.Message, rec.Actor)
 	}
 
