@@ -102,8 +102,9 @@ func (p *Prometheus) WaitFor(t *testing.T, q string, ok func(value string) bool)
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	var last string
+	client := &http.Client{Timeout: 5 * time.Second}
 	for {
-		resp, err := http.Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(q))
+		resp, err := client.Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(q))
 		if err == nil {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
