@@ -188,7 +188,7 @@ func TestEnvironmentPageFolds(t *testing.T) {
 		planOnPage(t, ctx)
 		navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
 	}
-	wantFolds := []string{"report-fold", "plan-history-fold", "gitops-more", "audit-fold", "notifications-fold"}
+	wantFolds := []string{"report-fold", "gitops-more", "plan-history-fold", "audit-fold", "notifications-fold"}
 	var ids []string
 	for _, f := range folds(t, ctx) {
 		ids = append(ids, f.ID)
