@@ -20,13 +20,54 @@ const writeTimeout = 10 * time.Second
 // out the standby entries; on the leader, once FlushInterval has passed
 // since the last write, it writes one shard, the one whose change has
 // waited longest. Nothing pending, nothing written.
-func (s *Store) flush(ctx context.Context) {
+func (s *Store) flush(ctx context.Context) { s.write(ctx, false) }
+
+// Handover writes, on a clean stop of the Lease holder and before its
+// Lease is released, every shard that waits: changes not yet written and
+// folded repeats (which otherwise wait up to Limits.FoldWrite), one shard
+// after the other without the FlushInterval between them, until none is
+// pending or ctx ends (bound it: a stop has its grace). A replica that
+// does not lead, or whose shards never loaded, writes nothing. It
+// returns the shards still pending (0: nothing is lost).
+func (s *Store) Handover(ctx context.Context) int {
+	select {
+	case <-s.ready:
+	default:
+		return 0 // never loaded: writing would replace shards unread
+	}
+	if !s.isLeader() {
+		return 0
+	}
+	s.mu.Lock()
+	for app, m := range s.folds {
+		s.markDirtyLocked(shardOf(app, s.opts.Shards), m.first)
+		delete(s.folds, app)
+	}
+	tries := 2 * len(s.dirty) // each shard twice: a conflict merges, then writes
+	s.mu.Unlock()
+	for ; tries > 0 && ctx.Err() == nil; tries-- {
+		s.mu.Lock()
+		n := len(s.dirty)
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		s.write(ctx, true)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.dirty)
+}
+
+// write is one write of the oldest pending shard by the leader; a
+// handover does not wait FlushInterval since the last write.
+func (s *Store) write(ctx context.Context, handover bool) {
 	leading := s.isLeader()
-	now := s.opts.Now()
+	at := s.opts.Now()
 	s.mu.Lock()
 	if !leading {
 		s.leading = false
-		cut := now.Add(-s.opts.StandbyAge)
+		cut := at.Add(-s.opts.StandbyAge)
 		n := 0
 		for n < len(s.standby) && s.standby[n].Time.Before(cut) {
 			n++
@@ -38,14 +79,14 @@ func (s *Store) flush(ctx context.Context) {
 	}
 	if !s.leading {
 		s.leading = true
-		s.adoptStandbyLocked(now)
+		s.adoptStandbyLocked(at)
 	}
-	s.foldsDueLocked(now)
+	s.foldsDueLocked(at)
 	shard, since, ok := s.oldestDirtyLocked()
 	if !ok {
 		s.stats.IdleTicks++
 	}
-	if !ok || now.Sub(s.lastWrite) < s.opts.FlushInterval {
+	if !ok || !handover && at.Sub(s.lastWrite) < s.opts.FlushInterval {
 		s.mu.Unlock()
 		return
 	}
@@ -54,7 +95,7 @@ func (s *Store) flush(ctx context.Context) {
 	before := map[App]map[entryKey]bool{}
 	for app, l := range s.shards[shard] {
 		delete(s.folds, app) // written now with the rest of the shard
-		if l.trim(s.lim, now); len(l.entries) == 0 {
+		if l.trim(s.lim, at); len(l.entries) == 0 {
 			// Every entry aged out: the App leaves the index (and MaxApps).
 			delete(s.shards[shard], app)
 			delete(s.logs, app)

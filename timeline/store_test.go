@@ -496,3 +496,86 @@ func TestStoreCrashLoopWritesAtMostOncePerFoldWrite(t *testing.T) {
 		t.Errorf("counts read back from the shards (-want +got):\n%s", diff)
 	}
 }
+
+// TestStoreHandover: a clean stop of the leader writes, at once and all
+// of them, the shards that wait: a folded crash-loop count (which a
+// flush leaves for FoldWrite) and a change of another App, so the next
+// replica reads what this one held; a replica that does not lead, or
+// that never loaded its shards, writes nothing.
+func TestStoreHandover(t *testing.T) {
+	ctx := context.Background()
+	kube, wc := newFakeKube()
+	clock := &fakeClock{t: t0}
+	s := newTestStore(t, kube, clock, true)
+	restart := func(n int32) State {
+		return State{Health: "Degraded", Sync: "Synced", Revision: "1.0.0",
+			Containers: []Container{{Pod: "checkout-1", Name: "app", Restarts: n, LastTermination: "Error"}}}
+	}
+	s.Observe(testApp, restart(0))
+	s.Observe(testApp, restart(1))
+	for range 5 { // written: the episode's first entry
+		clock.Add(time.Second)
+		s.flush(ctx)
+	}
+	s.Observe(testApp, restart(2)) // folded: waits FoldWrite
+	s.Observe(testApp, restart(3))
+	other := appN(7)
+	s.Record(Entry{Time: clock.Now(), App: other, Kind: KindDeploy, From: "1.0.0", To: "2.0.0"})
+	if st := s.Stats(); st.Folded != 1 || st.Pending == 0 {
+		t.Fatalf("before the handover: %+v, want one App's folds and a pending shard", st)
+	}
+
+	before := wc.n()
+	if n := s.Handover(ctx); n != 0 {
+		t.Errorf("Handover left %d shard(s) pending, want 0", n)
+	}
+	if st := s.Stats(); st.Folded != 0 || st.Pending != 0 {
+		t.Errorf("after the handover: %+v, want nothing folded or pending", st)
+	}
+	if wc.n() == before {
+		t.Fatal("Handover wrote nothing")
+	}
+	next := newTestStore(t, kube, clock, false)
+	got, err := next.Query(ctx, testApp, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restarts int
+	for _, e := range got {
+		if e.Kind == KindRestart {
+			restarts = e.Count
+		}
+	}
+	var held int
+	mine, _ := s.Query(ctx, testApp, time.Time{}, time.Time{})
+	for _, e := range mine {
+		if e.Kind == KindRestart {
+			held = e.Count
+		}
+	}
+	if held < 2 || restarts != held {
+		t.Errorf("the next replica reads a restart count of %d, this one holds %d; want the same, at least 2 (the folds written at the handover)", restarts, held)
+	}
+	if es, err := next.Query(ctx, other, time.Time{}, time.Time{}); err != nil || len(es) == 0 {
+		t.Errorf("the next replica reads %d entries of %s (%v), want its change", len(es), other.Name, err)
+	}
+
+	// A replica that does not lead writes nothing at its stop.
+	kube2, wc2 := newFakeKube()
+	standby := newTestStore(t, kube2, clock, false)
+	standby.Observe(testApp, restart(0))
+	standby.Observe(testApp, restart(1))
+	if standby.Handover(ctx); wc2.n() != 0 {
+		t.Errorf("a standby's handover wrote %d time(s), want none", wc2.n())
+	}
+	// Nor one whose shards never loaded (it would replace them unread).
+	kube3, wc3 := newFakeKube()
+	unloaded, err := New(kube3.CoreV1(), Options{Namespace: "deploy-web", Shards: 16, Now: clock.Now, IsLeader: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unloaded.Observe(testApp, restart(0))
+	if unloaded.Handover(ctx); wc3.n() != 0 {
+		t.Errorf("an unloaded store's handover wrote %d time(s), want none", wc3.n())
+	}
+}

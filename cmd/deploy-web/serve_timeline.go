@@ -20,6 +20,9 @@ const (
 	timelineLeaseDuration = 15 * time.Second
 	timelineRenewDeadline = 10 * time.Second
 	timelineRetryPeriod   = 2 * time.Second
+	// timelineHandoverTimeout bounds the writes of a clean stop
+	// (timeline.Store.Handover), inside the stop's grace.
+	timelineHandoverTimeout = 5 * time.Second
 )
 
 // startTimeline builds the timeline store in namespace ns of the home
@@ -50,6 +53,16 @@ func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kuberne
 				defer leading.Store(false)
 				log.Info("timeline: this replica writes the timeline", "identity", identity)
 				<-term.Done()
+				if leaseCtx.Err() == nil {
+					return // the Lease was lost: another replica may write now
+				}
+				// A clean stop: what waits is written before the Lease is
+				// released (the next holder did not see it happen).
+				hctx, cancel := context.WithTimeout(context.WithoutCancel(leaseCtx), timelineHandoverTimeout)
+				defer cancel()
+				if n := store.Handover(hctx); n > 0 {
+					log.Error("timeline: stopped with shards unwritten; the next holder writes what it observed", "shards", n)
+				}
 			})
 		if err != nil {
 			log.Error("timeline: no Lease: this replica never writes the timeline", "err", err)

@@ -41,7 +41,7 @@ func TestTimelineOnRealCluster(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 
 	// start runs one console's timeline until its context ends.
-	start := func(ctx context.Context, identity string) *timeline.Store {
+	start := func(ctx context.Context, identity string, held *leaseHolders) *timeline.Store {
 		t.Helper()
 		cs := kubernetes.NewForConfigOrDie(cfg)
 		view, err := kubeview.New(cs, dynamic.NewForConfigOrDie(cfg), log, kubeview.Options{Namespaces: []string{"shop"}, ProbeInterval: time.Hour})
@@ -50,7 +50,7 @@ func TestTimelineOnRealCluster(t *testing.T) {
 		}
 		view.Start(ctx)
 		m := &member{cfg: fleetset.Cluster{Name: "home", Namespaces: []string{"shop"}, AppResource: "apps.v1.hanzo.ai"}, cs: cs, view: view, appKind: "App"}
-		store, err := startTimeline(ctx, ctx, new(leaseHolders), cs, "deploy-web", identity, []*member{m}, nil, log)
+		store, err := startTimeline(ctx, ctx, held, cs, "deploy-web", identity, []*member{m}, nil, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,8 @@ func TestTimelineOnRealCluster(t *testing.T) {
 
 	c1, stop1 := context.WithCancel(ctx)
 	defer stop1()
-	s1 := start(c1, "replica-a")
+	var held1 leaseHolders
+	s1 := start(c1, "replica-a", &held1)
 	<-s1.Ready()
 	// Created once the console runs: it sees checkout before it is
 	// Healthy, so its going Healthy at 1.0.0 is an entry.
@@ -105,12 +106,22 @@ func TestTimelineOnRealCluster(t *testing.T) {
 		return deploy >= 0 && degraded > deploy && restarts > deploy
 	})
 	// Written by the Lease holder (this one replica), then the console
-	// restarts: the timeline is read back from the shards.
+	// stops cleanly: what waits (the crash loop's folded restart count,
+	// which a running holder writes only after FoldWrite) is written
+	// before its Lease is released, and the restarted console reads back
+	// from the shards all that the stopped one held.
 	waitFor("the timeline written", func() bool { st := s1.Stats(); return st.Writes > 0 && st.Pending == 0 })
 	stop1()
+	if !held1.wait(time.Minute) {
+		t.Fatal("the stopped console's Lease holder did not return")
+	}
+	if st := s1.Stats(); st.Pending != 0 || st.Folded != 0 {
+		t.Errorf("the stopped console left %d shard(s) pending and %d App(s) folded, want none", st.Pending, st.Folded)
+	}
+	story = query(s1)
 	c2, stop2 := context.WithCancel(ctx)
 	defer stop2()
-	s2 := start(c2, "replica-b")
+	s2 := start(c2, "replica-b", new(leaseHolders))
 	waitFor("the restarted console holds what was written", func() bool {
 		got := query(s2)
 		for _, want := range story {
