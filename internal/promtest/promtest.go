@@ -18,13 +18,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/prombin"
 )
 
 // Bin is Debian's prometheus package's binary (.ci/run installs it).
-const Bin = "/usr/bin/prometheus"
+const Bin = prombin.Bin
 
 // RequireEnv, set, makes a missing Bin a failure rather than a skip.
-const RequireEnv = "DEPLOY_WEB_REQUIRE_PROMETHEUS"
+const RequireEnv = prombin.RequireEnv
 
 // Exporter is the /metrics endpoint Prometheus scrapes: sample lines the
 // test sets (`name{label="v"} 0.5`), all of gauges.
@@ -47,6 +49,18 @@ func (x *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, strings.Join(x.lines, "\n")+"\n")
 }
 
+// Require skips the test, saying why, when Bin is missing, or fails it
+// when RequireEnv is set (CI).
+func Require(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(Bin); err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("%s is missing and %s is set: install Debian's %s package: %v", Bin, RequireEnv, prombin.Package, err)
+		}
+		t.Skipf("%s is missing (install Debian's %s package, as .ci/run does): %v", Bin, prombin.Package, err)
+	}
+}
+
 // Prometheus is a running Prometheus.
 type Prometheus struct {
 	// URL is its API's base (http://127.0.0.1:port).
@@ -60,12 +74,7 @@ type Prometheus struct {
 // (CI): then it fails.
 func Start(t *testing.T, x *Exporter, ready string) *Prometheus {
 	t.Helper()
-	if _, err := os.Stat(Bin); err != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("%s is missing and %s is set: install Debian's prometheus package: %v", Bin, RequireEnv, err)
-		}
-		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", Bin, err)
-	}
+	Require(t)
 	target := httptest.NewServer(x)
 	t.Cleanup(target.Close)
 	dir := t.TempDir()
