@@ -6,11 +6,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/hanzoai/deploy-web/internal/proc"
 	"github.com/hanzoai/deploy-web/internal/prombin"
 )
 
@@ -58,20 +55,17 @@ type Prometheus struct {
 	// TrafficURL is the traffic source's /metrics.
 	TrafficURL string
 
-	p       *proc.Process
+	server  *prombin.Server
 	traffic *http.Server
 }
 
 // startPrometheus serves traffic on a loopback port and starts bin
-// (Prometheus) on another with its config, data and log in dir, scraping
-// it. It does not wait for Prometheus to be ready (WaitReady). On error
-// nothing started is left running.
+// (Prometheus, prombin.Start) on another with its config, data and log in
+// dir, scraping it every ScrapeInterval. It does not wait for Prometheus
+// to be ready (WaitReady). On error nothing started is left running.
 func startPrometheus(bin, dir string, traffic http.Handler) (_ *Prometheus, err error) {
 	if err := checkPrometheusBin(bin); err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("demo: prometheus: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -80,38 +74,13 @@ func startPrometheus(bin, dir string, traffic http.Handler) (_ *Prometheus, err 
 	pr := &Prometheus{TrafficURL: "http://" + ln.Addr().String() + "/metrics",
 		traffic: &http.Server{Handler: traffic, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}}
 	go func() { _ = pr.traffic.Serve(ln) }()
-	defer func() {
-		if err != nil {
-			pr.Stop()
-		}
-	}()
-	port, err := proc.FreePort()
+	pr.server, err = prombin.Start(prombin.Options{Bin: bin, Dir: dir, Target: ln.Addr().String(), Job: "demo-traffic", ScrapeInterval: ScrapeInterval})
 	if err != nil {
-		return nil, fmt.Errorf("demo: prometheus: %w", err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(prometheusConfig(ln.Addr().String())), 0o600); err != nil {
-		return nil, fmt.Errorf("demo: prometheus: %w", err)
-	}
-	pr.p, err = proc.Start(proc.Spec{Name: "prometheus", Path: bin, Dir: dir, Args: []string{
-		"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
-		"--storage.tsdb.retention.time=1d", "--web.listen-address=" + addr, "--log.level=warn",
-	}})
-	if err != nil {
+		pr.Stop()
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	pr.URL = "http://" + addr
+	pr.URL = pr.server.URL
 	return pr, nil
-}
-
-// prometheusConfig is the demo Prometheus's config: one job scraping the
-// traffic source at target (host:port).
-func prometheusConfig(target string) string {
-	iv := ScrapeInterval.String()
-	return "# The deploy-web demo's Prometheus (written by `deploy-web demo`): it scrapes the demo's traffic source.\n" +
-		"global: {scrape_interval: " + iv + ", scrape_timeout: " + iv + ", evaluation_interval: 15s}\n" +
-		"scrape_configs:\n  - job_name: demo-traffic\n    static_configs: [{targets: [" + strconv.Quote(target) + "]}]\n"
 }
 
 // WaitReady waits (prometheusReadyTimeout at most) until Prometheus
@@ -119,8 +88,8 @@ func prometheusConfig(target string) string {
 func (pr *Prometheus) WaitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, prometheusReadyTimeout)
 	defer cancel()
-	if err := proc.WaitHTTP(ctx, nil, pr.URL+"/-/ready", pr.p, nil); err != nil {
-		return fmt.Errorf("demo: prometheus at %s: %w", pr.URL, err)
+	if err := pr.server.WaitReady(ctx); err != nil {
+		return fmt.Errorf("demo: %w", err)
 	}
 	return nil
 }
@@ -128,8 +97,8 @@ func (pr *Prometheus) WaitReady(ctx context.Context) error {
 // Stop ends Prometheus and the traffic source. It is safe to call more
 // than once.
 func (pr *Prometheus) Stop() {
-	if pr.p != nil {
-		pr.p.Stop(5 * time.Second)
+	if pr.server != nil {
+		pr.server.Stop()
 	}
 	if pr.traffic != nil {
 		_ = pr.traffic.Close() // a second Close has nothing left to close

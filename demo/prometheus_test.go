@@ -98,7 +98,7 @@ func TestDemoChecksAgainstPrometheus(t *testing.T) {
 
 	pr.Stop()
 	select {
-	case <-pr.p.Done():
+	case <-pr.server.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("Prometheus still runs after Stop")
 	}
