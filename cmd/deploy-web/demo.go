@@ -178,8 +178,8 @@ func printBanner(w io.Writer, st demoState) {
 	}
 	fmt.Fprintf(w, "  Clusters:    %s\n", st.ClustersFile)
 	fmt.Fprintf(w, "  Notify:      %s/hook receives webhook notifications (Secret deploy-web-notify key demo-inbox); GET %s/ lists them\n", st.NotifyInbox, st.NotifyInbox)
-	fmt.Fprintf(w, "  Prometheus:  %s scrapes the demo's per-App traffic; staging's promotion check %s refuses dev's %s %s (%g%% errors > %g)\n",
-		st.Prometheus, demo.ErrorRateCheck, demo.FailingApp, demo.DevVersion, demo.FailingErrorRatio*100, demo.ErrorRateMax)
+	fmt.Fprintf(w, "  Prometheus:  %s scrapes the demo's per-App traffic; staging's promotion check %s (errors <= %g%%) refuses dev's %s %s (%g%% errors)\n",
+		st.Prometheus, demo.ErrorRateCheck, demo.ErrorRateMax*100, demo.FailingApp, demo.DevVersion, demo.FailingErrorRatio*100)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
 	fmt.Fprintf(w, "  Audit:       each rollback, sync, plan and apply is printed here (stderr) with its user\n")
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")

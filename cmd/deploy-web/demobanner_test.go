@@ -18,7 +18,7 @@ func TestBannerNamesPrometheus(t *testing.T) {
 			line = l
 		}
 	}
-	for _, w := range []string{"http://127.0.0.1:19090", demo.ErrorRateCheck, demo.FailingApp + " " + demo.DevVersion} {
+	for _, w := range []string{"http://127.0.0.1:19090", demo.ErrorRateCheck + " (errors <= 5%)", demo.FailingApp + " " + demo.DevVersion + " (8% errors)"} {
 		if !strings.Contains(line, w) {
 			t.Errorf("the banner's Prometheus line %q lacks %q (banner:\n%s)", line, w, b.String())
 		}
