@@ -19,17 +19,20 @@ import (
 // sigs.k8s.io/yaml made of them.
 func TestDemoConfigsDecodeAsBefore(t *testing.T) {
 	dir := t.TempDir()
-	envs := []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig")))
-	var old envconfig.Config
-	if err := yaml.UnmarshalStrict(envs, &old); err != nil {
-		t.Fatalf("environments.yaml, the old decoder: %v", err)
-	}
-	got, err := envconfig.ParseConfig(envs, dir)
-	if err != nil {
-		t.Fatalf("environments.yaml: ParseConfig = %v", err)
-	}
-	if diff := cmp.Diff(&old, got, cmpopts.IgnoreUnexported(envconfig.Environment{}), cmpopts.IgnoreFields(envconfig.Environment{}, "ConfigDir")); diff != "" {
-		t.Errorf("environments.yaml decodes differently (-old +new):\n%s", diff)
+	// Without and with the demo's Prometheus (metrics and checks).
+	for _, promURL := range []string{"", "http://127.0.0.1:9090"} {
+		envs := []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig"), promURL))
+		var old envconfig.Config
+		if err := yaml.UnmarshalStrict(envs, &old); err != nil {
+			t.Fatalf("environments.yaml (Prometheus %q), the old decoder: %v", promURL, err)
+		}
+		got, err := envconfig.ParseConfig(envs, dir)
+		if err != nil {
+			t.Fatalf("environments.yaml (Prometheus %q): ParseConfig = %v", promURL, err)
+		}
+		if diff := cmp.Diff(&old, got, cmpopts.IgnoreUnexported(envconfig.Environment{}), cmpopts.IgnoreFields(envconfig.Environment{}, "ConfigDir")); diff != "" {
+			t.Errorf("environments.yaml (Prometheus %q) decodes differently (-old +new):\n%s", promURL, diff)
+		}
 	}
 
 	var members []Member

@@ -60,6 +60,13 @@ type Options struct {
 	// file of prod unprotected: releaseDev). Nil: staging and production
 	// start empty (the release commit is made all the same).
 	ApplyEnvironment func(ctx context.Context, envFile, env string) error
+	// Prometheus, when set, is the Prometheus binary to run
+	// (PrometheusBin, what cmd/deploy-web passes): Start refuses to run
+	// without it (MissingPrometheusError), starts it on loopback scraping
+	// the demo's traffic source (Traffic), names it as every
+	// environment's metrics and gives staging's promotion the error-rate
+	// check. Empty: no Prometheus, no metrics and no checks.
+	Prometheus string
 }
 
 // Env is a running demo environment.
@@ -91,6 +98,9 @@ type Env struct {
 	RolesFile string
 	// Inbox receives the demo's notifications (notify.go).
 	Inbox *Inbox
+	// Prometheus is the demo's Prometheus (nil without
+	// Options.Prometheus).
+	Prometheus *Prometheus
 
 	removeDir bool
 	cancel    context.CancelFunc
@@ -109,6 +119,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Prometheus != "" {
+		if err := checkPrometheusBin(opts.Prometheus); err != nil {
+			return nil, err
+		}
 	}
 	progress := func(format string, args ...any) {
 		if opts.Progress != nil {
@@ -203,8 +218,17 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
+	// Prometheus starts now, so the environments file can name it; it is
+	// waited for once the fleet is seeded.
+	var promURL string
+	if opts.Prometheus != "" {
+		if e.Prometheus, err = startPrometheus(opts.Prometheus, filepath.Join(e.Dir, prometheusDir), NewTraffic(clusterApps(dyn), nil)); err != nil {
+			return nil, err
+		}
+		promURL = e.Prometheus.URL
+	}
 	var prodSeed string
-	if e.EnvironmentsFile, e.ManifestRepo, prodSeed, err = seedManifests(e.Dir, e.Cluster.Kubeconfig); err != nil {
+	if e.EnvironmentsFile, e.ManifestRepo, prodSeed, err = seedManifests(e.Dir, e.Cluster.Kubeconfig, promURL); err != nil {
 		return nil, err
 	}
 	if _, err := releaseDev(ctx, opts.ApplyEnvironment, e.EnvironmentsFile, prodSeed, e.ManifestRepo); err != nil {
@@ -251,6 +275,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if e.Prometheus != nil {
+		if err := e.Prometheus.WaitReady(ctx); err != nil {
+			return nil, err
+		}
+		progress("Prometheus at %s scrapes the traffic source %s every %s; %s's promotion check %s runs against it (dev's %s %s answers %g%% errors)",
+			e.Prometheus.URL, e.Prometheus.TrafficURL, ScrapeInterval, StagingEnvironment, ErrorRateCheck, FailingApp, DevVersion, FailingErrorRatio*100)
 	}
 	e.Users = e.IdP.Users
 	return e, nil
@@ -328,7 +359,7 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 // moving (the client's rate limit still bounds the requests).
 const operatorWorkers = 8
 
-// Stop ends the operator, the log writer, the IdP and the cluster, and
+// Stop ends the operator, the log writer, Prometheus, the IdP and the cluster, and
 // removes a temporary working folder. It is safe to call more than once.
 func (e *Env) Stop() {
 	e.once.Do(func() {
@@ -336,6 +367,9 @@ func (e *Env) Stop() {
 			e.cancel()
 		}
 		e.wg.Wait()
+		if e.Prometheus != nil {
+			e.Prometheus.Stop()
+		}
 		if e.IdP != nil {
 			e.IdP.Stop()
 		}

@@ -30,7 +30,7 @@ func TestReleaseDevInstallsProd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			envFile, repoDir, prodSeed, err := seedManifests(dir, filepath.Join(dir, "kubeconfig"))
+			envFile, repoDir, prodSeed, err := seedManifests(dir, filepath.Join(dir, "kubeconfig"), "")
 			if err != nil {
 				t.Fatal(err)
 			}

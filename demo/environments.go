@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -269,10 +270,12 @@ func devRelease(version string, listed ...string) map[string]string {
 // commit on ManifestBranch, dev at DevPreviousVersion: releaseDev commits
 // the next release) and writes dir/environments.yaml for it. The
 // environments reach the demo cluster through kubeconfig (context
-// "devcluster"). It returns the environments file, the repository and
+// "devcluster"); promURL, when not "", is the demo's Prometheus, every
+// environment's metrics, and staging gets its promotion checks
+// (environmentsYAML). It returns the environments file, the repository and
 // prod's seed file (dir/prod-seed.yaml, prodSeedYAML: releaseDev applies
 // prod's first commit with it, then removes it).
-func seedManifests(dir, kubeconfig string) (envFile, repoDir, prodSeed string, err error) {
+func seedManifests(dir, kubeconfig, promURL string) (envFile, repoDir, prodSeed string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
@@ -302,7 +305,7 @@ func seedManifests(dir, kubeconfig string) (envFile, repoDir, prodSeed string, e
 	}
 
 	envFile = filepath.Join(dir, EnvironmentsFileName)
-	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+bareDir, kubeconfig)), 0o600); err != nil {
+	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+bareDir, kubeconfig, promURL)), 0o600); err != nil {
 		return "", "", "", fmt.Errorf("demo: %w", err)
 	}
 	prodSeed = filepath.Join(dir, prodSeedFileName)
@@ -406,14 +409,48 @@ const devGitOpsYAML = `    # GitOps: a rollback from the console commits to main
 // stagingGitOpsYAML closes the staging environment's entry: promoted
 // from dev (a promotion is a commit on main, write-back push) and
 // auto-synced, so it runs its overlay from the demo's start and a
-// promotion goes live.
-var stagingGitOpsYAML = `    # Promoted from dev (docs/promotion.md): a promotion commits dev's
+// promotion goes live; with checks, the promotion also needs the
+// error-rate check (ErrorRateQuery) to hold against dev's metrics.
+func stagingGitOpsYAML(checks bool) string {
+	s := `    # Promoted from dev (docs/promotion.md): a promotion commits dev's
     # versions into overlays/staging on main (writeBack, push), and
     # auto-sync applies it; the soak is short for the demo (default 10m).
     writeBack: {mode: push}
     autoSync: {enabled: true, interval: 15s}
-    promotion: {after: ` + DevEnvironment + `, soak: ` + PromotionSoak + `}
 `
+	if !checks {
+		return s + "    promotion: {after: " + DevEnvironment + ", soak: " + PromotionSoak + "}\n"
+	}
+	return s + "    promotion:\n      after: " + DevEnvironment + "\n      soak: " + PromotionSoak + "\n" +
+		`      # The promotion checks (docs/promotion.md, "Checks"), run against
+      # dev's metrics: the share of the App's requests at its version
+      # answered with a 5xx, at every sample since the version went live
+      # in dev (10m at most). Dev's worker ` + DevVersion + ` answers 8% errors, so
+      # its promotion fails this check; api's passes.
+      checks:
+        - name: ` + ErrorRateCheck + `
+          query: '` + ErrorRateQuery + `'
+          threshold: {max: ` + strconv.FormatFloat(ErrorRateMax, 'g', -1, 64) + `}
+          for: 10m
+`
+}
+
+// ErrorRateQuery is the demo's error-rate check: the share of an App's
+// requests at its version in the source environment answered with a 5xx
+// over the last minute (TrafficMetric, the traffic source's counter).
+const ErrorRateQuery = `sum(rate(` + TrafficMetric + `{app="{{app}}",environment="{{environment}}",version="{{version}}",code=~"5.."}[1m]))` +
+	` / sum(rate(` + TrafficMetric + `{app="{{app}}",environment="{{environment}}",version="{{version}}"}[1m]))`
+
+// metricsYAML is every environment's metrics: the demo's Prometheus at
+// promURL ("" when it runs none: no metrics).
+func metricsYAML(promURL string) string {
+	if promURL == "" {
+		return ""
+	}
+	return "    # The demo's Prometheus on loopback, scraping its traffic source\n" +
+		"    # (docs/promotion.md, \"Checks\"; plain http only to loopback).\n" +
+		"    metrics: {url: " + strconv.Quote(promURL) + "}\n"
+}
 
 // prodGitOpsYAML closes the prod environment's entry: promoted from
 // staging; protected, so a promotion is a request another approver
@@ -425,13 +462,17 @@ var prodGitOpsYAML = `    # Promoted from staging: protected, so a promotion is 
     promotion: {after: ` + StagingEnvironment + `, soak: ` + PromotionSoak + `}
 `
 
-// environmentsYAML is the demo's deploy config (the format of docs/plan-and-apply.md).
-func environmentsYAML(repoURL, kubeconfig string) string {
+// environmentsYAML is the demo's deploy config (the format of
+// docs/plan-and-apply.md); promURL, when not "", is the demo's
+// Prometheus: every environment's metrics, and staging's promotion has
+// the error-rate check.
+func environmentsYAML(repoURL, kubeconfig, promURL string) string {
+	m := metricsYAML(promURL)
 	return strings.Join([]string{
 		"# deploy-web demo environments (written by `deploy-web demo`).\nenvironments:\n",
-		environmentYAML(repoURL, kubeconfig, DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + devGitOpsYAML,
-		environmentYAML(repoURL, kubeconfig, StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + stagingGitOpsYAML,
-		prodYAML(repoURL, kubeconfig, true) + prodGitOpsYAML,
+		environmentYAML(repoURL, kubeconfig, DevEnvironment, StagingNamespace, false, "overlays/dev", "artifacts/catalog.json", "dev: plan and apply from the console (/environments/dev)") + m + devGitOpsYAML,
+		environmentYAML(repoURL, kubeconfig, StagingEnvironment, PreprodNamespace, false, "overlays/staging", "artifacts/catalog-staging.json", "staging: release "+StagingVersion+" (a version-mode catalog), one step behind dev") + m + stagingGitOpsYAML(promURL != ""),
+		prodYAML(repoURL, kubeconfig, true) + m + prodGitOpsYAML,
 	}, "")
 }
 

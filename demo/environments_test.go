@@ -34,7 +34,7 @@ import (
 func TestManifestsOffline(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "cluster", "kubeconfig")
-	envFile, repoDir, prodSeed, err := seedManifests(dir, kc)
+	envFile, repoDir, prodSeed, err := seedManifests(dir, kc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestManifestsOffline(t *testing.T) {
 	}
 
 	// Seeding again (a reused --dir) starts the repository over.
-	if _, _, _, err := seedManifests(dir, kc); err != nil {
+	if _, _, _, err := seedManifests(dir, kc, ""); err != nil {
 		t.Fatalf("second seedManifests = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(repoDir, ".git")); err != nil {

@@ -32,7 +32,7 @@ func TestInbox(t *testing.T) {
 	}
 	dir := t.TempDir()
 	envFile := filepath.Join(dir, EnvironmentsFileName)
-	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig"))), 0o600); err != nil {
+	if err := os.WriteFile(envFile, []byte(environmentsYAML("file://"+filepath.Join(dir, manifestRepoDir), filepath.Join(dir, "kubeconfig"), "http://127.0.0.1:9090")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := addNotifications(envFile, in.Host()); err != nil {

@@ -42,6 +42,8 @@ type demoState struct {
 	Clusters []demoCluster `json:"clusters"`
 	// NotifyInbox is the demo's webhook receiver.
 	NotifyInbox string `json:"notifyInbox"`
+	// Prometheus is the demo's Prometheus.
+	Prometheus string `json:"prometheus"`
 }
 
 // demoCluster is one cluster of the demo.

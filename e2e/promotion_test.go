@@ -85,14 +85,16 @@ func gateStates(t *testing.T, ctx context.Context) map[string]string {
 // request its requester cannot approve, and the approver login approves
 // it into a review branch (main untouched) that moves prod from
 // ProdVersion to StagingVersion and adds staging's release to prod's
-// catalog; the dialog from dev's cell into staging shows its gates, and
-// the promotion commits dev's version into overlays/staging and dev's
-// release into staging's catalog, in one commit on main, and plans
-// staging: ready.
+// catalog; the dialog from dev's web cell into staging shows its gates,
+// the metrics check among them passed, and the promotion commits dev's
+// version into staging's values file of web and dev's release into
+// staging's catalog, in one commit on main, and plans staging: ready.
 //
-// dev's worker is the App promoted from dev: TestGitRollbackInBrowser
-// (which runs first on the shared demo) rolls dev's api back to
-// DevPreviousVersion, staging's release, leaving nothing to promote.
+// dev's web (the chart App) is the App promoted from dev:
+// TestGitRollbackInBrowser (which runs first on the shared demo) rolls
+// dev's api back to DevPreviousVersion, staging's release, leaving
+// nothing to promote, and dev's worker fails staging's error-rate check
+// (TestPromotionRefusedByCheck).
 func TestPromotionInBrowser(t *testing.T) {
 	ctx := browser(t)
 	user, pass := demoEnv.user(t, "admin")
@@ -225,18 +227,21 @@ func TestPromotionInBrowser(t *testing.T) {
 		t.Errorf("prod's catalog on the review branch:\n%s\nwant staging's entry api-%s", cat, demo.StagingVersion)
 	}
 
-	// dev -> staging, from dev's worker cell: a commit on main and a plan.
-	stagingPath := openPromote(t, ctx, "worker", demo.DevEnvironment, demo.StagingEnvironment)
+	// dev -> staging, from dev's web cell: a commit on main and a plan.
+	// The soak and the error-rate check (once Prometheus has samples of
+	// web's release) pass: the dialog is opened again until they did.
+	stagingPath := openPromote(t, ctx, demo.ChartApp, demo.DevEnvironment, demo.StagingEnvironment)
 	reloadUntil(t, ctx, stagingPath, `[data-testid=promote-form]`, func() bool {
-		return gateStates(t, ctx)["source-soaked"] == "passed"
+		g := gateStates(t, ctx)
+		return g["source-soaked"] == "passed" && g["source-checks"] == "passed"
 	}, 3*time.Minute)
 	gates = gateStates(t, ctx)
-	for id, want := range map[string]string{"source-soaked": "passed", "promoter-role": "passed", "second-person": "not-configured"} {
+	for id, want := range map[string]string{"source-soaked": "passed", "source-checks": "passed", "promoter-role": "passed", "second-person": "not-configured"} {
 		if gates[id] != want {
 			t.Errorf("staging dialog: gate %s = %q, want %q (all: %v)", id, gates[id], want, gates)
 		}
 	}
-	if to := texts(t, ctx, `[data-testid=promote-app][data-app=worker] h2`); len(to) != 1 || !strings.Contains(to[0], demo.StagingVersion) || !strings.Contains(to[0], demo.DevVersion) {
+	if to := texts(t, ctx, `[data-testid=promote-app][data-app=`+demo.ChartApp+`] h2`); len(to) != 1 || !strings.Contains(to[0], demo.StagingVersion) || !strings.Contains(to[0], demo.DevVersion) {
 		t.Errorf("staging dialog reads %q, want %s -> %s", to, demo.StagingVersion, demo.DevVersion)
 	}
 	for _, size := range screenSizes() {
@@ -256,17 +261,17 @@ func TestPromotionInBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "promoted")
 	gitIn(t, clone, "pull", "-q")
-	overlay := gitIn(t, clone, "show", "HEAD:overlays/staging/kustomization.yaml")
-	if !strings.Contains(overlay, `newTag: "`+demo.DevVersion+`"`) && !strings.Contains(overlay, "newTag: "+demo.DevVersion) {
-		t.Errorf("overlays/staging after the promotion:\n%s\nwant worker at %s", overlay, demo.DevVersion)
+	values := gitIn(t, clone, "show", "HEAD:overlays/staging/web-values.yaml")
+	if !strings.Contains(values, `tag: "`+demo.DevVersion+`"`) && !strings.Contains(values, "tag: "+demo.DevVersion) {
+		t.Errorf("overlays/staging/web-values.yaml after the promotion:\n%s\nwant web at %s", values, demo.DevVersion)
 	}
 	// staging's catalog did not list dev's release: the same commit adds
 	// dev's entry (its digest) to it.
-	if changed := gitIn(t, clone, "show", "--name-only", "--format=", "HEAD"); changed != "artifacts/catalog-staging.json\noverlays/staging/kustomization.yaml" {
-		t.Errorf("the promotion commit changed %q, want staging's catalog and overlay", changed)
+	if changed := gitIn(t, clone, "show", "--name-only", "--format=", "HEAD"); changed != "artifacts/catalog-staging.json\noverlays/staging/web-values.yaml" {
+		t.Errorf("the promotion commit changed %q, want staging's catalog and web's values file", changed)
 	}
-	if cat := gitIn(t, clone, "show", "HEAD:artifacts/catalog-staging.json"); !strings.Contains(cat, `"id": "worker-`+demo.DevVersion+`"`) {
-		t.Errorf("staging's catalog after the promotion:\n%s\nwant dev's entry worker-%s", cat, demo.DevVersion)
+	if cat := gitIn(t, clone, "show", "HEAD:artifacts/catalog-staging.json"); !strings.Contains(cat, `"id": "web-`+demo.DevVersion+`"`) {
+		t.Errorf("staging's catalog after the promotion:\n%s\nwant dev's entry web-%s", cat, demo.DevVersion)
 	}
 	// The run opens: the plan of staging at that commit.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid=run-link]`))); err != nil {

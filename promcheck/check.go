@@ -144,6 +144,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconf
 		return r
 	}
 	judge(&r, c.Threshold, series)
+	if r.Problem != "" {
+		// No samples yet (a version just live): asked again next time,
+		// not held for the rest of the minute.
+		return r
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k := range e.cache { // a past minute's results are stale

@@ -44,3 +44,33 @@ func TestEvaluateHostileServers(t *testing.T) {
 		t.Errorf("an answer over MaxBytes = %+v, want refused naming the cap", r)
 	}
 }
+
+// TestNoSamplesNotCached: a check Prometheus answered no samples for (a
+// version just live, not scraped yet) is asked again within the minute,
+// and its value counts once there is one; a value is cached.
+func TestNoSamplesNotCached(t *testing.T) {
+	var asked atomic.Int64
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) == 1 {
+			io.WriteString(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
+			return
+		}
+		io.WriteString(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"0.08"]]}]}}`)
+	}))
+	defer prom.Close()
+	max := 0.05
+	check := envconfig.Check{Name: "error-rate", Query: "up", Threshold: envconfig.Threshold{Max: &max}}
+	now := time.Now()
+	e := New(Options{Now: func() time.Time { return now }})
+	m := envconfig.Metrics{URL: prom.URL}
+	if r := e.Evaluate(context.Background(), m, check, Vars{}, time.Time{}, false); r.HasValue || !strings.Contains(r.Problem, "no samples") {
+		t.Fatalf("first evaluation = %+v, want no samples", r)
+	}
+	if r := e.Evaluate(context.Background(), m, check, Vars{}, time.Time{}, false); !r.HasValue || r.Value != 0.08 || r.Held || asked.Load() != 2 {
+		t.Errorf("second evaluation in the minute = %+v after %d requests, want asked again and failed at 0.08", r, asked.Load())
+	}
+	e.Evaluate(context.Background(), m, check, Vars{}, time.Time{}, false)
+	if asked.Load() != 2 {
+		t.Errorf("a value was not cached: %d requests, want 2", asked.Load())
+	}
+}

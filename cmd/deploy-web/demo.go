@@ -44,6 +44,8 @@ type demoState struct {
 	// NotifyInbox is the demo's webhook receiver (subscriptions post to
 	// its /hook; GET lists what came).
 	NotifyInbox string `json:"notifyInbox"`
+	// Prometheus is the demo's Prometheus (the environments' metrics).
+	Prometheus string `json:"prometheus"`
 }
 
 // demoClusterState is one cluster of the demo.
@@ -104,6 +106,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// dev's first release is applied through the engine, so staging/api
 		// has two releases to roll back between.
 		ApplyEnvironment: demoapply.Apply,
+		// Prometheus runs beside it: staging's promotion checks need it
+		// (without the binary the demo stops here, naming the package).
+		Prometheus: demo.PrometheusBin,
 	})
 	if err != nil {
 		ln.Close()
@@ -145,7 +150,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return serve(ctx, cfg, env.Cluster.Config, env.IdP.ClientSecret, keys, ln, log, func() {
 		st := demoState{URL: base + "/", Kubeconfig: env.Cluster.Kubeconfig, Kubectl: env.Cluster.Kubectl, Issuer: env.IdP.IssuerURL, Namespaces: env.Namespaces, Pid: os.Getpid(), Environments: env.EnvironmentsFile,
-			ClustersFile: env.ClustersFile, NotifyInbox: env.Inbox.URL()}
+			ClustersFile: env.ClustersFile, NotifyInbox: env.Inbox.URL(), Prometheus: env.Prometheus.URL}
 		for _, m := range env.Members {
 			st.Clusters = append(st.Clusters, demoClusterState{Name: m.Name, Kubeconfig: m.Cluster.Kubeconfig, Namespaces: m.Namespaces, Dir: m.Cluster.Dir, Processes: m.Cluster.Processes()})
 		}
@@ -173,6 +178,8 @@ func printBanner(w io.Writer, st demoState) {
 	}
 	fmt.Fprintf(w, "  Clusters:    %s\n", st.ClustersFile)
 	fmt.Fprintf(w, "  Notify:      %s/hook receives webhook notifications (Secret deploy-web-notify key demo-inbox); GET %s/ lists them\n", st.NotifyInbox, st.NotifyInbox)
+	fmt.Fprintf(w, "  Prometheus:  %s scrapes the demo's per-App traffic; staging's promotion check %s (errors <= %g%%) refuses dev's %s %s (%g%% errors)\n",
+		st.Prometheus, demo.ErrorRateCheck, demo.ErrorRateMax*100, demo.FailingApp, demo.DevVersion, demo.FailingErrorRatio*100)
 	fmt.Fprintf(w, "  Try:         %s --kubeconfig %s get apps -A\n", st.Kubectl, st.Kubeconfig)
 	fmt.Fprintf(w, "  Audit:       each rollback, sync, plan and apply is printed here (stderr) with its user\n")
 	fmt.Fprintf(w, "\n  Press Ctrl-C to stop everything.\n\n")

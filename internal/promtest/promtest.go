@@ -4,27 +4,25 @@
 package promtest
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/prombin"
 )
 
 // Bin is Debian's prometheus package's binary (.ci/run installs it).
-const Bin = "/usr/bin/prometheus"
+const Bin = prombin.Bin
 
 // RequireEnv, set, makes a missing Bin a failure rather than a skip.
-const RequireEnv = "DEPLOY_WEB_REQUIRE_PROMETHEUS"
+const RequireEnv = prombin.RequireEnv
 
 // Exporter is the /metrics endpoint Prometheus scrapes: sample lines the
 // test sets (`name{label="v"} 0.5`), all of gauges.
@@ -47,51 +45,45 @@ func (x *Exporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, strings.Join(x.lines, "\n")+"\n")
 }
 
+// Require skips the test, saying why, when Bin is missing, or fails it
+// when RequireEnv is set (CI).
+func Require(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(Bin); err != nil {
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatalf("%s is missing and %s is set: install Debian's %s package: %v", Bin, RequireEnv, prombin.Package, err)
+		}
+		t.Skipf("%s is missing (install Debian's %s package, as .ci/run does): %v", Bin, prombin.Package, err)
+	}
+}
+
 // Prometheus is a running Prometheus.
 type Prometheus struct {
 	// URL is its API's base (http://127.0.0.1:port).
 	URL string
 }
 
-// Start serves x and runs Prometheus on a loopback port scraping it every
-// second, with its storage in a t.TempDir(); it returns once an instant
-// query of ready answers a sample (waited for with a generous deadline).
-// Without Bin the test is skipped, saying so, unless RequireEnv is set
-// (CI): then it fails.
+// Start serves x and runs Prometheus (prombin.Start) on a loopback port
+// scraping it every second, with its folder in a t.TempDir(); it returns
+// once an instant query of ready answers a sample (waited for with a
+// generous deadline). Without Bin the test is skipped, saying so, unless
+// RequireEnv is set (CI): then it fails.
 func Start(t *testing.T, x *Exporter, ready string) *Prometheus {
 	t.Helper()
-	if _, err := os.Stat(Bin); err != nil {
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("%s is missing and %s is set: install Debian's prometheus package: %v", Bin, RequireEnv, err)
-		}
-		t.Skipf("%s is missing (install Debian's prometheus package, as .ci/run does): %v", Bin, err)
-	}
+	Require(t)
 	target := httptest.NewServer(x)
 	t.Cleanup(target.Close)
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: test\n    static_configs: [{targets: [%q]}]\n",
-		strings.TrimPrefix(target.URL, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+	s, err := prombin.Start(prombin.Options{Dir: t.TempDir(), Target: strings.TrimPrefix(target.URL, "http://"), Job: "test", ScrapeInterval: time.Second})
+	if err != nil {
 		t.Fatal(err)
 	}
-	addr := FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, Bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start prometheus: %v", err)
-	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		s.Stop()
 		if t.Failed() {
-			t.Logf("prometheus output:\n%s", logs.String())
+			t.Logf("prometheus output:\n%s", s.LogTail())
 		}
 	})
-	p := &Prometheus{URL: "http://" + addr}
+	p := &Prometheus{URL: s.URL}
 	p.WaitFor(t, ready, func(string) bool { return true })
 	return p
 }
