@@ -68,8 +68,13 @@ func TestEnvironmentPlanApply(t *testing.T) {
 	gitIn(t, clone, "commit", "-qam", "api: debug logs")
 	gitIn(t, clone, "push", "-q")
 	// The newest entry is auto-sync's apply: Apply is not offered, the
-	// page says to plan first.
+	// page says to plan first. (Auto-sync stores its plan, then its apply
+	// record, then the apply's history entry: wait for that last one.)
 	navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
+	for deadline := time.Now().Add(time.Minute); len(texts(t, ctx, `[data-testid=apply-needs-plan]`)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		navigate(t, ctx, "/environments/dev", `[data-testid=plan-button]`)
+	}
 	if n := len(texts(t, ctx, `[data-testid=apply-button]`)); n != 0 {
 		screenshot(t, ctx, "apply-before-plan")
 		t.Errorf("dev offers %d Apply button(s) before a plan, want none", n)
