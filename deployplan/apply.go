@@ -334,7 +334,7 @@ func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts
 	}
 
 	// Write wave by wave (apply_waves.go); stop at the first failure.
-	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs)))
+	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs, ps.deps)))
 	failure, err := ps.applyWaves(ctx, opts, applyTargets{live: live, byKey: byKey, jobIdx: jobIdx})
 	if err != nil {
 		return ps.stopped(opts, err)
@@ -464,8 +464,10 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 		var pending []string
 		for i, o := range objs {
 			h := healths[i]
-			byKey[key(o)].Health = string(h.Status)
-			if h.Status != objrules.HealthHealthy && h.Status != objrules.HealthSuspended {
+			if op := byKey[key(o)]; op != nil { // nil: an App this apply does not write, waited for
+				op.Health = string(h.Status)
+			}
+			if !Settled(h) {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
 				if h.Message != "" {
 					msg += " (" + h.Message + ")"

@@ -25,7 +25,8 @@ type writeResult struct {
 
 // applyWaves writes ps.objs wave by wave (waves.go): before a wave, the
 // workloads of the wave before it must be healthy (waitHealthy, bounded
-// by opts.Timeout and ctx); inside a wave, kind group by kind group, the
+// by opts.Timeout and ctx), and before the first wave of Apps that
+// depend on others, the objects of those others (depends.go); inside a wave, kind group by kind group, the
 // objects of a group written in parallel (at most writeParallelism), each
 // after its guard; a planned template Job is deleted just before its
 // group. It returns "" when every wave was written, else the failure
@@ -33,7 +34,7 @@ type writeResult struct {
 // written; a non-nil error is a guard's refusal, for stopped.
 func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyTargets) (string, error) {
 	d := &ps.report.DeployApply
-	ws := wavesOf(ps.objs)
+	ws := wavesOf(ps.objs, ps.deps)
 	d.Waves = wavePlans(ws)
 	notStarted := func(from int, why string) {
 		for i := from; i < len(ws); i++ {
@@ -57,6 +58,18 @@ func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyT
 				}
 				prev.Result, prev.Message = WaveUnhealthy, msg
 				why := waveName(*prev) + " did not get healthy"
+				notStarted(wi, why)
+				return fmt.Sprintf("%s not started: %s: %s", waveName(*wp), why, msg), nil
+			}
+		}
+		if len(w.waitObjs) > 0 {
+			// The Apps of this stage wait for the Apps they depend on.
+			opts.progress("before %s: waiting for %s to be healthy, up to %s", waveName(*wp), affectedList(wp.WaitsFor, 10), opts.Timeout)
+			if msg := ps.waitHealthy(ctx, opts, w.waitObjs, t.byKey); msg != "" {
+				if ps.interrupted {
+					return msg, nil
+				}
+				why := fmt.Sprintf("%s waits for %s, which did not get healthy", affectedList(wp.Apps, 10), affectedList(wp.WaitsFor, 10))
 				notStarted(wi, why)
 				return fmt.Sprintf("%s not started: %s: %s", waveName(*wp), why, msg), nil
 			}
