@@ -446,6 +446,13 @@ func deleteJob(ctx context.Context, cl *clients, o *unstructured.Unstructured, u
 // waitHealthy polls the workloads until each is Healthy or Suspended, or
 // the timeout passes; it returns "" on success, else what is unhealthy.
 func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan) string {
+	msg, _ := ps.waitSettled(ctx, opts, objs, byKey)
+	return msg
+}
+
+// waitSettled is waitHealthy that also returns the objects not settled
+// when it gave up.
+func (ps *planState) waitSettled(ctx context.Context, opts ApplyOptions, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan) (string, []*unstructured.Unstructured) {
 	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
@@ -462,6 +469,7 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 			}
 		}
 		var pending []string
+		var left []*unstructured.Unstructured
 		for i, o := range objs {
 			h := healths[i]
 			if op := byKey[key(o)]; op != nil { // nil: an App this apply does not write, waited for
@@ -472,22 +480,22 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 				if h.Message != "" {
 					msg += " (" + h.Message + ")"
 				}
-				pending = append(pending, msg)
+				pending, left = append(pending, msg), append(left, o)
 			}
 		}
 		if len(pending) == 0 {
-			return ""
+			return "", nil
 		}
 		if time.Now().After(deadline) {
-			return "not healthy after " + timeout.String() + ": " + strings.Join(pending, "; ")
+			return "not healthy after " + timeout.String() + ": " + strings.Join(pending, "; "), left
 		}
 		select {
 		case <-ctx.Done():
-			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; ")
+			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; "), left
 		case <-opts.interruptDone():
 			ps.interrupted = true
 			summary, _ := ps.interruptedSummary("while waiting for health")
-			return summary + "; not yet healthy: " + strings.Join(pending, "; ")
+			return summary + "; not yet healthy: " + strings.Join(pending, "; "), left
 		case <-time.After(time.Second):
 		}
 	}
