@@ -97,6 +97,10 @@ func (s *Server) whyApp(a appRef) (why.App, error) {
 	if g := s.renderedBy(a); g != nil {
 		app.Env = g.env.Name
 		app.Git = &why.Git{Commit: g.desired.Commit, Version: desiredVersion(g.desired.Object)}
+		if g.desired.Object != nil {
+			// A refused annotation blocks the plan, which "why" names.
+			app.Git.DependsOn, _ = deployplan.DependsOn(g.desired.Object)
+		}
 	}
 	return app, nil
 }
