@@ -37,6 +37,9 @@ func (s *Server) newWhy() *why.Service {
 	if s.opts.Promotions != nil {
 		o.Promotions = s.opts.Promotions
 	}
+	if s.ops != nil {
+		o.Soaks = s.ops
+	}
 	if s.opts.Environments != nil {
 		if st := s.opts.Environments.Store(); st != nil {
 			o.Runs = st

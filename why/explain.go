@@ -75,6 +75,7 @@ type Options struct {
 	Runs       Runs
 	Applied    Applied
 	Locks      Locks
+	Soaks      Soaks
 }
 
 // Service answers "why" for Apps.
@@ -132,6 +133,7 @@ func (s *Service) Explain(ctx context.Context, app App, c Cluster, detail Detail
 	rs = append(rs, s.freezeReasons(ctx, app, fail)...)
 	rs = append(rs, s.pauseReasons(ctx, app, fail)...)
 	rs = append(rs, s.promotionReasons(ctx, app, fail)...)
+	rs = append(rs, s.soakReasons(ctx, app, fail)...)
 	notApplied := s.notAppliedReasons(ctx, app, fail)
 	rs = append(rs, notApplied...)
 	if app.Git != nil && len(notApplied) > 0 {

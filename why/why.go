@@ -26,7 +26,8 @@ const (
 	Freeze Kind = "freeze"
 	// Paused: the auto-sync of the App's environment is paused.
 	Paused Kind = "paused"
-	// Promotion: a promotion request of the App waits for approval.
+	// Promotion: a promotion request of the App waits for approval, or
+	// its newer version in the source waits for its soak.
 	Promotion Kind = "promotion"
 	// NotApplied: the desired version (commit) is not what runs.
 	NotApplied Kind = "not-applied"
