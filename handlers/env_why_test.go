@@ -1,9 +1,15 @@
 package handlers
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,9 +17,12 @@ import (
 
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/envsource"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/paths"
+	"github.com/hanzoai/deploy-web/why"
 )
 
 // envWhyView serves the Apps of dev's namespace (staging) from rows: each
@@ -121,6 +130,83 @@ func TestEnvWhyPanel(t *testing.T) {
 				if len(empty) != 0 || len(listed) != len(tc.wantApps) || listed[0] != tc.wantApps[0] {
 					t.Errorf("%s: Apps listed %v (collapsed line %d), want %v and no line", req.what, listed, len(empty), tc.wantApps)
 				}
+			}
+		})
+	}
+}
+
+// TestWhyWaitingOnAnotherApp: App b of dev, whose object in git depends
+// on App a (deploy-web.hanzo.ai/depends-on), is Progressing: its "why"
+// names App a waiting (beside b's health), with a's health and a link to it, while a
+// is Degraded; once a is Healthy, b waits on nothing.
+func TestWhyWaitingOnAnotherApp(t *testing.T) {
+	dir := t.TempDir()
+	app := func(name, ann string) string {
+		return fmt.Sprintf("apiVersion: hanzo.ai/v1\nkind: App\nmetadata:\n  name: %s\n%sspec:\n  image: reg.example/acme/%[1]s:1.0.0\n", name, ann)
+	}
+	for name, content := range map[string]string{
+		"m/kustomization.yaml": "resources: [a.yaml, b.yaml]\nnamespace: staging\n",
+		"m/a.yaml":             app("a", ""),
+		"m/b.yaml":             app("b", "  annotations: {deploy-web.hanzo.ai/depends-on: \"App/a\"}\n"),
+		"catalog.json":         `{"commit": "0123456789abcdef0123456789abcdef01234567", "services": []}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n  - {name: dev, cluster: {context: test}, namespace: staging, source: {path: m}, catalog: catalog.json}\n"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	index := envsource.New(cfg, log, time.Hour)
+	if err := index.Refresh(context.Background(), "dev"); err != nil {
+		t.Fatal(err)
+	}
+	runner := envrun.New(cfg, log, envrun.Options{Store: planstore.New(fake.NewClientset().CoreV1(), "deploy-web", 10)})
+	for _, tc := range []struct {
+		name   string
+		health objrules.HealthStatus
+		want   string // the waiting reason; "" for none
+	}{
+		{"a Degraded", objrules.HealthDegraded, "b waits for App/a, which is Degraded: Deployment a exceeded its progress deadline; an apply writes b only once App/a is healthy"},
+		{"a Healthy", objrules.HealthHealthy, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := []kubeview.AppRow{envWhyRow("a", tc.health), envWhyRow("b", objrules.HealthProgressing)}
+			fv := newFakeView(rows)
+			fv.namespaces = []string{"staging"}
+			view := envWhyView{fakeView: fv, rows: map[string]kubeview.AppRow{"a": rows[0], "b": rows[1]}}
+			ts := newTestServer(t, nil, func(o *Options) {
+				o.Environments, o.Desired = runner, index
+				o.Clusters = []Cluster{{Name: "in-cluster", View: view}}
+				o.EnvClusters = map[string]string{"dev": "in-cluster"}
+			})
+			w := ts.get(t, "/v1/deploy/b/why?namespace=staging", nil)
+			if w.Code != http.StatusOK {
+				t.Fatalf("GET why = %d %s", w.Code, w.Body)
+			}
+			var ans why.Answer
+			if err := json.Unmarshal(w.Body.Bytes(), &ans); err != nil {
+				t.Fatal(err)
+			}
+			var waiting []why.Reason
+			for _, r := range ans.Reasons {
+				if r.Kind == why.Waiting {
+					waiting = append(waiting, r)
+				}
+			}
+			if tc.want == "" {
+				if len(waiting) != 0 {
+					t.Fatalf("waiting reasons = %+v, want none", waiting)
+				}
+				return
+			}
+			if len(waiting) != 1 || waiting[0].Message != tc.want || waiting[0].Link != paths.App("in-cluster", "staging", "a") {
+				t.Fatalf("reasons = %+v, want one waiting %q linking App a", ans.Reasons, tc.want)
 			}
 		})
 	}
