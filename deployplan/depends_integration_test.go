@@ -3,7 +3,6 @@ package deployplan
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,26 +62,11 @@ spec:
 func TestApplyDependsOnOnRealCluster(t *testing.T) {
 	p := platformtest.Start(t, platformtest.Options{Namespaces: []string{"deps", "stuck"}, Operator: true})
 	ctx := context.Background()
-	env := func(dir, name string) *envconfig.Environment {
-		cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: %[1]s, cluster: {context: test}, namespace: %[1]s, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", name)), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := cfg.Env(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	env := func(dir, name string) *envconfig.Environment { return localEnv(t, dir, name) }
 	opts := Options{RestConfig: p.Cluster.Config}
 	apply := func(e *envconfig.Environment, dir string, o Options, timeout time.Duration) *Report {
 		t.Helper()
-		rep, err := Apply(ctx, e, ApplyOptions{Options: o, Request: ApplyRequest{Env: e.Name, ConfirmEnv: e.Name, ConfirmedNonProduction: true},
-			ReportPath: filepath.Join(dir, "reports", "r.json"), Timeout: timeout})
-		if err != nil {
-			t.Fatalf("Apply(%s) = %v", e.Name, err)
-		}
-		return rep
+		return applyLocal(t, e, dir, o, timeout)
 	}
 	wavesOfReport := func(d DeployApply) []string {
 		var out []string
