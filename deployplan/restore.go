@@ -410,7 +410,9 @@ func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOp
 	blockers = append(blockers, bs...)
 	blockers = append(blockers, WorkloadCheck(inside)...)
 	blockers = append(blockers, WaveCheck(inside)...)
-	blockers = append(blockers, DependsOnCheck(inside)...)
+	// The Apps' dependencies order the restore as they order an apply,
+	// but never refuse it: a capture of one App's sync holds that App
+	// alone, and its annotations were the live ones.
 	ps.deps = appDepsOf(inside)
 	listed := inside[:0:0]
 	for _, o := range inside {
