@@ -334,7 +334,7 @@ func (ps *planState) apply(ctx context.Context, env *envconfig.Environment, opts
 	}
 
 	// Write wave by wave (apply_waves.go); stop at the first failure.
-	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs)))
+	opts.progress("server-side apply of %d object(s) as %s in %d wave(s)", len(ps.objs), FieldManager, len(wavesOf(ps.objs, ps.deps)))
 	failure, err := ps.applyWaves(ctx, opts, applyTargets{live: live, byKey: byKey, jobIdx: jobIdx})
 	if err != nil {
 		return ps.stopped(opts, err)
@@ -446,6 +446,13 @@ func deleteJob(ctx context.Context, cl *clients, o *unstructured.Unstructured, u
 // waitHealthy polls the workloads until each is Healthy or Suspended, or
 // the timeout passes; it returns "" on success, else what is unhealthy.
 func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan) string {
+	msg, _ := ps.waitSettled(ctx, opts, objs, byKey)
+	return msg
+}
+
+// waitSettled is waitHealthy that also returns the objects not settled
+// when it gave up.
+func (ps *planState) waitSettled(ctx context.Context, opts ApplyOptions, objs []*unstructured.Unstructured, byKey map[string]*ObjectPlan) (string, []*unstructured.Unstructured) {
 	timeout := opts.Timeout
 	deadline := time.Now().Add(timeout)
 	for {
@@ -462,30 +469,33 @@ func (ps *planState) waitHealthy(ctx context.Context, opts ApplyOptions, objs []
 			}
 		}
 		var pending []string
+		var left []*unstructured.Unstructured
 		for i, o := range objs {
 			h := healths[i]
-			byKey[key(o)].Health = string(h.Status)
-			if h.Status != objrules.HealthHealthy && h.Status != objrules.HealthSuspended {
+			if op := byKey[key(o)]; op != nil { // nil: an App this apply does not write, waited for
+				op.Health = string(h.Status)
+			}
+			if !Settled(h) {
 				msg := fmt.Sprintf("%s/%s is %s", o.GetKind(), o.GetName(), h.Status)
 				if h.Message != "" {
 					msg += " (" + h.Message + ")"
 				}
-				pending = append(pending, msg)
+				pending, left = append(pending, msg), append(left, o)
 			}
 		}
 		if len(pending) == 0 {
-			return ""
+			return "", nil
 		}
 		if time.Now().After(deadline) {
-			return "not healthy after " + timeout.String() + ": " + strings.Join(pending, "; ")
+			return "not healthy after " + timeout.String() + ": " + strings.Join(pending, "; "), left
 		}
 		select {
 		case <-ctx.Done():
-			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; ")
+			return "interrupted while waiting for health (" + context.Cause(ctx).Error() + "): " + strings.Join(pending, "; "), left
 		case <-opts.interruptDone():
 			ps.interrupted = true
 			summary, _ := ps.interruptedSummary("while waiting for health")
-			return summary + "; not yet healthy: " + strings.Join(pending, "; ")
+			return summary + "; not yet healthy: " + strings.Join(pending, "; "), left
 		case <-time.After(time.Second):
 		}
 	}

@@ -3,6 +3,7 @@ package deployplan
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,7 +26,9 @@ type writeResult struct {
 
 // applyWaves writes ps.objs wave by wave (waves.go): before a wave, the
 // workloads of the wave before it must be healthy (waitHealthy, bounded
-// by opts.Timeout and ctx); inside a wave, kind group by kind group, the
+// by opts.Timeout and ctx), and before the first wave of Apps that
+// depend on others, first the objects of those others (depends.go);
+// inside a wave, kind group by kind group, the
 // objects of a group written in parallel (at most writeParallelism), each
 // after its guard; a planned template Job is deleted just before its
 // group. It returns "" when every wave was written, else the failure
@@ -33,7 +36,7 @@ type writeResult struct {
 // written; a non-nil error is a guard's refusal, for stopped.
 func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyTargets) (string, error) {
 	d := &ps.report.DeployApply
-	ws := wavesOf(ps.objs)
+	ws := wavesOf(ps.objs, ps.deps)
 	d.Waves = wavePlans(ws)
 	notStarted := func(from int, why string) {
 		for i := from; i < len(ws); i++ {
@@ -48,6 +51,25 @@ func (ps *planState) applyWaves(ctx context.Context, opts ApplyOptions, t applyT
 	var gate []*unstructured.Unstructured // the workloads of the wave before
 	for wi, w := range ws {
 		wp := &d.Waves[wi]
+		if len(w.waitObjs) > 0 {
+			// The Apps of this stage wait for the Apps they depend on,
+			// first: a failure names the App waited for.
+			opts.progress("before %s: waiting for %s to be healthy, up to %s", waveName(*wp), affectedList(wp.WaitsFor, 10), opts.Timeout)
+			if msg, pending := ps.waitSettled(ctx, opts, w.waitObjs, t.byKey); msg != "" {
+				if ps.interrupted {
+					return msg, nil
+				}
+				var apps []string
+				for _, o := range pending {
+					if a := appRefPrefix + ps.deps.appOf(o); !slices.Contains(apps, a) {
+						apps = append(apps, a)
+					}
+				}
+				why := fmt.Sprintf("%s waits for %s, which did not get healthy", affectedList(wp.Apps, 10), affectedList(apps, 10))
+				notStarted(wi, why)
+				return fmt.Sprintf("%s not started: %s: %s", waveName(*wp), why, msg), nil
+			}
+		}
 		if len(gate) > 0 {
 			prev := &d.Waves[wi-1]
 			opts.progress("before %s: waiting for workload health of %d workload(s) of %s, up to %s", waveName(*wp), len(gate), waveName(*prev), opts.Timeout)

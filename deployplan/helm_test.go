@@ -263,7 +263,7 @@ func TestSortForApplyHooks(t *testing.T) {
 		obj("ConfigMap", "conf", "", ""),
 		obj("ConfigMap", "migrate-conf", "pre-install,pre-upgrade", "-1"),
 	}
-	sortForApply(objs)
+	sortForApply(objs, nil)
 	var got []string
 	for _, o := range objs {
 		got = append(got, o.GetName())

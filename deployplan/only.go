@@ -43,10 +43,12 @@ func (f *ObjectFilter) only(r *Rendered) (*Rendered, error) {
 		return r, nil
 	}
 	out := *r
-	out.Objects = nil
+	out.Objects, out.outside = nil, nil
 	for _, o := range r.Objects {
 		if f.Keep(o) {
 			out.Objects = append(out.Objects, o)
+		} else {
+			out.outside = append(out.outside, o)
 		}
 	}
 	if len(out.Objects) == 0 {

@@ -169,6 +169,9 @@ type planState struct {
 	// uids are, for a restore, the uid each captured object had (by key):
 	// the run re-checks them under the lock (restoreUIDChecks).
 	uids map[string]string
+	// deps are the dependencies between the rendered Apps (depends.go),
+	// read from every rendered object, those an ObjectFilter left out too.
+	deps *appDeps
 }
 
 // Plan renders the source, checks the source, the artifacts, the registry
@@ -198,7 +201,8 @@ func plan(ctx context.Context, env *envconfig.Environment, opts Options) (*planS
 // planRendered plans the objects r holds.
 func planRendered(ctx context.Context, env *envconfig.Environment, opts Options, r *Rendered) (*planState, error) {
 	var err error
-	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}}
+	all := append(append([]*unstructured.Unstructured(nil), r.Objects...), r.outside...)
+	ps := &planState{rendered: r, live: map[string]*unstructured.Unstructured{}, jobs: map[string]JobReplacement{}, deps: appDepsOf(all)}
 	rep := &Report{}
 	ps.report = rep
 	d := &rep.DeployApply
@@ -227,6 +231,7 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 	blockers = append(blockers, SourceChecks(workloads, r.Catalog, env.EnvMirrors)...)
 	blockers = append(blockers, WorkloadCheck(r.Objects)...)
 	blockers = append(blockers, WaveCheck(r.Objects)...)
+	blockers = append(blockers, DependsOnCheck(all)...)
 	expected := opts.ExpectCommit
 	if expected == "" {
 		expected = r.Catalog.Commit
@@ -266,9 +271,9 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 	} else {
 		d.CurrentHealth = NamespaceHealth{Status: string("Unknown"), Message: "cluster not reachable"}
 		ps.objs = append([]*unstructured.Unstructured(nil), r.Objects...)
-		sortForApply(ps.objs)
+		sortForApply(ps.objs, ps.deps)
 	}
-	d.Waves = wavePlans(wavesOf(ps.objs))
+	d.Waves = wavePlans(wavesOf(ps.objs, ps.deps))
 
 	// Objects, workloads, services.
 	kinds := map[string]bool{}
@@ -350,7 +355,7 @@ func (ps *planState) clusterChecks(ctx context.Context, env *envconfig.Environme
 		}
 		ps.objs = append(ps.objs, o)
 	}
-	sortForApply(ps.objs)
+	sortForApply(ps.objs, ps.deps)
 	if nsMissing {
 		// The one root cause: every dry-run would fail with "namespace
 		// not found", which is no fault of the manifests.

@@ -94,13 +94,17 @@ func (r *Report) Markdown() string {
 		b.WriteString("\n")
 	}
 	if len(d.Waves) > 0 {
-		b.WriteString("## Waves\n\nEach wave starts once the workloads of the waves before it are healthy.\n\n| wave | objects, in write order | waits for | result |\n| --- | --- | --- | --- |\n")
+		b.WriteString("## Waves\n\nEach wave starts once the workloads of the waves before it are healthy, and the waves of an App once the Apps it depends on are.\n\n| wave | objects, in write order | waits for | result |\n| --- | --- | --- | --- |\n")
 		for _, w := range d.Waves {
 			res := textfmt.OrDash(w.Result)
 			if w.Message != "" {
 				res += ": " + w.Message
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(waveName(w)), mdCell(strings.Join(w.Objects, ", ")), mdCell(textfmt.OrDash(strings.Join(w.Workloads, ", "))), mdCell(res))
+			name := waveName(w)
+			if len(w.WaitsFor) > 0 {
+				name += ", once " + strings.Join(w.WaitsFor, ", ") + " healthy"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(name), mdCell(strings.Join(w.Objects, ", ")), mdCell(textfmt.OrDash(strings.Join(w.Workloads, ", "))), mdCell(res))
 		}
 		b.WriteString("\n")
 	}

@@ -410,6 +410,10 @@ func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOp
 	blockers = append(blockers, bs...)
 	blockers = append(blockers, WorkloadCheck(inside)...)
 	blockers = append(blockers, WaveCheck(inside)...)
+	// The Apps' dependencies order the restore as they order an apply,
+	// but never refuse it: a capture of one App's sync holds that App
+	// alone, and its annotations were the live ones.
+	ps.deps = appDepsOf(inside)
 	listed := inside[:0:0]
 	for _, o := range inside {
 		if _, ok := entries[key(o)]; ok {
@@ -452,7 +456,7 @@ func planRestore(ctx context.Context, env *envconfig.Environment, opts RestoreOp
 	}
 	var final map[string]string
 	final, ps.objs, blockers = restoreActions(objs, ps.objs, actions, entries, unrecorded, blockers)
-	d.Waves = wavePlans(wavesOf(ps.objs))
+	d.Waves = wavePlans(wavesOf(ps.objs, ps.deps))
 	for _, o := range objs {
 		a := final[key(o)]
 		d.Objects = append(d.Objects, ObjectPlan{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), Action: a,

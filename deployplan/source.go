@@ -35,6 +35,10 @@ type Rendered struct {
 	// Warnings are what rendering Helm charts told (lookup, random values,
 	// hooks left out, the Kubernetes version assumed).
 	Warnings []string
+	// outside are the rendered objects an ObjectFilter left out: the
+	// Apps the kept ones depend on are read there (depends.go), never
+	// applied.
+	outside []*unstructured.Unstructured
 }
 
 var fullHashRE = regexp.MustCompile(`^[0-9a-f]{40}$`)

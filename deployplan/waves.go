@@ -96,26 +96,32 @@ func WaveCheck(objs []*unstructured.Unstructured) []Blocker {
 }
 
 // applyRank is where an object applies: its Helm hook phase and weight,
-// its wave, its kind group.
+// its App's stage (depends.go), its wave, its kind group.
 type applyRank struct {
 	hook  hookRank
+	stage int
 	wave  int
 	group int
 }
 
-func rankOf(o *unstructured.Unstructured) applyRank {
+func rankOf(o *unstructured.Unstructured, d *appDeps) applyRank {
 	w, _ := waveOf(o) // a refused annotation blocks the plan: 0 is only for its order
 	g, _ := KindGroup(o.GetKind())
-	return applyRank{hook: hookOrder(o), wave: w, group: g}
+	return applyRank{hook: hookOrder(o), stage: d.stageOf(o), wave: w, group: g}
 }
 
 // sameWave says whether a and b are in one wave: the same hook phase and
-// weight and the same wave number.
-func (a applyRank) sameWave(b applyRank) bool { return a.hook == b.hook && a.wave == b.wave }
+// weight, the same App stage and the same wave number.
+func (a applyRank) sameWave(b applyRank) bool {
+	return a.hook == b.hook && a.stage == b.stage && a.wave == b.wave
+}
 
 func (a applyRank) less(b applyRank) bool {
 	if a.hook != b.hook {
 		return a.hook.less(b.hook)
+	}
+	if a.stage != b.stage {
+		return a.stage < b.stage
 	}
 	if a.wave != b.wave {
 		return a.wave < b.wave
@@ -125,17 +131,23 @@ func (a applyRank) less(b applyRank) bool {
 
 // sortForApply orders objects for an apply: Helm's pre-install and
 // pre-upgrade hooks first, post- hooks last (each phase by hook weight),
-// then by wave (WaveAnnotation), then by kind group (KindGroup); the
-// render's order is kept among equals.
-func sortForApply(objs []*unstructured.Unstructured) {
-	sort.SliceStable(objs, func(i, j int) bool { return rankOf(objs[i]).less(rankOf(objs[j])) })
+// then by their App's stage (an App after the Apps it depends on, d: nil
+// for none), then by wave (WaveAnnotation), then by kind group
+// (KindGroup); the render's order is kept among equals.
+func sortForApply(objs []*unstructured.Unstructured, d *appDeps) {
+	sort.SliceStable(objs, func(i, j int) bool { return rankOf(objs[i], d).less(rankOf(objs[j], d)) })
 }
 
 // wave is one wave of an apply: its steps (one per kind group, in order),
-// each a set of objects written in parallel.
+// each a set of objects written in parallel. The first wave of an App
+// stage carries the Apps its Apps depend on (waitsFor) and their objects
+// the apply waits for before it (waitObjs).
 type wave struct {
-	rank  applyRank // of its first step
-	steps [][]*unstructured.Unstructured
+	rank     applyRank // of its first step
+	steps    [][]*unstructured.Unstructured
+	apps     []string // the Apps of a stage after the first ("" for stage 0)
+	waitsFor []string
+	waitObjs []*unstructured.Unstructured
 }
 
 // objects are the wave's objects in write order.
@@ -147,12 +159,35 @@ func (w wave) objects() []*unstructured.Unstructured {
 	return out
 }
 
-// wavesOf splits objects sorted by sortForApply into waves and steps.
-func wavesOf(objs []*unstructured.Unstructured) []wave {
+// wavesOf splits objects sorted by sortForApply into waves and steps;
+// the first wave of each App stage gets what its Apps wait for (d's
+// dependencies).
+func wavesOf(objs []*unstructured.Unstructured, d *appDeps) []wave {
+	out := splitWaves(objs, d)
+	prevStage := 0
+	for i := range out {
+		w := &out[i]
+		if w.rank.stage > 0 {
+			w.apps = d.appsIn(w.objects())
+		}
+		if w.rank.stage != prevStage {
+			var stageObjs []*unstructured.Unstructured
+			for j := i; j < len(out) && out[j].rank.stage == w.rank.stage; j++ {
+				stageObjs = append(stageObjs, out[j].objects()...)
+			}
+			w.waitsFor, w.waitObjs = d.waitsFor(stageObjs)
+		}
+		prevStage = w.rank.stage
+	}
+	return out
+}
+
+// splitWaves splits objects sorted by sortForApply into waves and steps.
+func splitWaves(objs []*unstructured.Unstructured, d *appDeps) []wave {
 	var out []wave
 	var last applyRank
 	for i, o := range objs {
-		r := rankOf(o)
+		r := rankOf(o, d)
 		switch {
 		case i == 0 || !r.sameWave(last):
 			out = append(out, wave{rank: r, steps: [][]*unstructured.Unstructured{{o}}})
@@ -184,6 +219,12 @@ type WavePlan struct {
 	// Hook is the Helm hook phase of its objects ("pre" or "post"), ""
 	// for the objects that are no hook.
 	Hook string `json:"hook,omitempty"`
+	// Apps are, for the waves of Apps that depend on others
+	// (DependsOnAnnotation), the Apps whose objects it writes ("App/b").
+	Apps []string `json:"apps,omitempty"`
+	// WaitsFor are, on the first wave of such Apps, the Apps that must be
+	// healthy before it starts ("App/a").
+	WaitsFor []string `json:"waitsFor,omitempty"`
 	// Objects are "Kind/name", in write order: kind group by kind group.
 	Objects []string `json:"objects"`
 	// Workloads are the objects whose health gates the next wave.
@@ -199,7 +240,7 @@ type WavePlan struct {
 func wavePlans(ws []wave) []WavePlan {
 	out := make([]WavePlan, 0, len(ws))
 	for _, w := range ws {
-		p := WavePlan{Wave: w.rank.wave, Objects: []string{}, Workloads: []string{}}
+		p := WavePlan{Wave: w.rank.wave, Objects: []string{}, Workloads: []string{}, Apps: appRefs(w.apps), WaitsFor: appRefs(w.waitsFor)}
 		switch w.rank.hook.phase {
 		case helmrender.PhasePre:
 			p.Hook = "pre"
@@ -214,6 +255,18 @@ func wavePlans(ws []wave) []WavePlan {
 			}
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// appRefs are the Apps names as "App/name".
+func appRefs(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = appRefPrefix + n
 	}
 	return out
 }
@@ -239,14 +292,18 @@ func pruneOrder(orphans []Orphan) []int {
 func waveLines(ws []WavePlan) []string {
 	show := len(ws) > 1
 	for _, w := range ws {
-		show = show || (w.Result != "" && w.Result != WaveApplied)
+		show = show || (w.Result != "" && w.Result != WaveApplied) || len(w.WaitsFor) > 0
 	}
 	if !show {
 		return nil
 	}
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
-		line := waveName(w) + ": " + affectedList(w.Objects, 10)
+		line := waveName(w) + ": "
+		if len(w.WaitsFor) > 0 {
+			line += "once " + affectedList(w.WaitsFor, 10) + " healthy, "
+		}
+		line += affectedList(w.Objects, 10)
 		if len(w.Workloads) > 0 {
 			line += " (then waits for " + affectedList(w.Workloads, 10) + ")"
 		}
@@ -261,10 +318,15 @@ func waveLines(ws []WavePlan) []string {
 	return out
 }
 
-// waveName is "wave N", with its Helm hook phase when it has one.
+// waveName is "wave N", with its Helm hook phase when it has one and its
+// Apps when they depend on others ("wave 0 of App/b").
 func waveName(w WavePlan) string {
-	if w.Hook != "" {
-		return fmt.Sprintf("wave %d (%s- hooks)", w.Wave, w.Hook)
+	n := fmt.Sprintf("wave %d", w.Wave)
+	if len(w.Apps) > 0 {
+		n += " of " + affectedList(w.Apps, 3)
 	}
-	return fmt.Sprintf("wave %d", w.Wave)
+	if w.Hook != "" {
+		n += fmt.Sprintf(" (%s- hooks)", w.Hook)
+	}
+	return n
 }

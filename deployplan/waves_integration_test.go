@@ -52,6 +52,33 @@ spec:
 	}
 }
 
+// localEnv is environment name of a config in dir: namespace name, the
+// source folder m, the catalog catalog.json, no registry check.
+func localEnv(t *testing.T, dir, name string) *envconfig.Environment {
+	t.Helper()
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: %[1]s, cluster: {context: test}, namespace: %[1]s, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", name)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := cfg.Env(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// applyLocal applies e (a localEnv of dir) with opts, confirmed, its
+// report under dir, waits bounded by timeout.
+func applyLocal(t *testing.T, e *envconfig.Environment, dir string, opts Options, timeout time.Duration) *Report {
+	t.Helper()
+	rep, err := Apply(context.Background(), e, ApplyOptions{Options: opts, Request: ApplyRequest{Env: e.Name, ConfirmEnv: e.Name, ConfirmedNonProduction: true},
+		ReportPath: filepath.Join(dir, "reports", "r.json"), Timeout: timeout})
+	if err != nil {
+		t.Fatalf("Apply(%s) = %v", e.Name, err)
+	}
+	return rep
+}
+
 // TestApplyWavesOnRealCluster applies, on the real control plane, three
 // waves whose wave 0 holds a Deployment with minReadySeconds 5: the plan
 // lists the waves; wave 1's objects are created at least 5 s after wave
@@ -66,26 +93,11 @@ func TestApplyWavesOnRealCluster(t *testing.T) {
 	happyDir, stuckDir := t.TempDir(), t.TempDir()
 	writeFiles(t, happyDir, wavesFiles(""))
 	writeFiles(t, stuckDir, wavesFiles("      nodeSelector: {no-such-node: \"true\"}\n"))
-	env := func(dir, name string) *envconfig.Environment {
-		cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf("environments:\n  - {name: %[1]s, cluster: {context: test}, namespace: %[1]s, source: {path: m}, catalog: catalog.json, registry: {skip: true}}\n", name)), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := cfg.Env(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	env := func(dir, name string) *envconfig.Environment { return localEnv(t, dir, name) }
 	opts := Options{RestConfig: p.Cluster.Config}
 	apply := func(e *envconfig.Environment, dir string, timeout time.Duration) *Report {
 		t.Helper()
-		rep, err := Apply(ctx, e, ApplyOptions{Options: opts, Request: ApplyRequest{Env: e.Name, ConfirmEnv: e.Name, ConfirmedNonProduction: true},
-			ReportPath: filepath.Join(dir, "reports", "r.json"), Timeout: timeout})
-		if err != nil {
-			t.Fatalf("Apply(%s) = %v", e.Name, err)
-		}
-		return rep
+		return applyLocal(t, e, dir, opts, timeout)
 	}
 	wantWaves := []string{"0: ConfigMap/db-config, Deployment/db", "1: ConfigMap/app-config, Deployment/app", "2: Service/app"}
 	wavesOfReport := func(d DeployApply) []string {

@@ -57,7 +57,7 @@ func TestSortForApplyKindOrder(t *testing.T) {
 		waveObj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "crd", nil),
 		waveObj("hanzo.ai/v1", "App", "shop", nil),
 	}
-	sortForApply(objs)
+	sortForApply(objs, nil)
 	want := []string{"CustomResourceDefinition/crd", "Namespace/ns", "RoleBinding/rb", "ServiceAccount/sa", "ConfigMap/b", "Secret/a",
 		"PersistentVolumeClaim/data", "Service/api", "Deployment/api", "Job/migrate", "Ingress/web", "App/shop"}
 	if diff := cmp.Diff(want, refs(objs)); diff != "" {
@@ -80,12 +80,12 @@ func TestSortForApplyWaves(t *testing.T) {
 		waveObj("batch/v1", "Job", "pre", map[string]string{helmrender.HookAnnotation: "pre-install", WaveAnnotation: "5"}),
 		waveObj("batch/v1", "Job", "post", map[string]string{helmrender.HookAnnotation: "post-upgrade"}),
 	}
-	sortForApply(objs)
+	sortForApply(objs, nil)
 	want := []string{"Job/pre", "Service/early", "ConfigMap/db", "Deployment/db", "ConfigMap/late", "Deployment/app", "ConfigMap/last", "Job/post"}
 	if diff := cmp.Diff(want, refs(objs)); diff != "" {
 		t.Errorf("sortForApply order (-want +got):\n%s", diff)
 	}
-	got := wavePlans(wavesOf(objs))
+	got := wavePlans(wavesOf(objs, nil))
 	wantPlans := []WavePlan{
 		{Wave: 5, Hook: "pre", Objects: []string{"Job/pre"}, Workloads: []string{}},
 		{Wave: -1, Objects: []string{"Service/early"}, Workloads: []string{}},
@@ -107,8 +107,8 @@ func TestWavesOfSteps(t *testing.T) {
 		waveObj("v1", "Service", "c", nil), waveObj("apps/v1", "Deployment", "d", nil),
 		waveObj("apps/v1", "StatefulSet", "e", nil), waveObj("v1", "ConfigMap", "f", waveAnn("2")),
 	}
-	sortForApply(objs)
-	ws := wavesOf(objs)
+	sortForApply(objs, nil)
+	ws := wavesOf(objs, nil)
 	var got [][][]string
 	for _, w := range ws {
 		var steps [][]string
@@ -124,8 +124,8 @@ func TestWavesOfSteps(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("wavesOf steps (-want +got):\n%s", diff)
 	}
-	if got := wavesOf(nil); len(got) != 0 {
-		t.Errorf("wavesOf(nil) = %v, want none", got)
+	if got := wavesOf(nil, nil); len(got) != 0 {
+		t.Errorf("wavesOf(nil, nil) = %v, want none", got)
 	}
 }
 

@@ -89,6 +89,9 @@ type promoter struct {
 	because    string
 	// approver is set when an approver decides a stored request.
 	approver *audit.Actor
+	// soakOnly asks for the soak gate alone to be meaningful: the
+	// promotion checks are not evaluated (Soaking).
+	soakOnly bool
 }
 
 // PromotionOutcome is what a promotion did: a request stored, or a commit
@@ -184,9 +187,13 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 		if a.Source.Present {
 			history = v.SoakHistory(ctx, scol, r.App, a.Source, now.Add(-tcol.Soak), now)
 		}
+		var checks promotion.Checks
+		if !p.soakOnly {
+			checks = s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)
+		}
 		a.Gates = promotion.Gates(promotion.GateInput{Now: now, Source: a.Source, SourceEnv: source.Name, Target: tcol, Freeze: freeze,
 			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history,
-			Checks: s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)})
+			Checks: checks})
 		ask.Apps = append(ask.Apps, a)
 	}
 	if len(ask.Apps) == 0 {

@@ -37,6 +37,9 @@ func (s *Server) newWhy() *why.Service {
 	if s.opts.Promotions != nil {
 		o.Promotions = s.opts.Promotions
 	}
+	if s.ops != nil {
+		o.Soaks = s.ops
+	}
 	if s.opts.Environments != nil {
 		if st := s.opts.Environments.Store(); st != nil {
 			o.Runs = st
@@ -97,6 +100,10 @@ func (s *Server) whyApp(a appRef) (why.App, error) {
 	if g := s.renderedBy(a); g != nil {
 		app.Env = g.env.Name
 		app.Git = &why.Git{Commit: g.desired.Commit, Version: desiredVersion(g.desired.Object)}
+		if g.desired.Object != nil {
+			// A refused annotation blocks the plan, which "why" names.
+			app.Git.DependsOn, _ = deployplan.DependsOn(g.desired.Object)
+		}
 	}
 	return app, nil
 }

@@ -49,6 +49,10 @@ type Gate struct {
 	ID      GateID `json:"id"`
 	State   State  `json:"state"`
 	Message string `json:"message"`
+	// PromotableAt is, for a soak gate that failed because the soak is
+	// not over, when it passes at the earliest (zero otherwise): what
+	// "why" says of an App waiting for its soak.
+	PromotableAt time.Time `json:"-"`
 }
 
 // Freeze is what the freezes said of the target (Configured false: no
@@ -157,8 +161,9 @@ func soakGate(in GateInput) Gate {
 	case s.DeployedAt.IsZero():
 		g.Message = fmt.Sprintf("the deploy time of %s in %s is unknown, so its soak of %s cannot be proven", s.Version, in.SourceEnv, soak)
 	case s.DeployedAt.After(start):
+		g.PromotableAt = s.DeployedAt.Add(soak)
 		g.Message = fmt.Sprintf("%s has run in %s for %s of the %s soak: promotable at %s", s.Version, in.SourceEnv,
-			in.Now.Sub(s.DeployedAt).Truncate(time.Second), soak, at(s.DeployedAt.Add(soak)))
+			in.Now.Sub(s.DeployedAt).Truncate(time.Second), soak, at(g.PromotableAt))
 	case h.Err != nil:
 		g.Message = fmt.Sprintf("the timeline of %s in %s could not be read, so its soak cannot be proven: refused until it can", s.Version, in.SourceEnv)
 	case !h.Configured:
@@ -166,12 +171,14 @@ func soakGate(in GateInput) Gate {
 	case h.CoveredSince.IsZero():
 		g.Message = fmt.Sprintf("history is missing: the timeline has not recorded %s in %s yet, so its %s soak cannot be proven", s.Version, in.SourceEnv, soak)
 	case h.CoveredSince.After(start):
+		g.PromotableAt = h.CoveredSince.Add(soak)
 		g.Message = fmt.Sprintf("history is missing: the timeline has recorded %s in %s only since %s, not the whole %s soak (since %s): promotable at %s at the earliest",
-			s.Version, in.SourceEnv, at(h.CoveredSince), soak, at(start), at(h.CoveredSince.Add(soak)))
+			s.Version, in.SourceEnv, at(h.CoveredSince), soak, at(start), at(g.PromotableAt))
 	default:
 		if b, ok := lastUnsettled(h.Unsettled, start, in.Now); ok {
+			g.PromotableAt = b.To.Add(soak)
 			g.Message = fmt.Sprintf("%s was %s in %s at %s for %s: promotable at %s (soak %s)", s.Version, b.State, in.SourceEnv,
-				at(b.From), b.To.Sub(b.From).Round(time.Second), at(b.To.Add(soak)), soak)
+				at(b.From), b.To.Sub(b.From).Round(time.Second), at(g.PromotableAt), soak)
 			return g
 		}
 		g.State = Passed

@@ -32,6 +32,9 @@ func (s *Service) Batch() *Service {
 	if o.Locks != nil {
 		o.Locks = &onceLocks{src: o.Locks}
 	}
+	if o.Soaks != nil {
+		o.Soaks = &onceSoaks{src: o.Soaks}
+	}
 	return New(o)
 }
 
@@ -126,4 +129,13 @@ type onceLocks struct {
 
 func (o *onceLocks) Held(ctx context.Context, env string) (*deployplan.LockHeldError, error) {
 	return o.c.get(env, func() (*deployplan.LockHeldError, error) { return o.src.Held(ctx, env) })
+}
+
+type onceSoaks struct {
+	src Soaks
+	c   once[[]promotion.Soaking]
+}
+
+func (o *onceSoaks) Soaking(ctx context.Context, target string) ([]promotion.Soaking, error) {
+	return o.c.get(target, func() ([]promotion.Soaking, error) { return o.src.Soaking(ctx, target) })
 }

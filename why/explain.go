@@ -61,6 +61,9 @@ type Locks interface {
 type Cluster interface {
 	Events(ctx context.Context, namespace, uid string) (kubeview.EventList, error)
 	DriftOf(uid string) []objrules.DriftField
+	// Row is an App's row (ok false: no such App): the health of the
+	// Apps an App depends on.
+	Row(namespace, name string) (kubeview.AppRow, bool)
 }
 
 // Options are the sources; each may be nil, and its reasons are then
@@ -72,6 +75,7 @@ type Options struct {
 	Runs       Runs
 	Applied    Applied
 	Locks      Locks
+	Soaks      Soaks
 }
 
 // Service answers "why" for Apps.
@@ -104,6 +108,9 @@ type App struct {
 type Git struct {
 	// Commit is the commit rendered; Version the App's version in it.
 	Commit, Version string
+	// DependsOn are the Apps the App's object depends on
+	// (deployplan.DependsOn of it).
+	DependsOn []string
 }
 
 // Detail says how much an answer reads: the app page and the API read
@@ -126,6 +133,7 @@ func (s *Service) Explain(ctx context.Context, app App, c Cluster, detail Detail
 	rs = append(rs, s.freezeReasons(ctx, app, fail)...)
 	rs = append(rs, s.pauseReasons(ctx, app, fail)...)
 	rs = append(rs, s.promotionReasons(ctx, app, fail)...)
+	rs = append(rs, s.soakReasons(ctx, app, fail)...)
 	notApplied := s.notAppliedReasons(ctx, app, fail)
 	rs = append(rs, notApplied...)
 	if app.Git != nil && len(notApplied) > 0 {
@@ -134,6 +142,7 @@ func (s *Service) Explain(ctx context.Context, app App, c Cluster, detail Detail
 		rs = append(rs, s.blockedReasons(ctx, app, fail)...)
 		rs = append(rs, s.lockReasons(ctx, app, fail)...)
 	}
+	rs = append(rs, waitingReasons(app, c)...)
 	rs = append(rs, healthReasons(ctx, app, c, detail)...)
 	rs = append(rs, driftReasons(app, c, detail)...)
 	ans.Reasons = order(rs)

@@ -86,6 +86,12 @@ func (f fakeLocks) Held(context.Context, string) (*deployplan.LockHeldError, err
 type fakeCluster struct {
 	events map[string]kubeview.EventList
 	drift  map[string][]objrules.DriftField
+	rows   map[string]kubeview.AppRow // by "namespace/name"
+}
+
+func (f fakeCluster) Row(namespace, name string) (kubeview.AppRow, bool) {
+	r, ok := f.rows[namespace+"/"+name]
+	return r, ok
 }
 
 func (f fakeCluster) Events(_ context.Context, _, uid string) (kubeview.EventList, error) {
@@ -314,5 +320,69 @@ func TestBatch(t *testing.T) {
 	}
 	if n != 3+1 {
 		t.Errorf("reads of the live commit = %d, want 3 one by one and 1 for the batch", n)
+	}
+}
+
+// TestExplainWaiting: an App whose git object depends on others
+// (Git.DependsOn) names the first that is not healthy, with its health
+// and a link to it, once the App has something to change; a Healthy or
+// Suspended dependency holds nothing back, and one that does not run is
+// named too.
+func TestExplainWaiting(t *testing.T) {
+	row := func(name string, st objrules.HealthStatus, msg string) kubeview.AppRow {
+		return kubeview.AppRow{Name: name, Namespace: "shop", Health: objrules.Health{Status: st, Message: msg}}
+	}
+	cluster := fakeCluster{rows: map[string]kubeview.AppRow{
+		"shop/db":    row("db", objrules.HealthDegraded, "Caused by apps/Deployment:shop/db"),
+		"shop/cache": row("cache", objrules.HealthHealthy, ""),
+		"shop/idle":  row("idle", objrules.HealthSuspended, ""),
+		"eu/db":      row("db", objrules.HealthHealthy, ""),
+	}}
+	dependsOn := func(a App, deps ...string) App {
+		g := *a.Git
+		g.DependsOn = deps
+		a.Git = &g
+		return a
+	}
+	opts := Options{Applied: fakeApplied{liveEntry}}
+	for _, tc := range []struct {
+		name string
+		app  App
+		want string // the waiting reason's message; "" for none
+		link string
+	}{
+		{"waits for a Degraded App", dependsOn(unapplied(app()), "cache", "db"),
+			"web waits for App/db, which is Degraded: Caused by apps/Deployment:shop/db; an apply writes web only once App/db is healthy", "/clusters/eu/apps/shop/db"},
+		{"waits for an App that does not run", dependsOn(unapplied(app()), "ghost"),
+			"web waits for App/ghost, which does not run in shop: an apply writes web only once App/ghost is healthy", "/clusters/eu/apps/shop/ghost"},
+		{"healthy and suspended Apps hold nothing back", dependsOn(unapplied(app()), "cache", "idle"), "", ""},
+		{"live and healthy: not named", dependsOn(app(), "db"), "", ""},
+		{"no dependencies", unapplied(app()), "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans := New(opts).Explain(context.Background(), tc.app, cluster, true)
+			var got []Reason
+			for _, r := range ans.Reasons {
+				if r.Kind == Waiting {
+					got = append(got, r)
+				}
+			}
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Fatalf("waiting reasons = %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Message != tc.want || got[0].Link != tc.link {
+				t.Fatalf("waiting reasons = %+v, want %q linking %s", got, tc.want, tc.link)
+			}
+			kinds := make([]Kind, 0, len(ans.Reasons))
+			for _, r := range ans.Reasons {
+				kinds = append(kinds, r.Kind)
+			}
+			if diff := cmp.Diff([]Kind{NotApplied, Waiting}, kinds); diff != "" {
+				t.Errorf("kinds (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

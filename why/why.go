@@ -26,7 +26,8 @@ const (
 	Freeze Kind = "freeze"
 	// Paused: the auto-sync of the App's environment is paused.
 	Paused Kind = "paused"
-	// Promotion: a promotion request of the App waits for approval.
+	// Promotion: a promotion request of the App waits for approval, or
+	// its newer version in the source waits for its soak.
 	Promotion Kind = "promotion"
 	// NotApplied: the desired version (commit) is not what runs.
 	NotApplied Kind = "not-applied"
@@ -34,6 +35,9 @@ const (
 	Blocked Kind = "blocked"
 	// Locked: an apply holds the environment's lock.
 	Locked Kind = "locked"
+	// Waiting: the App depends on another (deployplan.DependsOnAnnotation)
+	// that is not healthy, so an apply would wait for it.
+	Waiting Kind = "waiting"
 	// Health: a resource of the App is not healthy.
 	Health Kind = "health"
 	// Drift: fields of the App's objects were changed by hand.
@@ -41,7 +45,7 @@ const (
 )
 
 // Kinds are every kind, in the order reasons are listed.
-var Kinds = [...]Kind{Freeze, Paused, Promotion, NotApplied, Blocked, Locked, Health, Drift}
+var Kinds = [...]Kind{Freeze, Paused, Promotion, NotApplied, Blocked, Locked, Waiting, Health, Drift}
 
 // gate reports whether reasons of kind k hold back a change rather than
 // state one: they are named only while the App has something to change
@@ -49,7 +53,7 @@ var Kinds = [...]Kind{Freeze, Paused, Promotion, NotApplied, Blocked, Locked, He
 // by a freeze or a paused auto-sync.
 func (k Kind) gate() bool {
 	switch k {
-	case Freeze, Paused, Blocked, Locked:
+	case Freeze, Paused, Blocked, Locked, Waiting:
 		return true
 	}
 	return false
