@@ -19,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/freeze/freezewatch"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -289,7 +290,7 @@ func jsonProblem(err error, body []byte, v any) string {
 	case errors.As(err, &se):
 		return "not JSON"
 	}
-	if k, ok := unknownJSONField(body, reflect.TypeOf(v)); ok {
+	if k, ok := strictyaml.UnknownJSONKey(body, reflect.TypeOf(v)); ok {
 		return "unknown field " + strconv.Quote(trimForMessage(k)) + " (id, author and created are set by the server)"
 	}
 	return "unreadable"

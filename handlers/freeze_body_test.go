@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -36,39 +35,5 @@ func TestJSONProblem(t *testing.T) {
 				t.Errorf("jsonProblem(%s) = %q, want %q", tt.body, got, tt.want)
 			}
 		})
-	}
-}
-
-// TestUnknownJSONField: every key a field takes (embedded structs,
-// slices of structs, "-" and unexported fields taking none) is known.
-func TestUnknownJSONField(t *testing.T) {
-	type inner struct {
-		Name string `json:"name"`
-	}
-	type Base struct {
-		ID string `json:"id"`
-	}
-	type doc struct {
-		Base
-		Items  []inner `json:"items"`
-		Skip   string  `json:"-"`
-		Plain  int
-		hidden int
-	}
-	_ = doc{}.hidden
-	for _, tt := range []struct {
-		body string
-		want string
-	}{
-		{`{"id": "a", "items": [{"name": "x"}], "plain": 1}`, ""},
-		{`{"items": [{"name": "x"}, {"nme": "y"}]}`, "nme"},
-		{`{"Skip": "x"}`, "Skip"},
-		{`{"hidden": 1}`, "hidden"},
-		{`not json`, ""},
-	} {
-		got, ok := unknownJSONField([]byte(tt.body), reflect.TypeOf(doc{}))
-		if got != tt.want || ok != (tt.want != "") {
-			t.Errorf("unknownJSONField(%s) = %q, %v; want %q", tt.body, got, ok, tt.want)
-		}
 	}
 }
