@@ -4,20 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hanzoai/deploy-web/envconfig"
 )
 
-// Bounds and defaults of an environment's auto-sync settings.
-const (
-	// MinInterval is the shortest interval between two checks.
-	MinInterval = 10 * time.Second
-	// DefaultInterval applies when an environment sets none.
-	DefaultInterval = time.Minute
-	// DefaultGrace is how long an object stays drifted before self-heal
-	// puts it back, when an environment sets none.
-	DefaultGrace = 2 * time.Minute
-	// maxBackoffFactor caps the wait after errors at this many intervals.
-	maxBackoffFactor = 8
-)
+// The bounds and defaults of an environment's auto-sync settings are the
+// config's (envconfig.MinAutoSyncInterval, DefaultAutoSyncInterval,
+// DefaultSelfHealGrace): one definition, read here.
+
+// maxBackoffFactor caps the wait after errors at this many intervals.
+const maxBackoffFactor = 8
 
 // Environment is one environment's auto-sync settings.
 type Environment struct {
@@ -25,11 +21,12 @@ type Environment struct {
 	Name string
 	// Enabled turns auto-sync on; SelfHeal also puts drifted objects back.
 	Enabled, SelfHeal bool
-	// Interval between checks (DefaultInterval when zero; at least
-	// MinInterval).
+	// Interval between checks (envconfig.DefaultAutoSyncInterval when
+	// zero; at least envconfig.MinAutoSyncInterval).
 	Interval time.Duration
 	// Grace is how long an object stays drifted before it is put back,
-	// and the shortest time between two heals (DefaultGrace when zero).
+	// and the shortest time between two heals
+	// (envconfig.DefaultSelfHealGrace when zero).
 	Grace time.Duration
 	// Protected environments are never acted on; enabling auto-sync on
 	// one is refused.
@@ -47,16 +44,16 @@ func (e Environment) normalise(i int) (Environment, error) {
 		return e, fmt.Errorf("%s: autoSync on a protected environment: auto-sync and self-heal never act on protected environments; remove autoSync or protected", where)
 	case e.SelfHeal && !e.Enabled:
 		return e, fmt.Errorf("%s: autoSync.selfHeal needs autoSync.enabled: true", where)
-	case e.Interval < 0, e.Interval > 0 && e.Interval < MinInterval:
-		return e, fmt.Errorf("%s: autoSync.interval %s: it must be at least %s", where, e.Interval, MinInterval)
+	case e.Interval < 0, e.Interval > 0 && e.Interval < envconfig.MinAutoSyncInterval:
+		return e, fmt.Errorf("%s: autoSync.interval %s: it must be at least %s", where, e.Interval, envconfig.MinAutoSyncInterval)
 	case e.Grace < 0:
 		return e, fmt.Errorf("%s: autoSync.grace %s is negative", where, e.Grace)
 	}
 	if e.Interval == 0 {
-		e.Interval = DefaultInterval
+		e.Interval = envconfig.DefaultAutoSyncInterval
 	}
 	if e.Grace == 0 {
-		e.Grace = DefaultGrace
+		e.Grace = envconfig.DefaultSelfHealGrace
 	}
 	return e, nil
 }

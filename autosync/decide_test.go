@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/freeze"
 )
 
@@ -150,11 +151,11 @@ func TestNormalise(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", []Environment{{Name: "dev", Enabled: true}},
-			[]Environment{{Name: "dev", Enabled: true, Interval: DefaultInterval, Grace: DefaultGrace}}, ""},
+			[]Environment{{Name: "dev", Enabled: true, Interval: envconfig.DefaultAutoSyncInterval, Grace: envconfig.DefaultSelfHealGrace}}, ""},
 		{"protected with auto-sync is refused", []Environment{{Name: "prod", Enabled: true, Protected: true}}, nil, "protected"},
 		{"protected with self-heal is refused", []Environment{{Name: "prod", SelfHeal: true, Protected: true}}, nil, "protected"},
 		{"protected without auto-sync is kept", []Environment{{Name: "prod", Protected: true}},
-			[]Environment{{Name: "prod", Protected: true, Interval: DefaultInterval, Grace: DefaultGrace}}, ""},
+			[]Environment{{Name: "prod", Protected: true, Interval: envconfig.DefaultAutoSyncInterval, Grace: envconfig.DefaultSelfHealGrace}}, ""},
 		{"interval below 10s", []Environment{{Name: "dev", Enabled: true, Interval: 9 * time.Second}}, nil, "at least 10s"},
 		{"negative grace", []Environment{{Name: "dev", Enabled: true, Grace: -time.Second}}, nil, "negative"},
 		{"self-heal without auto-sync", []Environment{{Name: "dev", SelfHeal: true}}, nil, "needs autoSync.enabled"},

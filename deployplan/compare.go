@@ -2,11 +2,14 @@ package deployplan
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -84,10 +87,10 @@ func ownership(mfs []metav1.ManagedFieldsEntry) map[string]string {
 func ownerName(e metav1.ManagedFieldsEntry) string {
 	s := safeText(e.Manager) + " (" + string(e.Operation)
 	if e.Subresource != "" {
-		s += ", " + e.Subresource
+		s += ", " + safeText(e.Subresource)
 	}
 	if e.APIVersion != "" {
-		s += ", " + e.APIVersion
+		s += ", " + safeText(e.APIVersion)
 	}
 	return s + ")"
 }
@@ -274,17 +277,42 @@ func changeValue(v any, present bool) string {
 	if err != nil {
 		return ""
 	}
-	return textfmt.Cut(string(b), MaxChangeValue)
+	return textfmt.Cut(escapeFormat(string(b)), MaxChangeValue)
 }
 
-// safeText is s, or s quoted as a Go string when it holds a control
-// character: a value from the cluster must not move the cursor or clear
-// the terminal that prints a summary, nor break a Markdown table row.
+// safeText is s, or s quoted as a Go string when it holds a control or
+// format character: a value from the cluster must not move the cursor or
+// clear the terminal that prints a summary, nor break a Markdown table
+// row, nor read otherwise than it is written (a bidi control such as
+// U+202E, a zero-width character); the quote shows each as its escape.
 func safeText(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+	if strings.IndexFunc(s, textfmt.Hidden) >= 0 {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// escapeFormat is the JSON text js with each format character written as
+// its \u escape (json.Marshal escapes control characters and the line
+// separators but writes U+202E and the like as they are): the same
+// JSON, which reads as it is written.
+func escapeFormat(js string) string {
+	if strings.IndexFunc(js, textfmt.Hidden) < 0 {
+		return js
+	}
+	var b strings.Builder
+	for _, r := range js {
+		if !unicode.Is(unicode.Cf, r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // ownershipChanges lists, per managed-fields entry whose field set differs,

@@ -233,3 +233,33 @@ func TestChangesNewEnvVarIsOneChange(t *testing.T) {
 		t.Errorf("Changes(new env var) = %+v, want the one env change and no managedFields line", got)
 	}
 }
+
+// TestChangesFormatCharacters: a value, a list element's name, an added
+// object (compact JSON) and a field manager from the cluster that carry
+// U+202E (or a zero-width character) come out with it escaped, so a
+// change reads as it is written.
+func TestChangesFormatCharacters(t *testing.T) {
+	live := newObj("v1", "ConfigMap", "dev", "cfg")
+	live.Object["data"] = map[string]any{"file": "report.txt"}
+	live.Object["spec"] = map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)}}}
+	after := live.DeepCopy()
+	after.Object["data"] = map[string]any{"file": "gnp\u202e.exe"}
+	after.Object["spec"] = map[string]any{"ports": []any{map[string]any{"name": "http", "port": int64(80)},
+		map[string]any{"name": "adm\u202ein", "port": int64(81), "note": "a\u200bb"}}}
+	got, _ := Changes(live, after)
+	want := []Change{
+		{Path: "data.file", Old: "report.txt", New: `"gnp\u202e.exe"`},
+		{Path: `spec.ports[name="adm\u202ein"]`, New: `{"name":"adm\u202ein","note":"a\u200bb","port":81}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Changes(values with format characters) (-want +got):\n%s", diff)
+	}
+	for _, ch := range got {
+		if strings.ContainsAny(ch.Path+ch.Old+ch.New, "\u202e\u200b") {
+			t.Errorf("Changes() = %+v, carries a format character", ch)
+		}
+	}
+	if got := ownerName(metav1.ManagedFieldsEntry{Manager: "kubectl\u202e", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "sc\u202eale"}); got != `"kubectl\u202e" (Update, "sc\u202eale")` {
+		t.Errorf("ownerName(format characters) = %q, want them escaped", got)
+	}
+}

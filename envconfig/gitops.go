@@ -77,13 +77,16 @@ func (h SelfHeal) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"prune": cmp.Or(h.Prune, PruneFields)})
 }
 
-// Bounds and defaults of AutoSync.
+// Bounds and defaults of AutoSync, defined here alone (package autosync,
+// which acts on them, reads them).
 const (
-	// The same values as package autosync's MinInterval, DefaultInterval
-	// and DefaultGrace, which acts on them.
-	MinAutoSyncInterval     = 10 * time.Second
+	// MinAutoSyncInterval is the shortest interval between two checks.
+	MinAutoSyncInterval = 10 * time.Second
+	// DefaultAutoSyncInterval applies when an environment sets none.
 	DefaultAutoSyncInterval = time.Minute
-	DefaultSelfHealGrace    = 2 * time.Minute
+	// DefaultSelfHealGrace is how long an object stays drifted before
+	// self-heal puts it back, when an environment sets none.
+	DefaultSelfHealGrace = 2 * time.Minute
 )
 
 // IntervalOrDefault is Interval, or DefaultAutoSyncInterval when unset.

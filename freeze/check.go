@@ -102,11 +102,26 @@ type Override struct {
 // is not a superadmin asks to break the glass.
 var ErrBreakGlassDenied = errors.New("freeze: only a superadmin may override a freeze")
 
+// BreakGlassReasonError is a break-glass refused for its reason (missing,
+// too long, not one line): Problem says which, Frozen is the refusal it
+// was to override (which it wraps).
+type BreakGlassReasonError struct {
+	Problem error
+	Frozen  *FrozenError
+}
+
+func (e *BreakGlassReasonError) Error() string {
+	return "freeze: " + e.Problem.Error() + ": " + e.Frozen.Error()
+}
+
+// Unwrap is the refusal the break-glass was to override.
+func (e *BreakGlassReasonError) Unwrap() error { return e.Frozen }
+
 // BreakGlass decides a at t at now with an override: nil, nil when no
 // freeze refuses a (nothing to override, nothing to record); the Override
 // to record when bg is a superadmin's with a reason; otherwise an error
-// that wraps the *FrozenError (and ErrBreakGlassDenied, or names the
-// missing reason).
+// that wraps the *FrozenError (and ErrBreakGlassDenied, or is a
+// *BreakGlassReasonError).
 func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Override, error) {
 	err := l.Check(now, a, t)
 	var fe *FrozenError
@@ -120,7 +135,7 @@ func (l List) BreakGlass(now time.Time, a Action, t Target, bg BreakGlass) (*Ove
 	// zero-width); a line break stays, to be refused.
 	bg.Reason = textfmt.Clean(bg.Reason, true)
 	if err := checkText("break-glass reason", bg.Reason, true); err != nil {
-		return nil, fmt.Errorf("freeze: %w: %w", err, fe)
+		return nil, &BreakGlassReasonError{Problem: err, Frozen: fe}
 	}
 	if bg.By.Subject == "" {
 		return nil, fmt.Errorf("freeze: break-glass by: the subject is required: %w", fe)

@@ -331,8 +331,9 @@ func TestBreakGlass(t *testing.T) {
 		t.Errorf("BreakGlass(not superadmin) = %v, want ErrBreakGlassDenied wrapping a *FrozenError", err)
 	}
 	_, err = l.BreakGlass(during, Apply, target, BreakGlass{Reason: " ", Superadmin: true, By: by})
-	if err == nil || !strings.Contains(err.Error(), "break-glass reason: required") || !errors.As(err, &fe) {
-		t.Errorf("BreakGlass(no reason) = %v, want break-glass reason: required wrapping a *FrozenError", err)
+	var re *BreakGlassReasonError
+	if err == nil || !strings.Contains(err.Error(), "break-glass reason: required") || !errors.As(err, &fe) || !errors.As(err, &re) {
+		t.Errorf("BreakGlass(no reason) = %v, want a *BreakGlassReasonError (break-glass reason: required) wrapping a *FrozenError", err)
 	}
 	_, err = l.BreakGlass(during, Apply, target, BreakGlass{Reason: strings.Repeat("x", MaxReasonBytes+1), Superadmin: true, By: by})
 	if err == nil || !strings.Contains(err.Error(), "at most 500") {

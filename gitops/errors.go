@@ -3,7 +3,6 @@ package gitops
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hanzoai/deploy-web/freeze"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
@@ -79,7 +78,8 @@ func FreezeError(err error) error {
 			Public: "only a superadmin may break the glass: " + fe.Message() + "; nothing was touched"}
 	case errors.As(err, &fe):
 		msg := fe.Message() + "; nothing was touched"
-		if strings.Contains(err.Error(), "break-glass reason") {
+		var re *freeze.BreakGlassReasonError
+		if errors.As(err, &re) {
 			msg = "break-glass needs a reason (one line, at most 500 bytes): " + msg
 		}
 		return &Error{Kind: KindConflict, Reason: ReasonFrozen, Err: err, Public: msg}

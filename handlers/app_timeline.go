@@ -169,13 +169,13 @@ func (s *Server) appTimeline(w http.ResponseWriter, r *http.Request) error {
 // pauses covering it that overlap the window (Spans, oldest first;
 // SpansTruncated when more did than are given).
 type timelineJSON struct {
-	App            timeline.App             `json:"app"`
-	Since          time.Time                `json:"since"`
-	Until          time.Time                `json:"until"`
-	Entries        []timeline.Entry         `json:"entries"`
-	Truncated      bool                     `json:"truncated"`
-	Spans          []templates.TimelineSpan `json:"spans"`
-	SpansTruncated bool                     `json:"spansTruncated"`
+	App            timeline.App       `json:"app"`
+	Since          time.Time          `json:"since"`
+	Until          time.Time          `json:"until"`
+	Entries        []timeline.Entry   `json:"entries"`
+	Truncated      bool               `json:"truncated"`
+	Spans          []timeline.Overlay `json:"spans"`
+	SpansTruncated bool               `json:"spansTruncated"`
 }
 
 // apiTimeline serves GET /v1/deploy/{name}/timeline?since=&until=
@@ -202,7 +202,7 @@ func (s *Server) apiTimeline(w http.ResponseWriter, r *http.Request) error {
 	}
 	out.Spans, out.SpansTruncated = s.timelineSpans(r.Context(), a, since, until)
 	if out.Spans == nil {
-		out.Spans = []templates.TimelineSpan{}
+		out.Spans = []timeline.Overlay{}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -124,11 +124,7 @@ func (s *Server) lastAppliedKeys(ctx context.Context, env *envconfig.Environment
 // catalog, a ref), cut to one line of at most 300 bytes; any other
 // error's text (a cluster's, a fetch's) stays in the log.
 func publicDiffError(err error) string {
-	var p interface{ Public() string }
-	if !errors.As(err, &p) {
-		return "see the server log"
-	}
-	msg := strings.ReplaceAll(p.Public(), "\n", " ")
+	msg := strings.ReplaceAll(publicOf(err, "see the server log"), "\n", " ")
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}

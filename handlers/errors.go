@@ -46,6 +46,18 @@ func notFound(what string) *httpError {
 	return &httpError{Status: http.StatusNotFound, Reason: "NotFound", Public: what + " not found"}
 }
 
+// publicOf is what a user may read of err: the Public text of the first
+// error in its chain that carries one (the typed errors of the packages
+// below the handlers), else fallback. The text of any other error is for
+// the log only.
+func publicOf(err error, fallback string) string {
+	var p interface{ Public() string }
+	if errors.As(err, &p) {
+		return p.Public()
+	}
+	return fallback
+}
+
 // adapt turns a handlerFunc into an http.Handler: a returned error becomes a
 // JSON error on the API and an error page elsewhere; 5xx are logged with the
 // cause, which never reaches the client.

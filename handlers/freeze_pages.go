@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/hanzoai/deploy-web/freeze/freezewatch"
 	"github.com/hanzoai/deploy-web/internal/cmstore"
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/strictyaml"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -257,21 +261,27 @@ func splitSelectors(s string) []string {
 
 // readFreezeJSON reads POST /v1/deploy/freezes' body strictly.
 func readFreezeJSON(r *http.Request) (freezeRequest, error) {
-	r.Body = http.MaxBytesReader(nil, r.Body, maxFreezeBody)
 	var q freezeRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
-		return q, badRequest("body: want {\"scope\": {\"environments\": [...]}, \"start\": RFC 3339, \"end\": RFC 3339, \"reason\": \"...\"} and optionally zone, rrule, duration, ticket: %s", jsonProblem(err))
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxFreezeBody))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&q)
+		if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+			return q, badRequest("body: want one JSON object")
+		}
 	}
-	if dec.Decode(&struct{}{}) != io.EOF {
-		return q, badRequest("body: want one JSON object")
+	if err != nil {
+		return q, badRequest("body: want {\"scope\": {\"environments\": [...]}, \"start\": RFC 3339, \"end\": RFC 3339, \"reason\": \"...\"} and optionally zone, rrule, duration, ticket: %s", jsonProblem(err, body, &q))
 	}
 	return q, nil
 }
 
-// jsonProblem names what is wrong with a JSON body without echoing it.
-func jsonProblem(err error) string {
+// jsonProblem names what is wrong with body, a JSON document that did not
+// decode into v, without echoing it (a key no field of v takes is named,
+// quoted and cut), from the decoder's typed errors and v's type, never
+// from the text of err.
+func jsonProblem(err error, body []byte, v any) string {
 	var ute *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -279,8 +289,9 @@ func jsonProblem(err error) string {
 		return "field " + ute.Field + " has the wrong type"
 	case errors.As(err, &se):
 		return "not JSON"
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return strings.TrimPrefix(err.Error(), "json: ") + " (id, author and created are set by the server)"
+	}
+	if k, ok := strictyaml.UnknownJSONKey(body, reflect.TypeOf(v)); ok {
+		return "unknown field " + strconv.Quote(trimForMessage(k)) + " (id, author and created are set by the server)"
 	}
 	return "unreadable"
 }

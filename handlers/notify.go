@@ -133,7 +133,7 @@ func notifyError(err error) error {
 	case errors.Is(err, notify.ErrNotFound):
 		return notFound("subscription")
 	case errors.Is(err, notify.ErrFull):
-		return &httpError{Status: http.StatusConflict, Reason: "Full", Public: strings.TrimPrefix(err.Error(), "notify: "), Err: err}
+		return &httpError{Status: http.StatusConflict, Reason: "Full", Public: publicOf(err, "no room for another subscription"), Err: err}
 	}
 	return err
 }

@@ -57,7 +57,7 @@ func readSubscriptionRequest(r *http.Request) (subscriptionRequest, error) {
 		return req, badRequest("body: unreadable or longer than %d bytes", maxBody)
 	}
 	if err := strictyaml.UnmarshalJSON(b, &req, strictyaml.Options{}); err != nil {
-		return req, badRequest("body: %v", err)
+		return req, badRequest("body: %s", publicOf(err, "not a subscription"))
 	}
 	return req, nil
 }

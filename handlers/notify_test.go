@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -413,5 +414,25 @@ func TestNotifyKeysBoundInConfig(t *testing.T) {
 		header: map[string]string{"Content-Type": "application/json"}})
 	if w.Code != http.StatusCreated {
 		t.Fatalf("POST declared key = %d %s, want 201", w.Code, w.Body)
+	}
+}
+
+// TestNotifyErrorFull: a subscription refused for want of room is a 409
+// whose text is the store's typed refusal (which cap, what to do), not
+// the error's text, however it was wrapped.
+func TestNotifyErrorFull(t *testing.T) {
+	store := notify.NewStore(fake.NewClientset(), "deploy-web", []string{"hooks.example"})
+	sub := func(author string) notify.Subscription {
+		return notify.Subscription{Scope: notify.Scope{App: "checkout"}, Triggers: []notify.Trigger{{Type: notify.TriggerDrift}},
+			Provider: envconfig.ProviderSlack, URL: "https://hooks.example/services/", Author: author}
+	}
+	var err error
+	for i := 0; err == nil && i <= notify.MaxPerScope; i++ {
+		_, err = store.Create(t.Context(), sub("p"+string(rune('a'+i))))
+	}
+	he, ok := notifyError(fmt.Errorf("wrapped by a caller: %w", err)).(*httpError)
+	want := "no room for another subscription: this scope has 20 subscriptions already, the most one scope may have: delete one first"
+	if !ok || he.Status != http.StatusConflict || he.Public != want {
+		t.Fatalf("notifyError(full scope) = %#v, want a 409 saying %q", he, want)
 	}
 }

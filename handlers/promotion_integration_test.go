@@ -119,7 +119,7 @@ func TestPromotionOnRealCluster(t *testing.T) {
 	setClock := func(t time.Time) { clockMu.Lock(); clock = t; clockMu.Unlock() }
 	// The timeline, kept in the cluster's ConfigMaps on the same clock;
 	// the test observes the Apps from the cache as deploy-web's feed
-	// does (cmd/deploy-web feedApps).
+	// does (timeline/clusterfeed.Apps).
 	tl, err := timeline.New(p.Kube.CoreV1(), timeline.Options{Namespace: "deploy-web", IsLeader: func() bool { return true },
 		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }})
 	if err != nil {

@@ -56,8 +56,27 @@ const (
 var ErrNotFound = errors.New("notify: no such subscription")
 
 // ErrFull is a subscription refused because the store holds the most it
-// may (MaxSubscriptions, or its bytes).
+// may (MaxSubscriptions, or its bytes): every such refusal is a
+// *FullError, which errors.Is matches to ErrFull.
 var ErrFull = errors.New("notify: no room for another subscription")
+
+// FullError is a subscription refused for want of room: which cap, and
+// what to do.
+type FullError struct{ public string }
+
+// full is the refusal of a store that holds the most it may; format and
+// args say which cap and what to do.
+func full(format string, args ...any) *FullError {
+	return &FullError{public: "no room for another subscription: " + fmt.Sprintf(format, args...)}
+}
+
+func (e *FullError) Error() string { return "notify: " + e.public }
+
+// Public is the refusal's text a user may read.
+func (e *FullError) Public() string { return e.public }
+
+// Is matches ErrFull.
+func (e *FullError) Is(target error) bool { return target == ErrFull }
 
 // Store keeps subscriptions in the SubscriptionsConfigMap. Every write
 // reads the ConfigMap, changes it and writes it back on its
@@ -156,7 +175,7 @@ func (s *Store) Create(ctx context.Context, sub Subscription) (Subscription, err
 			return nil, &FieldError{Field: "id", Message: fmt.Sprintf("%q is in use: choose another or leave it empty", sub.ID)}
 		}
 		if len(subs) >= MaxSubscriptions {
-			return nil, fmt.Errorf("%w: %d subscriptions already, the most there may be: delete one first", ErrFull, len(subs))
+			return nil, full("%d subscriptions already, the most there may be: delete one first", len(subs))
 		}
 		if err := checkCaps(subs, sub); err != nil {
 			return nil, err
@@ -180,9 +199,9 @@ func checkCaps(subs []Subscription, sub Subscription) error {
 	}
 	switch {
 	case scope >= MaxPerScope:
-		return fmt.Errorf("%w: this scope has %d subscriptions already, the most one scope may have: delete one first", ErrFull, scope)
+		return full("this scope has %d subscriptions already, the most one scope may have: delete one first", scope)
 	case author >= MaxPerAuthor:
-		return fmt.Errorf("%w: you have %d subscriptions already, the most one person may have: delete one first", ErrFull, author)
+		return full("you have %d subscriptions already, the most one person may have: delete one first", author)
 	}
 	return nil
 }
@@ -249,7 +268,7 @@ func (s *Store) modify(ctx context.Context, fn func([]Subscription) ([]Subscript
 			return "", err
 		}
 		if len(b) > maxStoreBytes {
-			return "", fmt.Errorf("%w: the subscriptions would take %d bytes, more than %d: delete some first", ErrFull, len(b), maxStoreBytes)
+			return "", full("the subscriptions would take %d bytes, more than %d: delete some first", len(b), maxStoreBytes)
 		}
 		return string(b), nil
 	})

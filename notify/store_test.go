@@ -167,8 +167,15 @@ func TestStoreCapsPerScopeAndAuthor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := store.Create(ctx, sub("checkout", "late")); !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "this scope has 20") {
+	_, err := store.Create(ctx, sub("checkout", "late"))
+	if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "this scope has 20") {
 		t.Errorf("Create(one more in a full scope) = %v, want ErrFull naming the scope's cap", err)
+	}
+	// The refusal carries its public text (the handlers send it, never
+	// the error's text).
+	var fe *FullError
+	if want := "no room for another subscription: this scope has 20 subscriptions already, the most one scope may have: delete one first"; !errors.As(err, &fe) || fe.Public() != want {
+		t.Errorf("Create(one more in a full scope) = %v, want a *FullError whose Public is %q", err, want)
 	}
 	if _, err := store.Create(ctx, sub("cart", "late")); err != nil {
 		t.Errorf("Create(in another scope) = %v, want it stored", err)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hanzoai/deploy-web/internal/scope"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // Limits of a roles file and of what is read of a person's claims.
@@ -178,6 +179,9 @@ func onlyKeys(m map[string]any, allowed []string, path string) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
+			if strings.IndexFunc(k, textfmt.Hidden) >= 0 {
+				k = strconv.Quote(k) // a hostile key reads as it is written
+			}
 			at := k
 			if path != "" {
 				at = path + "." + k
@@ -244,6 +248,8 @@ func validName(s string, email bool) error {
 		return fmt.Errorf("%q has leading or trailing white space, which no claim matches", s)
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return fmt.Errorf("%q has a control character", s)
+	case strings.IndexFunc(s, textfmt.Hidden) >= 0:
+		return fmt.Errorf("%q has a format character (U+202E and the like), which no claim should carry: write the name as it reads", s)
 	}
 	if email {
 		local, domain, ok := strings.Cut(s, "@")

@@ -25,6 +25,7 @@ import (
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/auth"
 	"github.com/hanzoai/deploy-web/demo"
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 	"github.com/hanzoai/deploy-web/internal/proc"
 	"github.com/hanzoai/deploy-web/internal/serveproc"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -84,13 +85,11 @@ func bench(ctx context.Context, cfg config, stdout io.Writer, done func([]result
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	dir := cfg.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "deploy-web-bench-"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
+	dir, cleanup, err := benchrun.WorkDir(cfg.dir, "deploy-web-bench-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	fmt.Fprintf(stdout, "benchcluster: starting the demo environment in %s\n", dir)
 	env, err := demo.Start(ctx, demo.Options{
 		BinDir: cfg.binDir, Dir: filepath.Join(dir, "demo"), CallbackURL: base + auth.CallbackPath,

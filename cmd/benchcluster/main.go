@@ -21,12 +21,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 )
 
 type config struct {
@@ -41,14 +41,7 @@ type config struct {
 	dir            string
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "benchcluster:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchrun.Main("benchcluster", run) }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchcluster", flag.ContinueOnError)
@@ -102,7 +95,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if cfg.out == "" {
 			return nil
 		}
-		if err := writeSection(cfg.out, table); err != nil {
+		if err := section.Replace(cfg.out, table); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "benchcluster: wrote the table into %s\n", cfg.out)

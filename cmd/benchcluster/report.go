@@ -2,17 +2,16 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 )
 
-// Markers of the section benchcluster owns in BENCHMARKS.md.
-const (
-	sectionStart = "<!-- bench-cluster:start -->"
-	sectionEnd   = "<!-- bench-cluster:end -->"
-)
+// section is the section benchcluster owns in BENCHMARKS.md.
+var section = benchrun.Section{Start: "<!-- bench-cluster:start -->", End: "<!-- bench-cluster:end -->",
+	Heading: "## Real cluster (make bench-cluster)"}
 
 func ms(d time.Duration) string {
 	if d <= 0 {
@@ -25,7 +24,7 @@ func ms(d time.Duration) string {
 // is the number of timed requests per route.
 func renderResults(res []result, runs int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", sectionStart)
+	fmt.Fprintf(&b, "%s\n", section.Start)
 	fmt.Fprintf(&b, "Measured by `make bench-cluster` (cmd/benchcluster) on %s, %d cores, %s, against the real local control plane (devcluster) with the reference operator; the dashboard ran as its own `deploy-web serve` process, signed in through the IdP (a session cookie). Times are medians and 90th percentiles of %d requests after one warm-up, to the last byte, over loopback.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), runs)
 	fmt.Fprintf(&b, "| measure |")
@@ -147,7 +146,7 @@ func renderResults(res []result, runs int) string {
 	timelineRow("timeline stored after the run, per 1,000 Apps (this run's entries; 30 days: see Timeline below)", func(r result, tl *timelineResult) string {
 		return fmt.Sprintf("%s in %d shards; %s per 1,000 Apps", size(tl.storedBytes), tl.shards, size(tl.storedBytes*1000/max(r.total, 1)))
 	})
-	fmt.Fprintf(&b, "%s\n", sectionEnd)
+	fmt.Fprintf(&b, "%s\n", section.End)
 	return b.String()
 }
 
@@ -166,21 +165,4 @@ func size(n int) string {
 		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// writeSection replaces the marked section of path with section, or
-// appends it under a heading when the file has none.
-func writeSection(path, section string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("benchcluster: %w", err)
-	}
-	s := string(b)
-	i, j := strings.Index(s, sectionStart), strings.Index(s, sectionEnd)
-	if i >= 0 && j > i {
-		s = s[:i] + strings.TrimSuffix(section, "\n") + s[j+len(sectionEnd):]
-	} else {
-		s = strings.TrimRight(s, "\n") + "\n\n## Real cluster (make bench-cluster)\n\n" + section
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/hanzoai/deploy-web/demo"
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 	"github.com/hanzoai/deploy-web/internal/proc"
 	"github.com/hanzoai/deploy-web/internal/serveproc"
 	"github.com/hanzoai/deploy-web/notify"
@@ -72,15 +73,11 @@ type replica struct {
 }
 
 func bench(ctx context.Context, cfg config, stdout io.Writer) (*result, error) {
-	dir := cfg.dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "benchrestart-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, cleanup, err := benchrun.WorkDir(cfg.dir, "benchrestart-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	bin, err := filepath.Abs(cfg.deployWeb)
 	if err != nil {
 		return nil, err

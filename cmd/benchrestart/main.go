@@ -25,10 +25,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 )
 
 type config struct {
@@ -38,14 +37,7 @@ type config struct {
 	timeout                     time.Duration
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "benchrestart:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchrun.Main("benchrestart", run) }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchrestart", flag.ContinueOnError)
@@ -85,5 +77,5 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if cfg.out == "" {
 		return nil
 	}
-	return replaceSection(cfg.out, section)
+	return benchSection.Replace(cfg.out, section)
 }

@@ -2,17 +2,15 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/internal/benchrun"
 )
 
-// The markers of the rolling-restart section of BENCHMARKS.md.
-const (
-	sectionStart = "<!-- benchrestart:start -->"
-	sectionEnd   = "<!-- benchrestart:end -->"
-)
+// benchSection is the rolling-restart section of BENCHMARKS.md.
+var benchSection = benchrun.Section{Start: "<!-- benchrestart:start -->", End: "<!-- benchrestart:end -->"}
 
 // missing is want - got, at least 0.
 func missing(want, got int64) int64 { return max(want-got, 0) }
@@ -20,7 +18,7 @@ func missing(want, got int64) int64 { return max(want-got, 0) }
 // markdown is the section of BENCHMARKS.md with r's figures.
 func (r *result) markdown(cfg config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n### Rolling restart under traffic\n\n", sectionStart)
+	fmt.Fprintf(&b, "%s\n### Rolling restart under traffic\n\n", benchSection.Start)
 	fmt.Fprintf(&b, "Measured by `make bench-restart` (`go run ./cmd/benchrestart --rounds %d`) on %s, %d cores: the demo environment "+
 		"(real local control plane, reference operator, Hydra), %d `deploy-web serve` processes behind a round-robin proxy on loopback, "+
 		"signed in through the IdP; %d readers (fleet page, JSON list, environment page, environments JSON; %s apart each) and the console "+
@@ -51,23 +49,6 @@ func (r *result) markdown(cfg config) string {
 			fmt.Fprintf(&b, "- `%s`\n", f)
 		}
 	}
-	b.WriteString("\n" + sectionEnd + "\n")
+	b.WriteString("\n" + benchSection.End + "\n")
 	return b.String()
-}
-
-// replaceSection puts section in place of the file's rolling-restart
-// section, or at its end when it has none.
-func replaceSection(path, section string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s := string(b)
-	i, j := strings.Index(s, sectionStart), strings.Index(s, sectionEnd)
-	if i >= 0 && j > i {
-		s = s[:i] + strings.TrimSuffix(section, "\n") + s[j+len(sectionEnd):]
-	} else {
-		s = strings.TrimRight(s, "\n") + "\n\n" + section
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }

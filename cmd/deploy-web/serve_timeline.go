@@ -11,6 +11,8 @@ import (
 	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/internal/lease"
 	"github.com/hanzoai/deploy-web/timeline"
+	"github.com/hanzoai/deploy-web/timeline/clusterfeed"
+	"github.com/hanzoai/deploy-web/timeline/recordentries"
 )
 
 // The timeline's Lease timings: a holder that stops cleanly hands over at
@@ -69,13 +71,13 @@ func startTimeline(ctx, leaseCtx context.Context, held *leaseHolders, cs kuberne
 		}
 	})
 	for _, m := range members {
-		go feedApps(ctx, m.cfg.Name, m.view, store, feedPace)
-		if err := feedWarnings(ctx, m.cfg.Name, m.cs, m.cfg.Namespaces, m.view.AppOf, store, log); err != nil {
+		go clusterfeed.Apps(ctx, m.cfg.Name, m.view, store, clusterfeed.Pace)
+		if err := clusterfeed.Warnings(ctx, m.cfg.Name, m.cs, m.cfg.Namespaces, m.view.AppOf, store, log); err != nil {
 			return nil, err
 		}
 	}
 	if records != nil {
-		records.Subscribe(newAuditFeed(appResourceOf(members)).subscription(store))
+		records.Subscribe(recordentries.NewRecordEntries(appResourceOf(members)).Subscription(store))
 	}
 	log.Info("timeline", "namespace", ns, "lease", timeline.LeaseName, "identity", identity)
 	return store, nil

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // MaxSelectorBytes bounds one selector: a Kubernetes name is at most 253
@@ -158,8 +160,9 @@ func (s Scope) String() string {
 
 // ValidSelector reports what is wrong with one selector: empty, longer than
 // MaxSelectorBytes, not UTF-8, with a space, control character or one of
-// the refused pattern characters ('?', '[', ']', '\'), or a comma (a list
-// written as one string).
+// the refused pattern characters ('?', '[', ']', '\'), a format character
+// (textfmt.Hidden: U+202E and friends), or a comma (a list written as one
+// string).
 func ValidSelector(sel string) error {
 	switch {
 	case sel == "":
@@ -173,6 +176,11 @@ func ValidSelector(sel string) error {
 		switch {
 		case unicode.IsSpace(r) || unicode.IsControl(r):
 			return fmt.Errorf("selector %q has a space or control character", sel)
+		case textfmt.Hidden(r):
+			// A name matched byte for byte that would read otherwise
+			// than it is written on a page or in a record (U+202E, a
+			// zero-width character): refused, not cleaned.
+			return fmt.Errorf("selector %q has a format character (%U): write the name as it reads", sel, r)
 		case strings.ContainsRune(`?[]\`, r):
 			return fmt.Errorf("selector %q: %q is not supported; only '*' is a wildcard", sel, r)
 		case r == ',':

@@ -54,6 +54,8 @@ func TestValidSelector(t *testing.T) {
 		{`web\*`, "only '*'"},
 		{"dev,prod", "comma"},
 		{"\xff", "UTF-8"},
+		{"pro\u202ed", `selector "pro\u202ed" has a format character (U+202E)`},
+		{"ad\u200bmin", "format character (U+200B)"},
 	}
 	for _, tt := range tests {
 		err := ValidSelector(tt.sel)

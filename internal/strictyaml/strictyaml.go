@@ -74,11 +74,25 @@ type Error struct {
 	// Path names the value at fault, "environments[1] (prod).protected";
 	// "" for the document as a whole.
 	Path string
-	// Message says what is wrong and what to write instead.
+	// Message says what is wrong and what to write instead, in this
+	// package's words (or, for a document that does not parse, the
+	// parser's words about its syntax): text a user may read.
 	Message string
+	// Err is the cause of a mistake that is this package's own gap, not
+	// the document's: for the log, never in Public.
+	Err error
 }
 
 func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Public() + ": " + e.Err.Error()
+	}
+	return e.Public()
+}
+
+// Public is the mistake as a user may read it: its line, path and
+// Message.
+func (e *Error) Public() string {
 	var b strings.Builder
 	if e.Line > 0 {
 		fmt.Fprintf(&b, "line %d: ", e.Line)
@@ -98,6 +112,15 @@ func (es Errors) Error() string {
 	s := make([]string, len(es))
 	for i, e := range es {
 		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Public is every mistake as a user may read it, one a line.
+func (es Errors) Public() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Public()
 	}
 	return strings.Join(s, "\n")
 }
@@ -179,14 +202,14 @@ func decode(root *yaml.Node, v any, opts Options, jsonTypes bool) error {
 	}
 	b, err := json.Marshal(val)
 	if err != nil {
-		return Errors{{Path: opts.Root, Message: "strictyaml: " + err.Error()}}
+		return Errors{{Path: opts.Root, Message: "strictyaml: the checked document does not encode", Err: err}}
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
 		// The walk checked every key and scalar, so this is a gap of the
 		// walker, reported rather than hidden.
-		return Errors{{Path: opts.Root, Message: "strictyaml: " + err.Error()}}
+		return Errors{{Path: opts.Root, Message: "strictyaml: the checked document does not decode", Err: err}}
 	}
 	return nil
 }

@@ -306,3 +306,20 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsPublic: the public text of a document's mistakes is their
+// lines, paths and messages, one a line; the cause of a gap of this
+// package is in Error (for the log), never in Public.
+func TestErrorsPublic(t *testing.T) {
+	es := Errors{
+		{Line: 3, Column: 2, Path: "environments[0].name", Message: "required"},
+		{Path: "doc", Message: "strictyaml: the checked document does not decode", Err: errors.New("json: secret detail")},
+	}
+	want := "line 3: environments[0].name: required\ndoc: strictyaml: the checked document does not decode"
+	if got := es.Public(); got != want {
+		t.Errorf("Errors.Public() = %q, want %q", got, want)
+	}
+	if got := es.Error(); got != want+": json: secret detail" {
+		t.Errorf("Errors.Error() = %q, want the public text and the cause", got)
+	}
+}

@@ -63,3 +63,12 @@ func isClean(s string, lines bool) bool {
 	}
 	return true
 }
+
+// Hidden reports whether r is a character Clean removes or replaces
+// other than invalid UTF-8: a control character (category Cc), a format
+// character (category Cf: U+202E and friends) or a line or paragraph
+// separator. A name that must be matched byte for byte (a selector, a
+// group) is refused when it holds one, instead of being cleaned.
+func Hidden(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}

@@ -41,3 +41,14 @@ func TestClean(t *testing.T) {
 		})
 	}
 }
+
+// TestHidden: Hidden is true exactly for the characters Clean (in one
+// line) removes or replaces, valid UTF-8 aside.
+func TestHidden(t *testing.T) {
+	for _, r := range []rune{'a', ' ', 'é', '展', '\uFFFD', '🚀', '\u202e', '\u200b', '\u00ad', '\U000E0041', '\t', '\n', '\x00', '\x7f', '\u0085', '\u2028', '\u2029', '\ufeff'} {
+		s := string(r)
+		if got, want := Hidden(r), Clean(s, false) != s; got != want {
+			t.Errorf("Hidden(%U) = %v, want %v (Clean changes it: %v)", r, got, want, want)
+		}
+	}
+}

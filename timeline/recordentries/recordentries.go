@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hanzoai/deploy-web/audit"
+	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/timeline"
 )
 
@@ -74,11 +75,11 @@ func (f *RecordEntries) Entries(recs []audit.Record) []timeline.Entry {
 			// A day-2 action: the value it changed, before and after.
 			kind, from, to = timeline.KindOperate, r.Before, r.After
 		default:
-			// Freezes and auto-sync pauses are no entries: the handlers
-			// draw each App's from the freezes and the pause records when
-			// its timeline is read (handlers/timeline_spans.go), so one
-			// freeze of a whole environment costs no write per App, and
-			// a record naming an App draws no second band.
+			// Freezes and auto-sync pauses are no entries: each App's
+			// are worked out from the freezes and the pause records when
+			// its timeline is read (timeline/overlays), so one freeze
+			// of a whole environment costs no write per App, and a
+			// record naming an App draws no second band.
 			continue
 		}
 		msg := string(r.Verb)
@@ -121,3 +122,19 @@ func (f *RecordEntries) appsOf(r *audit.Record) []timeline.App {
 
 // shortCommit is a commit as a revision shows it: its first 12 characters.
 func shortCommit(c string) string { return c[:min(len(c), 12)] }
+
+// Sink is what the entries are handed to (implemented by
+// *timeline.Store).
+type Sink interface {
+	Record(entries ...timeline.Entry)
+}
+
+// Subscription is the timeline's subscription to the one feed of records
+// (audit/recordfeed): every replica takes them (every replica feeds the
+// timeline; its Lease holder writes), from the timeline's whole age back
+// at start (the store keeps what it holds already and writes nothing for
+// those), and hands their entries to sink.
+func (f *RecordEntries) Subscription(sink Sink) recordfeed.Subscription {
+	return recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
+		Deliver: func(recs []audit.Record) { sink.Record(f.Entries(recs)...) }}
+}

@@ -43,10 +43,10 @@ func TestBuildTimelineChart(t *testing.T) {
 	c := BuildTimelineChart(entries, since, until, TimelineCurrent{Health: "Progressing", Sync: "Synced"})
 	// The freeze entries above (a record that named the App) draw no band:
 	// freezes and pauses are the spans the handlers give.
-	c.AddSpans([]TimelineSpan{
-		{Kind: SpanFreeze, Start: at(17), End: at(19), Reason: "release", By: "alice@example.com", Scope: "env=prod", Ref: "fz-1"},
-		{Kind: SpanPause, Start: at(19), End: at(30), Reason: "incident", Scope: "prod", Ref: "prod"},
-		{Kind: SpanFreeze, Start: at(-10), End: at(-2), Reason: "before the range", Scope: "env=prod", Ref: "fz-0"},
+	c.AddSpans([]timeline.Overlay{
+		{Kind: timeline.OverlayFreeze, Start: at(17), End: at(19), Reason: "release", By: "alice@example.com", Scope: "env=prod", Ref: "fz-1"},
+		{Kind: timeline.OverlayPause, Start: at(19), End: at(30), Reason: "incident", Scope: "prod", Ref: "prod"},
+		{Kind: timeline.OverlayFreeze, Start: at(-10), End: at(-2), Reason: "before the range", Scope: "env=prod", Ref: "fz-0"},
 	}, since, until)
 	type band struct {
 		Lane   int

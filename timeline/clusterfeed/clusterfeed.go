@@ -1,4 +1,11 @@
-package main
+// Package clusterfeed feeds the timeline from the clusters: what every
+// replica observes of each member cluster's informer caches (health,
+// sync, drift, containers) and of the Warning Events of its platform
+// namespaces, handed to the timeline store (which the Lease holder
+// writes). The third source, the audit records (deploys, rollbacks), is
+// timeline/recordentries, a subscriber of the one records feed. It sits
+// beside timeline, not in it, because it reads kubeview's rows.
+package clusterfeed
 
 import (
 	"context"
@@ -15,40 +22,31 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/hanzoai/deploy-web/audit"
-	"github.com/hanzoai/deploy-web/audit/recordfeed"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/timeline"
-	"github.com/hanzoai/deploy-web/timeline/recordentries"
 )
 
-// The timeline's feeds: what every replica observes and hands to the
-// timeline store (which the Lease holder writes). Three sources: the
-// informer caches of each cluster (health, sync, drift, containers), the
-// Warning Events of its platform namespaces, and the audit records
-// (deploys, rollbacks).
-
-// timelineSink is what the feeds write to (implemented by
+// Sink is what the feeds write to (implemented by
 // *timeline.Store).
-type timelineSink interface {
+type Sink interface {
 	Observe(app timeline.App, cur timeline.State)
 	Forget(app timeline.App)
 	Record(entries ...timeline.Entry)
 }
 
-// feedView is what the App feed reads of one cluster's caches
+// View is what the App feed reads of one cluster's caches
 // (implemented by *kubeview.Cache).
-type feedView interface {
+type View interface {
 	Touched() <-chan struct{}
 	TakeTouched() []string
 	Row(namespace, name string) (kubeview.AppRow, bool)
 	AppPods(namespace, app string) []*corev1.Pod
 }
 
-// feedPace is the least time between two passes of a feed over the Apps
+// Pace is the least time between two passes of a feed over the Apps
 // it was told changed: a churning fleet is read at most once a second,
 // its changes batched.
-const feedPace = time.Second
+const Pace = time.Second
 
 // stateOf is the timeline's view of an App: its fleet row's health, sync,
 // drift and declared version, and its pods' containers.
@@ -61,10 +59,10 @@ func stateOf(row kubeview.AppRow, pods []*corev1.Pod) timeline.State {
 	}
 }
 
-// feedApps observes the Apps of one cluster each time its caches say they
+// Apps observes the Apps of one cluster each time its caches say they
 // were touched, at most once per pace, until ctx ends. An App gone from
 // the fleet is forgotten (its entries stay until they age out).
-func feedApps(ctx context.Context, cluster string, v feedView, sink timelineSink, pace time.Duration) {
+func Apps(ctx context.Context, cluster string, v View, sink Sink, pace time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -92,14 +90,14 @@ func feedApps(ctx context.Context, cluster string, v feedView, sink timelineSink
 	}
 }
 
-// appOfFunc maps an object of a namespace to its App (kubeview.Cache.AppOf).
-type appOfFunc func(namespace, group, kind, name string) (string, bool)
+// AppOfFunc maps an object of a namespace to its App (kubeview.Cache.AppOf).
+type AppOfFunc func(namespace, group, kind, name string) (string, bool)
 
 // warningEntry is the timeline entry of a Warning Event about an object
 // of an App: at the Event's last time, Ref the object as the tree names
 // it (kubeview.Ref), Message "Reason: message". False for an Event that
 // is not a Warning or is about no App's object.
-func warningEntry(cluster string, ev *corev1.Event, appOf appOfFunc) (timeline.Entry, bool) {
+func warningEntry(cluster string, ev *corev1.Event, appOf AppOfFunc) (timeline.Entry, bool) {
 	if ev.Type != corev1.EventTypeWarning {
 		return timeline.Entry{}, false
 	}
@@ -170,11 +168,11 @@ func stripEvent(obj any) (any, error) {
 // indexes for Events).
 var warningSelector = fields.OneTermEqualSelector("type", corev1.EventTypeWarning).String()
 
-// feedWarnings watches the Warning Events of a cluster's platform
+// Warnings watches the Warning Events of a cluster's platform
 // namespaces and records those about an App's objects, until ctx ends.
 // The Events a start lists (the last hour's) are recorded again: the
 // store keeps what it holds already and writes nothing for them.
-func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, namespaces []string, appOf appOfFunc, sink timelineSink, log *slog.Logger) error {
+func Warnings(ctx context.Context, cluster string, cs kubernetes.Interface, namespaces []string, appOf AppOfFunc, sink Sink, log *slog.Logger) error {
 	for _, ns := range namespaces {
 		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
 			informers.WithTransform(stripEvent),
@@ -201,23 +199,4 @@ func feedWarnings(ctx context.Context, cluster string, cs kubernetes.Interface, 
 		f.Start(ctx.Done())
 	}
 	return nil
-}
-
-// auditFeed turns audit records into timeline entries
-// (recordentries.RecordEntries) as the timeline's subscriber to the one feed
-// of records (audit/recordfeed), which hands it each record once, oldest
-// first.
-type auditFeed struct{ *recordentries.RecordEntries }
-
-func newAuditFeed(isApp func(cluster, group, kind string) bool) *auditFeed {
-	return &auditFeed{recordentries.NewRecordEntries(isApp)}
-}
-
-// subscription is the timeline's subscription to the records feed: every
-// replica takes them (every replica feeds the timeline; its Lease holder
-// writes), from the timeline's whole age back at start (the store keeps
-// what it holds already and writes nothing for those).
-func (f *auditFeed) subscription(sink timelineSink) recordfeed.Subscription {
-	return recordfeed.Subscription{Name: "timeline", Backfill: timeline.DefaultMaxAge,
-		Deliver: func(recs []audit.Record) { sink.Record(f.Entries(recs)...) }}
 }

@@ -4,45 +4,20 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hanzoai/deploy-web/timeline"
 )
 
 // The Timeline tab's overlays: freezes and auto-sync pauses that cover an
 // App are not timeline entries (a freeze of an environment names no App,
 // and writing one entry per App it covers would cost a write per App);
-// the handlers work them out when a timeline is drawn, as spans, and the
-// chart draws them as bands of their own lanes, the table as rows of
-// their starts and ends.
-
-// The kinds of span.
-const (
-	SpanFreeze = "freeze"
-	SpanPause  = "pause"
-)
-
-// TimelineSpan is a freeze window or an auto-sync pause covering an App:
-// from Start (inclusive) to End (exclusive).
-type TimelineSpan struct {
-	Kind  string    `json:"kind"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Reason, By (who froze or paused) and Ticket (a freeze's link, http or
-	// https, validated when it was stored) are what the freeze or pause says.
-	Reason string `json:"reason"`
-	By     string `json:"by,omitempty"`
-	Ticket string `json:"ticket,omitempty"`
-	// Ref is the freeze's id, or the environment paused.
-	Ref string `json:"ref"`
-	// Scope is what the freeze covers ("env=prod"), or the environment
-	// paused.
-	Scope string `json:"scope"`
-	// Ended says a person ended it early (a pause resumed): End is then
-	// when they did.
-	Ended bool `json:"ended,omitempty"`
-}
+// package timeline/overlays works them out when a timeline is drawn, as
+// spans (timeline.Overlay), and the chart draws them as bands of their own
+// lanes, the table as rows of their starts and ends.
 
 // spanLane is the chart lane of a kind of span.
 func spanLane(kind string) int {
-	if kind == SpanPause {
+	if kind == timeline.OverlayPause {
 		return lanePause
 	}
 	return laneFreeze
@@ -50,9 +25,9 @@ func spanLane(kind string) int {
 
 // spanText is a span's kind and what it says, for a band's title and
 // (without the ticket, which the row links) a row.
-func spanText(s *TimelineSpan, ticket bool) string {
+func spanText(s *timeline.Overlay, ticket bool) string {
 	var b strings.Builder
-	if s.Kind == SpanPause {
+	if s.Kind == timeline.OverlayPause {
 		b.WriteString("auto-sync of " + s.Scope + " paused")
 	} else {
 		b.WriteString("frozen (" + s.Scope + ")")
@@ -69,7 +44,7 @@ func spanText(s *TimelineSpan, ticket bool) string {
 
 // AddSpans draws spans over [since, until) as bands of the freeze and
 // pause lanes, each titled with its times, reason, author and ticket.
-func (c *TimelineChart) AddSpans(spans []TimelineSpan, since, until time.Time) {
+func (c *TimelineChart) AddSpans(spans []timeline.Overlay, since, until time.Time) {
 	if !until.After(since) {
 		return
 	}
@@ -88,16 +63,16 @@ func (c *TimelineChart) AddSpans(spans []TimelineSpan, since, until time.Time) {
 
 // SpanRows are the table rows of spans: one at each start and end that
 // falls in [since, until).
-func SpanRows(spans []TimelineSpan, since, until time.Time) []TimelineRow {
+func SpanRows(spans []timeline.Overlay, since, until time.Time) []TimelineRow {
 	var out []TimelineRow
 	in := func(t time.Time) bool { return !t.Before(since) && t.Before(until) }
 	for i := range spans {
 		s := &spans[i]
 		kind, start, end := "freeze", "start", "end"
-		if s.Kind == SpanPause {
+		if s.Kind == timeline.OverlayPause {
 			kind, start, end = EntryKindText("pause"), "paused", "resumed"
 		}
-		if !s.Ended && s.Kind == SpanPause {
+		if !s.Ended && s.Kind == timeline.OverlayPause {
 			end = "pause ended"
 		}
 		row := func(t time.Time, change string) TimelineRow {
