@@ -81,7 +81,11 @@ func TestDeploymentFrequency(t *testing.T) {
 			apply("dev-2", "dev", "c1", 48*time.Hour, api),
 		}, Frequency{}},
 		{"refused and failed applies are no deployments", []audit.Record{refused,
-			func() audit.Record { r := apply("dev-8", "dev", "c8", time.Hour, api); r.Outcome = audit.OutcomeFailed; return r }(),
+			func() audit.Record {
+				r := apply("dev-8", "dev", "c8", time.Hour, api)
+				r.Outcome = audit.OutcomeFailed
+				return r
+			}(),
 		}, Frequency{}},
 		{"an auto-sync run's own record is no second deployment", []audit.Record{
 			apply("dev-1", "dev", "c1", 3*time.Hour, api),

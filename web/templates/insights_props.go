@@ -86,7 +86,7 @@ func InsightsChartsOf(rep insights.Report) []InsightsChart {
 	m := rep.Metrics
 	charts := []InsightsChart{
 		{ID: "deploymentFrequency", Title: "Deployment frequency",
-			Value: strconv.Itoa(m.DeploymentFrequency.Deployments) + plural(m.DeploymentFrequency.Deployments, " deployment", " deployments"),
+			Value:  strconv.Itoa(m.DeploymentFrequency.Deployments) + plural(m.DeploymentFrequency.Deployments, " deployment", " deployments"),
 			Detail: perDay(m.DeploymentFrequency.PerDay)},
 		{ID: "leadTime", Title: "Lead time for changes", Value: InsightsSpan(m.LeadTime.MedianSeconds, m.LeadTime.Count),
 			Detail: "median, commit to live; p90 " + InsightsSpan(m.LeadTime.P90Seconds, m.LeadTime.Count)},
