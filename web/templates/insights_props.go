@@ -126,6 +126,9 @@ func InsightsChartsOf(rep insights.Report) []InsightsChart {
 			c.Max = "100%"
 		default:
 			c.Max = InsightsSpan(top, 1)
+			if top == 0 {
+				c.Max = "" // nothing measured: no scale to label
+			}
 		}
 		if n > 0 {
 			c.Start = rep.Buckets[0].Start.UTC().Format("Jan 2")

@@ -680,7 +680,7 @@ func InsightsResults(p InsightsResultsProps) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<table class=\"insights-table\" data-testid=\"insights-table\"><caption class=\"visually-hidden\">Delivery metrics per environment and App</caption> <thead><tr><th scope=\"col\">Environment / App</th><th scope=\"col\" class=\"num\">Deploys</th><th scope=\"col\" class=\"num\">Lead time</th><th scope=\"col\" class=\"num\">Failure rate</th><th scope=\"col\" class=\"num\">Restore</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<table class=\"insights-table\" data-testid=\"insights-table\"><caption class=\"visually-hidden\">Delivery metrics per environment and App</caption> <thead><tr><th scope=\"col\">Environment / App</th><th scope=\"col\" class=\"num\">Deploys</th><th scope=\"col\" class=\"num\">Lead time</th><th scope=\"col\" class=\"num\">Failures</th><th scope=\"col\" class=\"num\">Restore</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -783,14 +783,14 @@ func InsightsResults(p InsightsResultsProps) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " <span class=\"muted\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " <span class=\"muted insights-ns\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var47 string
 					templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(r.Namespace)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/insights.templ`, Line: 116, Col: 90}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/insights.templ`, Line: 116, Col: 102}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var47))
 					if templ_7745c5c3_Err != nil {
