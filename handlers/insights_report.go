@@ -112,21 +112,15 @@ func (s *Server) insightsReport(ctx context.Context, req insightsRequest) (rep i
 		notes = append(notes, "The audit trail is off (deploy-web has no namespace of its own): no deployments to count.")
 	} else {
 		f := audit.Filter{Since: insights.ReadSince(now, req.window), Until: now, Limit: audit.MaxLimit}
-		for {
-			page, err := s.opts.Audit.List(ctx, f)
-			if err != nil {
-				return rep, nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "AuditUnavailable", Public: "the audit records could not be read: try again in a moment", Err: err}
-			}
-			in.Records = append(in.Records, page.Records...)
-			if page.Continue == "" {
-				break
-			}
-			if len(in.Records) >= insights.MaxRecords {
-				in.Truncated = true
-				break
-			}
-			f.Continue = page.Continue
+		recs, cut, err := readPaged(insights.MaxRecords, func(cont string) ([]audit.Record, string, error) {
+			f.Continue = cont
+			p, err := s.opts.Audit.List(ctx, f)
+			return p.Records, p.Continue, err
+		})
+		if err != nil {
+			return rep, nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "AuditUnavailable", Public: "the audit records could not be read: try again in a moment", Err: err}
 		}
+		in.Records, in.Truncated = recs, cut
 	}
 	if s.opts.Timeline == nil {
 		notes = append(notes, "The timeline is off: no health changes, so no failures by Degraded and no time to restore.")
@@ -137,21 +131,15 @@ func (s *Server) insightsReport(ctx context.Context, req insightsRequest) (rep i
 			t := s.envTarget(req.env)
 			f.Cluster, f.Namespace = t.Cluster, t.Namespace
 		}
-		for {
-			page, err := s.opts.Timeline.Fleet(ctx, f)
-			if err != nil {
-				return rep, nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "TimelineLoading", Public: "the timeline is still loading: try again in a moment", Err: err}
-			}
-			in.Health = append(in.Health, page.Entries...)
-			if page.Continue == "" {
-				break
-			}
-			if len(in.Health) >= insights.MaxEntries {
-				in.Truncated = true
-				break
-			}
-			f.Continue = page.Continue
+		entries, cut, err := readPaged(insights.MaxEntries, func(cont string) ([]timeline.Entry, string, error) {
+			f.Continue = cont
+			p, err := s.opts.Timeline.Fleet(ctx, f)
+			return p.Entries, p.Continue, err
+		})
+		if err != nil {
+			return rep, nil, &httpError{Status: http.StatusServiceUnavailable, Reason: "TimelineLoading", Public: "the timeline is still loading: try again in a moment", Err: err}
 		}
+		in.Health, in.Truncated = entries, in.Truncated || cut
 	}
 	rep = insights.Compute(in)
 	if rep.Truncated {
@@ -159,6 +147,27 @@ func (s *Server) insightsReport(ctx context.Context, req insightsRequest) (rep i
 			insights.MaxRecords, insights.MaxEntries))
 	}
 	return rep, notes, nil
+}
+
+// readPaged reads pages (next(continue) returns a page and the next
+// token, "" on the last) until the last page or at least limit items:
+// truncated says it stopped with more to read.
+func readPaged[T any](limit int, next func(cont string) ([]T, string, error)) (out []T, truncated bool, err error) {
+	cont := ""
+	for {
+		items, more, err := next(cont)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, items...)
+		if more == "" {
+			return out, false, nil
+		}
+		if len(out) >= limit {
+			return out, true, nil
+		}
+		cont = more
+	}
 }
 
 // isAppResource says whether group/kind is cluster's App resource (the

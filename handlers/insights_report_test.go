@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,40 @@ func TestInsightsOnlyVisibleApps(t *testing.T) {
 	}
 	if rep.DeploymentFrequency.Deployments != 1 || rep.TimeToRestore.Unrestored != 0 || strings.Contains(w.Body.String(), "cron") {
 		t.Errorf("the scoped deployer's insights = %s, want web's one rollback and nothing of infra/cron", w.Body)
+	}
+}
+
+// TestReadPaged: the reads stop at their bound (truncated) and read
+// every page below it.
+func TestReadPaged(t *testing.T) {
+	pages := func(n, size int) func(string) ([]int, string, error) {
+		return func(cont string) ([]int, string, error) {
+			i := 0
+			if cont != "" {
+				i, _ = strconv.Atoi(cont)
+			}
+			items := make([]int, size)
+			if i+1 == n {
+				return items, "", nil
+			}
+			return items, strconv.Itoa(i + 1), nil
+		}
+	}
+	for _, tc := range []struct {
+		pages, size, limit, want int
+		truncated                bool
+	}{
+		{1, 3, 10, 3, false},
+		{3, 3, 10, 9, false},
+		{100, 3, 10, 12, true},
+		{4, 3, 12, 12, false},
+	} {
+		got, cut, err := readPaged(tc.limit, pages(tc.pages, tc.size))
+		if err != nil || len(got) != tc.want || cut != tc.truncated {
+			t.Errorf("readPaged(%d, %d pages of %d) = %d items, truncated %v, %v; want %d, %v", tc.limit, tc.pages, tc.size, len(got), cut, err, tc.want, tc.truncated)
+		}
+	}
+	if _, _, err := readPaged(10, func(string) ([]int, string, error) { return nil, "", errors.New("down") }); err == nil {
+		t.Errorf("readPaged of a failing read = nil error, want the error")
 	}
 }
