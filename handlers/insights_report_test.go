@@ -280,3 +280,15 @@ func TestReadPaged(t *testing.T) {
 		t.Errorf("readPaged of a failing read = nil error, want the error")
 	}
 }
+
+// TestInsightsInjection: an App name from a record comes back escaped on
+// the page.
+func TestInsightsInjection(t *testing.T) {
+	const hostile = `<img src=x onerror=alert(1)>`
+	ts := insightsServer(t, []audit.Record{{Time: testNow.Add(-time.Hour), Verb: audit.VerbRollback, Cluster: "in-cluster", Namespace: "apps",
+		App: hostile, Outcome: audit.OutcomeSucceeded, Blockers: []string{}}})
+	w := ts.get(t, paths.Insights(nil), nil)
+	if w.Code != http.StatusOK || strings.Contains(w.Body.String(), hostile) || !strings.Contains(w.Body.String(), "&lt;img src=x") {
+		t.Errorf("GET /insights = %d; want the App's name escaped, not %q", w.Code, hostile)
+	}
+}
