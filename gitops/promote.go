@@ -242,6 +242,21 @@ func (ask *Ask) versions() []promotion.AppVersion {
 	return out
 }
 
+// failedGates are the blocker ids of the gates that failed, per App
+// (promotion.GateBlocker), for the record of a refusal: the delivery
+// metrics count a failed promotion check from them.
+func (ask *Ask) failedGates() []string {
+	out := []string{}
+	for _, a := range ask.Apps {
+		for _, g := range a.Gates {
+			if g.State == promotion.Failed {
+				out = append(out, promotion.GateBlocker(g.ID, a.Name))
+			}
+		}
+	}
+	return out
+}
+
 // refusal is the answer to a promotion a gate refused: the first gate
 // not passed of each App, in their words.
 func (ask *Ask) refusal() *Error {
@@ -374,7 +389,7 @@ func (s *Service) Decide(ctx context.Context, req DecideRequest) (PromotionOutco
 	}
 	if ask.Decision != promotion.Perform {
 		e := ask.refusal()
-		s.recordDecision(ctx, *stored, me, audit.OutcomeRefused, e.Public, "")
+		s.recordDecision(ctx, *stored, me, audit.OutcomeRefused, e.Public, "", ask.failedGates()...)
 		return out, e
 	}
 	got, err := s.opts.Promotions.Decide(ctx, target, id, promotion.StateApproved, me, func(r promotion.Request) error {
@@ -436,6 +451,9 @@ func (s *Service) recordPromotion(ctx context.Context, verb audit.Verb, ask *Ask
 	if len(ask.Apps) == 1 {
 		rec.App = ask.Apps[0].Name
 	}
+	if outcome == audit.OutcomeRefused {
+		rec.Blockers = ask.failedGates()
+	}
 	for _, a := range ask.Apps {
 		if _, group, kind, ok := s.opts.View.AppResource(ask.Target); ok {
 			rec.Objects = append(rec.Objects, audit.Object{Group: group, Kind: kind, Namespace: ask.Target.Namespace, Name: a.Name})
@@ -446,7 +464,7 @@ func (s *Service) recordPromotion(ctx context.Context, verb audit.Verb, ask *Ask
 
 // recordDecision writes the audit record of an approval or rejection of
 // req by who (refused: its reason).
-func (s *Service) recordDecision(ctx context.Context, req promotion.Request, who audit.Actor, outcome audit.Outcome, msg, commit string) {
+func (s *Service) recordDecision(ctx context.Context, req promotion.Request, who audit.Actor, outcome audit.Outcome, msg, commit string, blockers ...string) {
 	verb := audit.VerbPromoteApprove
 	if req.State == promotion.StateRejected {
 		verb = audit.VerbPromoteReject
@@ -458,7 +476,7 @@ func (s *Service) recordDecision(ctx context.Context, req promotion.Request, who
 		}
 	}
 	rec := audit.Record{Time: s.opts.Now(), Actor: who, Verb: verb, Cluster: cluster, Environment: req.Target,
-		Commit: commit, Outcome: outcome, Message: "request " + req.ID + " of " + ActorText(req.Requester) + ": " + msg, Blockers: []string{}}
+		Commit: commit, Outcome: outcome, Message: "request " + req.ID + " of " + ActorText(req.Requester) + ": " + msg, Blockers: append([]string{}, blockers...)}
 	if len(req.Apps) == 1 {
 		rec.App = req.Apps[0].App
 	}

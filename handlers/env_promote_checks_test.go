@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/promtest"
 	"github.com/hanzoai/deploy-web/objrules"
 	"github.com/hanzoai/deploy-web/promcheck"
+	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/web/paths"
 )
 
@@ -53,6 +55,9 @@ func TestPromoteChecksAgainstPrometheus(t *testing.T) {
 	}
 	if got := f.audit.verbs(); len(got) != 1 || got[0] != "promote:refused:dee" {
 		t.Errorf("audit records = %v, want one promote:refused", got)
+	} else if b := f.audit.recs[0].Blockers; !slices.Contains(b, promotion.GateBlocker(promotion.GateChecks, "api")) {
+		// The delivery metrics (insights) count a failed check from it.
+		t.Errorf("refused record's blockers = %v, want %q", b, promotion.GateBlocker(promotion.GateChecks, "api"))
 	}
 	doc := parseHTML(t, f.ts.get(t, paths.EnvPromote("staging", "dev", "api"), nil).Body.String())
 	var found bool

@@ -139,6 +139,8 @@ func TestPathsServeTheirRoute(t *testing.T) {
 		tc{"Activity", "GET", paths.Activity(url.Values{"namespace": {"a b"}, "kind": {"deploy"}}), "GET /activity", map[string]string{}, url.Values{"namespace": {"a b"}, "kind": {"deploy"}}},
 		tc{"Search", "GET", paths.Search(url.Values{"q": {"name:a/b* %"}, "offset": {"50"}}), "GET /search", map[string]string{}, url.Values{"q": {"name:a/b* %"}, "offset": {"50"}}},
 		tc{"APISearch", "GET", paths.APISearch(url.Values{"q": {"label:k=v&x"}}), "GET /v1/deploy/search", map[string]string{}, url.Values{"q": {"label:k=v&x"}}},
+		tc{"Insights", "GET", paths.Insights(url.Values{"env": {"a b"}, "since": {"7d"}}), "GET /insights", map[string]string{}, url.Values{"env": {"a b"}, "since": {"7d"}}},
+		tc{"APIInsights", "GET", paths.APIInsights(url.Values{"app": {"a&b"}}), "GET /v1/deploy/insights", map[string]string{}, url.Values{"app": {"a&b"}}},
 	)
 	for _, c := range cases {
 		t.Run(c.name+"/"+c.path, func(t *testing.T) {
@@ -202,6 +204,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.Activity(nil)},
 		{"GET", paths.AppWhy("c", "n", "a")}, {"GET", paths.EnvWhy("e")}, {"GET", paths.APIWhy("a", nil)},
 		{"GET", paths.Activity(nil)}, {"GET", paths.Search(nil)}, {"GET", paths.APISearch(nil)},
+		{"GET", paths.Insights(nil)}, {"GET", paths.APIInsights(nil)},
 		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},
 		{"GET", paths.APIFreezes()}, {"POST", paths.APIFreezes()}, {"DELETE", paths.APIFreeze("f")},
 	} {

@@ -102,11 +102,15 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "GET /activity", roles.View, s.activityPage)
 	// Search every cluster's cached objects (fleet_search.go).
 	s.protect(m, "GET /search", roles.View, s.searchPage)
+	// Delivery metrics from the audit records and the timeline, of the
+	// Apps the person may view (insights_report.go).
+	s.protect(m, "GET /insights", roles.View, s.insightsPage)
 
 	// JSON API.
 	s.protect(m, "GET /v1/deploy/me", roles.View, s.apiMe)
 	s.protect(m, "GET /v1/deploy/applications", roles.View, s.apiApplications)
 	s.protect(m, "GET /v1/deploy/search", roles.View, s.apiSearch)
+	s.protect(m, "GET /v1/deploy/insights", roles.View, s.apiInsights)
 	s.protect(m, "GET /v1/deploy/{name}/tree", roles.View, s.apiTree)
 	// An App's resource, /v1/deploy/{name}/resource/{ref}, through a
 	// pattern the environments' routes below are more specific than

@@ -98,22 +98,24 @@ func (f *RecordEntries) Entries(recs []audit.Record) []timeline.Entry {
 		}
 		// No Revision: an entry's revision is the App's declared version,
 		// which the App feed records (and compares after a restart).
-		for _, app := range f.appsOf(r) {
+		for _, app := range AppsOf(r, f.isApp) {
 			out = append(out, timeline.Entry{Time: r.Time, App: app, Kind: kind, From: from, To: to, Ref: r.ID, Message: msg})
 		}
 	}
 	return out
 }
 
-// appsOf are the Apps a record is about: the App it names, else the App
-// objects it touched (an apply of an environment), in its cluster.
-func (f *RecordEntries) appsOf(r *audit.Record) []timeline.App {
+// AppsOf are the Apps a record is about: the App it names, else the App
+// objects it touched (an apply of an environment), in its cluster; isApp
+// says whether group/kind is the App resource of a cluster. The timeline's
+// entries and the delivery metrics (insights) read a record's Apps here.
+func AppsOf(r *audit.Record, isApp func(cluster, group, kind string) bool) []timeline.App {
 	if r.App != "" && r.Namespace != "" {
 		return []timeline.App{{Cluster: r.Cluster, Namespace: r.Namespace, Name: r.App}}
 	}
 	var out []timeline.App
 	for _, o := range r.Objects {
-		if o.Namespace != "" && f.isApp(r.Cluster, o.Group, o.Kind) {
+		if o.Namespace != "" && isApp(r.Cluster, o.Group, o.Kind) {
 			out = append(out, timeline.App{Cluster: r.Cluster, Namespace: o.Namespace, Name: o.Name})
 		}
 	}

@@ -261,3 +261,10 @@ func Search(q url.Values) string { return WithQuery("/search", q) }
 
 // APISearch is the fleet-wide search of the JSON API.
 func APISearch(q url.Values) string { return WithQuery("/v1/deploy/search", q) }
+
+// Insights is the delivery metrics page with its query (?env=, ?app=,
+// ?since=; ?format=csv for the CSV).
+func Insights(q url.Values) string { return WithQuery("/insights", q) }
+
+// APIInsights is the delivery metrics as JSON, with the page's query.
+func APIInsights(q url.Values) string { return WithQuery("/v1/deploy/insights", q) }
