@@ -165,6 +165,21 @@ func TestPhoneLayout(t *testing.T) {
 	navigate(t, ctx, "/?namespace=storefront", `[data-testid=app-row]`)
 	screenshot(t, ctx, "fleet")
 	checkNoSideScroll(t, ctx, "fleet")
+	// The top bar: every section (an admin's six) and the search button
+	// within the screen, none scrolled out of its row.
+	nav := rects(t, ctx, `.mainnav a`)
+	if len(nav) < 6 {
+		t.Errorf("phone top bar: %d section links drawn, want an admin's 6", len(nav))
+	}
+	for _, r := range append(nav, rects(t, ctx, `[data-testid=topbar-search-link]`)...) {
+		if r.Left < 0 || r.Right > 390 {
+			screenshot(t, ctx, "topbar-clipped")
+			t.Errorf("phone top bar: %s spans x %.0f-%.0f, off a 390px screen", r.Sel, r.Left, r.Right)
+		}
+	}
+	if w, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => { const n = document.querySelector('.mainnav'); return n.scrollWidth - n.clientWidth; })()`)); err != nil || w > 0 {
+		t.Errorf("phone top bar: the section links overflow their row by %.0fpx (%v), want them all drawn", w, err)
+	}
 	for _, sel := range []string{
 		`[data-testid=app-row] .c-name a`, `[data-testid=app-row] [data-testid=health]`,
 		`[data-testid=app-row] [data-testid=sync]`, `[data-testid=app-row] [data-testid=version-chip]`,
