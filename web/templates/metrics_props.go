@@ -1,0 +1,163 @@
+package templates
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/hanzoai/deploy-web/promcheck"
+)
+
+// AppMetricsProps is the app page's Metrics panel: the promotion checks
+// the App is promoted out of its environment with, each with its
+// current value and a chart of the last day. Loaded false is the
+// placeholder the page paints first; it loads the panel (URL) at once,
+// so the page never waits for Prometheus.
+type AppMetricsProps struct {
+	URL    string
+	Env    string
+	Loaded bool
+	Checks []MetricCheck
+}
+
+// MetricCheck is one check's trend on the panel.
+type MetricCheck struct {
+	// Target is the environment whose promotion the check gates.
+	Target string
+	Trend  promcheck.Trend
+	Chart  MetricChart
+}
+
+// The metric chart's geometry, in the SVG's user units: the plot is
+// stretched to the panel's width (preserveAspectRatio none, strokes not
+// scaled), MetricPad keeps lines off the top and bottom edges.
+const (
+	MetricChartW = 1000
+	MetricChartH = 100
+	MetricPad    = 6
+)
+
+// MetricChart is a trend laid out: one polyline's points per unbroken
+// run of samples, the threshold's height, the value axis' bounds and
+// the time ticks (X in user units, Label the time of day, UTC).
+type MetricChart struct {
+	Lines      []string
+	ThresholdY float64
+	Lo, Hi     float64
+	Ticks      []MetricTick
+	HasSamples bool
+	// Breaks: a sample drawn breaks the threshold.
+	Breaks bool
+}
+
+// MetricTick is a time tick.
+type MetricTick struct {
+	X     float64
+	Label string
+}
+
+// LayoutMetricChart lays tr out: time runs over [From, To] left to
+// right; the value axis spans every finite sample and the threshold,
+// padded so a flat line is not on the edge. A sample that is not finite,
+// or a gap of more than three steps, breaks the line.
+func LayoutMetricChart(tr promcheck.Trend) MetricChart {
+	var c MetricChart
+	lo, hi := math.Inf(1), math.Inf(-1)
+	see := func(v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	for _, s := range tr.Series {
+		for _, p := range s {
+			see(p.V)
+		}
+	}
+	c.HasSamples = !math.IsInf(lo, 1)
+	th, hasTh := threshold(tr)
+	if hasTh {
+		see(th)
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	if hi-lo < 1e-9 {
+		pad := math.Max(math.Abs(hi)*0.1, 0.01)
+		lo, hi = lo-pad, hi+pad
+	}
+	c.Lo, c.Hi = lo, hi
+	span := tr.To.Sub(tr.From)
+	if span <= 0 {
+		return c
+	}
+	x := func(t time.Time) float64 { return float64(t.Sub(tr.From)) / float64(span) * MetricChartW }
+	y := func(v float64) float64 {
+		return MetricPad + (hi-v)/(hi-lo)*(MetricChartH-2*MetricPad)
+	}
+	if hasTh {
+		c.ThresholdY = y(th)
+	}
+	gap := 3 * promcheck.Step(tr.From, tr.To)
+	for _, s := range tr.Series {
+		var b strings.Builder
+		var last time.Time
+		flush := func() {
+			if b.Len() > 0 {
+				c.Lines = append(c.Lines, b.String())
+				b.Reset()
+			}
+		}
+		for _, p := range s {
+			if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.T.Before(tr.From) || p.T.After(tr.To) {
+				flush()
+				continue
+			}
+			if b.Len() > 0 && p.T.Sub(last) > gap {
+				flush()
+			}
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%.1f,%.1f", x(p.T), y(p.V))
+			last = p.T
+			if !tr.Threshold.Holds(p.V) {
+				c.Breaks = true
+			}
+		}
+		flush()
+	}
+	for i := 0; i <= 4; i++ {
+		t := tr.From.Add(span * time.Duration(i) / 4)
+		c.Ticks = append(c.Ticks, MetricTick{X: x(t), Label: t.UTC().Format("15:04")})
+	}
+	return c
+}
+
+// threshold is tr's bound (false when it has none).
+func threshold(tr promcheck.Trend) (float64, bool) {
+	switch {
+	case tr.Threshold.Max != nil:
+		return *tr.Threshold.Max, true
+	case tr.Threshold.Min != nil:
+		return *tr.Threshold.Min, true
+	}
+	return 0, false
+}
+
+// metricY is a chart coordinate as an SVG attribute.
+func metricY(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+// metricState is a trend's current state in a word: holds, breaks, or
+// no value.
+func metricState(tr promcheck.Trend) string {
+	switch {
+	case tr.Problem != "":
+		return "unavailable"
+	case !tr.HasCurrent:
+		return "no-samples"
+	case tr.Holds():
+		return "holds"
+	}
+	return "breaks"
+}
