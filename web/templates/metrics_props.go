@@ -60,7 +60,8 @@ type MetricTick struct {
 // LayoutMetricChart lays tr out: time runs over [From, To] left to
 // right; the value axis spans every finite sample and the threshold,
 // padded so a flat line is not on the edge. A sample that is not finite,
-// or a gap of more than three steps, breaks the line.
+// or a gap of more than three steps, breaks the line; a lone sample is a
+// dot (a line to itself, drawn with round caps).
 func LayoutMetricChart(tr promcheck.Trend) MetricChart {
 	var c MetricChart
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -102,11 +103,16 @@ func LayoutMetricChart(tr promcheck.Trend) MetricChart {
 	for _, s := range tr.Series {
 		var b strings.Builder
 		var last time.Time
+		var first string
 		flush := func() {
-			if b.Len() > 0 {
-				c.Lines = append(c.Lines, b.String())
-				b.Reset()
+			if b.Len() == 0 {
+				return
 			}
+			if b.String() == first { // a lone sample: a dot (round caps)
+				b.WriteString(" " + first)
+			}
+			c.Lines = append(c.Lines, b.String())
+			b.Reset()
 		}
 		for _, p := range s {
 			if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.T.Before(tr.From) || p.T.After(tr.To) {
@@ -116,10 +122,13 @@ func LayoutMetricChart(tr promcheck.Trend) MetricChart {
 			if b.Len() > 0 && p.T.Sub(last) > gap {
 				flush()
 			}
+			pt := fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V))
 			if b.Len() > 0 {
 				b.WriteByte(' ')
+			} else {
+				first = pt
 			}
-			fmt.Fprintf(&b, "%.1f,%.1f", x(p.T), y(p.V))
+			b.WriteString(pt)
 			last = p.T
 			if !tr.Threshold.Holds(p.V) {
 				c.Breaks = true
