@@ -47,7 +47,7 @@ func TestAppMetricsPanel(t *testing.T) {
 		t.Fatalf("dev's %s cell links no app page", app)
 	}
 	metric := `[data-testid=app-metrics][data-loaded=yes] [data-testid=metric][data-check=error-rate]`
-	reloadUntil(t, ctx, href, `[data-testid=app-live]`, func() bool {
+	reloadUntil(t, ctx, href, `#app-live`, func() bool {
 		return visibleWithin(ctx, metric, 20*time.Second) && attrOf(t, ctx, metric, "data-state") == "breaks" && len(texts(t, ctx, metric+` [data-testid=metric-chart]`)) == 1
 	}, 3*time.Minute)
 	value := texts(t, ctx, metric+` [data-testid=metric-value]`)

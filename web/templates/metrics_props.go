@@ -40,7 +40,7 @@ const (
 
 // MetricChart is a trend laid out: one polyline's points per unbroken
 // run of samples, the threshold's height, the value axis' bounds and
-// the time ticks (X in user units, Label the time of day, UTC).
+// the time ticks (X in user units, Label how long before the end).
 type MetricChart struct {
 	Lines      []string
 	ThresholdY float64
@@ -49,6 +49,9 @@ type MetricChart struct {
 	HasSamples bool
 	// Breaks: a sample drawn breaks the threshold.
 	Breaks bool
+	// Now marks the current value (Trend.Current at Trend.At) as a
+	// line to itself, drawn as a dot ("" when there is none).
+	Now string
 }
 
 // MetricTick is a time tick.
@@ -136,11 +139,25 @@ func LayoutMetricChart(tr promcheck.Trend) MetricChart {
 		}
 		flush()
 	}
+	if tr.HasCurrent && !math.IsNaN(tr.Current) && !math.IsInf(tr.Current, 0) && !tr.At.Before(tr.From) && !tr.At.After(tr.To) {
+		pt := fmt.Sprintf("%.1f,%.1f", x(tr.At), y(tr.Current))
+		c.Now = pt + " " + pt
+	}
 	for i := 0; i <= 4; i++ {
-		t := tr.From.Add(span * time.Duration(i) / 4)
-		c.Ticks = append(c.Ticks, MetricTick{X: x(t), Label: t.UTC().Format("15:04")})
+		c.Ticks = append(c.Ticks, MetricTick{X: MetricChartW * float64(i) / 4, Label: tickLabel(span * time.Duration(4-i) / 4)})
 	}
 	return c
+}
+
+// tickLabel is a tick's label: "now", or how long before it ("-6h", "-90m").
+func tickLabel(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "now"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("-%dh", d/time.Hour)
+	}
+	return fmt.Sprintf("-%dm", d/time.Minute)
 }
 
 // threshold is tr's bound (false when it has none).

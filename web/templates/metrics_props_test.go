@@ -29,15 +29,16 @@ func TestLayoutMetricChart(t *testing.T) {
 		{T: at(0.2), V: math.NaN()},
 		{T: at(6), V: 0.05}, {T: at(6.1), V: 0.02},
 		{T: at(24), V: 0.08},
-	}}}
+	}}, Current: 0.08, At: at(24), HasCurrent: true}
 	c := LayoutMetricChart(tr)
 	// The axis: 0 .. 0.1, so y = 6 + (0.1-v)/0.1*88.
 	want := MetricChart{
 		Lines:      []string{"0.0,94.0 4.2,6.0", "250.0,50.0 254.2,76.4", "1000.0,23.6 1000.0,23.6"},
 		ThresholdY: 50,
 		Lo:         0, Hi: 0.1,
-		Ticks:      []MetricTick{{0, "12:00"}, {250, "18:00"}, {500, "00:00"}, {750, "06:00"}, {1000, "12:00"}},
+		Ticks:      []MetricTick{{0, "-24h"}, {250, "-18h"}, {500, "-12h"}, {750, "-6h"}, {1000, "now"}},
 		HasSamples: true, Breaks: true,
+		Now: "1000.0,23.6 1000.0,23.6",
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("LayoutMetricChart() (-want +got):\n%s", diff)
