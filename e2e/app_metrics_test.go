@@ -41,6 +41,7 @@ func TestAppMetricsPanel(t *testing.T) {
 	if soak := texts(t, ctx, cellSel(app, demo.DevEnvironment)+` [data-testid=matrix-soak]`); len(soak) != 1 {
 		t.Errorf("dev's %s cell shows no soak state beside its checks (%q)", app, soak)
 	}
+	screenshot(t, ctx, "matrix")
 
 	href := attrOf(t, ctx, cellSel(app, demo.DevEnvironment)+` .matrix-version a`, "href")
 	if href == "" {
