@@ -134,6 +134,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconf
 		return r
 	}
 	judge(&r, c.Threshold, series)
+	if r.Problem != "" {
+		// No samples yet (a version just live): asked again next time,
+		// not held for the rest of the minute.
+		return r
+	}
 	e.results.put(key, r)
 	return r
 }

@@ -54,8 +54,8 @@ type Trend struct {
 func (t Trend) Holds() bool { return t.HasCurrent && t.Threshold.Holds(t.Current) }
 
 // Trend runs check c's query for v over the last TrendWindow against m.
-// A trend that answered is cached for the rest of the minute; a problem
-// is not.
+// A trend that answered samples is cached for the rest of the minute; a
+// problem or an answer without samples is not.
 func (e *Evaluator) Trend(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v Vars) Trend {
 	now := e.now()
 	tr := Trend{Name: c.Name, Threshold: c.Threshold, To: now, From: now.Add(-TrendWindow)}
@@ -75,7 +75,9 @@ func (e *Evaluator) Trend(ctx context.Context, m envconfig.Metrics, c envconfig.
 		return tr
 	}
 	trendOf(&tr, series)
-	e.trends.put(key, tr)
+	if tr.HasCurrent { // no samples yet (a version just live): asked again next time
+		e.trends.put(key, tr)
+	}
 	return tr
 }
 

@@ -108,8 +108,9 @@ func TestTrendQuery(t *testing.T) {
 
 // TestTrendSeries: the current value is the latest sample, the worst
 // against the threshold when series end together; series past
-// MaxTrendSeries are counted, not kept; an unreachable Prometheus is a
-// problem (not cached: the next call asks again).
+// MaxTrendSeries are counted, not kept; an answer without samples and an
+// unreachable Prometheus (a problem) are not cached: the next call asks
+// again.
 func TestTrendSeries(t *testing.T) {
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	t0, t1 := float64(now.Add(-2*time.Hour).Unix()), float64(now.Add(-time.Hour).Unix())
@@ -139,6 +140,14 @@ func TestTrendSeries(t *testing.T) {
 	tr = e.Trend(context.Background(), envconfig.Metrics{URL: "https://prom.example"}, c, Vars{})
 	if tr.Current != 0.01 {
 		t.Errorf("against a min, current = %v, want 0.01 (the lowest latest)", tr.Current)
+	}
+
+	empty := &answerTransport{body: matrixAnswer()}
+	none := New(Options{Now: func() time.Time { return now }, Transport: empty})
+	for i := 1; i <= 2; i++ {
+		if tr := none.Trend(context.Background(), envconfig.Metrics{URL: "https://prom.example"}, c, Vars{}); tr.HasCurrent || tr.Problem != "" || len(empty.asked()) != i {
+			t.Errorf("no samples (call %d) = %+v after %d asks, want none, no problem, and asked again (not cached)", i, tr, len(empty.asked()))
+		}
 	}
 
 	ft := &failingTransport{}
