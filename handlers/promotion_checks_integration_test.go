@@ -94,7 +94,8 @@ func promotionReason(ans why.Answer) string {
 // dev cell loads its checks fragment, which shows error-rate failing with
 // 0.08 against <= 0.05 beside the soak state; staging's api answers
 // "why" with a promotion reason naming the check, the value and the
-// threshold; dev's api page loads its Metrics panel, which shows the
+// threshold (its page paints the why panel without the checks, which
+// loads again at once and then has it); dev's api page loads its Metrics panel, which shows the
 // current value breaking the threshold and a chart (staging's page, whose
 // environment has no metrics, has none). With Prometheus unreachable the
 // same three fail closed and say so: the check is not evaluated
@@ -132,6 +133,23 @@ func TestChecksShownAgainstPrometheus(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("why of staging's api: promotion reason %q lacks %q", msg, w)
 		}
+	}
+
+	// Staging's api page paints its why panel without the checks (the
+	// page never waits for Prometheus) and loads it again at once; the
+	// panel's refresh has the reason.
+	staging := parseHTML(t, f.ts.get(t, paths.App("in-cluster", "staging-ns", "api"), nil).Body.String())
+	wp := byTestID(staging, "why-panel")
+	if len(wp) != 1 || !strings.HasPrefix(attr(wp[0], "hx-trigger"), "load") || strings.Contains(text(wp[0]), "error-rate") {
+		t.Errorf("staging's api page: why panel %q, want one without the checks that loads again at once", text(staging))
+	}
+	refresh := parseHTML(t, f.ts.get(t, paths.AppWhy("in-cluster", "staging-ns", "api"), htmxHeader).Body.String())
+	var kinds []string
+	for _, r := range byTestID(refresh, "why-reason") {
+		kinds = append(kinds, attr(r, "data-kind"))
+	}
+	if !strings.Contains(text(refresh), "check error-rate failed") || !strings.Contains(strings.Join(kinds, ","), "promotion") {
+		t.Errorf("staging's api why panel refresh = %q (kinds %v), want the promotion reason naming error-rate", text(refresh), kinds)
 	}
 
 	// The app page: a placeholder on dev's api, none on staging's.
