@@ -51,6 +51,9 @@ type PromotionView interface {
 // metrics (implemented by *promcheck.Evaluator).
 type MetricChecks interface {
 	Evaluate(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v promcheck.Vars, wentLive time.Time, fresh bool) promcheck.Result
+	// Trend is a check's query over the last day, for the app page's
+	// chart (checks.go).
+	Trend(ctx context.Context, m envconfig.Metrics, c envconfig.Check, v promcheck.Vars) promcheck.Trend
 }
 
 // Ask is one promotion asked for: into Target from Source, of the Apps
@@ -69,6 +72,9 @@ type AskedApp struct {
 	Name           string
 	Source, Target promotion.Cell
 	Gates          []promotion.Gate
+	// Checks are the promotion checks' results the checks gate decided
+	// on, in the file's order (none when the target has no checks).
+	Checks []promcheck.Result
 }
 
 // PromoteRequest is a promotion of App (every App of Source when "") from
@@ -189,7 +195,7 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 		}
 		var checks promotion.Checks
 		if !p.soakOnly {
-			checks = s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)
+			checks, a.Checks = s.checks(ctx, target, source, r.App, a.Source, p.approver != nil)
 		}
 		a.Gates = promotion.Gates(promotion.GateInput{Now: now, Source: a.Source, SourceEnv: source.Name, Target: tcol, Freeze: freeze,
 			MayPromote: p.mayPromote, Because: p.because, Requester: p.actor, Approver: p.approver, History: history,
@@ -215,22 +221,31 @@ func (s *Service) ask(ctx context.Context, targetName, sourceName, app string, p
 // source's metrics, app's version there and the time it went live. A
 // source that does not run the App gets no results (the gate fails
 // closed, beside the soak gate saying why). fresh (an approval) skips the
-// per-minute cache.
-func (s *Service) checks(ctx context.Context, target, source *envconfig.Environment, app string, cur promotion.Cell, fresh bool) promotion.Checks {
+// per-minute cache. It answers the gate's input and the results it was
+// made of (which the matrix and the app page show).
+func (s *Service) checks(ctx context.Context, target, source *envconfig.Environment, app string, cur promotion.Cell, fresh bool) (promotion.Checks, []promcheck.Result) {
 	cs := target.Promotion.Checks
 	if len(cs) == 0 {
-		return promotion.Checks{}
+		return promotion.Checks{}, nil
 	}
 	out := promotion.Checks{Configured: true}
 	if !cur.Present || source.Metrics == nil {
-		return out
+		return out, nil
 	}
-	v := promcheck.Vars{App: app, Namespace: source.Namespace, Environment: source.Name, Version: cur.Version}
+	v := checkVars(source, app, cur.Version)
+	var rs []promcheck.Result
 	for _, c := range cs {
 		r := s.opts.Checks.Evaluate(ctx, *source.Metrics, c, v, cur.DeployedAt, fresh)
-		out.Results = append(out.Results, promotion.CheckResult{Name: c.Name, Held: r.Held && r.Problem == "", Message: r.Message()})
+		rs = append(rs, r)
+		out.Results = append(out.Results, promotion.CheckResult{Name: c.Name, Held: r.State() == promcheck.StateHeld, Message: r.Message()})
 	}
-	return out
+	return out, rs
+}
+
+// checkVars are the placeholders' values of App app at version in
+// environment e.
+func checkVars(e *envconfig.Environment, app, version string) promcheck.Vars {
+	return promcheck.Vars{App: app, Namespace: e.Namespace, Environment: e.Name, Version: version}
 }
 
 // versions are the exact versions the Apps of ask promote.

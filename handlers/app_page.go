@@ -42,11 +42,12 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
-	whyPanel, err := s.appWhyPanel(r.Context(), a)
+	whyPanel, err := s.appWhyPanel(r.Context(), a, true)
 	if err != nil {
 		return err
 	}
 	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", name), Live: live, History: &history, Why: &whyPanel,
+		Metrics:       s.appMetricsPlaceholder(a),
 		Notifications: s.notificationsSection(r.Context(), appNotifyPlace(a)),
 		Freeze:        s.freezeBanner(r.Context(), s.appTarget(a))}))
 }

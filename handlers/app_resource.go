@@ -167,7 +167,7 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	whyPanel, err := s.appWhyPanel(r.Context(), a)
+	whyPanel, err := s.appWhyPanel(r.Context(), a, true)
 	if err != nil {
 		return err
 	}

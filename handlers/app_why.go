@@ -14,6 +14,7 @@ import (
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/promcheck"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
@@ -47,8 +48,24 @@ func (s *Server) newWhy() *why.Service {
 		if s.opts.EnvClusterConfig != nil {
 			o.Locks = envLocks{s}
 		}
+		o.Checks = pendingChecks{s}
 	}
 	return why.New(o)
+}
+
+// pendingChecks are the promotion checks of a waiting version, as the
+// workflow service's gate decides them, each query bounded by
+// promcheck.Timeout and all of them together too.
+type pendingChecks struct{ s *Server }
+
+func (p pendingChecks) Pending(ctx context.Context, env, app string) (*why.CheckGate, error) {
+	ctx, cancel := context.WithTimeout(ctx, promcheck.Timeout)
+	defer cancel()
+	pc, err := p.s.ops.PendingChecks(ctx, env, app)
+	if err != nil || pc == nil {
+		return nil, err
+	}
+	return &why.CheckGate{Source: pc.Source, Version: pc.Version, Gate: pc.Gate}, nil
 }
 
 // liveEntries is what is live in each environment (Server.liveEntry).
@@ -132,14 +149,21 @@ func (s *Server) apiWhy(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// appWhyPanel is the app page's "Why isn't it live?" panel of App a.
-func (s *Server) appWhyPanel(ctx context.Context, a appRef) (templates.WhyPanelProps, error) {
+// appWhyPanel is the app page's "Why isn't it live?" panel of App a. A
+// page's first paint leaves the promotion checks out (they may wait for
+// Prometheus): the panel then asks again at once.
+func (s *Server) appWhyPanel(ctx context.Context, a appRef, firstPaint bool) (templates.WhyPanelProps, error) {
 	app, err := s.whyApp(a)
 	if err != nil {
 		return templates.WhyPanelProps{}, err
 	}
+	w := s.why
+	partial := firstPaint && w.HasChecks()
+	if partial {
+		w = w.WithoutChecks()
+	}
 	return templates.WhyPanelProps{Name: a.Name, URL: paths.AppWhy(a.Cluster(), a.Namespace, a.Name),
-		Answer: s.why.Explain(ctx, app, a.c.View, true)}, nil
+		Answer: w.Explain(ctx, app, a.c.View, true), Partial: partial}, nil
 }
 
 // appWhy serves GET /clusters/{cluster}/apps/{namespace}/{name}/why: the
@@ -149,7 +173,7 @@ func (s *Server) appWhy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.appWhyPanel(r.Context(), a)
+	p, err := s.appWhyPanel(r.Context(), a, false)
 	if err != nil {
 		return err
 	}

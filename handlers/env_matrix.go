@@ -161,6 +161,7 @@ func (s *Server) matrixView(ctx context.Context, m gitops.Matrix, q gitops.Matri
 		p.Columns = append(p.Columns, mc)
 	}
 	p.Pending = s.pendingPromotions(ctx)
+	checked := s.checkedTargets(m)
 	f := m.Filter(q)
 	for _, r := range f.Rows {
 		row := templates.MatrixRow{App: r.App}
@@ -175,12 +176,36 @@ func (s *Server) matrixView(ctx context.Context, m gitops.Matrix, q gitops.Matri
 				for _, t := range next[col.Env] {
 					mc.Promote = append(mc.Promote, templates.PromoteLink{Target: t, URL: paths.EnvPromote(t, col.Env, r.App)})
 				}
+				for _, t := range checked[col.Env] {
+					if tc, _ := m.Cell(r.App, t); tc.Differs {
+						mc.Checks = append(mc.Checks, templates.PromoteLink{Target: t, URL: paths.EnvPromoteChecks(t, col.Env, r.App)})
+					}
+				}
 			}
 			row.Cells = append(row.Cells, mc)
 		}
 		p.Rows = append(p.Rows, row)
 	}
 	return p
+}
+
+// checkedTargets are, by source, the environments of m promoted from it
+// that have promotion.checks and whose Apps are read: a version waiting
+// there shows its checks.
+func (s *Server) checkedTargets(m gitops.Matrix) map[string][]string {
+	out := map[string][]string{}
+	if s.opts.Environments == nil {
+		return out
+	}
+	cfg := s.opts.Environments.Config()
+	for _, c := range m.Columns {
+		e, err := cfg.Env(c.Env)
+		if err != nil || c.After == "" || c.Unavailable != "" || e.Promotion == nil || len(e.Promotion.Checks) == 0 {
+			continue
+		}
+		out[c.After] = append(out[c.After], c.Env)
+	}
+	return out
 }
 
 // apiEnvMatrix serves GET /v1/deploy/environments?view=matrix (through

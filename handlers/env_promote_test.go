@@ -167,6 +167,13 @@ func promoteServerObserved(t *testing.T, rows []kubeview.AppRow, observed time.T
 // evaluator checks (nil: the default).
 func promoteServerConfig(t *testing.T, rows []kubeview.AppRow, observed time.Time, envConfig string, checks gitops.MetricChecks, entries ...timeline.Entry) *promoteFixture {
 	t.Helper()
+	return promoteServerWith(t, rows, observed, envConfig, checks, nil, entries...)
+}
+
+// promoteServerWith is promoteServerConfig with more options set by also
+// (nil: none), after the fixture's own.
+func promoteServerWith(t *testing.T, rows []kubeview.AppRow, observed time.Time, envConfig string, checks gitops.MetricChecks, also func(*Options), entries ...timeline.Entry) *promoteFixture {
+	t.Helper()
 	tl := promoteTimeline(t, rows, observed, entries...)
 	files := map[string]string{}
 	for p, f := range promoteTree() {
@@ -194,6 +201,9 @@ func promoteServerConfig(t *testing.T, rows []kubeview.AppRow, observed time.Tim
 		o.Roles = policy
 		o.Timeline = tl
 		o.Checks = checks
+		if also != nil {
+			also(o)
+		}
 	})
 	return f
 }

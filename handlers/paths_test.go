@@ -109,6 +109,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"EnvMatrix", "GET", paths.EnvMatrix(url.Values{"q": {h}, "differs": {"1"}}), "GET /environments", map[string]string{}, url.Values{"q": {h}, "differs": {"1"}}},
 			tc{"APIEnvironments", "GET", paths.APIEnvironments(url.Values{"view": {"matrix"}, "q": {h}}), "GET /v1/deploy/environments", map[string]string{}, url.Values{"view": {"matrix"}, "q": {h}}},
 			tc{"EnvPromote", "GET", paths.EnvPromote(env, h, name), "GET /environments/{env}/promote", map[string]string{"env": env}, url.Values{"from": {h}, "app": {name}}},
+			tc{"EnvPromoteChecks", "GET", paths.EnvPromoteChecks(env, h, name), "GET /environments/{env}/promote/checks", map[string]string{"env": env}, url.Values{"from": {h}, "app": {name}}},
 			tc{"EnvPromoteRequest", "POST", paths.EnvPromoteRequest(env), "POST /environments/{env}/promote", map[string]string{"env": env}, nil},
 			tc{"EnvPromoteApprove", "POST", paths.EnvPromoteApprove(env, id), "POST /environments/{env}/promotions/{id}/approve", map[string]string{"env": env, "id": id}, nil},
 			tc{"EnvPromoteReject", "POST", paths.EnvPromoteReject(env, id), "POST /environments/{env}/promotions/{id}/reject", map[string]string{"env": env, "id": id}, nil},
@@ -121,6 +122,7 @@ func TestPathsServeTheirRoute(t *testing.T) {
 			tc{"AppTimeline", "GET", paths.AppTimeline(cl, ns, name, url.Values{"range": {h}}), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline", app, url.Values{"range": {h}}},
 			tc{"AppTimelineStream", "GET", paths.AppTimelineStream(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/timeline/stream", app, nil},
 			tc{"AppWhy", "GET", paths.AppWhy(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/why", app, nil},
+			tc{"AppMetrics", "GET", paths.AppMetrics(cl, ns, name), "GET /clusters/{cluster}/apps/{namespace}/{name}/metrics", app, nil},
 			tc{"APIWhy", "GET", paths.APIWhy(name, url.Values{"cluster": {cl}}), "GET /v1/deploy/{name}/why", map[string]string{"name": name}, url.Values{"cluster": {cl}}},
 			tc{"APITimeline", "GET", paths.APITimeline(name, url.Values{"since": {h}, "cluster": {cl}}), "GET /v1/deploy/{name}/timeline", map[string]string{"name": name}, url.Values{"since": {h}, "cluster": {cl}}},
 		)
@@ -203,6 +205,7 @@ func TestEveryRouteHasABuilder(t *testing.T) {
 		{"GET", paths.AppTimeline("c", "n", "a", nil)}, {"GET", paths.AppTimelineStream("c", "n", "a")}, {"GET", paths.APITimeline("a", nil)},
 		{"GET", paths.Activity(nil)},
 		{"GET", paths.AppWhy("c", "n", "a")}, {"GET", paths.EnvWhy("e")}, {"GET", paths.APIWhy("a", nil)},
+		{"GET", paths.AppMetrics("c", "n", "a")}, {"GET", paths.EnvPromoteChecks("e", "f", "a")},
 		{"GET", paths.Activity(nil)}, {"GET", paths.Search(nil)}, {"GET", paths.APISearch(nil)},
 		{"GET", paths.Insights(nil)}, {"GET", paths.APIInsights(nil)},
 		{"GET", paths.Freezes()}, {"POST", paths.Freezes()}, {"POST", paths.FreezeEnd("f")},

@@ -50,6 +50,8 @@ func (s *Server) mux() *http.ServeMux {
 	// "Why isn't it live?": the app and environment pages' panels (app_why.go).
 	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/why", roles.View, s.appWhy)
 	s.protect(m, "GET /environments/{env}/why", roles.View, s.envWhy)
+	// The promotion checks' values and charts (app_metrics.go).
+	s.protect(m, "GET /clusters/{cluster}/apps/{namespace}/{name}/metrics", roles.View, s.appMetrics)
 	// The single-cluster app URLs (bookmarks): redirected (legacyApp).
 	s.protect(m, "/apps/{namespace}/{name}", roles.View, s.legacyApp)
 	s.protect(m, "/apps/{namespace}/{name}/{rest...}", roles.View, s.legacyApp)
@@ -73,10 +75,12 @@ func (s *Server) mux() *http.ServeMux {
 	s.protect(m, "POST /environments/{env}/rollback", roles.Rollback, s.envRollbackForm)
 	// One App in two environments (env_compare.go).
 	s.protect(m, "GET /environments/{env}/compare/{app}", roles.View, s.envCompare)
-	// Promotions into an environment: the dialog with its gates, the
-	// promotion (or its request), a second person's decision
-	// (env_promote_page.go, env_promote.go).
+	// Promotions into an environment: the dialog with its gates, a
+	// matrix cell's soak and checks, the promotion (or its request), a
+	// second person's decision (env_promote_page.go,
+	// env_promote_checks.go, env_promote.go).
 	s.protect(m, "GET /environments/{env}/promote", roles.View, s.envPromotePage)
+	s.protect(m, "GET /environments/{env}/promote/checks", roles.View, s.envPromoteChecks)
 	s.protect(m, "POST /environments/{env}/promote", roles.Promote, s.envPromoteSubmit)
 	s.protect(m, "POST /environments/{env}/promotions/{id}/approve", roles.Approve, s.envPromotionDecide(true))
 	s.protect(m, "POST /environments/{env}/promotions/{id}/reject", roles.Approve, s.envPromotionDecide(false))

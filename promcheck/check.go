@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hanzoai/deploy-web/envconfig"
@@ -74,13 +73,8 @@ type Evaluator struct {
 	getenv func(string) string
 	client *http.Client
 
-	mu    sync.Mutex
-	cache map[cacheKey]Result
-}
-
-type cacheKey struct {
-	url, query, threshold string
-	from, minute          int64
+	results minuteCache[Result]
+	trends  minuteCache[Trend]
 }
 
 // errTooLarge is a Prometheus answer over MaxBytes.
@@ -107,7 +101,6 @@ func New(o Options) *Evaluator {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			Timeout:       Timeout,
 		},
-		cache: map[cacheKey]Result{},
 	}
 }
 
@@ -130,13 +123,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconf
 		return r
 	}
 	r.Query = q
-	key := cacheKey{url: m.URL, query: q, threshold: r.Threshold, from: r.From.Truncate(time.Minute).Unix(), minute: now.Truncate(time.Minute).Unix()}
-	e.mu.Lock()
-	if hit, ok := e.cache[key]; ok && !fresh {
-		e.mu.Unlock()
+	key := cacheKey{url: m.URL, query: q, threshold: r.Threshold, from: minuteOf(r.From), minute: minuteOf(now)}
+	if hit, ok := e.results.get(key); ok && !fresh {
 		return hit
 	}
-	e.mu.Unlock()
 
 	series, err := e.queryRange(ctx, m, q, r.From, r.To)
 	if err != nil {
@@ -149,20 +139,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, m envconfig.Metrics, c envconf
 		// not held for the rest of the minute.
 		return r
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for k := range e.cache { // a past minute's results are stale
-		if k.minute != key.minute {
-			delete(e.cache, k)
-		}
-	}
-	for k := range e.cache { // still full: drop any one
-		if len(e.cache) < MaxCached {
-			break
-		}
-		delete(e.cache, k)
-	}
-	e.cache[key] = r
+	e.results.put(key, r)
 	return r
 }
 
@@ -203,10 +180,7 @@ func queryErr(format string, a ...any) error { return &QueryError{fmt.Sprintf(fo
 
 // queryRange asks m's /api/v1/query_range for q over [from, to].
 func (e *Evaluator) queryRange(ctx context.Context, m envconfig.Metrics, q string, from, to time.Time) ([][]sample, error) {
-	step := to.Sub(from) / Points
-	if step < MinStep {
-		step = MinStep
-	}
+	step := Step(from, to)
 	form := url.Values{}
 	form.Set("query", q)
 	form.Set("start", strconv.FormatFloat(float64(from.UnixMilli())/1000, 'f', 3, 64))
@@ -285,6 +259,13 @@ func (e *Evaluator) queryRange(ctx context.Context, m envconfig.Metrics, q strin
 	return out, nil
 }
 
+// Step is the resolution of a range query over [from, to]: the window
+// cut into Points steps, never under MinStep (so a series has at most
+// about Points+1 samples).
+func Step(from, to time.Time) time.Duration {
+	return max(to.Sub(from)/Points, MinStep)
+}
+
 // clip is s cut to n bytes at most, with its control characters dropped.
 func clip(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
@@ -299,12 +280,39 @@ func clip(s string, n int) string {
 	return s
 }
 
+// State is a result's state as the gate, the matrix and the app page
+// see it.
+type State string
+
+// The states: held lets a promotion through; failing (a sample broke the
+// threshold) and unevaluated (Problem: unreachable, refused, no samples)
+// do not.
+const (
+	StateHeld        State = "held"
+	StateFailing     State = "failing"
+	StateUnevaluated State = "unevaluated"
+)
+
+// State is r's state: the one rule of whether a check held.
+func (r Result) State() State {
+	switch {
+	case r.Problem != "":
+		return StateUnevaluated
+	case r.Held:
+		return StateHeld
+	}
+	return StateFailing
+}
+
+// FormatValue is a sample's value as the gate and the pages print it.
+func FormatValue(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
 // Message is r as a gate says it: the check, the query as run, the value
 // and the threshold.
 func (r Result) Message() string {
 	val := "no value"
 	if r.HasValue {
-		val = strconv.FormatFloat(r.Value, 'g', 6, 64) + " at " + r.At.UTC().Format("15:04:05 UTC")
+		val = FormatValue(r.Value) + " at " + r.At.UTC().Format("15:04:05 UTC")
 	}
 	switch {
 	case r.Problem != "" && !r.HasValue:

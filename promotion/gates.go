@@ -138,7 +138,7 @@ type Interval struct {
 
 // Gates evaluates every gate of a promotion of one App, in order.
 func Gates(in GateInput) []Gate {
-	return []Gate{soakGate(in), checksGate(in), freezeGate(in), roleGate(in), secondPersonGate(in)}
+	return []Gate{soakGate(in), ChecksGate(in), freezeGate(in), roleGate(in), secondPersonGate(in)}
 }
 
 // soakGate: the soak window is [Now-soak, Now]. The source passes when it
@@ -218,10 +218,11 @@ func clock(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04:05 UTC")
 }
 
-// checksGate passes when every check held; a check that failed or could
+// ChecksGate is the checks gate (also alone: "why" shows it). It
+// passes when every check held; a check that failed or could
 // not be evaluated fails it, and the message names each such check.
 // Configured checks without results (none evaluated) fail closed.
-func checksGate(in GateInput) Gate {
+func ChecksGate(in GateInput) Gate {
 	c := in.Checks
 	if !c.Configured {
 		return Gate{ID: GateChecks, State: NotConfigured, Message: in.Target.Env + " has no promotion checks"}

@@ -66,6 +66,21 @@ type Cluster interface {
 	Row(namespace, name string) (kubeview.AppRow, bool)
 }
 
+// Checks are the promotion checks of a version of App app waiting in
+// env's source to be promoted into env (implemented over
+// gitops.Service.PendingChecks, the gate's own evaluation): nil when
+// none waits or env has no checks.
+type Checks interface {
+	Pending(ctx context.Context, env, app string) (*CheckGate, error)
+}
+
+// CheckGate is the checks gate of a waiting version: Version runs in
+// Source, and Gate is the gate as a promotion would decide it now.
+type CheckGate struct {
+	Source, Version string
+	Gate            promotion.Gate
+}
+
 // Options are the sources; each may be nil, and its reasons are then
 // never given.
 type Options struct {
@@ -76,6 +91,9 @@ type Options struct {
 	Applied    Applied
 	Locks      Locks
 	Soaks      Soaks
+	// Checks are asked in detail only (a query to Prometheus per check,
+	// cached per minute): not for an environment's list.
+	Checks Checks
 }
 
 // Service answers "why" for Apps.
@@ -85,6 +103,17 @@ type Service struct {
 
 // New returns a Service over the sources of o.
 func New(o Options) *Service { return &Service{o: o} }
+
+// WithoutChecks is s without its Checks source: a page's first paint,
+// which must not wait for Prometheus (the panel's refresh asks).
+func (s *Service) WithoutChecks() *Service {
+	o := s.o
+	o.Checks = nil
+	return New(o)
+}
+
+// HasChecks reports whether s asks the promotion checks.
+func (s *Service) HasChecks() bool { return s.o.Checks != nil }
 
 // App is the App asked about, as the caller resolved it.
 type App struct {
@@ -134,6 +163,9 @@ func (s *Service) Explain(ctx context.Context, app App, c Cluster, detail Detail
 	rs = append(rs, s.pauseReasons(ctx, app, fail)...)
 	rs = append(rs, s.promotionReasons(ctx, app, fail)...)
 	rs = append(rs, s.soakReasons(ctx, app, fail)...)
+	if detail {
+		rs = append(rs, s.checkReasons(ctx, app, fail)...)
+	}
 	notApplied := s.notAppliedReasons(ctx, app, fail)
 	rs = append(rs, notApplied...)
 	if app.Git != nil && len(notApplied) > 0 {
@@ -252,6 +284,26 @@ func (s *Service) promotionReasons(ctx context.Context, app App, fail func(strin
 		}
 	}
 	return out
+}
+
+// checkReasons: a version waiting in the environment the App's is
+// promoted from, which its promotion checks refuse (the checks gate's
+// decision and words: the failing check, its value, the threshold and
+// the query as run; an unreachable Prometheus refuses too).
+func (s *Service) checkReasons(ctx context.Context, app App, fail func(string)) []Reason {
+	if s.o.Checks == nil || app.Env == "" {
+		return nil
+	}
+	g, err := s.o.Checks.Pending(ctx, app.Env, app.Name)
+	if err != nil {
+		fail("the promotion checks")
+		return nil
+	}
+	if g == nil || g.Gate.State != promotion.Failed {
+		return nil
+	}
+	return []Reason{{Kind: Promotion, Message: fmt.Sprintf("%s of %s is not promoted to %s: its promotion checks refuse it: %s",
+		textfmt.OrDash(g.Version), g.Source, app.Env, g.Gate.Message), Link: paths.EnvPromote(app.Env, g.Source, app.Name)}}
 }
 
 // notAppliedReasons: for an App git renders, git's commit against the

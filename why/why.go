@@ -4,10 +4,11 @@
 // should act on them (Kinds). It decides nothing of its own: each reason
 // is the answer of the code that already decides it (the freezes'
 // List.Check, the auto-sync loop's pause, the promotion store's pending
-// requests, the plan history and its report's blockers, the apply Lease's
-// holder, kubeview's health culprits, sync verdict and drift), read
-// through the interfaces below, composed here once for the JSON API, the
-// app and environment pages and the fleet's filter.
+// requests, the promotion checks gate, the plan history and its
+// report's blockers, the apply Lease's holder, kubeview's health
+// culprits, sync verdict and drift), read through the interfaces below,
+// composed here once for the JSON API, the app and environment pages and
+// the fleet's filter.
 package why
 
 import (
@@ -27,7 +28,8 @@ const (
 	// Paused: the auto-sync of the App's environment is paused.
 	Paused Kind = "paused"
 	// Promotion: a promotion request of the App waits for approval, or
-	// its newer version in the source waits for its soak.
+	// its newer version in the source waits for its soak, or the version
+	// waiting to be promoted fails its promotion checks.
 	Promotion Kind = "promotion"
 	// NotApplied: the desired version (commit) is not what runs.
 	NotApplied Kind = "not-applied"

@@ -246,6 +246,10 @@ func APIFreeze(id string) string { return join("/v1/deploy/freezes/", id) }
 // AppWhy is an App's "Why isn't it live?" panel (the app page's fragment).
 func AppWhy(cluster, ns, name string) string { return App(cluster, ns, name) + "/why" }
 
+// AppMetrics is the app page's promotion checks panel (its metrics over
+// the last day).
+func AppMetrics(cluster, ns, name string) string { return App(cluster, ns, name) + "/metrics" }
+
 // EnvWhy is an environment's "Not live" panel (the environment page's
 // fragment).
 func EnvWhy(env string) string { return Env(env) + "/why" }

@@ -27,6 +27,12 @@ func EnvPromote(env, from, app string) string {
 	return WithQuery(Env(env)+"/promote", q)
 }
 
+// EnvPromoteChecks is the soak and checks state of promoting app from
+// environment from into env (the matrix cell's fragment).
+func EnvPromoteChecks(env, from, app string) string {
+	return WithQuery(Env(env)+"/promote/checks", url.Values{"from": {from}, "app": {app}})
+}
+
 // EnvPromoteRequest is the promotion dialog's form (POST).
 func EnvPromoteRequest(env string) string { return Env(env) + "/promote" }
 

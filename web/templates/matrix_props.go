@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/kubeview"
+	"github.com/hanzoai/deploy-web/promcheck"
 	"github.com/hanzoai/deploy-web/promotion"
 )
 
@@ -68,6 +69,26 @@ type MatrixCell struct {
 	// Promote offers "Promote to <env>", one per environment promoted
 	// from this one that the person may promote to.
 	Promote []PromoteLink
+	// Checks load the soak and checks state of this version's promotion
+	// into each environment promoted from this one that has
+	// promotion.checks and runs another release (MatrixChecks, a
+	// fragment: the matrix's paint does not wait for Prometheus).
+	Checks []PromoteLink
+}
+
+// MatrixChecksProps is the soak and checks state of promoting App from
+// Source into Target, from the promotion's own gates (the dialog's).
+type MatrixChecksProps struct {
+	Target, Source, App string
+	// Soak and Gate are the soak gate and the checks gate; Checks the
+	// checks' results the checks gate decided on.
+	Soak, Gate promotion.Gate
+	Checks     []promcheck.Result
+	// Error says why the gates could not be evaluated ("" when they
+	// were).
+	Error string
+	// URL is the promotion dialog.
+	URL string
 }
 
 // PromoteLink is a "Promote to" control of a cell.
@@ -78,4 +99,28 @@ type PromoteLink struct {
 // row returns a cell's App row for the version chips.
 func (c MatrixCell) row() kubeview.AppRow {
 	return kubeview.AppRow{Version: c.Version, Running: c.Running}
+}
+
+// checkText is a check's state in a few words: held, the value against
+// the threshold, or why it was not evaluated.
+func checkText(r promcheck.Result) string {
+	switch r.State() {
+	case promcheck.StateHeld:
+		return "held (" + r.Threshold + ")"
+	case promcheck.StateFailing:
+		v := "no value"
+		if r.HasValue {
+			v = promcheck.FormatValue(r.Value)
+		}
+		return v + ", threshold " + r.Threshold
+	}
+	return r.Problem
+}
+
+// soakText is the soak gate's state in a word.
+func soakText(g promotion.Gate) string {
+	if g.State == promotion.Passed {
+		return "soaked"
+	}
+	return "soaking"
 }

@@ -225,6 +225,9 @@ type AppViewProps struct {
 	Freeze FreezeBannerProps
 	// Why is "Why isn't it live?" (nil: not shown).
 	Why *WhyPanelProps
+	// Metrics is the promotion checks' panel's placeholder (nil: the
+	// App's environment has no metrics).
+	Metrics *AppMetricsProps
 }
 
 // AppLive is the self-refreshing part of the app page.

@@ -11,6 +11,17 @@ type WhyPanelProps struct {
 	// Name is the App's name; URL the panel's own refresh.
 	Name, URL string
 	Answer    why.Answer
+	// Partial: the answer left the promotion checks out (a page's first
+	// paint does not wait for Prometheus), so the panel asks again at once.
+	Partial bool
+}
+
+// trigger is when the panel refreshes itself.
+func (p WhyPanelProps) trigger() string {
+	if p.Partial {
+		return "load, every 10s"
+	}
+	return "every 10s"
 }
 
 // WhyViewProps are the props of WhyView, the panel as a page of its own
