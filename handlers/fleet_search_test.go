@@ -25,7 +25,7 @@ type searchView struct {
 	apps []search.App
 }
 
-func (v searchView) SearchApps(yield func(search.App) bool) {
+func (v searchView) SearchApps(_ *search.Query, yield func(search.App) bool) {
 	apps := v.apps
 	if apps == nil {
 		for _, r := range v.page.Rows {

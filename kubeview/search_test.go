@@ -13,14 +13,12 @@ import (
 	"github.com/hanzoai/deploy-web/search"
 )
 
-// searchApps collects what SearchApps yields, by "namespace/name".
+// searchApps collects what SearchApps yields for a query of no terms
+// (every App), by "namespace/name".
 func searchApps(c *kubeview.Cache) (order []string, objs map[string][]search.Object) {
 	objs = map[string][]search.Object{}
-	c.SearchApps(func(a search.App) bool {
+	c.SearchApps(&search.Query{}, func(a search.App) bool {
 		k := a.Namespace + "/" + a.Name
-		if a.Digest == nil {
-			k += " (no digest)"
-		}
 		order = append(order, k)
 		objs[k] = a.Objects
 		return true
@@ -125,7 +123,7 @@ func TestSearchApps(t *testing.T) {
 func TestSearchAppsStops(t *testing.T) {
 	env := newTestEnv(t, []string{"prod"}, fixApp{ns: "prod", name: "a"}, fixApp{ns: "prod", name: "b"}, fixApp{ns: "prod", name: "c"})
 	n := 0
-	env.cache.SearchApps(func(search.App) bool { n++; return n < 2 })
+	env.cache.SearchApps(&search.Query{}, func(search.App) bool { n++; return n < 2 })
 	if n != 2 {
 		t.Errorf("SearchApps yielded %d Apps after yield returned false at the 2nd, want 2", n)
 	}

@@ -13,7 +13,7 @@ type fakeSource struct {
 	yielded int
 }
 
-func (f *fakeSource) SearchApps(yield func(App) bool) {
+func (f *fakeSource) SearchApps(_ *Query, yield func(App) bool) {
 	for _, a := range f.apps {
 		f.yielded++
 		if !yield(a) {
