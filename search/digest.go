@@ -79,6 +79,18 @@ type digestNeedles struct {
 	names  [][]string
 	labels []string
 	images []string
+	// required are the needles every App that matches holds, each in
+	// its field: the plain words, the runs of the only name term, the
+	// only label and the only image term (terms of one field are
+	// alternatives: of two, neither is required). Kinds are left out:
+	// there are few and most Apps hold each.
+	required []fieldNeedle
+}
+
+// fieldNeedle is a needle of one field of a digest.
+type fieldNeedle struct {
+	field  int
+	needle string
 }
 
 func (q *Query) needles() digestNeedles {
@@ -99,38 +111,36 @@ func (q *Query) needles() digestNeedles {
 		}
 	}
 	n.images = q.Images // lower case (Parse): as the digest's images
-	return n
-}
-
-// scan picks the needle an Index scans its chunks for: the longest
-// substring every App that matches q must hold in one field (a plain
-// word, a run of the only name glob, the only label, image or kind
-// term). "" when q has none (terms of one field are alternatives, so two
-// name terms give no needle every match holds): the Index then tests
-// each App's digest.
-func (q *Query) scan() (field int, needle string) {
-	pick := func(f int, s string) {
-		if len(s) > len(needle) {
-			field, needle = f, s
-		}
-	}
 	for _, w := range q.Words {
-		pick(fieldNames, w)
+		n.required = append(n.required, fieldNeedle{fieldNames, w})
 	}
-	n := q.digest
 	if len(n.names) == 1 {
 		for _, r := range n.names[0] {
-			pick(fieldNames, r)
+			n.required = append(n.required, fieldNeedle{fieldNames, r})
 		}
 	}
 	if len(n.labels) == 1 {
-		pick(fieldLabels, n.labels[0])
+		n.required = append(n.required, fieldNeedle{fieldLabels, n.labels[0]})
 	}
 	if len(n.images) == 1 {
-		pick(fieldImages, n.images[0])
+		n.required = append(n.required, fieldNeedle{fieldImages, n.images[0]})
 	}
-	if len(n.kinds) == 1 {
-		pick(fieldKinds, n.kinds[0])
+	return n
+}
+
+// scan picks the needle an Index scans its chunks for: the longest of
+// the required needles (a plain word, a run of the only name glob, the
+// only label or image term), else the only kind term's (kinds are few:
+// most Apps hold each). "" when q has none: the Index then tests each
+// App's digest.
+func (q *Query) scan() (field int, needle string) {
+	for _, n := range q.digest.required {
+		if len(n.needle) > len(needle) {
+			field, needle = n.field, n.needle
+		}
+	}
+	if needle == "" && len(q.digest.kinds) == 1 {
+		field, needle = fieldKinds, q.digest.kinds[0]
 	}
 	return field, needle
 }

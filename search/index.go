@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -29,8 +30,8 @@ type Index struct {
 }
 
 // Chunk bounds: an update copies a chunk's text (at most chunkMax Apps'
-// segments); a split leaves halves of chunkMax/2.
-const chunkMax = 128
+// segments) and hashes its trigrams; a split leaves halves of chunkMax/2.
+const chunkMax = 64
 
 // chunk is a run of Apps in key order and their digests, one column per
 // field.
@@ -53,6 +54,10 @@ const (
 type column struct {
 	text string
 	ends []int
+	// grams is a filter of the trigrams of text (a bit per hashed
+	// trigram): a needle one of whose trigrams has its bit clear is not
+	// in text, and the chunk is skipped without a scan.
+	grams trigrams
 }
 
 // segment returns App i's part of the column.
@@ -234,7 +239,8 @@ func newChunk(es []entry) *chunk {
 			b.WriteString(es[i].segs[f])
 			ends[i] = b.Len()
 		}
-		c.cols[f] = column{text: b.String(), ends: ends}
+		text := b.String()
+		c.cols[f] = column{text: text, ends: ends, grams: newTrigrams(text)}
 	}
 	return c
 }
@@ -248,7 +254,7 @@ func (x *Index) SearchApps(q *Query, yield func(App) bool) {
 	x.mu.RUnlock()
 	field, needle := q.scan()
 	for _, c := range chunks {
-		if !q.mayHoldNamespace(c) {
+		if !q.mayHoldNamespace(c) || !c.mayHoldNeedles(q) {
 			continue
 		}
 		if !c.search(q, field, needle, yield) {
@@ -296,6 +302,59 @@ func (c *chunk) search(q *Query, field int, needle string, yield func(App) bool)
 			return false
 		}
 		pos = col.ends[i]
+	}
+	return true
+}
+
+// mayHoldNeedles reports whether c's columns may hold every needle q
+// needs (its trigram filters): false only when one of them is in none of
+// c's Apps.
+func (c *chunk) mayHoldNeedles(q *Query) bool {
+	for _, n := range q.digest.required {
+		if !c.cols[n.field].grams.mayHold(n.needle) {
+			return false
+		}
+	}
+	return true
+}
+
+// trigrams is a bit set of hashed trigrams (3 consecutive bytes) of a
+// text: a Bloom filter with one hash, sized by the text (two bits per
+// byte, at least 64 bits), so at most about 40% of its bits are set.
+type trigrams struct {
+	bits  []uint64
+	shift uint // 64 - log2(len(bits)*64)
+}
+
+// maxTrigramBits bounds a filter (a chunk's column of 64 Apps is well
+// under it).
+const maxTrigramBits = 1 << 20
+
+func newTrigrams(text string) trigrams {
+	n := 64
+	for n < 2*len(text) && n < maxTrigramBits {
+		n *= 2
+	}
+	t := trigrams{bits: make([]uint64, n/64), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	for i := 0; i+3 <= len(text); i++ {
+		h := t.hash(text[i], text[i+1], text[i+2])
+		t.bits[h/64] |= 1 << (h % 64)
+	}
+	return t
+}
+
+func (t *trigrams) hash(a, b, c byte) uint64 {
+	return (uint64(a)<<16 | uint64(b)<<8 | uint64(c)) * 0x9E3779B97F4A7C15 >> t.shift
+}
+
+// mayHold reports whether text may hold s: false when a trigram of s is
+// not in text. A needle under 3 bytes may be anywhere.
+func (t *trigrams) mayHold(s string) bool {
+	for i := 0; i+3 <= len(s); i++ {
+		h := t.hash(s[i], s[i+1], s[i+2])
+		if t.bits[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
 	}
 	return true
 }

@@ -248,3 +248,38 @@ func TestFoldKind(t *testing.T) {
 		}
 	}
 }
+
+// TestTrigrams: a chunk's trigram filter holds every substring of its
+// text (no false negative, whatever the bytes) and rules out most
+// strings it does not hold.
+func TestTrigrams(t *testing.T) {
+	r := rand.New(rand.NewPCG(39, 3))
+	for _, size := range []int{0, 2, 3, 100, 5000, 40000} {
+		const alphabet = "abcdefghij-0123456789\n\xff"
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		text := string(b)
+		g := newTrigrams(text)
+		for range 200 {
+			if size == 0 {
+				break
+			}
+			i := r.IntN(size)
+			j := min(size, i+r.IntN(40))
+			if !g.mayHold(text[i:j]) {
+				t.Fatalf("size %d: filter rules out %q, a substring of the text", size, text[i:j])
+			}
+		}
+	}
+	g := newTrigrams("\nbilling-00001\nbilling-00001-5d8f\n")
+	for _, s := range []string{"zzz", "billing-00002", "ünï"} {
+		if g.mayHold(s) {
+			t.Errorf("filter of two names may hold %q, want ruled out", s)
+		}
+	}
+	if !g.mayHold("") || !g.mayHold("zz") {
+		t.Error("a needle under 3 bytes is ruled out, want kept (no trigram to test)")
+	}
+}
