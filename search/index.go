@@ -31,13 +31,16 @@ type Index struct {
 
 // Chunk bounds: an update copies a chunk's text (at most chunkMax Apps'
 // segments) and hashes its trigrams; a split leaves halves of chunkMax/2.
-const chunkMax = 64
+const chunkMax = 32
 
 // chunk is a run of Apps in key order and their digests, one column per
 // field.
 type chunk struct {
 	apps []App
 	cols [numFields]column
+	// stale counts the Apps put in since the filters were last hashed
+	// from the text (newChunk).
+	stale int
 }
 
 // Fields of a digest.
@@ -161,10 +164,13 @@ func sortSearch(n int, f func(int) bool) int {
 	return lo
 }
 
-// entry is an App and its digest's segments while a chunk is rebuilt.
+// entry is an App and its digest's segments while a chunk is rebuilt;
+// fresh when the update brings it (its trigrams are not in the old
+// chunk's filters).
 type entry struct {
-	app  App
-	segs [numFields]string
+	app   App
+	segs  [numFields]string
+	fresh bool
 }
 
 // rebuild merges ops (sorted by key) into c (nil for none) and returns
@@ -189,7 +195,7 @@ func rebuild(c *chunk, ops []indexOp) []*chunk {
 			merged = merged[:len(merged)-1] // a later op on the same key wins
 		}
 		if op.app != nil {
-			merged = append(merged, entry{app: *op.app, segs: digestOf(op.app.Objects)})
+			merged = append(merged, entry{app: *op.app, segs: digestOf(op.app.Objects), fresh: true})
 		}
 	}
 	for ; i < olds; i++ {
@@ -202,11 +208,14 @@ func rebuild(c *chunk, ops []indexOp) []*chunk {
 	if len(merged) > chunkMax {
 		pieces = (len(merged) + chunkMax/2 - 1) / (chunkMax / 2)
 	}
+	if pieces == 1 {
+		return []*chunk{newChunk(merged, c)}
+	}
 	out := make([]*chunk, 0, pieces)
 	size := (len(merged) + pieces - 1) / pieces
 	for len(merged) > 0 {
 		n := min(size, len(merged))
-		out = append(out, newChunk(merged[:n]))
+		out = append(out, newChunk(merged[:n], nil))
 		merged = merged[n:]
 	}
 	return out
@@ -221,11 +230,23 @@ func (c *chunk) entry(i int) entry {
 }
 
 // newChunk copies the entries' segments into fresh columns (so the old
-// chunk's text is not kept alive by a slice of it).
-func newChunk(es []entry) *chunk {
+// chunk's text is not kept alive by a slice of it). With base (the chunk
+// the entries replace), a column's trigram filter is base's with the
+// fresh entries' trigrams added: the bits of the Apps replaced or dropped
+// stay set (the filter may let the chunk through for nothing, never rule
+// it out wrongly) until the fresh entries since the last full hash
+// outnumber the chunk's Apps, or the text outgrows the filter's size.
+func newChunk(es []entry, base *chunk) *chunk {
 	c := &chunk{apps: make([]App, len(es))}
+	fresh := 0
 	for i := range es {
 		c.apps[i] = es[i].app
+		if es[i].fresh {
+			fresh++
+		}
+	}
+	if base != nil {
+		c.stale = base.stale + fresh
 	}
 	for f := range c.cols {
 		size := 0
@@ -240,7 +261,21 @@ func newChunk(es []entry) *chunk {
 			ends[i] = b.Len()
 		}
 		text := b.String()
-		c.cols[f] = column{text: text, ends: ends, grams: newTrigrams(text)}
+		col := column{text: text, ends: ends}
+		if base != nil && c.stale <= len(es) && trigramBits(len(text)) == base.cols[f].grams.size() {
+			col.grams = base.cols[f].grams.clone()
+			for i := range es {
+				if es[i].fresh {
+					col.grams.add(es[i].segs[f])
+				}
+			}
+		} else {
+			col.grams = newTrigrams(text)
+		}
+		c.cols[f] = col
+	}
+	if c.stale > len(es) {
+		c.stale = 0 // hashed anew above
 	}
 	return c
 }
@@ -307,15 +342,15 @@ func (c *chunk) search(q *Query, field int, needle string, yield func(App) bool)
 }
 
 // mayHoldNeedles reports whether c's columns may hold every needle q
-// needs (its trigram filters): false only when one of them is in none of
-// c's Apps.
+// needs (its trigram filters), and the only kind term's: false only when
+// one of them is in none of c's Apps.
 func (c *chunk) mayHoldNeedles(q *Query) bool {
 	for _, n := range q.digest.required {
 		if !c.cols[n.field].grams.mayHold(n.needle) {
 			return false
 		}
 	}
-	return true
+	return len(q.digest.kinds) != 1 || c.cols[fieldKinds].grams.mayHold(q.digest.kinds[0])
 }
 
 // trigrams is a bit set of hashed trigrams (3 consecutive bytes) of a
@@ -330,17 +365,35 @@ type trigrams struct {
 // under it).
 const maxTrigramBits = 1 << 20
 
-func newTrigrams(text string) trigrams {
-	n := 64
-	for n < 2*len(text) && n < maxTrigramBits {
-		n *= 2
+// trigramBits is the size of the filter of a text of n bytes.
+func trigramBits(n int) int {
+	size := 64
+	for size < 2*n && size < maxTrigramBits {
+		size *= 2
 	}
+	return size
+}
+
+func newTrigrams(text string) trigrams {
+	n := trigramBits(len(text))
 	t := trigrams{bits: make([]uint64, n/64), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	t.add(text)
+	return t
+}
+
+// add sets the bits of text's trigrams. Within one App's segment is
+// enough: a needle never spans two.
+func (t *trigrams) add(text string) {
 	for i := 0; i+3 <= len(text); i++ {
 		h := t.hash(text[i], text[i+1], text[i+2])
 		t.bits[h/64] |= 1 << (h % 64)
 	}
-	return t
+}
+
+func (t *trigrams) size() int { return len(t.bits) * 64 }
+
+func (t *trigrams) clone() trigrams {
+	return trigrams{bits: slices.Clone(t.bits), shift: t.shift}
 }
 
 func (t *trigrams) hash(a, b, c byte) uint64 {

@@ -210,7 +210,8 @@ func TestIndexSkipsApps(t *testing.T) {
 
 // checkChunks checks the index's invariants: no empty chunk, none over
 // chunkMax, Apps in strict key order across chunks, each column's
-// segments one per App, starting and ending with "\n".
+// segments one per App (the App's digest), each held by the column's
+// trigram filter.
 func checkChunks(t *testing.T, x *Index) {
 	t.Helper()
 	var prev *AppKey
@@ -231,6 +232,9 @@ func checkChunks(t *testing.T, x *Index) {
 				seg := c.cols[f].segment(i)
 				if d := digestOf(c.apps[i].Objects)[f]; seg != d {
 					t.Fatalf("chunk %d App %v field %d: segment %q, want %q", ci, k, f, seg, d)
+				}
+				if !c.cols[f].grams.mayHold(seg) {
+					t.Fatalf("chunk %d App %v field %d: the trigram filter rules out the App's own segment", ci, k, f)
 				}
 			}
 		}
