@@ -47,3 +47,7 @@ func DropSearchIndex(c *Cache) {
 	c.labels.byUID, c.labels.sets = map[types.UID]*labelSet{}, map[string]*labelSet{}
 	c.labels.mu.Unlock()
 }
+
+// IndexApps rebuilds the search index entries of the Apps at keys
+// ("namespace/name"), as the list's recompute does on an event.
+func IndexApps(c *Cache, keys []string) { c.indexApps(keys) }

@@ -178,7 +178,7 @@ func (c *Cache) indexApps(keys []string) {
 		t := buildTree(app, c, c.opts.AppResource.GroupVersion())
 		objs := make([]search.Object, len(t.Nodes))
 		for i, n := range t.Nodes {
-			objs[i] = search.Object{Ref: n.Ref, Group: n.Group, Kind: n.Kind, Name: n.Name, Images: n.Info.Images, Labels: c.labels.get(types.UID(n.UID))}
+			objs[i] = search.Object{Group: n.Group, Kind: n.Kind, Name: n.Name, Images: n.Info.Images, Labels: c.labels.get(types.UID(n.UID))}
 		}
 		set = append(set, search.App{Namespace: app.GetNamespace(), Name: app.GetName(), Objects: objs})
 	}

@@ -89,6 +89,32 @@ func BenchmarkSearchIndexMemory(b *testing.B) {
 	b.ReportMetric(float64(before-after)/float64(n)*1000/1e6, "MB-index/1000apps")
 }
 
+// BenchmarkSearchIndexUpdate: the index's write path at 10,000 Apps as
+// the cache runs it on an event: an App's tree rebuilt from the caches
+// (its objects, images, labels) and put into the index, one App at a time
+// and in batches of 100 (a recompute's batch under churn).
+func BenchmarkSearchIndexUpdate(b *testing.B) {
+	const n = 10000
+	c := syncedBenchCache(b, n)
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("apps=%d/batch=%d", n, batch), func(b *testing.B) {
+			keys := make([]string, batch)
+			b.ReportAllocs()
+			cpu0 := processCPU(b)
+			i := 0
+			for b.Loop() {
+				for j := range keys {
+					k := (i * 7919) % n // spread over the fleet
+					keys[j] = fmt.Sprintf("%s/%s-%05d", benchNamespaces[k%len(benchNamespaces)], genPrefixes[k%len(genPrefixes)], k)
+					i++
+				}
+				kubeview.IndexApps(c, keys)
+			}
+			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N*batch), "cpu-µs/app")
+		})
+	}
+}
+
 // syncedBenchCache is a cache of n benchmark Apps (decoded from JSON, as
 // a real client's), synced within 5 minutes (a loaded machine takes more
 // than startCache's minute); it runs until the benchmark ends.
