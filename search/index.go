@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -123,7 +124,7 @@ func (x *Index) Update(set []App, drop []AppKey) {
 	for len(ops) > 0 {
 		// The chunk the first op falls in: the first whose last App is
 		// not before it, else the last chunk (the op appends).
-		t := ci + sortSearch(len(old)-ci, func(j int) bool {
+		t := ci + sort.Search(len(old)-ci, func(j int) bool {
 			c := old[ci+j]
 			return compareKeys(c.apps[len(c.apps)-1].key(), ops[0].key) >= 0
 		})
@@ -140,7 +141,7 @@ func (x *Index) Update(set []App, drop []AppKey) {
 		n := len(ops)
 		if t < len(old)-1 {
 			last := target.apps[len(target.apps)-1].key()
-			n = sortSearch(len(ops), func(j int) bool { return compareKeys(ops[j].key, last) > 0 })
+			n = sort.Search(len(ops), func(j int) bool { return compareKeys(ops[j].key, last) > 0 })
 		}
 		out = append(out, rebuild(target, ops[:n])...)
 		ops = ops[n:]
@@ -148,20 +149,6 @@ func (x *Index) Update(set []App, drop []AppKey) {
 	}
 	out = append(out, old[ci:]...)
 	x.chunks = out
-}
-
-// sortSearch is sort.Search without the import's indirection.
-func sortSearch(n int, f func(int) bool) int {
-	lo, hi := 0, n
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if !f(h) {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
 }
 
 // entry is an App and its digest's segments while a chunk is rebuilt;
