@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/hanzoai/deploy-web/kubeview"
 	"github.com/hanzoai/deploy-web/roles"
 	"github.com/hanzoai/deploy-web/search"
 	"github.com/hanzoai/deploy-web/web/paths"
@@ -117,8 +118,10 @@ func (s *Server) searchResults(ctx context.Context, sr searchRequest, page func(
 	for _, g := range p.Groups {
 		sg := templates.SearchGroup{Cluster: g.Cluster, Namespace: g.Namespace, App: g.App, URL: paths.App(g.Cluster, g.Namespace, g.App)}
 		for _, o := range g.Objects {
-			sg.Objects = append(sg.Objects, templates.SearchHit{Kind: o.Kind, Group: o.Group, Name: o.Name, Ref: o.Ref,
-				URL: paths.AppResource(g.Cluster, g.Namespace, g.App, o.Ref), Images: o.Images})
+			// An App's tree is in its namespace: the ref the tree emits.
+			ref := kubeview.Ref{Group: o.Group, Kind: o.Kind, Namespace: g.Namespace, Name: o.Name}.String()
+			sg.Objects = append(sg.Objects, templates.SearchHit{Kind: o.Kind, Group: o.Group, Name: o.Name, Ref: ref,
+				URL: paths.AppResource(g.Cluster, g.Namespace, g.App, ref), Images: o.Images})
 		}
 		res.Groups = append(res.Groups, sg)
 	}

@@ -25,14 +25,14 @@ type searchView struct {
 	apps []search.App
 }
 
-func (v searchView) SearchApps(yield func(search.App) bool) {
+func (v searchView) SearchApps(_ *search.Query, yield func(search.App) bool) {
 	apps := v.apps
 	if apps == nil {
 		for _, r := range v.page.Rows {
 			apps = append(apps, search.App{Namespace: r.Namespace, Name: r.Name, Objects: []search.Object{
-				{Ref: "hanzo.ai:App:" + r.Namespace + ":" + r.Name, Group: "hanzo.ai", Kind: "App", Name: r.Name, Images: []string{r.Image}},
-				{Ref: "apps:Deployment:" + r.Namespace + ":" + r.Name, Group: "apps", Kind: "Deployment", Name: r.Name, Images: []string{r.Image}},
-				{Ref: ":ConfigMap:" + r.Namespace + ":" + r.Name + "-cfg", Kind: "ConfigMap", Name: r.Name + "-cfg", Labels: map[string]string{"tier": r.Name}},
+				{Group: "hanzo.ai", Kind: "App", Name: r.Name, Images: []string{r.Image}},
+				{Group: "apps", Kind: "Deployment", Name: r.Name, Images: []string{r.Image}},
+				{Kind: "ConfigMap", Name: r.Name + "-cfg", Labels: map[string]string{"tier": r.Name}},
 			}})
 		}
 		slices.SortFunc(apps, func(a, b search.App) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
@@ -223,7 +223,7 @@ func TestSearchPageAndFragment(t *testing.T) {
 func TestSearchInjection(t *testing.T) {
 	evil := `<script>alert(1)</script>`
 	apps := []search.App{{Namespace: "apps", Name: "web", Objects: []search.Object{
-		{Ref: ":ConfigMap:apps:x", Kind: "ConfigMap", Name: "x" + evil, Images: []string{`"><img src=x onerror=alert(2)>`}},
+		{Kind: "ConfigMap", Name: "x" + evil, Images: []string{`"><img src=x onerror=alert(2)>`}},
 	}}}
 	ts := searchServer(t, "", apps)
 	for _, q := range []string{"x", evil} {

@@ -50,9 +50,9 @@ type Fleet interface {
 	FetchLive(ctx context.Context, namespace, app string, ref kubeview.Ref) (*unstructured.Unstructured, error)
 	History(namespace, name string) ([]kubeview.Release, error)
 	DriftOf(uid string) []objrules.DriftField
-	// SearchApps yields each App with its tree's objects (the search's
-	// source, fleet_search.go).
-	SearchApps(yield func(search.App) bool)
+	// SearchApps yields each App that may match q with its tree's
+	// objects (the search's source, fleet_search.go).
+	SearchApps(q *search.Query, yield func(search.App) bool)
 }
 
 // Releaser is the write seam: rollback and sync (implemented by package

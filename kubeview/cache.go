@@ -26,6 +26,7 @@ import (
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/objrules"
+	"github.com/hanzoai/deploy-web/search"
 )
 
 // Index names of every cached kind.
@@ -75,7 +76,7 @@ type Cache struct {
 
 	// labels and search are the fleet-wide search's index (search.go).
 	labels *labelStore
-	search *searchIndex
+	search *search.Index
 
 	// lastEvent is when each informer ("ns/Kind") last delivered an
 	// event, in Unix nanoseconds; filled by New, read by InformerStates.
@@ -119,7 +120,7 @@ func New(cs kubernetes.Interface, dyn dynamic.Interface, log *slog.Logger, opts 
 		drift:     &driftStore{byUID: map[types.UID][]objrules.DriftField{}},
 		intern:    newInterner(),
 		labels:    newLabelStore(),
-		search:    &searchIndex{apps: map[string]searchEntry{}},
+		search:    &search.Index{},
 	}
 	c.fleet = newFleet(c)
 	indexers := cache.Indexers{IndexOwner: indexByOwner}

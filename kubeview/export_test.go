@@ -1,6 +1,10 @@
 package kubeview
 
-import "k8s.io/apimachinery/pkg/types"
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hanzoai/deploy-web/search"
+)
 
 // ComputeAllRows computes the row of every cached App into a new fleet, as
 // Start does once the informers have synced, and returns how many rows it
@@ -33,10 +37,17 @@ func ChangeRow(c *Cache, i int) {
 // DropSearchIndex empties the search's index and label store, as if the
 // cache kept none: the memory benchmark measures what they hold.
 func DropSearchIndex(c *Cache) {
-	c.search.mu.Lock()
-	c.search.apps = map[string]searchEntry{}
-	c.search.mu.Unlock()
+	var all []search.AppKey
+	c.search.SearchApps(&search.Query{}, func(a search.App) bool {
+		all = append(all, search.AppKey{Namespace: a.Namespace, Name: a.Name})
+		return true
+	})
+	c.search.Update(nil, all)
 	c.labels.mu.Lock()
 	c.labels.byUID, c.labels.sets = map[types.UID]*labelSet{}, map[string]*labelSet{}
 	c.labels.mu.Unlock()
 }
+
+// IndexApps rebuilds the search index entries of the Apps at keys
+// ("namespace/name"), as the list's recompute does on an event.
+func IndexApps(c *Cache, keys []string) { c.indexApps(keys) }

@@ -155,27 +155,16 @@ func labelKey(labels map[string]string) string {
 	return b.String()
 }
 
-// searchIndex holds the search objects of each App ("namespace/name").
-// Each App's slice is replaced, never modified.
-type searchIndex struct {
-	mu   sync.RWMutex
-	apps map[string]searchEntry
-}
-
-// searchEntry is one App's objects and their digest.
-type searchEntry struct {
-	objs   []search.Object
-	digest *search.Digest
-}
-
 // indexApps rebuilds the search objects of the Apps at keys from the
-// caches (an App that is gone leaves the index). Called by the list's
-// recompute, so the index follows the same events as the rows.
+// caches (an App that is gone leaves the index) and puts them into the
+// index in one step. Called by the list's recompute, so the index follows
+// the same events as the rows.
 func (c *Cache) indexApps(keys []string) {
 	if c.search == nil { // a Cache built by hand in a test
 		return
 	}
-	built := make(map[string]*searchEntry, len(keys))
+	var set []search.App
+	var drop []search.AppKey
 	for _, key := range keys {
 		ns, name, _ := strings.Cut(key, "/")
 		if _, ok := c.ns[ns]; !ok {
@@ -183,41 +172,22 @@ func (c *Cache) indexApps(keys []string) {
 		}
 		app, err := c.LookupApp(ns, name)
 		if err != nil {
-			built[key] = nil
+			drop = append(drop, search.AppKey{Namespace: ns, Name: name})
 			continue
 		}
 		t := buildTree(app, c, c.opts.AppResource.GroupVersion())
 		objs := make([]search.Object, len(t.Nodes))
 		for i, n := range t.Nodes {
-			objs[i] = search.Object{Ref: n.Ref, Group: n.Group, Kind: n.Kind, Name: n.Name, Images: n.Info.Images, Labels: c.labels.get(types.UID(n.UID))}
+			objs[i] = search.Object{Group: n.Group, Kind: n.Kind, Name: n.Name, Images: n.Info.Images, Labels: c.labels.get(types.UID(n.UID))}
 		}
-		built[key] = &searchEntry{objs: objs, digest: search.NewDigest(objs)}
+		set = append(set, search.App{Namespace: app.GetNamespace(), Name: app.GetName(), Objects: objs})
 	}
-	c.search.mu.Lock()
-	defer c.search.mu.Unlock()
-	for key, e := range built {
-		if e == nil {
-			delete(c.search.apps, key)
-		} else {
-			c.search.apps[key] = *e
-		}
-	}
+	c.search.Update(set, drop)
 }
 
-// SearchApps yields each App of the list with the objects of its tree, in
-// the list's order (namespace, then name), from the caches
+// SearchApps yields the Apps that may match q with the objects of their
+// trees, in the list's order (namespace, then name), from the index
 // (search.Source).
-func (c *Cache) SearchApps(yield func(search.App) bool) {
-	rows, _, _ := c.fleet.snapshot()
-	c.search.mu.RLock()
-	defer c.search.mu.RUnlock()
-	for _, r := range rows {
-		e, ok := c.search.apps[r.Namespace+"/"+r.Name]
-		if !ok {
-			continue
-		}
-		if !yield(search.App{Namespace: r.Namespace, Name: r.Name, Objects: e.objs, Digest: e.digest}) {
-			return
-		}
-	}
+func (c *Cache) SearchApps(q *search.Query, yield func(search.App) bool) {
+	c.search.SearchApps(q, yield)
 }

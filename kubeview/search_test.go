@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -13,14 +14,12 @@ import (
 	"github.com/hanzoai/deploy-web/search"
 )
 
-// searchApps collects what SearchApps yields, by "namespace/name".
+// searchApps collects what SearchApps yields for a query of no terms
+// (every App), by "namespace/name".
 func searchApps(c *kubeview.Cache) (order []string, objs map[string][]search.Object) {
 	objs = map[string][]search.Object{}
-	c.SearchApps(func(a search.App) bool {
+	c.SearchApps(&search.Query{}, func(a search.App) bool {
 		k := a.Namespace + "/" + a.Name
-		if a.Digest == nil {
-			k += " (no digest)"
-		}
 		order = append(order, k)
 		objs[k] = a.Objects
 		return true
@@ -69,8 +68,22 @@ func TestSearchApps(t *testing.T) {
 	if len(web) == 0 || web[0].Kind != appcr.Kind.Kind || web[0].Name != "web" || !slices.Equal(web[0].Images, []string{"registry.test/web:1.2.0"}) {
 		t.Errorf("shop/web's first object = %+v, want the App with its image", web)
 	}
-	if d, ok := findObject(web, "Deployment", "web"); !ok || d.Ref != "apps:Deployment:shop:web" {
-		t.Errorf("shop/web's Deployment = %+v, %v; want ref apps:Deployment:shop:web", d, ok)
+	// The refs the search's results are shown with (built from the
+	// object and the App's namespace, see handlers/fleet_search.go) are
+	// the tree's, in its order.
+	tree, err := c.Tree("shop", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var treeRefs, searchRefs []string
+	for _, n := range tree.Nodes {
+		treeRefs = append(treeRefs, n.Ref)
+	}
+	for _, o := range web {
+		searchRefs = append(searchRefs, kubeview.Ref{Group: o.Group, Kind: o.Kind, Namespace: "shop", Name: o.Name}.String())
+	}
+	if d := cmp.Diff(treeRefs, searchRefs); d != "" || !slices.Contains(searchRefs, "apps:Deployment:shop:web") {
+		t.Errorf("shop/web's search objects' refs (-tree +search):\n%s", d)
 	}
 	pods := 0
 	for _, o := range web {
@@ -103,7 +116,7 @@ func TestSearchApps(t *testing.T) {
 	waitTouched(t, c, "shop/web")
 	_, objs = searchApps(c)
 	got, ok := findObject(objs["shop/web"], "ConfigMap", "web-settings")
-	if !ok || got.Labels["tier"] != "frontend" || got.Ref != ":ConfigMap:shop:web-settings" {
+	if !ok || got.Labels["tier"] != "frontend" || got.Group != "" {
 		t.Fatalf("after creating a ConfigMap: %+v, %v; want it with label tier=frontend", got, ok)
 	}
 	if _, ok := findObject(objs["prod/api"], "ConfigMap", "web-settings"); ok {
@@ -125,7 +138,7 @@ func TestSearchApps(t *testing.T) {
 func TestSearchAppsStops(t *testing.T) {
 	env := newTestEnv(t, []string{"prod"}, fixApp{ns: "prod", name: "a"}, fixApp{ns: "prod", name: "b"}, fixApp{ns: "prod", name: "c"})
 	n := 0
-	env.cache.SearchApps(func(search.App) bool { n++; return n < 2 })
+	env.cache.SearchApps(&search.Query{}, func(search.App) bool { n++; return n < 2 })
 	if n != 2 {
 		t.Errorf("SearchApps yielded %d Apps after yield returned false at the 2nd, want 2", n)
 	}

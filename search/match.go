@@ -6,11 +6,11 @@ import (
 )
 
 // Object is one cached object of an App's tree as the search sees it.
-// Labels and Images are the cache's own (shared, never modified).
+// Labels and Images are the cache's own (shared, never modified). Its
+// ref (the resource panel's address) is not kept: it is the tree's
+// group:kind:namespace:name of the App's namespace, built for the
+// results shown (kubeview.Ref), not for every object of the fleet.
 type Object struct {
-	// Ref is the object's ref as the tree emits it
-	// (group:kind:namespace:name), the resource panel's address.
-	Ref    string            `json:"ref"`
 	Group  string            `json:"group"`
 	Kind   string            `json:"kind"`
 	Name   string            `json:"name"`

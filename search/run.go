@@ -16,16 +16,16 @@ const (
 type App struct {
 	Namespace, Name string
 	Objects         []Object
-	// Digest, when set, lets a search skip the App without testing each
-	// object (NewDigest of Objects).
-	Digest *Digest
 }
 
-// Source is one cluster's cached Apps (implemented by kubeview.Cache).
+// Source is one cluster's cached Apps (an Index: kubeview.Cache keeps
+// one).
 type Source interface {
-	// SearchApps calls yield with each App, ordered by namespace then
-	// name, until yield returns false. It makes no API call.
-	SearchApps(yield func(App) bool)
+	// SearchApps calls yield with each App that may match q, ordered by
+	// namespace then name, until yield returns false: every App one of
+	// whose objects matches, maybe more (Run matches each object). It
+	// makes no API call.
+	SearchApps(q *Query, yield func(App) bool)
 }
 
 // Member is one cluster of the fleet.
@@ -62,9 +62,10 @@ type Page struct {
 
 // Run walks every member's Apps the person may see (visible) and returns
 // the results offset..offset+limit of q. The walk stops at the first
-// result past the page, so a first page costs the Apps up to it (every
-// App when the query matches little). limit is clamped to 1..MaxLimit and
-// offset to 0..MaxResults-limit.
+// result past the page; each Source yields only the Apps that may match
+// (an Index scans its chunks for the query's needle), so a first page
+// costs the Apps up to it that may match, not the fleet. limit is
+// clamped to 1..MaxLimit and offset to 0..MaxResults-limit.
 func Run(members []Member, q Query, visible Visible, offset, limit int) Page {
 	limit = min(max(limit, 1), MaxLimit)
 	offset = min(max(offset, 0), MaxResults-limit)
@@ -75,8 +76,8 @@ func Run(members []Member, q Query, visible Visible, offset, limit int) Page {
 			continue // a cluster: term rules the whole member out
 		}
 		done := false
-		m.Source.SearchApps(func(a App) bool {
-			if !q.MatchApp(m.Cluster, a.Namespace) || !q.mayMatch(a.Digest) || !visible(m.Cluster, a.Namespace, a.Name) {
+		m.Source.SearchApps(&q, func(a App) bool {
+			if !q.MatchApp(m.Cluster, a.Namespace) || !visible(m.Cluster, a.Namespace, a.Name) {
 				return true
 			}
 			var g *Group

@@ -13,7 +13,7 @@ type fakeSource struct {
 	yielded int
 }
 
-func (f *fakeSource) SearchApps(yield func(App) bool) {
+func (f *fakeSource) SearchApps(_ *Query, yield func(App) bool) {
 	for _, a := range f.apps {
 		f.yielded++
 		if !yield(a) {
@@ -25,7 +25,7 @@ func (f *fakeSource) SearchApps(yield func(App) bool) {
 func app(ns, name string, objs ...string) App {
 	a := App{Namespace: ns, Name: name}
 	for _, o := range objs {
-		a.Objects = append(a.Objects, Object{Kind: "ConfigMap", Name: o, Ref: ":ConfigMap:" + ns + ":" + o})
+		a.Objects = append(a.Objects, Object{Kind: "ConfigMap", Name: o})
 	}
 	return a
 }
