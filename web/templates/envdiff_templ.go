@@ -62,7 +62,7 @@ func CompareBox(env string, ref string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" placeholder=\"branch, tag, commit or pull/N\" maxlength=\"200\" required autocomplete=\"off\" spellcheck=\"false\"></label> <button type=\"submit\" class=\"btn\">Diff against live</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" placeholder=\"branch, commit, pull/N\" maxlength=\"200\" required autocomplete=\"off\" spellcheck=\"false\"></label> <button type=\"submit\" class=\"btn\"><span class=\"text-long\">Diff against live</span><span class=\"text-short\">Diff vs live</span></button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
