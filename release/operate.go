@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/hanzoai/deploy-web/appcr"
 	"github.com/hanzoai/deploy-web/internal/textfmt"
@@ -274,8 +275,18 @@ func (r *Releaser) restart(ctx context.Context, t Target, res *OperationResult) 
 }
 
 // scale sets the replicas through the scale subresource, guarded by the
-// resourceVersion it read.
-func (r *Releaser) scale(ctx context.Context, t Target, replicas int, res *OperationResult) (*unstructured.Unstructured, error) {
+// resourceVersion it read (so the record's "before" is what it replaced).
+// A controller's status write moves that version on between the read
+// and the patch, so a conflict reads and tries again, a few times.
+func (r *Releaser) scale(ctx context.Context, t Target, replicas int, res *OperationResult) (obj *unstructured.Unstructured, err error) {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err = r.scaleOnce(ctx, t, replicas, res)
+		return err
+	})
+	return obj, err
+}
+
+func (r *Releaser) scaleOnce(ctx context.Context, t Target, replicas int, res *OperationResult) (*unstructured.Unstructured, error) {
 	client := r.dyn.Resource(t.GVR()).Namespace(t.Namespace)
 	sc, err := client.Get(ctx, t.Name, metav1.GetOptions{}, "scale")
 	if err != nil {
@@ -298,8 +309,16 @@ func (r *Releaser) scale(ctx context.Context, t Target, replicas int, res *Opera
 	return client.Get(ctx, t.Name, metav1.GetOptions{})
 }
 
-// suspend sets a CronJob's spec.suspend.
-func (r *Releaser) suspend(ctx context.Context, t Target, on bool, res *OperationResult) (*unstructured.Unstructured, error) {
+// suspend sets a CronJob's spec.suspend, guarded and retried as scale.
+func (r *Releaser) suspend(ctx context.Context, t Target, on bool, res *OperationResult) (obj *unstructured.Unstructured, err error) {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err = r.suspendOnce(ctx, t, on, res)
+		return err
+	})
+	return obj, err
+}
+
+func (r *Releaser) suspendOnce(ctx context.Context, t Target, on bool, res *OperationResult) (*unstructured.Unstructured, error) {
 	client := r.dyn.Resource(t.GVR()).Namespace(t.Namespace)
 	cur, err := client.Get(ctx, t.Name, metav1.GetOptions{})
 	if err != nil {
