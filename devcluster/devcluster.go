@@ -416,7 +416,7 @@ func (c *Cluster) Check() error {
 	defer c.mu.Unlock()
 	for _, p := range c.procs {
 		if exited, err := p.Exited(); exited {
-			return fmt.Errorf("devcluster: %s exited (%v); log tail:\n%s", p.Name, err, p.Tail(1500))
+			return fmt.Errorf("devcluster: %s exited (%v); log tail:\n%s", p.Name, err, p.Tail(6000)) // a Go panic's message is above its stack
 		}
 	}
 	return nil
