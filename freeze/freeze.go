@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hanzoai/deploy-web/internal/textfmt"
+
 	"github.com/hanzoai/deploy-web/internal/actor"
 	"github.com/hanzoai/deploy-web/internal/scope"
 )
@@ -233,7 +235,7 @@ func checkTicket(s string) error {
 		return fmt.Errorf("ticket: %q has no host", truncate(s, 80))
 	case u.User != nil:
 		return errors.New("ticket: a link with credentials (user@) is refused")
-	case strings.IndexFunc(s, unicode.IsControl) >= 0 || strings.ContainsAny(s, " \"<>"):
+	case strings.IndexFunc(s, textfmt.Hidden) >= 0 || strings.ContainsAny(s, " \"<>"):
 		return fmt.Errorf("ticket: %q has characters a link does not", truncate(s, 80))
 	}
 	return nil

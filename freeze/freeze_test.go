@@ -66,6 +66,7 @@ func TestValidate(t *testing.T) {
 		{"ticket without host", func(f *Freeze) { f.Ticket = "https:///x" }, "has no host"},
 		{"ticket with credentials", func(f *Freeze) { f.Ticket = "https://u:p@tickets.example.com/1" }, "credentials"},
 		{"ticket with quote", func(f *Freeze) { f.Ticket = `https://tickets.example.com/"onmouseover=x` }, "has characters a link does not"},
+		{"ticket with a format character", func(f *Freeze) { f.Ticket = "https://tickets.example.com/INC-1\u202Egpj.exe" }, "has characters a link does not"},
 		{"long ticket", func(f *Freeze) { f.Ticket = "https://e.com/" + strings.Repeat("a", MaxTicketBytes) }, "freeze: ticket: 2062 bytes"},
 		{"no author", func(f *Freeze) { f.Author = Author{Email: "a@example.com"} }, "freeze: author.subject: required"},
 		{"recurring", func(f *Freeze) { *f = validRecurring(t) }, ""},

@@ -219,7 +219,7 @@ func (e *Evaluator) queryRange(ctx context.Context, m envconfig.Metrics, q strin
 			} `json:"result"`
 		} `json:"data"`
 	}
-	body, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1)) // the transport refuses past MaxBytes (errTooLarge); this bounds the read here too
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, queryErr("Prometheus at %s answered more than %d bytes: narrow the query", m.URL, MaxBytes)
