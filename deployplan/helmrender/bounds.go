@@ -51,14 +51,19 @@ func warnedFunc(fn string) (string, bool) {
 	return "", false
 }
 
-// warnings are the warnings of the warned functions the templates call,
-// one per function and template, in a stable order.
-func (e *engine) warnings() []string {
+// warnings are the warnings of the warned functions the render called,
+// one per function and template, in a stable order; only for templates
+// applied says yes to (a template whose objects are all left out, such
+// as a chart test, or that rendered none, changes nothing applied).
+func (e *engine) warnings(applied func(template string) bool) []string {
 	var out []string
 	for fn, tpls := range e.calls {
 		for t := range tpls {
+			if !applied(t) {
+				continue
+			}
 			w, _ := warnedFunc(fn)
-			out = append(out, fmt.Sprintf("chart %s: %s calls %s, which %s", e.chart, t, fn, w))
+			out = append(out, fmt.Sprintf("chart %s: %s calls %s, which %s", e.chart, chartFile(t), fn, w))
 		}
 	}
 	sort.Strings(out)
@@ -190,9 +195,16 @@ func (e *engine) wrap(name string, fn any) any {
 	if t.Kind() != reflect.Func {
 		return fn
 	}
+	_, warned := warnedFunc(name)
 	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
 		if err := e.step(); err != nil {
 			panic(err)
+		}
+		if warned {
+			if e.calls[name] == nil {
+				e.calls[name] = map[string]bool{}
+			}
+			e.calls[name][e.current] = true
 		}
 		var out []reflect.Value
 		if t.IsVariadic() {

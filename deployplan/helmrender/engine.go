@@ -49,7 +49,11 @@ type engine struct {
 
 	// instrumented are the lists already given a step.
 	instrumented map[*parse.ListNode]bool
-	// calls are, per warned function, the templates that call it.
+	// current is the template being rendered (its full name), to which
+	// a call of a warned function is attributed.
+	current string
+	// calls are, per warned function, the templates (full names) whose
+	// render called it, directly or through include and tpl.
 	calls map[string]map[string]bool
 }
 
@@ -150,6 +154,7 @@ func (e *engine) render(ch ci.Charter, top common.Values) (out map[string]string
 		}
 		vals := tpls[name].vals
 		vals["Template"] = common.Values{"Name": name, "BasePath": tpls[name].basePath}
+		e.current = name
 		w := &boundedWriter{e: e}
 		if err := t.ExecuteTemplate(w, name, vals); err != nil {
 			if e.stop != nil {
@@ -242,8 +247,7 @@ func (e *engine) tpl(parent *template.Template) func(string, any) (string, error
 // instrument gives every template of t, and every range body in them, a
 // first action that calls stepFunc, so a loop or a recursion that
 // neither writes nor calls a function still counts its steps and stops
-// at the deadline. It also records which templates call a warned
-// function.
+// at the deadline.
 func (e *engine) instrument(t *template.Template) {
 	for _, tt := range t.Templates() {
 		if tt.Tree == nil || tt.Tree.Root == nil {
@@ -273,47 +277,14 @@ func (e *engine) instrumentNode(tree *parse.Tree, n parse.Node) {
 	case *parse.ListNode:
 		e.instrumentList(tree, x)
 	case *parse.RangeNode:
-		e.scanPipe(tree, x.Pipe)
 		e.instrumentList(tree, x.List)
 		e.instrumentList(tree, x.ElseList)
 	case *parse.IfNode:
-		e.scanPipe(tree, x.Pipe)
 		e.instrumentList(tree, x.List)
 		e.instrumentList(tree, x.ElseList)
 	case *parse.WithNode:
-		e.scanPipe(tree, x.Pipe)
 		e.instrumentList(tree, x.List)
 		e.instrumentList(tree, x.ElseList)
-	case *parse.ActionNode:
-		e.scanPipe(tree, x.Pipe)
-	case *parse.TemplateNode:
-		e.scanPipe(tree, x.Pipe)
-	}
-}
-
-// scanPipe records the warned functions a pipeline calls.
-func (e *engine) scanPipe(tree *parse.Tree, p *parse.PipeNode) {
-	if p == nil {
-		return
-	}
-	for _, c := range p.Cmds {
-		for _, a := range c.Args {
-			switch x := a.(type) {
-			case *parse.IdentifierNode:
-				if _, ok := warnedFunc(x.Ident); ok {
-					if e.calls[x.Ident] == nil {
-						e.calls[x.Ident] = map[string]bool{}
-					}
-					e.calls[x.Ident][chartFile(tree.ParseName)] = true
-				}
-			case *parse.PipeNode:
-				e.scanPipe(tree, x)
-			case *parse.ChainNode:
-				if p, ok := x.Node.(*parse.PipeNode); ok {
-					e.scanPipe(tree, p)
-				}
-			}
-		}
 	}
 }
 

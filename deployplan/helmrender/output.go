@@ -75,10 +75,17 @@ func hookKept(o *unstructured.Unstructured) (bool, string) {
 	if HookPhase(o) != PhaseMain {
 		return true, ""
 	}
-	if slices.Contains(ev, "test") || slices.Contains(ev, "test-success") || slices.Contains(ev, "test-failure") {
+	if isTestHook(o) {
 		return false, "a test hook (helm.sh/hook: " + strings.Join(ev, ",") + "): left out, deploy-web does not run chart tests"
 	}
 	return false, "a hook of " + strings.Join(ev, ",") + ": left out, deploy-web applies only install and upgrade hooks"
+}
+
+// isTestHook reports whether o is a chart test (helm.sh/hook: test,
+// test-success or test-failure).
+func isTestHook(o *unstructured.Unstructured) bool {
+	ev := hookEvents(o)
+	return slices.Contains(ev, "test") || slices.Contains(ev, "test-success") || slices.Contains(ev, "test-failure")
 }
 
 // parseManifest decodes a rendered template (or a CRD file) into objects,

@@ -200,14 +200,15 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 		return nil, bad("Chart.yaml", "dependencies: "+err.Error(), "fix the dependencies' conditions, tags and import-values")
 	}
 	opts := common.ReleaseOptions{Name: req.ReleaseName, Namespace: req.Namespace, Revision: 1, IsInstall: true}
-	// Helm's schema validation follows $ref: it is skipped here and done
-	// by validateSchemas, which refuses every $ref.
+	// Helm's schema validation follows $ref anywhere: it is skipped here
+	// and done by validateSchemas, which follows one only within the chart.
 	top, err := cutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, true)
 	if err != nil {
 		return nil, bad("values.yaml", "values do not coalesce: "+err.Error(), "fix the values files")
 	}
+	var schemaWarnings []string
 	if v, ok := top["Values"].(common.Values); ok {
-		if err := validateSchemas(req.Chart, "", ch, v); err != nil {
+		if schemaWarnings, err = validateSchemas(req.Chart, ch, v); err != nil {
 			return nil, err
 		}
 	}
@@ -219,7 +220,7 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{KubeVersion: parsed.String(), ChartVersion: ch.Metadata.Version, Warnings: eng.warnings()}
+	res := &Result{KubeVersion: parsed.String(), ChartVersion: ch.Metadata.Version}
 	if req.IncludeCRDs {
 		for _, crd := range ch.CRDObjects() {
 			objs, err := parseManifest(req.Chart, crd.Filename, crd.File.Data)
@@ -228,31 +229,43 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 			}
 			res.Objects = append(res.Objects, objs...)
 		}
-	} else if n := len(ch.CRDObjects()); n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("chart %s: the %d file(s) of its crds/ folders are not rendered (CRDs are cluster-scoped: install them out of band)", req.Chart, n))
 	}
 	names := make([]string, 0, len(rendered))
 	for n := range rendered {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	applied := map[string]bool{}
+	var hookWarnings, tests []string
 	for _, n := range names {
 		if strings.HasSuffix(n, "NOTES.txt") {
 			continue
 		}
-		objs, err := parseManifest(req.Chart, n, []byte(rendered[n]))
+		objs, err := parseManifest(req.Chart, chartFile(n), []byte(rendered[n]))
 		if err != nil {
 			return nil, err
 		}
 		for _, o := range objs {
 			keep, warn := hookKept(o)
-			if warn != "" {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("chart %s: %s (%s %s): %s", req.Chart, n, o.GetKind(), o.GetName(), warn))
-			}
-			if keep {
+			switch {
+			case keep:
+				applied[n] = true
 				res.Objects = append(res.Objects, o)
+			case isTestHook(o):
+				tests = append(tests, o.GetKind()+" "+o.GetName()+" in "+chartFile(n))
+			default:
+				hookWarnings = append(hookWarnings, fmt.Sprintf("chart %s: %s (%s %s): %s", req.Chart, chartFile(n), o.GetKind(), o.GetName(), warn))
 			}
 		}
+	}
+	res.Warnings = append(res.Warnings, schemaWarnings...)
+	res.Warnings = append(res.Warnings, eng.warnings(func(t string) bool { return applied[t] })...)
+	res.Warnings = append(res.Warnings, hookWarnings...)
+	if len(tests) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("chart %s: %d test hook(s) left out, deploy-web does not run chart tests (%s)", req.Chart, len(tests), listSome(tests, 5)))
+	}
+	if n := len(ch.CRDObjects()); n > 0 && !req.IncludeCRDs {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("chart %s: the %d file(s) of its crds/ folders are not rendered (CRDs are cluster-scoped: install them out of band)", req.Chart, n))
 	}
 	return res, nil
 }
@@ -340,4 +353,13 @@ func userValues(req Request) (map[string]any, error) {
 		out = loader.MergeMaps(out, v)
 	}
 	return out, nil
+}
+
+// listSome is the first max items of list, comma separated, and how many
+// more there are.
+func listSome(list []string, max int) string {
+	if len(list) <= max {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:max], ", "), len(list)-max)
 }

@@ -361,40 +361,79 @@ func TestRenderValuesAliasBomb(t *testing.T) {
 	}
 }
 
-func TestRenderSchemaRefusesRef(t *testing.T) {
+// TestRenderSchemaRefs: a schema's references are followed only to the
+// chart's own JSON documents (in memory); every other one is dropped with
+// a warning, and the rest of the schema still checks the values. The
+// documents a followed reference would reach outside the chart refuse
+// every value, so following one would fail the render.
+func TestRenderSchemaRefs(t *testing.T) {
 	noExec(t)
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
-		fmt.Fprint(w, `{"type": "object"}`)
+		fmt.Fprint(w, `{"not": {}}`)
 	}))
 	defer srv.Close()
 	secret := filepath.Join(t.TempDir(), "schema.json")
-	if err := os.WriteFile(secret, []byte(`{"type": "object"}`), 0o600); err != nil {
+	if err := os.WriteFile(secret, []byte(`{"not": {}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct{ name, schema, want string }{
-		{"http $ref", `{"type": "object", "properties": {"image": {"$ref": "` + srv.URL + `/s.json"}}}`, "$ref at #/properties/image"},
-		{"file $ref", `{"$ref": "file://` + secret + `"}`, "$ref at #"},
-		{"local $ref", `{"$defs": {"x": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/x"}}}`, "$ref"},
-		{"$dynamicRef", `{"$dynamicRef": "` + srv.URL + `/s.json"}`, "$dynamicRef"},
-		{"unknown $schema", `{"$schema": "` + srv.URL + `/meta.json", "type": "object"}`, "does not compile"},
-		{"values break the schema", `{"type": "object", "properties": {"replicaCount": {"type": "integer"}}}`, "do not meet the chart's schema"},
-	} {
+	const img = `{"type": "object", "required": ["tag"], "properties": {"tag": {"type": "string", "pattern": "^[0-9.]+$"}}}`
+	tests := []struct {
+		name   string
+		schema string
+		files  map[string]string
+		values map[string]any
+		err    string // a refusal with this text, or
+		warn   string // a warning with this text ("" for none)
+	}{
+		{name: "http $ref dropped", schema: `{"type": "object", "properties": {"image": {"$ref": "` + srv.URL + `/s.json"}}}`, warn: srv.URL + "/s.json"},
+		{name: "file $ref dropped", schema: `{"$ref": "file://` + secret + `"}`, warn: "file://" + secret},
+		{name: "path out of the chart dropped", schema: `{"properties": {"image": {"$ref": "../../../../etc/passwd"}}}`, warn: "etc/passwd"},
+		{name: "$dynamicRef dropped", schema: `{"$dynamicRef": "` + srv.URL + `/s.json"}`, warn: srv.URL},
+		{name: "rest still checks", schema: `{"properties": {"image": {"$ref": "` + srv.URL + `/s.json"}, "replicaCount": {"type": "integer"}}}`, values: map[string]any{"replicaCount": "three"}, err: "replicaCount"},
+		{name: "local $ref followed", schema: `{"$defs": {"n": {"type": "integer", "minimum": 1}}, "properties": {"replicaCount": {"$ref": "#/$defs/n"}}}`, values: map[string]any{"replicaCount": 0}, err: "minimum"},
+		{name: "file of the chart followed", schema: `{"properties": {"image": {"$ref": "schemas/image.json"}}}`, files: map[string]string{"schemas/image.json": img}, values: map[string]any{"image": map[string]any{"tag": "latest"}}, err: "does not match pattern"},
+		{name: "file of the chart by $id followed", schema: `{"$id": "https://charts.example.com/webapp/values.schema.json", "properties": {"image": {"$ref": "schemas/image.json#"}}}`, files: map[string]string{"schemas/image.json": img}, values: map[string]any{"image": map[string]any{"repository": "x"}}, err: "tag"},
+		{name: "documents that refer to each other", schema: `{"properties": {"image": {"$ref": "schemas/a.json"}}}`, files: map[string]string{"schemas/a.json": `{"properties": {"next": {"$ref": "b.json"}}}`, "schemas/b.json": `{"type": "object", "properties": {"next": {"$ref": "a.json"}}}`}, values: map[string]any{"image": map[string]any{"next": 3}}, err: "next"},
+		{name: "unknown $schema", schema: `{"$schema": "` + srv.URL + `/meta.json", "type": "object"}`, err: "does not compile"},
+	}
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			files := readChart(t, "webapp")
 			files["values.schema.json"] = []byte(tt.schema)
-			_, err := Render(context.Background(), Request{Chart: "c", Files: files, ReleaseName: "r", Namespace: "dev", Values: map[string]any{"replicaCount": "three"}})
-			var he *Error
-			if !errors.As(err, &he) || he.File != "values.schema.json" || !strings.Contains(he.Reason, tt.want) {
-				t.Fatalf("Render = %v, want an *Error on values.schema.json with %q", err, tt.want)
+			for n, d := range tt.files {
+				files[n] = []byte(d)
+			}
+			res, err := Render(context.Background(), Request{Chart: "c", Files: files, ReleaseName: "r", Namespace: "dev", Values: tt.values})
+			if tt.err != "" {
+				var he *Error
+				if !errors.As(err, &he) || he.File != "values.schema.json" || !strings.Contains(he.Reason, tt.err) {
+					t.Fatalf("Render = %v, want an *Error on values.schema.json with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Render = %v", err)
+			}
+			if tt.warn != "" && !containsLine(res.Warnings, "values.schema.json refers to", tt.warn, "not checked") {
+				t.Errorf("warnings = %q, want the dropped reference %q", res.Warnings, tt.warn)
 			}
 		})
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the schema server got %d requests, want 0", n)
 	}
-	// The chart's own schema (no $ref) still validates.
+	// A chain of references longer than maxSchemaDocs stops.
+	files := readChart(t, "webapp")
+	files["values.schema.json"] = []byte(`{"$ref": "schemas/0.json"}`)
+	for i := 0; i <= maxSchemaDocs; i++ {
+		files[fmt.Sprintf("schemas/%d.json", i)] = []byte(fmt.Sprintf(`{"properties": {"x": {"$ref": "%d.json"}}}`, i+1))
+	}
+	if _, err := Render(context.Background(), Request{Chart: "c", Files: files, ReleaseName: "r", Namespace: "dev"}); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("Render(a chain of %d documents) = %v, want a refusal", maxSchemaDocs+1, err)
+	}
+	// The chart's own schema still validates.
 	_, err := Render(context.Background(), Request{Chart: "c", Files: readChart(t, "webapp"), ReleaseName: "r", Namespace: "dev", Values: map[string]any{"replicaCount": -1}})
 	var he *Error
 	if !errors.As(err, &he) || !strings.Contains(he.Reason, "schema") {
