@@ -2,7 +2,10 @@ package gitops
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"fmt"
 	"io/fs"
 	"path"
@@ -31,8 +34,9 @@ import (
 //     rendered at the edited tree and compared with its render at the
 //     tree the write started from; any change refuses the write
 //     (ReachesOtherEnvironments), naming each environment and object, and
-//     nothing is pushed. A catalog file shared by several environments
-//     is refused the same way.
+//     nothing is pushed. Another environment's catalog file in the
+//     repository counts as one of its objects: a write that changes a
+//     catalog several environments read is refused the same way.
 
 // envDir is env's source path as a folder prefix ("overlays/dev/").
 func envDir(env *envconfig.Environment) string {
@@ -90,6 +94,10 @@ func (s *Service) neighbours(env *envconfig.Environment) []*envconfig.Environmen
 	return out
 }
 
+// renderAll renders each environment from tree; an environment's
+// catalog file in the repository counts as one of its objects ("catalog
+// PATH"), so a write that changes another environment's catalog reaches
+// it as surely as one that changes its objects.
 func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) renders {
 	out := renders{}
 	for _, e := range envs {
@@ -98,6 +106,9 @@ func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) r
 		if err != nil {
 			m[""] = "does not render"
 		}
+		if p, ok := e.CatalogInRepo(); ok {
+			m["catalog "+p] = catalogDigest(tree, p)
+		}
 		for _, o := range objs {
 			b, _ := json.Marshal(o.Object)
 			m[objectKey(o, e.Namespace)] = string(b)
@@ -105,6 +116,21 @@ func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) r
 		out[e.Name] = m
 	}
 	return out
+}
+
+// catalogDigest is the SHA-256 of the file p of tree ("absent" when
+// there is none, "unreadable" when it cannot be read).
+func catalogDigest(tree fs.FS, p string) string {
+	f, err := tree.Open(p)
+	if err != nil {
+		return "absent"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func objectKey(o *unstructured.Unstructured, ns string) string {

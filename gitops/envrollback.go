@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hanzoai/deploy-web/audit"
@@ -95,37 +96,34 @@ func EnvRollbackRecord(env, id string, rec audit.Record, readErr error) error {
 }
 
 // envRollbackPaths are the repository paths an environment rollback sets
-// back: env's source folder, and its catalog when the repository holds
-// it outside that folder.
+// back: env's source folder; for a chart folder (source.helm), the
+// environment's own values files (source.helm.valueFiles) outside it,
+// where its versions are written; and its catalog when the repository
+// holds it outside that folder. A chart folder other environments render
+// too is set back with the rest: if it changed since the record, the
+// check that a write stays in its environment refuses the rollback,
+// naming them.
 func envRollbackPaths(env *envconfig.Environment) ([]string, error) {
 	dir := strings.TrimSuffix(envDir(env), "/")
 	if dir == "." || dir == "" || strings.HasPrefix(dir, "../") {
 		return nil, refuse(KindUnprocessable, "EditError", "environment %s renders the repository's root (source.path %q): a rollback of its folder would set the whole repository back; roll back in the repository instead, nothing was committed", env.Name, env.Source.Path)
 	}
 	paths := []string{dir}
+	if h := env.Source.Helm; h != nil {
+		for _, vf := range h.ValueFiles {
+			p := path.Clean(path.Join(dir, vf))
+			if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+				return nil, refuse(KindUnprocessable, "EditError", "environment %s's values file %q is outside the repository: nothing was committed", env.Name, textfmt.Cut(vf, 200))
+			}
+			if !inEnv(env, p) && !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
 	if p, ok := env.CatalogInRepo(); ok && !inEnv(env, p) {
 		paths = append(paths, p)
 	}
 	return paths, nil
-}
-
-// sharedCatalog refuses a rollback whose catalog file another environment
-// of the same repository and branch reads: setting it back would change
-// what that environment deploys.
-func (s *Service) sharedCatalog(env *envconfig.Environment, paths []string) error {
-	for _, o := range s.neighbours(env) {
-		p, ok := o.CatalogInRepo()
-		if !ok {
-			continue
-		}
-		for _, q := range paths[1:] {
-			if p == q {
-				return &Error{Kind: KindUnprocessable, Reason: "SharedFile", Public: fmt.Sprintf(
-					"environment %s's catalog %s is environment %s's too: setting it back would change what %s deploys; a write stays in its environment: nothing was pushed", env.Name, p, o.Name, o.Name)}
-			}
-		}
-	}
-	return nil
 }
 
 // EnvRollback sets environment req.Env back to the state its apply
@@ -185,9 +183,6 @@ func (s *Service) envRollback(ctx context.Context, req EnvRollbackRequest) (EnvR
 		return res, err
 	}
 	res.Paths = paths
-	if err := s.sharedCatalog(env, paths); err != nil {
-		return res, err
-	}
 	if wpath == WriteCommitApply && s.opts.Freezes != nil {
 		// Refused in a freeze before anything is committed; envrun asks
 		// again before its run applies.
