@@ -99,6 +99,7 @@ type renderSeam struct {
 	found    helmrender.Capabilities
 	foundOK  bool
 	warnings []string
+	charts   []ChartInfo
 }
 
 // capabilities are what a chart is rendered for: the entry's own
@@ -182,6 +183,7 @@ func (rs *renderSeam) renderChart(ctx context.Context, rfs *repoFS, dir string) 
 		return nil, chartError(relRepo(dir), vfs, err)
 	}
 	rs.warnings = append(rs.warnings, res.Warnings...)
+	rs.charts = append(rs.charts, chartInfo(relRepo(dir), "source.helm", h.ReleaseName, vfs, res, len(res.Objects)))
 	for _, o := range res.Objects {
 		if o.GetNamespace() == "" {
 			o.SetNamespace(rs.env.Namespace)
@@ -221,10 +223,12 @@ func (rs *renderSeam) inflate(ctx context.Context, rfs *repoFS, u helmUse) error
 		}
 		rs.warnings = append(rs.warnings, res.Warnings...)
 		var buf bytes.Buffer
+		kept := 0
 		for _, o := range res.Objects {
 			if hc.SkipHooks && helmrender.HookPhase(o) != helmrender.PhaseMain {
 				continue
 			}
+			kept++
 			b, err := yaml.Marshal(o.Object)
 			if err != nil {
 				return fmt.Errorf("deployplan: Helm chart %s: %w", relRepo(cdir), err)
@@ -232,6 +236,7 @@ func (rs *renderSeam) inflate(ctx context.Context, rfs *repoFS, u helmUse) error
 			buf.WriteString("---\n")
 			buf.Write(b)
 		}
+		rs.charts = append(rs.charts, chartInfo(relRepo(cdir), relRepo(u.kf), release, vfs, res, kept))
 		name := generatedName(rfs, u.dir, i, hc.Name)
 		if err := rfs.fs.FileSystem.WriteFile(path.Join(u.dir, name), buf.Bytes()); err != nil {
 			return err
@@ -256,6 +261,15 @@ func generatedName(rfs *repoFS, dir string, i int, chart string) string {
 		name = base + "-" + strconv.Itoa(n) + ".yaml"
 	}
 	return name
+}
+
+// chartInfo is what a report tells of one rendered chart.
+func chartInfo(chart, via, release string, vfs []helmrender.ValuesFile, res *helmrender.Result, objects int) ChartInfo {
+	ci := ChartInfo{Path: chart, Name: res.ChartName, Version: res.ChartVersion, Release: release, Via: via, KubeVersion: res.KubeVersion, Objects: objects}
+	for _, vf := range vfs {
+		ci.ValuesFiles = append(ci.ValuesFiles, vf.Name)
+	}
+	return ci
 }
 
 func cmpOr(s, def string) string {

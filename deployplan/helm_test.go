@@ -107,6 +107,12 @@ func TestRenderHelmChartFolder(t *testing.T) {
 		if got := anyContains(r.Warnings, "rendered for Kubernetes"); got != (env.Source.KubeVersion == "") {
 			t.Errorf("warnings = %q: the assumed Kubernetes version is told %v, want %v", r.Warnings, got, env.Source.KubeVersion == "")
 		}
+		wantChart := []ChartInfo{{Path: "charts/webapp", Name: "webapp", Version: "1.4.0", Release: "shop", Via: "source.helm",
+			ValuesFiles: []string{"envs/dev/values.yaml"}, KubeVersion: cmpOr(strings.TrimPrefix(env.Source.KubeVersion, "v"), "1.37.0"), Objects: 5}}
+		wantChart[0].KubeVersion = "v" + wantChart[0].KubeVersion
+		if diff := cmp.Diff(wantChart, r.Charts); diff != "" {
+			t.Errorf("Render(chart) charts (-want +got):\n%s", diff)
+		}
 	}
 }
 
@@ -164,6 +170,11 @@ func TestRenderHelmChartsInKustomization(t *testing.T) {
 		sa, _, _ := unstructured.NestedString(d.Object, "spec", "template", "spec", "serviceAccountName")
 		if sa != "dev-shop-webapp" {
 			t.Errorf("serviceAccountName = %q, want the prefixed name (kustomize's name references)", sa)
+		}
+		// The entry's valuesInline turns the migration Job off: four.
+		if len(r.Charts) != 1 || r.Charts[0].Objects != 4 || r.Charts[0].Via != "overlays/dev/kustomization.yaml" || r.Charts[0].Version != "1.4.0" || r.Charts[0].Release != "shop" ||
+			strings.Join(r.Charts[0].ValuesFiles, ",") != "envs/dev/values.yaml" {
+			t.Errorf("charts = %+v, want webapp 1.4.0 via overlays/dev/kustomization.yaml with envs/dev/values.yaml", r.Charts)
 		}
 	}
 }

@@ -215,7 +215,7 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 	if err != nil {
 		return nil, err
 	}
-	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest, Only: opts.Only.name()}
+	d.Source = SourceInfo{Origin: r.Origin, Commit: r.Commit, CatalogPath: r.CatalogPath, Objects: len(r.Objects), RenderedDigest: digest, Only: opts.Only.name(), Charts: r.Charts}
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker

@@ -250,6 +250,30 @@ type SourceInfo struct {
 	// CaptureDigest is, in a restore's report, the digest of the capture
 	// restored (captureDigest): the one its apply recorded.
 	CaptureDigest string `json:"captureDigest,omitempty"`
+	// Charts are the Helm charts the render rendered, in render order.
+	Charts []ChartInfo `json:"charts,omitempty"`
+}
+
+// ChartInfo is one Helm chart a render rendered: which chart, at which
+// version, as which release, with which values, for which Kubernetes.
+type ChartInfo struct {
+	// Path is the chart's folder in the repository ("charts/podinfo").
+	Path string `json:"path"`
+	// Name and Version are Chart.yaml's.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Release is .Release.Name; Via is "source.helm" or the
+	// kustomization whose helmCharts entry rendered it.
+	Release string `json:"release"`
+	Via     string `json:"via"`
+	// ValuesFiles are the values files applied over the chart's
+	// values.yaml, in order, relative to the repository.
+	ValuesFiles []string `json:"valuesFiles,omitempty"`
+	// KubeVersion is the Kubernetes version it was rendered for.
+	KubeVersion string `json:"kubeVersion"`
+	// Objects counts the objects it rendered (hooks included, chart
+	// tests and other left-out hooks not).
+	Objects int `json:"objects"`
 }
 
 // ObjectPlan is one rendered object: the planned action and, after an

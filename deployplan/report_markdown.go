@@ -58,6 +58,14 @@ func (r *Report) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(d.Source.Charts) > 0 {
+		b.WriteString("## Helm charts\n\n| chart | version | release | values files | Kubernetes | objects |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, c := range d.Source.Charts {
+			fmt.Fprintf(&b, "| %s (%s, via %s) | %s | %s | %s | %s | %d |\n", mdCodeCell(c.Path), mdCell(c.Name), mdCell(c.Via), mdCodeCell(c.Version), mdCodeCell(c.Release),
+				textfmt.OrDash(mdCodeList(c.ValuesFiles)), mdCodeCell(c.KubeVersion), c.Objects)
+		}
+		b.WriteString("\n")
+	}
 	if len(d.WorkloadPlan) > 0 {
 		b.WriteString("## Workloads\n\n| kind | name | containers | replicas | action |\n| --- | --- | --- | --- | --- |\n")
 		for _, w := range d.WorkloadPlan {

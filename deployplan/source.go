@@ -35,6 +35,8 @@ type Rendered struct {
 	// Warnings are what rendering Helm charts told (lookup, random values,
 	// hooks left out, the Kubernetes version assumed).
 	Warnings []string
+	// Charts are the Helm charts rendered, in render order.
+	Charts []ChartInfo
 	// outside are the rendered objects an ObjectFilter left out: the
 	// Apps the kept ones depend on are read there (depends.go), never
 	// applied.
@@ -86,6 +88,7 @@ func renderWith(ctx context.Context, rs *renderSeam) (*Rendered, error) {
 		return nil, err
 	}
 	r.Warnings = rs.warnings
+	r.Charts = rs.charts
 	return r, nil
 }
 

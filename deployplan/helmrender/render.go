@@ -138,8 +138,9 @@ type Result struct {
 	Warnings []string
 	// KubeVersion is the Kubernetes version the chart was rendered for.
 	KubeVersion string
-	// ChartVersion is the version in the chart's Chart.yaml.
-	ChartVersion string
+	// ChartName and ChartVersion are the chart's Chart.yaml name and
+	// version.
+	ChartName, ChartVersion string
 }
 
 // Render loads the chart afresh from req.Files (Helm's dependency
@@ -220,7 +221,7 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{KubeVersion: parsed.String(), ChartVersion: ch.Metadata.Version}
+	res := &Result{KubeVersion: parsed.String(), ChartName: ch.Metadata.Name, ChartVersion: ch.Metadata.Version}
 	if req.IncludeCRDs {
 		for _, crd := range ch.CRDObjects() {
 			objs, err := parseManifest(req.Chart, crd.Filename, crd.File.Data)
