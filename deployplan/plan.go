@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -219,7 +220,12 @@ func planRendered(ctx context.Context, env *envconfig.Environment, opts Options,
 	d.ApplyBoundary = boundary(env)
 	d.TemplateJobReplacementPolicy = JobPolicy{Allowlist: append([]string{}, env.TemplateJobs.Allowlist...), Namespace: env.Namespace, Rules: jobRules}
 	var blockers []Blocker
-	warnings := append([]string{}, r.Warnings...)
+	// The render's warnings quote the repository (chart, object and file
+	// names): one line each, no format characters, as every report line.
+	warnings := make([]string, 0, len(r.Warnings))
+	for _, w := range r.Warnings {
+		warnings = append(warnings, textfmt.Cut(textfmt.Clean(w, false), 2048))
+	}
 
 	var workloads []Workload
 	for _, o := range r.Objects {

@@ -51,15 +51,21 @@ func warnedFunc(fn string) (string, bool) {
 	return "", false
 }
 
+// mutatingFuncs change a value the templates share (.Values, a dict
+// passed on): a random value drawn by a template whose objects are left
+// out can reach another template's through them.
+var mutatingFuncs = []string{"set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"}
+
 // warnings are the warnings of the warned functions the render called,
-// one per function and template, in a stable order; only for templates
-// applied says yes to (a template whose objects are all left out, such
-// as a chart test, or that rendered none, changes nothing applied).
+// one per function and template, in a stable order; for templates applied
+// says yes to, and for the others that changed a shared value (a template
+// whose objects are all left out, such as a chart test, or that rendered
+// none, and changed nothing shared, changes nothing applied).
 func (e *engine) warnings(applied func(template string) bool) []string {
 	var out []string
 	for fn, tpls := range e.calls {
 		for t := range tpls {
-			if !applied(t) {
+			if !applied(t) && !e.mutates[t] {
 				continue
 			}
 			w, _ := warnedFunc(fn)
@@ -196,9 +202,13 @@ func (e *engine) wrap(name string, fn any) any {
 		return fn
 	}
 	_, warned := warnedFunc(name)
+	mutating := slices.Contains(mutatingFuncs, name)
 	return reflect.MakeFunc(t, func(args []reflect.Value) []reflect.Value {
 		if err := e.step(); err != nil {
 			panic(err)
+		}
+		if mutating {
+			e.mutates[e.current] = true
 		}
 		if warned {
 			if e.calls[name] == nil {

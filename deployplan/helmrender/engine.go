@@ -55,10 +55,13 @@ type engine struct {
 	// calls are, per warned function, the templates (full names) whose
 	// render called it, directly or through include and tpl.
 	calls map[string]map[string]bool
+	// mutates are the templates whose render changed a shared value (set,
+	// unset, merge...): what they drew can reach other templates.
+	mutates map[string]bool
 }
 
 func newEngine(ctx context.Context, chart string, lim Limits) *engine {
-	return &engine{ctx: ctx, chart: chart, lim: lim, instrumented: map[*parse.ListNode]bool{}, calls: map[string]map[string]bool{}}
+	return &engine{ctx: ctx, chart: chart, lim: lim, instrumented: map[*parse.ListNode]bool{}, calls: map[string]map[string]bool{}, mutates: map[string]bool{}}
 }
 
 // fail records the first bound hit and returns it.

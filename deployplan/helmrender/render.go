@@ -18,6 +18,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 	"github.com/hanzoai/deploy-web/internal/yamlbudget"
 )
 
@@ -253,9 +254,9 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 				applied[n] = true
 				res.Objects = append(res.Objects, o)
 			case isTestHook(o):
-				tests = append(tests, o.GetKind()+" "+o.GetName()+" in "+chartFile(n))
+				tests = append(tests, objText(o)+" in "+chartFile(n))
 			default:
-				hookWarnings = append(hookWarnings, fmt.Sprintf("chart %s: %s (%s %s): %s", req.Chart, chartFile(n), o.GetKind(), o.GetName(), warn))
+				hookWarnings = append(hookWarnings, fmt.Sprintf("chart %s: %s (%s): %s", req.Chart, chartFile(n), objText(o), warn))
 			}
 		}
 	}
@@ -354,6 +355,12 @@ func userValues(req Request) (map[string]any, error) {
 		out = loader.MergeMaps(out, v)
 	}
 	return out, nil
+}
+
+// objText names a rendered object in a warning: one line, no format
+// characters, cut (a hostile chart names its objects).
+func objText(o *unstructured.Unstructured) string {
+	return textfmt.Cut(textfmt.Clean(o.GetKind()+" "+o.GetName(), false), 160)
 }
 
 // listSome is the first max items of list, comma separated, and how many

@@ -12,6 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/hanzoai/deploy-web/internal/textfmt"
 )
 
 // A chart's values.schema.json may refer ($ref) to other schemas. Helm's
@@ -30,8 +32,15 @@ import (
 // memScheme is the scheme of the URL a chart file's schema is known by.
 const memScheme = "mem:///"
 
-// maxSchemaDocs caps the documents one chart's schemas refer to.
-const maxSchemaDocs = 256
+// maxSchemaDocs caps the documents one chart's schemas refer to, and
+// maxSchemaBytes their bytes together (each is decoded and kept).
+const (
+	maxSchemaDocs  = 256
+	maxSchemaBytes = 8 << 20
+)
+
+// maxSchemaMessage caps the text of a refusal by the schema.
+const maxSchemaMessage = 4096
 
 // refKeywords are the schema keywords that load another schema.
 var refKeywords = []string{"$ref", "$dynamicRef", "$recursiveRef"}
@@ -42,12 +51,13 @@ type schemaDocs struct {
 	// files are the chart's JSON files by path in the chart folder
 	// ("values.schema.json", "charts/common/values.schema.json").
 	files map[string][]byte
-	// ids maps an absolute $id a file declares to its path; built on
-	// first need.
-	ids map[string]string
+	// ids maps an absolute $id a file declares to the files declaring
+	// it, in path order; built on first need.
+	ids map[string][]string
 	// dropped are the references not followed, by the file they are in.
 	dropped map[string]map[string]bool
 	loads   int
+	bytes   int64
 }
 
 func newSchemaDocs(ch *chart.Chart) *schemaDocs {
@@ -71,12 +81,12 @@ func newSchemaDocs(ch *chart.Chart) *schemaDocs {
 }
 
 // idIndex maps every absolute $id the chart's JSON files declare at their
-// top to the file.
-func (d *schemaDocs) idIndex() map[string]string {
+// top to the files, in path order.
+func (d *schemaDocs) idIndex() map[string][]string {
 	if d.ids != nil {
 		return d.ids
 	}
-	d.ids = map[string]string{}
+	d.ids = map[string][]string{}
 	names := make([]string, 0, len(d.files))
 	for n := range d.files {
 		names = append(names, n)
@@ -94,59 +104,131 @@ func (d *schemaDocs) idIndex() map[string]string {
 			continue
 		}
 		u.Fragment = ""
-		if _, dup := d.ids[u.String()]; !dup {
-			d.ids[u.String()] = n
-		}
+		d.ids[u.String()] = append(d.ids[u.String()], n)
 	}
 	return d.ids
 }
 
-// find returns the chart file a document URL (no fragment) names: a
-// mem:/// path, a file's $id, or a path relative to the folder of a
-// file's $id.
-func (d *schemaDocs) find(doc string) (string, bool) {
+// chartOf is the chart folder prefix of a file of the chart ("" for the
+// chart's own, "charts/common/" for a subchart's).
+func chartOf(file string) string {
+	prefix := ""
+	for {
+		rest, ok := strings.CutPrefix(file[len(prefix):], "charts/")
+		if !ok {
+			return prefix
+		}
+		name, _, ok := strings.Cut(rest, "/")
+		if !ok {
+			return prefix
+		}
+		prefix += "charts/" + name + "/"
+	}
+}
+
+// nearest is the candidate file closest to the file from, which refers to
+// it: in from's own chart first, then the chart sharing the longest folder
+// prefix with it; ties go to the first in path order. A subchart cannot
+// shadow its parent's documents for the parent's own references.
+func nearest(from string, cands []string) string {
+	own := chartOf(from)
+	best, bestLen := "", -1
+	for _, c := range cands {
+		l := 0
+		if strings.HasPrefix(c, own) && chartOf(c) == own {
+			l = len(own) + 1<<20
+		} else {
+			for l < len(c) && l < len(own) && c[l] == own[l] {
+				l++
+			}
+		}
+		if l > bestLen {
+			best, bestLen = c, l
+		}
+	}
+	return best
+}
+
+// find returns the chart file a document URL (no fragment) names, for a
+// reference made in the file from: a mem:/// path, a file's $id, or a path
+// relative to the folder of a file's $id (the longest such folder).
+func (d *schemaDocs) find(doc, from string) (string, bool) {
 	if p, ok := strings.CutPrefix(doc, memScheme); ok {
 		_, found := d.files[p]
 		return p, found
 	}
 	ids := d.idIndex()
-	if p, ok := ids[doc]; ok {
-		return p, true
+	if ps, ok := ids[doc]; ok {
+		return nearest(from, ps), true
 	}
-	for id, p := range ids {
+	keys := make([]string, 0, len(ids))
+	for id := range ids {
+		keys = append(keys, id)
+	}
+	// Longest folder first, then in order: one answer for one question.
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	for _, id := range keys {
 		dir := id[:strings.LastIndex(id, "/")+1]
 		rest, ok := strings.CutPrefix(doc, dir)
 		if !ok || rest == "" {
 			continue
 		}
-		cand := path.Join(path.Dir(p), rest)
-		if strings.HasPrefix(cand, "../") || cand == ".." {
-			continue
+		var cands []string
+		for _, p := range ids[id] {
+			cand := path.Join(path.Dir(p), rest)
+			if strings.HasPrefix(cand, "../") || cand == ".." {
+				continue
+			}
+			if _, found := d.files[cand]; found {
+				cands = append(cands, cand)
+			}
 		}
-		if _, found := d.files[cand]; found {
-			return cand, true
+		if len(cands) > 0 {
+			return nearest(from, cands), true
 		}
 	}
 	return "", false
 }
 
-// Load is the validator's loader: it serves the chart's own documents,
-// with the references they hold that lead elsewhere dropped, and
+// schemaLoader serves one compiler: the chart's own documents, each under one
+// URL, with the references they hold that lead elsewhere dropped; it
 // refuses every other URL.
-func (d *schemaDocs) Load(u string) (any, error) {
-	p, ok := d.find(u)
+type schemaLoader struct {
+	d *schemaDocs
+	// from is the file whose schema is compiled (references resolve
+	// nearest to it); served are the files given out, by URL.
+	from   string
+	served map[string]string
+}
+
+func (l *schemaLoader) Load(u string) (any, error) {
+	p, ok := l.d.find(u, l.from)
 	if !ok {
 		return nil, fmt.Errorf("schemas are not loaded from anywhere (%s)", u)
 	}
-	if d.loads++; d.loads > maxSchemaDocs {
-		return nil, fmt.Errorf("the schemas refer to more than %d documents", maxSchemaDocs)
+	for other, q := range l.served {
+		if q == p && other != u {
+			return nil, fmt.Errorf("%s is referred to as %s and as %s: refer to one document by one URL", p, other, u)
+		}
 	}
-	return d.decode(p, u)
+	l.served[u] = p
+	return l.d.decode(p, u)
 }
 
 // decode parses the chart file p, known by the URL u, and drops the
 // references in it that lead out of the chart.
 func (d *schemaDocs) decode(p, u string) (any, error) {
+	if d.loads++; d.loads > maxSchemaDocs {
+		return nil, fmt.Errorf("the schemas refer to more than %d documents", maxSchemaDocs)
+	}
+	if d.bytes += int64(len(d.files[p])); d.bytes > maxSchemaBytes {
+		return nil, fmt.Errorf("the schemas refer to more than %d bytes of documents", maxSchemaBytes)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(d.files[p]))
 	if err != nil {
 		return nil, fmt.Errorf("%s does not parse as JSON: %w", p, err)
@@ -173,7 +255,7 @@ func (d *schemaDocs) dropRefs(file string, base *url.URL, v any) {
 			if !ok {
 				continue
 			}
-			if !d.followed(base, ref) {
+			if !d.followed(file, base, ref) {
 				delete(x, kw)
 				if d.dropped[file] == nil {
 					d.dropped[file] = map[string]bool{}
@@ -196,7 +278,7 @@ func (d *schemaDocs) dropRefs(file string, base *url.URL, v any) {
 
 // followed reports whether the reference ref, at base, leads to the
 // document itself or to a document of the chart.
-func (d *schemaDocs) followed(base *url.URL, ref string) bool {
+func (d *schemaDocs) followed(file string, base *url.URL, ref string) bool {
 	r, err := url.Parse(ref)
 	if err != nil {
 		return false
@@ -209,19 +291,20 @@ func (d *schemaDocs) followed(base *url.URL, ref string) bool {
 	if b := *base; b.Fragment == "" && u.String() == b.String() {
 		return true
 	}
-	_, ok := d.find(u.String())
+	_, ok := d.find(u.String(), file)
 	return ok
 }
 
-// refDoc is the document a reference names, for a warning.
+// refDoc is the document a reference names, for a warning: one line,
+// no format characters, at most 120 bytes (the chart is hostile).
 func refDoc(base *url.URL, ref string) string {
 	r, err := url.Parse(ref)
 	if err != nil {
-		return ref
+		return textfmt.Cut(textfmt.Clean(ref, false), 120)
 	}
 	u := base.ResolveReference(r)
 	u.Fragment = ""
-	return strings.TrimPrefix(u.String(), memScheme)
+	return textfmt.Cut(textfmt.Clean(strings.TrimPrefix(u.String(), memScheme), false), 120)
 }
 
 // warnings tell, per file, the references dropped.
@@ -279,10 +362,13 @@ func validateSchema(name, file string, values map[string]any, docs *schemaDocs) 
 	at := memScheme + file
 	doc, err := docs.decode(file, at)
 	if err != nil {
-		return bad("does not parse as JSON: "+errors.Unwrap(err).Error(), "fix the schema")
+		if inner := errors.Unwrap(err); inner != nil {
+			return bad("does not parse as JSON: "+inner.Error(), "fix the schema")
+		}
+		return bad(err.Error(), "refer to fewer or smaller schemas")
 	}
 	c := jsonschema.NewCompiler()
-	c.UseLoader(docs)
+	c.UseLoader(&schemaLoader{d: docs, from: file, served: map[string]string{at: file}})
 	if err := c.AddResource(at, doc); err != nil {
 		return bad("does not compile: "+err.Error(), "fix the schema")
 	}
@@ -299,6 +385,9 @@ func validateSchema(name, file string, values map[string]any, docs *schemaDocs) 
 	if err != nil {
 		return bad("values do not encode: "+err.Error(), "")
 	}
+	if n := schemaCost(s, v); n > maxSchemaApplications {
+		return bad(costError(), "simplify the schema's references")
+	}
 	if err := s.Validate(v); err != nil {
 		msg := err.Error()
 		var ve *jsonschema.ValidationError
@@ -310,7 +399,7 @@ func validateSchema(name, file string, values map[string]any, docs *schemaDocs) 
 			}
 			msg = strings.TrimSpace(msg)
 		}
-		return bad("the values do not meet the chart's schema: "+msg, "fix the values files")
+		return bad("the values do not meet the chart's schema: "+textfmt.Cut(msg, maxSchemaMessage), "fix the values files")
 	}
 	return nil
 }
