@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -107,7 +108,8 @@ func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) r
 			m[""] = "does not render"
 		}
 		if p, ok := e.CatalogInRepo(); ok {
-			m["catalog "+p] = catalogDigest(tree, p)
+			// A leading space: no object's key starts with one.
+			m[" catalog "+p] = catalogDigest(tree, p)
 		}
 		for _, o := range objs {
 			b, _ := json.Marshal(o.Object)
@@ -118,17 +120,27 @@ func renderAll(ctx context.Context, envs []*envconfig.Environment, tree fs.FS) r
 	return out
 }
 
-// catalogDigest is the SHA-256 of the file p of tree ("absent" when
-// there is none, "unreadable" when it cannot be read).
+// catalogDigest says what the file p of tree holds: its git blob id when
+// the tree is git's (whatever its size), else the SHA-256 of its bytes;
+// "absent" when there is none, and the error when it cannot be read (so a
+// catalog unreadable on either side is never taken as unchanged).
 func catalogDigest(tree fs.FS, p string) string {
+	if bh, ok := tree.(interface{ BlobHash(string) (string, bool) }); ok {
+		if h, ok := bh.BlobHash(p); ok {
+			return "blob " + h
+		}
+	}
 	f, err := tree.Open(p)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return "absent"
+	}
+	if err != nil {
+		return fmt.Sprintf("unreadable %p: %v", tree, err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "unreadable"
+		return fmt.Sprintf("unreadable %p: %v", tree, err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -112,8 +112,8 @@ func envRollbackPaths(env *envconfig.Environment) ([]string, error) {
 	if h := env.Source.Helm; h != nil {
 		for _, vf := range h.ValueFiles {
 			p := path.Clean(path.Join(dir, vf))
-			if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
-				return nil, refuse(KindUnprocessable, "EditError", "environment %s's values file %q is outside the repository: nothing was committed", env.Name, textfmt.Cut(vf, 200))
+			if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) || strings.HasPrefix(dir+"/", p+"/") {
+				return nil, refuse(KindUnprocessable, "EditError", "environment %s's values file %q is outside the repository or holds its chart folder: nothing was committed", env.Name, textfmt.Cut(vf, 200))
 			}
 			if !inEnv(env, p) && !slices.Contains(paths, p) {
 				paths = append(paths, p)

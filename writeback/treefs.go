@@ -94,6 +94,20 @@ func (t *treeFS) info(e *object.TreeEntry) (fs.FileInfo, error) {
 	return fi, nil
 }
 
+// BlobHash is the git blob id of the regular file name ("" and false
+// when there is none): what the file holds, whatever its size, without
+// reading it.
+func (t *treeFS) BlobHash(name string) (string, bool) {
+	if !fs.ValidPath(name) {
+		return "", false
+	}
+	e, _, err := t.entryAt(name)
+	if err != nil || e == nil || !e.Mode.IsFile() {
+		return "", false
+	}
+	return e.Hash.String(), true
+}
+
 func (t *treeFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
