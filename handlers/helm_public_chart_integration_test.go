@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,24 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 	}
 	if got := live(); got != image+":6.14.0" {
 		t.Fatalf("live image at A = %q, want %s:6.14.0", got, image)
+	}
+	// The chart's render settles: a plan at A again changes nothing, sees
+	// no drift and warns the same.
+	run, err := runner.Start("dev", envrun.ActionPlan, "test", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = waitEnvRun(t, runner, run.ID)
+	if s.Report == nil || s.Report.DeployApply.Conclusion.Status != deployplan.StatusReady {
+		t.Fatalf("plan at A again = %v, err %v, refusal %q; want ready", s.Report, s.Err, s.Refusal)
+	}
+	if !slices.Equal(s.Report.DeployApply.Warnings, d.Warnings) {
+		t.Errorf("warnings of the plan again = %q, want those of the first %q (the chart tests' random names left out)", s.Report.DeployApply.Warnings, d.Warnings)
+	}
+	for _, o := range s.Report.DeployApply.Objects {
+		if o.Action != deployplan.ActionUnchanged || len(o.Drift) > 0 {
+			t.Errorf("plan at A again: %s/%s %s %+v, drift %+v; want unchanged, no drift", o.Kind, o.Name, o.Action, o.Changes, o.Drift)
+		}
 	}
 
 	// B: dev's values file committed, applied.
