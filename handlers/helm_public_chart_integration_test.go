@@ -143,6 +143,9 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 	if s.Report == nil || s.Report.DeployApply.Conclusion.Status != deployplan.StatusReady {
 		t.Fatalf("plan at A again = %v, err %v, refusal %q; want ready", s.Report, s.Err, s.Refusal)
 	}
+	if len(s.Report.DeployApply.Objects) != len(d.Objects) {
+		t.Errorf("plan at A again has %d objects, want %d", len(s.Report.DeployApply.Objects), len(d.Objects))
+	}
 	if !slices.Equal(s.Report.DeployApply.Warnings, d.Warnings) {
 		t.Errorf("warnings of the plan again = %q, want those of the first %q (the chart tests' random names left out)", s.Report.DeployApply.Warnings, d.Warnings)
 	}
