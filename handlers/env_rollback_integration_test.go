@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
-	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // TestEnvRollbackOnRealCluster: plain manifests (a ConfigMap, no App)
@@ -97,15 +95,7 @@ func TestEnvRollbackOnRealCluster(t *testing.T) {
 		t.Fatalf("record %s names commit %q, want A %s", recA, r.Commit, a)
 	}
 
-	w := ts.do(t, request{method: "POST", target: paths.APIEnvRollback("dev"), admin: true, header: jsonHeader,
-		body: `{"to": "` + recA + `", "reason": "B is wrong"}`})
-	var res struct {
-		Commit struct{ SHA string }
-		Run    *struct{ ID string }
-	}
-	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &res) != nil || res.Run == nil {
-		t.Fatalf("rollback to %s = %d %s, want 200 with a run", recA, w.Code, w.Body)
-	}
+	res := postEnvRollback(t, ts, "dev", recA, "B is wrong")
 	if head := srv.Head("main"); res.Commit.SHA != head ||
 		gitservertest.Run(t, srv.Bare, "rev-parse", head+":overlays/dev") != gitservertest.Run(t, srv.Bare, "rev-parse", a+":overlays/dev") {
 		t.Fatalf("commit %s (main %s): want the head, its overlays/dev tree A's", res.Commit.SHA, head)

@@ -30,15 +30,17 @@ func waitEnvRun(t *testing.T, runner *envrun.Runner, id string) envrun.Snapshot 
 	}
 }
 
-// deployApplied plans and applies env at its branch head with trigger, and
-// fails unless the run applied.
-func deployApplied(t *testing.T, runner *envrun.Runner, env, trigger string) {
+// deployApplied plans and applies env at its branch head with trigger,
+// fails unless the run applied, and returns the run's last snapshot.
+func deployApplied(t *testing.T, runner *envrun.Runner, env, trigger string) envrun.Snapshot {
 	t.Helper()
 	run, err := runner.Deploy(env, envrun.DeployRequest{User: "test", Trigger: trigger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := waitEnvRun(t, runner, run.ID); s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
+	s := waitEnvRun(t, runner, run.ID)
+	if s.Report == nil || s.Report.Status() != deployplan.StatusApplied {
 		t.Fatalf("deploy %s = %v, err %v, refusal %q, steps %q; want applied", env, s.Report, s.Err, s.Refusal, s.Steps)
 	}
+	return s
 }

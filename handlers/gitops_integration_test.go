@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,13 +45,20 @@ func gitopsCatalog(apiTag, workerTag string) string {
 // repository) publishing each of api's releases and worker at workerTag.
 func releasesCatalog(workerTag string, apiTags ...string) string {
 	digest := func(s string) string { return "sha256:" + strings.Repeat(s, 64)[:64] }
-	var api []string
-	for i, tag := range apiTags {
-		api = append(api, fmt.Sprintf(`{"id": "api-%s", "image": "ghcr.io/acme/api", "tag": %q, "digest": %q, "published": true}`, tag, tag, digest(fmt.Sprint(i))))
-	}
 	return fmt.Sprintf(`{"mode": "version", "services": [%s,
   {"id": "worker", "image": "ghcr.io/acme/worker", "tag": %q, "digest": %q, "published": true}]}
-`, strings.Join(api, ",\n  "), workerTag, digest("b"))
+`, strings.Join(imageReleases("ghcr.io/acme/api", apiTags...), ",\n  "), workerTag, digest("b"))
+}
+
+// imageReleases are the version-mode catalog entries publishing image at
+// each of tags, with ids NAME-TAG (NAME the image's last path element).
+func imageReleases(image string, tags ...string) []string {
+	digest := func(s string) string { return "sha256:" + strings.Repeat(s, 64)[:64] }
+	var out []string
+	for i, tag := range tags {
+		out = append(out, fmt.Sprintf(`{"id": "%s-%s", "image": %q, "tag": %q, "digest": %q, "published": true}`, path.Base(image), tag, image, tag, digest(fmt.Sprint(i))))
+	}
+	return out
 }
 
 // TestGitOpsOnRealCluster: on the real control plane, with the

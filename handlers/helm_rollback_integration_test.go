@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -128,21 +127,8 @@ func TestHelmChartRollbackOnRealCluster(t *testing.T) {
 	recA := rt.lastID()
 
 	// The diff of the two apply records: the App's image from B to A.
-	w = ts.get(t, paths.APIEnvDiff("dev", url.Values{"from": {recB}, "to": {recA}}), nil)
-	var diff struct {
-		Changes   bool
-		Resources []struct{ Kind, Name, Status, Diff string }
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &diff); err != nil || w.Code != 200 || !diff.Changes {
-		t.Fatalf("diff %s..%s = %d %s, want changes", recB, recA, w.Code, w.Body)
-	}
-	found := false
-	for _, r := range diff.Resources {
-		if r.Kind == "App" && r.Name == "api" {
-			found = r.Status == "changed" && strings.Contains(r.Diff, "ghcr.io/acme/api:1.1.0") && strings.Contains(r.Diff, "ghcr.io/acme/api:1.0.0")
-		}
-	}
-	if !found {
-		t.Errorf("diff %s..%s = %+v, want App api changed from 1.1.0 to 1.0.0", recB, recA, diff.Resources)
+	if status, diff := recordsDiff(t, ts, "dev", recB, recA, "App", "api"); status != "changed" ||
+		!strings.Contains(diff, "ghcr.io/acme/api:1.1.0") || !strings.Contains(diff, "ghcr.io/acme/api:1.0.0") {
+		t.Errorf("diff %s..%s of App api = %s %q, want changed from 1.1.0 to 1.0.0", recB, recA, status, diff)
 	}
 }

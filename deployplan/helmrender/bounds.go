@@ -76,6 +76,17 @@ func (e *engine) warnings(applied func(template string) bool) []string {
 	return out
 }
 
+// drewRandom reports whether the render of template t (a full name)
+// called a function of randomFuncs.
+func (e *engine) drewRandom(t string) bool {
+	for _, fn := range randomFuncs {
+		if e.calls[fn][t] {
+			return true
+		}
+	}
+	return false
+}
+
 // bound replaces the functions that loop or grow with versions that
 // refuse an argument over their bound before doing any work.
 func (e *engine) bound(fm template.FuncMap) {

@@ -173,3 +173,29 @@ func fmtAny(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestRenderPodinfoWarningsStable: podinfo's chart tests are named with
+// randAlphaNum; the line that leaves them out names each by its kind and
+// template, so the warnings are the same at every render (the index
+// compares them to tell a change, and a plan's reader sees no churn).
+func TestRenderPodinfoWarningsStable(t *testing.T) {
+	noExec(t)
+	files := readChart(t, "public/podinfo")
+	render := func() []string {
+		t.Helper()
+		res, err := Render(context.Background(), Request{Chart: "charts/podinfo", Files: files, ReleaseName: "podinfo", Namespace: "apps",
+			Capabilities: Capabilities{KubeVersion: "v1.37.2"}})
+		if err != nil {
+			t.Fatalf("Render(podinfo) = %v", err)
+		}
+		return res.Warnings
+	}
+	first, second := render(), render()
+	if !slices.Equal(first, second) {
+		t.Errorf("warnings of two renders differ:\n%q\n%q", first, second)
+	}
+	want := "chart charts/podinfo: 3 test hook(s) left out, deploy-web does not run chart tests (Pod in templates/tests/grpc.yaml, Pod in templates/tests/jwt.yaml, Pod in templates/tests/service.yaml)"
+	if !slices.Contains(first, want) {
+		t.Errorf("warnings = %q, want %q", first, want)
+	}
+}

@@ -254,9 +254,9 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 				applied[n] = true
 				res.Objects = append(res.Objects, o)
 			case isTestHook(o):
-				tests = append(tests, objText(o)+" in "+chartFile(n))
+				tests = append(tests, leftOutName(eng, o, n)+" in "+chartFile(n))
 			default:
-				hookWarnings = append(hookWarnings, fmt.Sprintf("chart %s: %s (%s): %s", req.Chart, chartFile(n), objText(o), warn))
+				hookWarnings = append(hookWarnings, fmt.Sprintf("chart %s: %s (%s): %s", req.Chart, chartFile(n), leftOutName(eng, o, n), warn))
 			}
 		}
 	}
@@ -270,6 +270,18 @@ func Render(ctx context.Context, req Request) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("chart %s: the %d file(s) of its crds/ folders are not rendered (CRDs are cluster-scoped: install them out of band)", req.Chart, n))
 	}
 	return res, nil
+}
+
+// leftOutName names object o of template n, left out, in a warning: its
+// kind and name, or its kind alone when the template drew a random value
+// (a chart test named with randAlphaNum), so the warning reads the same
+// at every render (a change of warnings is a change of the environment's
+// render to the index, and a plan's reader would see it churn).
+func leftOutName(eng *engine, o *unstructured.Unstructured, n string) string {
+	if eng.drewRandom(n) {
+		return textfmt.Cut(textfmt.Clean(o.GetKind(), false), 160)
+	}
+	return objText(o)
 }
 
 // builtinVersions are the API versions every cluster serves, as Helm
