@@ -390,6 +390,7 @@ func TestRenderSchemaRefs(t *testing.T) {
 		{name: "http $ref dropped", schema: `{"type": "object", "properties": {"image": {"$ref": "` + srv.URL + `/s.json"}}}`, warn: srv.URL + "/s.json"},
 		{name: "file $ref dropped", schema: `{"$ref": "file://` + secret + `"}`, warn: "file://" + secret},
 		{name: "path out of the chart dropped", schema: `{"properties": {"image": {"$ref": "../../../../etc/passwd"}}}`, warn: "etc/passwd"},
+		{name: "a property named like a keyword", schema: `{"properties": {"default": {"$ref": "` + srv.URL + `/s.json"}, "enum": {"type": "object", "properties": {"x": {"$ref": "file://` + secret + `"}}}}}`, warn: srv.URL + "/s.json"},
 		{name: "$dynamicRef dropped", schema: `{"$dynamicRef": "` + srv.URL + `/s.json"}`, warn: srv.URL},
 		{name: "rest still checks", schema: `{"properties": {"image": {"$ref": "` + srv.URL + `/s.json"}, "replicaCount": {"type": "integer"}}}`, values: map[string]any{"replicaCount": "three"}, err: "replicaCount"},
 		{name: "local $ref followed", schema: `{"$defs": {"n": {"type": "integer", "minimum": 1}}, "properties": {"replicaCount": {"$ref": "#/$defs/n"}}}`, values: map[string]any{"replicaCount": 0}, err: "minimum"},

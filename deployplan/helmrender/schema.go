@@ -242,8 +242,24 @@ func (d *schemaDocs) decode(p, u string) (any, error) {
 // document of the chart (or within the document itself), recording it
 // against file. base is the URL relative references resolve against.
 func (d *schemaDocs) dropRefs(file string, base *url.URL, v any) {
+	d.dropRefsIn(file, base, v, false)
+}
+
+// namedSchemas are the keywords whose value maps names to schemas: a
+// name there ("enum", "default") is a property's, not a keyword.
+var namedSchemas = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true, "dependencies": true}
+
+// dropRefsIn is dropRefs of v, a schema, or (names true) a map of names to
+// schemas.
+func (d *schemaDocs) dropRefsIn(file string, base *url.URL, v any, names bool) {
 	switch x := v.(type) {
 	case map[string]any:
+		if names {
+			for _, c := range x {
+				d.dropRefsIn(file, base, c, false)
+			}
+			return
+		}
 		if id, ok := x["$id"].(string); ok {
 			if u, err := base.Parse(id); err == nil {
 				u.Fragment = ""
@@ -267,11 +283,11 @@ func (d *schemaDocs) dropRefs(file string, base *url.URL, v any) {
 			if k == "enum" || k == "const" || k == "default" || k == "examples" {
 				continue // values, not schemas
 			}
-			d.dropRefs(file, base, c)
+			d.dropRefsIn(file, base, c, namedSchemas[k])
 		}
 	case []any:
 		for _, c := range x {
-			d.dropRefs(file, base, c)
+			d.dropRefsIn(file, base, c, false)
 		}
 	}
 }
