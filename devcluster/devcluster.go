@@ -307,11 +307,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.start(proc.Spec{Name: "kwok", Path: bins.Kwok, Dir: c.Dir, Args: []string{
+	kwok := proc.Spec{Name: "kwok", Path: bins.Kwok, Dir: c.Dir, Args: []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--config=" + kwokConf,
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--manage-nodes-with-annotation-selector=" + managedAnnotation + "=" + managedValue,
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
 		"--node-ip=" + nodeIP,
 		// The node-initialize stage writes a Hostname address from this;
@@ -321,7 +321,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		"--cidr=" + PodCIDR,
 		"--tls-cert-file=" + pki.kwokCert,
 		"--tls-private-key-file=" + pki.kwokKey,
-	}}); err != nil {
+	}}
+	// The node only once KWOK serves: see startKwok.
+	if err := c.startKwok(ctx, cs, kwok, "https://127.0.0.1:"+strconv.Itoa(kwokPort)+"/healthz", pki.kwokCert); err != nil {
 		return nil, err
 	}
 	if err := createNode(ctx, cs); err != nil {
@@ -474,7 +476,7 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        NodeName,
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			Annotations: map[string]string{managedAnnotation: managedValue, "node.alpha.kubernetes.io/ttl": "0"},
 			Labels: map[string]string{
 				"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 				"type": "kwok",
@@ -510,6 +512,12 @@ func createNode(ctx context.Context, cs kubernetes.Interface) error {
 			return fmt.Errorf("devcluster: node addresses: %w", perr)
 		}
 		_, err = cs.CoreV1().Nodes().Patch(ctx, NodeName, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		if err == nil {
+			// Then KWOK manages it again (startKwok took the annotation
+			// away), with its addresses already in place.
+			managed := []byte(`{"metadata":{"annotations":{"` + managedAnnotation + `":"` + managedValue + `"}}}`)
+			_, err = cs.CoreV1().Nodes().Patch(ctx, NodeName, types.MergePatchType, managed, metav1.PatchOptions{})
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("devcluster: create node: %w", err)
@@ -530,24 +538,48 @@ func nodeResources() corev1.ResourceList {
 // waitReady waits for the fake node to be Ready and the default service
 // account to exist (pods are refused before it does).
 func (c *Cluster) waitReady(ctx context.Context, cs kubernetes.Interface) error {
+	return c.waitFor(ctx, func(ctx context.Context) error {
+		if err := nodeReady(ctx, cs, NodeName); err != nil {
+			return err
+		}
+		if _, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("default service account: %w", err)
+		}
+		return nil
+	})
+}
+
+// waitFor polls until ready returns nil, a piece exits, or 90s pass; then
+// the error says what ready said last.
+func (c *Cluster) waitFor(ctx context.Context, ready func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	for {
 		if err := c.Check(); err != nil {
 			return err
 		}
-		n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
-		nodeReady := err == nil && nodeIsReady(n)
-		_, saErr := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		if nodeReady && saErr == nil {
+		err := ready(ctx)
+		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("devcluster: node %s ready=%v, default service account err=%v: %w", NodeName, nodeReady, saErr, ctx.Err())
+			return fmt.Errorf("devcluster: %w (%w)", err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// nodeReady returns nil when the node is Ready.
+func nodeReady(ctx context.Context, cs kubernetes.Interface, name string) error {
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	if !nodeIsReady(n) {
+		return fmt.Errorf("node %s is not ready", name)
+	}
+	return nil
 }
 
 func nodeIsReady(n *corev1.Node) bool {

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -206,6 +208,45 @@ func TestCreateNodeAddresses(t *testing.T) {
 		}
 		if !slices.Equal(n.Status.Addresses, want) {
 			t.Errorf("%s node: addresses = %v, want %v", name, n.Status.Addresses, want)
+		}
+	}
+}
+
+// TestNodeUnmanagedUntilKwokServes: before KWOK starts, an existing node
+// (old data) loses KWOK's annotation and its old lease, and createNode, run
+// once KWOK serves, gives the annotation back; a new cluster has no node to
+// take it from (see startKwok).
+func TestNodeUnmanagedUntilKwokServes(t *testing.T) {
+	ctx := context.Background()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: NodeName, Namespace: corev1.NamespaceNodeLease}}
+	for name, tt := range map[string]struct {
+		cs      *fake.Clientset
+		existed bool
+	}{
+		"new":      {fake.NewClientset(), false},
+		"existing": {fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{managedAnnotation: managedValue, "keep": "me"}}}, lease), true},
+	} {
+		existed, err := unmanageNode(ctx, tt.cs)
+		if err != nil || existed != tt.existed {
+			t.Fatalf("%s: unmanageNode = %v, %v; want %v, nil", name, existed, err, tt.existed)
+		}
+		if n, err := tt.cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{}); err == nil {
+			if _, ok := n.Annotations[managedAnnotation]; ok || n.Annotations["keep"] != "me" {
+				t.Errorf("%s: annotations before KWOK serves = %v, want only %s gone", name, n.Annotations, managedAnnotation)
+			}
+		}
+		if _, err := tt.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, NodeName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s: old lease: err = %v, want NotFound", name, err)
+		}
+		if err := createNode(ctx, tt.cs); err != nil {
+			t.Fatalf("%s: createNode: %v", name, err)
+		}
+		n, err := tt.cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Annotations[managedAnnotation]; got != managedValue {
+			t.Errorf("%s: annotation %s after createNode = %q, want %q", name, managedAnnotation, got, managedValue)
 		}
 	}
 }
