@@ -232,11 +232,27 @@ func commitModeRepo(t *testing.T, files map[string]string) string {
 	return "file://" + gitservertest.New(t, files, gitservertest.Options{}).Bare
 }
 
+// ownCatalogConfig is gitEnvConfig with dev's catalog its own: a
+// commit-mode move edits dev's catalog, and one plain and review read too
+// would reach them (TestCommitModeSharedCatalogRefused).
+var ownCatalogConfig = strings.Replace(strings.Replace(gitEnvConfig,
+	"path: overlays/plain}\n    catalog: catalog.json", "path: overlays/plain}\n    catalog: catalogs/plain.json", 1),
+	"path: overlays/review}\n    catalog: catalog.json", "path: overlays/review}\n    catalog: catalogs/review.json", 1)
+
 // commitModeServer is gitServer for commitView, its environments reading
-// repository repo, its write-back fc (nil: writeback.Commit).
+// repository repo (dev's catalog its own), its write-back fc (nil:
+// writeback.Commit).
 func commitModeServer(t *testing.T, repo string, fc *fakeCommit, opts ...func(*Options)) (*testServer, *recordingReleaser) {
 	t.Helper()
-	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(gitEnvConfig, repo)), t.TempDir())
+	return commitModeServerWith(t, ownCatalogConfig, repo, fc, opts...)
+}
+
+func commitModeServerWith(t *testing.T, config, repo string, fc *fakeCommit, opts ...func(*Options)) (*testServer, *recordingReleaser) {
+	t.Helper()
+	if !strings.Contains(ownCatalogConfig, "catalogs/review.json") {
+		t.Fatal("ownCatalogConfig did not give plain and review their own catalogs")
+	}
+	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(config, repo)), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,5 +559,26 @@ func TestRollbackThroughGitCommitModePage(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, moved); diff != "" {
 		t.Errorf("commit-moved (-want +got):\n%s", diff)
+	}
+}
+
+// TestCommitModeSharedCatalogRefused: a commit-mode rollback moves the
+// catalog file; when other environments of the branch read the same file,
+// moving it would change what they may run, so the write is refused
+// naming each, and nothing is committed.
+func TestCommitModeSharedCatalogRefused(t *testing.T) {
+	fc := &fakeCommit{tree: mapFS(commitModeFiles(commitC, false)), history: []writeback.Revision{
+		{Commit: fmt.Sprintf("%040x", 2), Content: []byte(commitModeCatalog(commitC, "api", "worker"))},
+		{Commit: fmt.Sprintf("%040x", 1), Content: []byte(commitModeCatalog(commitA, "api", "worker"))},
+	}}
+	ts, rel := commitModeServerWith(t, gitEnvConfig, commitModeRepo(t, nil), fc)
+	w := ts.do(t, request{method: "POST", target: "/v1/deploy/api/rollback", admin: true, header: jsonHeader, body: `{"version": "` + commitA[:12] + `", "reason": "5xx since C"}`})
+	var e struct{ Error, Reason string }
+	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || w.Code != http.StatusUnprocessableEntity || e.Reason != "ReachesOtherEnvironments" ||
+		!strings.Contains(e.Error, "plain (catalog catalog.json)") || !strings.Contains(e.Error, "review (catalog catalog.json)") {
+		t.Fatalf("rollback with a shared catalog = %d %s, want 422 ReachesOtherEnvironments naming plain's and review's catalog", w.Code, w.Body)
+	}
+	if len(rel.got()) != 0 {
+		t.Errorf("the live App was patched: %v", rel.got())
 	}
 }

@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
@@ -21,6 +24,7 @@ import (
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
+	"github.com/hanzoai/deploy-web/web/paths"
 )
 
 // publicChart is the real public chart name vendored as helmrender's
@@ -99,7 +103,10 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 	rt := newRealTrail(t, p)
 	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(), ReportsDir: t.TempDir(),
 		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), ApplyTimeout: 2 * time.Minute, Record: rt.record(t)})
-	ts := newTestServer(t, newFakeView(nil), func(o *Options) { o.Environments, o.RecordReader = runner, rt.store })
+	ts := newTestServer(t, newFakeView(nil), func(o *Options) {
+		o.Environments, o.RecordReader = runner, rt.store
+		o.EnvClusterConfig = func(*envconfig.Environment) (*rest.Config, error) { return rest.CopyConfig(p.Cluster.Config), nil }
+	})
 	live := func() string {
 		t.Helper()
 		dep, err := p.Kube.AppsV1().Deployments(realNS).Get(ctx, "podinfo", metav1.GetOptions{})
@@ -157,6 +164,7 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 
 	// B: dev's values file committed, applied.
 	srv.RemoteCommitFiles(map[string]string{"envs/dev/values.yaml": podinfoValues("dev", "6.14.1")}, "dev: podinfo 6.14.1")
+	commitB := srv.Head("main")
 	deployApplied(t, runner, "dev", envrun.TriggerAutoSync)
 	recB := rt.lastID()
 	if got := live(); got != image+":6.14.1" {
@@ -193,6 +201,20 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 	if status, diff := recordsDiff(t, ts, "dev", recB, recBack, "Deployment", "podinfo"); status != "changed" ||
 		!strings.Contains(diff, image+":6.14.1") || !strings.Contains(diff, image+":6.14.0") {
 		t.Errorf("diff %s..%s of Deployment podinfo = %s %q, want changed from 6.14.1 to 6.14.0", recB, recBack, status, diff)
+	}
+
+	// A ref against live, as a pull request's diff is made: B's commit
+	// renders the Deployment at 6.14.1 against live 6.14.0; main renders
+	// what is live (no change: the chart's objects, namespace-less in the
+	// chart, compare in the environment's namespace).
+	if status, diff := recordsDiff(t, ts, "dev", "live", "ref:"+commitB, "Deployment", "podinfo"); status != "changed" ||
+		!strings.Contains(diff, image+":6.14.0") || !strings.Contains(diff, image+":6.14.1") {
+		t.Errorf("diff live..ref:%s of Deployment podinfo = %s %q, want changed from 6.14.0 to 6.14.1", commitB, status, diff)
+	}
+	w := ts.get(t, paths.APIEnvDiff("dev", url.Values{"from": {"live"}, "to": {"ref:main"}}), nil)
+	var same struct{ Changes bool }
+	if err := json.Unmarshal(w.Body.Bytes(), &same); err != nil || w.Code != 200 || same.Changes {
+		t.Errorf("diff live..ref:main = %d %s, want no changes", w.Code, w.Body)
 	}
 
 	// No chart test ever reached the cluster.
