@@ -1,48 +1,14 @@
 package deployplan
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/charttest"
 )
-
-// packChart packs files (paths under prefix) as `helm package` does,
-// under the folder top.
-func packChart(t testing.TB, top, prefix string, files map[string]string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		rel := strings.TrimPrefix(n, prefix+"/")
-		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + rel, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[n])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
 
 // TestRenderAppTemplateInKustomization: the real public chart bjw-s
 // app-template 4.1.1, vendored with its library chart as `helm dependency
@@ -54,7 +20,7 @@ func TestRenderAppTemplateInKustomization(t *testing.T) {
 	shimPATH(t)
 	dir := t.TempDir()
 	files := chartTestdata(t, "public/app-template", "charts/app-template")
-	files["charts/app-template/charts/common-4.1.1.tgz"] = packChart(t, "common", "charts/common", chartTestdata(t, "public/common", "charts/common"))
+	files["charts/app-template/charts/common-4.1.1.tgz"] = string(charttest.Pack(t, "common", charttest.Chart(t, "public/common", "")))
 	files["envs/dev/echo.yaml"] = `controllers:
   main:
     containers:

@@ -3,7 +3,6 @@ package deployplan
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanzoai/deploy-web/envconfig"
+	"github.com/hanzoai/deploy-web/internal/charttest"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -18,24 +18,7 @@ import (
 // prefix.
 func chartTestdata(t testing.TB, chart, prefix string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	root := filepath.Join("helmrender", "testdata", chart)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[prefix+"/"+filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return charttest.Strings(charttest.Chart(t, chart, prefix))
 }
 
 func names(objs []*unstructured.Unstructured) []string {

@@ -3,13 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +16,7 @@ import (
 	"github.com/hanzoai/deploy-web/deployplan"
 	"github.com/hanzoai/deploy-web/envconfig"
 	"github.com/hanzoai/deploy-web/envrun"
+	"github.com/hanzoai/deploy-web/internal/charttest"
 	"github.com/hanzoai/deploy-web/internal/gitservertest"
 	"github.com/hanzoai/deploy-web/internal/platformtest"
 	"github.com/hanzoai/deploy-web/planstore"
@@ -32,24 +28,7 @@ import (
 // its files keyed by their path under dir in a repository.
 func publicChart(t *testing.T, name, dir string) map[string]string {
 	t.Helper()
-	root := filepath.Join("..", "deployplan", "helmrender", "testdata", "public", name)
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		out[path.Join(dir, filepath.ToSlash(rel))] = string(b)
-		return err
-	})
-	if err != nil || len(out) == 0 {
-		t.Fatalf("read chart %s: %d files, %v", name, len(out), err)
-	}
-	return out
+	return charttest.Strings(charttest.Chart(t, "public/"+name, dir))
 }
 
 // podinfoValues is an environment's values file for podinfo: its image
@@ -82,24 +61,7 @@ func TestPublicChartOnRealCluster(t *testing.T) {
 	files["catalog.json"] = `{"mode": "version", "services": [` + strings.Join(imageReleases(image, "6.14.0", "6.14.1"), ",\n  ") + "]}\n"
 	srv := gitservertest.New(t, files, gitservertest.Options{})
 	a := srv.Head("main")
-	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
-  - name: dev
-    cluster: {context: test}
-    namespace: %s
-    source: {repo: %q, ref: main, path: charts/podinfo, helm: {releaseName: podinfo, valueFiles: [../../envs/dev/values.yaml]}}
-    catalog: catalog.json
-    registry: {skip: true}
-    writeBack: {mode: push}
-  - name: staging
-    cluster: {context: test}
-    namespace: staging
-    source: {repo: %q, ref: main, path: charts/podinfo, helm: {releaseName: podinfo, valueFiles: [../../envs/staging/values.yaml]}}
-    catalog: catalog.json
-    registry: {skip: true}
-`, realNS, srv.URL, srv.URL)), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := chartEnvs(t, srv.URL, "charts/podinfo", "podinfo")
 	rt := newRealTrail(t, p)
 	runner := envrun.New(cfg, slog.New(slog.DiscardHandler), envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(), ReportsDir: t.TempDir(),
 		Store: planstore.New(p.Kube.CoreV1(), "deploy-web", 50), ApplyTimeout: 2 * time.Minute, Record: rt.record(t)})

@@ -41,6 +41,28 @@ func chartAppFiles(devTag, stagingTag string) map[string]string {
 	}
 }
 
+// chartEnvs is an environments file of dev (namespace realNS, push
+// write-back) and staging rendering the chart folder chart of repo as
+// release, each with its own values file envs/ENV/values.yaml, the
+// catalog catalog.json, no registry.
+func chartEnvs(t *testing.T, repo, chart, release string) *envconfig.Config {
+	t.Helper()
+	env := func(name, ns, extra string) string {
+		return fmt.Sprintf(`  - name: %s
+    cluster: {context: test}
+    namespace: %s
+    source: {repo: %q, ref: main, path: %s, helm: {releaseName: %s, valueFiles: [../../envs/%s/values.yaml]}}
+    catalog: catalog.json
+    registry: {skip: true}
+%s`, name, ns, repo, chart, release, name, extra)
+	}
+	cfg, err := envconfig.ParseConfig([]byte("environments:\n"+env("dev", realNS, "    writeBack: {mode: push}\n")+env("staging", "staging", "")), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // TestHelmChartRollbackOnRealCluster: an App rendered from a Helm chart,
 // on the real control plane, its repository served by a real git server:
 // applied at A (1.0.0), then at B (1.1.0), then rolled back to A through
@@ -61,24 +83,7 @@ func TestHelmChartRollbackOnRealCluster(t *testing.T) {
 	rc := &realCluster{name: "in-cluster", p: p, view: view}
 
 	srv := gitservertest.New(t, chartAppFiles("1.0.0", "1.0.0"), gitservertest.Options{})
-	cfg, err := envconfig.ParseConfig([]byte(fmt.Sprintf(`environments:
-  - name: dev
-    cluster: {context: test}
-    namespace: %s
-    source: {repo: %q, ref: main, path: charts/api, helm: {releaseName: api, valueFiles: [../../envs/dev/values.yaml]}}
-    catalog: catalog.json
-    registry: {skip: true}
-    writeBack: {mode: push}
-  - name: staging
-    cluster: {context: test}
-    namespace: staging
-    source: {repo: %q, ref: main, path: charts/api, helm: {releaseName: api, valueFiles: [../../envs/staging/values.yaml]}}
-    catalog: catalog.json
-    registry: {skip: true}
-`, realNS, srv.URL, srv.URL)), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := chartEnvs(t, srv.URL, "charts/api", "api")
 	rt := newRealTrail(t, p)
 	index := envsource.New(cfg, log, time.Hour)
 	runner := envrun.New(cfg, log, envrun.Options{RestConfig: p.Cluster.Config, Events: p.Kube.CoreV1(), ReportsDir: t.TempDir(),

@@ -3,17 +3,14 @@ package helmrender
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/hanzoai/deploy-web/internal/charttest"
 )
 
 // noExec puts recording helm, git and sh programs first on PATH; each
@@ -55,57 +54,13 @@ func noExec(t *testing.T) {
 // readChart reads a chart folder of testdata.
 func readChart(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	root := filepath.Join("testdata", dir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = b
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return charttest.Chart(t, dir, "")
 }
 
 // tgz packs files under the folder top, as `helm package` does.
 func tgz(t *testing.T, top string, files map[string][]byte, extra ...*tar.Header) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: top + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(files[n]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, h := range extra {
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return charttest.Pack(t, top, files, extra...)
 }
 
 // shopFiles is the shop chart with its cache dependency vendored as
