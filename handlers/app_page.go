@@ -41,15 +41,26 @@ func (s *Server) appPage(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		return nil
 	}
-	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
-	whyPanel, err := s.appWhyPanel(r.Context(), a, true)
+	p, err := s.appView(r, a, name, live)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", name), Live: live, History: &history, Why: &whyPanel,
+	return s.render(w, r, http.StatusOK, templates.AppView(p))
+}
+
+// appView is the whole app page around its live part, titled title: the
+// same sections whether or not a resource panel is open (a bookmarked
+// panel's page shows the freeze, history and metrics too).
+func (s *Server) appView(r *http.Request, a appRef, title string, live templates.AppLive) (templates.AppViewProps, error) {
+	history := s.appHistory(r.Context(), a.Cluster(), a.Namespace, a.Name)
+	whyPanel, err := s.appWhyPanel(r.Context(), a, true)
+	if err != nil {
+		return templates.AppViewProps{}, err
+	}
+	return templates.AppViewProps{Layout: s.layout(r, "apps", title), Live: live, History: &history, Why: &whyPanel,
 		Metrics:       s.appMetricsPlaceholder(a),
 		Notifications: s.notificationsSection(r.Context(), appNotifyPlace(a)),
-		Freeze:        s.freezeBanner(r.Context(), s.appTarget(a))}))
+		Freeze:        s.freezeBanner(r.Context(), s.appTarget(a))}, nil
 }
 
 // appLive builds the live part of the app page and its change tag, for an

@@ -167,11 +167,12 @@ func (s *Server) appResource(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	whyPanel, err := s.appWhyPanel(r.Context(), a, true)
+	p, err := s.appView(r, a, d.Node.Name+" · "+name, live)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.AppView(templates.AppViewProps{Layout: s.layout(r, "apps", d.Node.Name+" · "+name), Live: live, Panel: &panel, Why: &whyPanel}))
+	p.Panel = &panel
+	return s.render(w, r, http.StatusOK, templates.AppView(p))
 }
 
 // resourcePanel builds the panel's props for the requested tab.

@@ -304,3 +304,25 @@ func TestResourcePanelOfAnotherAppResource(t *testing.T) {
 		t.Errorf("Widget panel does not show the Widget node: %.300s", w.Body)
 	}
 }
+
+// TestResourcePanelPageIsTheAppPage: a bookmarked resource panel loads
+// the whole app page around it, the same sections as without the panel
+// (the audit trail and the notifications were missing, and with them the
+// freeze banner and the metrics panel the same builder gives).
+func TestResourcePanelPageIsTheAppPage(t *testing.T) {
+	ts := cacheServer(t)
+	page := parseHTML(t, ts.get(t, "/clusters/in-cluster/apps/apps/web", nil).Body.String())
+	w := ts.get(t, "/clusters/in-cluster/apps/apps/web/resource/apps:Deployment:apps:web", nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET the panel's page = %d %.300s", w.Code, w.Body)
+	}
+	panel := parseHTML(t, w.Body.String())
+	for _, id := range []string{"audit-history", "app-header", "why-panel", "notifications"} {
+		if got, want := len(byTestID(panel, id)), len(byTestID(page, id)); got != want || want == 0 && id == "audit-history" {
+			t.Errorf("section %s: %d on the panel's page, %d on the app page; want the same (and the audit trail on both)", id, got, want)
+		}
+	}
+	if len(byTestID(panel, "resource-panel")) == 0 && !strings.Contains(w.Body.String(), `id="panel"`) {
+		t.Error("the panel's page has no panel")
+	}
+}
