@@ -2,8 +2,8 @@ package helmrender
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
-	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -14,7 +14,7 @@ import (
 // level) or recurse with the values' depth makes it work exponentially,
 // and it cannot be stopped once started (it takes no context). So before
 // validating, schemaCost counts the applications it could make, as the
-// sum over the (schema, place in the values) pairs it could reach, each
+// sum over the (schema, value) pairs it could reach, each
 // counted once per way to reach it, memoised per pair; over
 // maxSchemaApplications the schema is refused. The count over-estimates
 // (every branch of anyOf and oneOf is taken, every pattern property
@@ -27,9 +27,26 @@ const maxSchemaApplications = 200_000
 // maxSchemaPairs caps the (schema, place) pairs the count itself visits.
 const maxSchemaPairs = 1_000_000
 
+// costKey is a schema and the value it applies to: an object or an array
+// by its identity; every scalar alike (applying a schema to a scalar
+// costs the same whatever the scalar), so the memo holds no paths.
 type costKey struct {
-	s   *jsonschema.Schema
-	loc string
+	s  *jsonschema.Schema
+	at uintptr
+}
+
+// instanceID is v's identity for the memo: 0 for a scalar.
+func instanceID(v any) uintptr {
+	switch x := v.(type) {
+	case map[string]any:
+		return reflect.ValueOf(x).Pointer()
+	case []any:
+		if len(x) == 0 {
+			return 0 // nothing below it: costs as a scalar
+		}
+		return reflect.ValueOf(x).Pointer()
+	}
+	return 0
 }
 
 type schemaCounter struct {
@@ -42,7 +59,7 @@ type schemaCounter struct {
 // schema, saturating just above maxSchemaApplications.
 func schemaCost(s *jsonschema.Schema, v any) int64 {
 	c := &schemaCounter{memo: map[costKey]int64{}, active: map[costKey]bool{}}
-	return c.cost(s, v, "")
+	return c.cost(s, v)
 }
 
 func sat(a, b int64) int64 {
@@ -52,11 +69,11 @@ func sat(a, b int64) int64 {
 	return a + b
 }
 
-func (c *schemaCounter) cost(s *jsonschema.Schema, v any, loc string) int64 {
+func (c *schemaCounter) cost(s *jsonschema.Schema, v any) int64 {
 	if s == nil || c.over {
 		return 0
 	}
-	k := costKey{s, loc}
+	k := costKey{s, instanceID(v)}
 	if n, ok := c.memo[k]; ok {
 		return n
 	}
@@ -69,7 +86,7 @@ func (c *schemaCounter) cost(s *jsonschema.Schema, v any, loc string) int64 {
 	}
 	c.active[k] = true
 	n := int64(1)
-	same := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, v, loc)) }
+	same := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, v)) }
 	same(s.Ref)
 	same(s.RecursiveRef)
 	if s.DynamicRef != nil {
@@ -101,15 +118,14 @@ func (c *schemaCounter) cost(s *jsonschema.Schema, v any, loc string) int64 {
 		sort.Strings(keys)
 		add, _ := s.AdditionalProperties.(*jsonschema.Schema)
 		for _, key := range keys {
-			at := loc + "/" + strconv.Quote(key)
-			child := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, x[key], at)) }
+			child := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, x[key])) }
 			child(s.Properties[key])
 			for _, sub := range s.PatternProperties {
 				child(sub)
 			}
 			child(add)
 			child(s.UnevaluatedProperties)
-			n = sat(n, c.cost(s.PropertyNames, key, at+"#name"))
+			n = sat(n, c.cost(s.PropertyNames, key))
 		}
 	case []any:
 		prefix := s.PrefixItems
@@ -125,8 +141,7 @@ func (c *schemaCounter) cost(s *jsonschema.Schema, v any, loc string) int64 {
 		}
 		rest, _ = s.AdditionalItems.(*jsonschema.Schema)
 		for i, e := range x {
-			at := loc + "/" + strconv.Itoa(i)
-			child := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, e, at)) }
+			child := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, e)) }
 			if i < len(prefix) {
 				child(prefix[i])
 			} else {
