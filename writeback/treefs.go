@@ -102,7 +102,7 @@ func (t *treeFS) BlobHash(name string) (string, bool) {
 		return "", false
 	}
 	e, _, err := t.entryAt(name)
-	if err != nil || e == nil || !e.Mode.IsFile() {
+	if err != nil || e == nil || (e.Mode != filemode.Regular && e.Mode != filemode.Executable) {
 		return "", false
 	}
 	return e.Hash.String(), true

@@ -21,7 +21,8 @@ import (
 // applies to every key), which only refuses sooner.
 
 // maxSchemaApplications caps what the validator may do for one schema and
-// its values: a real chart's schema applies a few thousand times.
+// its values, in applications weighted by what each compares: a real
+// chart's schema applies a few thousand times.
 const maxSchemaApplications = 200_000
 
 // maxSchemaPairs caps the (schema, place) pairs the count itself visits.
@@ -50,16 +51,61 @@ func instanceID(v any) uintptr {
 }
 
 type schemaCounter struct {
-	memo   map[costKey]int64
-	active map[costKey]bool
-	over   bool
+	memo    map[costKey]int64
+	active  map[costKey]bool
+	weights map[*jsonschema.Schema]int64
+	over    bool
 }
 
 // schemaCost is how many times validating v against s could apply a
 // schema, saturating just above maxSchemaApplications.
 func schemaCost(s *jsonschema.Schema, v any) int64 {
-	c := &schemaCounter{memo: map[costKey]int64{}, active: map[costKey]bool{}}
+	c := &schemaCounter{memo: map[costKey]int64{}, active: map[costKey]bool{}, weights: map[*jsonschema.Schema]int64{}}
 	return c.cost(s, v)
+}
+
+// weight is what one application of s costs on its own: 1, and what its
+// keywords compare or list (each enum value and the const by their size,
+// each required name), so a schema of a million enum entries costs a
+// million each time it applies (and its refusal's text is as long).
+func (c *schemaCounter) weight(s *jsonschema.Schema) int64 {
+	if w, ok := c.weights[s]; ok {
+		return w
+	}
+	w := sat(1, int64(len(s.Required)))
+	if s.Enum != nil {
+		for _, v := range s.Enum.Values {
+			w = sat(w, valueSize(v, maxSchemaApplications+1))
+		}
+	}
+	if s.Const != nil {
+		w = sat(w, valueSize(*s.Const, maxSchemaApplications+1))
+	}
+	c.weights[s] = w
+	return w
+}
+
+// valueSize counts the nodes of a decoded JSON value, at most max.
+func valueSize(v any, max int64) int64 {
+	n := int64(1)
+	stack := []any{v}
+	for len(stack) > 0 && n < max {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch t := x.(type) {
+		case map[string]any:
+			for _, e := range t {
+				n++
+				stack = append(stack, e)
+			}
+		case []any:
+			for _, e := range t {
+				n++
+				stack = append(stack, e)
+			}
+		}
+	}
+	return min(n, max)
 }
 
 func sat(a, b int64) int64 {
@@ -85,7 +131,7 @@ func (c *schemaCounter) cost(s *jsonschema.Schema, v any) int64 {
 		return maxSchemaApplications + 1
 	}
 	c.active[k] = true
-	n := int64(1)
+	n := c.weight(s)
 	same := func(sub *jsonschema.Schema) { n = sat(n, c.cost(sub, v)) }
 	same(s.Ref)
 	same(s.RecursiveRef)
@@ -154,6 +200,9 @@ func (c *schemaCounter) cost(s *jsonschema.Schema, v any) int64 {
 	}
 	delete(c.active, k)
 	c.memo[k] = n
+	if n > maxSchemaApplications {
+		c.over = true // refused: the rest need not be counted
+	}
 	return n
 }
 
