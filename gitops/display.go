@@ -27,6 +27,9 @@ const (
 	StateRejected = promotion.StateRejected
 	Refuse        = promotion.Refuse
 	NeedsApproval = promotion.NeedsApproval
+	// GateSoak and GateChecks are the gates a matrix cell shows.
+	GateSoak   = promotion.GateSoak
+	GateChecks = promotion.GateChecks
 )
 
 // MaxReasonBytes bounds a promotion's reason.

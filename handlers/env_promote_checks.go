@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/hanzoai/deploy-web/gitops"
 	"github.com/hanzoai/deploy-web/promcheck"
-	"github.com/hanzoai/deploy-web/promotion"
 	"github.com/hanzoai/deploy-web/web/paths"
 	"github.com/hanzoai/deploy-web/web/templates"
 )
@@ -41,9 +41,9 @@ func (s *Server) envPromoteChecks(w http.ResponseWriter, r *http.Request) error 
 		p.Checks = a.Checks
 		for _, g := range a.Gates {
 			switch g.ID {
-			case promotion.GateSoak:
+			case gitops.GateSoak:
 				p.Soak = g
-			case promotion.GateChecks:
+			case gitops.GateChecks:
 				p.Gate = g
 			}
 		}
