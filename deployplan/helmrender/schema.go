@@ -54,6 +54,9 @@ type schemaDocs struct {
 	// ids maps an absolute $id a file declares to the files declaring
 	// it, in path order; built on first need.
 	ids map[string][]string
+	// idOrder are the keys of ids, longest first: the order find tries
+	// their folders in.
+	idOrder []string
 	// dropped are the references not followed, by the file they are in.
 	dropped map[string]map[string]bool
 	// dynamic are the files whose $dynamicRef or $recursiveRef were
@@ -107,8 +110,19 @@ func (d *schemaDocs) idIndex() map[string][]string {
 			continue
 		}
 		u.Fragment = ""
+		if _, seen := d.ids[u.String()]; !seen {
+			d.idOrder = append(d.idOrder, u.String())
+		}
 		d.ids[u.String()] = append(d.ids[u.String()], n)
 	}
+	// Longest first, then in order: one answer for one question.
+	sort.Slice(d.idOrder, func(i, j int) bool {
+		a, b := d.idOrder[i], d.idOrder[j]
+		if len(a) != len(b) {
+			return len(a) > len(b)
+		}
+		return a < b
+	})
 	return d.ids
 }
 
@@ -164,18 +178,7 @@ func (d *schemaDocs) find(doc, from string) (string, bool) {
 	if ps, ok := ids[doc]; ok {
 		return nearest(from, ps), true
 	}
-	keys := make([]string, 0, len(ids))
-	for id := range ids {
-		keys = append(keys, id)
-	}
-	// Longest folder first, then in order: one answer for one question.
-	sort.Slice(keys, func(i, j int) bool {
-		if len(keys[i]) != len(keys[j]) {
-			return len(keys[i]) > len(keys[j])
-		}
-		return keys[i] < keys[j]
-	})
-	for _, id := range keys {
+	for _, id := range d.idOrder {
 		dir := id[:strings.LastIndex(id, "/")+1]
 		rest, ok := strings.CutPrefix(doc, dir)
 		if !ok || rest == "" {
